@@ -1,0 +1,105 @@
+# jitunwind — build, run, test.  `make run`, `make check` (see README.md).
+ARCH      ?= $(shell uname -m | sed 's/arm64/aarch64/')
+HOSTARCH  := $(shell uname -m | sed 's/arm64/aarch64/')
+BUILD     := build/$(ARCH)
+PKG_CONFIG ?= pkg-config
+
+ifeq ($(ARCH),$(HOSTARCH))
+CC        ?= cc
+RUNNER    :=
+else ifeq ($(ARCH),aarch64)
+CC        := aarch64-linux-gnu-gcc
+export PKG_CONFIG_LIBDIR := /usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig
+RUNNER    := qemu-aarch64
+endif
+
+PKGS      := libunwind-generic libdw libelf check
+DEPS_OK   := $(shell $(PKG_CONFIG) --exists $(PKGS) 2>/dev/null && echo yes)
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs libunwind-generic libdw libelf 2>/dev/null)
+CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
+
+WARN      := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wimplicit-fallthrough \
+             -Wno-unused-parameter
+ifeq ($(ARCH),x86_64)
+FRAMEFLAGS := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls
+else
+FRAMEFLAGS := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls
+endif
+OPT       ?= -O2
+CFLAGS    ?= $(OPT) -g
+ifneq ($(CI),)
+WERROR    := -Werror
+endif
+ALL_CFLAGS := -std=gnu11 $(CFLAGS) $(WARN) $(WERROR) $(FRAMEFLAGS) -fasynchronous-unwind-tables \
+              -I. -D_GNU_SOURCE -DJU_ARCH_$(ARCH) $(PKG_CFLAGS) $(SAN)
+ALL_LDFLAGS := $(LDFLAGS) $(SAN)
+
+# Files named *_<arch>.c / *_<arch>.S under harness/ and unwinders/ are built
+# only for that arch; trampolines/<arch>.c encoders are plain data and always built.
+ARCHES    := x86_64 aarch64
+OTHER     := $(filter-out $(ARCH),$(ARCHES))
+LIB_SRC   := $(filter-out harness/main.c $(foreach a,$(OTHER),%_$(a).c), \
+               $(wildcard trampolines/*.c unwinders/*.c harness/*.c))
+ASM_SRC   := $(wildcard harness/*_$(ARCH).S)
+LIB_OBJ   := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC)) $(patsubst %.S,$(BUILD)/%.o,$(ASM_SRC))
+TEST_SRC  := $(wildcard tests/*.c)
+TEST_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRC))
+
+ifeq ($(ARCH),$(HOSTARCH))
+BIN       := jitunwind
+else
+BIN       := $(BUILD)/jitunwind
+endif
+CHECKBIN  := $(BUILD)/tests/check
+
+.PHONY: all run check check-asan bench deps clean unit cases
+all: deps $(BIN)
+
+deps:
+ifneq ($(DEPS_OK),yes)
+	@tools/install-deps --ensure $(ARCH)
+	@$(MAKE) --no-print-directory $(MAKECMDGOALS)
+	@exit 0
+endif
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/libjitunwind.a: $(LIB_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BIN): $(BUILD)/harness/main.o $(BUILD)/libjitunwind.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+
+$(CHECKBIN): $(TEST_OBJ) $(BUILD)/libjitunwind.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CHECK_LIBS) -lm
+
+run: all
+	$(RUNNER) ./$(BIN) run cases/$(ARCH)
+
+unit: deps $(CHECKBIN) $(BIN)
+	cd $(CURDIR) && JU_BIN=$(CURDIR)/$(BIN) $(RUNNER) $(CHECKBIN)
+
+cases: deps $(BIN)
+	$(RUNNER) ./$(BIN) run --json $(BUILD)/report.json cases/$(ARCH)
+
+check: unit cases
+
+check-asan:
+	$(MAKE) --no-print-directory BUILD=build/$(ARCH)-asan BIN=build/$(ARCH)-asan/jitunwind \
+	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" OPT=-O1 check
+
+bench: all
+	./$(BIN) bench cases/$(ARCH)
+
+clean:
+	rm -rf build jitunwind
+
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/harness/main.d

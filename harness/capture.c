@@ -1,0 +1,396 @@
+/* Capture: build the case's trampolines in a W^X arena, write their jitdump,
+ * stop at every chosen pc with a breakpoint and write perf-layout samples
+ * (registers + the whole stack from SP to its top) with the truth chain,
+ * known by construction.  Runs in a forked child. */
+#include "capture.h"
+#include "samples.h"
+#include "trampolines/tramp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#define HX_TRAP "int3"
+#elif defined(__aarch64__)
+#define HX_TRAP "brk #0"
+#endif
+
+#define HX_STACK_MAX (1u << 20)
+#define HX_MAX_BP (HX_MAX_DEPTH * TR_MAX_INSNS)
+
+struct hx_bp {
+	uint8_t *addr;
+	uint8_t orig[8];
+	uint32_t func, offset;
+	int row;
+	int armed;
+};
+
+/* The child's whole state: static, so the signal handlers need no malloc. */
+struct hx_ctx {
+	int fd;
+	int depth;
+	int level;                           /* trampoline level the C target runs under */
+	bool in_callee;
+	struct tr_arena arena;
+	void *tramp[HX_MAX_DEPTH + 1];       /* 1-based */
+	uint64_t tramp_size[HX_MAX_DEPTH + 1];
+	uint64_t stub_ra[HX_MAX_DEPTH + 1];  /* hx_call's return address, per level */
+	uint64_t target_ra[HX_MAX_DEPTH + 1];/* __builtin_return_address in the C target */
+	struct tr_func *func;                /* the case's code (same at every level) */
+	int64_t call_row;                    /* row index of call_target */
+	struct hx_bp bp[HX_MAX_BP];
+	int nbp;
+	uint64_t stack_top;
+	int truth_error;
+};
+
+static struct hx_ctx hx;
+static struct tr_func hx_func;
+static uint8_t hx_rec[HX_STACK_MAX + 4096];
+extern const char hx_callee_trap[];
+
+static void hx_write_error(const char *msg)
+{
+	hx_rec_write(hx.fd, HX_REC_ERROR, msg, strlen(msg) + 1, NULL, 0);
+}
+
+/* The stack is read byte-exact, below ASan's view of it (redzones are data
+ * here, as perf's copy sees them). */
+__attribute__((no_sanitize_address, no_sanitize("undefined")))
+static void hx_copy_stack(uint8_t *dst, uint64_t src, uint64_t n)
+{
+	const volatile uint8_t *s = (const volatile uint8_t *)(uintptr_t)src;
+	for (uint64_t i = 0; i < n; i++)
+		dst[i] = s[i];
+}
+
+static void put32(uint8_t **p, uint32_t v) { memcpy(*p, &v, 4); *p += 4; }
+static void put64(uint8_t **p, uint64_t v) { memcpy(*p, &v, 8); *p += 8; }
+
+/* Truth chain for a sample in trampoline `k` at row `row` (row < 0: in the
+ * C target under trampoline k).  fpflag[i]: the frame that owns truth[i]
+ * has its frame record established, so the FP convention reports it. */
+static int hx_truth(int k, int row, uint64_t pc, uint64_t *t, uint8_t *fl)
+{
+	int n = 0;
+	t[n] = pc;
+	fl[n++] = 1;
+	if (row < 0) {
+		t[n] = hx.target_ra[k];
+		fl[n++] = 1;
+	}
+	for (int j = k; j >= 1; j--) {
+		int r = (j == k && row >= 0) ? row : (int)hx.call_row;
+		t[n] = (uint64_t)(uintptr_t)hx_call_ret;
+		fl[n++] = hx_func.rows[r].fp_frame;
+		t[n] = hx.stub_ra[j];
+		fl[n++] = 1;
+		if (j > 1) {
+			t[n] = hx.target_ra[j - 1];
+			fl[n++] = 1;
+		}
+	}
+	return n;
+}
+
+static void hx_sample(const ucontext_t *uc, uint32_t func, uint32_t offset, int k, int row)
+{
+	uint64_t abi, mask, regs[64];
+	hx_arch_regs(uc, &abi, &mask, regs);
+	uint64_t sp = hx_arch_sp(uc);
+	uint64_t size = sp < hx.stack_top ? hx.stack_top - sp : 0;
+	if (size > HX_STACK_MAX)
+		size = HX_STACK_MAX;
+	uint64_t truth[HX_MAX_TRUTH];
+	uint8_t fl[HX_MAX_TRUTH];
+	int nt = hx_truth(k, row, hx_arch_pc(uc), truth, fl);
+	uint32_t nregs = (uint32_t)__builtin_popcountll(mask);
+	uint8_t *p = hx_rec;
+	put32(&p, func);
+	put32(&p, offset);
+	put64(&p, abi);
+	put64(&p, mask);
+	put32(&p, nregs);
+	put32(&p, (uint32_t)nt);
+	put64(&p, sp);
+	put64(&p, size);
+	for (int b = 0; b < 64; b++)
+		if (mask >> b & 1)
+			put64(&p, regs[b]);
+	for (int i = 0; i < nt; i++)
+		put64(&p, truth[i]);
+	memset(p, 0, (size_t)((nt + 7) & ~7));
+	memcpy(p, fl, (size_t)nt);
+	p += (nt + 7) & ~7;
+	hx_copy_stack(p, sp, size);
+	p += size;
+	hx_rec_write(hx.fd, HX_REC_SAMPLE, hx_rec, (size_t)(p - hx_rec), NULL, 0);
+}
+
+static int hx_func_of(uint64_t pc, uint64_t *off)
+{
+	for (int k = 1; k <= hx.depth; k++) {
+		uint64_t a = (uint64_t)(uintptr_t)hx.tramp[k];
+		if (pc >= a && pc < a + hx.tramp_size[k]) {
+			*off = pc - a;
+			return k;
+		}
+	}
+	return 0;
+}
+
+static void hx_on_crash(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	uint64_t pc = hx_arch_pc(uc), off = 0;
+	int k = hx_func_of(pc, &off);
+	uint8_t b[32], *p = b;
+	put32(&p, (uint32_t)sig);
+	put32(&p, k ? (uint32_t)(k - 1) : HX_FUNC_CALLEE);
+	put64(&p, pc);
+	put64(&p, off);
+	put64(&p, (uint64_t)(uintptr_t)si->si_addr);
+	hx_rec_write(hx.fd, HX_REC_CRASH, b, sizeof(b), NULL, 0);
+	_exit(70);
+}
+
+static void hx_on_trap(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	uint64_t at = hx_arch_trap_addr(uc);
+	for (int i = 0; i < hx.nbp; i++) {
+		struct hx_bp *b = &hx.bp[i];
+		if ((uint64_t)(uintptr_t)b->addr != at || !b->armed)
+			continue;
+		/* the pc the sample reports is the breakpoint's own address */
+		hx_arch_resume_at(uc, at);
+		hx_sample(uc, b->func, b->offset, (int)b->func + 1, b->row);
+		int rc = tr_patch(&hx.arena, b->addr, b->orig, hx_arch_bkpt_len);
+		b->armed = 0;
+		if (rc) {
+			hx_write_error("tr_patch failed restoring a breakpoint");
+			_exit(71);
+		}
+		return;
+	}
+	if (at == (uint64_t)(uintptr_t)hx_callee_trap) {
+		hx_arch_skip_trap(uc);
+		hx_sample(uc, HX_FUNC_CALLEE, 0, hx.level, -1);
+		return;
+	}
+	hx_on_crash(sig, si, ucv);
+}
+
+void hx_target(struct hx_ctx *ctx);
+
+__attribute__((noinline, noclone)) void hx_target(struct hx_ctx *ctx)
+{
+	int k = ctx->level;
+	ctx->target_ra[k] = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if ((uint64_t)(uintptr_t)ctx->tramp[k] + (uint64_t)ctx->func->ret_off != ctx->target_ra[k])
+		ctx->truth_error = k;
+	if (k < ctx->depth) {
+		ctx->level = k + 1;
+		hx_call(ctx, ctx->tramp[k + 1], &ctx->stub_ra[k + 1], (void *)hx_target);
+		ctx->level = k;
+	} else if (ctx->in_callee) {
+		__asm__ volatile(".globl hx_callee_trap\nhx_callee_trap:\n\t" HX_TRAP "\n" ::: "memory");
+	}
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline, noclone)) static void hx_anchor(struct hx_ctx *ctx)
+{
+	ctx->level = 1;
+	hx_call(ctx, ctx->tramp[1], &ctx->stub_ra[1], (void *)hx_target);
+	__asm__ volatile("" ::: "memory");
+}
+
+static uint64_t stack_top_of(uint64_t sp)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return 0;
+	char line[4352];
+	uint64_t top = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long s, e;
+		if (sscanf(line, "%llx-%llx", &s, &e) == 2 && sp >= s && sp < e) {
+			top = e;
+			break;
+		}
+	}
+	fclose(f);
+	return top;
+}
+
+static int write_maps(int fd)
+{
+	int m = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (m < 0)
+		return -1;
+	static char buf[1 << 20];
+	size_t n = 0;
+	for (;;) {
+		ssize_t r = read(m, buf + n, sizeof(buf) - n);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+		if (n == sizeof(buf))
+			break;
+	}
+	close(m);
+	return hx_rec_write(fd, HX_REC_MAPS, buf, n, NULL, 0);
+}
+
+__attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	hx_write_error(msg);
+	return -1;
+}
+
+int hx_capture_case(const struct hx_case *c, const char *case_path, const char *dumpdir, int out_fd)
+{
+	char err[512];
+	memset(&hx, 0, sizeof(hx));
+	hx.fd = out_fd;
+	hx.depth = c->depth;
+	hx.in_callee = c->in_callee;
+	hx.func = &hx_func;
+	hx_rec_write(out_fd, HX_REC_CASE, case_path, strlen(case_path) + 1, c->text, c->text_len);
+
+	const struct tr_arch *arch = tr_arch_by_name(c->arch);
+	if (!arch || arch != tr_arch_host())
+		return fail("case arch %s cannot run on this host", c->arch);
+	if (tr_emit(arch, c->ops, c->nops, &hx_func, err, sizeof(err)))
+		return fail("%s", err);
+	hx.call_row = -1;
+	for (size_t i = 0; i < hx_func.nrows; i++)
+		if (hx_func.rows[i].is_call)
+			hx.call_row = (int64_t)i;
+	if (hx.call_row < 0 && hx.depth > 1)
+		return fail("%s", "depth > 1 needs a call_target in [code]");
+	if (hx.call_row < 0 && c->in_callee)
+		return fail("%s", "in-callee needs a call_target in [code]");
+
+	/* the dump and its marker come before the code arena (facts section 1) */
+	static struct jdw w;
+	int rc = jdw_open(&w, dumpdir, arch->elf_mach);
+	if (rc)
+		return fail("cannot create the jitdump: %s", strerror(-rc));
+	hx_rec_write(out_fd, HX_REC_DUMP, w.path, strlen(w.path) + 1, NULL, 0);
+
+	/* one slot per level, spaced so perf's mappings never overlap */
+	static struct tr_unwind u;
+	if (tr_unwind_build(&hx_func, &c->unw, 0x10000, &u, err, sizeof(err)))
+		return fail("%s", err);
+	size_t slot = (u.eh_off + u.size + 15) & ~(size_t)15;
+	if (u.eh_off + u.mapped_size > slot)
+		slot = (u.eh_off + u.mapped_size + 15) & ~(size_t)15;
+	slot = (slot + 63) & ~(size_t)63;
+	rc = tr_arena_init(&hx.arena, slot * (size_t)hx.depth + 4096);
+	if (rc)
+		return fail("arena: %s", strerror(-rc));
+	for (int k = 1; k <= hx.depth; k++) {
+		uint8_t *at;
+		if (tr_arena_alloc(&hx.arena, slot, 64, &at))
+			return fail("%s", "arena full");
+		uint64_t addr = (uint64_t)(uintptr_t)at;
+		if (tr_unwind_build(&hx_func, &c->unw, addr, &u, err, sizeof(err)))
+			return fail("%s", err);
+		if (tr_patch(&hx.arena, at, hx_func.code, hx_func.code_size) ||
+		    tr_patch(&hx.arena, at + u.eh_off, u.data, u.size))
+			return fail("%s", "tr_patch failed installing code");
+		hx.tramp[k] = at;
+		hx.tramp_size[k] = hx_func.code_size;
+		char name[32];
+		snprintf(name, sizeof(name), k == 1 ? "tramp" : "tramp%d", k);
+		if (c->unw.cfi != TR_CFI_NONE || u.size)
+			rc = jdw_unwinding_info(&w, u.data, u.size, u.hdr_size, u.mapped_size);
+		if (!rc)
+			rc = jdw_code_load(&w, name, addr, hx_func.code, hx_func.code_size, NULL);
+		if (rc)
+			return fail("jitdump write: %s", strerror(-rc));
+		/* FUNC record: where each instruction is and what it is */
+		static uint8_t fb[56 + TR_MAX_INSNS * 56];
+		uint8_t *p = fb;
+		memset(fb, 0, sizeof(fb));
+		put32(&p, (uint32_t)(k - 1));
+		put32(&p, (uint32_t)hx_func.nrows);
+		put64(&p, addr);
+		put64(&p, hx_func.code_size);
+		memcpy(p, name, strlen(name));
+		p += 32;
+		for (size_t i = 0; i < hx_func.nrows; i++) {
+			put32(&p, hx_func.rows[i].offset);
+			put32(&p, hx_func.rows[i].len);
+			memcpy(p, hx_func.rows[i].insn, strnlen(hx_func.rows[i].insn, 47));
+			p += 48;
+		}
+		hx_rec_write(out_fd, HX_REC_FUNC, fb, (size_t)(p - fb), NULL, 0);
+	}
+	jdw_close(&w);
+
+	/* breakpoints at every instruction boundary of every trampoline */
+	if (c->every_insn) {
+		for (int k = 1; k <= hx.depth; k++)
+			for (size_t i = 0; i < hx_func.nrows; i++) {
+				struct hx_bp *b = &hx.bp[hx.nbp++];
+				b->addr = (uint8_t *)hx.tramp[k] + hx_func.rows[i].offset;
+				memcpy(b->orig, b->addr, hx_arch_bkpt_len);
+				b->func = (uint32_t)(k - 1);
+				b->offset = hx_func.rows[i].offset;
+				b->row = (int)i;
+				if (tr_patch(&hx.arena, b->addr, hx_arch_bkpt, hx_arch_bkpt_len))
+					return fail("%s", "tr_patch failed arming a breakpoint");
+				b->armed = 1;
+			}
+	}
+	if (write_maps(out_fd))
+		return fail("%s", "cannot read /proc/self/maps");
+
+	static uint8_t altstack[1 << 16];
+	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof(altstack) };
+	sigaltstack(&ss, NULL);
+	struct sigaction sa = { 0 };
+	sa.sa_sigaction = hx_on_trap;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTRAP, &sa, NULL);
+	sa.sa_sigaction = hx_on_crash;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	sigaction(SIGILL, &sa, NULL);
+	sigaction(SIGFPE, &sa, NULL);
+
+	uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+	hx.stack_top = stack_top_of(here);
+	if (!hx.stack_top)
+		return fail("%s", "cannot find the stack mapping");
+	alarm(10);   /* a trampoline that never returns ends the child */
+	hx_anchor(&hx);
+	alarm(0);
+	if (hx.truth_error) {
+		char m[128];
+		snprintf(m, sizeof(m), "truth mismatch: the C target under level %d was not called from tramp+ret_off",
+			 hx.truth_error);
+		hx_write_error(m);
+		return -1;
+	}
+	hx_rec_write(out_fd, HX_REC_END, NULL, 0, NULL, 0);
+	return 0;
+}

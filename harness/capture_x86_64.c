@@ -1,0 +1,44 @@
+/* x86_64 capture glue: ucontext -> perf's register layout (facts section 3). */
+#include "capture.h"
+
+#include <string.h>
+#include <sys/ucontext.h>
+
+const uint8_t hx_arch_bkpt[] = { 0xcc };   /* int3 */
+const size_t hx_arch_bkpt_len = 1;
+
+void hx_arch_regs(const ucontext_t *uc, uint64_t *abi, uint64_t *mask, uint64_t regs[64])
+{
+	const greg_t *g = uc->uc_mcontext.gregs;
+	memset(regs, 0, 64 * sizeof(uint64_t));
+	*abi = 2;                                   /* PERF_SAMPLE_REGS_ABI_64 */
+	*mask = 0xff0fffull;
+	regs[0] = (uint64_t)g[REG_RAX];
+	regs[1] = (uint64_t)g[REG_RBX];
+	regs[2] = (uint64_t)g[REG_RCX];
+	regs[3] = (uint64_t)g[REG_RDX];
+	regs[4] = (uint64_t)g[REG_RSI];
+	regs[5] = (uint64_t)g[REG_RDI];
+	regs[6] = (uint64_t)g[REG_RBP];
+	regs[7] = (uint64_t)g[REG_RSP];
+	regs[8] = (uint64_t)g[REG_RIP];
+	regs[9] = (uint64_t)g[REG_EFL];
+	regs[10] = (uint64_t)g[REG_CSGSFS] & 0xffff;          /* cs */
+	regs[11] = ((uint64_t)g[REG_CSGSFS] >> 48) & 0xffff;  /* ss (was __pad0) */
+	regs[16] = (uint64_t)g[REG_R8];
+	regs[17] = (uint64_t)g[REG_R9];
+	regs[18] = (uint64_t)g[REG_R10];
+	regs[19] = (uint64_t)g[REG_R11];
+	regs[20] = (uint64_t)g[REG_R12];
+	regs[21] = (uint64_t)g[REG_R13];
+	regs[22] = (uint64_t)g[REG_R14];
+	regs[23] = (uint64_t)g[REG_R15];
+}
+
+uint64_t hx_arch_pc(const ucontext_t *uc) { return (uint64_t)uc->uc_mcontext.gregs[REG_RIP]; }
+uint64_t hx_arch_sp(const ucontext_t *uc) { return (uint64_t)uc->uc_mcontext.gregs[REG_RSP]; }
+/* RIP is one past the int3 (facts section 8) */
+uint64_t hx_arch_trap_addr(const ucontext_t *uc) { return hx_arch_pc(uc) - 1; }
+void hx_arch_resume_at(ucontext_t *uc, uint64_t addr) { uc->uc_mcontext.gregs[REG_RIP] = (greg_t)addr; }
+void hx_arch_skip_trap(ucontext_t *uc) { (void)uc; }
+

@@ -1,0 +1,65 @@
+/* Case files (DESIGN "Case file"): parsed strictly, every error names file:line. */
+#ifndef HX_CASE_H
+#define HX_CASE_H
+
+#include <stddef.h>
+#include <stdbool.h>
+#include "trampolines/tramp.h"
+
+#define HX_MAX_OPS 256
+#define HX_MAX_EXPECT 16
+#define HX_MAX_EXC 8
+#define HX_MAX_ITEMS 64
+#define HX_MAX_DEPTH 8
+
+struct hx_where {            /* one item of an "at" list */
+	int offset;              /* >= 0: any generated function at this offset */
+	char where[32];          /* else an exact where: "callee", "tramp2+0x3" */
+};
+
+struct hx_exc {
+	char verdict[16];
+	struct hx_where items[HX_MAX_ITEMS];
+	int nitems;
+};
+
+struct hx_expect {
+	char unwinder[16];
+	char verdict[16];        /* default for every sample */
+	struct hx_exc exc[HX_MAX_EXC];
+	int nexc;
+	int line;
+};
+
+struct hx_case {
+	char path[1024];
+	char name[64];
+	char arch[16];
+	char about[256];
+	struct tr_op ops[HX_MAX_OPS];
+	size_t nops;
+	struct tr_unwind_opts unw;
+	bool every_insn, in_callee;
+	int depth;
+	struct hx_expect expect[HX_MAX_EXPECT];
+	int nexpect;
+	char *text;              /* the file's bytes, NUL-terminated (owned) */
+	size_t text_len;
+};
+
+/* Parse a case from text (path is used in messages). 0, or -1 with
+ * "path:line: message" in err. */
+int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t len,
+		  char *err, size_t errlen);
+int hx_case_load(struct hx_case *c, const char *path, char *err, size_t errlen);
+void hx_case_free(struct hx_case *c);
+
+/* The expectation for one unwinder at one sample; NULL if the case has none. */
+const char *hx_case_expect(const struct hx_case *c, const char *unwinder,
+			   const char *where, int offset);
+
+/* Collect *.case files under each path (file or directory), sorted. */
+int hx_case_glob(const char *const *paths, int npaths, char ***out, int *n,
+		 char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,405 @@
+/* jitunwind CLI: run, record, replay, list, bench.  Exit codes (DESIGN):
+ * 0 all cases met their expectations, 1 some case failed, 2 bad usage or bad
+ * input, 77 nothing could run on this machine. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness/case.h"
+#include "harness/report.h"
+#include "harness/runner.h"
+#include "harness/samples.h"
+#include "trampolines/tramp.h"
+#include "unwinders/unwind.h"
+
+int hx_bench_main(int argc, char **argv);
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static const char *host_arch(void)
+{
+	const struct tr_arch *a = tr_arch_host();
+	return a ? a->name : "unknown";
+}
+
+static void usage_run(FILE *f)
+{
+	fprintf(f,
+		"usage: jitunwind run [--json FILE] [--unwinders LIST] [--jitdump-dir DIR] [PATH...]\n"
+		"  Capture every case (default cases/%s), replay each sample through the unwinders\n"
+		"  and judge it against the truth and the case's [expect].\n"
+		"  --json FILE        write the JSON report (schema 1)\n"
+		"  --unwinders LIST   comma-separated, from: %s (default: all)\n"
+		"  --jitdump-dir DIR  write jit-<pid>.dump files there and keep them\n"
+		"exit: 0 all cases pass, 1 a case failed, 2 bad usage or input, 77 nothing could run\n",
+		host_arch(), uw_unwinder_names());
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: jitunwind COMMAND [ARGS]   (jitunwind COMMAND --help for more)\n"
+		"  run     capture, replay and judge cases\n"
+		"  record  capture cases into a samples file\n"
+		"  replay  replay and judge a samples file\n"
+		"  list    list cases\n"
+		"  bench   measure capture cost and replay rates\n");
+}
+
+struct common {
+	struct hx_opts o;
+	const char *json;
+	const char *out;
+	int npaths;
+	char **paths;
+	char uwbuf[256];
+};
+
+static int parse_unwinders(struct common *c, const char *list)
+{
+	snprintf(c->uwbuf, sizeof(c->uwbuf), "%s", list);
+	c->o.nuw = 0;
+	for (char *save = NULL, *t = strtok_r(c->uwbuf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (!uw_unwinder_by_name(t)) {
+			fprintf(stderr, "jitunwind: unknown unwinder '%s' (known: %s)\n", t, uw_unwinder_names());
+			return -1;
+		}
+		if (c->o.nuw >= HX_MAX_UW)
+			return -1;
+		c->o.unwinders[c->o.nuw++] = t;
+	}
+	return c->o.nuw ? 0 : -1;
+}
+
+/* 0 ok, 1 help printed, 2 usage error */
+static int parse_common(int argc, char **argv, struct common *c, bool want_out, void (*help)(FILE *))
+{
+	static const struct option lo[] = {
+		{ "json", required_argument, 0, 'j' }, { "unwinders", required_argument, 0, 'u' },
+		{ "jitdump-dir", required_argument, 0, 'd' }, { "help", no_argument, 0, 'h' },
+		{ "output", required_argument, 0, 'o' }, { 0, 0, 0, 0 },
+	};
+	memset(c, 0, sizeof(*c));
+	if (parse_unwinders(c, uw_unwinder_names()))
+		return 2;
+	optind = 1;
+	int ch;
+	while ((ch = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
+		switch (ch) {
+		case 'j': c->json = optarg; break;
+		case 'u':
+			if (parse_unwinders(c, optarg))
+				return 2;
+			break;
+		case 'd': c->o.jitdump_dir = optarg; break;
+		case 'o':
+			if (!want_out) {
+				help(stderr);
+				return 2;
+			}
+			c->out = optarg;
+			break;
+		case 'h': help(stdout); return 1;
+		default: help(stderr); return 2;
+		}
+	}
+	c->npaths = argc - optind;
+	c->paths = argv + optind;
+	return 0;
+}
+
+static int rm_private_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return -1;
+	struct dirent *de;
+	char p[4352];
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+		unlink(p);
+	}
+	closedir(d);
+	return rmdir(dir);
+}
+
+static int make_dir(const struct common *c, char *dir, size_t n, bool *private_dir)
+{
+	if (c->o.jitdump_dir) {
+		snprintf(dir, n, "%s", c->o.jitdump_dir);
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+			fprintf(stderr, "jitunwind: %s: %s\n", dir, strerror(errno));
+			return -1;
+		}
+		*private_dir = false;
+		return 0;
+	}
+	snprintf(dir, n, "/tmp/jitunwind-XXXXXX");
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "jitunwind: mkdtemp: %s\n", strerror(errno));
+		return -1;
+	}
+	*private_dir = true;
+	return 0;
+}
+
+/* Load every case first: a malformed one stops everything with exit 2. */
+static int load_cases(struct common *c, struct hx_case **cases, char ***paths, int *n)
+{
+	char err[1024];
+	const char *defp[1];
+	char def[64];
+	const char *const *pp = (const char *const *)c->paths;
+	int np = c->npaths;
+	if (!np) {
+		snprintf(def, sizeof(def), "cases/%s", host_arch());
+		defp[0] = def;
+		pp = defp;
+		np = 1;
+	}
+	if (hx_case_glob(pp, np, paths, n, err, sizeof(err))) {
+		fprintf(stderr, "jitunwind: %s\n", err);
+		return 2;
+	}
+	*cases = calloc(*n ? (size_t)*n : 1, sizeof(**cases));
+	if (!*cases)
+		return 2;
+	for (int i = 0; i < *n; i++) {
+		if (hx_case_load(&(*cases)[i], (*paths)[i], err, sizeof(err))) {
+			fprintf(stderr, "jitunwind: %s\n", err);
+			return 2;
+		}
+	}
+	return 0;
+}
+
+static int finish(struct hx_case_res *res, size_t n, const struct common *c, double t0, const char *arch)
+{
+	hx_report_table(stdout, res, n, &c->o);
+	size_t pass = 0, fail = 0, skip = 0;
+	for (size_t i = 0; i < n; i++)
+		res[i].skipped ? skip++ : res[i].pass ? pass++ : fail++;
+	double secs = now() - t0;
+	if (c->json && hx_report_json(c->json, arch, res, n, secs)) {
+		fprintf(stderr, "jitunwind: cannot write %s\n", c->json);
+		return 2;
+	}
+	printf("\ncases: %zu passed, %zu failed, %zu skipped (%.2f s)\n", pass, fail, skip, secs);
+	if (fail)
+		return 1;
+	if (!pass && skip)
+		return 77;
+	return 0;
+}
+
+static int cmd_run(int argc, char **argv, bool record)
+{
+	struct common c;
+	int rc = parse_common(argc, argv, &c, record, usage_run);
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	if (record && !c.out) {
+		fprintf(stderr, "jitunwind record: -o SAMPLES is required\n");
+		return 2;
+	}
+	double t0 = now();
+	struct hx_case *cases;
+	char **paths;
+	int n;
+	if ((rc = load_cases(&c, &cases, &paths, &n)))
+		return rc;
+	if (n == 0) {
+		fprintf(stderr, "jitunwind: no .case files found\n");
+		return 2;
+	}
+	char dir[4096];
+	bool priv;
+	if (make_dir(&c, dir, sizeof(dir), &priv))
+		return 2;
+	if (record)
+		priv = false;
+	int outfd = -1;
+	if (record) {
+		outfd = open(c.out, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+		if (outfd < 0 || hx_samples_write_header(outfd, tr_arch_host()->elf_mach)) {
+			fprintf(stderr, "jitunwind: %s: %s\n", c.out, strerror(errno));
+			return 2;
+		}
+	}
+	struct hx_case_res *res = calloc((size_t)n, sizeof(*res));
+	int status = 0;
+	for (int i = 0; i < n && res; i++) {
+		char err[1024];
+		double tc = now();
+		if (strcmp(cases[i].arch, host_arch())) {
+			res[i].skipped = true;
+			snprintf(res[i].name, sizeof(res[i].name), "%s", cases[i].name);
+			snprintf(res[i].file, sizeof(res[i].file), "%s", paths[i]);
+			snprintf(res[i].problem, sizeof(res[i].problem),
+				 "case arch %s cannot run on this %s host (use make check ARCH=%s)",
+				 cases[i].arch, host_arch(), cases[i].arch);
+			continue;
+		}
+		char sp[4352];
+		snprintf(sp, sizeof(sp), "%s/%s.samples", dir, cases[i].name);
+		if (hx_capture_to_file(&cases[i], paths[i], dir, sp, err, sizeof(err))) {
+			fprintf(stderr, "jitunwind: %s\n", err);
+			status = 2;
+			break;
+		}
+		if (record) {
+			if (hx_copy_records(outfd, sp, err, sizeof(err))) {
+				fprintf(stderr, "jitunwind: %s\n", err);
+				status = 2;
+				break;
+			}
+			unlink(sp);
+			continue;
+		}
+		struct hx_samples s;
+		if (hx_samples_read(&s, sp, err, sizeof(err))) {
+			fprintf(stderr, "jitunwind: %s\n", err);
+			status = 2;
+			break;
+		}
+		if (s.ngroups != 1) {
+			fprintf(stderr, "jitunwind: %s: expected one case group, found %zu\n", sp, s.ngroups);
+			status = 2;
+		} else if ((rc = hx_replay_group(&s.groups[0], s.elf_mach, &c.o, &res[i], err, sizeof(err)))) {
+			fprintf(stderr, "jitunwind: %s\n", err);
+			status = rc;
+		}
+		res[i].seconds = now() - tc;
+		hx_samples_free(&s);
+		if (status)
+			break;
+	}
+	if (record) {
+		close(outfd);
+		if (!status)
+			printf("recorded %d case(s) into %s; jitdumps in %s\n", n, c.out, dir);
+	}
+	if (priv)
+		rm_private_dir(dir);
+	if (!status && !record)
+		status = finish(res, (size_t)n, &c, t0, host_arch());
+	for (int i = 0; i < n; i++) {
+		if (res)
+			hx_case_res_free(&res[i]);
+		hx_case_free(&cases[i]);
+		free(paths[i]);
+	}
+	free(res);
+	free(cases);
+	free(paths);
+	return status;
+}
+
+static void usage_replay(FILE *f)
+{
+	fprintf(f, "usage: jitunwind replay [--json FILE] [--unwinders LIST] SAMPLES\n"
+		   "  Replay a samples file written by `jitunwind record` and judge it.\n");
+}
+
+static int cmd_replay(int argc, char **argv)
+{
+	struct common c;
+	int rc = parse_common(argc, argv, &c, false, usage_replay);
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	if (c.npaths != 1) {
+		usage_replay(stderr);
+		return 2;
+	}
+	double t0 = now();
+	char err[1024];
+	struct hx_samples s;
+	if (hx_samples_read(&s, c.paths[0], err, sizeof(err))) {
+		fprintf(stderr, "jitunwind: %s\n", err);
+		return 2;
+	}
+	struct hx_case_res *res = calloc(s.ngroups ? s.ngroups : 1, sizeof(*res));
+	int status = 0;
+	for (size_t i = 0; i < s.ngroups && res; i++) {
+		if ((rc = hx_replay_group(&s.groups[i], s.elf_mach, &c.o, &res[i], err, sizeof(err)))) {
+			fprintf(stderr, "jitunwind: %s\n", err);
+			status = rc;
+			break;
+		}
+	}
+	const struct uw_arch *a = uw_arch_by_mach((uint16_t)s.elf_mach);
+	if (!status)
+		status = finish(res, s.ngroups, &c, t0, a ? a->name : "unknown");
+	for (size_t i = 0; i < s.ngroups && res; i++)
+		hx_case_res_free(&res[i]);
+	free(res);
+	hx_samples_free(&s);
+	return status;
+}
+
+static void usage_list(FILE *f)
+{
+	fprintf(f, "usage: jitunwind list [PATH...]\n  List the cases (name, arch, about).\n");
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	struct common c;
+	int rc = parse_common(argc, argv, &c, false, usage_list);
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	struct hx_case *cases;
+	char **paths;
+	int n;
+	if ((rc = load_cases(&c, &cases, &paths, &n)))
+		return rc;
+	for (int i = 0; i < n; i++) {
+		printf("%-26s %-8s %s\n", cases[i].name, cases[i].arch, cases[i].about);
+		hx_case_free(&cases[i]);
+		free(paths[i]);
+	}
+	free(cases);
+	free(paths);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(cmd, "run"))
+		return cmd_run(argc - 1, argv + 1, false);
+	if (!strcmp(cmd, "record"))
+		return cmd_run(argc - 1, argv + 1, true);
+	if (!strcmp(cmd, "replay"))
+		return cmd_replay(argc - 1, argv + 1);
+	if (!strcmp(cmd, "list"))
+		return cmd_list(argc - 1, argv + 1);
+	if (!strcmp(cmd, "bench"))
+		return hx_bench_main(argc - 1, argv + 1);
+	fprintf(stderr, "jitunwind: unknown command '%s'\n", cmd);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,263 @@
+/* Runner: fork per case, read the samples back, replay, judge. */
+#include "runner.h"
+#include "unwinders/view.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "capture.h"
+
+void hx_case_res_free(struct hx_case_res *r)
+{
+	free(r->samples);
+	r->samples = NULL;
+}
+
+int hx_capture_to_file(const struct hx_case *c, const char *case_path, const char *dumpdir,
+		       const char *out_path, char *err, size_t errlen)
+{
+	int fd = open(out_path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", out_path, strerror(errno));
+		return -1;
+	}
+	const struct tr_arch *host = tr_arch_host();
+	if (hx_samples_write_header(fd, host ? host->elf_mach : 0)) {
+		close(fd);
+		snprintf(err, errlen, "%s: write failed", out_path);
+		return -1;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fd);
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		int rc = hx_capture_case(c, case_path, dumpdir, fd);
+		close(fd);
+		_exit(rc ? 1 : 0);
+	}
+	close(fd);
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (WIFSIGNALED(st)) {
+		/* the crash handler exits normally; a signal here means the child was
+		 * killed (the alarm for a trampoline that never returns, or a crash
+		 * the handler could not catch) */
+		int fd2 = open(out_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+		if (fd2 >= 0) {
+			char m[160];
+			snprintf(m, sizeof(m), "child killed by signal %d (%s)%s", WTERMSIG(st),
+				 strsignal(WTERMSIG(st)),
+				 WTERMSIG(st) == SIGALRM ? ": the case did not finish in 10 s" : "");
+			hx_rec_write(fd2, HX_REC_ERROR, m, strlen(m) + 1, NULL, 0);
+			close(fd2);
+		}
+	}
+	return 0;
+}
+
+static void where_of(const struct hx_group *g, const struct hx_sample *s, char *where,
+		     size_t wl, char *insn, size_t il, int *offset)
+{
+	insn[0] = 0;
+	*offset = -1;
+	if (s->func == HX_FUNC_CALLEE) {
+		snprintf(where, wl, "callee");
+		snprintf(insn, il, "(C target)");
+		return;
+	}
+	for (uint32_t f = 0; f < g->nfuncs; f++) {
+		const struct hx_func *fn = &g->funcs[f];
+		if (fn->index != s->func)
+			continue;
+		snprintf(where, wl, "%s+0x%x", fn->name, s->offset);
+		*offset = (int)s->offset;
+		for (uint32_t r = 0; r < fn->nrows; r++)
+			if (fn->rows[r].offset == s->offset)
+				snprintf(insn, il, "%s", fn->rows[r].insn);
+		return;
+	}
+	snprintf(where, wl, "func%u+0x%x", s->func, s->offset);
+	*offset = (int)s->offset;
+}
+
+static bool expect_matches(const char *expected, const struct hx_uw_res *u, bool is_oracle)
+{
+	if (!strcmp(expected, "consistent"))
+		return is_oracle && u->consistent;
+	if (!strcmp(expected, "inconsistent"))
+		return is_oracle && !u->consistent;
+	return !strcmp(expected, hx_verdict_name(u->j.v));
+}
+
+int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx_opts *o,
+		    struct hx_case_res *res, char *err, size_t errlen)
+{
+	memset(res, 0, sizeof(*res));
+	struct hx_case c;
+	int ret = 0;
+	snprintf(res->file, sizeof(res->file), "%s", g->case_path ? g->case_path : "?");
+	if (hx_case_parse(&c, res->file, g->case_text, g->case_len, err, errlen)) {
+		hx_case_free(&c);
+		return 2;
+	}
+	snprintf(res->name, sizeof(res->name), "%s", c.name);
+	snprintf(res->about, sizeof(res->about), "%s", c.about);
+	res->pass = true;
+	res->consistent = true;
+	if (g->error) {
+		snprintf(res->problem, sizeof(res->problem), "%s", g->error);
+		res->pass = false;
+	}
+	if (g->crashed) {
+		char where[64] = "C code";
+		if (g->crash.func != HX_FUNC_CALLEE && g->crash.func < g->nfuncs)
+			snprintf(where, sizeof(where), "%s+0x%llx", g->funcs[g->crash.func].name,
+				 (unsigned long long)g->crash.offset);
+		snprintf(res->problem, sizeof(res->problem),
+			 "crash: signal %u (%s) at pc 0x%llx (%s), fault address 0x%llx", g->crash.signo,
+			 strsignal((int)g->crash.signo), (unsigned long long)g->crash.pc, where,
+			 (unsigned long long)g->crash.fault_addr);
+		res->pass = false;
+	} else if (!g->ended && !g->error) {
+		snprintf(res->problem, sizeof(res->problem), "the capture did not finish (no END record)");
+		res->pass = false;
+	}
+
+	const struct uw_arch *arch = uw_arch_by_mach((uint16_t)elf_mach);
+	if (!arch) {
+		snprintf(err, errlen, "%s: unsupported ELF machine %u", res->file, elf_mach);
+		hx_case_free(&c);
+		return 2;
+	}
+	struct jd_file jd;
+	bool have_jd = false;
+	struct jd_err je;
+	if (g->dump_path) {
+		if (jd_open(&jd, g->dump_path, &je)) {
+			snprintf(err, errlen, "%s: offset 0x%llx: %s", g->dump_path,
+				 (unsigned long long)je.offset, je.msg);
+			hx_case_free(&c);
+			return 2;
+		}
+		have_jd = true;
+	}
+	struct uw_map *maps = NULL;
+	size_t nmaps = 0;
+	if (g->maps && uw_maps_parse(g->maps, g->maps_len, &maps, &nmaps, err, errlen)) {
+		if (have_jd)
+			jd_close(&jd);
+		hx_case_free(&c);
+		return 2;
+	}
+	struct uw_view view;
+	uw_view_init(&view, arch, maps, nmaps, have_jd ? &jd : NULL, err, errlen);
+
+	/* every selected unwinder must have an expectation, so none passes silently */
+	for (int u = 0; u < o->nuw; u++) {
+		bool found = false;
+		for (int e = 0; e < c.nexpect; e++)
+			found |= !strcmp(c.expect[e].unwinder, o->unwinders[u]);
+		if (!found && !res->problem[0]) {
+			snprintf(res->problem, sizeof(res->problem), "%s has no expectation for '%s' in [expect]",
+				 res->file, o->unwinders[u]);
+			res->pass = false;
+		}
+	}
+	void *state[HX_MAX_UW] = { 0 };
+	const struct uw_unwinder *uws[HX_MAX_UW];
+	for (int u = 0; u < o->nuw; u++) {
+		uws[u] = uw_unwinder_by_name(o->unwinders[u]);
+		if (uws[u] && uws[u]->open && uws[u]->open(&view, &state[u], err, errlen)) {
+			snprintf(res->problem, sizeof(res->problem), "%s: %s", o->unwinders[u], err);
+			res->pass = false;
+			uws[u] = NULL;
+		}
+	}
+	res->samples = calloc(g->nsamples ? g->nsamples : 1, sizeof(*res->samples));
+	static struct uw_result oracle_r;
+	for (size_t i = 0; res->samples && i < g->nsamples; i++) {
+		const struct hx_sample *s = &g->samples[i];
+		struct hx_sample_res *sr = &res->samples[res->nsamples++];
+		where_of(g, s, sr->where, sizeof(sr->where), sr->insn, sizeof(sr->insn), &sr->offset);
+		sr->nt = (int)s->ntruth;
+		memcpy(sr->truth, s->truth, sizeof(uint64_t) * s->ntruth);
+		struct uw_sample us = { .arch = arch, .abi = s->abi, .mask = s->mask,
+					.stack_addr = s->stack_addr, .stack = s->stack,
+					.stack_size = s->stack_size };
+		memcpy(us.regs, s->regs, sizeof(us.regs));
+		/* the oracle always runs: it decides `emitted` and DWARF faithfulness */
+		uw_oracle.unwind(NULL, &view, &us, &oracle_r);
+		struct hx_judgement oj;
+		hx_judge(s->truth, sr->nt, oracle_r.addr, oracle_r.n, &oj);
+		if (oj.v != HX_OK)
+			res->consistent = false;
+		int olen = oracle_r.n;
+		for (int f = 0; f < oracle_r.n; f++)
+			if (sr->nt && oracle_r.addr[f] == s->truth[sr->nt - 1]) {
+				olen = f + 1;
+				break;
+			}
+		for (int u = 0; u < o->nuw; u++) {
+			struct hx_uw_res *ur = &sr->uw[sr->nuw++];
+			ur->name = o->unwinders[u];
+			if (!uws[u]) {
+				ur->r.n = 0;
+				ur->r.stop = UW_STOP_ERROR;
+				snprintf(ur->r.why, sizeof(ur->r.why), "unwinder not available");
+			} else if (uws[u] == &uw_oracle) {
+				ur->r = oracle_r;
+			} else {
+				uws[u]->unwind(state[u], &view, &us, &ur->r);
+			}
+			hx_judge(s->truth, sr->nt, ur->r.addr, ur->r.n, &ur->j);
+			for (int f = 0; f < ur->r.n; f++)
+				ur->fallback |= (ur->r.flags[f] & UW_F_FALLBACK) != 0;
+			bool is_oracle = !strcmp(ur->name, "oracle");
+			if (is_oracle) {
+				ur->consistent = ur->j.v == HX_OK;
+			} else if (!strcmp(ur->name, "fp") || !strcmp(ur->name, "kernel-fp")) {
+				/* the FP convention: the truth frames whose owner has its
+				 * frame record established */
+				uint64_t pred[HX_MAX_TRUTH];
+				int np = 0;
+				for (int t = 0; t < sr->nt; t++)
+					if (s->fpflag[t])
+						pred[np++] = s->truth[t];
+				ur->has_faithful = true;
+				ur->faithful = hx_chain_prefix_eq(ur->r.addr, ur->r.n, pred, np, np);
+			} else {
+				ur->has_faithful = true;
+				ur->faithful = hx_chain_prefix_eq(ur->r.addr, ur->r.n, oracle_r.addr, oracle_r.n, olen) ||
+					       (ur->r.n == oracle_r.n && olen == oracle_r.n &&
+						hx_chain_prefix_eq(ur->r.addr, ur->r.n, oracle_r.addr, oracle_r.n, olen));
+			}
+			ur->expected = hx_case_expect(&c, ur->name, sr->where, sr->offset);
+			ur->match = ur->expected ? expect_matches(ur->expected, ur, is_oracle) : false;
+			if (!ur->match)
+				res->pass = false;
+		}
+	}
+	if (g->nsamples == 0 && !res->problem[0]) {
+		snprintf(res->problem, sizeof(res->problem), "no sample was taken");
+		res->pass = false;
+	}
+	for (int u = 0; u < o->nuw; u++)
+		if (uws[u] && uws[u]->close)
+			uws[u]->close(state[u]);
+	uw_view_fini(&view);
+	uw_maps_free(maps, nmaps);
+	if (have_jd)
+		jd_close(&jd);
+	hx_case_free(&c);
+	return ret;
+}

@@ -1,0 +1,64 @@
+/* Runner: capture each case in a forked child, replay its samples through
+ * the unwinders, judge against the truth and the case's expectations. */
+#ifndef HX_RUNNER_H
+#define HX_RUNNER_H
+
+#include <stdio.h>
+#include "case.h"
+#include "judge.h"
+#include "samples.h"
+#include "unwinders/unwind.h"
+
+#define HX_MAX_UW 8
+
+struct hx_opts {
+	const char *unwinders[HX_MAX_UW];   /* selected report keys, in order */
+	int nuw;
+	const char *jitdump_dir;            /* NULL: private mkdtemp directory */
+	bool keep_dumps;
+	int stack_size;                     /* DWARF dump size (0 = default 8192) */
+};
+
+struct hx_uw_res {
+	const char *name;
+	struct uw_result r;
+	struct hx_judgement j;
+	bool has_faithful, faithful;
+	bool fallback;
+	bool consistent;                    /* oracle: chain == truth */
+	const char *expected;               /* NULL: no expectation */
+	bool match;
+};
+
+struct hx_sample_res {
+	char where[48];
+	int offset;                         /* -1 in C code */
+	char insn[48];
+	uint64_t truth[HX_MAX_TRUTH];
+	int nt;
+	struct hx_uw_res uw[HX_MAX_UW];
+	int nuw;
+};
+
+struct hx_case_res {
+	char name[64];
+	char file[1024];
+	char about[256];
+	bool pass;
+	bool skipped;
+	bool consistent;
+	char problem[512];                  /* crash, setup error, missing expectation */
+	struct hx_sample_res *samples;
+	size_t nsamples;
+	double seconds;
+};
+
+/* Replay one group of a samples file. Returns 0, or 2 on bad input (err set). */
+int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx_opts *o,
+		    struct hx_case_res *res, char *err, size_t errlen);
+/* Capture one case into a group file (fork + child); 0, 2 bad input, -1 failure (err). */
+int hx_capture_to_file(const struct hx_case *c, const char *case_path, const char *dumpdir,
+		       const char *out_path, char *err, size_t errlen);
+void hx_case_res_free(struct hx_case_res *r);
+
+#endif

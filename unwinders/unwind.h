@@ -1,0 +1,94 @@
+/* The profiler side's inputs and the one small unwinder interface.
+ * Everything here sees only what a profiler sees: a sample (perf-layout
+ * registers + a stack copy), the process maps, and the files the JIT emitted. */
+#ifndef UW_UNWIND_H
+#define UW_UNWIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#define UW_MAX_FRAMES 128      /* the kernel's default perf_event_max_stack is 127 */
+#define UW_PERF_REGS 64
+
+/* Per-arch register facts (perf register ids <-> DWARF numbers). */
+struct uw_arch {
+	const char *name;
+	uint16_t elf_mach;
+	uint64_t sample_mask;      /* perf sample_regs_user */
+	int perf_sp, perf_ip, perf_fp, perf_lr;   /* perf ids; perf_lr -1 on x86_64 */
+	int dw_sp, dw_fp, dw_ra, dw_lr;           /* DWARF numbers; dw_lr -1 on x86_64 */
+	int ndw;                   /* DWARF registers carried into unwinders (x86_64 17, arm64 33) */
+	int perf_of_dw[40];        /* perf id of DWARF reg n, -1 if none */
+	int dw_pc;                 /* DWARF column of the return address / pc (x86_64 16, arm64 32) */
+};
+const struct uw_arch *uw_arch_by_mach(uint16_t elf_mach);
+const struct uw_arch *uw_arch_by_name(const char *name);
+
+struct uw_sample {
+	const struct uw_arch *arch;
+	uint64_t abi;
+	uint64_t mask;
+	uint64_t regs[UW_PERF_REGS];  /* indexed by perf register id */
+	uint64_t stack_addr;          /* address of stack[0] (the sampled SP) */
+	const uint8_t *stack;
+	uint64_t stack_size;          /* bytes available */
+};
+
+static inline uint64_t uw_reg(const struct uw_sample *s, int perf_id)
+{
+	return perf_id >= 0 && perf_id < UW_PERF_REGS ? s->regs[perf_id] : 0;
+}
+
+/* Read 8 bytes from the stack copy; false if any byte is outside it. */
+static inline bool uw_stack_read(const struct uw_sample *s, uint64_t addr, uint64_t *val)
+{
+	if (addr < s->stack_addr || addr - s->stack_addr > s->stack_size ||
+	    s->stack_size - (addr - s->stack_addr) < 8)
+		return false;
+	const uint8_t *p = s->stack + (addr - s->stack_addr);
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	*val = v;
+	return true;
+}
+
+enum uw_stop {
+	UW_STOP_END,        /* reached a zero return address / end of the chain */
+	UW_STOP_NO_INFO,    /* no unwinding info for the pc */
+	UW_STOP_MEM,        /* a read fell outside the snapshot */
+	UW_STOP_BAD_INFO,   /* the unwinding info could not be used (parse error, bad rule) */
+	UW_STOP_MAX,        /* frame limit */
+	UW_STOP_LOOP,       /* no progress */
+	UW_STOP_ERROR,      /* the unwinder library failed */
+};
+const char *uw_stop_name(enum uw_stop s);
+
+#define UW_F_FALLBACK 1u    /* frame found without the emitted CFI */
+
+struct uw_result {
+	uint64_t addr[UW_MAX_FRAMES];   /* return addresses, ip-1 adjustments undone */
+	uint32_t flags[UW_MAX_FRAMES];
+	int n;
+	enum uw_stop stop;
+	char why[160];
+};
+
+struct uw_view;   /* view.h */
+
+struct uw_unwinder {
+	const char *name;
+	/* Build replay state once per view (map set); may be NULL. */
+	int (*open)(const struct uw_view *v, void **state, char *err, size_t errlen);
+	int (*unwind)(void *state, const struct uw_view *v, const struct uw_sample *s,
+		      struct uw_result *r);
+	void (*close)(void *state);
+};
+
+extern const struct uw_unwinder uw_fp, uw_oracle;
+const struct uw_unwinder *uw_unwinder_by_name(const char *name);
+/* Comma-separated list of known unwinder names. */
+const char *uw_unwinder_names(void);
+
+#endif

@@ -1,0 +1,59 @@
+/* The profiler's view of the process at sample time: the maps of the
+ * samples file, the jitdump's loads mapped as perf maps them, and the
+ * unwinding info (.eh_frame) of every executable region, parsed once. */
+#ifndef UW_VIEW_H
+#define UW_VIEW_H
+
+#include "unwind.h"
+#include "ehframe.h"
+#include "jitdump.h"
+
+struct uw_map {
+	uint64_t start, end, pgoff;
+	char prot[5];
+	char *path;
+};
+
+enum uw_region_kind { UW_REGION_JIT, UW_REGION_ELF };
+
+struct uw_region {
+	enum uw_region_kind kind;
+	uint64_t start, end;          /* as perf maps it */
+	const char *name;             /* jit symbol name or file path */
+	/* JIT: the load; ELF: the file image */
+	const struct jd_load *load;
+	uint8_t *file;                /* ELF: whole file read into memory */
+	size_t file_size;
+	uint64_t bias;                /* ELF: runtime address - link-time address */
+	bool has_cfi;
+	char cfi_err[240];            /* why there is no CFI (parse error text) */
+	struct ehf_table cfi;
+	uint8_t *eh_copy;             /* ELF: .eh_frame bytes */
+};
+
+struct uw_view {
+	const struct uw_arch *arch;
+	struct uw_map *maps;
+	size_t nmaps;
+	const struct jd_file *jd;
+	struct uw_region *regions;    /* sorted by start, JIT regions shadow file maps */
+	size_t nregions;
+	int stack_size_limit;         /* DWARF dump size (perf --call-graph dwarf,SIZE); 0 = all */
+};
+
+/* Parse "/proc/self/maps" text. 0, or -1 with a message. */
+int uw_maps_parse(const char *text, size_t len, struct uw_map **maps, size_t *n,
+		  char *err, size_t errlen);
+void uw_maps_free(struct uw_map *maps, size_t n);
+
+int uw_view_init(struct uw_view *v, const struct uw_arch *arch,
+		 const struct uw_map *maps, size_t nmaps, const struct jd_file *jd,
+		 char *err, size_t errlen);
+void uw_view_fini(struct uw_view *v);
+const struct uw_region *uw_view_find(const struct uw_view *v, uint64_t pc);
+
+/* perf's mapping length for a load (facts section 2). */
+uint64_t uw_jit_map_len(const struct jd_load *l);
+uint64_t uw_jit_eh_off(const struct jd_load *l);
+
+#endif
