@@ -20,7 +20,7 @@ PKG_LIBS   := $(shell $(PKG_CONFIG) --libs libunwind-generic libdw libelf 2>/dev
 CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 
 WARN      := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wimplicit-fallthrough \
-             -Wno-unused-parameter
+             -Wno-unused-parameter -Wno-format-truncation
 ifeq ($(ARCH),x86_64)
 FRAMEFLAGS := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls
 else

@@ -241,8 +241,9 @@ int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx
 					       (ur->r.n == oracle_r.n && olen == oracle_r.n &&
 						hx_chain_prefix_eq(ur->r.addr, ur->r.n, oracle_r.addr, oracle_r.n, olen));
 			}
-			ur->expected = hx_case_expect(&c, ur->name, sr->where, sr->offset);
-			ur->match = ur->expected ? expect_matches(ur->expected, ur, is_oracle) : false;
+			const char *ex = hx_case_expect(&c, ur->name, sr->where, sr->offset);
+			snprintf(ur->expected, sizeof(ur->expected), "%s", ex ? ex : "");
+			ur->match = ex ? expect_matches(ex, ur, is_oracle) : false;
 			if (!ur->match)
 				res->pass = false;
 		}

@@ -26,7 +26,7 @@ struct hx_uw_res {
 	bool has_faithful, faithful;
 	bool fallback;
 	bool consistent;                    /* oracle: chain == truth */
-	const char *expected;               /* NULL: no expectation */
+	char expected[16];                  /* "": no expectation */
 	bool match;
 };
 

@@ -1,0 +1,183 @@
+/* The CLI end to end: exit codes, messages naming file and line/offset,
+ * record/replay round trip, a lying case caught, malformed inputs. */
+#include <check.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char bin[1024];
+static char tmp[256];
+
+static void setup(void)
+{
+	const char *b = getenv("JU_BIN");
+	snprintf(bin, sizeof(bin), "%s", b ? b : "./jitunwind");
+	snprintf(tmp, sizeof(tmp), "/tmp/jutest-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+}
+
+static void teardown(void)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* run a shell command, capture stdout+stderr, return the exit code */
+static int sh(char *out, size_t outlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int sh(char *out, size_t outlen, const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
+	FILE *p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	size_t n = fread(out, 1, outlen - 1, p);
+	out[n] = 0;
+	char drain[4096];
+	while (fread(drain, 1, sizeof(drain), p) > 0)
+		;
+	int st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static char out[1 << 16];
+
+START_TEST(help_and_usage)
+{
+	ck_assert_int_eq(sh(out, sizeof(out), "%s --help", bin), 0);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --help", bin), 0);
+	ck_assert_ptr_nonnull(strstr(out, "--unwinders"));
+	ck_assert_int_eq(sh(out, sizeof(out), "%s frobnicate", bin), 2);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --unwinders nope", bin), 2);
+	ck_assert_ptr_nonnull(strstr(out, "unknown unwinder 'nope'"));
+	ck_assert_int_eq(sh(out, sizeof(out), "%s record cases/x86_64", bin), 2);
+}
+END_TEST
+
+START_TEST(malformed_case_exit2)
+{
+	char p[512];
+	snprintf(p, sizeof(p), "%s/bad.case", tmp);
+	write_file(p, "[case]\nname = bad\narch = x86_64\nabout = x\n[code]\npush_fp\nfrobnicate\n");
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run %s", bin, p), 2);
+	char want[600];
+	snprintf(want, sizeof(want), "%s:7: unknown op 'frobnicate'", p);
+	ck_assert_msg(strstr(out, want), "output: %s", out);
+}
+END_TEST
+
+/* A case whose CFI is wrong but whose [expect] claims all is well: run exits 1
+ * and names the offset and the instruction. */
+START_TEST(lying_case_fails)
+{
+	char p[512];
+	snprintf(p, sizeof(p), "%s/liar.case", tmp);
+	write_file(p, "[case]\nname = liar\narch = x86_64\nabout = CFI off by 8, expectations claim consistent\n"
+		      "[code]\npush_fp\n.cfi_def_cfa_offset 24\n.cfi_offset %rbp, -16\nset_fp\n.cfi_def_cfa_register %rbp\n"
+		      "call_target\npop_fp\n.cfi_def_cfa %rsp, 8\nret\n"
+		      "[unwind]\ncfi = directives\n[sample]\nat = every-insn\n"
+		      "[expect]\nfp = ok; skipped at 0,1,7\noracle = consistent\n");
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run %s", bin, p), 1);
+	ck_assert_msg(strstr(out, "FAIL liar"), "output: %s", out);
+	ck_assert_msg(strstr(out, "tramp+0x1 (offset 1: mov %rsp,%rbp) oracle: expected consistent, got inconsistent"),
+		      "output: %s", out);
+}
+END_TEST
+
+START_TEST(record_replay_roundtrip)
+{
+	char s[512], j1[512], j2[512];
+	snprintf(s, sizeof(s), "%s/s.bin", tmp);
+	snprintf(j1, sizeof(j1), "%s/run.json", tmp);
+	snprintf(j2, sizeof(j2), "%s/replay.json", tmp);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s record -o %s --jitdump-dir %s/dumps cases/x86_64/cpython-3.13-fp.case",
+			    bin, s, tmp), 0);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s replay --json %s %s", bin, j2, s), 0);
+	ck_assert_msg(strstr(out, "1 passed, 0 failed"), "output: %s", out);
+	/* truncating the samples file: exit 2 naming the file and an offset */
+	struct stat st;
+	ck_assert_int_eq(stat(s, &st), 0);
+	ck_assert_int_eq(truncate(s, st.st_size - 100), 0);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s replay %s", bin, s), 2);
+	ck_assert_msg(strstr(out, s) && strstr(out, "offset 0x"), "output: %s", out);
+	/* garbage: exit 2 with the expected magic named */
+	write_file(s, "hello");
+	ck_assert_int_eq(sh(out, sizeof(out), "%s replay %s", bin, s), 2);
+	ck_assert_msg(strstr(out, "JUSAMPLE"), "output: %s", out);
+}
+END_TEST
+
+/* malformed jitdumps behind a samples file: exit 2, file + offset, no crash */
+START_TEST(malformed_jitdump_exit2)
+{
+	char s[512], dir[512];
+	snprintf(s, sizeof(s), "%s/s.bin", tmp);
+	snprintf(dir, sizeof(dir), "%s/dumps", tmp);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s record -o %s --jitdump-dir %s cases/x86_64/cpython-3.13-fp.case",
+			    bin, s, dir), 0);
+	char dump[600];
+	ck_assert_int_eq(sh(dump, sizeof(dump), "ls %s/jit-*.dump | head -1 | tr -d '\\n'", dir), 0);
+	struct stat st;
+	ck_assert_int_eq(stat(dump, &st), 0);
+	/* (1) truncated in the middle of the last record */
+	char cmd[1400];
+	snprintf(cmd, sizeof(cmd), "cp %s %s.orig", dump, dump);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(truncate(dump, st.st_size - 3), 0);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s replay %s", bin, s), 2);
+	ck_assert_msg(strstr(out, dump) && strstr(out, "offset 0x"), "output: %s", out);
+	/* (2) first record's total_size past the end of the file */
+	snprintf(cmd, sizeof(cmd), "cp %s.orig %s && printf '\\377\\377\\377\\177' | dd of=%s bs=1 seek=44 conv=notrunc status=none",
+		 dump, dump, dump);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s replay %s", bin, s), 2);
+	ck_assert_msg(strstr(out, "runs past the end"), "output: %s", out);
+	/* (3) bad magic */
+	snprintf(cmd, sizeof(cmd), "cp %s.orig %s && printf 'XXXX' | dd of=%s bs=1 seek=0 conv=notrunc status=none",
+		 dump, dump, dump);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s replay %s", bin, s), 2);
+	ck_assert_msg(strstr(out, "bad magic"), "output: %s", out);
+}
+END_TEST
+
+START_TEST(list_cases)
+{
+	ck_assert_int_eq(sh(out, sizeof(out), "%s list cases/x86_64", bin), 0);
+	ck_assert_ptr_nonnull(strstr(out, "cpython-3.13-fp "));
+	ck_assert_ptr_nonnull(strstr(out, "neg-rows-shifted"));
+}
+END_TEST
+
+Suite *suite_cli(void);
+Suite *suite_cli(void)
+{
+	Suite *s = suite_create("cli");
+	TCase *tc = tcase_create("cli");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, help_and_usage);
+	tcase_add_test(tc, malformed_case_exit2);
+	tcase_add_test(tc, lying_case_fails);
+	tcase_add_test(tc, record_replay_roundtrip);
+	tcase_add_test(tc, malformed_jitdump_exit2);
+	tcase_add_test(tc, list_cases);
+	suite_add_tcase(s, tc);
+	return s;
+}
