@@ -1,5 +1,6 @@
 /* Case parser: good cases parse, every error names file:line and what was expected. */
 #include <check.h>
+#include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
 #include "harness/case.h"
