@@ -173,6 +173,9 @@ static int load_cases(struct common *c, struct hx_case **cases, char ***paths, i
 	}
 	if (hx_case_glob(pp, np, paths, n, err, sizeof(err))) {
 		fprintf(stderr, "jitunwind: %s\n", err);
+		for (int k = 0; k < *n; k++)
+			free((*paths)[k]);
+		free(*paths);
 		return 2;
 	}
 	*cases = calloc(*n ? (size_t)*n : 1, sizeof(**cases));
@@ -181,6 +184,13 @@ static int load_cases(struct common *c, struct hx_case **cases, char ***paths, i
 	for (int i = 0; i < *n; i++) {
 		if (hx_case_load(&(*cases)[i], (*paths)[i], err, sizeof(err))) {
 			fprintf(stderr, "jitunwind: %s\n", err);
+			for (int k = 0; k < *n; k++) {
+				if (k <= i)
+					hx_case_free(&(*cases)[k]);
+				free((*paths)[k]);
+			}
+			free(*cases);
+			free(*paths);
 			return 2;
 		}
 	}
