@@ -97,7 +97,9 @@ check-asan:
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" OPT=-O1 check
 
 bench: all
-	./$(BIN) bench cases/$(ARCH)
+	$(RUNNER) ./$(BIN) bench cases/$(ARCH)
+	@s=$$(date +%s%N); $(RUNNER) ./$(BIN) run cases/$(ARCH) >/dev/null; e=$$(date +%s%N); \
+	  awk -v s=$$s -v e=$$e 'BEGIN { printf "  whole run of cases/$(ARCH): %.3f s wall\n", (e - s) / 1e9 }'
 
 clean:
 	rm -rf build jitunwind
