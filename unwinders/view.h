@@ -7,6 +7,7 @@
 #include "unwind.h"
 #include "ehframe.h"
 #include "jitdump.h"
+#include "perfview.h"
 
 struct uw_map {
 	uint64_t start, end, pgoff;
@@ -38,7 +39,7 @@ struct uw_view {
 	const struct jd_file *jd;
 	struct uw_region *regions;    /* sorted by start, JIT regions shadow file maps */
 	size_t nregions;
-	int stack_size_limit;         /* DWARF dump size (perf --call-graph dwarf,SIZE); 0 = all */
+	const struct pv_view *pv;     /* perf's view (perfview.h), for libunwind and libdw; may be NULL */
 };
 
 /* Parse "/proc/self/maps" text. 0, or -1 with a message. */

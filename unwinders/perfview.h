@@ -1,0 +1,73 @@
+/* perf's view of the process (facts section 2): every CODE_LOAD becomes a
+ * jitted-<pid>-<index>.so laid out as `perf inject -j` (genelf) lays it,
+ * mapped by the MMAP2 perf injects; file-backed maps stay as they are.
+ * libunwind and libdw are fed from this view only, as perf feeds them. */
+#ifndef UW_PERFVIEW_H
+#define UW_PERFVIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include "jitdump.h"
+
+enum pv_profile {
+	PV_CURRENT,     /* upstream >= 6.8 and stable trees with its fixes (Debian 12's 6.1.192) */
+	PV_V61,         /* v6.1-v6.7 without backports: PT_LOAD at 0, libunwind base without -pgoff,
+			   libdw without the /tmp/jitted- rule */
+	PV_5X_0X40,     /* 5.x stable trees: .text at 0x80 but MMAP2 pgoff 0x40 */
+};
+const char *pv_profile_name(enum pv_profile p);
+int pv_profile_parse(const char *s, enum pv_profile *p);
+
+struct pv_dso {
+	char path[4096];          /* jitted-<pid>-<index>.so, or the mapped file */
+	bool jitted;
+	const struct jd_load *load;   /* jitted: the CODE_LOAD it was made from */
+	uint8_t *image;           /* the whole file in memory (owned) */
+	size_t size;
+	/* from the ELF's section headers (by name, as perf finds them) */
+	bool has_eh_frame_hdr;
+	uint64_t eh_frame_hdr_addr, eh_frame_hdr_off, eh_frame_hdr_size;
+	bool has_eh_frame;
+	uint64_t eh_frame_addr, eh_frame_off, eh_frame_size;
+	uint64_t first_load_vaddr;    /* p_vaddr of the first PT_LOAD */
+	uint64_t first_load_offset;   /* its p_offset */
+};
+
+struct pv_map {               /* one entry of perf's map tree for the pid */
+	uint64_t start, end, pgoff;
+	struct pv_dso *dso;
+};
+
+struct pv_view {
+	enum pv_profile profile;
+	char dir[4096];           /* where the jitted .so files were written */
+	bool private_dir;         /* remove dir on pv_fini */
+	struct pv_dso *dsos;
+	size_t ndsos;
+	struct pv_map *maps;      /* sorted by start, non-overlapping (later maps cut earlier ones) */
+	size_t nmaps;
+};
+
+struct uw_map;  /* view.h */
+
+/* Build perf's view from the process maps and the jitdump (jd may be NULL).
+ * outdir: where to write the jitted .so files (NULL: a private temp dir).
+ * 0, or -1 with a message naming the jitdump offset at fault. */
+int pv_build(struct pv_view *pv, enum pv_profile prof, const struct uw_map *maps, size_t nmaps,
+	     const struct jd_file *jd, const char *outdir, char *err, size_t errlen);
+void pv_fini(struct pv_view *pv);
+
+const struct pv_map *pv_find(const struct pv_view *pv, uint64_t addr);
+/* perf's map_ip: file offset of addr = addr - start + pgoff; read n bytes from
+ * the DSO file there (dso__data_read_addr). true if all n bytes exist. */
+bool pv_read(const struct pv_view *pv, uint64_t addr, void *buf, size_t n);
+/* The symbol perf prints for addr through its view (the jitted ELF's symtab,
+ * or the mapped ELF's .symtab/.dynsym), or NULL where perf prints [unknown]. */
+const char *pv_symbolize(const struct pv_view *pv, uint64_t addr);
+
+/* Write one jitted ELF exactly as `perf inject -j` would under prof. */
+int pv_write_jitted_elf(const char *path, enum pv_profile prof, const struct jd_load *l,
+			uint16_t elf_mach, char *err, size_t errlen);
+
+#endif
