@@ -301,27 +301,40 @@ int hx_capture_case(const struct hx_case *c, const char *case_path, const char *
 	if (u.eh_off + u.mapped_size > slot)
 		slot = (u.eh_off + u.mapped_size + 15) & ~(size_t)15;
 	slot = (slot + 63) & ~(size_t)63;
-	rc = tr_arena_init(&hx.arena, slot * (size_t)hx.depth + 4096);
+	/* a case may pack trampolines closer than their mappings (stride-overlap);
+	 * their unwinding data then lives only in the jitdump, which is all perf reads */
+	bool install_unwind = true;
+	if (c->stride) {
+		if ((size_t)c->stride < hx_func.code_size)
+			return fail("stride %d is smaller than the code (%zu bytes)", c->stride, hx_func.code_size);
+		install_unwind = (size_t)c->stride >= slot;
+		slot = (size_t)c->stride;
+	}
+	rc = tr_arena_init(&hx.arena, slot * (size_t)hx.depth + 8192);
 	if (rc)
 		return fail("arena: %s", strerror(-rc));
 	for (int k = 1; k <= hx.depth; k++) {
 		uint8_t *at;
-		if (tr_arena_alloc(&hx.arena, slot, 64, &at))
+		if (tr_arena_alloc(&hx.arena, slot, c->stride ? 1 : 64, &at))
 			return fail("%s", "arena full");
 		uint64_t addr = (uint64_t)(uintptr_t)at;
 		if (tr_unwind_build(&hx_func, &c->unw, addr, &u, err, sizeof(err)))
 			return fail("%s", err);
 		if (tr_patch(&hx.arena, at, hx_func.code, hx_func.code_size) ||
-		    tr_patch(&hx.arena, at + u.eh_off, u.data, u.size))
+		    (install_unwind && tr_patch(&hx.arena, at + u.eh_off, u.data, u.size)))
 			return fail("%s", "tr_patch failed installing code");
 		hx.tramp[k] = at;
 		hx.tramp_size[k] = hx_func.code_size;
 		char name[32];
 		snprintf(name, sizeof(name), k == 1 ? "tramp" : "tramp%d", k);
-		if (c->unw.cfi != TR_CFI_NONE || u.size)
+		bool unw = c->unw.cfi != TR_CFI_NONE || u.size;
+		rc = 0;
+		if (unw && !c->unwind_after_load)
 			rc = jdw_unwinding_info(&w, u.data, u.size, u.hdr_size, u.mapped_size);
 		if (!rc)
 			rc = jdw_code_load(&w, name, addr, hx_func.code, hx_func.code_size, NULL);
+		if (!rc && unw && c->unwind_after_load)
+			rc = jdw_unwinding_info(&w, u.data, u.size, u.hdr_size, u.mapped_size);
 		if (rc)
 			return fail("jitdump write: %s", strerror(-rc));
 		/* FUNC record: where each instruction is and what it is */

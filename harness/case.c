@@ -38,11 +38,20 @@ static char *trim(char *s)
 	return s;
 }
 
+/* "ok", "ok fallback" ('fallback': the chain was found without the emitted CFI) */
 static bool valid_verdict(const char *v)
 {
+	char w[32];
+	snprintf(w, sizeof(w), "%s", v);
+	char *sp = strchr(w, ' ');
+	if (sp) {
+		*sp = 0;
+		if (strcmp(trim(sp + 1), "fallback"))
+			return false;
+	}
 	for (int i = 0; verdicts[i]; i++)
-		if (!strcmp(v, verdicts[i]))
-			return true;
+		if (!strcmp(w, verdicts[i]))
+			return i < 6 || !sp;
 	return false;
 }
 
@@ -163,6 +172,10 @@ static int parse_expect(struct hx_case *c, const char *key, char *val, int line,
 		if (!strcmp(c->expect[i].unwinder, key))
 			return cfail(err, errlen, c->path, line, "second expectation for '%s' (first on line %d)",
 				     key, c->expect[i].line);
+	if (strlen(key) >= sizeof(c->expect[0].unwinder) ||
+	    strspn(key, "abcdefghijklmnopqrstuvwxyz0123456789-.@x") != strlen(key) || key[0] == '@')
+		return cfail(err, errlen, c->path, line,
+			     "expectation key '%s': expected UNWINDER, UNWINDER@PROFILE, UNWINDER@SIZE or UNWINDER@PROFILE@SIZE", key);
 	struct hx_expect *x = &c->expect[c->nexpect];
 	memset(x, 0, sizeof(*x));
 	snprintf(x->unwinder, sizeof(x->unwinder), "%s", key);
@@ -177,7 +190,7 @@ static int parse_expect(struct hx_case *c, const char *key, char *val, int line,
 					     "the first part of '%s' must be a plain verdict, then '; VERDICT at LIST'", key);
 			if (!valid_verdict(t))
 				return cfail(err, errlen, c->path, line,
-					     "unknown verdict '%s' (expected ok, truncated, skipped, wrong, duplicate, error, consistent or inconsistent)", t);
+					     "unknown verdict '%s' (expected ok, truncated, skipped, wrong, duplicate, error, consistent or inconsistent, optionally followed by 'fallback')", t);
 			snprintf(x->verdict, sizeof(x->verdict), "%s", t);
 			continue;
 		}
@@ -260,13 +273,17 @@ static int parse_unwind(struct hx_case *c, const char *key, char *val, int line,
 		if (strcmp(val, "yes") && strcmp(val, "no"))
 			return cfail(err, errlen, c->path, line, "terminator: expected yes or no");
 		o->terminator = !strcmp(val, "yes");
+	} else if (!strcmp(key, "order")) {
+		if (strcmp(val, "before-load") && strcmp(val, "after-load"))
+			return cfail(err, errlen, c->path, line, "order: expected before-load (as perf needs) or after-load");
+		c->unwind_after_load = !strcmp(val, "after-load");
 	} else if (!strcmp(key, "eh_frame")) {
 		if (strcmp(val, "aligned") && strcmp(val, "unaligned"))
 			return cfail(err, errlen, c->path, line, "eh_frame: expected aligned or unaligned");
 		o->eh_unaligned = !strcmp(val, "unaligned");
 	} else {
 		return cfail(err, errlen, c->path, line,
-			     "unknown [unwind] key '%s' (expected cfi, cie, cie_version, fde_enc, hdr, table_enc, mapped, terminator, eh_frame)", key);
+			     "unknown [unwind] key '%s' (expected cfi, cie, cie_version, fde_enc, hdr, table_enc, mapped, terminator, eh_frame, order)", key);
 	}
 	return 0;
 }
@@ -374,13 +391,29 @@ int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t 
 					else
 						return cfail(err, errlen, path, line, "at: expected every-insn and/or in-callee, got '%s'", t);
 				}
+			} else if (!strcmp(key, "stride")) {
+				long long v;
+				if (parse_int(val, &v) || v < 1 || v > (1 << 20))
+					return cfail(err, errlen, path, line, "stride: expected a byte count between trampolines");
+				c->stride = (int)v;
+			} else if (!strcmp(key, "stack_size")) {
+				char tmp[256];
+				snprintf(tmp, sizeof(tmp), "%s", val);
+				c->nstack_sizes = 0;
+				for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+					long long v;
+					if (parse_int(trim(t), &v) || v < 8 || v > 65528 || v % 8 || c->nstack_sizes >= 4)
+						return cfail(err, errlen, path, line,
+							     "stack_size: expected up to 4 sizes, multiples of 8 in 8..65528 (perf's limits)");
+					c->stack_sizes[c->nstack_sizes++] = (int)v;
+				}
 			} else if (!strcmp(key, "depth")) {
 				long long d;
 				if (parse_int(val, &d) || d < 1 || d > HX_MAX_DEPTH)
 					return cfail(err, errlen, path, line, "depth: expected 1..%d", HX_MAX_DEPTH);
 				c->depth = (int)d;
 			} else
-				return cfail(err, errlen, path, line, "unknown [sample] key '%s' (expected at, depth)", key);
+				return cfail(err, errlen, path, line, "unknown [sample] key '%s' (expected at, depth, stack_size, stride)", key);
 			break;
 		case S_EXPECT:
 			if (parse_expect(c, key, val, line, err, errlen))
@@ -451,22 +484,40 @@ static bool item_matches(const struct hx_where *w, const char *where, int offset
 	return offset >= 0 && w->offset == offset;
 }
 
-const char *hx_case_expect(const struct hx_case *c, const char *unwinder,
-			   const char *where, int offset)
+static const struct hx_expect *find_expect(const struct hx_case *c, const char *unwinder,
+					   const char *profile, int stack_size)
 {
-	for (int i = 0; i < c->nexpect; i++) {
-		const struct hx_expect *x = &c->expect[i];
-		if (strcmp(x->unwinder, unwinder))
-			continue;
-		/* the last matching exception wins, like a later line overriding */
-		const char *v = x->verdict;
-		for (int e = 0; e < x->nexc; e++)
-			for (int k = 0; k < x->exc[e].nitems; k++)
-				if (item_matches(&x->exc[e].items[k], where, offset))
-					v = x->exc[e].verdict;
-		return v;
-	}
+	char keys[4][64];
+	snprintf(keys[0], sizeof(keys[0]), "%s@%s@%d", unwinder, profile ? profile : "", stack_size);
+	snprintf(keys[1], sizeof(keys[1]), "%s@%s", unwinder, profile ? profile : "");
+	snprintf(keys[2], sizeof(keys[2]), "%s@%d", unwinder, stack_size);
+	snprintf(keys[3], sizeof(keys[3]), "%s", unwinder);
+	for (int k = 0; k < 4; k++)
+		for (int i = 0; i < c->nexpect; i++)
+			if (!strcmp(c->expect[i].unwinder, keys[k]))
+				return &c->expect[i];
 	return NULL;
+}
+
+bool hx_case_has_expect(const struct hx_case *c, const char *unwinder, const char *profile,
+			int stack_size)
+{
+	return find_expect(c, unwinder, profile, stack_size) != NULL;
+}
+
+const char *hx_case_expect(const struct hx_case *c, const char *unwinder, const char *profile,
+			   int stack_size, const char *where, int offset)
+{
+	const struct hx_expect *x = find_expect(c, unwinder, profile, stack_size);
+	if (!x)
+		return NULL;
+	/* the last matching exception wins, like a later line overriding */
+	const char *v = x->verdict;
+	for (int e = 0; e < x->nexc; e++)
+		for (int k = 0; k < x->exc[e].nitems; k++)
+			if (item_matches(&x->exc[e].items[k], where, offset))
+				v = x->exc[e].verdict;
+	return v;
 }
 
 static int cmpstr(const void *a, const void *b)

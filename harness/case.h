@@ -18,14 +18,14 @@ struct hx_where {            /* one item of an "at" list */
 };
 
 struct hx_exc {
-	char verdict[16];
+	char verdict[32];
 	struct hx_where items[HX_MAX_ITEMS];
 	int nitems;
 };
 
 struct hx_expect {
-	char unwinder[16];
-	char verdict[16];        /* default for every sample */
+	char unwinder[48];       /* "libdw", "libdw@v6.1", "libunwind@65528", "libdw@v6.1@8192" */
+	char verdict[32];        /* default for every sample: "ok", "ok fallback", "consistent" */
 	struct hx_exc exc[HX_MAX_EXC];
 	int nexc;
 	int line;
@@ -41,6 +41,10 @@ struct hx_case {
 	struct tr_unwind_opts unw;
 	bool every_insn, in_callee;
 	int depth;
+	bool unwind_after_load;  /* [unwind] order = after-load: UNWINDING_INFO follows its CODE_LOAD */
+	int stride;              /* [sample] stride: bytes between trampolines (0: no overlap) */
+	int stack_sizes[4];      /* DWARF dump sizes to replay with ([sample] stack_size) */
+	int nstack_sizes;
 	struct hx_expect expect[HX_MAX_EXPECT];
 	int nexpect;
 	char *text;              /* the file's bytes, NUL-terminated (owned) */
@@ -54,9 +58,13 @@ int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t 
 int hx_case_load(struct hx_case *c, const char *path, char *err, size_t errlen);
 void hx_case_free(struct hx_case *c);
 
-/* The expectation for one unwinder at one sample; NULL if the case has none. */
-const char *hx_case_expect(const struct hx_case *c, const char *unwinder,
-			   const char *where, int offset);
+/* The expectation for one unwinder at one sample under a perf profile and a
+ * dump size: the most specific of "name@profile@size", "name@profile",
+ * "name@size", "name"; NULL if the case has none. */
+const char *hx_case_expect(const struct hx_case *c, const char *unwinder, const char *profile,
+			   int stack_size, const char *where, int offset);
+bool hx_case_has_expect(const struct hx_case *c, const char *unwinder, const char *profile,
+			int stack_size);
 
 /* Collect *.case files under each path (file or directory), sorted. */
 int hx_case_glob(const char *const *paths, int npaths, char ***out, int *n,

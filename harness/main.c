@@ -18,6 +18,7 @@
 #include "harness/samples.h"
 #include "trampolines/tramp.h"
 #include "unwinders/unwind.h"
+#include "unwinders/perfview.h"
 
 int hx_bench_main(int argc, char **argv);
 
@@ -37,12 +38,15 @@ static const char *host_arch(void)
 static void usage_run(FILE *f)
 {
 	fprintf(f,
-		"usage: jitunwind run [--json FILE] [--unwinders LIST] [--jitdump-dir DIR] [PATH...]\n"
+		"usage: jitunwind run [--json FILE] [--unwinders LIST] [--jitdump-dir DIR]\n"
+		"                     [--perf-profile P] [--stack-size N] [PATH...]\n"
 		"  Capture every case (default cases/%s), replay each sample through the unwinders\n"
 		"  and judge it against the truth and the case's [expect].\n"
 		"  --json FILE        write the JSON report (schema 1)\n"
 		"  --unwinders LIST   comma-separated, from: %s (default: all)\n"
 		"  --jitdump-dir DIR  write jit-<pid>.dump files there and keep them\n"
+		"  --perf-profile P   perf generation to reproduce: current (default), v6.1, 5.x-0x40\n"
+		"  --stack-size N     DWARF dump size (perf --call-graph dwarf,N; default: the case's, else 8192)\n"
 		"exit: 0 all cases pass, 1 a case failed, 2 bad usage or input, 77 nothing could run\n",
 		host_arch(), uw_unwinder_names());
 }
@@ -55,6 +59,7 @@ static void usage(FILE *f)
 		"  record  capture cases into a samples file\n"
 		"  replay  replay and judge a samples file\n"
 		"  list    list cases\n"
+		"  inject  write the jitted .so files perf inject -j would build from a jitdump\n"
 		"  bench   measure capture cost and replay rates\n");
 }
 
@@ -89,7 +94,8 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 	static const struct option lo[] = {
 		{ "json", required_argument, 0, 'j' }, { "unwinders", required_argument, 0, 'u' },
 		{ "jitdump-dir", required_argument, 0, 'd' }, { "help", no_argument, 0, 'h' },
-		{ "output", required_argument, 0, 'o' }, { 0, 0, 0, 0 },
+		{ "output", required_argument, 0, 'o' }, { "perf-profile", required_argument, 0, 'p' },
+		{ "stack-size", required_argument, 0, 's' }, { 0, 0, 0, 0 },
 	};
 	memset(c, 0, sizeof(*c));
 	if (parse_unwinders(c, uw_unwinder_names()))
@@ -104,6 +110,23 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 				return 2;
 			break;
 		case 'd': c->o.jitdump_dir = optarg; break;
+		case 'p':
+			if (pv_profile_parse(optarg, &c->o.profile)) {
+				fprintf(stderr, "jitunwind: --perf-profile %s: expected current, v6.1 or 5.x-0x40\n", optarg);
+				return 2;
+			}
+			break;
+		case 's': {
+			char *end;
+			long v = strtol(optarg, &end, 0);
+			/* perf: a multiple of 8, at most 65528 (the kernel rejects others) */
+			if (*end || v < 8 || v > 65528 || v % 8) {
+				fprintf(stderr, "jitunwind: --stack-size %s: expected a multiple of 8 in 8..65528\n", optarg);
+				return 2;
+			}
+			c->o.stack_size = (int)v;
+			break;
+		}
 		case 'o':
 			if (!want_out) {
 				help(stderr);
@@ -321,7 +344,7 @@ static int cmd_run(int argc, char **argv, bool record)
 
 static void usage_replay(FILE *f)
 {
-	fprintf(f, "usage: jitunwind replay [--json FILE] [--unwinders LIST] SAMPLES\n"
+	fprintf(f, "usage: jitunwind replay [--json FILE] [--unwinders LIST] [--perf-profile P] [--stack-size N] SAMPLES\n"
 		   "  Replay a samples file written by `jitunwind record` and judge it.\n");
 }
 
@@ -387,6 +410,50 @@ static int cmd_list(int argc, char **argv)
 	return 0;
 }
 
+static void usage_inject(FILE *f)
+{
+	fprintf(f, "usage: jitunwind inject DUMP -o DIR [--perf-profile P]\n"
+		   "  Write the jitted-<pid>-<index>.so files `perf inject -j` would build from DUMP.\n");
+}
+
+static int cmd_inject(int argc, char **argv)
+{
+	struct common c;
+	int rc = parse_common(argc, argv, &c, true, usage_inject);
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	if (c.npaths != 1 || !c.out) {
+		usage_inject(stderr);
+		return 2;
+	}
+	struct jd_file jd;
+	struct jd_err je;
+	if (jd_open(&jd, c.paths[0], &je)) {
+		fprintf(stderr, "jitunwind: %s: offset 0x%llx: %s\n", c.paths[0], (unsigned long long)je.offset, je.msg);
+		return 2;
+	}
+	if (mkdir(c.out, 0755) < 0 && errno != EEXIST) {
+		fprintf(stderr, "jitunwind: %s: %s\n", c.out, strerror(errno));
+		jd_close(&jd);
+		return 2;
+	}
+	int status = 0;
+	for (size_t i = 0; i < jd.nloads; i++) {
+		const struct jd_load *l = &jd.loads[i];
+		char path[4352], err[512];
+		snprintf(path, sizeof(path), "%s/jitted-%u-%llu.so", c.out, l->pid, (unsigned long long)l->code_index);
+		if (pv_write_jitted_elf(path, c.o.profile, l, (uint16_t)jd.elf_mach, err, sizeof(err))) {
+			fprintf(stderr, "jitunwind: %s: %s\n", path, err);
+			status = 2;
+			break;
+		}
+		printf("%s  %s at 0x%llx, %llu bytes%s\n", path, l->name, (unsigned long long)l->code_addr,
+		       (unsigned long long)l->code_size, l->has_unwind ? ", with unwinding info" : "");
+	}
+	jd_close(&jd);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -407,6 +474,8 @@ int main(int argc, char **argv)
 		return cmd_replay(argc - 1, argv + 1);
 	if (!strcmp(cmd, "list"))
 		return cmd_list(argc - 1, argv + 1);
+	if (!strcmp(cmd, "inject"))
+		return cmd_inject(argc - 1, argv + 1);
 	if (!strcmp(cmd, "bench"))
 		return hx_bench_main(argc - 1, argv + 1);
 	fprintf(stderr, "jitunwind: unknown command '%s'\n", cmd);

@@ -8,7 +8,7 @@
 static void cell(const struct hx_case_res *c, int u, char *buf, size_t n)
 {
 	/* most common verdict, then the others, '!' if any differs from [expect] */
-	int count[8] = { 0 }, fb = 0, bad = 0, unfaithful = 0;
+	int count[8] = { 0 }, fb = 0, bad = 0, unfaithful = 0, lost = 0;
 	const char *name = NULL;
 	for (size_t i = 0; i < c->nsamples; i++) {
 		const struct hx_uw_res *r = &c->samples[i].uw[u];
@@ -17,6 +17,7 @@ static void cell(const struct hx_case_res *c, int u, char *buf, size_t n)
 		fb += r->fallback;
 		bad += !r->match;
 		unfaithful += r->has_faithful && !r->faithful;
+		lost += r->name_lost;
 	}
 	size_t len = 0;
 	buf[0] = 0;
@@ -41,6 +42,8 @@ static void cell(const struct hx_case_res *c, int u, char *buf, size_t n)
 		len += (size_t)snprintf(buf + len, n - len, " fallback:%d", fb);
 	if (unfaithful && len < n)
 		len += (size_t)snprintf(buf + len, n - len, " unfaithful:%d", unfaithful);
+	if (lost && len < n)
+		len += (size_t)snprintf(buf + len, n - len, " name-lost:%d", lost);
 	if (bad && len < n)
 		snprintf(buf + len, n - len, " !%d", bad);
 }
@@ -91,6 +94,8 @@ void hx_report_table(FILE *out, const struct hx_case_res *cases, size_t n, const
 				    strcmp(r->expected, "inconsistent"))
 					got = hx_verdict_name(r->j.v);
 				fprintf(out, "  %s", sr->where);
+				if (sr->stack_size != 8192)
+					fprintf(out, " [stack %d]", sr->stack_size);
 				if (sr->offset >= 0)
 					fprintf(out, " (offset %d: %s)", sr->offset, sr->insn);
 				fprintf(out, " %s: expected %s, got %s", r->name,
@@ -106,6 +111,10 @@ void hx_report_table(FILE *out, const struct hx_case_res *cases, size_t n, const
 					if (t >= 0 && t < sr->nt)
 						fprintf(out, ", truth 0x%llx", (unsigned long long)sr->truth[t]);
 				}
+				if (r->fallback)
+					fprintf(out, " (fallback: found without the emitted CFI)");
+				if (r->name_lost)
+					fprintf(out, " (JIT frame name lost)");
 				fprintf(out, "\n");
 			}
 		}
@@ -156,6 +165,7 @@ int hx_report_json(const char *path, const char *arch, const struct hx_case_res 
 		jstr(f, c->file);
 		fprintf(f, ",\"about\":");
 		jstr(f, c->about);
+		fprintf(f, ",\"profile\":\"%s\"", c->profile);
 		fprintf(f, ",\"result\":\"%s\",\"emitted\":\"%s\"", c->pass ? "pass" : "fail",
 			c->consistent ? "consistent" : "inconsistent");
 		if (c->problem[0]) {
@@ -173,7 +183,7 @@ int hx_report_json(const char *path, const char *arch, const struct hx_case_res 
 			else
 				fprintf(f, ",\"offset\":null,\"insn\":");
 			jstr(f, sr->insn);
-			fprintf(f, ",\"truth\":");
+			fprintf(f, ",\"stack_size\":%d,\"truth\":", sr->stack_size);
 			jchain(f, sr->truth, sr->nt);
 			fprintf(f, ",\"unwinders\":{");
 			for (int u = 0; u < sr->nuw; u++) {
@@ -194,6 +204,17 @@ int hx_report_json(const char *path, const char *arch, const struct hx_case_res 
 					jstr(f, r->expected);
 				else
 					fprintf(f, "null");
+				if (c->has_symbols && strcmp(r->name, "oracle")) {
+					fprintf(f, ",\"symbols\":[");
+					for (int k = 0; k < r->nsym; k++) {
+						fprintf(f, "%s", k ? "," : "");
+						if (r->sym[k][0])
+							jstr(f, r->sym[k]);
+						else
+							fprintf(f, "null");
+					}
+					fprintf(f, "],\"name_lost\":%s", r->name_lost ? "true" : "false");
+				}
 				fprintf(f, ",\"match\":%s,\"stop\":\"%s\"", r->match ? "true" : "false",
 					uw_stop_name(r->r.stop));
 				if (r->r.why[0]) {

@@ -90,13 +90,50 @@ static void where_of(const struct hx_group *g, const struct hx_sample *s, char *
 	*offset = (int)s->offset;
 }
 
+/* "ok" needs the verdict and no fallback; "ok fallback" needs both */
 static bool expect_matches(const char *expected, const struct hx_uw_res *u, bool is_oracle)
 {
 	if (!strcmp(expected, "consistent"))
 		return is_oracle && u->consistent;
 	if (!strcmp(expected, "inconsistent"))
 		return is_oracle && !u->consistent;
-	return !strcmp(expected, hx_verdict_name(u->j.v));
+	char w[32];
+	snprintf(w, sizeof(w), "%s", expected);
+	char *sp = strchr(w, ' ');
+	bool want_fb = false;
+	if (sp) {
+		*sp = 0;
+		want_fb = true;
+	}
+	return !strcmp(w, hx_verdict_name(u->j.v)) && u->fallback == want_fb;
+}
+
+static bool is_dwarf(const char *name)
+{
+	return !strcmp(name, "libunwind") || !strcmp(name, "libdw");
+}
+
+/* where the oracle's chain reaches the anchor's return address */
+static int oracle_len(const struct uw_result *o, const struct hx_sample *s)
+{
+	for (int f = 0; f < o->n; f++)
+		if (s->ntruth && o->addr[f] == s->truth[s->ntruth - 1])
+			return f + 1;
+	return o->n;
+}
+
+static void symbolize(const struct pv_view *pv, const struct uw_view *v, struct hx_uw_res *ur, int nt)
+{
+	ur->nsym = ur->r.n < nt ? ur->r.n : nt;
+	for (int f = 0; f < ur->nsym; f++) {
+		/* perf looks return addresses up at ip - 1 */
+		uint64_t a = f ? ur->r.addr[f] - 1 : ur->r.addr[f];
+		const char *n = pv_symbolize(pv, a);
+		snprintf(ur->sym[f], HX_SYM_LEN, "%s", n ? n : "");
+		const struct uw_region *reg = uw_view_find(v, a);
+		if (!n && reg && reg->kind == UW_REGION_JIT && a < reg->load->code_addr + reg->load->code_size)
+			ur->name_lost = true;
+	}
 }
 
 int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx_opts *o,
@@ -104,14 +141,15 @@ int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx
 {
 	memset(res, 0, sizeof(*res));
 	struct hx_case c;
-	int ret = 0;
 	snprintf(res->file, sizeof(res->file), "%s", g->case_path ? g->case_path : "?");
 	if (hx_case_parse(&c, res->file, g->case_text, g->case_len, err, errlen)) {
 		hx_case_free(&c);
 		return 2;
 	}
+	const char *prof = pv_profile_name(o->profile);
 	snprintf(res->name, sizeof(res->name), "%s", c.name);
 	snprintf(res->about, sizeof(res->about), "%s", c.about);
+	snprintf(res->profile, sizeof(res->profile), "%s", prof);
 	res->pass = true;
 	res->consistent = true;
 	if (g->error) {
@@ -161,18 +199,37 @@ int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx
 	}
 	struct uw_view view;
 	uw_view_init(&view, arch, maps, nmaps, have_jd ? &jd : NULL, err, errlen);
+	/* perf's view: the jitted .so files land in /tmp as jitted-<pid>-<n>.so,
+	 * where CPython's dumps put them (perf's libdw path keys on that name) */
+	static struct pv_view pv;
+	bool have_pv = false;
+	char pverr[512];
+	if (pv_build(&pv, o->profile, maps, nmaps, have_jd ? &jd : NULL, NULL, pverr, sizeof(pverr)) == 0) {
+		have_pv = true;
+		view.pv = &pv;
+		res->has_symbols = true;
+	} else if (!res->problem[0]) {
+		snprintf(res->problem, sizeof(res->problem), "perf view: %s", pverr);
+	}
+
+	int sizes[4], nsizes = 0;
+	if (o->stack_size)
+		sizes[nsizes++] = o->stack_size;
+	else
+		for (int i = 0; i < c.nstack_sizes; i++)
+			sizes[nsizes++] = c.stack_sizes[i];
+	if (!nsizes)
+		sizes[nsizes++] = 8192;
 
 	/* every selected unwinder must have an expectation, so none passes silently */
-	for (int u = 0; u < o->nuw; u++) {
-		bool found = false;
-		for (int e = 0; e < c.nexpect; e++)
-			found |= !strcmp(c.expect[e].unwinder, o->unwinders[u]);
-		if (!found && !res->problem[0]) {
-			snprintf(res->problem, sizeof(res->problem), "%s has no expectation for '%s' in [expect]",
-				 res->file, o->unwinders[u]);
-			res->pass = false;
-		}
-	}
+	for (int u = 0; u < o->nuw; u++)
+		for (int z = 0; z < nsizes; z++)
+			if (!hx_case_has_expect(&c, o->unwinders[u], prof, sizes[z]) && !res->problem[0]) {
+				snprintf(res->problem, sizeof(res->problem),
+					 "%s has no expectation for '%s' (profile %s, stack size %d) in [expect]",
+					 res->file, o->unwinders[u], prof, sizes[z]);
+				res->pass = false;
+			}
 	void *state[HX_MAX_UW] = { 0 };
 	const struct uw_unwinder *uws[HX_MAX_UW];
 	for (int u = 0; u < o->nuw; u++) {
@@ -183,69 +240,76 @@ int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx
 			uws[u] = NULL;
 		}
 	}
-	res->samples = calloc(g->nsamples ? g->nsamples : 1, sizeof(*res->samples));
-	static struct uw_result oracle_r;
+	size_t total = g->nsamples * (size_t)nsizes;
+	res->samples = calloc(total ? total : 1, sizeof(*res->samples));
+	static struct uw_result oracle_full, oracle_dump;
 	for (size_t i = 0; res->samples && i < g->nsamples; i++) {
 		const struct hx_sample *s = &g->samples[i];
-		struct hx_sample_res *sr = &res->samples[res->nsamples++];
-		where_of(g, s, sr->where, sizeof(sr->where), sr->insn, sizeof(sr->insn), &sr->offset);
-		sr->nt = (int)s->ntruth;
-		memcpy(sr->truth, s->truth, sizeof(uint64_t) * s->ntruth);
-		struct uw_sample us = { .arch = arch, .abi = s->abi, .mask = s->mask,
-					.stack_addr = s->stack_addr, .stack = s->stack,
-					.stack_size = s->stack_size };
-		memcpy(us.regs, s->regs, sizeof(us.regs));
-		/* the oracle always runs: it decides `emitted` and DWARF faithfulness */
-		uw_oracle.unwind(NULL, &view, &us, &oracle_r);
+		struct uw_sample full = { .arch = arch, .abi = s->abi, .mask = s->mask,
+					  .stack_addr = s->stack_addr, .stack = s->stack,
+					  .stack_size = s->stack_size };
+		memcpy(full.regs, s->regs, sizeof(full.regs));
+		/* the oracle over the whole stack decides `emitted` */
+		uw_oracle.unwind(NULL, &view, &full, &oracle_full);
 		struct hx_judgement oj;
-		hx_judge(s->truth, sr->nt, oracle_r.addr, oracle_r.n, &oj);
+		hx_judge(s->truth, (int)s->ntruth, oracle_full.addr, oracle_full.n, &oj);
 		if (oj.v != HX_OK)
 			res->consistent = false;
-		int olen = oracle_r.n;
-		for (int f = 0; f < oracle_r.n; f++)
-			if (sr->nt && oracle_r.addr[f] == s->truth[sr->nt - 1]) {
-				olen = f + 1;
-				break;
+		for (int z = 0; z < nsizes; z++) {
+			struct hx_sample_res *sr = &res->samples[res->nsamples++];
+			where_of(g, s, sr->where, sizeof(sr->where), sr->insn, sizeof(sr->insn), &sr->offset);
+			sr->stack_size = sizes[z];
+			sr->nt = (int)s->ntruth;
+			memcpy(sr->truth, s->truth, sizeof(uint64_t) * s->ntruth);
+			/* DWARF unwinders see only the first stack_size bytes (perf's dump) */
+			struct uw_sample dump = full;
+			if (dump.stack_size > (uint64_t)sizes[z])
+				dump.stack_size = (uint64_t)sizes[z];
+			uw_oracle.unwind(NULL, &view, &dump, &oracle_dump);
+			int olen = oracle_len(&oracle_dump, s);
+			for (int u = 0; u < o->nuw; u++) {
+				struct hx_uw_res *ur = &sr->uw[sr->nuw++];
+				ur->name = o->unwinders[u];
+				bool dw = is_dwarf(ur->name);
+				if (!uws[u]) {
+					ur->r.n = 0;
+					ur->r.stop = UW_STOP_ERROR;
+					snprintf(ur->r.why, sizeof(ur->r.why), "unwinder not available");
+				} else if (uws[u] == &uw_oracle) {
+					ur->r = oracle_full;
+				} else {
+					uws[u]->unwind(state[u], &view, dw ? &dump : &full, &ur->r);
+				}
+				hx_judge(s->truth, sr->nt, ur->r.addr, ur->r.n, &ur->j);
+				for (int f = 0; f < ur->r.n; f++)
+					ur->fallback |= (ur->r.flags[f] & UW_F_FALLBACK) != 0;
+				bool is_oracle = !strcmp(ur->name, "oracle");
+				if (is_oracle) {
+					ur->consistent = ur->j.v == HX_OK;
+				} else if (!strcmp(ur->name, "fp") || !strcmp(ur->name, "kernel-fp")) {
+					/* the FP convention: the truth frames whose owner has
+					 * its frame record established */
+					uint64_t pred[HX_MAX_TRUTH];
+					int np = 0;
+					for (int t = 0; t < sr->nt; t++)
+						if (s->fpflag[t])
+							pred[np++] = s->truth[t];
+					ur->has_faithful = true;
+					ur->faithful = hx_chain_prefix_eq(ur->r.addr, ur->r.n, pred, np, np);
+				} else {
+					/* DWARF: the oracle under the same view and dump size */
+					ur->has_faithful = true;
+					ur->faithful = hx_chain_prefix_eq(ur->r.addr, ur->r.n, oracle_dump.addr,
+									  oracle_dump.n, olen);
+				}
+				if (have_pv && !is_oracle)
+					symbolize(&pv, &view, ur, sr->nt);
+				const char *ex = hx_case_expect(&c, ur->name, prof, sizes[z], sr->where, sr->offset);
+				snprintf(ur->expected, sizeof(ur->expected), "%s", ex ? ex : "");
+				ur->match = ex ? expect_matches(ex, ur, is_oracle) : false;
+				if (!ur->match)
+					res->pass = false;
 			}
-		for (int u = 0; u < o->nuw; u++) {
-			struct hx_uw_res *ur = &sr->uw[sr->nuw++];
-			ur->name = o->unwinders[u];
-			if (!uws[u]) {
-				ur->r.n = 0;
-				ur->r.stop = UW_STOP_ERROR;
-				snprintf(ur->r.why, sizeof(ur->r.why), "unwinder not available");
-			} else if (uws[u] == &uw_oracle) {
-				ur->r = oracle_r;
-			} else {
-				uws[u]->unwind(state[u], &view, &us, &ur->r);
-			}
-			hx_judge(s->truth, sr->nt, ur->r.addr, ur->r.n, &ur->j);
-			for (int f = 0; f < ur->r.n; f++)
-				ur->fallback |= (ur->r.flags[f] & UW_F_FALLBACK) != 0;
-			bool is_oracle = !strcmp(ur->name, "oracle");
-			if (is_oracle) {
-				ur->consistent = ur->j.v == HX_OK;
-			} else if (!strcmp(ur->name, "fp") || !strcmp(ur->name, "kernel-fp")) {
-				/* the FP convention: the truth frames whose owner has its
-				 * frame record established */
-				uint64_t pred[HX_MAX_TRUTH];
-				int np = 0;
-				for (int t = 0; t < sr->nt; t++)
-					if (s->fpflag[t])
-						pred[np++] = s->truth[t];
-				ur->has_faithful = true;
-				ur->faithful = hx_chain_prefix_eq(ur->r.addr, ur->r.n, pred, np, np);
-			} else {
-				ur->has_faithful = true;
-				ur->faithful = hx_chain_prefix_eq(ur->r.addr, ur->r.n, oracle_r.addr, oracle_r.n, olen) ||
-					       (ur->r.n == oracle_r.n && olen == oracle_r.n &&
-						hx_chain_prefix_eq(ur->r.addr, ur->r.n, oracle_r.addr, oracle_r.n, olen));
-			}
-			const char *ex = hx_case_expect(&c, ur->name, sr->where, sr->offset);
-			snprintf(ur->expected, sizeof(ur->expected), "%s", ex ? ex : "");
-			ur->match = ex ? expect_matches(ex, ur, is_oracle) : false;
-			if (!ur->match)
-				res->pass = false;
 		}
 	}
 	if (g->nsamples == 0 && !res->problem[0]) {
@@ -255,10 +319,12 @@ int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx
 	for (int u = 0; u < o->nuw; u++)
 		if (uws[u] && uws[u]->close)
 			uws[u]->close(state[u]);
+	if (have_pv)
+		pv_fini(&pv);
 	uw_view_fini(&view);
 	uw_maps_free(maps, nmaps);
 	if (have_jd)
 		jd_close(&jd);
 	hx_case_free(&c);
-	return ret;
+	return 0;
 }

@@ -8,6 +8,7 @@
 #include "judge.h"
 #include "samples.h"
 #include "unwinders/unwind.h"
+#include "unwinders/perfview.h"
 
 #define HX_MAX_UW 8
 
@@ -16,8 +17,11 @@ struct hx_opts {
 	int nuw;
 	const char *jitdump_dir;            /* NULL: private mkdtemp directory */
 	bool keep_dumps;
-	int stack_size;                     /* DWARF dump size (0 = default 8192) */
+	int stack_size;                     /* DWARF dump size; 0: the case's, else 8192 */
+	enum pv_profile profile;            /* perf generation whose view is reproduced */
 };
+
+#define HX_SYM_LEN 40
 
 struct hx_uw_res {
 	const char *name;
@@ -26,7 +30,10 @@ struct hx_uw_res {
 	bool has_faithful, faithful;
 	bool fallback;
 	bool consistent;                    /* oracle: chain == truth */
-	char expected[16];                  /* "": no expectation */
+	bool name_lost;                     /* a JIT frame perf would print as [unknown] */
+	int nsym;                           /* symbols of the first nsym frames */
+	char sym[HX_MAX_TRUTH][HX_SYM_LEN]; /* "" where perf prints [unknown] */
+	char expected[32];                  /* "": no expectation */
 	bool match;
 };
 
@@ -34,6 +41,7 @@ struct hx_sample_res {
 	char where[48];
 	int offset;                         /* -1 in C code */
 	char insn[48];
+	int stack_size;                     /* DWARF dump size this replay used */
 	uint64_t truth[HX_MAX_TRUTH];
 	int nt;
 	struct hx_uw_res uw[HX_MAX_UW];
@@ -46,6 +54,8 @@ struct hx_case_res {
 	char about[256];
 	bool pass;
 	bool skipped;
+	char profile[16];
+	bool has_symbols;
 	bool consistent;
 	char problem[512];                  /* crash, setup error, missing expectation */
 	struct hx_sample_res *samples;

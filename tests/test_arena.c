@@ -1,0 +1,169 @@
+/* trampolines/arena.c: W^X holds before and after every patch, patched code
+ * runs, out-of-arena patches are refused, a direct store faults. */
+#include <check.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trampolines/tramp.h"
+
+#if defined(__x86_64__)
+static const uint8_t ret42[] = { 0xb8, 0x2a, 0x00, 0x00, 0x00,  /* mov $42,%eax */
+				 0xc3 };                         /* ret */
+static const uint8_t imm7[] = { 0x07 };                           /* ... $7 ... */
+enum { IMM_OFF = 1 };
+#elif defined(__aarch64__)
+static const uint8_t ret42[] = { 0x40, 0x05, 0x80, 0x52,          /* mov w0, #42 */
+				 0xc0, 0x03, 0x5f, 0xd6 };       /* ret */
+static const uint8_t imm7[] = { 0xe0, 0x00, 0x80, 0x52 };         /* mov w0, #7 */
+enum { IMM_OFF = 0 };
+#endif
+
+/* The permission field of the /proc/self/maps line covering addr, e.g. "r-xp". */
+static void perms_of(const void *addr, char out[5])
+{
+	FILE *fp = fopen("/proc/self/maps", "r");
+	ck_assert_ptr_nonnull(fp);
+	char line[1024];
+	strcpy(out, "none");
+	while (fgets(line, sizeof(line), fp)) {
+		unsigned long lo, hi;
+		char p[5];
+		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, p) == 3 && (uintptr_t)addr >= lo && (uintptr_t)addr < hi) {
+			memcpy(out, p, 5);
+			break;
+		}
+	}
+	fclose(fp);
+}
+
+#define ASSERT_PERMS(addr, want) do { \
+	char p_[5]; \
+	perms_of((addr), p_); \
+	ck_assert_msg(!strcmp(p_, (want)), "%p is %s, want %s", (void *)(addr), p_, (want)); \
+} while (0)
+
+START_TEST(test_alloc)
+{
+	struct tr_arena a;
+	ck_assert_int_eq(tr_arena_init(&a, 100), 0);
+	ck_assert_uint_eq(a.size, a.page);
+	ASSERT_PERMS(a.base, "r-xp");
+	uint8_t *p, *q;
+	ck_assert_int_eq(tr_arena_alloc(&a, 3, 1, &p), 0);
+	ck_assert_ptr_eq(p, a.base);
+	ck_assert_int_eq(tr_arena_alloc(&a, 8, 16, &q), 0);
+	ck_assert_ptr_eq(q, a.base + 16);
+	ck_assert_int_eq(tr_arena_alloc(&a, 8, 3, &q), -EINVAL);
+	ck_assert_int_eq(tr_arena_alloc(&a, a.page, 1, &q), -ENOMEM);
+	ck_assert_int_eq(tr_arena_alloc(&a, a.page - 24, 8, &q), 0);
+	ck_assert_ptr_eq(q, a.base + 24);
+	ck_assert_int_eq(tr_arena_alloc(&a, 1, 1, &q), -ENOMEM);
+	tr_arena_fini(&a);
+	ck_assert_ptr_null(a.base);
+	ck_assert_int_eq(tr_arena_init(&a, 0), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_patch_bounds)
+{
+	struct tr_arena a;
+	ck_assert_int_eq(tr_arena_init(&a, 1), 0);
+	uint8_t b[8] = { 0 }, local[8];
+	ck_assert_int_eq(tr_patch(&a, a.base - 1, b, 1), -EINVAL);
+	ck_assert_int_eq(tr_patch(&a, a.base + a.size - 2, b, 4), -EINVAL);
+	ck_assert_int_eq(tr_patch(&a, a.base + a.size, b, 1), -EINVAL);
+	ck_assert_int_eq(tr_patch(&a, local, b, sizeof(local)), -EINVAL);
+	ck_assert_int_eq(tr_patch(&a, a.base, b, SIZE_MAX), -EINVAL);
+	ck_assert_int_eq(tr_patch(&a, a.base + a.size, b, 0), 0);
+	ck_assert_int_eq(tr_patch(&a, a.base + a.size - 4, b, 4), 0);
+	tr_arena_fini(&a);
+}
+END_TEST
+
+START_TEST(test_patch_pages)
+{
+	/* A patch across a page boundary changes both pages and leaves both r-x. */
+	struct tr_arena a;
+	ck_assert_int_eq(tr_arena_init(&a, 2 * 4096 + 1), 0);
+	ck_assert_uint_ge(a.size, 2 * a.page);
+	static const uint8_t b[4] = { 1, 2, 3, 4 };
+	uint8_t *at = a.base + a.page - 2;
+	errno = 1234;
+	ck_assert_int_eq(tr_patch(&a, at, b, 4), 0);
+	ck_assert_int_eq(errno, 1234);                 /* a signal handler's errno survives */
+	ck_assert_mem_eq(at, b, 4);
+	ASSERT_PERMS(a.base, "r-xp");
+	ASSERT_PERMS(a.base + a.page, "r-xp");
+	tr_arena_fini(&a);
+}
+END_TEST
+
+#if defined(__x86_64__) || defined(__aarch64__)
+START_TEST(test_run_patched)
+{
+	struct tr_arena a;
+	ck_assert_int_eq(tr_arena_init(&a, 4096), 0);
+	uint8_t *p;
+	ck_assert_int_eq(tr_arena_alloc(&a, sizeof(ret42), 16, &p), 0);
+	ck_assert_int_eq(tr_patch(&a, p, ret42, sizeof(ret42)), 0);
+	ASSERT_PERMS(p, "r-xp");
+	int (*fn)(void) = (int (*)(void))(uintptr_t)p;
+	ck_assert_int_eq(fn(), 42);
+	ck_assert_int_eq(tr_patch(&a, p + IMM_OFF, imm7, sizeof(imm7)), 0);
+	ASSERT_PERMS(p, "r-xp");
+	ck_assert_int_eq(fn(), 7);
+	tr_arena_fini(&a);
+}
+END_TEST
+#endif
+
+static sigjmp_buf fault_jmp;
+
+static void on_segv(int sig)
+{
+	(void)sig;
+	siglongjmp(fault_jmp, 1);
+}
+
+START_TEST(test_store_faults)
+{
+	/* W^X: a plain store into the arena faults (the test runs in Check's fork). */
+	struct tr_arena a;
+	ck_assert_int_eq(tr_arena_init(&a, 4096), 0);
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_segv;
+	sigemptyset(&sa.sa_mask);
+	ck_assert_int_eq(sigaction(SIGSEGV, &sa, &old), 0);
+	volatile int faulted = 0;
+	if (sigsetjmp(fault_jmp, 1) == 0) {
+		*(volatile uint8_t *)a.base = 0x90;
+	} else {
+		faulted = 1;
+	}
+	sigaction(SIGSEGV, &old, NULL);
+	ck_assert_msg(faulted, "a store into the arena did not fault");
+	tr_arena_fini(&a);
+}
+END_TEST
+
+Suite *suite_arena(void)
+{
+	Suite *s = suite_create("arena");
+	TCase *tc = tcase_create("arena");
+	tcase_add_test(tc, test_alloc);
+	tcase_add_test(tc, test_patch_bounds);
+	tcase_add_test(tc, test_patch_pages);
+#if defined(__x86_64__) || defined(__aarch64__)
+	tcase_add_test(tc, test_run_patched);
+#else
+	printf("arena: no tiny function for this arch, run test skipped\n");
+#endif
+	tcase_add_test(tc, test_store_faults);
+	suite_add_tcase(s, tc);
+	return s;
+}

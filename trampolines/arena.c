@@ -1,0 +1,79 @@
+/* Executable arena, W^X: pages are r-x except inside tr_patch, the one
+ * function that changes code bytes (MIR's _MIR_change_code).  tr_patch runs
+ * in a SIGTRAP handler: only async-signal-safe calls, errno preserved. */
+#include <errno.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "tramp.h"
+
+int tr_arena_init(struct tr_arena *a, size_t size)
+{
+	a->base = NULL;
+	a->size = a->used = 0;
+	long pg = sysconf(_SC_PAGESIZE);
+	a->page = pg > 0 ? (size_t)pg : 4096;
+	if (!size || size > SIZE_MAX - a->page)
+		return -EINVAL;
+	size = (size + a->page - 1) & ~(a->page - 1);
+	void *p = mmap(NULL, size, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	a->base = p;
+	a->size = size;
+	return 0;
+}
+
+int tr_arena_alloc(struct tr_arena *a, size_t size, size_t align, uint8_t **out)
+{
+	if (!align)
+		align = 1;
+	if (align & (align - 1))
+		return -EINVAL;
+	uintptr_t start = ((uintptr_t)a->base + a->used + align - 1) & ~(uintptr_t)(align - 1);
+	size_t off = (size_t)(start - (uintptr_t)a->base);
+	if (off > a->size || size > a->size - off)
+		return -ENOMEM;
+	a->used = off + size;
+	*out = a->base + off;
+	return 0;
+}
+
+int tr_patch(struct tr_arena *a, void *dst, const void *src, size_t n)
+{
+	uintptr_t d = (uintptr_t)dst, b = (uintptr_t)a->base;
+	if (!a->base || d < b || d > b + a->size || n > b + a->size - d)
+		return -EINVAL;
+	if (!n)
+		return 0;
+	int saved_errno = errno;
+	int ret = 0;
+	uintptr_t lo = d & ~(uintptr_t)(a->page - 1);
+	uintptr_t hi = (d + n + a->page - 1) & ~(uintptr_t)(a->page - 1);
+	if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE)) {
+		ret = -errno;
+		goto out;
+	}
+	/* A byte loop, not memcpy: nothing here may depend on libc being reentrant. */
+	volatile uint8_t *to = dst;
+	const uint8_t *from = src;
+	for (size_t i = 0; i < n; i++)
+		to[i] = from[i];
+	if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_EXEC)) {
+		ret = -errno;
+		goto out;
+	}
+	__builtin___clear_cache((char *)dst, (char *)dst + n);
+out:
+	errno = saved_errno;
+	return ret;
+}
+
+void tr_arena_fini(struct tr_arena *a)
+{
+	if (a->base)
+		munmap(a->base, a->size);
+	a->base = NULL;
+	a->size = a->used = 0;
+}

@@ -1,0 +1,225 @@
+/* Ops -> code + truth rows.  The arch encodes and reports arch-neutral stack
+ * effects; this file alone interprets them (objtool's check.c idea), so every
+ * arch gets its CFA rules from the same code. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tramp.h"
+
+/* Interpretation state; a row is a snapshot of it. */
+struct emit_state {
+	int cfa_reg;
+	int64_t cfa_off;
+	int64_t sp_off;
+	bool fp_set;
+	int64_t fp_off;
+	uint64_t saved_mask;
+	int32_t saved_off[TR_NREGS];
+	enum tr_ra_where ra_where;
+	int64_t ra_off;
+	int ra_reg;
+};
+
+static void state_entry(const struct tr_arch *a, struct emit_state *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->cfa_reg = a->dw_sp;
+	s->cfa_off = a->entry_cfa_off;
+	s->sp_off = a->entry_cfa_off;
+	s->ra_where = a->entry_ra_where;
+	s->ra_off = a->entry_ra_off;
+	s->ra_reg = a->entry_ra_reg;
+}
+
+static bool is_saved(const struct emit_state *s, int r)
+{
+	return r >= 0 && r < TR_NREGS && (s->saved_mask >> r & 1);
+}
+
+static void snapshot(const struct tr_arch *a, const struct emit_state *s, struct tr_row *row)
+{
+	int fp = a->dw_fp;
+	row->cfa_reg = s->cfa_reg;
+	row->cfa_off = s->cfa_off;
+	row->sp_off = s->sp_off;
+	row->fp_saved = is_saved(s, fp);
+	row->fp_save_off = row->fp_saved ? s->saved_off[fp] : 0;
+	row->ra_where = s->ra_where;
+	row->ra_off = s->ra_off;
+	row->ra_reg = s->ra_reg;
+	row->fp_set = s->fp_set;
+	row->fp_off = s->fp_off;
+	row->fp_frame = s->fp_set && row->fp_saved && row->fp_save_off == -s->fp_off;
+	row->fp_ra_ok = row->fp_frame && s->ra_where == TR_RA_AT_CFA && s->ra_off == -s->fp_off + 8;
+	row->saved_mask = s->saved_mask;
+	memcpy(row->saved_off, s->saved_off, sizeof(row->saved_off));
+}
+
+/* "line 12: " or "op 3: " so a message finds its source. */
+static void where_err(char *err, size_t errlen, const struct tr_op *op, size_t idx,
+		      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void where_err(char *err, size_t errlen, const struct tr_op *op, size_t idx,
+		      const char *fmt, ...)
+{
+	int n = op->line > 0 ? snprintf(err, errlen, "line %d: ", op->line)
+			     : snprintf(err, errlen, "op %zu: ", idx + 1);
+	if (n < 0 || (size_t)n >= errlen)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+/* Applies one effect; returns NULL or what went wrong. */
+static const char *apply(const struct tr_arch *a, struct emit_state *s, const struct tr_eff *e)
+{
+	switch (e->kind) {
+	case TR_EFF_SP_ADD:
+		s->sp_off -= e->n;
+		if (s->sp_off < 0)
+			return "SP moves above the CFA (into the caller's frame)";
+		if (s->cfa_reg == a->dw_sp)
+			s->cfa_off = s->sp_off;
+		return NULL;
+	case TR_EFF_SAVE: {
+		int r = e->reg;
+		if (r < 0 || r >= TR_NREGS)
+			return "saved register out of range";
+		/* FP already repointed holds our frame, not the caller's value: nothing to record. */
+		if (r == a->dw_fp && s->fp_set)
+			return NULL;
+		if (is_saved(s, r))
+			return NULL;
+		int64_t off = e->n - s->sp_off;
+		s->saved_mask |= UINT64_C(1) << r;
+		s->saved_off[r] = (int32_t)off;
+		if (s->ra_where == TR_RA_IN_REG && r == s->ra_reg) {
+			s->ra_where = TR_RA_AT_CFA;
+			s->ra_off = off;
+		}
+		return NULL;
+	}
+	case TR_EFF_RESTORE: {
+		int r = e->reg;
+		if (r < 0 || r >= TR_NREGS)
+			return "restored register out of range";
+		s->saved_mask &= ~(UINT64_C(1) << r);
+		s->saved_off[r] = 0;
+		if (r == a->dw_fp) {
+			if (s->cfa_reg == a->dw_fp) {
+				s->cfa_reg = a->dw_sp;
+				s->cfa_off = s->sp_off;
+			}
+			s->fp_set = false;
+			s->fp_off = 0;
+		}
+		if (s->ra_where == TR_RA_AT_CFA && r == a->entry_ra_reg) {
+			s->ra_where = TR_RA_IN_REG;
+			s->ra_reg = r;
+			s->ra_off = 0;
+		}
+		return NULL;
+	}
+	case TR_EFF_FP_FROM_SP:
+		s->fp_set = true;
+		s->fp_off = s->sp_off - e->n;
+		s->cfa_reg = a->dw_fp;
+		s->cfa_off = s->fp_off;
+		return NULL;
+	case TR_EFF_SP_FROM_FP:
+		if (!s->fp_set)
+			return "SP is set from FP, but FP was never set from SP here";
+		s->sp_off = s->fp_off - e->n;
+		if (s->sp_off < 0)
+			return "SP moves above the CFA (into the caller's frame)";
+		if (s->cfa_reg == a->dw_sp)
+			s->cfa_off = s->sp_off;
+		return NULL;
+	case TR_EFF_CALL:
+	case TR_EFF_RET:
+	case TR_EFF_JUMP:
+		return NULL;
+	}
+	return "unknown effect";
+}
+
+int tr_emit(const struct tr_arch *arch, const struct tr_op *ops, size_t nops,
+	    struct tr_func *out, char *err, size_t errlen)
+{
+	out->arch = arch;
+	out->code_size = 0;
+	out->nrows = 0;
+	out->ncfi = 0;
+	out->ret_off = -1;
+	if (!arch || !arch->encode) {
+		snprintf(err, errlen, "no encoder for this arch");
+		return -1;
+	}
+	struct emit_state s;
+	state_entry(arch, &s);
+	for (size_t i = 0; i < nops; i++) {
+		const struct tr_op *op = &ops[i];
+		if (op->kind == TR_OP_CFI) {
+			if (out->ncfi == TR_MAX_INSNS) {
+				where_err(err, errlen, op, i, "more than %d .cfi directives", TR_MAX_INSNS);
+				return -1;
+			}
+			out->cfi[out->ncfi].offset = (uint32_t)out->code_size;
+			snprintf(out->cfi[out->ncfi].text, sizeof(out->cfi[0].text), "%s", op->cfi);
+			out->cfi[out->ncfi].line = op->line;
+			out->ncfi++;
+			continue;
+		}
+		struct tr_op o = *op;
+		if (o.reg_name[0]) {
+			int r = arch->dwarf_reg(o.reg_name);
+			if (r < 0) {
+				where_err(err, errlen, op, i, "'%s' is not an %s register", o.reg_name, arch->name);
+				return -1;
+			}
+			if (o.kind == TR_OP_RAW)
+				o.effect_n = r;
+			else
+				o.n = r;
+		}
+		if (out->nrows == TR_MAX_INSNS) {
+			where_err(err, errlen, op, i, "more than %d instructions", TR_MAX_INSNS);
+			return -1;
+		}
+		struct tr_row *row = &out->rows[out->nrows];
+		memset(row, 0, sizeof(*row));
+		struct tr_eff eff[TR_MAX_EFF];
+		int neff = 0;
+		char msg[160];
+		int len = arch->encode(&o, out->code + out->code_size, TR_MAX_CODE - out->code_size,
+				       row->insn, sizeof(row->insn), eff, &neff, msg, sizeof(msg));
+		if (len < 0) {
+			where_err(err, errlen, op, i, "%s", msg);
+			return -1;
+		}
+		row->offset = (uint32_t)out->code_size;
+		row->len = (uint32_t)len;
+		snapshot(arch, &s, row);
+		for (int k = 0; k < neff; k++) {
+			const char *why = apply(arch, &s, &eff[k]);
+			if (why) {
+				where_err(err, errlen, op, i, "%s: %s", row->insn, why);
+				return -1;
+			}
+			if (eff[k].kind == TR_EFF_CALL) {
+				if (out->ret_off >= 0) {
+					where_err(err, errlen, op, i,
+						  "a second call_target (one call per function: the truth has one return address)");
+					return -1;
+				}
+				row->is_call = true;
+				out->ret_off = (int64_t)(row->offset + row->len);
+			}
+		}
+		out->code_size += (size_t)len;
+		out->nrows++;
+	}
+	return 0;
+}
