@@ -10,13 +10,15 @@ RUNNER    :=
 else ifeq ($(ARCH),aarch64)
 CC        := aarch64-linux-gnu-gcc
 export PKG_CONFIG_LIBDIR := /usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig
+# make 4.3 does not export to $(shell): the :arm64 .pc files are named here too
+PKG_CONFIG := PKG_CONFIG_LIBDIR=$(PKG_CONFIG_LIBDIR) $(PKG_CONFIG)
 RUNNER    := qemu-aarch64
 endif
 
-PKGS      := libunwind-generic libdw libelf check
+PKGS      := libunwind-generic libdw libelf capstone check
 DEPS_OK   := $(shell $(PKG_CONFIG) --exists $(PKGS) 2>/dev/null && echo yes)
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell $(PKG_CONFIG) --libs libunwind-generic libdw libelf 2>/dev/null)
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs libunwind-generic libdw libelf capstone 2>/dev/null)
 CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 
 WARN      := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wimplicit-fallthrough \
@@ -53,7 +55,7 @@ BIN       := $(BUILD)/jitunwind
 endif
 CHECKBIN  := $(BUILD)/tests/check
 
-.PHONY: all run check check-asan bench deps clean unit cases
+.PHONY: all run check check-asan bench deps clean unit cases matrix cross-replay
 all: deps $(BIN)
 
 deps:
@@ -85,12 +87,25 @@ run: all
 	$(RUNNER) ./$(BIN) run cases/$(ARCH)
 
 unit: deps $(CHECKBIN) $(BIN)
-	cd $(CURDIR) && JU_BIN=$(CURDIR)/$(BIN) $(RUNNER) $(CHECKBIN)
+	cd $(CURDIR) && JU_BIN="$(strip $(RUNNER) $(CURDIR)/$(BIN))" $(RUNNER) $(CHECKBIN)
 
 cases: deps $(BIN)
 	$(RUNNER) ./$(BIN) run --json $(BUILD)/report.json cases/$(ARCH)
 
 check: unit cases
+
+# Another arch's build (qemu-user on this host): its samples also replay on
+# this host's native build, with the same verdicts (tools/cross-replay).
+ifneq ($(ARCH),$(HOSTARCH))
+check: cross-replay
+endif
+cross-replay: deps $(BIN)
+	@env -u PKG_CONFIG_LIBDIR $(MAKE) --no-print-directory ARCH=$(HOSTARCH) all
+	tools/cross-replay --arch $(ARCH) --runner "$(RUNNER)" --bin $(BIN) --native ./jitunwind
+
+# make check per arch, in containers when an engine works, else under qemu-user
+matrix:
+	tools/matrix $(MATRIX_ARGS)
 
 check-asan:
 	$(MAKE) --no-print-directory BUILD=build/$(ARCH)-asan BIN=build/$(ARCH)-asan/jitunwind \

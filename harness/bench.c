@@ -14,6 +14,7 @@
 #include "harness/samples.h"
 #include "trampolines/tramp.h"
 #include "unwinders/view.h"
+#include "unwinders/perfview.h"
 
 int hx_bench_main(int argc, char **argv);
 
@@ -30,6 +31,7 @@ struct bgroup {
 	struct uw_map *maps;
 	size_t nmaps;
 	struct uw_view view;
+	struct pv_view pv;
 	struct uw_sample *us;
 	size_t n;
 };
@@ -80,6 +82,14 @@ int hx_bench_main(int argc, char **argv)
 		ng++;
 	}
 	double tcap = now() - t0;
+	/* one map set at a time, as the runner replays: its views are built once
+	 * (not timed), then every unwinder replays its samples, timed */
+	static const char *const names[] = { "fp", "oracle", "libunwind", "libdw", "lr-step", "lr-step-dw" };
+	enum { NU = sizeof(names) / sizeof(names[0]) };
+	double secs[NU] = { 0 }, topen[NU] = { 0 }, tjudge = 0;
+	size_t done[NU] = { 0 }, frames[NU] = { 0 }, judged = 0;
+	static struct uw_result r;
+	bool arm = host && host->elf_mach == 183;   /* EM_AARCH64: lr-step exists there */
 	for (size_t i = 0; i < ng; i++) {
 		struct hx_group *gr = &g[i].s.groups[0];
 		struct jd_err je;
@@ -90,6 +100,13 @@ int hx_bench_main(int argc, char **argv)
 			fprintf(stderr, "jitunwind bench: cannot build the view for %s\n", gr->case_path);
 			return 2;
 		}
+		/* perf's view, as the runner builds it (dump taken to be in /tmp) */
+		snprintf(g[i].jd.path, sizeof(g[i].jd.path), "/tmp/jit-%u.dump", g[i].jd.pid);
+		if (pv_build(&g[i].pv, PV_CURRENT, g[i].maps, g[i].nmaps, &g[i].jd, NULL, err, sizeof(err))) {
+			fprintf(stderr, "jitunwind bench: perf view for %s: %s\n", gr->case_path, err);
+			return 2;
+		}
+		g[i].view.pv = &g[i].pv;
 		g[i].n = gr->nsamples;
 		g[i].us = calloc(g[i].n + 1, sizeof(*g[i].us));
 		for (size_t k = 0; k < g[i].n; k++) {
@@ -101,75 +118,61 @@ int hx_bench_main(int argc, char **argv)
 			memcpy(u->regs, x->regs, sizeof(u->regs));
 			u->stack_addr = x->stack_addr;
 			u->stack = x->stack;
-			u->stack_size = x->stack_size;
+			/* DWARF unwinders get perf's default dump */
+			u->stack_size = x->stack_size > 8192 ? 8192 : x->stack_size;
 		}
 		total += g[i].n;
-	}
-	printf("jitunwind bench: %zu cases, %zu samples (%s)\n", ng, total, defp);
-	printf("  capture: %.1f us per sample (%.3f s for all cases, fork and jitdump included)\n",
-	       total ? tcap * 1e6 / (double)total : 0.0, tcap);
-
-	static const char *const names[] = { "fp", "oracle", "libunwind", "libdw" };
-	static struct uw_result r;
-	for (size_t u = 0; u < sizeof(names) / sizeof(names[0]); u++) {
-		const struct uw_unwinder *uw = uw_unwinder_by_name(names[u]);
-		if (!uw)
-			continue;
-		void *state[64] = { 0 };
-		double ts = now();
-		for (size_t i = 0; i < ng && i < 64; i++)
-			if (uw->open && uw->open(&g[i].view, &state[i], err, sizeof(err)))
-				state[i] = NULL;
-		double topen = now() - ts;
-		size_t done = 0, frames = 0;
-		double t1 = now(), el;
-		do {
-			for (size_t i = 0; i < ng && i < 64; i++)
+		size_t reps = g[i].n ? 3000 / g[i].n + 1 : 0;
+		for (size_t u = 0; u < NU; u++) {
+			const struct uw_unwinder *uw = uw_unwinder_by_name(names[u]);
+			if (!uw || (!arm && !strncmp(names[u], "lr-step", 7)))
+				continue;
+			void *state = NULL;
+			double ts = now();
+			if (uw->open && uw->open(&g[i].view, &state, err, sizeof(err)))
+				state = NULL;
+			topen[u] += now() - ts;
+			ts = now();
+			for (size_t rep = 0; rep < reps; rep++)
 				for (size_t k = 0; k < g[i].n; k++) {
-					uw->unwind(state[i], &g[i].view, &g[i].us[k], &r);
-					frames += (size_t)r.n;
-					done++;
+					uw->unwind(state, &g[i].view, &g[i].us[k], &r);
+					frames[u] += (size_t)r.n;
+					done[u]++;
 				}
-			el = now() - t1;
-		} while (el < 0.5 && total);
-		for (size_t i = 0; i < ng && i < 64; i++)
-			if (uw->close && state[i])
-				uw->close(state[i]);
-		printf("  replay %-9s %10.0f samples/s  %5.1f frames/sample  (state built in %.2f ms)\n",
-		       names[u], done / el, done ? (double)frames / (double)done : 0.0, topen * 1e3);
-	}
-	/* the judge: every sample's FP chain against its truth */
-	size_t done = 0, cap = total ? total : 1, m = 0;
-	struct uw_result *fr = calloc(cap, sizeof(*fr));
-	for (size_t i = 0; i < ng && fr; i++)
-		for (size_t k = 0; k < g[i].n; k++)
-			uw_fp.unwind(NULL, &g[i].view, &g[i].us[k], &fr[m++]);
-	double t1 = now(), el;
-	struct hx_judgement j;
-	do {
-		m = 0;
-		for (size_t i = 0; i < ng && fr; i++) {
-			struct hx_group *gr = &g[i].s.groups[0];
-			for (size_t k = 0; k < g[i].n; k++, m++) {
-				const struct hx_sample *x = &gr->samples[k];
-				hx_judge(x->truth, (int)x->ntruth, fr[m].addr, fr[m].n, &j);
-				done++;
-			}
+			secs[u] += now() - ts;
+			if (uw->close && state)
+				uw->close(state);
 		}
-		el = now() - t1;
-	} while (el < 0.2 && total);
-	free(fr);
-	printf("  judge             %10.0f samples/s\n", done / el);
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	printf("  peak RSS %ld KiB\n", ru.ru_maxrss);
-	for (size_t i = 0; i < ng; i++) {
+		/* the judge: each sample's FP chain against its truth */
+		for (size_t k = 0; k < g[i].n; k++) {
+			const struct hx_sample *x = &gr->samples[k];
+			uw_fp.unwind(NULL, &g[i].view, &g[i].us[k], &r);
+			struct hx_judgement j;
+			double ts = now();
+			for (size_t rep = 0; rep < reps; rep++)
+				hx_judge(x->truth, (int)x->ntruth, r.addr, r.n, &j);
+			tjudge += now() - ts;
+			judged += reps;
+		}
+		pv_fini(&g[i].pv);
 		uw_view_fini(&g[i].view);
 		uw_maps_free(g[i].maps, g[i].nmaps);
 		jd_close(&g[i].jd);
 		free(g[i].us);
 		hx_samples_free(&g[i].s);
 	}
+	printf("jitunwind bench: %zu cases, %zu samples (%s)\n", ng, total, defp);
+	printf("  capture: %.1f us per sample (%.3f s for all cases, fork and jitdump included)\n",
+	       total ? tcap * 1e6 / (double)total : 0.0, tcap);
+	for (size_t u = 0; u < NU; u++)
+		if (done[u])
+			printf("  replay %-10s %10.0f samples/s  %5.1f frames/sample  (state built in %.2f ms per map set)\n",
+			       names[u], (double)done[u] / secs[u], (double)frames[u] / (double)done[u],
+			       topen[u] * 1e3 / (double)(ng ? ng : 1));
+	printf("  judge             %10.0f samples/s\n", tjudge > 0 ? (double)judged / tjudge : 0.0);
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	printf("  peak RSS %ld KiB\n", ru.ru_maxrss);
 	free(g);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

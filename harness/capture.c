@@ -46,6 +46,9 @@ struct hx_ctx {
 	uint64_t target_ra[HX_MAX_DEPTH + 1];/* __builtin_return_address in the C target */
 	struct tr_func *func;                /* the case's code (same at every level) */
 	int64_t call_row;                    /* row index of call_target */
+	void *target;                        /* what level 1's call_target calls */
+	void *leaf;                          /* the case's [leaf], or NULL */
+	uint64_t leaf_size;
 	struct hx_bp bp[HX_MAX_BP];
 	int nbp;
 	uint64_t stack_top;
@@ -54,6 +57,7 @@ struct hx_ctx {
 
 static struct hx_ctx hx;
 static struct tr_func hx_func;
+static struct tr_func hx_leaf;
 static uint8_t hx_rec[HX_STACK_MAX + 4096];
 extern const char hx_callee_trap[];
 
@@ -83,7 +87,14 @@ static int hx_truth(int k, int row, uint64_t pc, uint64_t *t, uint8_t *fl)
 	int n = 0;
 	t[n] = pc;
 	fl[n++] = 1;
-	if (row < 0) {
+	if (hx.leaf && k > hx.depth) {
+		/* in the [leaf]: its return address into the trampoline, which is
+		 * parked at its call_target like a C target's caller */
+		k = hx.depth;
+		t[n] = (uint64_t)(uintptr_t)hx.tramp[k] + (uint64_t)hx_func.ret_off;
+		fl[n++] = hx_leaf.rows[row].fp_frame;
+		row = -1;
+	} else if (row < 0) {
 		t[n] = hx.target_ra[k];
 		fl[n++] = 1;
 	}
@@ -143,6 +154,11 @@ static int hx_func_of(uint64_t pc, uint64_t *off)
 			*off = pc - a;
 			return k;
 		}
+	}
+	uint64_t l = (uint64_t)(uintptr_t)hx.leaf;
+	if (hx.leaf && pc >= l && pc < l + hx.leaf_size) {
+		*off = pc - l;
+		return hx.depth + 1;
 	}
 	return 0;
 }
@@ -210,7 +226,7 @@ __attribute__((noinline, noclone)) void hx_target(struct hx_ctx *ctx)
 __attribute__((noinline, noclone)) static void hx_anchor(struct hx_ctx *ctx)
 {
 	ctx->level = 1;
-	hx_call(ctx, ctx->tramp[1], &ctx->stub_ra[1], (void *)hx_target);
+	hx_call(ctx, ctx->tramp[1], &ctx->stub_ra[1], ctx->target);
 	__asm__ volatile("" ::: "memory");
 }
 
@@ -262,6 +278,84 @@ __attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
 	return -1;
 }
 
+/* Bytes one generated function occupies, its unwinding data and perf's
+ * mapping of it included, so no two mappings overlap. */
+static int hx_slot(const struct tr_func *f, const struct tr_unwind_opts *uo, size_t *slot,
+		   char *err, size_t errlen)
+{
+	static struct tr_unwind u;
+	if (tr_unwind_build(f, uo, 0x10000, &u, err, errlen))
+		return -1;
+	size_t sl = (u.eh_off + u.size + 15) & ~(size_t)15;
+	if (u.eh_off + u.mapped_size > sl)
+		sl = (u.eh_off + u.mapped_size + 15) & ~(size_t)15;
+	*slot = (sl + 63) & ~(size_t)63;
+	return 0;
+}
+
+/* Installs f at `at` (code, and its unwinding data when install_unwind),
+ * writes its jitdump records and its FUNC record.  0, or -1 (message written). */
+static int hx_install(const struct tr_func *f, const struct tr_unwind_opts *uo, bool after_load,
+		      bool install_unwind, uint8_t *at, uint32_t index, const char *name,
+		      struct jdw *w, int out_fd)
+{
+	static struct tr_unwind u;
+	char err[512];
+	uint64_t addr = (uint64_t)(uintptr_t)at;
+	if (tr_unwind_build(f, uo, addr, &u, err, sizeof(err)))
+		return fail("%s", err);
+	if (tr_patch(&hx.arena, at, f->code, f->code_size) ||
+	    (install_unwind && tr_patch(&hx.arena, at + u.eh_off, u.data, u.size)))
+		return fail("%s", "tr_patch failed installing code");
+	bool unw = uo->cfi != TR_CFI_NONE || u.size;
+	int rc = 0;
+	if (unw && !after_load)
+		rc = jdw_unwinding_info(w, u.data, u.size, u.hdr_size, u.mapped_size);
+	if (!rc)
+		rc = jdw_code_load(w, name, addr, f->code, f->code_size, NULL);
+	if (!rc && unw && after_load)
+		rc = jdw_unwinding_info(w, u.data, u.size, u.hdr_size, u.mapped_size);
+	if (rc)
+		return fail("jitdump write: %s", strerror(-rc));
+	/* FUNC record: where each instruction is and what it is */
+	static uint8_t fb[56 + TR_MAX_INSNS * 56];
+	uint8_t *p = fb;
+	memset(fb, 0, sizeof(fb));
+	put32(&p, index);
+	put32(&p, (uint32_t)f->nrows);
+	put64(&p, addr);
+	put64(&p, f->code_size);
+	memcpy(p, name, strnlen(name, 31));
+	p += 32;
+	for (size_t i = 0; i < f->nrows; i++) {
+		put32(&p, f->rows[i].offset);
+		put32(&p, f->rows[i].len);
+		memcpy(p, f->rows[i].insn, strnlen(f->rows[i].insn, 47));
+		p += 48;
+	}
+	hx_rec_write(out_fd, HX_REC_FUNC, fb, (size_t)(p - fb), NULL, 0);
+	return 0;
+}
+
+/* Arms a breakpoint at every instruction boundary of f (function `index`). */
+static int hx_arm_all(const struct tr_func *f, uint8_t *at, uint32_t index)
+{
+	for (size_t i = 0; i < f->nrows; i++) {
+		if (hx.nbp >= HX_MAX_BP)
+			return fail("more than %d breakpoints", HX_MAX_BP);
+		struct hx_bp *b = &hx.bp[hx.nbp++];
+		b->addr = at + f->rows[i].offset;
+		memcpy(b->orig, b->addr, hx_arch_bkpt_len);
+		b->func = index;
+		b->offset = f->rows[i].offset;
+		b->row = (int)i;
+		if (tr_patch(&hx.arena, b->addr, hx_arch_bkpt, hx_arch_bkpt_len))
+			return fail("%s", "tr_patch failed arming a breakpoint");
+		b->armed = 1;
+	}
+	return 0;
+}
+
 int hx_capture_case(const struct hx_case *c, const char *case_path, const char *dumpdir, int out_fd)
 {
 	char err[512];
@@ -285,6 +379,12 @@ int hx_capture_case(const struct hx_case *c, const char *case_path, const char *
 		return fail("%s", "depth > 1 needs a call_target in [code]");
 	if (hx.call_row < 0 && c->in_callee)
 		return fail("%s", "in-callee needs a call_target in [code]");
+	if (c->has_leaf) {
+		if (tr_emit(arch, c->leaf_ops, c->nleaf, &hx_leaf, err, sizeof(err)))
+			return fail("[leaf]: %s", err);
+		if (hx.call_row < 0)
+			return fail("%s", "a [leaf] needs a call_target in [code] to call it");
+	}
 
 	/* the dump and its marker come before the code arena (facts section 1) */
 	static struct jdw w;
@@ -294,13 +394,9 @@ int hx_capture_case(const struct hx_case *c, const char *case_path, const char *
 	hx_rec_write(out_fd, HX_REC_DUMP, w.path, strlen(w.path) + 1, NULL, 0);
 
 	/* one slot per level, spaced so perf's mappings never overlap */
-	static struct tr_unwind u;
-	if (tr_unwind_build(&hx_func, &c->unw, 0x10000, &u, err, sizeof(err)))
+	size_t slot, leaf_slot = 0;
+	if (hx_slot(&hx_func, &c->unw, &slot, err, sizeof(err)))
 		return fail("%s", err);
-	size_t slot = (u.eh_off + u.size + 15) & ~(size_t)15;
-	if (u.eh_off + u.mapped_size > slot)
-		slot = (u.eh_off + u.mapped_size + 15) & ~(size_t)15;
-	slot = (slot + 63) & ~(size_t)63;
 	/* a case may pack trampolines closer than their mappings (stride-overlap);
 	 * their unwinding data then lives only in the jitdump, which is all perf reads */
 	bool install_unwind = true;
@@ -310,67 +406,48 @@ int hx_capture_case(const struct hx_case *c, const char *case_path, const char *
 		install_unwind = (size_t)c->stride >= slot;
 		slot = (size_t)c->stride;
 	}
-	rc = tr_arena_init(&hx.arena, slot * (size_t)hx.depth + 8192);
+	/* the [leaf]'s CFI is always derived from its ops (none if the case has none) */
+	struct tr_unwind_opts leaf_unw = c->unw;
+	if (leaf_unw.cfi != TR_CFI_NONE)
+		leaf_unw.cfi = TR_CFI_DERIVED;
+	if (c->has_leaf && hx_slot(&hx_leaf, &leaf_unw, &leaf_slot, err, sizeof(err)))
+		return fail("[leaf]: %s", err);
+	rc = tr_arena_init(&hx.arena, slot * (size_t)hx.depth + leaf_slot + 8192);
 	if (rc)
 		return fail("arena: %s", strerror(-rc));
 	for (int k = 1; k <= hx.depth; k++) {
 		uint8_t *at;
 		if (tr_arena_alloc(&hx.arena, slot, c->stride ? 1 : 64, &at))
 			return fail("%s", "arena full");
-		uint64_t addr = (uint64_t)(uintptr_t)at;
-		if (tr_unwind_build(&hx_func, &c->unw, addr, &u, err, sizeof(err)))
-			return fail("%s", err);
-		if (tr_patch(&hx.arena, at, hx_func.code, hx_func.code_size) ||
-		    (install_unwind && tr_patch(&hx.arena, at + u.eh_off, u.data, u.size)))
-			return fail("%s", "tr_patch failed installing code");
-		hx.tramp[k] = at;
-		hx.tramp_size[k] = hx_func.code_size;
 		char name[32];
 		snprintf(name, sizeof(name), k == 1 ? "tramp" : "tramp%d", k);
-		bool unw = c->unw.cfi != TR_CFI_NONE || u.size;
-		rc = 0;
-		if (unw && !c->unwind_after_load)
-			rc = jdw_unwinding_info(&w, u.data, u.size, u.hdr_size, u.mapped_size);
-		if (!rc)
-			rc = jdw_code_load(&w, name, addr, hx_func.code, hx_func.code_size, NULL);
-		if (!rc && unw && c->unwind_after_load)
-			rc = jdw_unwinding_info(&w, u.data, u.size, u.hdr_size, u.mapped_size);
-		if (rc)
-			return fail("jitdump write: %s", strerror(-rc));
-		/* FUNC record: where each instruction is and what it is */
-		static uint8_t fb[56 + TR_MAX_INSNS * 56];
-		uint8_t *p = fb;
-		memset(fb, 0, sizeof(fb));
-		put32(&p, (uint32_t)(k - 1));
-		put32(&p, (uint32_t)hx_func.nrows);
-		put64(&p, addr);
-		put64(&p, hx_func.code_size);
-		memcpy(p, name, strlen(name));
-		p += 32;
-		for (size_t i = 0; i < hx_func.nrows; i++) {
-			put32(&p, hx_func.rows[i].offset);
-			put32(&p, hx_func.rows[i].len);
-			memcpy(p, hx_func.rows[i].insn, strnlen(hx_func.rows[i].insn, 47));
-			p += 48;
-		}
-		hx_rec_write(out_fd, HX_REC_FUNC, fb, (size_t)(p - fb), NULL, 0);
+		if (hx_install(&hx_func, &c->unw, c->unwind_after_load, install_unwind, at,
+			       (uint32_t)(k - 1), name, &w, out_fd))
+			return -1;
+		hx.tramp[k] = at;
+		hx.tramp_size[k] = hx_func.code_size;
+	}
+	hx.target = (void *)hx_target;
+	if (c->has_leaf) {
+		uint8_t *at;
+		if (tr_arena_alloc(&hx.arena, leaf_slot, 64, &at))
+			return fail("%s", "arena full");
+		if (hx_install(&hx_leaf, &leaf_unw, c->unwind_after_load, true, at, (uint32_t)hx.depth,
+			       "leaf", &w, out_fd))
+			return -1;
+		hx.leaf = at;
+		hx.leaf_size = hx_leaf.code_size;
+		hx.target = at;
 	}
 	jdw_close(&w);
 
-	/* breakpoints at every instruction boundary of every trampoline */
+	/* breakpoints at every instruction boundary of every generated function */
 	if (c->every_insn) {
 		for (int k = 1; k <= hx.depth; k++)
-			for (size_t i = 0; i < hx_func.nrows; i++) {
-				struct hx_bp *b = &hx.bp[hx.nbp++];
-				b->addr = (uint8_t *)hx.tramp[k] + hx_func.rows[i].offset;
-				memcpy(b->orig, b->addr, hx_arch_bkpt_len);
-				b->func = (uint32_t)(k - 1);
-				b->offset = hx_func.rows[i].offset;
-				b->row = (int)i;
-				if (tr_patch(&hx.arena, b->addr, hx_arch_bkpt, hx_arch_bkpt_len))
-					return fail("%s", "tr_patch failed arming a breakpoint");
-				b->armed = 1;
-			}
+			if (hx_arm_all(&hx_func, hx.tramp[k], (uint32_t)(k - 1)))
+				return -1;
+		if (hx.leaf && hx_arm_all(&hx_leaf, hx.leaf, (uint32_t)hx.depth))
+			return -1;
 	}
 	if (write_maps(out_fd))
 		return fail("%s", "cannot read /proc/self/maps");

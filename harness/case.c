@@ -1,5 +1,6 @@
 /* Case file parser: INI-like sections, strict, file:line in every error. */
 #include "case.h"
+#include "unwinders/perfview.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -303,8 +304,9 @@ int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t 
 	c->text_len = len;
 	if (memchr(text, 0, len))
 		return cfail(err, errlen, path, 1, "NUL byte in a case file");
-	enum { S_NONE, S_CASE, S_CODE, S_UNWIND, S_SAMPLE, S_EXPECT } sec = S_NONE;
-	bool seen[6] = { 0 };
+	enum { S_NONE, S_CASE, S_CODE, S_UNWIND, S_SAMPLE, S_EXPECT, S_LEAF } sec = S_NONE;
+	bool seen[7] = { 0 };
+	int leaf_line = 0;
 	bool have_at = false;
 	int line = 0;
 	size_t pos = 0;
@@ -326,18 +328,23 @@ int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t 
 		if (!*s)
 			continue;
 		if (*s == '[') {
-			static const char *const names[] = { "", "[case]", "[code]", "[unwind]", "[sample]", "[expect]" };
+			static const char *const names[] = { "", "[case]", "[code]", "[unwind]", "[sample]", "[expect]",
+							     "[leaf]" };
 			int i;
-			for (i = 1; i < 6; i++)
+			for (i = 1; i < 7; i++)
 				if (!strcmp(s, names[i]))
 					break;
-			if (i == 6)
+			if (i == 7)
 				return cfail(err, errlen, path, line,
-					     "unknown section '%s' (expected [case], [code], [unwind], [sample], [expect])", s);
+					     "unknown section '%s' (expected [case], [code], [leaf], [unwind], [sample], [expect])", s);
 			if (seen[i])
 				return cfail(err, errlen, path, line, "section %s appears twice", s);
 			seen[i] = true;
 			sec = i;
+			if (sec == S_LEAF) {
+				c->has_leaf = true;
+				leaf_line = line;
+			}
 			continue;
 		}
 		if (sec == S_NONE)
@@ -349,6 +356,22 @@ int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t 
 			if (tr_op_parse(s, &c->ops[c->nops], operr, sizeof(operr)))
 				return cfail(err, errlen, path, line, "%s", operr);
 			c->ops[c->nops++].line = line;
+			continue;
+		}
+		if (sec == S_LEAF) {
+			if (c->nleaf >= HX_MAX_OPS)
+				return cfail(err, errlen, path, line, "more than %d ops in [leaf]", HX_MAX_OPS);
+			char operr[256];
+			struct tr_op *op = &c->leaf_ops[c->nleaf];
+			if (tr_op_parse(s, op, operr, sizeof(operr)))
+				return cfail(err, errlen, path, line, "%s", operr);
+			if (op->kind == TR_OP_CALL_TARGET || op->kind == TR_OP_TAIL_JUMP ||
+			    (op->kind == TR_OP_RAW && (op->effect == TR_OP_CALL_TARGET || op->effect == TR_OP_TAIL_JUMP)))
+				return cfail(err, errlen, path, line,
+					     "a [leaf] returns to the trampoline: %s is not allowed in it", tr_op_name(op->kind));
+			if (op->kind == TR_OP_CFI)
+				return cfail(err, errlen, path, line, "a [leaf]'s CFI is derived from its ops: no .cfi_* lines");
+			c->leaf_ops[c->nleaf++].line = line;
 			continue;
 		}
 		char *eq = strchr(s, '=');
@@ -391,6 +414,16 @@ int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t 
 					else
 						return cfail(err, errlen, path, line, "at: expected every-insn and/or in-callee, got '%s'", t);
 				}
+			} else if (!strcmp(key, "profiles")) {
+				char tmp[256];
+				snprintf(tmp, sizeof(tmp), "%s", val);
+				c->nprofiles = 0;
+				for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+					enum pv_profile pp;
+					if (pv_profile_parse(trim(t), &pp) || c->nprofiles >= 3)
+						return cfail(err, errlen, path, line, "profiles: expected up to 3 of current, v6.1, 5.x-0x40");
+					c->profiles[c->nprofiles++] = (int)pp;
+				}
 			} else if (!strcmp(key, "stride")) {
 				long long v;
 				if (parse_int(val, &v) || v < 1 || v > (1 << 20))
@@ -413,7 +446,7 @@ int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t 
 					return cfail(err, errlen, path, line, "depth: expected 1..%d", HX_MAX_DEPTH);
 				c->depth = (int)d;
 			} else
-				return cfail(err, errlen, path, line, "unknown [sample] key '%s' (expected at, depth, stack_size, stride)", key);
+				return cfail(err, errlen, path, line, "unknown [sample] key '%s' (expected at, depth, stack_size, stride, profiles)", key);
 			break;
 		case S_EXPECT:
 			if (parse_expect(c, key, val, line, err, errlen))
@@ -433,6 +466,15 @@ int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t 
 		return cfail(err, errlen, path, line, "missing [code] or no ops in it");
 	if (!have_at)
 		c->every_insn = c->in_callee = true;
+	if (c->has_leaf) {
+		if (!c->nleaf)
+			return cfail(err, errlen, path, leaf_line, "[leaf] has no ops");
+		if (c->in_callee)
+			return cfail(err, errlen, path, leaf_line,
+				     "a [leaf] replaces the C target: sample it with 'at = every-insn' (no in-callee)");
+		if (c->depth != 1)
+			return cfail(err, errlen, path, leaf_line, "a [leaf] needs depth = 1");
+	}
 	if (!c->nexpect)
 		return cfail(err, errlen, path, line, "missing [expect]");
 	if (c->unw.cfi == TR_CFI_DIRECTIVES) {

@@ -38,11 +38,18 @@ struct hx_case {
 	char about[256];
 	struct tr_op ops[HX_MAX_OPS];
 	size_t nops;
+	/* [leaf]: a generated leaf the trampoline's call_target calls instead of
+	 * the C target; it returns to the trampoline (depth 1, every-insn only) */
+	struct tr_op leaf_ops[HX_MAX_OPS];
+	size_t nleaf;
+	bool has_leaf;
 	struct tr_unwind_opts unw;
 	bool every_insn, in_callee;
 	int depth;
 	bool unwind_after_load;  /* [unwind] order = after-load: UNWINDING_INFO follows its CODE_LOAD */
 	int stride;              /* [sample] stride: bytes between trampolines (0: no overlap) */
+	int profiles[3];         /* [sample] profiles: perf generations to replay under (enum pv_profile) */
+	int nprofiles;
 	int stack_sizes[4];      /* DWARF dump sizes to replay with ([sample] stack_size) */
 	int nstack_sizes;
 	struct hx_expect expect[HX_MAX_EXPECT];

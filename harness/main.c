@@ -21,6 +21,8 @@
 #include "unwinders/perfview.h"
 
 int hx_bench_main(int argc, char **argv);
+int hx_dump_main(int argc, char **argv);
+int hx_lint_main(int argc, char **argv);
 
 static double now(void)
 {
@@ -47,6 +49,8 @@ static void usage_run(FILE *f)
 		"  --jitdump-dir DIR  write jit-<pid>.dump files there and keep them\n"
 		"  --perf-profile P   perf generation to reproduce: current (default), v6.1, 5.x-0x40\n"
 		"  --stack-size N     DWARF dump size (perf --call-graph dwarf,N; default: the case's, else 8192)\n"
+		"  --perf-dump-dir D  the directory perf sees the jitdump in (default /tmp, as CPython;\n"
+		"                     perf >= 6.8 gives libdw jitted unwinding info only under /tmp/jitted-)\n"
 		"exit: 0 all cases pass, 1 a case failed, 2 bad usage or input, 77 nothing could run\n",
 		host_arch(), uw_unwinder_names());
 }
@@ -59,6 +63,8 @@ static void usage(FILE *f)
 		"  record  capture cases into a samples file\n"
 		"  replay  replay and judge a samples file\n"
 		"  list    list cases\n"
+		"  dump    decode a jitdump: records, eh_frame, rows, perf's view\n"
+		"  lint    check jitdumps the way perf will read them\n"
 		"  inject  write the jitted .so files perf inject -j would build from a jitdump\n"
 		"  bench   measure capture cost and replay rates\n");
 }
@@ -95,7 +101,8 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 		{ "json", required_argument, 0, 'j' }, { "unwinders", required_argument, 0, 'u' },
 		{ "jitdump-dir", required_argument, 0, 'd' }, { "help", no_argument, 0, 'h' },
 		{ "output", required_argument, 0, 'o' }, { "perf-profile", required_argument, 0, 'p' },
-		{ "stack-size", required_argument, 0, 's' }, { 0, 0, 0, 0 },
+		{ "stack-size", required_argument, 0, 's' }, { "perf-dump-dir", required_argument, 0, 'D' },
+		{ 0, 0, 0, 0 },
 	};
 	memset(c, 0, sizeof(*c));
 	if (parse_unwinders(c, uw_unwinder_names()))
@@ -110,7 +117,9 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 				return 2;
 			break;
 		case 'd': c->o.jitdump_dir = optarg; break;
+		case 'D': c->o.perf_dump_dir = optarg; break;
 		case 'p':
+			c->o.profile_set = true;
 			if (pv_profile_parse(optarg, &c->o.profile)) {
 				fprintf(stderr, "jitunwind: --perf-profile %s: expected current, v6.1 or 5.x-0x40\n", optarg);
 				return 2;
@@ -474,6 +483,10 @@ int main(int argc, char **argv)
 		return cmd_replay(argc - 1, argv + 1);
 	if (!strcmp(cmd, "list"))
 		return cmd_list(argc - 1, argv + 1);
+	if (!strcmp(cmd, "dump"))
+		return hx_dump_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "lint"))
+		return hx_lint_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "inject"))
 		return cmd_inject(argc - 1, argv + 1);
 	if (!strcmp(cmd, "bench"))

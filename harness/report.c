@@ -96,6 +96,8 @@ void hx_report_table(FILE *out, const struct hx_case_res *cases, size_t n, const
 				fprintf(out, "  %s", sr->where);
 				if (sr->stack_size != 8192)
 					fprintf(out, " [stack %d]", sr->stack_size);
+				if (strcmp(sr->profile, "current"))
+					fprintf(out, " [perf %s]", sr->profile);
 				if (sr->offset >= 0)
 					fprintf(out, " (offset %d: %s)", sr->offset, sr->insn);
 				fprintf(out, " %s: expected %s, got %s", r->name,
@@ -183,7 +185,7 @@ int hx_report_json(const char *path, const char *arch, const struct hx_case_res 
 			else
 				fprintf(f, ",\"offset\":null,\"insn\":");
 			jstr(f, sr->insn);
-			fprintf(f, ",\"stack_size\":%d,\"truth\":", sr->stack_size);
+			fprintf(f, ",\"profile\":\"%s\",\"stack_size\":%d,\"truth\":", sr->profile, sr->stack_size);
 			jchain(f, sr->truth, sr->nt);
 			fprintf(f, ",\"unwinders\":{");
 			for (int u = 0; u < sr->nuw; u++) {

@@ -146,10 +146,8 @@ int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx
 		hx_case_free(&c);
 		return 2;
 	}
-	const char *prof = pv_profile_name(o->profile);
 	snprintf(res->name, sizeof(res->name), "%s", c.name);
 	snprintf(res->about, sizeof(res->about), "%s", c.about);
-	snprintf(res->profile, sizeof(res->profile), "%s", prof);
 	res->pass = true;
 	res->consistent = true;
 	if (g->error) {
@@ -188,6 +186,11 @@ int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx
 			return 2;
 		}
 		have_jd = true;
+		/* perf writes jitted-<pid>-<n>.so next to the dump, and its libdw
+		 * path (>= 6.8) uses them only under /tmp/jitted-: place the dump
+		 * where the JIT would (CPython: /tmp/jit-<pid>.dump) */
+		snprintf(jd.path, sizeof(jd.path), "%s/jit-%u.dump",
+			 o->perf_dump_dir ? o->perf_dump_dir : "/tmp", jd.pid);
 	}
 	struct uw_map *maps = NULL;
 	size_t nmaps = 0;
@@ -199,19 +202,15 @@ int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx
 	}
 	struct uw_view view;
 	uw_view_init(&view, arch, maps, nmaps, have_jd ? &jd : NULL, err, errlen);
-	/* perf's view: the jitted .so files land in /tmp as jitted-<pid>-<n>.so,
-	 * where CPython's dumps put them (perf's libdw path keys on that name) */
-	static struct pv_view pv;
-	bool have_pv = false;
-	char pverr[512];
-	if (pv_build(&pv, o->profile, maps, nmaps, have_jd ? &jd : NULL, NULL, pverr, sizeof(pverr)) == 0) {
-		have_pv = true;
-		view.pv = &pv;
-		res->has_symbols = true;
-	} else if (!res->problem[0]) {
-		snprintf(res->problem, sizeof(res->problem), "perf view: %s", pverr);
-	}
 
+	int profs[3], nprofs = 0;
+	if (o->profile_set)
+		profs[nprofs++] = (int)o->profile;
+	else
+		for (int i = 0; i < c.nprofiles; i++)
+			profs[nprofs++] = c.profiles[i];
+	if (!nprofs)
+		profs[nprofs++] = PV_CURRENT;
 	int sizes[4], nsizes = 0;
 	if (o->stack_size)
 		sizes[nsizes++] = o->stack_size;
@@ -220,107 +219,127 @@ int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx
 			sizes[nsizes++] = c.stack_sizes[i];
 	if (!nsizes)
 		sizes[nsizes++] = 8192;
+	snprintf(res->profile, sizeof(res->profile), "%s", pv_profile_name((enum pv_profile)profs[0]));
 
-	/* every selected unwinder must have an expectation, so none passes silently */
-	for (int u = 0; u < o->nuw; u++)
-		for (int z = 0; z < nsizes; z++)
-			if (!hx_case_has_expect(&c, o->unwinders[u], prof, sizes[z]) && !res->problem[0]) {
-				snprintf(res->problem, sizeof(res->problem),
-					 "%s has no expectation for '%s' (profile %s, stack size %d) in [expect]",
-					 res->file, o->unwinders[u], prof, sizes[z]);
-				res->pass = false;
-			}
-	void *state[HX_MAX_UW] = { 0 };
-	const struct uw_unwinder *uws[HX_MAX_UW];
-	for (int u = 0; u < o->nuw; u++) {
-		uws[u] = uw_unwinder_by_name(o->unwinders[u]);
-		if (uws[u] && uws[u]->open && uws[u]->open(&view, &state[u], err, errlen)) {
-			snprintf(res->problem, sizeof(res->problem), "%s: %s", o->unwinders[u], err);
-			res->pass = false;
-			uws[u] = NULL;
-		}
-	}
-	size_t total = g->nsamples * (size_t)nsizes;
+	size_t total = g->nsamples * (size_t)nsizes * (size_t)nprofs;
 	res->samples = calloc(total ? total : 1, sizeof(*res->samples));
 	static struct uw_result oracle_full, oracle_dump;
-	for (size_t i = 0; res->samples && i < g->nsamples; i++) {
-		const struct hx_sample *s = &g->samples[i];
-		struct uw_sample full = { .arch = arch, .abi = s->abi, .mask = s->mask,
-					  .stack_addr = s->stack_addr, .stack = s->stack,
-					  .stack_size = s->stack_size };
-		memcpy(full.regs, s->regs, sizeof(full.regs));
-		/* the oracle over the whole stack decides `emitted` */
-		uw_oracle.unwind(NULL, &view, &full, &oracle_full);
-		struct hx_judgement oj;
-		hx_judge(s->truth, (int)s->ntruth, oracle_full.addr, oracle_full.n, &oj);
-		if (oj.v != HX_OK)
-			res->consistent = false;
-		for (int z = 0; z < nsizes; z++) {
-			struct hx_sample_res *sr = &res->samples[res->nsamples++];
-			where_of(g, s, sr->where, sizeof(sr->where), sr->insn, sizeof(sr->insn), &sr->offset);
-			sr->stack_size = sizes[z];
-			sr->nt = (int)s->ntruth;
-			memcpy(sr->truth, s->truth, sizeof(uint64_t) * s->ntruth);
-			/* DWARF unwinders see only the first stack_size bytes (perf's dump) */
-			struct uw_sample dump = full;
-			if (dump.stack_size > (uint64_t)sizes[z])
-				dump.stack_size = (uint64_t)sizes[z];
-			uw_oracle.unwind(NULL, &view, &dump, &oracle_dump);
-			int olen = oracle_len(&oracle_dump, s);
-			for (int u = 0; u < o->nuw; u++) {
-				struct hx_uw_res *ur = &sr->uw[sr->nuw++];
-				ur->name = o->unwinders[u];
-				bool dw = is_dwarf(ur->name);
-				if (!uws[u]) {
-					ur->r.n = 0;
-					ur->r.stop = UW_STOP_ERROR;
-					snprintf(ur->r.why, sizeof(ur->r.why), "unwinder not available");
-				} else if (uws[u] == &uw_oracle) {
-					ur->r = oracle_full;
-				} else {
-					uws[u]->unwind(state[u], &view, dw ? &dump : &full, &ur->r);
-				}
-				hx_judge(s->truth, sr->nt, ur->r.addr, ur->r.n, &ur->j);
-				for (int f = 0; f < ur->r.n; f++)
-					ur->fallback |= (ur->r.flags[f] & UW_F_FALLBACK) != 0;
-				bool is_oracle = !strcmp(ur->name, "oracle");
-				if (is_oracle) {
-					ur->consistent = ur->j.v == HX_OK;
-				} else if (!strcmp(ur->name, "fp") || !strcmp(ur->name, "kernel-fp")) {
-					/* the FP convention: the truth frames whose owner has
-					 * its frame record established */
-					uint64_t pred[HX_MAX_TRUTH];
-					int np = 0;
-					for (int t = 0; t < sr->nt; t++)
-						if (s->fpflag[t])
-							pred[np++] = s->truth[t];
-					ur->has_faithful = true;
-					ur->faithful = hx_chain_prefix_eq(ur->r.addr, ur->r.n, pred, np, np);
-				} else {
-					/* DWARF: the oracle under the same view and dump size */
-					ur->has_faithful = true;
-					ur->faithful = hx_chain_prefix_eq(ur->r.addr, ur->r.n, oracle_dump.addr,
-									  oracle_dump.n, olen);
-				}
-				if (have_pv && !is_oracle)
-					symbolize(&pv, &view, ur, sr->nt);
-				const char *ex = hx_case_expect(&c, ur->name, prof, sizes[z], sr->where, sr->offset);
-				snprintf(ur->expected, sizeof(ur->expected), "%s", ex ? ex : "");
-				ur->match = ex ? expect_matches(ex, ur, is_oracle) : false;
-				if (!ur->match)
+	for (int pi = 0; pi < nprofs && res->samples; pi++) {
+		const char *prof = pv_profile_name((enum pv_profile)profs[pi]);
+		/* every selected unwinder must have an expectation, so none passes silently */
+		for (int u = 0; u < o->nuw; u++)
+			for (int z = 0; z < nsizes; z++)
+				if (!hx_case_has_expect(&c, o->unwinders[u], prof, sizes[z]) && !res->problem[0]) {
+					snprintf(res->problem, sizeof(res->problem),
+						 "%s has no expectation for '%s' (profile %s, stack size %d) in [expect]",
+						 res->file, o->unwinders[u], prof, sizes[z]);
 					res->pass = false;
+				}
+		/* perf's view for this generation, built once for all samples */
+		static struct pv_view pv;
+		bool have_pv = false;
+		char pverr[512];
+		view.pv = NULL;
+		if (pv_build(&pv, (enum pv_profile)profs[pi], maps, nmaps, have_jd ? &jd : NULL, NULL,
+			     pverr, sizeof(pverr)) == 0) {
+			have_pv = true;
+			view.pv = &pv;
+			res->has_symbols = true;
+		} else if (!res->problem[0]) {
+			snprintf(res->problem, sizeof(res->problem), "perf view: %s", pverr);
+			res->pass = false;
+		}
+		void *state[HX_MAX_UW] = { 0 };
+		const struct uw_unwinder *uws[HX_MAX_UW];
+		for (int u = 0; u < o->nuw; u++) {
+			uws[u] = uw_unwinder_by_name(o->unwinders[u]);
+			if (uws[u] && uws[u]->open && uws[u]->open(&view, &state[u], err, errlen)) {
+				snprintf(res->problem, sizeof(res->problem), "%s: %s", o->unwinders[u], err);
+				res->pass = false;
+				uws[u] = NULL;
 			}
 		}
+		for (size_t i = 0; i < g->nsamples; i++) {
+			const struct hx_sample *s = &g->samples[i];
+			struct uw_sample full = { .arch = arch, .abi = s->abi, .mask = s->mask,
+						  .stack_addr = s->stack_addr, .stack = s->stack,
+						  .stack_size = s->stack_size };
+			memcpy(full.regs, s->regs, sizeof(full.regs));
+			/* the oracle over the whole stack decides `emitted` */
+			uw_oracle.unwind(NULL, &view, &full, &oracle_full);
+			struct hx_judgement oj;
+			hx_judge(s->truth, (int)s->ntruth, oracle_full.addr, oracle_full.n, &oj);
+			if (oj.v != HX_OK)
+				res->consistent = false;
+			for (int z = 0; z < nsizes; z++) {
+				struct hx_sample_res *sr = &res->samples[res->nsamples++];
+				where_of(g, s, sr->where, sizeof(sr->where), sr->insn, sizeof(sr->insn), &sr->offset);
+				sr->stack_size = sizes[z];
+				snprintf(sr->profile, sizeof(sr->profile), "%s", prof);
+				sr->nt = (int)s->ntruth;
+				memcpy(sr->truth, s->truth, sizeof(uint64_t) * s->ntruth);
+				/* DWARF unwinders see only the first stack_size bytes (perf's dump) */
+				struct uw_sample dump = full;
+				if (dump.stack_size > (uint64_t)sizes[z])
+					dump.stack_size = (uint64_t)sizes[z];
+				uw_oracle.unwind(NULL, &view, &dump, &oracle_dump);
+				int olen = oracle_len(&oracle_dump, s);
+				for (int u = 0; u < o->nuw; u++) {
+					struct hx_uw_res *ur = &sr->uw[sr->nuw++];
+					ur->name = o->unwinders[u];
+					bool dw = is_dwarf(ur->name);
+					if (!uws[u]) {
+						ur->r.n = 0;
+						ur->r.stop = UW_STOP_ERROR;
+						snprintf(ur->r.why, sizeof(ur->r.why), "unwinder not available");
+					} else if (uws[u] == &uw_oracle) {
+						ur->r = oracle_full;
+					} else {
+						uws[u]->unwind(state[u], &view, dw ? &dump : &full, &ur->r);
+					}
+					hx_judge(s->truth, sr->nt, ur->r.addr, ur->r.n, &ur->j);
+					for (int f = 0; f < ur->r.n; f++)
+						ur->fallback |= (ur->r.flags[f] & UW_F_FALLBACK) != 0;
+					bool is_oracle = !strcmp(ur->name, "oracle");
+					if (is_oracle) {
+						ur->consistent = ur->j.v == HX_OK;
+					} else if (!strcmp(ur->name, "fp") || !strcmp(ur->name, "kernel-fp")) {
+						/* the FP convention: the truth frames whose owner
+						 * has its frame record established */
+						uint64_t pred[HX_MAX_TRUTH];
+						int np = 0;
+						for (int t = 0; t < sr->nt; t++)
+							if (s->fpflag[t])
+								pred[np++] = s->truth[t];
+						ur->has_faithful = true;
+						ur->faithful = hx_chain_prefix_eq(ur->r.addr, ur->r.n, pred, np, np);
+					} else {
+						/* DWARF: the oracle under the same view and dump size */
+						ur->has_faithful = true;
+						ur->faithful = hx_chain_prefix_eq(ur->r.addr, ur->r.n, oracle_dump.addr,
+										  oracle_dump.n, olen);
+					}
+					if (have_pv && !is_oracle)
+						symbolize(&pv, &view, ur, sr->nt);
+					const char *ex = hx_case_expect(&c, ur->name, prof, sizes[z], sr->where, sr->offset);
+					snprintf(ur->expected, sizeof(ur->expected), "%s", ex ? ex : "");
+					ur->match = ex ? expect_matches(ex, ur, is_oracle) : false;
+					if (!ur->match)
+						res->pass = false;
+				}
+			}
+		}
+		for (int u = 0; u < o->nuw; u++)
+			if (uws[u] && uws[u]->close)
+				uws[u]->close(state[u]);
+		if (have_pv)
+			pv_fini(&pv);
+		view.pv = NULL;
 	}
 	if (g->nsamples == 0 && !res->problem[0]) {
 		snprintf(res->problem, sizeof(res->problem), "no sample was taken");
 		res->pass = false;
 	}
-	for (int u = 0; u < o->nuw; u++)
-		if (uws[u] && uws[u]->close)
-			uws[u]->close(state[u]);
-	if (have_pv)
-		pv_fini(&pv);
 	uw_view_fini(&view);
 	uw_maps_free(maps, nmaps);
 	if (have_jd)

@@ -19,6 +19,8 @@ struct hx_opts {
 	bool keep_dumps;
 	int stack_size;                     /* DWARF dump size; 0: the case's, else 8192 */
 	enum pv_profile profile;            /* perf generation whose view is reproduced */
+	bool profile_set;                   /* --perf-profile given: overrides the case's profiles */
+	const char *perf_dump_dir;          /* where perf takes the jitdump to be (NULL: /tmp) */
 };
 
 #define HX_SYM_LEN 40
@@ -42,6 +44,7 @@ struct hx_sample_res {
 	int offset;                         /* -1 in C code */
 	char insn[48];
 	int stack_size;                     /* DWARF dump size this replay used */
+	char profile[16];                   /* perf profile this replay used */
 	uint64_t truth[HX_MAX_TRUTH];
 	int nt;
 	struct hx_uw_res uw[HX_MAX_UW];

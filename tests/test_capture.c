@@ -23,7 +23,7 @@ static void teardown(void)
 	ck_assert_int_eq(system(cmd), 0);
 }
 
-static void capture(const char *text, struct hx_samples *s)
+__attribute__((unused)) static void capture(const char *text, struct hx_samples *s)
 {
 	struct hx_case c;
 	char err[512], out[256];
@@ -35,7 +35,7 @@ static void capture(const char *text, struct hx_samples *s)
 	hx_case_free(&c);
 }
 
-static uint64_t stack_word(const struct hx_sample *x, uint64_t addr)
+__attribute__((unused)) static uint64_t stack_word(const struct hx_sample *x, uint64_t addr)
 {
 	uint64_t v;
 	ck_assert(addr >= x->stack_addr && addr + 8 <= x->stack_addr + x->stack_size);

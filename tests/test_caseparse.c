@@ -21,13 +21,13 @@ START_TEST(parse_good)
 	ck_assert_str_eq(c.name, "t");
 	ck_assert_uint_eq(c.nops, 5);
 	ck_assert(c.every_insn && !c.in_callee);
-	ck_assert_str_eq(hx_case_expect(&c, "fp", "tramp+0x0", 0), "skipped");
-	ck_assert_str_eq(hx_case_expect(&c, "fp", "tramp+0x4", 4), "ok");
-	ck_assert_str_eq(hx_case_expect(&c, "fp", "tramp2+0x7", 7), "skipped");
-	ck_assert_str_eq(hx_case_expect(&c, "fp", "callee", -1), "wrong");
-	ck_assert_str_eq(hx_case_expect(&c, "oracle", "tramp+0x3", 3), "inconsistent");
-	ck_assert_str_eq(hx_case_expect(&c, "oracle", "tramp+0x5", 5), "consistent");
-	ck_assert_ptr_null(hx_case_expect(&c, "libdw", "tramp+0x5", 5));
+	ck_assert_str_eq(hx_case_expect(&c, "fp", "current", 8192, "tramp+0x0", 0), "skipped");
+	ck_assert_str_eq(hx_case_expect(&c, "fp", "current", 8192, "tramp+0x4", 4), "ok");
+	ck_assert_str_eq(hx_case_expect(&c, "fp", "current", 8192, "tramp2+0x7", 7), "skipped");
+	ck_assert_str_eq(hx_case_expect(&c, "fp", "current", 8192, "callee", -1), "wrong");
+	ck_assert_str_eq(hx_case_expect(&c, "oracle", "current", 8192, "tramp+0x3", 3), "inconsistent");
+	ck_assert_str_eq(hx_case_expect(&c, "oracle", "current", 8192, "tramp+0x5", 5), "consistent");
+	ck_assert_ptr_null(hx_case_expect(&c, "libdw", "current", 8192, "tramp+0x5", 5));
 	hx_case_free(&c);
 }
 END_TEST

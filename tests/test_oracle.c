@@ -102,15 +102,17 @@ START_TEST(cpython_rows)
 }
 END_TEST
 
-START_TEST(mapped_zero_no_info)
+/* mapped_size 0 changes how perf maps the data, not what it says: the
+ * oracle still reads the emitted CFI (libunwind, which reaches it through
+ * the mapping, is then unfaithful; libdw reads the ELF and is not) */
+START_TEST(mapped_zero_still_read)
 {
 	build(0, 0);
 	memset(stack, 0, sizeof(stack));
 	p64(stack + 16, 0x5000);
 	struct uw_result r = run(0, SP0 + 16, 0);
-	ck_assert_int_eq(r.n, 1);
-	ck_assert_int_eq(r.stop, UW_STOP_NO_INFO);
-	ck_assert_ptr_nonnull(strstr(r.why, "mapped_size 0"));
+	ck_assert_int_eq(r.n, 2);
+	ck_assert_uint_eq(r.addr[1], 0x5000);
 }
 END_TEST
 
@@ -153,7 +155,7 @@ Suite *suite_oracle(void)
 	Suite *s = suite_create("oracle");
 	TCase *tc = tcase_create("oracle");
 	tcase_add_test(tc, cpython_rows);
-	tcase_add_test(tc, mapped_zero_no_info);
+	tcase_add_test(tc, mapped_zero_still_read);
 	tcase_add_test(tc, bad_cie_pointer);
 	tcase_add_test(tc, ra_outside_snapshot);
 	suite_add_tcase(s, tc);

@@ -19,6 +19,11 @@ enum pv_profile {
 const char *pv_profile_name(enum pv_profile p);
 int pv_profile_parse(const char *s, enum pv_profile *p);
 
+struct pv_sym {               /* one symbol of a DSO, as perf keeps it */
+	uint64_t start, end;          /* file offsets: st_value - (p_vaddr - p_offset) */
+	const char *name;             /* points into the DSO's image */
+};
+
 struct pv_dso {
 	char path[4096];          /* jitted-<pid>-<index>.so, or the mapped file */
 	bool jitted;
@@ -32,6 +37,16 @@ struct pv_dso {
 	uint64_t eh_frame_addr, eh_frame_off, eh_frame_size;
 	uint64_t first_load_vaddr;    /* p_vaddr of the first PT_LOAD */
 	uint64_t first_load_offset;   /* its p_offset */
+	/* added: symbols as perf loads them (file-relative, see pv_symbolize) */
+	bool is_elf;
+	bool has_first_load;
+	struct pv_sym *syms;          /* sorted by start, duplicates removed (owned) */
+	size_t nsyms;
+	/* the name perf gives this DSO (its long_name, owned): for a jitted one the
+	 * dump's own directory + /jitted-<pid>-<index>.so, because perf inject
+	 * writes next to the dump, wherever `path` was written; else `path`.
+	 * Path-keyed perf rules (libdw's "/tmp/jitted-" prefix) apply to this. */
+	char *perf_name;
 };
 
 struct pv_map {               /* one entry of perf's map tree for the pid */
@@ -41,7 +56,7 @@ struct pv_map {               /* one entry of perf's map tree for the pid */
 
 struct pv_view {
 	enum pv_profile profile;
-	char dir[4096];           /* where the jitted .so files were written */
+	char dir[4096];           /* where the jitted .so files were written ("" if none) */
 	bool private_dir;         /* remove dir on pv_fini */
 	struct pv_dso *dsos;
 	size_t ndsos;
@@ -65,6 +80,15 @@ bool pv_read(const struct pv_view *pv, uint64_t addr, void *buf, size_t n);
 /* The symbol perf prints for addr through its view (the jitted ELF's symtab,
  * or the mapped ELF's .symtab/.dynsym), or NULL where perf prints [unknown]. */
 const char *pv_symbolize(const struct pv_view *pv, uint64_t addr);
+
+/* GEN_ELF_TEXT_OFFSET as that perf generation defined it: .text sh_addr,
+ * the symbol's value, e_entry and the injected MMAP2 pgoff (0x40 for 5.x-0x40:
+ * its .text still sits at file offset 0x80). */
+uint64_t pv_text_addr(enum pv_profile p);
+/* p_offset = p_vaddr of the jitted ELF's PT_LOAD under p (0x80, or 0). */
+uint64_t pv_load_vaddr(enum pv_profile p);
+/* DIR/jitted-<pid>-<code_index>.so as perf names it.  0, or -1 if too long. */
+int pv_jitted_path(char *buf, size_t len, const char *dir, const struct jd_load *l);
 
 /* Write one jitted ELF exactly as `perf inject -j` would under prof. */
 int pv_write_jitted_elf(const char *path, enum pv_profile prof, const struct jd_load *l,

@@ -218,11 +218,9 @@ static void region_jit(struct uw_region *r, const struct jd_load *l, int ptr_siz
 		snprintf(r->cfi_err, sizeof(r->cfi_err), "empty .eh_frame");
 		return;
 	}
-	if (l->mapped_size == 0) {
-		/* perf's mapping ends with the code: the unwinding data is unreachable */
-		snprintf(r->cfi_err, sizeof(r->cfi_err), "mapped_size 0: .eh_frame lies outside perf's mapping");
-		return;
-	}
+	/* mapped_size only decides what perf's mapping covers: how an unwinder
+	 * reaches the data (libunwind through the map, libdw from the ELF file),
+	 * not what the data says; the oracle reads what was emitted */
 	struct ehf_bases b = { .section = l->code_addr + uw_jit_eh_off(l), .ptr_size = ptr_size };
 	struct ehf_err ee;
 	if (ehf_parse(&r->cfi, l->unwind, eh_size, &b, &ee)) {
@@ -275,21 +273,6 @@ int uw_view_init(struct uw_view *v, const struct uw_arch *arch,
 		region_jit(r, l, 8);
 	}
 	size_t njit = v->nregions;
-	/* a later load's mapping that cut this one off also cut off its unwinding
-	 * data: perf reads it through the mapping, which now leads elsewhere */
-	for (size_t j = 0; j < njit; j++) {
-		struct uw_region *r = &v->regions[j];
-		const struct jd_load *l = r->load;
-		if (!r->has_cfi)
-			continue;
-		uint64_t need = l->code_addr + uw_jit_eh_off(l) + l->unwinding_size;
-		if (r->end < need) {
-			r->has_cfi = false;
-			snprintf(r->cfi_err, sizeof(r->cfi_err),
-				 "unwinding data of %s cut off: a later load's mapping starts at 0x%llx, the data ends at 0x%llx",
-				 l->name, (unsigned long long)r->end, (unsigned long long)need);
-		}
-	}
 	for (size_t i = 0; i < nmaps; i++) {
 		const struct uw_map *m = &maps[i];
 		if (m->prot[2] != 'x' || !m->path || m->path[0] != '/')

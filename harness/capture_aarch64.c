@@ -1,0 +1,32 @@
+/* aarch64 capture glue: ucontext -> perf's arm64 register layout (facts
+ * section 3: x0-x30, sp, pc; mask (1 << 33) - 1).  brk #0 traps with the pc
+ * on the brk itself (not advanced), natively and under qemu-user. */
+#include "capture.h"
+
+#include <string.h>
+#include <sys/ucontext.h>
+
+const uint8_t hx_arch_bkpt[] = { 0x00, 0x00, 0x20, 0xd4 };   /* brk #0 */
+const size_t hx_arch_bkpt_len = sizeof(hx_arch_bkpt);
+
+enum { A64_PERF_SP = 31, A64_PERF_PC = 32, A64_INSN = 4 };
+
+void hx_arch_regs(const ucontext_t *uc, uint64_t *abi, uint64_t *mask, uint64_t regs[64])
+{
+	const mcontext_t *m = &uc->uc_mcontext;
+	memset(regs, 0, 64 * sizeof(uint64_t));
+	*abi = 2;                                   /* PERF_SAMPLE_REGS_ABI_64 */
+	*mask = (UINT64_C(1) << 33) - 1;
+	for (int i = 0; i < 31; i++)
+		regs[i] = (uint64_t)m->regs[i];     /* x0-x29, lr = perf ids 0-30 */
+	regs[A64_PERF_SP] = (uint64_t)m->sp;
+	regs[A64_PERF_PC] = (uint64_t)m->pc;
+}
+
+uint64_t hx_arch_pc(const ucontext_t *uc) { return (uint64_t)uc->uc_mcontext.pc; }
+uint64_t hx_arch_sp(const ucontext_t *uc) { return (uint64_t)uc->uc_mcontext.sp; }
+/* the pc is the brk's own address (facts section 8) */
+uint64_t hx_arch_trap_addr(const ucontext_t *uc) { return hx_arch_pc(uc); }
+void hx_arch_resume_at(ucontext_t *uc, uint64_t addr) { uc->uc_mcontext.pc = addr; }
+/* the callee's own brk stays in place: continue after it */
+void hx_arch_skip_trap(ucontext_t *uc) { uc->uc_mcontext.pc += A64_INSN; }

@@ -1,0 +1,94 @@
+/* libdw as perf feeds it, on the samples of uwt.h: a real stack of this
+ * process and generated trampolines spliced on top of it. */
+#include <check.h>
+#include <elf.h>
+#include <string.h>
+
+#include "uwt.h"
+#include "trampolines/tramp.h"
+
+extern const struct uw_unwinder uw_libdw;
+
+static void set_libdw(void)
+{
+	uwt_unwinder = &uw_libdw;
+}
+
+static const char *const cpython_fp[] = { "push_fp", "set_fp", "call_target", "pop_fp", "ret" };
+
+static struct uwt_self self;
+static struct uwt_tramp tr;
+static struct uw_result res;
+
+static void run(const struct uw_view *v, const struct uw_sample *s)
+{
+	void *st = NULL;
+	char err[256] = "";
+	ck_assert_msg(uw_libdw.open(v, &st, err, sizeof(err)) == 0, "%s", err);
+	uw_libdw.unwind(st, v, s, &res);
+	uw_libdw.close(st);
+}
+
+/* a dump outside /tmp: perf inject writes jitted-*.so beside it, perf >= 6.8
+ * reports those at start - pgoff, the module then starts 0x80 early and
+ * ends before the code, and perf gets no chain at all for a sample in it */
+START_TEST(jitted_outside_tmp_no_module)
+{
+	uwt_capture_self(&self);
+	uwt_tramp(&tr, &self, cpython_fp, 5, NULL, PV_CURRENT, NULL, 2);
+	run(&tr.w.v, &tr.s);
+	ck_assert_msg(res.n == 0 && res.stop == UW_STOP_NO_INFO, "%s", uwt_chain(&res));
+	uwt_tramp_free(&tr);
+}
+END_TEST
+
+/* libdw reads .eh_frame from the jitted ELF itself: mapped_size 0 hides
+ * nothing from it, the chain stays CFI-based */
+START_TEST(mapped_zero_still_cfi)
+{
+	struct tr_unwind_opts o;
+	tr_unwind_opts_default(&o);
+	o.mapped = 0;
+	uwt_capture_self(&self);
+	uwt_tramp(&tr, &self, cpython_fp, 5, &o, PV_CURRENT, "/tmp", 2);
+	run(&tr.w.v, &tr.s);
+	ck_assert_msg(res.n >= 3 && res.addr[1] == self.ip && res.addr[2] == self.ra[0], "%s",
+		      uwt_chain(&res));
+	ck_assert_msg(!(res.flags[1] & UW_F_FALLBACK), "%s", uwt_chain(&res));
+	uwt_tramp_free(&tr);
+}
+END_TEST
+
+/* an .eh_frame with a CIE and no FDE (V8 without CFI): libdw's x86_64
+ * backend walks rbp; the caller is right (a frame-pointer trampoline) and
+ * flagged */
+START_TEST(no_cfi_fp_fallback)
+{
+	struct tr_unwind_opts o;
+	tr_unwind_opts_default(&o);
+	o.cfi = TR_CFI_NONE;
+	uwt_capture_self(&self);
+	uwt_tramp(&tr, &self, cpython_fp, 5, &o, PV_CURRENT, "/tmp", 2);
+	run(&tr.w.v, &tr.s);
+	ck_assert_msg(res.n >= 3 && res.addr[1] == self.ip && res.addr[2] == self.ra[0], "%s",
+		      uwt_chain(&res));
+	ck_assert_msg(res.flags[1] & UW_F_FALLBACK, "not flagged: %s", uwt_chain(&res));
+	ck_assert_msg(!(res.flags[2] & UW_F_FALLBACK), "f3's CFI flagged: %s", uwt_chain(&res));
+	uwt_tramp_free(&tr);
+}
+END_TEST
+
+Suite *suite_libdw(void);
+Suite *suite_libdw(void)
+{
+	Suite *s = suite_create("libdw");
+	TCase *tc = tcase_create("libdw");
+	tcase_add_checked_fixture(tc, set_libdw, NULL);
+	tcase_set_timeout(tc, 60);
+	uwt_add_common(tc);
+	tcase_add_test(tc, jitted_outside_tmp_no_module);
+	tcase_add_test(tc, mapped_zero_still_cfi);
+	tcase_add_test(tc, no_cfi_fp_fallback);
+	suite_add_tcase(s, tc);
+	return s;
+}

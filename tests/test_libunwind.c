@@ -1,0 +1,511 @@
+/* libunwind as perf feeds it, on samples whose chains are known: a real
+ * stack of this process, and generated trampolines (written to a jitdump by
+ * the project's own writer) spliced on top of it.  Also the fixtures the
+ * libdw suite shares (uwt.h). */
+#include <check.h>
+#include <dirent.h>
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "uwt.h"
+#include "harness/capture.h"
+#include "trampolines/tramp.h"
+
+extern const struct uw_unwinder uw_libunwind, uw_libdw;
+
+const struct uw_unwinder *uwt_unwinder;
+
+/* ---- a real stack: f1 -> f2 -> f3 ---- */
+
+/* byte-exact, below ASan's view of the stack (redzones are data here) */
+__attribute__((no_sanitize_address, no_sanitize("undefined"), noinline))
+static void uwt_copy(uint8_t *dst, uint64_t src, uint64_t n)
+{
+	const volatile uint8_t *p = (const volatile uint8_t *)(uintptr_t)src;
+	for (uint64_t i = 0; i < n; i++)
+		dst[i] = p[i];
+}
+
+static void uwt_read_maps(struct uwt_self *c)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	ck_assert_ptr_nonnull(f);
+	c->maps_len = fread(c->maps, 1, sizeof(c->maps) - 1, f);
+	c->maps[c->maps_len] = 0;
+	fclose(f);
+	ck_assert_uint_gt(c->maps_len, 0);
+	ck_assert_uint_lt(c->maps_len, sizeof(c->maps) - 1);
+}
+
+static uint64_t uwt_stack_top(const struct uwt_self *c, uint64_t sp)
+{
+	const char *p = c->maps;
+	while (p && *p) {
+		unsigned long long s, e;
+		if (sscanf(p, "%llx-%llx", &s, &e) == 2 && sp >= s && sp < e)
+			return e;
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return 0;
+}
+
+__attribute__((noinline)) static void uwt_take(struct uwt_self *c, const ucontext_t *uc)
+{
+	uint64_t abi, mask;
+	memset(&c->s, 0, sizeof(c->s));
+	hx_arch_regs(uc, &abi, &mask, c->s.regs);
+	c->s.arch = uw_arch_by_mach(EM_X86_64);
+	c->s.abi = abi;
+	c->s.mask = mask;
+	uint64_t sp = c->s.regs[7], top = uwt_stack_top(c, sp);
+	ck_assert_uint_gt(top, sp);
+	uint64_t n = top - sp < UWT_STACK_MAX ? top - sp : UWT_STACK_MAX;
+	uwt_copy(c->stack, sp, n);
+	c->s.stack_addr = sp;
+	c->s.stack = c->stack;
+	c->s.stack_size = n;
+	c->ip = c->s.regs[8];
+}
+
+__attribute__((noinline, noclone)) static void uwt_f3(struct uwt_self *c)
+{
+	static ucontext_t uc;
+	c->ra[0] = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	getcontext(&uc);
+	/* the sample: f3 right after a call (getcontext's return address) */
+	uwt_take(c, &uc);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline, noclone)) static void uwt_f2(struct uwt_self *c)
+{
+	c->ra[1] = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	uwt_f3(c);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline, noclone)) static void uwt_f1(struct uwt_self *c)
+{
+	c->ra[2] = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	uwt_f2(c);
+	__asm__ volatile("" ::: "memory");
+}
+
+void uwt_capture_self(struct uwt_self *c)
+{
+	uwt_read_maps(c);
+	uwt_f1(c);
+	ck_assert_uint_ne(c->ip, 0);
+}
+
+/* ---- perf's view ---- */
+
+/* Made by the parent (unchecked fixture) and removed by it, so what a
+ * failing test leaves in it goes too. */
+static char uwt_base[64];
+
+static void uwt_rm_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	char p[512];
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+			unlink(p);
+		}
+	closedir(d);
+	rmdir(dir);
+}
+
+static void uwt_view_build(struct uwt_view *w, const struct uwt_self *c, enum pv_profile prof)
+{
+	char err[600];
+	ck_assert_msg(uw_maps_parse(c->maps, c->maps_len, &w->maps, &w->nmaps, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_msg(pv_build(&w->pv, prof, w->maps, w->nmaps, w->have_jd ? &w->jd : NULL, NULL,
+			       err, sizeof(err)) == 0, "%s", err);
+	const struct uw_arch *a = uw_arch_by_mach(EM_X86_64);
+	ck_assert_msg(uw_view_init(&w->v, a, w->maps, w->nmaps, w->have_jd ? &w->jd : NULL, err,
+				   sizeof(err)) == 0, "%s", err);
+	w->oracle = true;
+	w->v.pv = &w->pv;
+}
+
+void uwt_view_self(struct uwt_view *w, const struct uwt_self *c, enum pv_profile prof)
+{
+	memset(w, 0, sizeof(*w));
+	uwt_view_build(w, c, prof);
+}
+
+void uwt_view_free(struct uwt_view *w)
+{
+	pv_fini(&w->pv);
+	if (w->oracle)
+		uw_view_fini(&w->v);
+	uw_maps_free(w->maps, w->nmaps);
+	if (w->have_jd)
+		jd_close(&w->jd);
+	if (w->dumpdir[0])
+		uwt_rm_dir(w->dumpdir);
+	if (w->dump_path[0])
+		unlink(w->dump_path);
+	if (w->map_path[0])
+		unlink(w->map_path);
+	memset(w, 0, sizeof(*w));
+}
+
+/* ---- a trampoline called by f3 ---- */
+
+static bool uwt_free_at(const struct uw_map *m, size_t n, uint64_t a, uint64_t len)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a < m[i].end && m[i].start < a + len)
+			return false;
+	return true;
+}
+
+size_t uwt_tramp(struct uwt_tramp *t, struct uwt_self *c, const char *const *ops, size_t nops,
+		 const struct tr_unwind_opts *opts, enum pv_profile prof, const char *dumpdir, size_t row)
+{
+	static struct tr_func f;
+	static struct tr_unwind u;
+	struct tr_op o[32];
+	char err[600];
+	memset(t, 0, sizeof(*t));
+	t->c = c;
+	ck_assert_uint_le(nops, 32);
+	for (size_t i = 0; i < nops; i++) {
+		memset(&o[i], 0, sizeof(o[i]));
+		ck_assert_msg(tr_op_parse(ops[i], &o[i], err, sizeof(err)) == 0, "%s", err);
+	}
+	ck_assert_msg(tr_emit(&tr_arch_x86_64, o, nops, &f, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_lt(row, f.nrows);
+	t->row = row;
+	t->nrows = f.nrows;
+	for (size_t i = 0; i < f.nrows; i++)
+		if (f.rows[i].is_call)
+			t->call_row = i;
+	t->ret_off = f.ret_off > 0 ? (uint64_t)f.ret_off : 0;
+
+	/* an address no map of this process covers */
+	struct uw_map *maps;
+	size_t nmaps;
+	ck_assert_msg(uw_maps_parse(c->maps, c->maps_len, &maps, &nmaps, err, sizeof(err)) == 0, "%s", err);
+	uint64_t code = 0x10000000;
+	for (int k = 0; k < 64 && !uwt_free_at(maps, nmaps, code, 0x10000); k++)
+		code += 0x1000000;
+	ck_assert(uwt_free_at(maps, nmaps, code, 0x10000));
+	uw_maps_free(maps, nmaps);
+	t->code = code;
+
+	struct tr_unwind_opts uo;
+	tr_unwind_opts_default(&uo);
+	if (opts)
+		uo = *opts;
+	ck_assert_msg(tr_unwind_build(&f, &uo, code, &u, err, sizeof(err)) == 0, "%s", err);
+	if (!dumpdir) {
+		snprintf(t->w.dumpdir, sizeof(t->w.dumpdir), "%s/XXXXXX", uwt_base[0] ? uwt_base : "/tmp");
+		ck_assert_ptr_nonnull(mkdtemp(t->w.dumpdir));
+	}
+	static struct jdw jw;
+	ck_assert_int_eq(jdw_open(&jw, dumpdir ? dumpdir : t->w.dumpdir, EM_X86_64), 0);
+	if (dumpdir) {
+		snprintf(t->w.dump_path, sizeof(t->w.dump_path), "%s", jw.path);
+		snprintf(t->w.map_path, sizeof(t->w.map_path), "%s/perf-%u.map", dumpdir, (unsigned)jw.pid);
+	}
+	/* as the capture does: no record when there is nothing to say */
+	if (uo.cfi != TR_CFI_NONE || u.size)
+		ck_assert_int_eq(jdw_unwinding_info(&jw, u.data, u.size, u.hdr_size, u.mapped_size), 0);
+	ck_assert_int_eq(jdw_code_load(&jw, "tramp", code, f.code, f.code_size, NULL), 0);
+	ck_assert_int_eq(jdw_close(&jw), 0);
+	struct jd_err je;
+	ck_assert_msg(jd_open(&t->w.jd, jw.path, &je) == 0, "%s", je.msg);
+	t->w.have_jd = true;
+	uwt_view_build(&t->w, c, prof);
+
+	/* f3 called the trampoline at c->ip: its CFA is f3's sp, its return
+	 * address c->ip; lay out the stack the row says, on top of f3's */
+	const struct tr_row *R = &f.rows[row];
+	const struct uw_arch *a = c->s.arch;
+	uint64_t cfa = c->s.regs[a->perf_sp], below = (uint64_t)R->sp_off;
+	ck_assert_uint_le(below, sizeof(t->stack) - UWT_STACK_MAX);
+	uint64_t sp = cfa - below;
+	memset(t->stack, 0, below);
+	memcpy(t->stack + below, c->stack, c->s.stack_size);
+	if (R->ra_where == TR_RA_AT_CFA)
+		memcpy(t->stack + below + (uint64_t)R->ra_off, &c->ip, 8);
+	for (int r = 0; r < a->ndw && r < TR_NREGS; r++)
+		if (R->saved_mask >> r & 1) {
+			uint64_t val = c->s.regs[a->perf_of_dw[r]];
+			memcpy(t->stack + below + (uint64_t)(int64_t)R->saved_off[r], &val, 8);
+		}
+	if (R->fp_saved) {
+		uint64_t fp = c->s.regs[a->perf_fp];
+		memcpy(t->stack + below + (uint64_t)R->fp_save_off, &fp, 8);
+	}
+	t->s = c->s;
+	t->s.stack = t->stack;
+	t->s.stack_addr = sp;
+	t->s.stack_size = below + c->s.stack_size;
+	t->s.regs[a->perf_sp] = sp;
+	t->pc = code + R->offset;
+	t->s.regs[a->perf_ip] = t->pc;
+	if (R->fp_set)
+		t->s.regs[a->perf_fp] = cfa - (uint64_t)R->fp_off;
+	return f.nrows;
+}
+
+void uwt_tramp_free(struct uwt_tramp *t)
+{
+	uwt_view_free(&t->w);
+}
+
+int uwt_find(const struct uw_result *r, uint64_t v)
+{
+	for (int i = 0; i < r->n; i++)
+		if (r->addr[i] == v)
+			return i;
+	return -1;
+}
+
+const char *uwt_chain(const struct uw_result *r)
+{
+	static char buf[2048];
+	size_t n = 0;
+	for (int i = 0; i < r->n && i < 24 && n < sizeof(buf) - 64; i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "0x%llx%s ", (unsigned long long)r->addr[i],
+				      r->flags[i] & UW_F_FALLBACK ? "(fb)" : "");
+	snprintf(buf + n, sizeof(buf) - n, "[%s: %s]", uw_stop_name(r->stop), r->why);
+	return buf;
+}
+
+static void uwt_run(const struct uw_unwinder *u, const struct uw_view *v, const struct uw_sample *s,
+		    struct uw_result *r)
+{
+	void *st = NULL;
+	char err[256] = "";
+	ck_assert_msg(!u->open || u->open(v, &st, err, sizeof(err)) == 0, "%s open: %s", u->name, err);
+	u->unwind(st, v, s, r);
+	if (u->close)
+		u->close(st);
+}
+
+/* ---- tests both suites run ---- */
+
+static const char *const cpython_fp[] = { "push_fp", "set_fp", "call_target", "pop_fp", "ret" };
+static const char *const cpython_nofp[] = { "alloc 8", "call_target", "free 8", "ret" };
+
+static struct uwt_self self;
+static struct uwt_tramp tr;
+static struct uw_result res, orc;
+
+START_TEST(self_stack)
+{
+	const struct uw_unwinder *u = uwt_unwinder;
+	struct uwt_view w;
+	uwt_capture_self(&self);
+	uwt_view_self(&w, &self, PV_CURRENT);
+	uwt_run(u, &w.v, &self.s, &res);
+	ck_assert_msg(res.n >= 4, "%s: %s", u->name, uwt_chain(&res));
+	ck_assert_uint_eq(res.addr[0], self.ip);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_msg(res.addr[i + 1] == self.ra[i], "%s frame %d: want 0x%llx, chain %s", u->name,
+			      i + 1, (unsigned long long)self.ra[i], uwt_chain(&res));
+		ck_assert_msg(!(res.flags[i + 1] & UW_F_FALLBACK), "%s frame %d flagged fallback", u->name, i + 1);
+	}
+	uwt_view_free(&w);
+}
+END_TEST
+
+/* every instruction boundary of a trampoline whose CFI is right: the chain
+ * is the oracle's and the truth's, and no frame comes from a fallback */
+static void uwt_tramp_cfi(const char *const *ops, size_t nops, int row)
+{
+	const struct uw_unwinder *u = uwt_unwinder;
+	uwt_capture_self(&self);
+	size_t nrows = uwt_tramp(&tr, &self, ops, nops, NULL, PV_CURRENT, "/tmp", 0);
+	for (size_t k = 0; k < nrows; k++) {
+		if (row >= 0 && k != (size_t)row)
+			continue;
+		if (k) {
+			uwt_tramp_free(&tr);
+			uwt_tramp(&tr, &self, ops, nops, NULL, PV_CURRENT, "/tmp", k);
+		}
+		uwt_run(u, &tr.w.v, &tr.s, &res);
+		uw_oracle.unwind(NULL, &tr.w.v, &tr.s, &orc);
+		const uint64_t want[] = { tr.pc, self.ip, self.ra[0], self.ra[1], self.ra[2] };
+		for (int i = 0; i < 5; i++) {
+			ck_assert_msg(orc.n > i && orc.addr[i] == want[i], "oracle row %zu frame %d: %s", k, i,
+				      uwt_chain(&orc));
+			ck_assert_msg(res.n > i && res.addr[i] == want[i], "%s row %zu frame %d: want 0x%llx, chain %s",
+				      u->name, k, i, (unsigned long long)want[i], uwt_chain(&res));
+			ck_assert_msg(!(res.flags[i] & UW_F_FALLBACK), "%s row %zu frame %d flagged fallback: %s",
+				      u->name, k, i, uwt_chain(&res));
+		}
+	}
+	uwt_tramp_free(&tr);
+}
+
+START_TEST(tramp_fp_cfi)
+{
+	uwt_tramp_cfi(cpython_fp, 5, -1);
+}
+END_TEST
+
+START_TEST(tramp_nofp_cfi)
+{
+	uwt_tramp_cfi(cpython_nofp, 4, -1);
+}
+END_TEST
+
+START_TEST(no_perf_view)
+{
+	const struct uw_unwinder *u = uwt_unwinder;
+	struct uw_view v;
+	memset(&v, 0, sizeof(v));
+	v.arch = uw_arch_by_mach(EM_X86_64);
+	uwt_capture_self(&self);
+	uwt_run(u, &v, &self.s, &res);
+	ck_assert_int_eq(res.stop, UW_STOP_ERROR);
+	ck_assert_str_eq(res.why, "no perf view");
+	/* and a state that failed to open (NULL) is refused the same way */
+	u->unwind(NULL, &v, &self.s, &res);
+	ck_assert_str_eq(res.why, "no perf view");
+}
+END_TEST
+
+static void uwt_base_make(void)
+{
+	snprintf(uwt_base, sizeof(uwt_base), "/tmp/uwt-XXXXXX");
+	if (!mkdtemp(uwt_base))
+		uwt_base[0] = 0;
+}
+
+static void uwt_base_remove(void)
+{
+	DIR *d = uwt_base[0] ? opendir(uwt_base) : NULL;
+	struct dirent *e;
+	char p[128];
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			snprintf(p, sizeof(p), "%s/%s", uwt_base, e->d_name);
+			uwt_rm_dir(p);
+		}
+	if (d)
+		closedir(d);
+	if (uwt_base[0])
+		rmdir(uwt_base);
+}
+
+void uwt_add_common(TCase *tc)
+{
+	tcase_add_unchecked_fixture(tc, uwt_base_make, uwt_base_remove);
+	tcase_add_test(tc, self_stack);
+	tcase_add_test(tc, tramp_fp_cfi);
+	tcase_add_test(tc, tramp_nofp_cfi);
+	tcase_add_test(tc, no_perf_view);
+}
+
+/* ---- libunwind only ---- */
+
+static void set_libunwind(void)
+{
+	uwt_unwinder = &uw_libunwind;
+}
+
+/* mapped_size 0: the .eh_frame_hdr lies outside perf's map, so reading its
+ * table fails (perf's access_dso_mem: "no map", -1) and unw_step returns
+ * that error: the chain stops at the trampoline, no rbp fallback.  This is
+ * what perf 6.1.187 with libunwind 1.6.2 prints here for the same
+ * trampoline under `perf record -k 1 --call-graph dwarf` + `perf inject -j`:
+ * busy, tramp, and nothing below. */
+START_TEST(mapped_zero_stops)
+{
+	struct tr_unwind_opts o;
+	tr_unwind_opts_default(&o);
+	o.mapped = 0;
+	uwt_capture_self(&self);
+	uwt_tramp(&tr, &self, cpython_fp, 5, &o, PV_CURRENT, "/tmp", 2);   /* at call *%rcx */
+	uwt_run(&uw_libunwind, &tr.w.v, &tr.s, &res);
+	ck_assert_msg(res.n == 1 && res.stop == UW_STOP_MEM, "%s", uwt_chain(&res));
+	uwt_tramp_free(&tr);
+}
+END_TEST
+
+/* no .eh_frame_hdr: perf's find_proc_info answers -EINVAL (not
+ * -UNW_ENOINFO), so libunwind does not walk rbp either (the same perf run
+ * without an UNWINDING_INFO record: busy, tramp, nothing below) */
+START_TEST(no_eh_frame_hdr_stops)
+{
+	struct tr_unwind_opts o;
+	tr_unwind_opts_default(&o);
+	o.cfi = TR_CFI_NONE;
+	o.hdr = TR_HDR_NONE;
+	uwt_capture_self(&self);
+	uwt_tramp(&tr, &self, cpython_fp, 5, &o, PV_CURRENT, "/tmp", 2);
+	uwt_run(&uw_libunwind, &tr.w.v, &tr.s, &res);
+	ck_assert_msg(res.n == 1 && res.stop == UW_STOP_NO_INFO, "%s", uwt_chain(&res));
+	uwt_tramp_free(&tr);
+}
+END_TEST
+
+/* an .eh_frame_hdr without its table (fde_count omitted): the lookup finds
+ * no FDE, -UNW_ENOINFO, and x86_64 unw_step walks rbp.  A frame-pointer
+ * trampoline comes out right by luck: its caller must be flagged */
+START_TEST(no_fde_fp_fallback)
+{
+	struct tr_unwind_opts o;
+	tr_unwind_opts_default(&o);
+	o.hdr_table = false;
+	uwt_capture_self(&self);
+	uwt_tramp(&tr, &self, cpython_fp, 5, &o, PV_CURRENT, "/tmp", 2);
+	uwt_run(&uw_libunwind, &tr.w.v, &tr.s, &res);
+	ck_assert_msg(res.n >= 3 && res.addr[1] == self.ip && res.addr[2] == self.ra[0], "%s",
+		      uwt_chain(&res));
+	ck_assert_msg(res.flags[1] & UW_F_FALLBACK, "caller not flagged: %s", uwt_chain(&res));
+	ck_assert_msg(!(res.flags[2] & UW_F_FALLBACK), "f3's own CFI flagged: %s", uwt_chain(&res));
+	uwt_tramp_free(&tr);
+}
+END_TEST
+
+/* the same without a frame pointer: the rbp walk skips f3 (the
+ * trampoline's caller) and lands in f2, flagged */
+START_TEST(no_fde_nofp_loses_caller)
+{
+	struct tr_unwind_opts o;
+	tr_unwind_opts_default(&o);
+	o.hdr_table = false;
+	uwt_capture_self(&self);
+	uwt_tramp(&tr, &self, cpython_nofp, 4, &o, PV_CURRENT, "/tmp", 1);  /* at call *%rcx */
+	uwt_run(&uw_libunwind, &tr.w.v, &tr.s, &res);
+	ck_assert_msg(uwt_find(&res, self.ip) < 0, "caller found without CFI: %s", uwt_chain(&res));
+	ck_assert_msg(res.n >= 2 && res.addr[1] == self.ra[0] && (res.flags[1] & UW_F_FALLBACK), "%s",
+		      uwt_chain(&res));
+	uwt_tramp_free(&tr);
+}
+END_TEST
+
+Suite *suite_libunwind(void);
+Suite *suite_libunwind(void)
+{
+	Suite *s = suite_create("libunwind");
+	TCase *tc = tcase_create("libunwind");
+	tcase_add_checked_fixture(tc, set_libunwind, NULL);
+	tcase_set_timeout(tc, 60);
+	uwt_add_common(tc);
+	tcase_add_test(tc, mapped_zero_stops);
+	tcase_add_test(tc, no_eh_frame_hdr_stops);
+	tcase_add_test(tc, no_fde_fp_fallback);
+	tcase_add_test(tc, no_fde_nofp_loses_caller);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,446 @@
+/* libunwind (1.6) fed as perf's util/unwind-libunwind-local.c feeds it
+ * (facts section 3): a remote address space whose accessors read the sample
+ * and perf's view (perfview.h) only.  Frames libunwind found by its rbp
+ * frame chain instead of the emitted CFI are flagged UW_F_FALLBACK. */
+#include "view.h"
+#include "libunwind_arch.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* What perf's find_proc_info returns without a map, a DSO or an
+ * .eh_frame_hdr (its `ret = -EINVAL` when the .debug_frame fallback finds
+ * nothing either, as for every jitted ELF). */
+#define LU_NO_TABLE (-EINVAL)
+
+/* .eh_frame_hdr pointer encodings perf's __dw_read_encoded_value knows
+ * (named apart from elfutils' DW_EH_PE_* enum constants) */
+enum {
+	LU_PE_PTR = 0x00, LU_PE_UDATA4 = 0x03, LU_PE_UDATA8 = 0x04, LU_PE_SDATA4 = 0x0b,
+	LU_PE_SDATA8 = 0x0c, LU_PE_PCREL = 0x10, LU_PE_APPL_MASK = 0x70, LU_PE_OMIT = 0xff,
+};
+
+struct lu_state {
+	unw_addr_space_t as;
+	const struct uw_lu_arch *glue;
+	const struct pv_view *pv;
+	uint64_t *base;             /* per DSO: perf's load base, UINT64_MAX when unmapped */
+	bool arch_ok;
+	/* per sample */
+	const struct uw_sample *s;
+	const struct pv_map *last;  /* map of the last DSO read */
+	/* per step */
+	bool in_step;
+	uint64_t step_ip;           /* ip of the frame being unwound */
+	bool fpi_ok;                /* find_proc_info found its FDE for step_ip (or step_ip - 1) */
+	bool probe_ip;              /* [step_ip] was read: the frame-chain path's signal/PLT probe */
+	bool mem_fail;
+	uint64_t mem_fail_addr;
+	bool fpi_fail;
+	char fpi_why[112];
+};
+
+static int lu_dso_read(struct lu_state *st, uint64_t addr, unw_word_t *val)
+{
+	const struct pv_map *m = st->last;
+	if (!m || addr < m->start || addr >= m->end) {
+		m = pv_find(st->pv, addr);
+		if (!m)
+			return -1;
+		st->last = m;
+	}
+	const struct pv_dso *d = m->dso;
+	if (!d)
+		return -1;
+	/* perf's map_ip + dso__data_read_addr; a read that comes back short
+	 * answers 1, which libunwind takes as success (perf zeroes the value) */
+	uint64_t off = addr - m->start + m->pgoff;
+	if (!d->image || off < m->pgoff || off > d->size || d->size - off < sizeof(*val))
+		return 1;
+	memcpy(val, d->image + off, sizeof(*val));
+	return 0;
+}
+
+static int lu_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write,
+			 void *arg)
+{
+	struct lu_state *st = arg;
+	const struct uw_sample *s = st->s;
+	if (write) {
+		*valp = 0;
+		return 0;
+	}
+	if (st->in_step && addr == st->step_ip)
+		st->probe_ip = true;
+	int sp_id = s->arch->perf_sp;
+	if (!(s->mask >> sp_id & 1))
+		return -EINVAL;
+	uint64_t start = uw_reg(s, sp_id), end = start + s->stack_size;
+	if (addr + sizeof(unw_word_t) < addr)
+		return -EINVAL;
+	uint64_t v;
+	/* the stack copy, without its last word (perf's `>= end`) */
+	if (addr >= start && addr + sizeof(unw_word_t) < end && uw_stack_read(s, addr, &v)) {
+		*valp = v;
+		return 0;
+	}
+	int ret = lu_dso_read(st, addr, valp);
+	if (ret) {
+		*valp = 0;
+		if (ret < 0 && !st->mem_fail) {
+			st->mem_fail = true;
+			st->mem_fail_addr = addr;
+		}
+	}
+	return ret;
+}
+
+static int lu_access_reg(unw_addr_space_t as, unw_regnum_t regnum, unw_word_t *valp, int write,
+			 void *arg)
+{
+	struct lu_state *st = arg;
+	if (write)
+		return 0;
+	int id = st->glue->perf_reg(regnum);
+	if (id < 0 || id >= UW_PERF_REGS || !(st->s->mask >> id & 1))
+		return -EINVAL;
+	*valp = st->s->regs[id];
+	return 0;
+}
+
+static int lu_access_fpreg(unw_addr_space_t as, unw_regnum_t num, unw_fpreg_t *val, int write,
+			   void *arg)
+{
+	return -UNW_EINVAL;
+}
+
+static int lu_resume(unw_addr_space_t as, unw_cursor_t *cu, void *arg)
+{
+	return -UNW_EINVAL;
+}
+
+static int lu_get_proc_name(unw_addr_space_t as, unw_word_t addr, char *bufp, size_t len,
+			    unw_word_t *offp, void *arg)
+{
+	return -UNW_ENOINFO;
+}
+
+static int lu_get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dil, void *arg)
+{
+	return -UNW_ENOINFO;
+}
+
+static void lu_put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
+{
+}
+
+/* perf's __dw_read_encoded_value, quirks included (pcrel is relative to
+ * perf's own buffer: only eh_frame_ptr is ever pcrel, and it is skipped). */
+static int lu_read_enc(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t *val)
+{
+	const uint8_t *cur = *p;
+	*val = 0;
+	if (enc == LU_PE_OMIT)
+		return 0;
+	if (enc == LU_PE_PTR) {
+		if (end - cur < 8)
+			return -1;
+		memcpy(val, cur, 8);
+		*p = cur + 8;
+		return 0;
+	}
+	switch (enc & LU_PE_APPL_MASK) {
+	case 0:
+		break;
+	case LU_PE_PCREL:
+		*val = (uint64_t)(uintptr_t)cur;
+		break;
+	default:
+		return -1;
+	}
+	if ((enc & 0x07) == 0)
+		enc |= LU_PE_UDATA4;
+	switch (enc & 0x0f) {
+	case LU_PE_SDATA4: {
+		int32_t x;
+		if (end - cur < 4)
+			return -1;
+		memcpy(&x, cur, 4);
+		*val += (uint64_t)(int64_t)x;
+		cur += 4;
+		break;
+	}
+	case LU_PE_UDATA4: {
+		uint32_t x;
+		if (end - cur < 4)
+			return -1;
+		memcpy(&x, cur, 4);
+		*val += x;
+		cur += 4;
+		break;
+	}
+	case LU_PE_SDATA8:
+	case LU_PE_UDATA8: {
+		uint64_t x;
+		if (end - cur < 8)
+			return -1;
+		memcpy(&x, cur, 8);
+		*val += x;
+		cur += 8;
+		break;
+	}
+	default:
+		return -1;
+	}
+	*p = cur;
+	return 0;
+}
+
+/* unwind_spec_ehframe: perf reads a fixed 20-byte header (4 encoding bytes,
+ * two 8-byte slots) from the file and takes fde_count from it. */
+static int lu_spec_ehframe(const struct pv_dso *d, uint64_t *table_off, uint64_t *fde_count)
+{
+	uint8_t hdr[20];
+	uint64_t off = d->eh_frame_hdr_off, skip;
+	if (off > d->size || d->size - off < sizeof(hdr))
+		return -1;
+	memcpy(hdr, d->image + off, sizeof(hdr));
+	const uint8_t *p = hdr + 4, *end = hdr + sizeof(hdr);
+	if (lu_read_enc(&p, end, hdr[1], &skip) || lu_read_enc(&p, end, hdr[2], fde_count))
+		return -1;
+	*table_off = (uint64_t)(p - hdr);
+	return 0;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void lu_why(struct lu_state *st, const char *fmt, ...)
+{
+	va_list ap;
+	st->fpi_fail = true;
+	va_start(ap, fmt);
+	vsnprintf(st->fpi_why, sizeof(st->fpi_why), fmt, ap);
+	va_end(ap);
+}
+
+static int lu_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
+			     int need_unwind_info, void *arg)
+{
+	struct lu_state *st = arg;
+	const struct pv_map *m = pv_find(st->pv, ip);
+	if (!m || !m->dso) {
+		lu_why(st, "no map for 0x%llx in perf's view", (unsigned long long)ip);
+		return LU_NO_TABLE;
+	}
+	const struct pv_dso *d = m->dso;
+	uint64_t table_off, fde_count;
+	if (!d->has_eh_frame_hdr || !d->eh_frame_hdr_off || !d->image) {
+		lu_why(st, "no .eh_frame_hdr for 0x%llx in %s", (unsigned long long)ip,
+		       d->perf_name ? d->perf_name : d->path);
+		return LU_NO_TABLE;
+	}
+	if (lu_spec_ehframe(d, &table_off, &fde_count)) {
+		lu_why(st, "unreadable .eh_frame_hdr for 0x%llx in %s", (unsigned long long)ip,
+		       d->perf_name ? d->perf_name : d->path);
+		return -EINVAL;
+	}
+	uint64_t segbase = st->base[d - st->pv->dsos] + d->eh_frame_hdr_addr;
+	unw_dyn_info_t di;
+	memset(&di, 0, sizeof(di));
+	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+	di.start_ip = m->start;
+	di.end_ip = m->end;
+	di.u.rti.segbase = segbase;
+	di.u.rti.table_data = segbase + table_off;
+	/* struct table_entry is two 32-bit words; table_len counts machine words */
+	di.u.rti.table_len = fde_count * 8 / sizeof(unw_word_t);
+	int ret = st->glue->search_table(as, ip, &di, pi, need_unwind_info, arg);
+	if (ret >= 0) {
+		if (st->in_step && (ip == st->step_ip || ip + 1 == st->step_ip))
+			st->fpi_ok = true;
+	} else {
+		lu_why(st, "no FDE found for 0x%llx through the .eh_frame_hdr of %s", (unsigned long long)ip,
+		       d->perf_name ? d->perf_name : d->path);
+	}
+	return ret;
+}
+
+static unw_accessors_t lu_accessors = {
+	.find_proc_info = lu_find_proc_info,
+	.put_unwind_info = lu_put_unwind_info,
+	.get_dyn_info_list_addr = lu_get_dyn_info_list_addr,
+	.access_mem = lu_access_mem,
+	.access_reg = lu_access_reg,
+	.access_fpreg = lu_access_fpreg,
+	.resume = lu_resume,
+	.get_proc_name = lu_get_proc_name,
+};
+
+/* perf's read_unwind_spec_eh_frame: base = the lowest (start - pgoff) over
+ * the DSO's maps (v6.1-v6.7: start alone), less the first PT_LOAD's p_vaddr
+ * rounded down to a page. */
+static int lu_bases(struct lu_state *st)
+{
+	const struct pv_view *pv = st->pv;
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	if (!page || (page & (page - 1)))
+		page = 4096;
+	st->base = calloc(pv->ndsos ? pv->ndsos : 1, sizeof(*st->base));
+	if (!st->base)
+		return -1;
+	for (size_t i = 0; i < pv->ndsos; i++)
+		st->base[i] = UINT64_MAX;
+	for (size_t i = 0; i < pv->nmaps; i++) {
+		const struct pv_map *m = &pv->maps[i];
+		if (!m->dso || m->dso < pv->dsos || m->dso >= pv->dsos + pv->ndsos)
+			continue;
+		uint64_t b = pv->profile == PV_V61 ? m->start : m->start - m->pgoff;
+		size_t k = (size_t)(m->dso - pv->dsos);
+		if (b < st->base[k])
+			st->base[k] = b;
+	}
+	for (size_t i = 0; i < pv->ndsos; i++)
+		if (st->base[i] != UINT64_MAX)
+			st->base[i] -= pv->dsos[i].first_load_vaddr & ~(page - 1);
+	return 0;
+}
+
+static void lu_close(void *state)
+{
+	struct lu_state *st = state;
+	if (!st)
+		return;
+	if (st->as)
+		unw_destroy_addr_space(st->as);
+	free(st->base);
+	free(st);
+}
+
+static int lu_open(const struct uw_view *v, void **state, char *err, size_t errlen)
+{
+	*state = NULL;
+#if !UW_LU_HAVE_GLUE
+	if (!&uw_lu_host) {
+		snprintf(err, errlen, "libunwind: no glue for this build's arch");
+		return -1;
+	}
+#endif
+	struct lu_state *st = calloc(1, sizeof(*st));
+	if (!st) {
+		snprintf(err, errlen, "libunwind: out of memory");
+		return -1;
+	}
+	st->glue = &uw_lu_host;
+	*state = st;
+	if (!v || !v->pv)
+		return 0;   /* every sample then says "no perf view" */
+	st->pv = v->pv;
+	st->arch_ok = !v->arch || v->arch->elf_mach == st->glue->elf_mach;
+	st->as = unw_create_addr_space(&lu_accessors, 0);
+	if (!st->as || lu_bases(st)) {
+		snprintf(err, errlen, "libunwind: cannot create the address space");
+		lu_close(st);
+		*state = NULL;
+		return -1;
+	}
+	/* nothing survives between samples, and every step asks find_proc_info,
+	 * which is how a step without the emitted CFI is seen */
+	unw_set_caching_policy(st->as, UNW_CACHE_NONE);
+	return 0;
+}
+
+static void lu_fail(struct uw_result *r, enum uw_stop stop, const char *why)
+{
+	r->stop = stop;
+	snprintf(r->why, sizeof(r->why), "%s", why);
+}
+
+/* Stop reason of a step that returned ret < 0. */
+static void lu_stop(struct lu_state *st, int ret, struct uw_result *r)
+{
+	unsigned long long ip = st->step_ip;
+	if (st->mem_fail) {
+		r->stop = UW_STOP_MEM;
+		if (st->fpi_fail)
+			snprintf(r->why, sizeof(r->why), "%s: read of 0x%llx outside the stack copy and perf's maps",
+				 st->fpi_why, (unsigned long long)st->mem_fail_addr);
+		else
+			snprintf(r->why, sizeof(r->why), "unwinding 0x%llx: read of 0x%llx outside the stack copy and perf's maps",
+				 ip, (unsigned long long)st->mem_fail_addr);
+	} else if (ret == -UNW_ENOINFO || st->fpi_fail) {
+		r->stop = UW_STOP_NO_INFO;
+		if (st->fpi_fail)
+			snprintf(r->why, sizeof(r->why), "%s", st->fpi_why);
+		else
+			snprintf(r->why, sizeof(r->why), "no unwind info for 0x%llx", ip);
+	} else {
+		r->stop = UW_STOP_ERROR;
+		snprintf(r->why, sizeof(r->why), "unw_step at 0x%llx: %s (%d)", ip,
+			 ret >= -UNW_ENOINFO ? unw_strerror(ret) : strerror(-ret), ret);
+	}
+}
+
+static int lu_unwind(void *state, const struct uw_view *v, const struct uw_sample *s,
+		     struct uw_result *r)
+{
+	struct lu_state *st = state;
+	r->n = 0;
+	r->why[0] = 0;
+	r->stop = UW_STOP_END;
+	if (!st || !st->pv || !v || v->pv != st->pv) {
+		lu_fail(r, UW_STOP_ERROR, "no perf view");
+		return 0;
+	}
+	if (!st->arch_ok || s->arch->elf_mach != st->glue->elf_mach) {
+		lu_fail(r, UW_STOP_ERROR, "libunwind of this build cannot unwind another arch's samples");
+		return 0;
+	}
+	st->s = s;
+	st->last = NULL;
+	st->in_step = false;
+	st->mem_fail = st->fpi_fail = false;
+	r->addr[r->n] = uw_reg(s, s->arch->perf_ip);
+	r->flags[r->n++] = 0;
+	unw_cursor_t c;
+	int ret = unw_init_remote(&c, st->as, st);
+	if (ret) {
+		r->stop = UW_STOP_ERROR;
+		snprintf(r->why, sizeof(r->why), "unw_init_remote: %s (%d)",
+			 ret >= -UNW_ENOINFO ? unw_strerror(ret) : strerror(-ret), ret);
+		return 0;
+	}
+	for (;;) {
+		if (r->n >= UW_MAX_FRAMES) {
+			r->stop = UW_STOP_MAX;
+			break;
+		}
+		unw_word_t ip;
+		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0)
+			ip = r->addr[r->n - 1];
+		st->step_ip = ip;
+		st->fpi_ok = st->probe_ip = st->mem_fail = st->fpi_fail = false;
+		st->in_step = true;
+		ret = unw_step(&c);
+		st->in_step = false;
+		if (ret <= 0) {
+			if (ret < 0)
+				lu_stop(st, ret, r);
+			break;
+		}
+		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0) {
+			lu_fail(r, UW_STOP_ERROR, "unw_get_reg(UNW_REG_IP) failed after a step");
+			break;
+		}
+		/* perf stores ip - 1 here unless unw_is_signal_frame: undone */
+		r->addr[r->n] = ip;
+		r->flags[r->n++] = (!st->fpi_ok || st->probe_ip) ? UW_F_FALLBACK : 0;
+	}
+	return 0;
+}
+
+const struct uw_unwinder uw_libunwind = {
+	.name = "libunwind", .open = lu_open, .unwind = lu_unwind, .close = lu_close,
+};

@@ -1,0 +1,230 @@
+/* jitdump linter (facts sections 1, 2, 7): any producer's dump read the way
+ * perf reads it, by a streaming walk over a memory-mapped file.  Every rule
+ * has a stable id, a severity and one sentence saying what perf will do.
+ *
+ * Memory is independent of the file size: the walk keeps perf's pending
+ * UNWINDING_INFO/DEBUG_INFO (pointers into the map) and three bounded
+ * histories, each a fixed-capacity table that forgets its oldest entries:
+ * live mappings (LINT_MAX_MAPS, for overlaps and CODE_MOVE), seen code_index
+ * intervals (LINT_MAX_INDEX, sequential indices cost one entry), and code
+ * hashes (LINT_CODE_SLOTS, direct-mapped, a hit is confirmed by comparing
+ * the bytes in the map).  When a history forgets, rule JD099 says so once. */
+#ifndef UW_LINT_H
+#define UW_LINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include "perfview.h"
+
+#define LINT_MAX_MAPS 65536
+#define LINT_MAX_INDEX 65536
+#define LINT_CODE_SLOTS 65536
+#define LINT_MAX_ROWS 4096        /* CFI rows per FDE the code check follows */
+#define LINT_MAX_INSNS 65536      /* instructions per FDE the code check follows */
+
+enum lint_sev { LINT_INFO, LINT_WARNING, LINT_ERROR };
+
+/* Stable ids: never renumber, only append. */
+enum lint_rule_id {
+	LR_NOT_JITDUMP,         /* JD001 */
+	LR_VERSION,             /* JD002 */
+	LR_HEADER_SIZE,         /* JD003 */
+	LR_HEADER_FLAGS,        /* JD004 */
+	LR_ARCH_TIMESTAMP,      /* JD005 */
+	LR_ELF_MACH,            /* JD006 */
+	LR_FILE_NAME,           /* JD007 */
+	LR_RECORD_TRUNCATED,    /* JD010 */
+	LR_RECORD_SIZE,         /* JD011 */
+	LR_RECORD_UNKNOWN,      /* JD012 */
+	LR_AFTER_CLOSE,         /* JD014 */
+	LR_TIMESTAMP_BACKWARDS, /* JD015 */
+	LR_RECORD_PID,          /* JD016 */
+	LR_LOAD_NAME,           /* JD020 */
+	LR_LOAD_CODE_SIZE,      /* JD021 */
+	LR_LOAD_TRAILING,       /* JD022 */
+	LR_LOAD_EMPTY,          /* JD023 */
+	LR_LOAD_VMA,            /* JD024 */
+	LR_IDENTICAL_CODE,      /* JD025 */
+	LR_DUPLICATE_INDEX,     /* JD026 */
+	LR_ADDR_WRAP,           /* JD027 */
+	LR_UNWIND_AFTER_LOAD,   /* JD030 */
+	LR_UNWIND_NO_LOAD,      /* JD031 */
+	LR_UNWIND_OVERWRITTEN,  /* JD032 */
+	LR_UNWIND_SIZE,         /* JD033 */
+	LR_HDR_SIZE_ZERO,       /* JD034 */
+	LR_HDR_FIRST,           /* JD035 */
+	LR_HDR_SIZE_MISMATCH,   /* JD036 */
+	LR_EH_FRAME_PARSE,      /* JD037 */
+	LR_NO_TERMINATOR,       /* JD038 */
+	LR_TERMINATOR_MISPLACED,/* JD039 */
+	LR_HDR_PARSE,           /* JD040 */
+	LR_HDR_ENCODING,        /* JD041 */
+	LR_HDR_NO_TABLE,        /* JD042 */
+	LR_HDR_TABLE,           /* JD043 */
+	LR_HDR_EH_FRAME_PTR,    /* JD044 */
+	LR_FDE_COVERAGE,        /* JD045 */
+	LR_FDE_GAP,             /* JD046 */
+	LR_FDE_OUTSIDE,         /* JD047 */
+	LR_NO_FDE,              /* JD048 */
+	LR_MAPPED_ZERO,         /* JD049 */
+	LR_MAPPED_SMALL,        /* JD050 */
+	LR_MAPPING_OVERLAP,     /* JD051 */
+	LR_CFA_VS_CODE,         /* JD052 */
+	LR_RA_RULE,             /* JD053 */
+	LR_FDE_ABSOLUTE,        /* JD054 */
+	LR_UNWIND_EMPTY,        /* JD056 */
+	LR_MOVE_UNKNOWN,        /* JD060 */
+	LR_MOVE_MISMATCH,       /* JD061 */
+	LR_DEBUG_AFTER_LOAD,    /* JD070 */
+	LR_DEBUG_NO_LOAD,       /* JD071 */
+	LR_DEBUG_MISMATCH,      /* JD072 */
+	LR_DEBUG_ENTRIES,       /* JD073 */
+	LR_DEBUG_OVERWRITTEN,   /* JD074 */
+	LR_DEBUG_RANGE,         /* JD075 */
+	LR_PERF_PROFILE,        /* JD090 */
+	LR_LIMIT,               /* JD099 */
+	LR__COUNT
+};
+
+struct lint_rule {
+	const char *id;           /* "JD030" */
+	const char *name;         /* "unwind-after-load" */
+	enum lint_sev sev;
+	const char *perf;         /* one sentence: what perf will do */
+};
+extern const struct lint_rule lint_rules[LR__COUNT];
+const char *lint_sev_name(enum lint_sev s);
+/* By id ("JD030") or name ("unwind-after-load"); NULL if unknown. */
+const struct lint_rule *lint_rule_find(const char *s);
+
+struct lint_finding {
+	const struct lint_rule *rule;
+	uint64_t offset;          /* file offset the finding is about */
+	char msg[480];            /* the specifics */
+};
+
+/* ---- the streaming reader ---- */
+
+struct lint_hdr {
+	uint32_t magic, version, total_size, elf_mach, pad1, pid;
+	uint64_t timestamp, flags;
+};
+
+struct lint_load {            /* CODE_LOAD */
+	uint32_t pid, tid;
+	uint64_t vma, code_addr, code_size, code_index;
+	const char *name;         /* NULL unless NUL-terminated inside the record */
+	size_t name_len;
+	const uint8_t *code;      /* perf's: the record's LAST code_size bytes; NULL if they overlap the name */
+	size_t gap;               /* bytes between the name's NUL and the code */
+};
+struct lint_move {            /* CODE_MOVE */
+	uint32_t pid, tid;
+	uint64_t vma, old_code_addr, new_code_addr, code_size, code_index;
+};
+struct lint_debug {           /* CODE_DEBUG_INFO */
+	uint64_t code_addr, nr_entry;
+	const uint8_t *entries;   /* the bytes after the 32-byte fixed part */
+	size_t len;
+};
+struct lint_unw {             /* CODE_UNWINDING_INFO */
+	uint64_t unwinding_size, eh_frame_hdr_size, mapped_size;
+	const uint8_t *data;      /* the bytes after the 40-byte fixed part */
+	size_t avail;             /* how many there are (perf copies them all) */
+};
+
+struct lint_rec {
+	uint64_t off;
+	uint32_t id, size;
+	uint64_t timestamp;
+	const uint8_t *p;         /* size bytes */
+	bool short_fixed;         /* smaller than its id's fixed part: missing fields read as 0 */
+	union {
+		struct lint_load load;
+		struct lint_move move;
+		struct lint_debug debug;
+		struct lint_unw unw;
+	} u;
+};
+
+struct lint_iter {
+	const uint8_t *data;
+	size_t size, off;
+	struct lint_hdr hdr;
+	uint64_t nrecs;
+};
+
+/* 0, or -1 when the bytes are not a jitdump (fatal: JD001 with its offset). */
+int lint_iter_init(struct lint_iter *it, const uint8_t *data, size_t size,
+		   struct lint_finding *fatal);
+/* 1 a record in r, 0 end of file, -1 perf stops reading here (bad: JD010/JD011). */
+int lint_iter_next(struct lint_iter *it, struct lint_rec *r, struct lint_finding *bad);
+
+/* perf's pending state (jit_repipe_*): UNWINDING_INFO and DEBUG_INFO apply to
+ * the next CODE_LOAD; the unwinding info is cleared after it only when
+ * eh_frame_hdr_size != 0. */
+struct lint_perfstate {
+	bool unw_set;
+	uint64_t unw_off;
+	struct lint_unw unw;
+	bool dbg_set;
+	uint64_t dbg_off;
+	struct lint_debug dbg;
+};
+/* Feed one record.  For a CODE_LOAD, unw and dbg (either may be NULL) get what
+ * perf attaches to it, or NULL; *unw points into s and stays valid until the
+ * next call. */
+void lint_perf_step(struct lint_perfstate *s, const struct lint_rec *r,
+		    const struct lint_unw **unw, uint64_t *unw_off,
+		    const struct lint_debug **dbg, uint64_t *dbg_off);
+
+/* ---- perf's view of one load (genelf + the injected MMAP2) ---- */
+
+struct lint_layout {
+	/* the jitted ELF: section addresses, and where libelf lays them out */
+	uint64_t text_addr, text_size, text_off;
+	bool has_unwind;
+	uint64_t eh_addr, eh_size, eh_off, hdr_addr, hdr_size, hdr_off;
+	uint64_t load_offset, load_vaddr, load_size;   /* the one PT_LOAD */
+	/* PERF_RECORD_MMAP2 */
+	uint64_t map_start, map_len, map_pgoff;
+	/* their addresses in the process as perf's DWARF unwinders see the ELF
+	 * (base = map start - pgoff): what pcrel/datarel values resolve against */
+	uint64_t rt_text, rt_eh, rt_hdr;
+};
+void lint_layout(enum pv_profile prof, uint64_t code_addr, uint64_t code_size,
+		 const struct lint_unw *u, struct lint_layout *out);
+
+/* ---- linting ---- */
+
+struct lint_opts {
+	enum pv_profile profile;
+	const char *name;         /* the file's path, for JD007; NULL skips it */
+	unsigned max_per_rule;    /* report at most this many findings per rule (0: all) */
+};
+
+struct lint_summary {
+	uint64_t bytes, records, loads;
+	uint64_t count[3];        /* findings by severity, suppressed ones included */
+	uint64_t per_rule[LR__COUNT];
+	bool unreadable;          /* JD001: not a jitdump */
+};
+
+typedef void (*lint_report_fn)(const struct lint_finding *f, void *arg);
+
+/* Lint a dump in memory.  Every finding goes to cb (in file order, mostly).
+ * 0 when the bytes were walked (even with findings), -1 when they are not a
+ * jitdump (sum->unreadable, the JD001 finding was reported). */
+int lint_mem(const uint8_t *data, size_t size, const struct lint_opts *o,
+	     lint_report_fn cb, void *arg, struct lint_summary *sum);
+/* mmap PATH read-only and lint it; pages behind the walk are released as it
+ * goes.  -1 with err when the file cannot be opened or mapped, or is not a
+ * jitdump (then also reported through cb). */
+int lint_file(const char *path, const struct lint_opts *o, lint_report_fn cb, void *arg,
+	      struct lint_summary *sum, char *err, size_t errlen);
+
+/* 0 clean, 1 an error-level finding, 2 unreadable (the CLI's exit codes). */
+int lint_exit_code(const struct lint_summary *sum);
+
+#endif
