@@ -1,6 +1,7 @@
 /* Runner: fork per case, read the samples back, replay, judge. */
 #include "runner.h"
 #include "unwinders/view.h"
+#include "unwinders/lrstep.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -313,6 +314,14 @@ int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx
 								pred[np++] = s->truth[t];
 						ur->has_faithful = true;
 						ur->faithful = hx_chain_prefix_eq(ur->r.addr, ur->r.n, pred, np, np);
+					} else if (!strncmp(ur->name, "lr-step", 7)) {
+						/* the convention it implements: the kernel's FP chain
+						 * spliced with a registers-only step of the emitted CFI */
+						static struct uw_result pred;
+						uw_lrstep_unwind_with(&uw_oracle, NULL, &view, &full, &pred);
+						ur->has_faithful = true;
+						ur->faithful = ur->r.n >= pred.n &&
+							       hx_chain_prefix_eq(ur->r.addr, ur->r.n, pred.addr, pred.n, pred.n);
 					} else {
 						/* DWARF: the oracle under the same view and dump size */
 						ur->has_faithful = true;

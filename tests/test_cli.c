@@ -168,6 +168,49 @@ START_TEST(malformed_jitdump_exit2)
 }
 END_TEST
 
+#if defined(__x86_64__)
+static char json[1 << 20];
+
+static void read_json(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	size_t n = fread(json, 1, sizeof(json) - 1, f);
+	json[n] = 0;
+	fclose(f);
+}
+
+/* Ubuntu's 5.x perf: the trampoline's name is lost; current perf names it */
+START_TEST(profile_names)
+{
+	char j[512];
+	snprintf(j, sizeof(j), "%s/p.json", tmp);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --perf-profile 5.x-0x40 --json %s cases/x86_64/cpython-3.13-fp.case",
+			    bin, j), 0);
+	read_json(j);
+	ck_assert_msg(strstr(json, "\"profile\":\"5.x-0x40\""), "%.300s", json);
+	ck_assert_msg(strstr(json, "\"symbols\":[null,"), "no lost name in %.300s", json);
+	ck_assert_msg(strstr(json, "\"name_lost\":true"), "no name_lost");
+	ck_assert_msg(!strstr(json, "\"symbols\":[\"tramp\""), "tramp named under 5.x-0x40");
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --perf-profile current --json %s cases/x86_64/cpython-3.13-fp.case",
+			    bin, j), 0);
+	read_json(j);
+	ck_assert_msg(strstr(json, "\"symbols\":[\"tramp\""), "tramp not named under current");
+	ck_assert_msg(!strstr(json, "\"name_lost\":true"), "a name lost under current");
+}
+END_TEST
+
+/* stack-deep: the verdicts differ between perf's default dump and the maximum */
+START_TEST(stack_sizes_differ)
+{
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --stack-size 8192 --unwinders libunwind cases/x86_64/stack-deep.case", bin), 0);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --stack-size 65528 --unwinders libunwind cases/x86_64/stack-deep.case", bin), 0);
+	ck_assert_msg(strstr(out, "ok:5"), "%s", out);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --stack-size 1001 cases/x86_64/stack-deep.case", bin), 2);
+}
+END_TEST
+#endif
+
 START_TEST(list_cases)
 {
 	ck_assert_int_eq(sh(out, sizeof(out), "%s list cases/x86_64", bin), 0);
@@ -193,6 +236,10 @@ Suite *suite_cli(void)
 	tcase_add_test(tc, record_replay_roundtrip);
 	tcase_add_test(tc, malformed_jitdump_exit2);
 	tcase_add_test(tc, list_cases);
+#if defined(__x86_64__)
+	tcase_add_test(tc, profile_names);
+	tcase_add_test(tc, stack_sizes_differ);
+#endif
 	suite_add_tcase(s, tc);
 	return s;
 }
