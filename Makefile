@@ -17,6 +17,17 @@ endif
 
 PKGS      := libunwind-generic libdw libelf capstone check
 DEPS_OK   := $(shell $(PKG_CONFIG) --exists $(PKGS) 2>/dev/null && echo yes)
+# A missing package is installed before anything is built (as root), or the
+# exact apt-get command is printed and make stops: once, never a loop.
+ifneq ($(DEPS_OK),yes)
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+DEPS_RUN  := $(shell tools/install-deps --ensure $(ARCH) >&2 && echo ok)
+DEPS_OK   := $(shell $(PKG_CONFIG) --exists $(PKGS) 2>/dev/null && echo yes)
+ifneq ($(DEPS_OK),yes)
+$(error missing packages for ARCH=$(ARCH) (pkg-config $(PKGS)); see the message above)
+endif
+endif
+endif
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell $(PKG_CONFIG) --libs libunwind-generic libdw libelf capstone 2>/dev/null)
 CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
@@ -55,15 +66,11 @@ BIN       := $(BUILD)/jitunwind
 endif
 CHECKBIN  := $(BUILD)/tests/check
 
-.PHONY: all run check check-asan bench deps clean unit cases matrix cross-replay
+.PHONY: all run check check-asan bench deps clean unit cases matrix cross-replay fuzz
 all: deps $(BIN)
 
 deps:
-ifneq ($(DEPS_OK),yes)
-	@tools/install-deps --ensure $(ARCH)
-	@$(MAKE) --no-print-directory $(MAKECMDGOALS)
-	@exit 0
-endif
+	@true
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -115,8 +122,53 @@ bench: all
 	$(RUNNER) ./$(BIN) bench cases/$(ARCH)
 	@s=$$(date +%s%N); $(RUNNER) ./$(BIN) run cases/$(ARCH) >/dev/null; e=$$(date +%s%N); \
 	  awk -v s=$$s -v e=$$e 'BEGIN { printf "  whole run of cases/$(ARCH): %.3f s wall\n", (e - s) / 1e9 }'
+	@$(MAKE) --no-print-directory bench-lint
 
 clean:
 	rm -rf build jitunwind
 
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/harness/main.d
+
+# ---- jitunwind lint: fuzzing and throughput (tests/fuzz/, tools/gen-big-dump.c) ----
+# make fuzz: a libFuzzer target (clang, ASan + UBSan) over the strict jitdump
+# reader, the .eh_frame/.eh_frame_hdr parser and CFI interpreter, the linter and
+# `dump`, for FUZZ_SECONDS.  Seeds: the dump of every case (run --jitdump-dir)
+# and the lint suite's crafted dumps.  Fails on a crash; artifacts/ keeps it.
+FUZZ_SECONDS ?= 60
+FUZZ_CC      ?= clang
+FUZZ_DIR     := build/$(ARCH)-fuzz
+FUZZ_SRC     := tests/fuzz/fuzz_lint.c unwinders/lint.c unwinders/ehframe.c unwinders/jitdump.c \
+                unwinders/perfview.c unwinders/view.c harness/lintcmd.c
+FUZZ_FLAGS   := -std=gnu11 -O1 -g -I. -D_GNU_SOURCE -DJU_ARCH_$(ARCH) $(PKG_CFLAGS) -Wall -Wextra \
+                -Wno-unused-parameter -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+
+$(FUZZ_DIR)/fuzz_lint: $(FUZZ_SRC) $(wildcard unwinders/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_SRC) -o $@ $(PKG_LIBS) -lm
+
+fuzz: deps $(BIN) $(CHECKBIN) $(FUZZ_DIR)/fuzz_lint
+	@rm -rf $(FUZZ_DIR)/run $(FUZZ_DIR)/seeds
+	@mkdir -p $(FUZZ_DIR)/run $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus $(FUZZ_DIR)/artifacts
+	$(RUNNER) ./$(BIN) run --unwinders oracle --jitdump-dir $(FUZZ_DIR)/run cases/$(ARCH) >/dev/null || test $$? = 1
+	cp $(FUZZ_DIR)/run/jit-*.dump $(FUZZ_DIR)/seeds/
+	JU_LINT_SEEDS=$(CURDIR)/$(FUZZ_DIR)/seeds JU_BIN=$(CURDIR)/$(BIN) CK_RUN_CASE=rules $(RUNNER) $(CHECKBIN) lint >/dev/null
+	@echo "fuzz: $$(ls $(FUZZ_DIR)/seeds | wc -l) seeds, $(FUZZ_SECONDS) s"
+	@cd $(FUZZ_DIR) && ./fuzz_lint -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
+	  -artifact_prefix=artifacts/ corpus seeds >fuzz.log 2>&1; rc=$$?; \
+	  grep -E 'DONE|stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY|^artifact' fuzz.log; \
+	  test $$rc = 0 || { echo "fuzz: crash, see $(FUZZ_DIR)/fuzz.log and $(FUZZ_DIR)/artifacts"; exit 1; }
+
+# make bench-lint (part of make bench): lint throughput and peak memory on a
+# generated dump of BIG_DUMP_MB MB with many loads.
+BIG_DUMP_MB ?= 128
+.PHONY: bench-lint
+$(BUILD)/tools/gen-big-dump: tools/gen-big-dump.c $(BUILD)/libjitunwind.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(BUILD)/libjitunwind.a $(PKG_LIBS) -lm
+
+$(BUILD)/bench-lint/jit-1.dump: $(BUILD)/tools/gen-big-dump
+	@mkdir -p $(dir $@)
+	$(RUNNER) $(BUILD)/tools/gen-big-dump $@ $(BIG_DUMP_MB)
+
+bench-lint: deps $(BIN) $(BUILD)/bench-lint/jit-1.dump
+	$(RUNNER) ./$(BIN) lint --stats $(BUILD)/bench-lint/jit-1.dump

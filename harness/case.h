@@ -35,7 +35,7 @@ struct hx_case {
 	char path[1024];
 	char name[64];
 	char arch[16];
-	char about[256];
+	char about[1024];
 	struct tr_op ops[HX_MAX_OPS];
 	size_t nops;
 	/* [leaf]: a generated leaf the trampoline's call_target calls instead of

@@ -394,8 +394,10 @@ static void dump_program(struct dump *d, const uint8_t *insns, size_t len, uint6
 			fputs(", \"cfi\": ", d->f);
 			jcstr(d->f, cf[0] ? cf : NULL);
 			fputs(" }", d->f);
-		} else {
+		} else if (cf[0] || note[0]) {
 			fprintf(d->f, "%s0x%04" PRIx64 "  %-34s %s%s\n", ind, off + at, dw, cf, note);
+		} else {
+			fprintf(d->f, "%s0x%04" PRIx64 "  %s\n", ind, off + at, dw);
 		}
 		first = false;
 	}
@@ -534,7 +536,7 @@ static void dump_eh_frame(struct dump *d, const uint8_t *p, size_t n, uint64_t f
 			dump_program(d, fd->insns, fd->insns_len, fd->insns_off, fd->cie, fd->pc_begin, "            ");
 			fprintf(d->f, "%s  rows:\n", ind);
 		}
-		struct rows_arg ra = { d, true, "            " };
+		struct rows_arg ra = { d, true, "              " };
 		if (ehf_rows(fd, print_row, &ra, &ee) < 0) {
 			if (d->json) {
 				fprintf(d->f, "%s{ \"error\": ", ra.first ? "" : ", ");

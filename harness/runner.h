@@ -54,7 +54,7 @@ struct hx_sample_res {
 struct hx_case_res {
 	char name[64];
 	char file[1024];
-	char about[256];
+	char about[1024];
 	bool pass;
 	bool skipped;
 	char profile[16];

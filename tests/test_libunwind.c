@@ -55,22 +55,34 @@ static uint64_t uwt_stack_top(const struct uwt_self *c, uint64_t sp)
 	return 0;
 }
 
+/* The host's register facts: the samples, the emitter and the jitdump are
+ * the host's own (x86_64 natively, aarch64 natively or under qemu-aarch64). */
+const struct uw_arch *uwt_arch(void)
+{
+	const struct tr_arch *h = tr_arch_host();
+	const struct uw_arch *a = h ? uw_arch_by_mach(h->elf_mach) : NULL;
+	ck_assert_msg(a != NULL, "no register facts for this host");
+	return a;
+}
+
 __attribute__((noinline)) static void uwt_take(struct uwt_self *c, const ucontext_t *uc)
 {
 	uint64_t abi, mask;
 	memset(&c->s, 0, sizeof(c->s));
 	hx_arch_regs(uc, &abi, &mask, c->s.regs);
-	c->s.arch = uw_arch_by_mach(EM_X86_64);
+	const struct uw_arch *a = uwt_arch();
+	c->s.arch = a;
 	c->s.abi = abi;
 	c->s.mask = mask;
-	uint64_t sp = c->s.regs[7], top = uwt_stack_top(c, sp);
+	/* getcontext's pc is its own return address (aarch64: x30, stored as the pc) */
+	uint64_t sp = c->s.regs[a->perf_sp], top = uwt_stack_top(c, sp);
 	ck_assert_uint_gt(top, sp);
 	uint64_t n = top - sp < UWT_STACK_MAX ? top - sp : UWT_STACK_MAX;
 	uwt_copy(c->stack, sp, n);
 	c->s.stack_addr = sp;
 	c->s.stack = c->stack;
 	c->s.stack_size = n;
-	c->ip = c->s.regs[8];
+	c->ip = c->s.regs[a->perf_ip];
 }
 
 __attribute__((noinline, noclone)) static void uwt_f3(struct uwt_self *c)
@@ -133,8 +145,7 @@ static void uwt_view_build(struct uwt_view *w, const struct uwt_self *c, enum pv
 		      "%s", err);
 	ck_assert_msg(pv_build(&w->pv, prof, w->maps, w->nmaps, w->have_jd ? &w->jd : NULL, NULL,
 			       err, sizeof(err)) == 0, "%s", err);
-	const struct uw_arch *a = uw_arch_by_mach(EM_X86_64);
-	ck_assert_msg(uw_view_init(&w->v, a, w->maps, w->nmaps, w->have_jd ? &w->jd : NULL, err,
+	ck_assert_msg(uw_view_init(&w->v, uwt_arch(), w->maps, w->nmaps, w->have_jd ? &w->jd : NULL, err,
 				   sizeof(err)) == 0, "%s", err);
 	w->oracle = true;
 	w->v.pv = &w->pv;
@@ -187,7 +198,7 @@ size_t uwt_tramp(struct uwt_tramp *t, struct uwt_self *c, const char *const *ops
 		memset(&o[i], 0, sizeof(o[i]));
 		ck_assert_msg(tr_op_parse(ops[i], &o[i], err, sizeof(err)) == 0, "%s", err);
 	}
-	ck_assert_msg(tr_emit(&tr_arch_x86_64, o, nops, &f, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_emit(tr_arch_host(), o, nops, &f, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_lt(row, f.nrows);
 	t->row = row;
 	t->nrows = f.nrows;
@@ -217,7 +228,7 @@ size_t uwt_tramp(struct uwt_tramp *t, struct uwt_self *c, const char *const *ops
 		ck_assert_ptr_nonnull(mkdtemp(t->w.dumpdir));
 	}
 	static struct jdw jw;
-	ck_assert_int_eq(jdw_open(&jw, dumpdir ? dumpdir : t->w.dumpdir, EM_X86_64), 0);
+	ck_assert_int_eq(jdw_open(&jw, dumpdir ? dumpdir : t->w.dumpdir, tr_arch_host()->elf_mach), 0);
 	if (dumpdir) {
 		snprintf(t->w.dump_path, sizeof(t->w.dump_path), "%s", jw.path);
 		snprintf(t->w.map_path, sizeof(t->w.map_path), "%s/perf-%u.map", dumpdir, (unsigned)jw.pid);
@@ -233,21 +244,25 @@ size_t uwt_tramp(struct uwt_tramp *t, struct uwt_self *c, const char *const *ops
 	uwt_view_build(&t->w, c, prof);
 
 	/* f3 called the trampoline at c->ip: its CFA is f3's sp, its return
-	 * address c->ip; lay out the stack the row says, on top of f3's */
+	 * address c->ip (aarch64: in x30 until saved, and x30 holds the
+	 * trampoline's own return address once its call came back); lay out the
+	 * stack the row says, on top of f3's */
 	const struct tr_row *R = &f.rows[row];
 	const struct uw_arch *a = c->s.arch;
 	uint64_t cfa = c->s.regs[a->perf_sp], below = (uint64_t)R->sp_off;
 	ck_assert_uint_le(below, sizeof(t->stack) - UWT_STACK_MAX);
-	uint64_t sp = cfa - below;
+	uint64_t sp = cfa - below, lr = c->ip;
+	if (R->ra_where != TR_RA_IN_REG && t->ret_off && R->offset >= t->ret_off)
+		lr = code + t->ret_off;
 	memset(t->stack, 0, below);
 	memcpy(t->stack + below, c->stack, c->s.stack_size);
-	if (R->ra_where == TR_RA_AT_CFA)
-		memcpy(t->stack + below + (uint64_t)R->ra_off, &c->ip, 8);
 	for (int r = 0; r < a->ndw && r < TR_NREGS; r++)
 		if (R->saved_mask >> r & 1) {
-			uint64_t val = c->s.regs[a->perf_of_dw[r]];
+			uint64_t val = r == a->dw_lr ? c->ip : c->s.regs[a->perf_of_dw[r]];
 			memcpy(t->stack + below + (uint64_t)(int64_t)R->saved_off[r], &val, 8);
 		}
+	if (R->ra_where == TR_RA_AT_CFA)
+		memcpy(t->stack + below + (uint64_t)R->ra_off, &c->ip, 8);
 	if (R->fp_saved) {
 		uint64_t fp = c->s.regs[a->perf_fp];
 		memcpy(t->stack + below + (uint64_t)R->fp_save_off, &fp, 8);
@@ -261,6 +276,8 @@ size_t uwt_tramp(struct uwt_tramp *t, struct uwt_self *c, const char *const *ops
 	t->s.regs[a->perf_ip] = t->pc;
 	if (R->fp_set)
 		t->s.regs[a->perf_fp] = cfa - (uint64_t)R->fp_off;
+	if (a->perf_lr >= 0)
+		t->s.regs[a->perf_lr] = lr;
 	return f.nrows;
 }
 
@@ -302,7 +319,13 @@ static void uwt_run(const struct uw_unwinder *u, const struct uw_view *v, const 
 /* ---- tests both suites run ---- */
 
 static const char *const cpython_fp[] = { "push_fp", "set_fp", "call_target", "pop_fp", "ret" };
+/* without a frame record: CPython 3.12's x86_64 trampoline; on aarch64 the
+ * call clobbers x30, so the frameless form saves only x30 */
+#if defined(__aarch64__)
+static const char *const cpython_nofp[] = { "save_reg x30", "call_target", "restore_reg x30", "ret" };
+#else
 static const char *const cpython_nofp[] = { "alloc 8", "call_target", "free 8", "ret" };
+#endif
 
 static struct uwt_self self;
 static struct uwt_tramp tr;
@@ -372,7 +395,7 @@ START_TEST(no_perf_view)
 	const struct uw_unwinder *u = uwt_unwinder;
 	struct uw_view v;
 	memset(&v, 0, sizeof(v));
-	v.arch = uw_arch_by_mach(EM_X86_64);
+	v.arch = uwt_arch();
 	uwt_capture_self(&self);
 	uwt_run(u, &v, &self.s, &res);
 	ck_assert_int_eq(res.stop, UW_STOP_ERROR);
@@ -422,6 +445,7 @@ static void set_libunwind(void)
 	uwt_unwinder = &uw_libunwind;
 }
 
+#if defined(__x86_64__)
 /* mapped_size 0: the .eh_frame_hdr lies outside perf's map, so reading its
  * table fails (perf's access_dso_mem: "no map", -1) and unw_step returns
  * that error: the chain stops at the trampoline, no rbp fallback.  This is
@@ -494,6 +518,61 @@ START_TEST(no_fde_nofp_loses_caller)
 }
 END_TEST
 
+#elif defined(__aarch64__)
+/* aarch64: when dwarf_step fails for any reason (the table unreadable, no
+ * .eh_frame_hdr, no FDE), libunwind 1.6's unw_step tests for a PLT entry and
+ * then takes x30 as the caller's pc, without moving the CFA.  Each row says
+ * what that gives in a CPython trampoline; the caller's frame is always
+ * flagged.  The option that hides the CFI, the row, and the outcome. */
+enum uwt_lr_hide { UWT_MAPPED_ZERO, UWT_NO_HDR, UWT_NO_TABLE };
+static const struct uwt_lr_case {
+	enum uwt_lr_hide hide;
+	bool nofp;
+	size_t row;
+	bool caller_found;   /* frame 1 is f3 (x30 still holds the RA), else the trampoline's own RA */
+} uwt_lr_cases[] = {
+	/* at blr x3, x30 still holds f3's return address: right by luck; the
+	 * CFA stayed at the trampoline's sp, so f3's own CFI, applied there,
+	 * does not find f2 (with the frame record below: f3 repeats) */
+	{ UWT_MAPPED_ZERO, false, 2, true },
+	{ UWT_NO_HDR, false, 2, true },
+	{ UWT_NO_TABLE, false, 2, true },
+	{ UWT_NO_TABLE, true, 1, true },
+	/* after the call x30 is the trampoline's own return address (ldr x30
+	 * is next): the caller is lost */
+	{ UWT_NO_TABLE, true, 2, false },
+};
+
+START_TEST(lr_fallback)
+{
+	const struct uwt_lr_case *k = &uwt_lr_cases[_i];
+	struct tr_unwind_opts o;
+	tr_unwind_opts_default(&o);
+	if (k->hide == UWT_MAPPED_ZERO) {
+		o.mapped = 0;
+	} else if (k->hide == UWT_NO_HDR) {
+		o.cfi = TR_CFI_NONE;
+		o.hdr = TR_HDR_NONE;
+	} else {
+		o.hdr_table = false;
+	}
+	uwt_capture_self(&self);
+	uwt_tramp(&tr, &self, k->nofp ? cpython_nofp : cpython_fp, k->nofp ? 4 : 5, &o, PV_CURRENT, "/tmp",
+		  k->row);
+	uwt_run(&uw_libunwind, &tr.w.v, &tr.s, &res);
+	ck_assert_msg(res.n >= 2 && (res.flags[1] & UW_F_FALLBACK), "%s", uwt_chain(&res));
+	if (k->caller_found) {
+		ck_assert_msg(res.addr[1] == self.ip, "%s", uwt_chain(&res));
+		ck_assert_msg(res.n < 3 || res.addr[2] != self.ra[0], "the CFA moved: %s", uwt_chain(&res));
+	} else {
+		ck_assert_msg(res.addr[1] == tr.code + tr.ret_off, "%s", uwt_chain(&res));
+		ck_assert_msg(uwt_find(&res, self.ip) < 0, "caller found without CFI: %s", uwt_chain(&res));
+	}
+	uwt_tramp_free(&tr);
+}
+END_TEST
+#endif
+
 Suite *suite_libunwind(void);
 Suite *suite_libunwind(void)
 {
@@ -502,10 +581,14 @@ Suite *suite_libunwind(void)
 	tcase_add_checked_fixture(tc, set_libunwind, NULL);
 	tcase_set_timeout(tc, 60);
 	uwt_add_common(tc);
+#if defined(__x86_64__)
 	tcase_add_test(tc, mapped_zero_stops);
 	tcase_add_test(tc, no_eh_frame_hdr_stops);
 	tcase_add_test(tc, no_fde_fp_fallback);
 	tcase_add_test(tc, no_fde_nofp_loses_caller);
+#elif defined(__aarch64__)
+	tcase_add_loop_test(tc, lr_fallback, 0, (int)(sizeof(uwt_lr_cases) / sizeof(uwt_lr_cases[0])));
+#endif
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -23,6 +23,8 @@ struct uwt_self {
 };
 
 void uwt_capture_self(struct uwt_self *c);
+/* The host's register facts (samples, emitter and jitdump are the host's). */
+const struct uw_arch *uwt_arch(void);
 
 /* perf's view of the test process (maps of the capture, plus a jitdump). */
 struct uwt_view {

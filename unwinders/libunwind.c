@@ -1,7 +1,8 @@
 /* libunwind (1.6) fed as perf's util/unwind-libunwind-local.c feeds it
  * (facts section 3): a remote address space whose accessors read the sample
- * and perf's view (perfview.h) only.  Frames libunwind found by its rbp
- * frame chain instead of the emitted CFI are flagged UW_F_FALLBACK. */
+ * and perf's view (perfview.h) only.  Frames libunwind found without the
+ * emitted CFI (x86_64: its rbp chain; aarch64: x30 after a failed
+ * dwarf_step) are flagged UW_F_FALLBACK. */
 #include "view.h"
 #include "libunwind_arch.h"
 
@@ -37,7 +38,7 @@ struct lu_state {
 	bool in_step;
 	uint64_t step_ip;           /* ip of the frame being unwound */
 	bool fpi_ok;                /* find_proc_info found its FDE for step_ip (or step_ip - 1) */
-	bool probe_ip;              /* [step_ip] was read: the frame-chain path's signal/PLT probe */
+	int ip_reads;               /* reads of [step_ip]: beyond glue->ip_reads, the non-DWARF path's probe */
 	bool mem_fail;
 	uint64_t mem_fail_addr;
 	bool fpi_fail;
@@ -75,7 +76,7 @@ static int lu_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp,
 		return 0;
 	}
 	if (st->in_step && addr == st->step_ip)
-		st->probe_ip = true;
+		st->ip_reads++;
 	int sp_id = s->arch->perf_sp;
 	if (!(s->mask >> sp_id & 1))
 		return -EINVAL;
@@ -421,7 +422,8 @@ static int lu_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0)
 			ip = r->addr[r->n - 1];
 		st->step_ip = ip;
-		st->fpi_ok = st->probe_ip = st->mem_fail = st->fpi_fail = false;
+		st->fpi_ok = st->mem_fail = st->fpi_fail = false;
+		st->ip_reads = 0;
 		st->in_step = true;
 		ret = unw_step(&c);
 		st->in_step = false;
@@ -436,7 +438,7 @@ static int lu_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 		}
 		/* perf stores ip - 1 here unless unw_is_signal_frame: undone */
 		r->addr[r->n] = ip;
-		r->flags[r->n++] = (!st->fpi_ok || st->probe_ip) ? UW_F_FALLBACK : 0;
+		r->flags[r->n++] = (!st->fpi_ok || st->ip_reads > st->glue->ip_reads) ? UW_F_FALLBACK : 0;
 	}
 	return 0;
 }

@@ -14,12 +14,16 @@ struct uw_lu_arch {
 	/* exported by libunwind 1.6 but not declared in its headers (facts section 3) */
 	int (*search_table)(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
 			    unw_proc_info_t *pi, int need_unwind_info, void *arg);
+	/* reads of [ip] every unw_step makes on its DWARF path (aarch64: the
+	 * unw_is_signal_frame probe); one more means the step took the arch's
+	 * non-DWARF path (x86_64's rbp chain, aarch64's PLT test before LR) */
+	int ip_reads;
 };
 
 /* Defined by the host arch's glue.  A strong reference where the glue exists
  * (a weak one would not pull it out of the static library); weak elsewhere,
  * so such a build still links and the unwinder says it cannot run. */
-#if defined(JU_ARCH_x86_64)
+#if defined(JU_ARCH_x86_64) || defined(JU_ARCH_aarch64)
 #define UW_LU_HAVE_GLUE 1
 extern const struct uw_lu_arch uw_lu_host;
 #else

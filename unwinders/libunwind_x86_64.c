@@ -27,4 +27,5 @@ const struct uw_lu_arch uw_lu_host = {
 	.elf_mach = EM_X86_64,
 	.perf_reg = x86_64_perf_reg,
 	.search_table = _Ux86_64_dwarf_search_unwind_table,
+	.ip_reads = 0,
 };

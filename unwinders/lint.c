@@ -25,7 +25,7 @@
 #define UNW_FIXED 40
 #define GENELF_TEXT 0x80u
 #define EM_X86_64_ 62
-#define RELEASE_CHUNK ((size_t)32 << 20)   /* lint_file drops mapped pages every 32 MiB */
+#define RELEASE_CHUNK ((size_t)8 << 20)    /* lint_file drops mapped pages every 8 MiB */
 
 const struct lint_rule lint_rules[LR__COUNT] = {
 	[LR_NOT_JITDUMP] = { "JD001", "not-a-jitdump", LINT_ERROR,
@@ -394,8 +394,8 @@ struct inode {
 };
 
 struct itree {
-	struct inode *n;          /* n[0] is the null node */
-	uint32_t cap, used, root, free_head;
+	struct inode *n;          /* n[0] is the null node; grows by doubling up to cap */
+	uint32_t cap, alloc, used, root, free_head;
 	uint32_t oldest, newest;
 	uint32_t rng;
 	bool forgot;
@@ -404,12 +404,29 @@ struct itree {
 static int it_init(struct itree *t, uint32_t cap)
 {
 	memset(t, 0, sizeof(*t));
-	t->n = calloc((size_t)cap + 1, sizeof(*t->n));
+	t->alloc = cap < 64 ? cap : 64;
+	t->n = calloc((size_t)t->alloc + 1, sizeof(*t->n));
 	if (!t->n)
 		return -1;
 	t->cap = cap;
 	t->rng = 0x9e3779b9u;
 	return 0;
+}
+
+/* room for node used + 1; false when the pool cannot grow (full or no memory) */
+static bool it_grow(struct itree *t)
+{
+	if (t->used < t->alloc)
+		return true;
+	if (t->alloc >= t->cap)
+		return false;
+	uint32_t na = t->alloc * 2 < t->cap ? t->alloc * 2 : t->cap;
+	struct inode *nn = realloc(t->n, ((size_t)na + 1) * sizeof(*nn));
+	if (!nn)
+		return false;
+	t->n = nn;
+	t->alloc = na;
+	return true;
 }
 
 static void it_fini(struct itree *t)
@@ -487,9 +504,8 @@ static void it_insert(struct itree *t, const struct inode *v)
 	if (t->free_head) {
 		x = t->free_head;
 		t->free_head = t->n[x].left;
-	} else if (t->used < t->cap) {
-		x = ++t->used;
-		t->used--;
+	} else if (it_grow(t)) {
+		x = t->used + 1;
 	} else {
 		t->forgot = true;
 		it_delete(t, t->oldest);
@@ -554,9 +570,8 @@ static uint32_t it_overlap(const struct itree *t, uint64_t s, uint64_t e)
 
 /* ---- the linting walk ---- */
 
-struct code_slot {
-	uint64_t hash, size, code_off, load_off, name_off;
-	uint32_t name_len;
+struct code_slot {            /* 0 load_off: empty (no record sits at offset 0) */
+	uint64_t hash, load_off;
 };
 
 struct crow {                 /* a compact CFI row for the code check */
@@ -591,7 +606,9 @@ struct lint_ctx {
 	uint64_t last_ts, last_ts_off;
 	bool closed, after_close_said, profile_said, limits_said[3], index_max;
 	struct itree maps, index;
+	uint64_t maps_end;        /* an upper bound of every live mapping's end */
 	struct code_slot *codes;
+	uint32_t ncodes, codes_used;  /* slots (a power of two, up to LINT_CODE_SLOTS), filled */
 	struct crow *rows;
 	size_t nrows;
 	bool rows_over;
@@ -1327,7 +1344,25 @@ static bool covers_exactly(const struct ehf_table *t, uint64_t a, uint64_t n)
 	for (size_t i = 0; i < t->nfdes; i++)
 		if (t->fdes[i].pc_end > hi)
 			hi = t->fdes[i].pc_end;
-	return lo == a && hi <= a + n && hi > a;
+	return lo == a && hi == a + n;
+}
+
+/* Does this unwinding info, resolved in the layout of the load at
+ * [addr, addr+size), describe exactly that code? */
+static bool unw_covers(struct lint_ctx *c, const struct lint_unw *u, uint64_t addr, uint64_t size)
+{
+	if (u->eh_frame_hdr_size > u->unwinding_size || u->unwinding_size > u->avail)
+		return false;
+	struct lint_layout ly;
+	lint_layout(c->prof, addr, size, u, &ly);
+	struct ehf_table t;
+	struct ehf_bases b = { ly.rt_eh, 0, 0, 8 };
+	struct ehf_err ee;
+	if (ehf_parse(&t, u->data, (size_t)(u->unwinding_size - u->eh_frame_hdr_size), &b, &ee))
+		return false;
+	bool fits = covers_exactly(&t, addr, size);
+	ehf_table_free(&t);
+	return fits;
 }
 
 /* The unwinding info perf attaches to a load. */
@@ -1390,6 +1425,14 @@ static void check_unwind(struct lint_ctx *c, const struct lint_rec *r, const str
 	bool have_table = false;
 	if (ehf_parse(&t, d, es, &b, &ee)) {
 		report(c, LR_EH_FRAME_PARSE, data_file + ee.offset, ".eh_frame+0x%" PRIx64 ": %s", ee.offset, ee.msg);
+	} else if (c->unw_after_load && !covers_exactly(&t, l->code_addr, l->code_size) &&
+		   unw_covers(c, u, c->unw_prev_addr, c->unw_prev_size)) {
+		/* it describes the load before it, not this one */
+		report(c, LR_UNWIND_AFTER_LOAD, uoff, "UNWINDING_INFO follows the CODE_LOAD at 0x%" PRIx64 " it "
+		       "describes; perf gives it to the next one, the CODE_LOAD at 0x%" PRIx64 " ('%.60s')",
+		       c->unw_prev_off, r->off, l->name);
+		ehf_table_free(&t);
+		return;
 	} else {
 		have_table = true;
 		uint64_t ca = l->code_addr, ce = l->code_addr + l->code_size;
@@ -1475,24 +1518,6 @@ static void check_unwind(struct lint_ctx *c, const struct lint_rec *r, const str
 		ehf_table_free(&t);
 }
 
-/* Does this unwinding info, resolved in the layout of the load at
- * [addr, addr+size), describe exactly that code? */
-static bool unw_covers(struct lint_ctx *c, const struct lint_unw *u, uint64_t addr, uint64_t size)
-{
-	if (u->eh_frame_hdr_size > u->unwinding_size || u->unwinding_size > u->avail)
-		return false;
-	struct lint_layout ly;
-	lint_layout(c->prof, addr, size, u, &ly);
-	struct ehf_table t;
-	struct ehf_bases b = { ly.rt_eh, 0, 0, 8 };
-	struct ehf_err ee;
-	if (ehf_parse(&t, u->data, (size_t)(u->unwinding_size - u->eh_frame_hdr_size), &b, &ee))
-		return false;
-	bool fits = covers_exactly(&t, addr, size);
-	ehf_table_free(&t);
-	return fits;
-}
-
 static void limit_said(struct lint_ctx *c, int which, uint64_t off)
 {
 	static const char *const what[3] = { "live mappings", "code_index intervals", "code hashes" };
@@ -1506,18 +1531,27 @@ static void limit_said(struct lint_ctx *c, int which, uint64_t off)
 /* Place a mapping in perf's map tree (the treap holds its disjoint pieces):
  * report what the new one does to the live ones, then cut them. */
 static void place_mapping(struct lint_ctx *c, uint64_t rec_off, uint64_t start, uint64_t len,
-			  uint64_t code_size, uint64_t index, const char *what)
+			  uint64_t code_size, uint64_t index, const char *name)
 {
 	if (!len)
 		return;
 	uint64_t end = start + len, cend = start + code_size;
 	bool said_tail = false, said_code = false;
-	for (unsigned guard = 0; guard < 4 * LINT_MAX_MAPS; guard++) {
+	char what[96] = "";
+	/* JITs mostly place code upwards: past every live mapping, nothing to cut */
+	bool past = c->maps.used && start >= c->maps_end;
+	for (unsigned guard = 0; !past && guard < 4 * LINT_MAX_MAPS; guard++) {
 		uint32_t x = it_overlap(&c->maps, start, end);
 		if (!x)
 			break;
 		struct inode o = c->maps.n[x];
 		bool code_hit = start < o.code_end && o.code_start < cend;   /* code over code: reuse */
+		if (!code_hit && !what[0]) {
+			if (name)
+				snprintf(what, sizeof(what), "the CODE_LOAD '%.40s'", name);
+			else
+				snprintf(what, sizeof(what), "the CODE_MOVE");
+		}
 		if (!code_hit) {
 			if (o.start < start && start < o.end && o.code_end <= start && !said_tail) {
 				said_tail = true;
@@ -1554,6 +1588,8 @@ static void place_mapping(struct lint_ctx *c, uint64_t rec_off, uint64_t start, 
 	struct inode n = { .start = start, .end = end, .load_off = rec_off, .code_index = index,
 			   .code_start = start, .code_end = cend };
 	it_insert(&c->maps, &n);
+	if (end > c->maps_end || c->maps.used == 1)
+		c->maps_end = end;
 	if (c->maps.forgot)
 		limit_said(c, 0, rec_off);
 }
@@ -1601,24 +1637,45 @@ static void check_identical(struct lint_ctx *c, const struct lint_rec *r)
 	if (!c->codes || !l->code || !l->code_size)
 		return;
 	uint64_t h = hash_code(l->code, l->code_size);
-	struct code_slot *s = &c->codes[h & (LINT_CODE_SLOTS - 1)];
-	uint64_t code_off = (uint64_t)(l->code - c->data);
-	if (s->size == l->code_size && s->hash == h && s->code_off + s->size <= c->size &&
-	    !memcmp(c->data + s->code_off, l->code, (size_t)l->code_size)) {
-		bool same_name = s->name_len == l->name_len && l->name &&
-				 !memcmp(c->data + s->name_off, l->name, l->name_len);
-		if (!same_name)
-			report(c, LR_IDENTICAL_CODE, r->off, "CODE_LOAD '%.60s' has the same %" PRIu64 " code bytes as "
-			       "'%.*s' (the CODE_LOAD at 0x%" PRIx64 ")", l->name ? l->name : "?", l->code_size,
-			       (int)(s->name_len > 60 ? 60 : s->name_len), (const char *)(c->data + s->name_off),
-			       s->load_off);
-		return;
+	if (c->codes_used * 2 >= c->ncodes && c->ncodes < LINT_CODE_SLOTS) {
+		/* double and re-place: slots remember their hash */
+		uint32_t nn = c->ncodes * 2;
+		struct code_slot *ns = calloc(nn, sizeof(*ns));
+		if (ns) {
+			c->codes_used = 0;
+			for (uint32_t i = 0; i < c->ncodes; i++) {
+				if (!c->codes[i].load_off)
+					continue;
+				struct code_slot *d = &ns[c->codes[i].hash & (nn - 1)];
+				c->codes_used += !d->load_off;
+				*d = c->codes[i];
+			}
+			free(c->codes);
+			c->codes = ns;
+			c->ncodes = nn;
+		}
 	}
-	if (s->size && s->hash != h)
+	struct code_slot *s = &c->codes[h & (c->ncodes - 1)];
+	if (s->load_off && s->hash == h) {
+		/* the earlier load, read back from the map (decoded as before) */
+		struct lint_iter it = { c->data, c->size, (size_t)s->load_off, c->hdr, 0 };
+		struct lint_rec o;
+		struct lint_finding f;
+		const struct lint_load *ol = &o.u.load;
+		if (lint_iter_next(&it, &o, &f) > 0 && ol->code && ol->code_size == l->code_size &&
+		    !memcmp(ol->code, l->code, (size_t)l->code_size)) {
+			if (ol->name_len != l->name_len || memcmp(ol->name, l->name, l->name_len))
+				report(c, LR_IDENTICAL_CODE, r->off, "CODE_LOAD '%.60s' has the same %" PRIu64 " code bytes "
+				       "as '%.60s' (the CODE_LOAD at 0x%" PRIx64 ")", l->name, l->code_size, ol->name,
+				       s->load_off);
+			return;
+		}
+	}
+	if (s->load_off && s->hash != h && c->ncodes >= LINT_CODE_SLOTS)
 		limit_said(c, 2, r->off);
-	*s = (struct code_slot){ h, l->code_size, code_off, r->off,
-				 l->name ? (uint64_t)((const uint8_t *)l->name - c->data) : 0,
-				 (uint32_t)(l->name ? (l->name_len > UINT32_MAX ? UINT32_MAX : l->name_len) : 0) };
+	c->codes_used += !s->load_off;
+	s->hash = h;
+	s->load_off = r->off;
 }
 
 static void check_debug_for_load(struct lint_ctx *c, const struct lint_rec *r, const struct lint_debug *d,
@@ -1713,19 +1770,10 @@ static void on_load(struct lint_ctx *c, const struct lint_rec *r)
 		report(c, LR_ADDR_WRAP, r->off + 32, "CODE_LOAD '%.60s': [0x%" PRIx64 ", +0x%" PRIx64 ") wraps around",
 		       l->name, ly.map_start, ly.map_len);
 	} else {
-		char what[96];
-		snprintf(what, sizeof(what), "the CODE_LOAD '%.40s'", l->name);
-		place_mapping(c, r->off, ly.map_start, ly.map_len, l->code_size, l->code_index, what);
+		place_mapping(c, r->off, ly.map_start, ly.map_len, l->code_size, l->code_index, l->name);
 	}
-	if (u && !again && !c->unw_bad) {
-		if (c->unw_after_load && unw_covers(c, u, c->unw_prev_addr, c->unw_prev_size) &&
-		    !unw_covers(c, u, l->code_addr, l->code_size))
-			report(c, LR_UNWIND_AFTER_LOAD, uoff, "UNWINDING_INFO follows the CODE_LOAD at 0x%" PRIx64
-			       " it describes; perf gives it to the next one, the CODE_LOAD at 0x%" PRIx64 " ('%.60s')",
-			       c->unw_prev_off, r->off, l->name);
-		else
-			check_unwind(c, r, u, uoff, &ly);
-	}
+	if (u && !again && !c->unw_bad)
+		check_unwind(c, r, u, uoff, &ly);
 }
 
 static void on_unwind(struct lint_ctx *c, const struct lint_rec *r)
@@ -1821,7 +1869,7 @@ static void on_move(struct lint_ctx *c, const struct lint_rec *r)
 		report(c, LR_ADDR_WRAP, r->off + 40, "CODE_MOVE to 0x%" PRIx64 " of 0x%" PRIx64 " bytes wraps around",
 		       m->new_code_addr, len);
 	else
-		place_mapping(c, r->off, m->new_code_addr, len, m->code_size, m->code_index, "the CODE_MOVE");
+		place_mapping(c, r->off, m->new_code_addr, len, m->code_size, m->code_index, NULL);
 }
 
 static void finish(struct lint_ctx *c)
@@ -1847,9 +1895,10 @@ static void release_behind(struct lint_ctx *c, size_t off)
 {
 	if (!c->release || off - c->released < RELEASE_CHUNK)
 		return;
-	long pg = sysconf(_SC_PAGESIZE);
-	size_t page = pg > 0 ? (size_t)pg : 4096;
-	size_t to = off & ~(page - 1);
+	/* stay a large folio (up to 2 MiB) behind: a fault near the walk maps the
+	 * whole folio again, and what it maps below `released` would stay */
+	size_t lag = (size_t)2 << 20;
+	size_t to = off > 2 * lag ? (off - lag) & ~(lag - 1) : 0;
 	if (to > c->released) {
 		/* clean file pages: dropping them only costs a refault if read again */
 		madvise((void *)(uintptr_t)(c->data + c->released), to - c->released, MADV_DONTNEED);
@@ -1863,6 +1912,8 @@ static int lint_walk(struct lint_ctx *c)
 	struct lint_finding f;
 	if (lint_iter_init(&it, c->data, c->size, &f)) {
 		c->sum->unreadable = true;
+		c->sum->fatal_offset = f.offset;
+		snprintf(c->sum->fatal, sizeof(c->sum->fatal), "%s", f.msg);
 		c->sum->count[LINT_ERROR]++;
 		c->sum->per_rule[LR_NOT_JITDUMP]++;
 		if (c->cb)
@@ -1944,7 +1995,8 @@ static int lint_run(const uint8_t *data, size_t size, const struct lint_opts *o,
 	c->size = size;
 	c->release = release;
 	int rc = -ENOMEM;
-	c->codes = calloc(LINT_CODE_SLOTS, sizeof(*c->codes));
+	c->ncodes = 256;
+	c->codes = calloc(c->ncodes, sizeof(*c->codes));
 	c->rows = calloc(LINT_MAX_ROWS, sizeof(*c->rows));
 	if (c->codes && c->rows && !it_init(&c->maps, LINT_MAX_MAPS) && !it_init(&c->index, LINT_MAX_INDEX))
 		rc = lint_walk(c);
@@ -2002,7 +2054,7 @@ int lint_file(const char *path, const struct lint_opts *o, lint_report_fn cb, vo
 		return -1;
 	}
 	if (rc < 0)
-		snprintf(err, errlen, "%s: not a jitdump", path);
+		snprintf(err, errlen, "%s: offset 0x%" PRIx64 ": %s", path, sum->fatal_offset, sum->fatal);
 	return rc < 0 ? -1 : 0;
 }
 

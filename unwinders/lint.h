@@ -209,6 +209,8 @@ struct lint_summary {
 	uint64_t count[3];        /* findings by severity, suppressed ones included */
 	uint64_t per_rule[LR__COUNT];
 	bool unreadable;          /* JD001: not a jitdump */
+	uint64_t fatal_offset;    /* unreadable: where, and why */
+	char fatal[256];
 };
 
 typedef void (*lint_report_fn)(const struct lint_finding *f, void *arg);

@@ -1,0 +1,1568 @@
+/* unwinders/lint.c and `jitunwind lint` / `jitunwind dump`: every rule fires
+ * on a crafted dump that breaks it and stays quiet on the same dump fixed;
+ * the harness's own dumps lint clean (the negative cases yield their rule
+ * ids); dump's row tables match the oracle (ehf_row_at) and the emitter's
+ * truth rows; perf's layout matches the jitted ELF perfview writes. */
+#include <check.h>
+#include <dirent.h>
+#include <dwarf.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness/case.h"
+#include "trampolines/tramp.h"
+#include "unwinders/ehframe.h"
+#include "unwinders/jitdump.h"
+#include "unwinders/lint.h"
+#include "unwinders/perfview.h"
+#include "unwinders/view.h"
+
+#define PID 4242u
+#define ADDR 0x7f0000001000ull
+
+static char err[1024];
+
+/* ---- a jitdump builder ---- */
+
+struct jb {
+	uint8_t *p;
+	size_t n, cap;
+	uint64_t ts;
+};
+
+static void jb_put(struct jb *b, const void *d, size_t n)
+{
+	if (b->n + n > b->cap) {
+		size_t nc = b->cap ? b->cap : 4096;
+		while (nc < b->n + n)
+			nc *= 2;
+		b->p = realloc(b->p, nc);
+		ck_assert_ptr_nonnull(b->p);
+		b->cap = nc;
+	}
+	if (n)
+		memcpy(b->p + b->n, d, n);
+	b->n += n;
+}
+
+static void jb_zero(struct jb *b, size_t n)
+{
+	static const uint8_t z[64];
+	while (n) {
+		size_t k = n < sizeof(z) ? n : sizeof(z);
+		jb_put(b, z, k);
+		n -= k;
+	}
+}
+
+static void p32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static void p64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+
+static void jb_hdr(struct jb *b, uint32_t magic, uint32_t version, uint32_t total, uint32_t mach, uint64_t flags)
+{
+	uint8_t h[40] = { 0 };
+	p32(h, magic);
+	p32(h + 4, version);
+	p32(h + 8, total);
+	p32(h + 12, mach);
+	p32(h + 20, PID);
+	p64(h + 24, 1000);
+	p64(h + 32, flags);
+	b->n = 0;
+	b->ts = 2000;
+	jb_put(b, h, sizeof(h));
+}
+
+static void jb_std(struct jb *b)
+{
+	jb_hdr(b, JD_MAGIC, 1, 40, EM_X86_64, 0);
+}
+
+static size_t jb_prefix(struct jb *b, uint32_t id, uint32_t total)
+{
+	uint8_t pf[16];
+	size_t at = b->n;
+	p32(pf, id);
+	p32(pf + 4, total);
+	p64(pf + 8, b->ts);
+	b->ts += 10;
+	jb_put(b, pf, 16);
+	return at;
+}
+
+/* CODE_LOAD with perf's layout: name, NUL, zero padding, then the code */
+static size_t jb_load_pid(struct jb *b, uint32_t pid, const char *name, uint64_t addr, const uint8_t *code,
+			  size_t n, uint64_t index)
+{
+	size_t nl = strlen(name) + 1;
+	size_t pad = (8 - (56 + nl + n) % 8) % 8;
+	size_t at = jb_prefix(b, JD_CODE_LOAD, (uint32_t)(56 + nl + pad + n));
+	uint8_t f[40];
+	p32(f, pid);
+	p32(f + 4, pid);
+	p64(f + 8, addr);
+	p64(f + 16, addr);
+	p64(f + 24, n);
+	p64(f + 32, index);
+	jb_put(b, f, sizeof(f));
+	jb_put(b, name, nl);
+	jb_zero(b, pad);
+	jb_put(b, code, n);
+	return at;
+}
+
+static size_t jb_load(struct jb *b, const char *name, uint64_t addr, const uint8_t *code, size_t n, uint64_t index)
+{
+	return jb_load_pid(b, PID, name, addr, code, n, index);
+}
+
+static size_t jb_unw(struct jb *b, const uint8_t *d, size_t dlen, uint64_t us, uint64_t hs, uint64_t ms)
+{
+	size_t pad = (8 - dlen % 8) % 8;
+	size_t at = jb_prefix(b, JD_CODE_UNWINDING_INFO, (uint32_t)(40 + dlen + pad));
+	uint8_t f[24];
+	p64(f, us);
+	p64(f + 8, hs);
+	p64(f + 16, ms);
+	jb_put(b, f, sizeof(f));
+	jb_put(b, d, dlen);
+	jb_zero(b, pad);
+	return at;
+}
+
+static void jb_close(struct jb *b)
+{
+	jb_prefix(b, JD_CODE_CLOSE, 16);
+}
+
+static void jb_move(struct jb *b, uint64_t old, uint64_t neu, uint64_t size, uint64_t index)
+{
+	jb_prefix(b, JD_CODE_MOVE, 64);
+	uint8_t f[48];
+	p32(f, PID);
+	p32(f + 4, PID);
+	p64(f + 8, neu);
+	p64(f + 16, old);
+	p64(f + 24, neu);
+	p64(f + 32, size);
+	p64(f + 40, index);
+	jb_put(b, f, sizeof(f));
+}
+
+/* DEBUG_INFO with `have` entries {addr, line, 0, "f.py"}, claiming nr entries */
+static void jb_debug(struct jb *b, uint64_t code_addr, uint64_t nr, size_t have, uint64_t entry_addr)
+{
+	size_t len = 32 + have * (16 + 5);
+	size_t pad = (8 - len % 8) % 8;
+	jb_prefix(b, JD_CODE_DEBUG_INFO, (uint32_t)(len + pad));
+	uint8_t f[16];
+	p64(f, code_addr);
+	p64(f + 8, nr);
+	jb_put(b, f, sizeof(f));
+	for (size_t i = 0; i < have; i++) {
+		uint8_t e[16];
+		p64(e, entry_addr + i);
+		p32(e + 8, (uint32_t)(10 + i));
+		p32(e + 12, 0);
+		jb_put(b, e, sizeof(e));
+		jb_put(b, "f.py", 5);
+	}
+	jb_zero(b, pad);
+}
+
+/* ---- code and unwinding data from the JIT side ---- */
+
+static struct tr_func *emit(const char *const *lines, size_t n)
+{
+	static struct tr_op ops[64];
+	ck_assert_uint_le(n, 64);
+	for (size_t i = 0; i < n; i++) {
+		memset(&ops[i], 0, sizeof(ops[i]));
+		ops[i].line = (int)i + 1;
+		ck_assert_msg(tr_op_parse(lines[i], &ops[i], err, sizeof(err)) == 0, "%s: %s", lines[i], err);
+	}
+	struct tr_func *f = calloc(1, sizeof(*f));
+	ck_assert_ptr_nonnull(f);
+	ck_assert_msg(tr_emit(&tr_arch_x86_64, ops, n, f, err, sizeof(err)) == 0, "%s", err);
+	return f;
+}
+
+static const char *const fp_ops[] = { "push_fp", "set_fp", "call_target", "pop_fp", "ret" };
+static const char *const nofp_ops[] = { "alloc 8", "call_target", "free 8", "ret" };
+static const char *const big_ops[] = { "push_fp", "set_fp", "save_reg %rbx", "alloc 24", "call_target",
+				       "free 24", "restore_reg %rbx", "pop_fp", "ret" };
+
+static struct tr_func *F, *F11, *FB;
+
+static void opts_clean(struct tr_unwind_opts *o)
+{
+	tr_unwind_opts_default(o);
+	o->terminator = true;    /* the fully clean reference: no JD038 */
+}
+
+static void unw(const struct tr_func *f, const struct tr_unwind_opts *o, uint64_t addr, struct tr_unwind *u)
+{
+	ck_assert_msg(tr_unwind_build(f, o, addr, u, err, sizeof(err)) == 0, "%s", err);
+}
+
+/* UNWINDING_INFO + CODE_LOAD of f at addr, as the harness writes them */
+static void jb_func(struct jb *b, const struct tr_func *f, const struct tr_unwind_opts *o, const char *name,
+		    uint64_t addr, uint64_t index)
+{
+	struct tr_unwind u;
+	unw(f, o, addr, &u);
+	jb_unw(b, u.data, u.size, u.size, u.hdr_size, u.mapped_size);
+	jb_load(b, name, addr, f->code, f->code_size, index);
+}
+
+/* ---- linting a buffer ---- */
+
+struct got {
+	size_t n;
+	const struct lint_rule *r[512];
+	char msg[512][480];
+	uint64_t off[512];
+};
+
+static void collect(const struct lint_finding *f, void *arg)
+{
+	struct got *g = arg;
+	if (g->n < 512) {
+		g->r[g->n] = f->rule;
+		g->off[g->n] = f->offset;
+		snprintf(g->msg[g->n], sizeof(g->msg[0]), "%s", f->msg);
+		g->n++;
+	}
+}
+
+static struct got G;
+
+/* lint an exact-size heap copy, so ASan sees any read past the end */
+static struct lint_summary lint_buf(const uint8_t *p, size_t n, enum pv_profile prof, const char *name)
+{
+	uint8_t *h = malloc(n ? n : 1);
+	ck_assert_ptr_nonnull(h);
+	memcpy(h, p, n);
+	struct lint_opts o = { prof, name, 0 };
+	struct lint_summary s;
+	memset(&G, 0, sizeof(G));
+	int rc = lint_mem(h, n, &o, collect, &G, &s);
+	ck_assert_int_eq(rc, s.unreadable ? -1 : 0);
+	free(h);
+	return s;
+}
+
+static bool fired(const char *id)
+{
+	for (size_t i = 0; i < G.n; i++)
+		if (!strcmp(G.r[i]->id, id))
+			return true;
+	return false;
+}
+
+static void show(char *out, size_t cap)
+{
+	size_t o = 0;
+	out[0] = 0;
+	for (size_t i = 0; i < G.n && o < cap; i++)
+		o += (size_t)snprintf(out + o, cap - o, "  0x%" PRIx64 " %s %s: %s\n", G.off[i], G.r[i]->id, G.r[i]->name,
+				      G.msg[i]);
+}
+
+/* ---- one builder per rule: bad breaks the rule, !bad is the same dump fixed ---- */
+
+struct ctx {
+	enum pv_profile prof;
+	const char *name;
+	size_t cut;              /* bytes to cut off the end */
+};
+
+typedef void (*mk_fn)(struct jb *b, bool bad, struct ctx *c);
+
+static void base(struct jb *b)
+{
+	struct tr_unwind_opts o;
+	opts_clean(&o);
+	jb_std(b);
+	jb_func(b, F, &o, "tramp", ADDR, 0);
+}
+
+static void mk_magic(struct jb *b, bool bad, struct ctx *c)
+{
+	jb_hdr(b, bad ? 0x12345678 : JD_MAGIC, 1, 40, EM_X86_64, 0);
+	jb_close(b);
+}
+
+static void mk_version(struct jb *b, bool bad, struct ctx *c)
+{
+	jb_hdr(b, JD_MAGIC, bad ? 2 : 1, 40, EM_X86_64, 0);
+	jb_close(b);
+}
+
+static void mk_hdrsize(struct jb *b, bool bad, struct ctx *c)
+{
+	jb_hdr(b, JD_MAGIC, 1, bad ? 48 : 40, EM_X86_64, 0);
+	if (bad)
+		jb_zero(b, 8);
+	jb_close(b);
+}
+
+static void mk_flags(struct jb *b, bool bad, struct ctx *c)
+{
+	jb_hdr(b, JD_MAGIC, 1, 40, EM_X86_64, bad ? 6 : 0);
+	jb_close(b);
+}
+
+static void mk_archts(struct jb *b, bool bad, struct ctx *c)
+{
+	jb_hdr(b, JD_MAGIC, 1, 40, EM_X86_64, bad ? 1 : 0);
+	jb_close(b);
+}
+
+static void mk_mach(struct jb *b, bool bad, struct ctx *c)
+{
+	jb_hdr(b, JD_MAGIC, 1, 40, bad ? 9999 : EM_X86_64, 0);
+	jb_close(b);
+}
+
+static void mk_fname(struct jb *b, bool bad, struct ctx *c)
+{
+	base(b);
+	jb_close(b);
+	c->name = bad ? "/tmp/x/perf.dump" : "/tmp/x/jit-4242.dump";
+}
+
+static void mk_truncated(struct jb *b, bool bad, struct ctx *c)
+{
+	base(b);
+	jb_close(b);
+	c->cut = bad ? 4 : 0;
+}
+
+static void mk_recsize(struct jb *b, bool bad, struct ctx *c)
+{
+	base(b);
+	jb_prefix(b, JD_CODE_CLOSE, bad ? 8 : 16);
+}
+
+static void mk_unknown(struct jb *b, bool bad, struct ctx *c)
+{
+	base(b);
+	jb_prefix(b, bad ? 9 : JD_CODE_CLOSE, 16);
+}
+
+static void mk_afterclose(struct jb *b, bool bad, struct ctx *c)
+{
+	struct tr_unwind_opts o;
+	opts_clean(&o);
+	jb_std(b);
+	if (bad)
+		jb_close(b);
+	jb_func(b, F, &o, "tramp", ADDR, 0);
+	if (!bad)
+		jb_close(b);
+}
+
+static void mk_tsback(struct jb *b, bool bad, struct ctx *c)
+{
+	struct tr_unwind_opts o;
+	struct tr_unwind u;
+	opts_clean(&o);
+	jb_std(b);
+	unw(F, &o, ADDR, &u);
+	jb_unw(b, u.data, u.size, u.size, u.hdr_size, u.mapped_size);
+	if (bad)
+		b->ts = 5;
+	jb_load(b, "tramp", ADDR, F->code, F->code_size, 0);
+	jb_close(b);
+}
+
+static void mk_pid(struct jb *b, bool bad, struct ctx *c)
+{
+	struct tr_unwind_opts o;
+	struct tr_unwind u;
+	opts_clean(&o);
+	jb_std(b);
+	unw(F, &o, ADDR, &u);
+	jb_unw(b, u.data, u.size, u.size, u.hdr_size, u.mapped_size);
+	jb_load_pid(b, bad ? 777 : PID, "tramp", ADDR, F->code, F->code_size, 0);
+}
+
+static void mk_name(struct jb *b, bool bad, struct ctx *c)
+{
+	jb_std(b);
+	if (!bad) {
+		jb_load(b, "tramp", ADDR, F->code, F->code_size, 0);
+		return;
+	}
+	/* "trampxxx" without a NUL, then code without a zero byte */
+	jb_prefix(b, JD_CODE_LOAD, (uint32_t)(56 + 8 + F->code_size));
+	uint8_t f[40];
+	p32(f, PID);
+	p32(f + 4, PID);
+	p64(f + 8, ADDR);
+	p64(f + 16, ADDR);
+	p64(f + 24, F->code_size);
+	p64(f + 32, 0);
+	jb_put(b, f, sizeof(f));
+	jb_put(b, "trampxxx", 8);
+	jb_put(b, F->code, F->code_size);
+}
+
+static void mk_codesize(struct jb *b, bool bad, struct ctx *c)
+{
+	jb_std(b);
+	size_t at = jb_load(b, "tramp", ADDR, F->code, F->code_size, 0);
+	if (bad)
+		p64(b->p + at + 40, 1000);
+}
+
+static void mk_trailing(struct jb *b, bool bad, struct ctx *c)
+{
+	jb_std(b);
+	if (!bad) {
+		jb_load(b, "tramp", ADDR, F->code, F->code_size, 0);
+		return;
+	}
+	/* name, NUL, code, then the padding: perf's code starts 2 bytes late */
+	size_t n = 56 + 6 + F->code_size;
+	size_t pad = (8 - n % 8) % 8;
+	ck_assert_uint_gt(pad, 0);
+	jb_prefix(b, JD_CODE_LOAD, (uint32_t)(n + pad));
+	uint8_t f[40];
+	p32(f, PID);
+	p32(f + 4, PID);
+	p64(f + 8, ADDR);
+	p64(f + 16, ADDR);
+	p64(f + 24, F->code_size);
+	p64(f + 32, 0);
+	jb_put(b, f, sizeof(f));
+	jb_put(b, "tramp", 6);
+	jb_put(b, F->code, F->code_size);
+	jb_zero(b, pad);
+}
+
+static void mk_empty(struct jb *b, bool bad, struct ctx *c)
+{
+	jb_std(b);
+	jb_load(b, "tramp", ADDR, F->code, bad ? 0 : F->code_size, 0);
+}
+
+static void mk_vma(struct jb *b, bool bad, struct ctx *c)
+{
+	jb_std(b);
+	size_t at = jb_load(b, "tramp", ADDR, F->code, F->code_size, 0);
+	if (bad)
+		p64(b->p + at + 24, ADDR + 0x100);
+}
+
+static void mk_identical(struct jb *b, bool bad, struct ctx *c)
+{
+	struct tr_unwind_opts o;
+	opts_clean(&o);
+	base(b);
+	jb_func(b, bad ? F : FB, &o, "tramp2", ADDR + 0x1000, 1);
+}
+
+static void mk_dupindex(struct jb *b, bool bad, struct ctx *c)
+{
+	struct tr_unwind_opts o;
+	opts_clean(&o);
+	base(b);
+	jb_func(b, FB, &o, "other", ADDR + 0x1000, bad ? 0 : 1);
+}
+
+static void mk_wrap(struct jb *b, bool bad, struct ctx *c)
+{
+	jb_std(b);
+	jb_load(b, "tramp", bad ? UINT64_MAX - 4 : ADDR, F->code, F->code_size, 0);
+}
+
+static void mk_after(struct jb *b, bool bad, struct ctx *c)
+{
+	struct tr_unwind_opts o;
+	struct tr_unwind u;
+	opts_clean(&o);
+	jb_std(b);
+	unw(F, &o, ADDR, &u);
+	if (!bad)
+		jb_unw(b, u.data, u.size, u.size, u.hdr_size, u.mapped_size);
+	jb_load(b, "tramp", ADDR, F->code, F->code_size, 0);
+	if (bad)
+		jb_unw(b, u.data, u.size, u.size, u.hdr_size, u.mapped_size);
+	jb_close(b);
+}
+
+/* written after its load, and picked up by the next load of another size */
+static void mk_after2(struct jb *b, bool bad, struct ctx *c)
+{
+	struct tr_unwind_opts o;
+	struct tr_unwind u;
+	opts_clean(&o);
+	jb_std(b);
+	unw(F, &o, ADDR, &u);
+	if (!bad)
+		jb_unw(b, u.data, u.size, u.size, u.hdr_size, u.mapped_size);
+	jb_load(b, "tramp", ADDR, F->code, F->code_size, 0);
+	if (bad) {
+		jb_unw(b, u.data, u.size, u.size, u.hdr_size, u.mapped_size);
+		jb_load(b, "big", ADDR + 0x1000, FB->code, FB->code_size, 1);
+	} else {
+		jb_func(b, FB, &o, "big", ADDR + 0x1000, 1);
+	}
+}
+
+static void mk_noload(struct jb *b, bool bad, struct ctx *c)
+{
+	struct tr_unwind_opts o;
+	struct tr_unwind u;
+	opts_clean(&o);
+	jb_std(b);
+	unw(F, &o, ADDR, &u);
+	jb_unw(b, u.data, u.size, u.size, u.hdr_size, u.mapped_size);
+	if (!bad)
+		jb_load(b, "tramp", ADDR, F->code, F->code_size, 0);
+	jb_close(b);
+}
+
+static void mk_overwritten(struct jb *b, bool bad, struct ctx *c)
+{
+	struct tr_unwind_opts o;
+	struct tr_unwind u;
+	opts_clean(&o);
+	jb_std(b);
+	unw(F, &o, ADDR, &u);
+	if (bad)
+		jb_unw(b, u.data, u.size, u.size, u.hdr_size, u.mapped_size);
+	jb_unw(b, u.data, u.size, u.size, u.hdr_size, u.mapped_size);
+	jb_load(b, "tramp", ADDR, F->code, F->code_size, 0);
+}
+
+/* unwinding data from opts, with a hook to damage it */
+static void mk_unw_with(struct jb *b, const struct tr_func *f, const struct tr_unwind_opts *o,
+			void (*damage)(struct tr_unwind *u, uint64_t *us, uint64_t *hs, uint64_t *ms))
+{
+	struct tr_unwind u;
+	jb_std(b);
+	unw(f, o, ADDR, &u);
+	uint64_t us = u.size, hs = u.hdr_size, ms = u.mapped_size;
+	if (damage)
+		damage(&u, &us, &hs, &ms);
+	jb_unw(b, u.data, u.size, us, hs, ms);
+	jb_load(b, "tramp", ADDR, f->code, f->code_size, 0);
+	jb_close(b);
+}
+
+static void dmg_usize(struct tr_unwind *u, uint64_t *us, uint64_t *hs, uint64_t *ms)
+{
+	*us += 64;
+}
+
+static void dmg_hs0(struct tr_unwind *u, uint64_t *us, uint64_t *hs, uint64_t *ms)
+{
+	*hs = 0;
+}
+
+static void dmg_hs_big(struct tr_unwind *u, uint64_t *us, uint64_t *hs, uint64_t *ms)
+{
+	*hs += 4;
+}
+
+static void dmg_cie_version(struct tr_unwind *u, uint64_t *us, uint64_t *hs, uint64_t *ms)
+{
+	u->data[8] = 9;
+}
+
+static void dmg_hdr_version(struct tr_unwind *u, uint64_t *us, uint64_t *hs, uint64_t *ms)
+{
+	u->data[u->eh_frame_size] = 2;
+}
+
+static void add32(uint8_t *p, int32_t d)
+{
+	int32_t v;
+	memcpy(&v, p, 4);
+	v += d;
+	memcpy(p, &v, 4);
+}
+
+static void dmg_table(struct tr_unwind *u, uint64_t *us, uint64_t *hs, uint64_t *ms)
+{
+	add32(u->data + u->eh_frame_size + 12, 4);   /* initial_loc of entry 0 */
+}
+
+static void dmg_ehptr(struct tr_unwind *u, uint64_t *us, uint64_t *hs, uint64_t *ms)
+{
+	add32(u->data + u->eh_frame_size + 4, 8);
+}
+
+static void dmg_ms0(struct tr_unwind *u, uint64_t *us, uint64_t *hs, uint64_t *ms)
+{
+	*ms = 0;
+}
+
+static void dmg_ms16(struct tr_unwind *u, uint64_t *us, uint64_t *hs, uint64_t *ms)
+{
+	*ms = 16;
+}
+
+static void dmg_empty(struct tr_unwind *u, uint64_t *us, uint64_t *hs, uint64_t *ms)
+{
+	*us = *hs = 0;
+}
+
+/* misplaced terminator: 8 bytes of .eh_frame after it (the header then moves) */
+static void dmg_after_term(struct tr_unwind *u, uint64_t *us, uint64_t *hs, uint64_t *ms)
+{
+	size_t es = u->eh_frame_size;
+	memmove(u->data + es + 8, u->data + es, u->hdr_size);
+	memset(u->data + es, 0x5a, 8);
+	u->size += 8;
+	u->eh_frame_size += 8;
+	*us += 8;
+}
+
+/* only the CIE, and a header with fde_count 0 */
+static void dmg_no_fde(struct tr_unwind *u, uint64_t *us, uint64_t *hs, uint64_t *ms)
+{
+	uint32_t len;
+	memcpy(&len, u->data, 4);
+	size_t cie = 4 + len;
+	uint8_t h[12] = { 1, 0x1b, 0x03, 0x3b };
+	p32(h + 4, (uint32_t)-(int32_t)(cie + 4));
+	p32(h + 8, 0);
+	memcpy(u->data + cie, h, sizeof(h));
+	u->size = cie + sizeof(h);
+	*us = u->size;
+	*hs = sizeof(h);
+}
+
+#define MK_DMG(fn, dmg)                                            \
+	static void fn(struct jb *b, bool bad, struct ctx *c)      \
+	{                                                          \
+		struct tr_unwind_opts o;                           \
+		opts_clean(&o);                                    \
+		mk_unw_with(b, F, &o, bad ? dmg : NULL);           \
+	}
+MK_DMG(mk_usize, dmg_usize)
+MK_DMG(mk_hs0, dmg_hs0)
+MK_DMG(mk_hsbig, dmg_hs_big)
+MK_DMG(mk_cie, dmg_cie_version)
+MK_DMG(mk_hdrver, dmg_hdr_version)
+MK_DMG(mk_table, dmg_table)
+MK_DMG(mk_ehptr, dmg_ehptr)
+MK_DMG(mk_ms0, dmg_ms0)
+MK_DMG(mk_ms16, dmg_ms16)
+MK_DMG(mk_unwempty, dmg_empty)
+MK_DMG(mk_term_misplaced, dmg_after_term)
+MK_DMG(mk_nofde, dmg_no_fde)
+
+static void mk_hdrfirst(struct jb *b, bool bad, struct ctx *c)
+{
+	struct tr_unwind_opts o;
+	opts_clean(&o);
+	o.hdr = bad ? TR_HDR_BEFORE : TR_HDR_AFTER;
+	mk_unw_with(b, F, &o, NULL);
+}
+
+static void mk_noterm(struct jb *b, bool bad, struct ctx *c)
+{
+	struct tr_unwind_opts o;
+	opts_clean(&o);
+	o.terminator = !bad;
+	mk_unw_with(b, F, &o, NULL);
+}
+
+static void mk_tableenc(struct jb *b, bool bad, struct ctx *c)
+{
+	struct tr_unwind_opts o;
+	opts_clean(&o);
+	if (bad)
+		o.table_enc = DW_EH_PE_datarel | DW_EH_PE_sdata8;
+	mk_unw_with(b, F, &o, NULL);
+}
+
+static void mk_notable(struct jb *b, bool bad, struct ctx *c)
+{
+	struct tr_unwind_opts o;
+	opts_clean(&o);
+	o.hdr_table = !bad;
+	mk_unw_with(b, F, &o, NULL);
+}
+
+static void mk_unaligned(struct jb *b, bool bad, struct ctx *c)
+{
+	struct tr_unwind_opts o;
+	opts_clean(&o);
+	o.eh_unaligned = bad;
+	ck_assert_uint_eq(F11->code_size, 11);
+	mk_unw_with(b, F11, &o, NULL);
+}
+
+static void mk_gap(struct jb *b, bool bad, struct ctx *c)
+{
+	struct tr_unwind_opts o;
+	struct tr_unwind u;
+	uint8_t code[64];
+	opts_clean(&o);
+	jb_std(b);
+	unw(F, &o, ADDR, &u);
+	jb_unw(b, u.data, u.size, u.size, u.hdr_size, u.mapped_size);
+	memcpy(code, F->code, F->code_size);
+	memset(code + F->code_size, 0xcc, 8);      /* int3 padding after the function */
+	jb_load(b, "tramp", ADDR, code, F->code_size + (bad ? 8 : 0), 0);
+}
+
+static void mk_outside(struct jb *b, bool bad, struct ctx *c)
+{
+	struct tr_unwind_opts o;
+	struct tr_unwind u;
+	opts_clean(&o);
+	o.fde_enc = DW_EH_PE_absptr | DW_EH_PE_udata8;
+	jb_std(b);
+	unw(F, &o, bad ? ADDR - 0x10000 : ADDR, &u);
+	jb_unw(b, u.data, u.size, u.size, u.hdr_size, u.mapped_size);
+	jb_load(b, "tramp", ADDR, F->code, F->code_size, 0);
+}
+
+static void mk_absolute(struct jb *b, bool bad, struct ctx *c)
+{
+	struct tr_unwind_opts o;
+	opts_clean(&o);
+	if (bad)
+		o.fde_enc = DW_EH_PE_absptr | DW_EH_PE_udata8;
+	mk_unw_with(b, F, &o, NULL);
+}
+
+static void mk_overlap(struct jb *b, bool bad, struct ctx *c)
+{
+	struct tr_unwind_opts o;
+	opts_clean(&o);
+	base(b);
+	jb_func(b, FB, &o, "tramp2", ADDR + (bad ? 16 : 0x1000), 1);
+}
+
+/* CPython's program, its def_cfa_offset 24 after the push when bad (the truth is 16) */
+static void mk_cfa(struct jb *b, bool bad, struct ctx *c)
+{
+	static const uint8_t good_prog[] = { 0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06, 0x43, 0x0c, 0x07,
+					     0x08, 0xc6 };
+	struct tr_unwind_opts o;
+	opts_clean(&o);
+	o.cfi = TR_CFI_BYTES;
+	memcpy(o.prog, good_prog, sizeof(good_prog));
+	o.prog_len = sizeof(good_prog);
+	if (bad)
+		o.prog[2] = 0x18;
+	mk_unw_with(b, F, &o, NULL);
+}
+
+static void mk_ra(struct jb *b, bool bad, struct ctx *c)
+{
+	static const uint8_t prog[] = { 0x07, 0x10, 0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06, 0x43,
+					0x0c, 0x07, 0x08, 0xc6 };
+	struct tr_unwind_opts o;
+	opts_clean(&o);
+	o.cfi = TR_CFI_BYTES;
+	memcpy(o.prog, prog + (bad ? 0 : 2), sizeof(prog) - (bad ? 0 : 2));
+	o.prog_len = sizeof(prog) - (bad ? 0 : 2);
+	mk_unw_with(b, F, &o, NULL);
+}
+
+static void mk_move_unknown(struct jb *b, bool bad, struct ctx *c)
+{
+	base(b);
+	jb_move(b, ADDR, ADDR + 0x10000, F->code_size, bad ? 5 : 0);
+}
+
+static void mk_move_mismatch(struct jb *b, bool bad, struct ctx *c)
+{
+	base(b);
+	jb_move(b, bad ? ADDR + 0x5000 : ADDR, ADDR + 0x10000, F->code_size, 0);
+}
+
+static void mk_dbg_after(struct jb *b, bool bad, struct ctx *c)
+{
+	jb_std(b);
+	if (!bad)
+		jb_debug(b, ADDR, 1, 1, ADDR);
+	jb_load(b, "tramp", ADDR, F->code, F->code_size, 0);
+	if (bad)
+		jb_debug(b, ADDR, 1, 1, ADDR);
+	jb_load(b, "big", ADDR + 0x1000, FB->code, FB->code_size, 1);
+}
+
+static void mk_dbg_noload(struct jb *b, bool bad, struct ctx *c)
+{
+	jb_std(b);
+	if (!bad)
+		jb_debug(b, ADDR, 1, 1, ADDR);
+	jb_load(b, "tramp", ADDR, F->code, F->code_size, 0);
+	jb_close(b);
+	if (bad)
+		jb_debug(b, ADDR + 0x9000, 1, 1, ADDR + 0x9000);
+}
+
+static void mk_dbg_mismatch(struct jb *b, bool bad, struct ctx *c)
+{
+	jb_std(b);
+	jb_debug(b, bad ? ADDR + 0x9000 : ADDR, 1, 1, ADDR);
+	jb_load(b, "tramp", ADDR, F->code, F->code_size, 0);
+}
+
+static void mk_dbg_entries(struct jb *b, bool bad, struct ctx *c)
+{
+	jb_std(b);
+	jb_debug(b, ADDR, bad ? 5 : 1, 1, ADDR);
+	jb_load(b, "tramp", ADDR, F->code, F->code_size, 0);
+}
+
+static void mk_dbg_over(struct jb *b, bool bad, struct ctx *c)
+{
+	jb_std(b);
+	if (bad)
+		jb_debug(b, ADDR, 1, 1, ADDR);
+	jb_debug(b, ADDR, 1, 1, ADDR);
+	jb_load(b, "tramp", ADDR, F->code, F->code_size, 0);
+}
+
+static void mk_dbg_range(struct jb *b, bool bad, struct ctx *c)
+{
+	jb_std(b);
+	jb_debug(b, ADDR, 1, 1, bad ? ADDR + 0x1000 : ADDR + 1);
+	jb_load(b, "tramp", ADDR, F->code, F->code_size, 0);
+}
+
+static void mk_profile(struct jb *b, bool bad, struct ctx *c)
+{
+	base(b);
+	c->prof = bad ? PV_V61 : PV_CURRENT;
+}
+
+/* more loads than the histories hold: far-apart indices and addresses */
+static void mk_limit(struct jb *b, bool bad, struct ctx *c)
+{
+	static const uint8_t ret[] = { 0xc3 };
+	jb_std(b);
+	size_t n = bad ? LINT_MAX_INDEX + 10 : 1000;
+	for (size_t i = 0; i < n; i++)
+		jb_load(b, "f", ADDR + 0x100 * i, ret, 1, 2 * i);
+}
+
+static const struct rule_case {
+	const char *id;
+	mk_fn mk;
+} rule_cases[] = {
+	{ "JD001", mk_magic }, { "JD002", mk_version }, { "JD003", mk_hdrsize }, { "JD004", mk_flags },
+	{ "JD005", mk_archts }, { "JD006", mk_mach }, { "JD007", mk_fname }, { "JD010", mk_truncated },
+	{ "JD011", mk_recsize }, { "JD012", mk_unknown }, { "JD014", mk_afterclose }, { "JD015", mk_tsback },
+	{ "JD016", mk_pid }, { "JD020", mk_name }, { "JD021", mk_codesize }, { "JD022", mk_trailing },
+	{ "JD023", mk_empty }, { "JD024", mk_vma }, { "JD025", mk_identical }, { "JD026", mk_dupindex },
+	{ "JD027", mk_wrap }, { "JD030", mk_after }, { "JD030", mk_after2 }, { "JD031", mk_noload },
+	{ "JD032", mk_overwritten }, { "JD033", mk_usize }, { "JD034", mk_hs0 }, { "JD035", mk_hdrfirst },
+	{ "JD036", mk_hsbig }, { "JD037", mk_cie }, { "JD038", mk_noterm }, { "JD039", mk_term_misplaced },
+	{ "JD040", mk_hdrver }, { "JD041", mk_tableenc }, { "JD042", mk_notable }, { "JD043", mk_table },
+	{ "JD044", mk_ehptr }, { "JD045", mk_unaligned }, { "JD046", mk_gap }, { "JD047", mk_outside },
+	{ "JD048", mk_nofde }, { "JD049", mk_ms0 }, { "JD050", mk_ms16 }, { "JD051", mk_overlap },
+	{ "JD052", mk_cfa }, { "JD053", mk_ra }, { "JD054", mk_absolute }, { "JD056", mk_unwempty },
+	{ "JD060", mk_move_unknown }, { "JD061", mk_move_mismatch }, { "JD070", mk_dbg_after },
+	{ "JD071", mk_dbg_noload }, { "JD072", mk_dbg_mismatch }, { "JD073", mk_dbg_entries },
+	{ "JD074", mk_dbg_over }, { "JD075", mk_dbg_range }, { "JD090", mk_profile }, { "JD099", mk_limit },
+};
+#define NRULE_CASES (sizeof(rule_cases) / sizeof(rule_cases[0]))
+
+static void setup(void)
+{
+	if (!F) {
+		F = emit(fp_ops, 5);
+		F11 = emit(nofp_ops, 4);
+		FB = emit(big_ops, 9);
+	}
+}
+
+/* write the crafted dump where `make fuzz` collects its seeds */
+static void seed(const struct jb *b, const char *id, bool bad)
+{
+	const char *dir = getenv("JU_LINT_SEEDS");
+	if (!dir || b->n > (1u << 20))
+		return;
+	char p[4096];
+	snprintf(p, sizeof(p), "%s/%s-%s-%zu.dump", dir, id, bad ? "bad" : "good", b->n);
+	FILE *f = fopen(p, "wb");
+	if (f) {
+		fwrite(b->p, 1, b->n, f);
+		fclose(f);
+	}
+}
+
+START_TEST(each_rule)
+{
+	const struct rule_case *rc = &rule_cases[_i];
+	const struct lint_rule *r = lint_rule_find(rc->id);
+	ck_assert_msg(r, "%s: no such rule", rc->id);
+	char buf[16384];
+	for (int bad = 1; bad >= 0; bad--) {
+		struct jb b = { 0 };
+		struct ctx c = { PV_CURRENT, NULL, 0 };
+		rc->mk(&b, bad, &c);
+		ck_assert_uint_le(c.cut, b.n);
+		seed(&b, rc->id, bad);
+		struct lint_summary s = lint_buf(b.p, b.n - c.cut, c.prof, c.name);
+		show(buf, sizeof(buf));
+		if (bad) {
+			ck_assert_msg(fired(rc->id), "%s %s: the crafted dump does not fire it; got:\n%s", rc->id, r->name, buf);
+			/* the exit code follows the severity */
+			int want = !strcmp(rc->id, "JD001") ? 2 : r->sev == LINT_ERROR ? 1 : -1;
+			if (want >= 0)
+				ck_assert_int_eq(lint_exit_code(&s), want);
+		} else {
+			ck_assert_msg(!fired(rc->id), "%s %s: fires on the fixed dump:\n%s", rc->id, r->name, buf);
+		}
+		free(b.p);
+	}
+}
+END_TEST
+
+/* the reference dump (CPython's trampoline, eh_frame with terminator) has no finding at all */
+START_TEST(reference_is_clean)
+{
+	struct jb b = { 0 };
+	base(&b);
+	struct tr_unwind_opts o;
+	opts_clean(&o);
+	jb_func(&b, FB, &o, "second", ADDR + 0x1000, 1);
+	jb_debug(&b, ADDR + 0x2000, 2, 2, ADDR + 0x2000);
+	jb_func(&b, F11, &o, "third", ADDR + 0x2000, 2);
+	jb_move(&b, ADDR + 0x1000, ADDR + 0x8000, FB->code_size, 1);
+	jb_close(&b);
+	struct lint_summary s = lint_buf(b.p, b.n, PV_CURRENT, "/x/jit-4242.dump");
+	char buf[8192];
+	show(buf, sizeof(buf));
+	ck_assert_msg(G.n == 0, "findings on the reference dump:\n%s", buf);
+	ck_assert_uint_eq(s.records, 9);
+	ck_assert_uint_eq(s.loads, 3);
+	ck_assert_int_eq(lint_exit_code(&s), 0);
+	free(b.p);
+}
+END_TEST
+
+/* every table entry has a distinct id/name; ids are JDnnn; every rule is tested */
+START_TEST(rule_table)
+{
+	for (size_t i = 0; i < LR__COUNT; i++) {
+		const struct lint_rule *r = &lint_rules[i];
+		ck_assert_msg(r->id && r->name && r->perf, "rule %zu incomplete", i);
+		ck_assert_msg(strlen(r->id) == 5 && !strncmp(r->id, "JD", 2), "%s", r->id);
+		ck_assert_msg(r->perf[strlen(r->perf) - 1] == '.', "%s: one sentence, ending in a period", r->id);
+		for (size_t k = 0; k < i; k++) {
+			ck_assert_str_ne(r->id, lint_rules[k].id);
+			ck_assert_str_ne(r->name, lint_rules[k].name);
+		}
+		ck_assert_ptr_eq(lint_rule_find(r->id), r);
+		ck_assert_ptr_eq(lint_rule_find(r->name), r);
+		bool tested = false;
+		for (size_t k = 0; k < NRULE_CASES; k++)
+			tested |= !strcmp(rule_cases[k].id, r->id);
+		ck_assert_msg(tested, "%s %s has no crafted dump", r->id, r->name);
+	}
+}
+END_TEST
+
+/* truncation at every length: never a read outside, always a clean answer */
+START_TEST(every_truncation)
+{
+	struct jb b = { 0 };
+	base(&b);
+	jb_debug(&b, ADDR + 0x1000, 1, 1, ADDR + 0x1000);
+	struct tr_unwind_opts o;
+	opts_clean(&o);
+	jb_func(&b, FB, &o, "second", ADDR + 0x1000, 1);
+	jb_move(&b, ADDR, ADDR + 0x8000, F->code_size, 0);
+	jb_close(&b);
+	/* the record boundaries, where a cut leaves whole records */
+	bool *edge = calloc(b.n + 1, 1);
+	ck_assert_ptr_nonnull(edge);
+	struct lint_iter it;
+	struct lint_rec r;
+	struct lint_finding f;
+	ck_assert_int_eq(lint_iter_init(&it, b.p, b.n, &f), 0);
+	edge[it.off] = true;
+	while (lint_iter_next(&it, &r, &f) > 0)
+		edge[it.off] = true;
+	ck_assert(edge[b.n]);
+	for (size_t n = 0; n <= b.n; n++) {
+		struct lint_summary s = lint_buf(b.p, n, PV_CURRENT, NULL);
+		if (n < 40) {
+			ck_assert(s.unreadable);
+			ck_assert_int_eq(lint_exit_code(&s), 2);
+		} else {
+			ck_assert_msg(fired("JD010") == !edge[n], "cut at %zu", n);
+		}
+	}
+	free(edge);
+	free(b.p);
+}
+END_TEST
+
+/* memory is bounded: the histories never grow past their caps */
+START_TEST(bounded_history)
+{
+	struct jb b = { 0 };
+	struct ctx c = { PV_CURRENT, NULL, 0 };
+	mk_limit(&b, true, &c);
+	struct lint_summary s = lint_buf(b.p, b.n, PV_CURRENT, NULL);
+	ck_assert_uint_eq(s.loads, LINT_MAX_INDEX + 10);
+	ck_assert(fired("JD099"));
+	ck_assert_int_eq(lint_exit_code(&s), 0);
+	/* a duplicate of an index still remembered is caught after the wrap */
+	jb_load(&b, "dup", ADDR + 0x100 * (LINT_MAX_INDEX + 20), (const uint8_t *)"\xc3", 1, 2 * (LINT_MAX_INDEX + 5));
+	lint_buf(b.p, b.n, PV_CURRENT, NULL);
+	ck_assert(fired("JD026"));
+	free(b.p);
+}
+END_TEST
+
+/* ---- perf's layout against the jitted ELF perfview writes ---- */
+
+START_TEST(layout_matches_perfview)
+{
+	enum pv_profile prof = (enum pv_profile)_i;
+	struct tr_unwind_opts o;
+	struct tr_unwind u;
+	opts_clean(&o);
+	unw(F11, &o, ADDR, &u);
+	struct jd_load l = { .code_addr = ADDR, .vma = ADDR, .code_size = F11->code_size, .code_index = 3,
+			     .name = "tramp", .code = F11->code, .has_unwind = true, .unwind = u.data,
+			     .unwinding_size = u.size, .eh_frame_hdr_size = u.hdr_size, .mapped_size = u.mapped_size };
+	struct lint_unw lu = { u.size, u.hdr_size, u.mapped_size, u.data, u.size };
+	struct lint_layout ly;
+	lint_layout(prof, ADDR, F11->code_size, &lu, &ly);
+	char dir[] = "/tmp/julint-XXXXXX", path[256], e2[512];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/jitted-1-3.so", dir);
+	ck_assert_msg(pv_write_jitted_elf(path, prof, &l, EM_X86_64, e2, sizeof(e2)) == 0, "%s", e2);
+	elf_version(EV_CURRENT);
+	int fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	ck_assert_ptr_nonnull(e);
+	size_t shstrndx;
+	ck_assert_int_eq(elf_getshdrstrndx(e, &shstrndx), 0);
+	int seen = 0;
+	for (Elf_Scn *s = elf_nextscn(e, NULL); s; s = elf_nextscn(e, s)) {
+		GElf_Shdr sh;
+		ck_assert_ptr_nonnull(gelf_getshdr(s, &sh));
+		const char *n = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!strcmp(n, ".text")) {
+			ck_assert_uint_eq(sh.sh_addr, ly.text_addr);
+			ck_assert_uint_eq(sh.sh_offset, ly.text_off);
+			ck_assert_uint_eq(sh.sh_size, ly.text_size);
+			seen |= 1;
+		} else if (!strcmp(n, ".eh_frame")) {
+			ck_assert_uint_eq(sh.sh_addr, ly.eh_addr);
+			ck_assert_uint_eq(sh.sh_offset, ly.eh_off);
+			ck_assert_uint_eq(sh.sh_size, ly.eh_size);
+			seen |= 2;
+		} else if (!strcmp(n, ".eh_frame_hdr")) {
+			ck_assert_uint_eq(sh.sh_addr, ly.hdr_addr);
+			ck_assert_uint_eq(sh.sh_offset, ly.hdr_off);
+			ck_assert_uint_eq(sh.sh_size, ly.hdr_size);
+			seen |= 4;
+		}
+	}
+	ck_assert_int_eq(seen, 7);
+	GElf_Phdr ph;
+	ck_assert_ptr_nonnull(gelf_getphdr(e, 0, &ph));
+	ck_assert_uint_eq(ph.p_offset, ly.load_offset);
+	ck_assert_uint_eq(ph.p_vaddr, ly.load_vaddr);
+	ck_assert_uint_eq(ph.p_filesz, ly.load_size);
+	elf_end(e);
+	close(fd);
+	/* the MMAP2 perfview puts in its map tree for the same load */
+	ck_assert_uint_eq(ly.map_pgoff, pv_text_addr(prof));
+	ck_assert_uint_eq(ly.map_len, uw_jit_map_len(&l));
+	ck_assert_uint_eq(ly.rt_eh - ly.rt_text, uw_jit_eh_off(&l));
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
+/* ---- the CLI, and the harness's own dumps ---- */
+
+static char bin[1024];
+static char tmp[256];
+
+static void cli_setup(void)
+{
+	setup();
+	const char *b = getenv("JU_BIN");
+	char cwd[512];
+	/* absolute: some commands run from the temp dir */
+	if (b && b[0] == '/')
+		snprintf(bin, sizeof(bin), "%s", b);
+	else
+		snprintf(bin, sizeof(bin), "%s/%s", getcwd(cwd, sizeof(cwd)) ? cwd : ".", b ? b : "jitunwind");
+	snprintf(tmp, sizeof(tmp), "/tmp/julint-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+}
+
+static void cli_teardown(void)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static char *out;
+#define OUTCAP (4u << 20)
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
+	if (!out)
+		out = malloc(OUTCAP);
+	ck_assert_ptr_nonnull(out);
+	FILE *p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	size_t n = fread(out, 1, OUTCAP - 1, p);
+	out[n] = 0;
+	char drain[4096];
+	while (fread(drain, 1, sizeof(drain), p) > 0)
+		;
+	int st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void write_buf(const char *path, const uint8_t *p, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(p, 1, n, f), n);
+	fclose(f);
+}
+
+START_TEST(cli_exit_codes)
+{
+	char clean[512], bad[512], junk[512], both[1100];
+	struct jb b = { 0 };
+	struct ctx c = { PV_CURRENT, NULL, 0 };
+	snprintf(clean, sizeof(clean), "%s/jit-4242.dump", tmp);
+	base(&b);
+	jb_close(&b);
+	write_buf(clean, b.p, b.n);
+	snprintf(bad, sizeof(bad), "%s/after.dump", tmp);
+	mk_after(&b, true, &c);
+	write_buf(bad, b.p, b.n);
+	snprintf(junk, sizeof(junk), "%s/junk.dump", tmp);
+	write_buf(junk, (const uint8_t *)"hello, this is not a jitdump at all....", 40);
+	free(b.p);
+
+	ck_assert_int_eq(sh("%s lint %s", bin, clean), 0);
+	ck_assert_msg(strstr(out, "0 errors, 0 warnings, 0 infos"), "%s", out);
+	ck_assert_int_eq(sh("%s lint %s", bin, bad), 1);
+	ck_assert_msg(strstr(out, ": error: JD030 unwind-after-load: ") && strstr(out, "perf: perf attaches"), "%s", out);
+	/* unreadable: exit 2, the message names the file and an offset */
+	ck_assert_int_eq(sh("%s lint %s", bin, junk), 2);
+	snprintf(both, sizeof(both), "%s: offset 0x0: bad magic", junk);
+	ck_assert_msg(strstr(out, junk) && strstr(out, "offset 0x0") && strstr(out, "bad magic"), "%s", out);
+	ck_assert_int_eq(sh("%s lint %s/missing.dump", bin, tmp), 2);
+	ck_assert_msg(strstr(out, "missing.dump: offset 0x0: cannot open"), "%s", out);
+	/* several files: the worst exit */
+	ck_assert_int_eq(sh("%s lint %s %s", bin, clean, bad), 1);
+	ck_assert_int_eq(sh("%s lint %s %s %s", bin, clean, bad, junk), 2);
+	/* JSON: the finding with id, severity, offset, perf's sentence */
+	ck_assert_int_eq(sh("%s lint --json %s %s", bin, clean, bad), 1);
+	ck_assert_msg(strstr(out, "\"id\": \"JD030\", \"name\": \"unwind-after-load\", \"severity\": \"error\", \"offset\": "),
+		      "%s", out);
+	ck_assert_msg(strstr(out, "\"exit\": 1 } }"), "%s", out);
+	if (!access("/usr/bin/python3", X_OK)) {
+		ck_assert_int_eq(sh("%s lint --json %s %s %s 2>/dev/null | python3 -m json.tool >/dev/null", bin, clean, bad, junk), 0);
+		ck_assert_int_eq(sh("%s dump --json %s | python3 -m json.tool >/dev/null", bin, clean), 0);
+		ck_assert_int_eq(sh("%s lint --rules --json | python3 -m json.tool >/dev/null", bin), 0);
+	} else {
+		printf("cli_exit_codes: python3 not installed, JSON syntax not checked\n");
+	}
+	ck_assert_int_eq(sh("%s dump %s", bin, junk), 2);
+	ck_assert_msg(strstr(out, "offset 0x0") && strstr(out, "junk.dump"), "%s", out);
+	ck_assert_int_eq(sh("%s lint --perf-profile nope %s", bin, clean), 2);
+	ck_assert_int_eq(sh("%s lint", bin), 2);
+}
+END_TEST
+
+/* `lint --rules` is a contract: ids never change meaning */
+START_TEST(golden_rules)
+{
+	const char *path = "tests/golden/lint/rules.txt";
+	ck_assert_int_eq(sh("%s lint --rules", bin), 0);
+	if (getenv("JU_UPDATE_GOLDEN")) {
+		FILE *f = fopen(path, "w");
+		ck_assert_ptr_nonnull(f);
+		fputs(out, f);
+		fclose(f);
+	}
+	ck_assert_int_eq(sh("%s lint --rules | diff -u %s -", bin, path), 0);
+}
+END_TEST
+
+/* a crafted dump's text dump and lint output, byte for byte (regenerate with
+ * JU_UPDATE_GOLDEN=1 and read the diff) */
+START_TEST(golden_dump)
+{
+	char p[512], cwd[2048];
+	struct jb b = { 0 };
+	struct ctx c = { PV_CURRENT, NULL, 0 };
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+	mk_after2(&b, true, &c);
+	jb_debug(&b, ADDR + 0x1000, 1, 1, ADDR + 0x1000);
+	jb_move(&b, ADDR, ADDR + 0x8000, F->code_size, 0);
+	jb_close(&b);
+	snprintf(p, sizeof(p), "%s/crafted.dump", tmp);
+	write_buf(p, b.p, b.n);
+	free(b.p);
+	static const char *const what[] = { "dump", "lint" };
+	for (int k = 0; k < 2; k++) {
+		char gold[2304];
+		snprintf(gold, sizeof(gold), "%s/tests/golden/lint/crafted.%s.txt", cwd, what[k]);
+		/* run from the temp dir: the printed path is just the file name */
+		if (getenv("JU_UPDATE_GOLDEN"))
+			sh("cd %s && %s %s crafted.dump > %s", tmp, bin, what[k], gold);
+		int rc = sh("cd %s && %s %s crafted.dump | diff -u %s -", tmp, bin, what[k], gold);
+		ck_assert_msg(rc == 0, "%s differs from %s:\n%s", what[k], gold, out);
+	}
+}
+END_TEST
+
+struct expect_case {
+	const char *name;
+	const char *ids;         /* rule ids (warning and error) the case's dump must yield, sorted */
+};
+
+/* The harness's dumps lint clean, except those whose point is a broken dump,
+ * and those where perf cannot use what the case writes (the case's replays say
+ * so too: hdr-no-table and hdr-table-sdata8 fail libunwind, fde-absptr-udata8
+ * fails libdw, and nested trampolines repeat the same code). */
+static const struct expect_case expect_cases[] = {
+	{ "eh-frame-unaligned", "JD045" },
+	{ "fde-absptr-udata8", "JD054" },
+	{ "hdr-before", "JD035" },
+	{ "hdr-no-table", "JD042" },
+	{ "hdr-table-sdata8", "JD041" },
+	{ "mapped-zero", "JD049" },
+	{ "neg-cfa-off-by-8", "JD052" },
+	{ "neg-rows-shifted", "JD052" },
+	{ "nested-depth3", "JD025" },
+	{ "stride-overlap", "JD025 JD051" },
+	{ "unwind-after-load", "JD030" },
+};
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* run one case with its own dump directory; the path of its dump */
+static bool case_dump(const char *casefile, const char *name, char *dump, size_t n)
+{
+	char dir[512];
+	snprintf(dir, sizeof(dir), "%s/%s", tmp, name);
+	int rc = sh("%s run --unwinders oracle --jitdump-dir %s %s", bin, dir, casefile);
+	if (rc == 77)
+		return false;
+	ck_assert_msg(rc == 0 || rc == 1, "run %s: exit %d\n%s", casefile, rc, out);
+	DIR *d = opendir(dir);
+	ck_assert_ptr_nonnull(d);
+	struct dirent *de;
+	bool found = false;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "jit-", 4) && strstr(de->d_name, ".dump")) {
+			snprintf(dump, n, "%s/%s", dir, de->d_name);
+			found = true;
+		}
+	closedir(d);
+	ck_assert_msg(found, "%s: no jit-<pid>.dump in %s", casefile, dir);
+	return true;
+}
+
+START_TEST(harness_dumps)
+{
+	const struct tr_arch *host = tr_arch_host();
+	char cdir[64];
+	snprintf(cdir, sizeof(cdir), "cases/%s", host ? host->name : "x86_64");
+	DIR *d = opendir(cdir);
+	if (!d) {
+		printf("harness_dumps: no %s for this host: skipped\n", cdir);
+		return;
+	}
+	char *names[256];
+	size_t nn = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) && nn < 256) {
+		size_t l = strlen(de->d_name);
+		if (l > 5 && !strcmp(de->d_name + l - 5, ".case"))
+			names[nn++] = strndup(de->d_name, l - 5);
+	}
+	closedir(d);
+	qsort(names, nn, sizeof(names[0]), cmp_str);
+	ck_assert_uint_gt(nn, 10);
+	size_t checked = 0;
+	for (size_t i = 0; i < nn; i++) {
+		char cf[512], dump[1024], e2[512];
+		snprintf(cf, sizeof(cf), "%s/%s.case", cdir, names[i]);
+		if (!case_dump(cf, names[i], dump, sizeof(dump)))
+			continue;
+		struct lint_opts o = { PV_CURRENT, dump, 0 };
+		struct lint_summary s;
+		memset(&G, 0, sizeof(G));
+		ck_assert_msg(lint_file(dump, &o, collect, &G, &s, e2, sizeof(e2)) == 0, "%s", e2);
+		/* the warning and error ids, sorted and unique */
+		const char *ids[64];
+		size_t ni = 0;
+		for (size_t k = 0; k < G.n && ni < 64; k++) {
+			if (G.r[k]->sev == LINT_INFO)
+				continue;
+			bool dup = false;
+			for (size_t j = 0; j < ni; j++)
+				dup |= !strcmp(ids[j], G.r[k]->id);
+			if (!dup)
+				ids[ni++] = G.r[k]->id;
+		}
+		qsort(ids, ni, sizeof(ids[0]), cmp_str);
+		char got[512] = "";
+		for (size_t k = 0; k < ni; k++)
+			snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s", k ? " " : "", ids[k]);
+		/* an entry covers its name and its variants (name-*); the longest wins */
+		const char *want = "";
+		size_t best = 0;
+		for (size_t k = 0; k < sizeof(expect_cases) / sizeof(expect_cases[0]); k++) {
+			size_t l = strlen(expect_cases[k].name);
+			if (!strncmp(expect_cases[k].name, names[i], l) && (!names[i][l] || names[i][l] == '-') &&
+			    l > best) {
+				want = expect_cases[k].ids;
+				best = l;
+			}
+		}
+		char buf[16384];
+		show(buf, sizeof(buf));
+		ck_assert_msg(!strcmp(got, want), "%s: expected {%s}, got {%s}:\n%s", names[i], want, got, buf);
+		/* the exit code of the CLI agrees */
+		int rc = sh("%s lint %s", bin, dump);
+		ck_assert_int_eq(rc, lint_exit_code(&s));
+		/* and dump decodes every record to the end */
+		ck_assert_msg(sh("%s dump %s", bin, dump) == 0 && strstr(out, "end of file"), "%s", out);
+		checked++;
+		free(names[i]);
+	}
+	ck_assert_uint_gt(checked, 10);
+}
+END_TEST
+
+/* ---- dump's rows against the oracle and the truth ---- */
+
+static uint32_t rmach;   /* the dump's elf_mach, for register names */
+
+static const char *rname(unsigned r, char *buf, size_t n)
+{
+	static const char *const x86[17] = { "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9",
+					     "r10", "r11", "r12", "r13", "r14", "r15", "rip" };
+	if (rmach == EM_X86_64 && r < 17)
+		return x86[r];
+	if (rmach == EM_AARCH64 && r <= 31)
+		snprintf(buf, n, r == 31 ? "sp" : "x%u", r);
+	else
+		snprintf(buf, n, "r%u", r);
+	return buf;
+}
+
+/* the oracle's row, formatted here independently of lintcmd.c */
+static void fmt_row(const struct ehf_row *row, char *buf, size_t n)
+{
+	char r[16];
+	size_t o;
+	if (row->cfa_kind == EHF_CFA_EXPR)
+		o = (size_t)snprintf(buf, n, "cfa=expr(%zu bytes)", row->cfa_expr_len);
+	else
+		o = (size_t)snprintf(buf, n, "cfa=%s%+" PRId64, rname(row->cfa_reg, r, sizeof(r)), row->cfa_off);
+	for (unsigned i = 0; i < EHF_NREGS; i++) {
+		const struct ehf_rule *ru = &row->reg[i];
+		switch (ru->kind) {
+		case EHF_INITIAL: continue;
+		case EHF_OFFSET:
+			o += (size_t)snprintf(buf + o, n - o, " %s=cfa%+" PRId64, rname(i, r, sizeof(r)), ru->off);
+			break;
+		case EHF_VAL_OFFSET:
+			o += (size_t)snprintf(buf + o, n - o, " %s=val(cfa%+" PRId64 ")", rname(i, r, sizeof(r)), ru->off);
+			break;
+		case EHF_UNDEF:
+			o += (size_t)snprintf(buf + o, n - o, " %s=undef", rname(i, r, sizeof(r)));
+			break;
+		case EHF_SAME:
+			o += (size_t)snprintf(buf + o, n - o, " %s=same", rname(i, r, sizeof(r)));
+			break;
+		default:
+			o += (size_t)snprintf(buf + o, n - o, " %s=?", rname(i, r, sizeof(r)));
+			break;
+		}
+	}
+}
+
+/* Every pc of every FDE of the dump: the row dump printed covering it equals
+ * ehf_row_at there; for derived CFI the CFA also equals the emitter's truth. */
+static size_t rows_vs_oracle(const char *dump, const struct tr_func *truth)
+{
+	ck_assert_int_eq(sh("%s dump %s", bin, dump), 0);
+	struct { uint64_t lo, hi; char text[512]; } *rows = calloc(4096, sizeof(*rows));
+	ck_assert_ptr_nonnull(rows);
+	size_t nr = 0;
+	bool printed_error = strstr(out, "error: .eh_frame+0x") != NULL;
+	for (char *line = out; line && *line && nr < 4096;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = 0;
+		unsigned long long lo, hi;
+		int k = 0;
+		if (sscanf(line, " [0x%llx, 0x%llx)  %n", &lo, &hi, &k) == 2 && k) {
+			rows[nr].lo = lo;
+			rows[nr].hi = hi;
+			snprintf(rows[nr].text, sizeof(rows[nr].text), "%s", line + k);
+			nr++;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	struct jd_file f;
+	struct jd_err je;
+	ck_assert_msg(jd_open(&f, dump, &je) == 0, "%s", je.msg);
+	rmach = f.elf_mach;
+	size_t pcs = 0;
+	for (size_t i = 0; i < f.nloads; i++) {
+		const struct jd_load *l = &f.loads[i];
+		if (!l->has_unwind)
+			continue;
+		struct ehf_table t;
+		struct ehf_bases b = { l->code_addr + uw_jit_eh_off(l), 0, 0, 8 };
+		struct ehf_err ee;
+		if (ehf_parse(&t, l->unwind, l->unwinding_size - l->eh_frame_hdr_size, &b, &ee)) {
+			/* dump prints the error instead of rows (hdr-before) */
+			ck_assert_msg(printed_error, "%s: no parse error printed", dump);
+			continue;
+		}
+		for (size_t k = 0; k < t.nfdes; k++) {
+			const struct ehf_fde *fd = &t.fdes[k];
+			for (uint64_t pc = fd->pc_begin; pc < fd->pc_end; pc++) {
+				struct ehf_row row;
+				char want[512];
+				ck_assert_int_eq(ehf_row_at(fd, pc, &row, &ee), 0);
+				fmt_row(&row, want, sizeof(want));
+				const char *got = NULL;
+				for (size_t r = 0; r < nr && !got; r++)
+					if (rows[r].lo <= pc && pc < rows[r].hi)
+						got = rows[r].text;
+				ck_assert_msg(got, "%s: no row printed for pc 0x%" PRIx64, dump, pc);
+				ck_assert_msg(!strcmp(got, want), "%s pc 0x%" PRIx64 ": dump '%s', oracle '%s'", dump, pc, got,
+					      want);
+				if (truth && pc - l->code_addr < truth->code_size) {
+					/* the truth row of the instruction holding pc */
+					const struct tr_row *tr = NULL;
+					for (size_t q = 0; q < truth->nrows; q++)
+						if (truth->rows[q].offset <= pc - l->code_addr)
+							tr = &truth->rows[q];
+					char cfa[64], r2[16];
+					snprintf(cfa, sizeof(cfa), "cfa=%s%+" PRId64 " ", rname((unsigned)tr->cfa_reg, r2,
+						 sizeof(r2)), tr->cfa_off);
+					ck_assert_msg(!strncmp(got, cfa, strlen(cfa)), "%s +%" PRIu64 " (%s): dump '%s', truth %s",
+						      dump, pc - l->code_addr, tr->insn, got, cfa);
+				}
+				pcs++;
+			}
+		}
+		ehf_table_free(&t);
+	}
+	jd_close(&f);
+	free(rows);
+	return pcs;
+}
+
+/* every dump of this host's cases: the rows match the oracle at every pc;
+ * where the case derives its CFI from the truth (and lays .eh_frame out as perf
+ * does) the CFA matches the emitter's truth rows too */
+START_TEST(dump_rows_match_oracle)
+{
+	const struct tr_arch *host = tr_arch_host();
+	char cdir[64];
+	snprintf(cdir, sizeof(cdir), "cases/%s", host ? host->name : "x86_64");
+	DIR *d = opendir(cdir);
+	if (!d) {
+		printf("dump_rows_match_oracle: no %s for this host: skipped\n", cdir);
+		return;
+	}
+	struct dirent *de;
+	size_t pcs = 0, truths = 0;
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		if (l <= 5 || strcmp(de->d_name + l - 5, ".case"))
+			continue;
+		char cf[512], name[256], dump[1024], e2[512];
+		snprintf(name, sizeof(name), "%.*s", (int)(l - 5), de->d_name);
+		snprintf(cf, sizeof(cf), "%s/%s", cdir, de->d_name);
+		if (!case_dump(cf, name, dump, sizeof(dump)))
+			continue;
+		struct hx_case hc;
+		struct tr_func *truth = NULL;
+		ck_assert_msg(hx_case_load(&hc, cf, e2, sizeof(e2)) == 0, "%s", e2);
+		if (hc.unw.cfi == TR_CFI_DERIVED && !hc.unw.eh_unaligned && host) {
+			truth = calloc(1, sizeof(*truth));
+			ck_assert_ptr_nonnull(truth);
+			ck_assert_msg(tr_emit(host, hc.ops, hc.nops, truth, e2, sizeof(e2)) == 0, "%s", e2);
+			truths++;
+		}
+		hx_case_free(&hc);
+		pcs += rows_vs_oracle(dump, truth);
+		free(truth);
+	}
+	closedir(d);
+	ck_assert_uint_gt(pcs, 100);
+	ck_assert_uint_gt(truths, 5);
+}
+END_TEST
+
+Suite *suite_lint(void);
+Suite *suite_lint(void)
+{
+	Suite *s = suite_create("lint");
+	TCase *tc = tcase_create("rules");
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, each_rule, 0, NRULE_CASES);
+	tcase_add_test(tc, reference_is_clean);
+	tcase_add_test(tc, rule_table);
+	tcase_add_test(tc, every_truncation);
+	tcase_add_test(tc, bounded_history);
+	tcase_add_loop_test(tc, layout_matches_perfview, PV_CURRENT, PV_5X_0X40 + 1);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("cli");
+	tcase_add_checked_fixture(tc, cli_setup, cli_teardown);
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, cli_exit_codes);
+	tcase_add_test(tc, golden_rules);
+	tcase_add_test(tc, golden_dump);
+	tcase_add_test(tc, harness_dumps);
+	tcase_add_test(tc, dump_rows_match_oracle);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,139 @@
+/* gen-big-dump OUT.dump [MB]: a large jitdump for `make bench-lint`, written
+ * the way the harness writes one: for every load an UNWINDING_INFO (derived
+ * CFI, eh_frame then header, terminator) and a CODE_LOAD, each function's code
+ * different (its frame size grows with the load's index), spaced so perf's
+ * mappings never overlap.  It lints clean: the benchmark walks every rule. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trampolines/tramp.h"
+
+#define PID 1u
+#define BASE 0x7f0000000000ull
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+static int parse(const char *line, struct tr_op *op)
+{
+	char err[256];
+	memset(op, 0, sizeof(*op));
+	if (tr_op_parse(line, op, err, sizeof(err))) {
+		fprintf(stderr, "gen-big-dump: '%s': %s\n", line, err);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || argc > 3) {
+		fprintf(stderr, "usage: gen-big-dump OUT.dump [MB (default 128)]\n");
+		return 2;
+	}
+	long mb = argc > 2 ? strtol(argv[2], NULL, 10) : 128;
+	if (mb < 1 || mb > 65536) {
+		fprintf(stderr, "gen-big-dump: MB %s: expected 1..65536\n", argv[2]);
+		return 2;
+	}
+	FILE *f = fopen(argv[1], "wb");
+	if (!f) {
+		fprintf(stderr, "gen-big-dump: %s: %s\n", argv[1], strerror(errno));
+		return 2;
+	}
+	static char buf[1 << 20];
+	setvbuf(f, buf, _IOFBF, sizeof(buf));
+	const struct tr_arch *arch = &tr_arch_x86_64;
+	uint8_t h[40] = { 0 };
+	put32(h, 0x4A695444);
+	put32(h + 4, 1);
+	put32(h + 8, 40);
+	put32(h + 12, arch->elf_mach);
+	put32(h + 20, PID);
+	put64(h + 24, 1);
+	fwrite(h, 1, sizeof(h), f);
+
+	static struct tr_func fn;
+	static struct tr_unwind u;
+	struct tr_unwind_opts o;
+	tr_unwind_opts_default(&o);
+	o.terminator = true;
+	uint64_t target = (uint64_t)mb << 20, size = sizeof(h), ts = 2, addr = BASE;
+	static const uint8_t zeros[8];
+	uint64_t i;
+	for (i = 0; size < target; i++) {
+		/* push_fp; set_fp; [save_reg]; alloc 16(i+1); nop x (i % 48); call_target; leave; ret */
+		struct tr_op ops[64];
+		size_t n = 0;
+		char line[64], err[256];
+		int bad = parse("push_fp", &ops[n++]) || parse("set_fp", &ops[n++]);
+		if (i & 1)
+			bad |= parse("save_reg %rbx", &ops[n++]);
+		snprintf(line, sizeof(line), "alloc %llu", (unsigned long long)(16 * (i % 100000000 + 1)));
+		bad |= parse(line, &ops[n++]);
+		for (uint64_t k = 0; k < i % 48; k++)
+			bad |= parse("nop", &ops[n++]);
+		bad |= parse("call_target", &ops[n++]) || parse("leave", &ops[n++]) || parse("ret", &ops[n++]);
+		if (bad)
+			return 2;
+		if (tr_emit(arch, ops, n, &fn, err, sizeof(err)) ||
+		    tr_unwind_build(&fn, &o, addr, &u, err, sizeof(err))) {
+			fprintf(stderr, "gen-big-dump: load %llu: %s\n", (unsigned long long)i, err);
+			return 2;
+		}
+		/* CODE_UNWINDING_INFO */
+		uint8_t r[56];
+		size_t upad = (8 - u.size % 8) % 8;
+		put32(r, 4);
+		put32(r + 4, (uint32_t)(40 + u.size + upad));
+		put64(r + 8, ts++);
+		put64(r + 16, u.size);
+		put64(r + 24, u.hdr_size);
+		put64(r + 32, u.mapped_size);
+		fwrite(r, 1, 40, f);
+		fwrite(u.data, 1, u.size, f);
+		fwrite(zeros, 1, upad, f);
+		/* CODE_LOAD: name, NUL, padding, code */
+		char name[48];
+		int nl = snprintf(name, sizeof(name), "py::function_%llu:bench.py", (unsigned long long)i) + 1;
+		size_t lpad = (8 - (56 + (size_t)nl + fn.code_size) % 8) % 8;
+		uint32_t total = (uint32_t)(56 + (size_t)nl + lpad + fn.code_size);
+		put32(r, 0);
+		put32(r + 4, total);
+		put64(r + 8, ts++);
+		put32(r + 16, PID);
+		put32(r + 20, PID);
+		put64(r + 24, addr);
+		put64(r + 32, addr);
+		put64(r + 40, fn.code_size);
+		put64(r + 48, i);
+		fwrite(r, 1, 56, f);
+		fwrite(name, 1, (size_t)nl, f);
+		fwrite(zeros, 1, lpad, f);
+		fwrite(fn.code, 1, fn.code_size, f);
+		size += 40 + u.size + upad + total;
+		/* perf maps ALIGN_8(code) + mapped_size: the next load starts after it */
+		addr += ((u.eh_off + u.mapped_size + 63) & ~63ull);
+	}
+	uint8_t c[16];
+	put32(c, 3);
+	put32(c + 4, 16);
+	put64(c + 8, ts);
+	fwrite(c, 1, sizeof(c), f);
+	if (fclose(f)) {
+		fprintf(stderr, "gen-big-dump: %s: %s\n", argv[1], strerror(errno));
+		return 2;
+	}
+	printf("gen-big-dump: %s: %llu loads, %llu bytes\n", argv[1], (unsigned long long)i,
+	       (unsigned long long)size + 16);
+	return 0;
+}
