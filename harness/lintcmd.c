@@ -295,7 +295,9 @@ struct dump {
 static void escape(char *out, size_t n, unsigned op, int reg, const char *h)
 {
 	size_t len = 0, o;
-	for (const char *q = h ? h + 1 : ""; *q && *q != ']'; q++)
+	if (!h)
+		return;
+	for (const char *q = h + 1; *q && *q != ']'; q++)
 		if (*q != ' ' && q[-1] != ' ' && q[-1] != '[')
 			continue;
 		else if (*q != ' ')
@@ -304,7 +306,7 @@ static void escape(char *out, size_t n, unsigned op, int reg, const char *h)
 		o = (size_t)snprintf(out, n, ".cfi_escape 0x%02x, 0x%02x, 0x%02zx", op, reg & 0x7f, len & 0x7f);
 	else
 		o = (size_t)snprintf(out, n, ".cfi_escape 0x%02x, 0x%02zx", op, len & 0x7f);
-	for (const char *q = h ? h + 1 : ""; *q && *q != ']' && o + 8 < n; q++)
+	for (const char *q = h + 1; *q && *q != ']' && o + 8 < n; q++)
 		if (*q != ' ' && (q[-1] == ' ' || q[-1] == '['))
 			o += (size_t)snprintf(out + o, n - o, ", 0x%c%c", q[0], q[1] && q[1] != ']' ? q[1] : '0');
 }

@@ -25,13 +25,14 @@
 #define UNW_FIXED 40
 #define GENELF_TEXT 0x80u
 #define EM_X86_64_ 62
+#define EM_AARCH64_ 183
 #define RELEASE_CHUNK ((size_t)8 << 20)    /* lint_file drops mapped pages every 8 MiB */
 
 const struct lint_rule lint_rules[LR__COUNT] = {
 	[LR_NOT_JITDUMP] = { "JD001", "not-a-jitdump", LINT_ERROR,
 		"perf inject -j cannot open it as a jitdump and injects nothing for this process." },
 	[LR_VERSION] = { "JD002", "version", LINT_ERROR,
-		"perf rejects a dump whose version is above 1 and injects nothing; 1 is the only version written." },
+		"perf rejects a dump whose version is above 1 and injects nothing for this process." },
 	[LR_HEADER_SIZE] = { "JD003", "header-size", LINT_ERROR,
 		"perf reads records from offset 40 whatever total_size says, and rejects the dump when total_size is above 80." },
 	[LR_HEADER_FLAGS] = { "JD004", "header-flags", LINT_ERROR,
@@ -611,6 +612,7 @@ struct lint_ctx {
 	uint32_t ncodes, codes_used;  /* slots (a power of two, up to LINT_CODE_SLOTS), filled */
 	struct crow *rows;
 	size_t nrows;
+	unsigned ra_col;          /* the code check's return address column */
 	bool rows_over;
 	/* lint_file: release mapped pages behind the walk */
 	bool release;
@@ -674,9 +676,8 @@ static const char *mach_name(uint32_t m)
 static void check_header(struct lint_ctx *c)
 {
 	const struct lint_hdr *h = &c->hdr;
-	if (h->version != 1)
-		report(c, LR_VERSION, 4, "version %u, expected 1%s", h->version,
-		       h->version > 1 ? ": perf rejects the whole dump" : "");
+	if (h->version > 1)   /* perf takes 0 too */
+		report(c, LR_VERSION, 4, "version %u, expected 1: perf rejects the whole dump", h->version);
 	if (h->total_size != HDR_SIZE)
 		report(c, LR_HEADER_SIZE, 8, "header total_size %u, expected 40: %s", h->total_size,
 		       h->total_size > 80 ? "perf's skip of the extra bytes fails and it rejects the dump" :
@@ -717,7 +718,7 @@ static void check_header(struct lint_ctx *c)
  * never blame CFI for an instruction it misread. ---- */
 
 enum { XE_NONE, XE_END, XE_STOP };
-struct x86_eff {
+struct insn_eff {
 	int flow;                 /* XE_NONE, XE_END (no fall-through), XE_STOP (unknown) */
 	int sp;                   /* 0 none, 1 add n, 2 = fp + n, 3 unknown */
 	int fp;                   /* 0 none, 1 add n, 2 = sp + n, 3 unknown, 4 the caller's (pop) */
@@ -773,8 +774,10 @@ static size_t x86_modrm(const uint8_t *p, size_t n, uint8_t rex, int *base, int6
 	return len;
 }
 
-static void x86_write(struct x86_eff *e, int reg)
+static void x86_write(struct insn_eff *e, int reg)
 {
+	if (reg < 0)
+		return;
 	if (reg == 4)
 		e->sp = 3;
 	else if (reg == 5)
@@ -782,7 +785,7 @@ static void x86_write(struct x86_eff *e, int reg)
 }
 
 /* Decode one instruction; 0 if unknown or truncated. */
-static size_t x86_decode(const uint8_t *p, size_t n, struct x86_eff *e)
+static size_t x86_decode(const uint8_t *p, size_t n, struct insn_eff *e)
 {
 	memset(e, 0, sizeof(*e));
 	size_t i = 0;
@@ -1034,6 +1037,96 @@ static size_t x86_decode(const uint8_t *p, size_t n, struct x86_eff *e)
 	}
 }
 
+/* aarch64: the stack instructions JIT prologues and epilogues use (Arm ARM
+ * C4.1); one word each, unknown words stop the check as on x86_64. */
+static size_t a64_decode(const uint8_t *p, size_t n, struct insn_eff *e)
+{
+	memset(e, 0, sizeof(*e));
+	if (n < 4)
+		return 0;
+	uint32_t w = rd32(p);
+	unsigned rd = w & 31, rn = (w >> 5) & 31, rt2 = (w >> 10) & 31;
+	if ((w & 0xfffff01f) == 0xd503201f)             /* hint: nop, paciasp, autiasp, bti */
+		return 4;
+	if ((w & 0xfffffc1f) == 0xd65f0000 || (w & 0xfffffc1f) == 0xd61f0000 ||
+	    (w & 0xfc000000) == 0x14000000 || (w & 0xffe0001f) == 0xd4200000) {
+		e->flow = XE_END;                           /* ret, br, b, brk */
+		return 4;
+	}
+	if ((w & 0xfffffc1f) == 0xd63f0000 || (w & 0xfc000000) == 0x94000000 ||
+	    (w & 0xff000010) == 0x54000000 || (w & 0x7e000000) == 0x34000000 ||
+	    (w & 0x7e000000) == 0x36000000)
+		return 4;                                   /* blr, bl, b.cond, cbz/cbnz, tbz/tbnz */
+	/* stp/ldp of x registers: pre-index (writeback), post-index, signed offset */
+	if ((w & 0x7fc00000) == 0x29800000 || (w & 0x7fc00000) == 0x28800000 ||
+	    (w & 0x7fc00000) == 0x29c00000 || (w & 0x7fc00000) == 0x28c00000 ||
+	    (w & 0x7f800000) == 0x29000000) {
+		if (!(w >> 31))
+			return 0;                               /* w registers */
+		bool load = w & (1u << 22), wb = (w & 0x7f000000) != 0x29000000 || (w & (1u << 23));
+		int64_t imm = ((int64_t)(((w >> 15) & 0x7f) ^ 0x40) - 0x40) * 8;
+		if (wb && rn == 31) {
+			e->sp = 1;
+			e->sp_n = imm;
+		} else if (wb) {
+			x86_write(e, rn == 29 ? 5 : -1);
+		}
+		if (load && (rd == 29 || rt2 == 29))
+			e->fp = 4;                              /* ldp x29, ...: the caller's */
+		if (load && (rd == 31 || rt2 == 31))
+			return 0;
+		return 4;
+	}
+	/* str/ldr x, pre- and post-index */
+	if ((w & 0xffe00400) == 0xf8000400 || (w & 0xffe00400) == 0xf8400400) {
+		bool load = w & (1u << 22);
+		int64_t imm = ((int64_t)(((w >> 12) & 0x1ff) ^ 0x100) - 0x100);
+		if (rn == 31) {
+			e->sp = 1;
+			e->sp_n = imm;
+		} else if (rn == 29) {
+			e->fp = 3;
+		}
+		if (load && rd == 29)
+			e->fp = 4;
+		return 4;
+	}
+	/* add/sub x, immediate (mov x29, sp is add x29, sp, #0) */
+	if ((w & 0xff800000) == 0x91000000 || (w & 0xff800000) == 0xd1000000) {
+		int64_t imm = (int64_t)((w >> 10) & 0xfff) << ((w & (1u << 22)) ? 12 : 0);
+		if ((w & 0xff800000) == 0xd1000000)
+			imm = -imm;
+		if (rd == 31 && rn == 31) {
+			e->sp = 1;
+			e->sp_n = imm;
+		} else if (rd == 31 && rn == 29) {
+			e->sp = 2;
+			e->sp_n = imm;
+		} else if (rd == 29 && rn == 31) {
+			e->fp = 2;
+			e->fp_n = imm;
+		} else if (rd == 29 && rn == 29) {
+			e->fp = 1;
+			e->fp_n = imm;
+		} else if (rd == 31 || rd == 29) {
+			x86_write(e, rd == 31 ? 4 : 5);
+		}
+		return 4;
+	}
+	if ((w & 0xffe0ffe0) == 0xaa0003e0) {           /* mov x, x (orr with xzr) */
+		if (rd == 29)
+			e->fp = 3;
+		return 4;
+	}
+	if ((w & 0x1f000000) == 0x10000000 || (w & 0x1f800000) == 0x12800000) {
+		/* adr/adrp, movz/movn/movk: no stack register is their destination */
+		if (rd == 29)
+			e->fp = 3;
+		return 4;
+	}
+	return 0;
+}
+
 static int collect_row(const struct ehf_row *row, void *arg)
 {
 	struct lint_ctx *c = arg;
@@ -1053,24 +1146,24 @@ static int collect_row(const struct ehf_row *row, void *arg)
 		   row->cfa_expr[0] <= DW_OP_breg31) {
 		/* DW_OP_bregN off alone is register + offset */
 		size_t pos = 1;
-		int64_t v = 0;
+		uint64_t v = 0;
 		unsigned sh = 0;
 		uint8_t b = 0x80;
 		while (pos < row->cfa_expr_len && sh < 63 && (b & 0x80)) {
 			b = row->cfa_expr[pos++];
-			v |= (int64_t)(b & 0x7f) << sh;
+			v |= (uint64_t)(b & 0x7f) << sh;
 			sh += 7;
 		}
 		if (!(b & 0x80) && pos == row->cfa_expr_len) {
 			if (sh < 64 && (b & 0x40))
-				v |= -((int64_t)1 << sh);
+				v |= ~(uint64_t)0 << sh;
 			r->cfa_ok = true;
 			r->cfa_reg = (uint16_t)(row->cfa_expr[0] - DW_OP_breg0);
-			r->cfa_off = v;
+			r->cfa_off = (int64_t)v;
 		}
 	}
-	r->ra_kind = row->reg[16].kind;
-	r->ra_off = row->reg[16].off;
+	r->ra_kind = row->reg[c->ra_col].kind;
+	r->ra_off = row->reg[c->ra_col].off;
 	return 0;
 }
 
@@ -1081,13 +1174,30 @@ static const char *x86_reg(unsigned r)
 	return r < 17 ? n[r] : "r?";
 }
 
+static const char *cfa_reg_name(const struct lint_ctx *c, unsigned r)
+{
+	static const char *const a64[2] = { "x29", "sp" };
+	if (c->hdr.elf_mach == EM_AARCH64_)
+		return r == 31 ? a64[1] : r == 29 ? a64[0] : "x?";
+	return x86_reg(r);
+}
+
 /* Follow the code of one FDE with the stack-height model and compare every
  * row in force at an instruction boundary. */
 static void code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *code, uint64_t code_addr,
 		       uint64_t code_size, const struct ehf_fde *fde, uint64_t fde_file_off)
 {
-	if (c->hdr.elf_mach != EM_X86_64_)
+	/* DWARF sp, fp, CFA - sp at entry, the decoder */
+	unsigned spr, fpr;
+	int64_t entry;
+	size_t (*decode)(const uint8_t *, size_t, struct insn_eff *);
+	if (c->hdr.elf_mach == EM_X86_64_) {
+		spr = 7, fpr = 6, entry = 8, decode = x86_decode, c->ra_col = 16;
+	} else if (c->hdr.elf_mach == EM_AARCH64_) {
+		spr = 31, fpr = 29, entry = 0, decode = a64_decode, c->ra_col = 30;
+	} else {
 		return;
+	}
 	uint64_t s = fde->pc_begin > code_addr ? fde->pc_begin : code_addr;
 	uint64_t e = fde->pc_end < code_addr + code_size ? fde->pc_end : code_addr + code_size;
 	if (s >= e)
@@ -1105,9 +1215,9 @@ static void code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *cod
 	bool sp_known = false, fp_known = false, fp_popped = false, resync = true;
 	int64_t sp_d = 0, fp_d = 0;
 	if (s == code_addr) {
-		/* function entry: CFA = rsp + 8, the return address just pushed */
+		/* function entry: CFA = rsp + 8 (the return address just pushed), sp + 0 on arm64 */
 		sp_known = true;
-		sp_d = 8;
+		sp_d = entry;
 		resync = false;
 	}
 	size_t ri = 0, bad = 0, ra_bad = 0;
@@ -1123,19 +1233,19 @@ static void code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *cod
 		const struct crow *row = ri < c->nrows && c->rows[ri].loc <= pc ? &c->rows[ri] : NULL;
 		if (row && resync) {
 			sp_known = fp_known = fp_popped = false;
-			if (row->cfa_ok && row->cfa_reg == 7) {
+			if (row->cfa_ok && row->cfa_reg == spr) {
 				sp_known = true;
 				sp_d = row->cfa_off;
-			} else if (row->cfa_ok && row->cfa_reg == 6) {
+			} else if (row->cfa_ok && row->cfa_reg == fpr) {
 				fp_known = true;
 				fp_d = row->cfa_off;
 			}
 			resync = false;
 		}
 		if (row && row->cfa_ok) {
-			bool known = row->cfa_reg == 7 ? sp_known : row->cfa_reg == 6 ? fp_known : false;
-			int64_t want = row->cfa_reg == 7 ? sp_d : fp_d;
-			bool popped = row->cfa_reg == 6 && fp_popped;
+			bool known = row->cfa_reg == spr ? sp_known : row->cfa_reg == fpr ? fp_known : false;
+			int64_t want = row->cfa_reg == spr ? sp_d : fp_d;
+			bool popped = row->cfa_reg == fpr && fp_popped;
 			if ((known && row->cfa_off != want) || popped) {
 				if (!bad++) {
 					first_pc = pc;
@@ -1146,14 +1256,15 @@ static void code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *cod
 				}
 			}
 		}
-		if (row && !(row->ra_kind == EHF_OFFSET && row->ra_off == -8)) {
+		/* x86_64: the return address is always at CFA-8 (arm64's moves from x30 to the stack) */
+		if (row && spr == 7 && !(row->ra_kind == EHF_OFFSET && row->ra_off == -8)) {
 			if (!ra_bad++) {
 				ra_pc = pc;
 				ra_kind = row->ra_kind;
 			}
 		}
-		struct x86_eff x;
-		size_t len = x86_decode(code + (pc - code_addr), (size_t)(e - pc), &x);
+		struct insn_eff x;
+		size_t len = decode(code + (pc - code_addr), (size_t)(e - pc), &x);
 		if (!len)
 			break;
 		/* apply: fp first where it reads sp as it was */
@@ -1185,13 +1296,13 @@ static void code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *cod
 	uint64_t fo = fde_file_off;
 	if (bad && first_popped)
 		report(c, LR_CFA_VS_CODE, fo, "the CODE_LOAD at 0x%" PRIx64 ": at +0x%" PRIx64 " the CFI says CFA = %s%+"
-		       PRId64 " but %%rbp was restored to the caller's value before it (%zu instruction boundar%s "
-		       "disagree%s)", load_off, first_pc - code_addr, x86_reg(first_reg), first_row, bad,
+		       PRId64 " but the frame pointer was restored to the caller's value before it (%zu instruction boundar%s "
+		       "disagree%s)", load_off, first_pc - code_addr, cfa_reg_name(c, first_reg), first_row, bad,
 		       bad == 1 ? "y" : "ies", bad == 1 ? "s" : "");
 	else if (bad)
 		report(c, LR_CFA_VS_CODE, fo, "the CODE_LOAD at 0x%" PRIx64 ": at +0x%" PRIx64 " the CFI says CFA = %s%+"
 		       PRId64 " but the instructions before it leave CFA = %s%+" PRId64 " (%zu instruction boundar%s "
-		       "disagree%s)", load_off, first_pc - code_addr, x86_reg(first_reg), first_row, x86_reg(first_reg),
+		       "disagree%s)", load_off, first_pc - code_addr, cfa_reg_name(c, first_reg), first_row, cfa_reg_name(c, first_reg),
 		       first_code, bad, bad == 1 ? "y" : "ies", bad == 1 ? "s" : "");
 	if (ra_bad)
 		report(c, LR_RA_RULE, fo, "the CODE_LOAD at 0x%" PRIx64 ": at +0x%" PRIx64 " the return address (r16) "
