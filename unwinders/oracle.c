@@ -57,7 +57,7 @@ static int oracle_unwind(void *state, const struct uw_view *v, const struct uw_s
 			return 0;
 		}
 		if (!reg->has_cfi) {
-			res->stop = reg->cfi_err[0] && strstr(reg->cfi_err, "0x") ? UW_STOP_BAD_INFO : UW_STOP_NO_INFO;
+			res->stop = reg->cfi_bad ? UW_STOP_BAD_INFO : UW_STOP_NO_INFO;
 			snprintf(res->why, sizeof(res->why), "%s", reg->cfi_err);
 			return 0;
 		}

@@ -200,6 +200,7 @@ static void region_elf(struct uw_region *r, const struct uw_map *m, int ptr_size
 	if (ehf_parse(&r->cfi, r->file + eh.sh_offset, eh.sh_size, &b, &ee)) {
 		snprintf(r->cfi_err, sizeof(r->cfi_err), "%s: .eh_frame+0x%llx: %s", m->path,
 			 (unsigned long long)ee.offset, ee.msg);
+		r->cfi_bad = true;
 		return;
 	}
 	r->has_cfi = true;
@@ -226,6 +227,7 @@ static void region_jit(struct uw_region *r, const struct jd_load *l, int ptr_siz
 	if (ehf_parse(&r->cfi, l->unwind, eh_size, &b, &ee)) {
 		snprintf(r->cfi_err, sizeof(r->cfi_err), "jitdump+0x%llx: .eh_frame+0x%llx: %s",
 			 (unsigned long long)l->unwind_file_off, (unsigned long long)ee.offset, ee.msg);
+		r->cfi_bad = true;
 		return;
 	}
 	r->has_cfi = true;

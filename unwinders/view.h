@@ -27,6 +27,7 @@ struct uw_region {
 	size_t file_size;
 	uint64_t bias;                /* ELF: runtime address - link-time address */
 	bool has_cfi;
+	bool cfi_bad;                 /* the data is there but does not parse */
 	char cfi_err[240];            /* why there is no CFI (parse error text) */
 	struct ehf_table cfi;
 	uint8_t *eh_copy;             /* ELF: .eh_frame bytes */
