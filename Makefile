@@ -66,7 +66,7 @@ BIN       := $(BUILD)/jitunwind
 endif
 CHECKBIN  := $(BUILD)/tests/check
 
-.PHONY: all run check check-asan bench deps clean unit cases matrix cross-replay fuzz
+.PHONY: all run check check-asan bench deps clean unit cases matrix cross-replay fuzz perf-e2e
 all: deps $(BIN)
 
 deps:
@@ -101,6 +101,16 @@ cases: deps $(BIN)
 
 check: unit cases
 
+# Real perf against the libunwind emulation (tools/perf-e2e): on the native
+# build only; a machine where perf cannot record prints why and skips.
+PERF_E2E ?= yes
+ifeq ($(ARCH)-$(PERF_E2E),$(HOSTARCH)-yes)
+check: perf-e2e
+endif
+perf-e2e: deps $(BIN)
+	@tools/perf-e2e --bin ./$(BIN); rc=$$?; \
+	  if [ $$rc = 77 ]; then echo "perf-e2e: skipped (see the reason above)"; else exit $$rc; fi
+
 # Another arch's build (qemu-user on this host): its samples also replay on
 # this host's native build, with the same verdicts (tools/cross-replay).
 ifneq ($(ARCH),$(HOSTARCH))
@@ -116,7 +126,7 @@ matrix:
 
 check-asan:
 	$(MAKE) --no-print-directory BUILD=build/$(ARCH)-asan BIN=build/$(ARCH)-asan/jitunwind \
-	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" OPT=-O1 check
+	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" OPT=-O1 PERF_E2E=no check
 
 bench: all
 	$(RUNNER) ./$(BIN) bench cases/$(ARCH)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #if defined(__x86_64__)
@@ -53,6 +54,7 @@ struct hx_ctx {
 	int nbp;
 	uint64_t stack_top;
 	int truth_error;
+	uint64_t spin_ns;                    /* JU_SPIN_MS: busy time in the innermost callee */
 };
 
 static struct hx_ctx hx;
@@ -207,6 +209,13 @@ static void hx_on_trap(int sig, siginfo_t *si, void *ucv)
 
 void hx_target(struct hx_ctx *ctx);
 
+static uint64_t hx_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 __attribute__((noinline, noclone)) void hx_target(struct hx_ctx *ctx)
 {
 	int k = ctx->level;
@@ -218,6 +227,11 @@ __attribute__((noinline, noclone)) void hx_target(struct hx_ctx *ctx)
 		hx_call(ctx, ctx->tramp[k + 1], &ctx->stub_ra[k + 1], (void *)hx_target);
 		ctx->level = k;
 	} else if (ctx->in_callee) {
+		/* JU_SPIN_MS: stay here a while, so that a real profiler's timer
+		 * samples land in the callee under the trampolines (tools/perf-e2e) */
+		for (uint64_t t0 = ctx->spin_ns ? hx_now_ns() : 0, i = 0; ctx->spin_ns; i++)
+			if (!(i & 0xffff) && hx_now_ns() - t0 >= ctx->spin_ns)
+				break;
 		__asm__ volatile(".globl hx_callee_trap\nhx_callee_trap:\n\t" HX_TRAP "\n" ::: "memory");
 	}
 	__asm__ volatile("" ::: "memory");
@@ -363,6 +377,9 @@ int hx_capture_case(const struct hx_case *c, const char *case_path, const char *
 	hx.fd = out_fd;
 	hx.depth = c->depth;
 	hx.in_callee = c->in_callee;
+	const char *spin = getenv("JU_SPIN_MS");
+	if (spin && c->in_callee)
+		hx.spin_ns = strtoull(spin, NULL, 10) % 60000 * 1000000ull;
 	hx.func = &hx_func;
 	hx_rec_write(out_fd, HX_REC_CASE, case_path, strlen(case_path) + 1, c->text, c->text_len);
 

@@ -32,6 +32,10 @@ void hx_judge(const uint64_t *truth, int nt, const uint64_t *got, int ng, struct
 	j->diverge_got = j->diverge_truth = -1;
 	if (nt <= 0)
 		return;
+	/* a zero return address ends a chain (the kernel stores it, perf prints
+	 * it as ip - 1 = [unknown]): it is no frame */
+	while (ng > 0 && got[ng - 1] == 0)
+		ng--;
 	if (ng <= 0) {
 		note(j, HX_ERROR, 0, 0);
 		return;

@@ -105,7 +105,7 @@ void hx_report_table(FILE *out, const struct hx_case_res *cases, size_t n, const
 				if (r->j.diverge_got >= 0) {
 					int g = r->j.diverge_got, t = r->j.diverge_truth;
 					fprintf(out, "; first divergent frame #%d: ", g);
-					if (g < r->r.n)
+					if (g < r->r.n && r->r.addr[g])
 						fprintf(out, "got 0x%llx", (unsigned long long)r->r.addr[g]);
 					else
 						fprintf(out, "chain ended (%s%s%s)", uw_stop_name(r->r.stop),

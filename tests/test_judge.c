@@ -29,6 +29,8 @@ static const struct {
 	{ "skip then garbage is wrong", { T0, T2, X }, 3, HX_WRONG, 1 },
 	{ "wrong pc", { X, T1, T2, T3 }, 4, HX_WRONG, 0 },
 	{ "skipped and truncated", { T0, T2 }, 2, HX_SKIPPED, 1 },
+	{ "a zero return address ends the chain", { T0, T1, 0 }, 3, HX_TRUNCATED, 2 },
+	{ "only the pc and a zero", { T0, 0 }, 2, HX_ERROR, 1 },
 };
 
 START_TEST(judge_table)

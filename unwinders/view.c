@@ -246,6 +246,8 @@ int uw_view_init(struct uw_view *v, const struct uw_arch *arch,
 	memset(v, 0, sizeof(*v));
 	v->arch = arch;
 	v->jd = jd;
+	v->maps = (struct uw_map *)maps;     /* borrowed: the caller owns them */
+	v->nmaps = nmaps;
 	elf_version(EV_CURRENT);
 	size_t cap = nmaps + (jd ? jd->nloads : 0) + 1;
 	v->regions = calloc(cap, sizeof(*v->regions));
