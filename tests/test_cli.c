@@ -211,6 +211,29 @@ START_TEST(stack_sizes_differ)
 END_TEST
 #endif
 
+#if defined(__x86_64__)
+/* A CIE pointer out of range inside the unwinding info is the JIT's bug, not
+ * bad input: the jitdump still reads, so replay judges it (exit 1, the case
+ * fails) and names the jitdump offset and the problem; never a crash. */
+START_TEST(bad_cie_pointer_judged)
+{
+	char s[512], dir[512], dump[600], cmd[1400];
+	snprintf(s, sizeof(s), "%s/s.bin", tmp);
+	snprintf(dir, sizeof(dir), "%s/dumps", tmp);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s record -o %s --jitdump-dir %s cases/x86_64/cpython-3.12-nofp.case",
+			    bin, s, dir), 0);
+	ck_assert_int_eq(sh(dump, sizeof(dump), "ls %s/jit-*.dump | head -1 | tr -d '\\n'", dir), 0);
+	/* header 40 + UNWINDING_INFO fixed 40 = .eh_frame at 0x50; the CIE is 24
+	 * bytes, so the FDE's CIE pointer sits at 0x50 + 0x1c */
+	snprintf(cmd, sizeof(cmd), "printf '\\377\\377\\377\\177' | dd of=%s bs=1 seek=%d conv=notrunc status=none",
+		 dump, 0x50 + 0x1c);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s replay %s", bin, s), 1);
+	ck_assert_msg(strstr(out, "CIE pointer") && strstr(out, "jitdump+0x28"), "output: %s", out);
+}
+END_TEST
+#endif
+
 START_TEST(list_cases)
 {
 	ck_assert_int_eq(sh(out, sizeof(out), "%s list cases/x86_64", bin), 0);
@@ -238,6 +261,7 @@ Suite *suite_cli(void)
 	tcase_add_test(tc, list_cases);
 #if defined(__x86_64__)
 	tcase_add_test(tc, profile_names);
+	tcase_add_test(tc, bad_cie_pointer_judged);
 	tcase_add_test(tc, stack_sizes_differ);
 #endif
 	suite_add_tcase(s, tc);
