@@ -64,6 +64,37 @@ void hx_report_table(FILE *out, const struct hx_case_res *cases, size_t n, const
 		}
 		fprintf(out, "\n");
 	}
+	/* why chains end early: for each case and unwinder (not fp, whose walk
+	 * has no reason to give), the first sample that is not ok, with the
+	 * unwinder's stop reason */
+	bool header = false;
+	for (size_t i = 0; i < n; i++) {
+		const struct hx_case_res *c = &cases[i];
+		for (int u = 0; u < o->nuw; u++) {
+			if (!strcmp(o->unwinders[u], "fp"))
+				continue;
+			for (size_t k = 0; k < c->nsamples; k++) {
+				const struct hx_sample_res *sr = &c->samples[k];
+				if (u >= sr->nuw)
+					break;
+				const struct hx_uw_res *r = &sr->uw[u];
+				if (r->j.v == HX_OK && !r->fallback)
+					continue;
+				if (!header) {
+					fprintf(out, "\nwhy (first sample per case and unwinder that is not a clean ok):\n");
+					header = true;
+				}
+				if (r->fallback && r->r.fallback_why[0])
+					fprintf(out, "  %-24s %-10s %-12s %s fallback: %s\n", c->name, r->name, sr->where,
+						hx_verdict_name(r->j.v), r->r.fallback_why);
+				else
+					fprintf(out, "  %-24s %-10s %-12s %s%s: %s%s%s\n", c->name, r->name, sr->where,
+						hx_verdict_name(r->j.v), r->fallback ? " fallback" : "",
+						uw_stop_name(r->r.stop), r->r.why[0] ? ", " : "", r->r.why);
+				break;
+			}
+		}
+	}
 	int shown = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct hx_case_res *c = &cases[i];
@@ -222,6 +253,10 @@ int hx_report_json(const char *path, const char *arch, const struct hx_case_res 
 				if (r->r.why[0]) {
 					fprintf(f, ",\"why\":");
 					jstr(f, r->r.why);
+				}
+				if (r->fallback && r->r.fallback_why[0]) {
+					fprintf(f, ",\"fallback_why\":");
+					jstr(f, r->r.fallback_why);
 				}
 				fprintf(f, "}");
 			}

@@ -33,6 +33,7 @@ struct dw_state {
 	const struct uw_sample *s;
 	struct uw_result *r;
 	bool next_fallback;         /* the frame the current one unwinds to has no CFI */
+	uint64_t fallback_pc;        /* the pc whose missing CFI made the next frame a fallback */
 	bool stopped;               /* the frame callback set r->stop */
 	bool mem_fail;
 	uint64_t mem_fail_addr;
@@ -221,8 +222,14 @@ static int dw_frame_cb(Dwfl_Frame *state, void *arg)
 		cfi = dw_has_cfi(st, pc);
 	/* perf stores pc - 1 for non-activation frames: undone */
 	r->addr[r->n] = pc;
-	r->flags[r->n++] = !first && st->next_fallback ? UW_F_FALLBACK : 0;
+	r->flags[r->n] = !first && st->next_fallback ? UW_F_FALLBACK : 0;
+	if (r->flags[r->n] && !r->fallback_why[0])
+		snprintf(r->fallback_why, sizeof(r->fallback_why),
+			 "frame %d: no CFI for 0x%llx in perf's view (libdw walked frame pointers)", r->n,
+			 (unsigned long long)st->fallback_pc);
+	r->n++;
 	st->next_fallback = !cfi;
+	st->fallback_pc = first ? pc : pc - 1;
 	if (r->n >= UW_MAX_FRAMES)
 		return dw_stop(st, UW_STOP_MAX, "frame limit %d", UW_MAX_FRAMES);
 	return DWARF_CB_OK;
@@ -270,6 +277,7 @@ static int dw_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 		     struct uw_result *r)
 {
 	struct dw_state *st = state;
+	r->fallback_why[0] = 0;
 	r->n = 0;
 	r->why[0] = 0;
 	r->stop = UW_STOP_END;

@@ -73,6 +73,7 @@ struct uw_result {
 	int n;
 	enum uw_stop stop;
 	char why[160];
+	char fallback_why[160];       /* why the first UW_F_FALLBACK frame was found without CFI */
 };
 
 struct uw_view;   /* view.h */
