@@ -101,8 +101,8 @@ int hx_bench_main(int argc, char **argv)
 			return 2;
 		}
 		/* perf's view, as the runner builds it (dump taken to be in /tmp) */
-		snprintf(g[i].jd.path, sizeof(g[i].jd.path), "/tmp/jit-%u.dump", g[i].jd.pid);
-		if (pv_build(&g[i].pv, PV_CURRENT, g[i].maps, g[i].nmaps, &g[i].jd, NULL, err, sizeof(err))) {
+		if (pv_build_at(&g[i].pv, PV_CURRENT, g[i].maps, g[i].nmaps, &g[i].jd, NULL, "/tmp",
+				err, sizeof(err))) {
 			fprintf(stderr, "jitunwind bench: perf view for %s: %s\n", gr->case_path, err);
 			return 2;
 		}

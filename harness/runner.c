@@ -187,11 +187,6 @@ int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx
 			return 2;
 		}
 		have_jd = true;
-		/* perf writes jitted-<pid>-<n>.so next to the dump, and its libdw
-		 * path (>= 6.8) uses them only under /tmp/jitted-: place the dump
-		 * where the JIT would (CPython: /tmp/jit-<pid>.dump) */
-		snprintf(jd.path, sizeof(jd.path), "%s/jit-%u.dump",
-			 o->perf_dump_dir ? o->perf_dump_dir : "/tmp", jd.pid);
 	}
 	struct uw_map *maps = NULL;
 	size_t nmaps = 0;
@@ -241,8 +236,11 @@ int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx
 		bool have_pv = false;
 		char pverr[512];
 		view.pv = NULL;
-		if (pv_build(&pv, (enum pv_profile)profs[pi], maps, nmaps, have_jd ? &jd : NULL, NULL,
-			     pverr, sizeof(pverr)) == 0) {
+		/* perf writes jitted-<pid>-<n>.so next to the dump, and its libdw path
+		 * (>= 6.8) uses them only under /tmp/jitted-: the dump is taken to be
+		 * where CPython writes it, /tmp, unless --perf-dump-dir says otherwise */
+		if (pv_build_at(&pv, (enum pv_profile)profs[pi], maps, nmaps, have_jd ? &jd : NULL, NULL,
+				o->perf_dump_dir ? o->perf_dump_dir : "/tmp", pverr, sizeof(pverr)) == 0) {
 			have_pv = true;
 			view.pv = &pv;
 			res->has_symbols = true;
@@ -320,8 +318,8 @@ int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx
 						static struct uw_result pred;
 						uw_lrstep_unwind_with(&uw_oracle, NULL, &view, &full, &pred);
 						ur->has_faithful = true;
-						ur->faithful = ur->r.n >= pred.n &&
-							       hx_chain_prefix_eq(ur->r.addr, ur->r.n, pred.addr, pred.n, pred.n);
+						ur->faithful = hx_chain_prefix_eq(ur->r.addr, ur->r.n, pred.addr,
+										  pred.n, pred.n);
 					} else {
 						/* DWARF: the oracle under the same view and dump size */
 						ur->has_faithful = true;

@@ -16,7 +16,6 @@ struct hx_opts {
 	const char *unwinders[HX_MAX_UW];   /* selected report keys, in order */
 	int nuw;
 	const char *jitdump_dir;            /* NULL: private mkdtemp directory */
-	bool keep_dumps;
 	int stack_size;                     /* DWARF dump size; 0: the case's, else 8192 */
 	enum pv_profile profile;            /* perf generation whose view is reproduced */
 	bool profile_set;                   /* --perf-profile given: overrides the case's profiles */

@@ -200,6 +200,17 @@ START_TEST(profile_names)
 }
 END_TEST
 
+/* perf >= 6.8's libdw path uses jitted unwinding info only under /tmp/jitted-:
+ * with the dump taken to be elsewhere, libdw loses the JIT frames */
+START_TEST(perf_dump_dir_matters)
+{
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --unwinders libdw cases/x86_64/cpython-3.12-nofp.case", bin), 0);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --perf-dump-dir /var/tmp --unwinders libdw cases/x86_64/cpython-3.12-nofp.case",
+			    bin), 1);
+	ck_assert_msg(strstr(out, "libdw: expected ok, got error"), "%s", out);
+}
+END_TEST
+
 /* stack-deep: the verdicts differ between perf's default dump and the maximum */
 START_TEST(stack_sizes_differ)
 {
@@ -263,6 +274,7 @@ Suite *suite_cli(void)
 	tcase_add_test(tc, profile_names);
 	tcase_add_test(tc, bad_cie_pointer_judged);
 	tcase_add_test(tc, stack_sizes_differ);
+	tcase_add_test(tc, perf_dump_dir_matters);
 #endif
 	suite_add_tcase(s, tc);
 	return s;

@@ -711,6 +711,7 @@ static int dso_load(struct pv_dso *d, bool mapped, char *err, size_t errlen)
 struct pv_builder {
 	struct pv_view *pv;
 	size_t cap_dsos, cap_maps;
+	const char *dump_dir;       /* where perf takes the jitdump to be; NULL: its own path */
 };
 
 static struct pv_dso *find_file_dso(struct pv_view *pv, const char *path)
@@ -854,8 +855,15 @@ static int add_file_maps(struct pv_builder *b, const struct uw_map *maps, size_t
 }
 
 /* Where perf inject puts the file: dirname of the dump as perf opened it. */
-static char *perf_jitted_name(const struct jd_file *jd, const struct jd_load *l, const char *written)
+static char *perf_jitted_name(const struct jd_file *jd, const char *dump_dir,
+			      const struct jd_load *l, const char *written)
 {
+	if (dump_dir) {
+		char name[sizeof(jd->path) + 64];
+		if (pv_jitted_path(name, sizeof(name), strcmp(dump_dir, "/") ? dump_dir : "", l))
+			return NULL;
+		return strdup(name);
+	}
 	const char *slash = strrchr(jd->path, '/');
 	if (!jd->path[0])
 		return strdup(written);
@@ -908,7 +916,7 @@ static int add_jit_loads(struct pv_builder *b, const struct jd_file *jd, char *e
 			return -1;
 		}
 		d->load = l;
-		if (!d->perf_name && !(d->perf_name = perf_jitted_name(jd, l, path))) {
+		if (!d->perf_name && !(d->perf_name = perf_jitted_name(jd, b->dump_dir, l, path))) {
 			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": out of memory", l->file_off);
 			return -1;
 		}
@@ -928,6 +936,13 @@ static int add_jit_loads(struct pv_builder *b, const struct jd_file *jd, char *e
 
 int pv_build(struct pv_view *pv, enum pv_profile prof, const struct uw_map *maps, size_t nmaps,
 	     const struct jd_file *jd, const char *outdir, char *err, size_t errlen)
+{
+	return pv_build_at(pv, prof, maps, nmaps, jd, outdir, NULL, err, errlen);
+}
+
+int pv_build_at(struct pv_view *pv, enum pv_profile prof, const struct uw_map *maps, size_t nmaps,
+		const struct jd_file *jd, const char *outdir, const char *dump_dir,
+		char *err, size_t errlen)
 {
 	memset(pv, 0, sizeof(*pv));
 	if (!valid_profile(prof)) {
@@ -957,7 +972,7 @@ int pv_build(struct pv_view *pv, enum pv_profile prof, const struct uw_map *maps
 		}
 		pv->private_dir = true;
 	}
-	struct pv_builder b = { .pv = pv };
+	struct pv_builder b = { .pv = pv, .dump_dir = dump_dir };
 	size_t nl = jd ? jd->nloads : 0;
 	if (nmaps > PV_MAX_MAPS || nl > PV_MAX_MAPS) {
 		snprintf(err, errlen, "too many maps (%zu) or loads (%zu)", nmaps, nl);

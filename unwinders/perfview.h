@@ -71,6 +71,12 @@ struct uw_map;  /* view.h */
  * 0, or -1 with a message naming the jitdump offset at fault. */
 int pv_build(struct pv_view *pv, enum pv_profile prof, const struct uw_map *maps, size_t nmaps,
 	     const struct jd_file *jd, const char *outdir, char *err, size_t errlen);
+/* The same, with perf taking the jitdump to live in dump_dir (perf names the
+ * jitted .so files after it, and its libdw path keys on /tmp/jitted-):
+ * CPython writes /tmp/jit-<pid>.dump wherever a harness keeps the file. */
+int pv_build_at(struct pv_view *pv, enum pv_profile prof, const struct uw_map *maps, size_t nmaps,
+		const struct jd_file *jd, const char *outdir, const char *dump_dir,
+		char *err, size_t errlen);
 void pv_fini(struct pv_view *pv);
 
 const struct pv_map *pv_find(const struct pv_view *pv, uint64_t addr);
