@@ -66,7 +66,7 @@ BIN       := $(BUILD)/jitunwind
 endif
 CHECKBIN  := $(BUILD)/tests/check
 
-.PHONY: all run check check-asan bench deps clean unit cases matrix cross-replay fuzz perf-e2e
+.PHONY: all run check check-asan bench deps clean unit cases matrix cross-replay fuzz perf-e2e goldens
 all: deps $(BIN)
 
 deps:
@@ -99,7 +99,12 @@ unit: deps $(CHECKBIN) $(BIN)
 cases: deps $(BIN)
 	$(RUNNER) ./$(BIN) run --json $(BUILD)/report.json cases/$(ARCH)
 
-check: unit cases
+check: unit cases goldens
+
+# Behaviour goldens (tools/goldens): every verdict, frame and flag of run --json, every lint
+# finding and dump line of the cases, normalized; a change must be explained and re-saved.
+goldens: deps $(BIN)
+	tools/goldens --arch $(ARCH) --bin ./$(BIN) $(if $(RUNNER),--runner $(RUNNER)) compare
 
 # Real perf against the libunwind emulation (tools/perf-e2e): on the native
 # build only; a machine where perf cannot record prints why and skips.
