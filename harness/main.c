@@ -37,6 +37,26 @@ static const char *host_arch(void)
 	return a ? a->name : "unknown";
 }
 
+/* "  --unwinders LIST ...": every unwinder of the table, one line each */
+static void usage_unwinders(FILE *f)
+{
+	size_t n;
+	const struct uw_unwinder *const *all = uw_unwinders(&n);
+	char def[256];
+	uw_unwinder_list(host_arch(), def, sizeof(def));
+	fprintf(f, "  --unwinders LIST   comma-separated (default here: %s):\n", def);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "      %-12s %s", all[i]->name, all[i]->about ? all[i]->about : "");
+		if (all[i]->default_arches) {
+			fprintf(f, " (default on");
+			for (const char *const *a = all[i]->default_arches; *a; a++)
+				fprintf(f, " %s", *a);
+			fprintf(f, ")");
+		}
+		fprintf(f, "\n");
+	}
+}
+
 static void usage_run(FILE *f)
 {
 	fprintf(f,
@@ -44,15 +64,16 @@ static void usage_run(FILE *f)
 		"                     [--perf-profile P] [--stack-size N] [PATH...]\n"
 		"  Capture every case (default cases/%s), replay each sample through the unwinders\n"
 		"  and judge it against the truth and the case's [expect].\n"
-		"  --json FILE        write the JSON report (schema 1)\n"
-		"  --unwinders LIST   comma-separated, from: %s (default: all)\n"
+		"  --json FILE        write the JSON report (schema 1)\n",
+		host_arch());
+	usage_unwinders(f);
+	fprintf(f,
 		"  --jitdump-dir DIR  write jit-<pid>.dump files there and keep them\n"
 		"  --perf-profile P   perf generation to reproduce: current (default), v6.1, 5.x-0x40\n"
 		"  --stack-size N     DWARF dump size (perf --call-graph dwarf,N; default: the case's, else 8192)\n"
 		"  --perf-dump-dir D  the directory perf sees the jitdump in (default /tmp, as CPython;\n"
 		"                     perf >= 6.8 gives libdw jitted unwinding info only under /tmp/jitted-)\n"
-		"exit: 0 all cases pass, 1 a case failed, 2 bad usage or input, 77 nothing could run\n",
-		host_arch(), uw_unwinder_names());
+		"exit: 0 all cases pass, 1 a case failed, 2 bad usage or input, 77 nothing could run\n");
 }
 
 static void usage(FILE *f)
@@ -80,18 +101,31 @@ struct common {
 
 static int parse_unwinders(struct common *c, const char *list)
 {
+	char known[256];
+	uw_unwinder_list(NULL, known, sizeof(known));
 	snprintf(c->uwbuf, sizeof(c->uwbuf), "%s", list);
 	c->o.nuw = 0;
 	for (char *save = NULL, *t = strtok_r(c->uwbuf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		if (!uw_unwinder_by_name(t)) {
-			fprintf(stderr, "jitunwind: unknown unwinder '%s' (known: %s)\n", t, uw_unwinder_names());
+			fprintf(stderr, "jitunwind: unknown unwinder '%s' (known: %s)\n", t, known);
 			return -1;
 		}
-		if (c->o.nuw >= HX_MAX_UW)
+		for (int u = 0; u < c->o.nuw; u++)
+			if (!strcmp(c->o.unwinders[u], t)) {
+				fprintf(stderr, "jitunwind: --unwinders names '%s' twice\n", t);
+				return -1;
+			}
+		if (c->o.nuw >= HX_MAX_UW) {
+			fprintf(stderr, "jitunwind: --unwinders: at most %d unwinders\n", HX_MAX_UW);
 			return -1;
+		}
 		c->o.unwinders[c->o.nuw++] = t;
 	}
-	return c->o.nuw ? 0 : -1;
+	if (!c->o.nuw) {
+		fprintf(stderr, "jitunwind: --unwinders '%s' names no unwinder (known: %s)\n", list, known);
+		return -1;
+	}
+	return 0;
 }
 
 /* 0 ok, 1 help printed, 2 usage error */
@@ -105,7 +139,9 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 		{ 0, 0, 0, 0 },
 	};
 	memset(c, 0, sizeof(*c));
-	if (parse_unwinders(c, uw_unwinder_names()))
+	char def[256];
+	uw_unwinder_list(host_arch(), def, sizeof(def));
+	if (parse_unwinders(c, def))
 		return 2;
 	optind = 1;
 	int ch;
@@ -323,7 +359,7 @@ static int cmd_run(int argc, char **argv, bool record)
 			status = 2;
 		} else if ((rc = hx_replay_group(&s.groups[0], s.elf_mach, &c.o, &res[i], err, sizeof(err)))) {
 			fprintf(stderr, "jitunwind: %s\n", err);
-			status = rc;
+			status = 2;
 		}
 		res[i].seconds = now() - tc;
 		hx_samples_free(&s);
@@ -355,6 +391,7 @@ static void usage_replay(FILE *f)
 {
 	fprintf(f, "usage: jitunwind replay [--json FILE] [--unwinders LIST] [--perf-profile P] [--stack-size N] SAMPLES\n"
 		   "  Replay a samples file written by `jitunwind record` and judge it.\n");
+	usage_unwinders(f);
 }
 
 static int cmd_replay(int argc, char **argv)
@@ -379,7 +416,7 @@ static int cmd_replay(int argc, char **argv)
 	for (size_t i = 0; i < s.ngroups && res; i++) {
 		if ((rc = hx_replay_group(&s.groups[i], s.elf_mach, &c.o, &res[i], err, sizeof(err)))) {
 			fprintf(stderr, "jitunwind: %s\n", err);
-			status = rc;
+			status = 2;
 			break;
 		}
 	}

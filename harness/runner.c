@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,11 +110,6 @@ static bool expect_matches(const char *expected, const struct hx_uw_res *u, bool
 	return !strcmp(w, hx_verdict_name(u->j.v)) && u->fallback == want_fb;
 }
 
-static bool is_dwarf(const char *name)
-{
-	return !strcmp(name, "libunwind") || !strcmp(name, "libdw");
-}
-
 /* where the oracle's chain reaches the anchor's return address */
 static int oracle_len(const struct uw_result *o, const struct hx_sample *s)
 {
@@ -137,20 +133,45 @@ static void symbolize(const struct pv_view *pv, const struct uw_view *v, struct 
 	}
 }
 
-int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx_opts *o,
-		    struct hx_case_res *res, char *err, size_t errlen)
-{
-	memset(res, 0, sizeof(*res));
+/* Everything one group's replay reads: the parsed case, the jitdump, the
+ * maps and the process view, plus the per-profile perf view and the
+ * per-sample scratch chains (heap: no function-static state). */
+struct replay {
+	const struct hx_group *g;
+	const struct hx_opts *o;
+	const struct uw_arch *arch;
 	struct hx_case c;
-	snprintf(res->file, sizeof(res->file), "%s", g->case_path ? g->case_path : "?");
-	if (hx_case_parse(&c, res->file, g->case_text, g->case_len, err, errlen)) {
-		hx_case_free(&c);
-		return 2;
-	}
-	snprintf(res->name, sizeof(res->name), "%s", c.name);
-	snprintf(res->about, sizeof(res->about), "%s", c.about);
-	res->pass = true;
-	res->consistent = true;
+	bool have_case;
+	struct jd_file jd;
+	bool have_jd;
+	struct uw_map *maps;
+	size_t nmaps;
+	struct uw_view view;
+	bool have_view;
+	struct pv_view pv;
+	bool have_pv;
+	const struct uw_unwinder *uws[HX_MAX_UW];
+	void *state[HX_MAX_UW];
+	int profs[3], nprofs;
+	int sizes[4], nsizes;
+	struct uw_result oracle_full, oracle_dump, pred;
+};
+
+static void replay_free(struct replay *rp)
+{
+	if (rp->have_view)
+		uw_view_fini(&rp->view);
+	uw_maps_free(rp->maps, rp->nmaps);
+	if (rp->have_jd)
+		jd_close(&rp->jd);
+	if (rp->have_case)
+		hx_case_free(&rp->c);
+	free(rp);
+}
+
+/* The capture's own outcome: an error record, a crash, a missing END. */
+static void group_problem(const struct hx_group *g, struct hx_case_res *res)
+{
 	if (g->error) {
 		snprintf(res->problem, sizeof(res->problem), "%s", g->error);
 		res->pass = false;
@@ -169,188 +190,258 @@ int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx
 		snprintf(res->problem, sizeof(res->problem), "the capture did not finish (no END record)");
 		res->pass = false;
 	}
+}
 
-	const struct uw_arch *arch = uw_arch_by_mach((uint16_t)elf_mach);
-	if (!arch) {
-		snprintf(err, errlen, "%s: unsupported ELF machine %u", res->file, elf_mach);
-		hx_case_free(&c);
-		return 2;
+/* The profiles and dump sizes to replay under: the options', else the case's. */
+static void replay_configs(struct replay *rp)
+{
+	const struct hx_opts *o = rp->o;
+	const struct hx_case *c = &rp->c;
+	rp->nprofs = rp->nsizes = 0;
+	if (o->profile_set)
+		rp->profs[rp->nprofs++] = (int)o->profile;
+	else
+		for (int i = 0; i < c->nprofiles; i++)
+			rp->profs[rp->nprofs++] = c->profiles[i];
+	if (!rp->nprofs)
+		rp->profs[rp->nprofs++] = PV_CURRENT;
+	if (o->stack_size)
+		rp->sizes[rp->nsizes++] = o->stack_size;
+	else
+		for (int i = 0; i < c->nstack_sizes; i++)
+			rp->sizes[rp->nsizes++] = c->stack_sizes[i];
+	if (!rp->nsizes)
+		rp->sizes[rp->nsizes++] = 8192;
+}
+
+/* Parse the case, open the jitdump, parse the maps, build the process view.
+ * 0, or -errno with err set. */
+static int replay_load(struct replay *rp, uint32_t elf_mach, struct hx_case_res *res,
+		       char *err, size_t errlen)
+{
+	const struct hx_group *g = rp->g;
+	snprintf(res->file, sizeof(res->file), "%s", g->case_path ? g->case_path : "?");
+	if (hx_case_parse(&rp->c, res->file, g->case_text, g->case_len, err, errlen)) {
+		hx_case_free(&rp->c);
+		return -EINVAL;
 	}
-	struct jd_file jd;
-	bool have_jd = false;
+	rp->have_case = true;
+	snprintf(res->name, sizeof(res->name), "%s", rp->c.name);
+	snprintf(res->about, sizeof(res->about), "%s", rp->c.about);
+	res->pass = true;
+	res->consistent = true;
+	group_problem(g, res);
+	rp->arch = uw_arch_by_mach((uint16_t)elf_mach);
+	if (!rp->arch) {
+		snprintf(err, errlen, "%s: unsupported ELF machine %u", res->file, elf_mach);
+		return -EINVAL;
+	}
 	struct jd_err je;
 	if (g->dump_path) {
-		if (jd_open(&jd, g->dump_path, &je)) {
+		if (jd_open(&rp->jd, g->dump_path, &je)) {
 			snprintf(err, errlen, "%s: offset 0x%llx: %s", g->dump_path,
 				 (unsigned long long)je.offset, je.msg);
-			hx_case_free(&c);
-			return 2;
+			return -EINVAL;
 		}
-		have_jd = true;
+		rp->have_jd = true;
 	}
-	struct uw_map *maps = NULL;
-	size_t nmaps = 0;
-	if (g->maps && uw_maps_parse(g->maps, g->maps_len, &maps, &nmaps, err, errlen)) {
-		if (have_jd)
-			jd_close(&jd);
-		hx_case_free(&c);
-		return 2;
+	if (g->maps && uw_maps_parse(g->maps, g->maps_len, &rp->maps, &rp->nmaps, err, errlen))
+		return -EINVAL;
+	if (uw_view_init(&rp->view, rp->arch, rp->maps, rp->nmaps, rp->have_jd ? &rp->jd : NULL,
+			 err, errlen))
+		return -ENOMEM;
+	rp->have_view = true;
+	replay_configs(rp);
+	return 0;
+}
+
+/* faithful: the chain against what the unwinder's convention predicts */
+static void judge_faithful(struct replay *rp, const struct uw_unwinder *uw, const struct hx_sample *s,
+			   const struct uw_sample *full, int olen, struct hx_uw_res *ur)
+{
+	switch (uw ? uw->ref : UW_REF_ORACLE) {
+	case UW_REF_TRUTH:
+		ur->consistent = ur->j.v == HX_OK;
+		return;
+	case UW_REF_FP: {
+		/* the truth frames whose owner has its frame record established */
+		uint64_t pred[HX_MAX_TRUTH];
+		int np = 0;
+		for (uint32_t t = 0; t < s->ntruth; t++)
+			if (s->fpflag[t])
+				pred[np++] = s->truth[t];
+		ur->has_faithful = true;
+		ur->faithful = hx_chain_prefix_eq(ur->r.addr, ur->r.n, pred, np, np);
+		return;
 	}
-	struct uw_view view;
-	uw_view_init(&view, arch, maps, nmaps, have_jd ? &jd : NULL, err, errlen);
+	case UW_REF_LR_SPLICE:
+		/* the kernel's FP chain spliced with a registers-only step of the emitted CFI */
+		uw_lrstep_unwind_with(&uw_oracle, NULL, &rp->view, full, &rp->pred);
+		ur->has_faithful = true;
+		ur->faithful = hx_chain_prefix_eq(ur->r.addr, ur->r.n, rp->pred.addr, rp->pred.n,
+						  rp->pred.n);
+		return;
+	case UW_REF_ORACLE:
+		/* the oracle under the same view and dump size */
+		ur->has_faithful = true;
+		ur->faithful = hx_chain_prefix_eq(ur->r.addr, ur->r.n, rp->oracle_dump.addr,
+						  rp->oracle_dump.n, olen);
+		return;
+	}
+}
 
-	int profs[3], nprofs = 0;
-	if (o->profile_set)
-		profs[nprofs++] = (int)o->profile;
-	else
-		for (int i = 0; i < c.nprofiles; i++)
-			profs[nprofs++] = c.profiles[i];
-	if (!nprofs)
-		profs[nprofs++] = PV_CURRENT;
-	int sizes[4], nsizes = 0;
-	if (o->stack_size)
-		sizes[nsizes++] = o->stack_size;
-	else
-		for (int i = 0; i < c.nstack_sizes; i++)
-			sizes[nsizes++] = c.stack_sizes[i];
-	if (!nsizes)
-		sizes[nsizes++] = 8192;
-	snprintf(res->profile, sizeof(res->profile), "%s", pv_profile_name((enum pv_profile)profs[0]));
+/* One unwinder on one sample at one dump size: unwind, judge, compare. */
+static void judge_one(struct replay *rp, int u, const struct hx_sample *s, const struct uw_sample *full,
+		      const struct uw_sample *dump, int olen, const char *prof, struct hx_sample_res *sr,
+		      bool *pass)
+{
+	const struct uw_unwinder *uw = rp->uws[u];
+	struct hx_uw_res *ur = &sr->uw[sr->nuw++];
+	ur->name = rp->o->unwinders[u];
+	if (!uw) {
+		ur->r.n = 0;
+		ur->r.stop = UW_STOP_ERROR;
+		snprintf(ur->r.why, sizeof(ur->r.why), "unwinder not available");
+	} else if (uw == &uw_oracle) {
+		ur->r = rp->oracle_full;     /* already unwound for `emitted` */
+	} else {
+		uw->unwind(rp->state[u], &rp->view, uw->sees == UW_SEES_DUMP ? dump : full, &ur->r);
+	}
+	hx_judge(s->truth, sr->nt, ur->r.addr, ur->r.n, &ur->j);
+	for (int f = 0; f < ur->r.n; f++)
+		ur->fallback |= (ur->r.flags[f] & UW_F_FALLBACK) != 0;
+	bool is_ref = uw && uw->ref == UW_REF_TRUTH;
+	judge_faithful(rp, uw, s, full, olen, ur);
+	if (rp->have_pv && !is_ref)
+		symbolize(&rp->pv, &rp->view, ur, sr->nt);
+	const char *ex = hx_case_expect(&rp->c, ur->name, prof, sr->stack_size, sr->where, sr->offset);
+	snprintf(ur->expected, sizeof(ur->expected), "%s", ex ? ex : "");
+	ur->match = ex ? expect_matches(ex, ur, is_ref) : false;
+	if (!ur->match)
+		*pass = false;
+}
 
-	size_t total = g->nsamples * (size_t)nsizes * (size_t)nprofs;
-	res->samples = calloc(total ? total : 1, sizeof(*res->samples));
-	static struct uw_result oracle_full, oracle_dump;
-	for (int pi = 0; pi < nprofs && res->samples; pi++) {
-		const char *prof = pv_profile_name((enum pv_profile)profs[pi]);
-		/* every selected unwinder must have an expectation, so none passes silently */
-		for (int u = 0; u < o->nuw; u++)
-			for (int z = 0; z < nsizes; z++)
-				if (!hx_case_has_expect(&c, o->unwinders[u], prof, sizes[z]) && !res->problem[0]) {
-					snprintf(res->problem, sizeof(res->problem),
-						 "%s has no expectation for '%s' (profile %s, stack size %d) in [expect]",
-						 res->file, o->unwinders[u], prof, sizes[z]);
-					res->pass = false;
-				}
-		/* perf's view for this generation, built once for all samples */
-		static struct pv_view pv;
-		bool have_pv = false;
-		char pverr[512];
-		view.pv = NULL;
-		/* perf writes jitted-<pid>-<n>.so next to the dump, and its libdw path
-		 * (>= 6.8) uses them only under /tmp/jitted-: the dump is taken to be
-		 * where CPython writes it, /tmp, unless --perf-dump-dir says otherwise */
-		if (pv_build_at(&pv, (enum pv_profile)profs[pi], maps, nmaps, have_jd ? &jd : NULL, NULL,
-				o->perf_dump_dir ? o->perf_dump_dir : "/tmp", pverr, sizeof(pverr)) == 0) {
-			have_pv = true;
-			view.pv = &pv;
-			res->has_symbols = true;
-		} else if (!res->problem[0]) {
-			snprintf(res->problem, sizeof(res->problem), "perf view: %s", pverr);
+/* One sample under one profile, at every dump size, through every unwinder. */
+static void replay_sample(struct replay *rp, const struct hx_sample *s, const char *prof,
+			  struct hx_case_res *res)
+{
+	struct uw_sample full = { .arch = rp->arch, .abi = s->abi, .mask = s->mask,
+				  .stack_addr = s->stack_addr, .stack = s->stack,
+				  .stack_size = s->stack_size };
+	memcpy(full.regs, s->regs, sizeof(full.regs));
+	/* the oracle over the whole stack decides `emitted` */
+	uw_oracle.unwind(NULL, &rp->view, &full, &rp->oracle_full);
+	struct hx_judgement oj;
+	hx_judge(s->truth, (int)s->ntruth, rp->oracle_full.addr, rp->oracle_full.n, &oj);
+	if (oj.v != HX_OK)
+		res->consistent = false;
+	for (int z = 0; z < rp->nsizes; z++) {
+		struct hx_sample_res *sr = &res->samples[res->nsamples++];
+		where_of(rp->g, s, sr->where, sizeof(sr->where), sr->insn, sizeof(sr->insn), &sr->offset);
+		sr->stack_size = rp->sizes[z];
+		snprintf(sr->profile, sizeof(sr->profile), "%s", prof);
+		sr->nt = (int)s->ntruth;
+		memcpy(sr->truth, s->truth, sizeof(uint64_t) * s->ntruth);
+		/* perf's dump: only the first stack_size bytes */
+		struct uw_sample dump = full;
+		if (dump.stack_size > (uint64_t)rp->sizes[z])
+			dump.stack_size = (uint64_t)rp->sizes[z];
+		uw_oracle.unwind(NULL, &rp->view, &dump, &rp->oracle_dump);
+		int olen = oracle_len(&rp->oracle_dump, s);
+		for (int u = 0; u < rp->o->nuw; u++)
+			judge_one(rp, u, s, &full, &dump, olen, prof, sr, &res->pass);
+	}
+}
+
+/* the case's first problem wins */
+__attribute__((format(printf, 2, 3)))
+static void problem(struct hx_case_res *res, const char *fmt, ...)
+{
+	if (res->problem[0])
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(res->problem, sizeof(res->problem), fmt, ap);
+	va_end(ap);
+	res->pass = false;
+}
+
+/* Every sample under one perf profile: perf's view and the unwinders'
+ * state are built once for all samples. */
+static void replay_profile(struct replay *rp, int pi, struct hx_case_res *res)
+{
+	const struct hx_opts *o = rp->o;
+	const char *prof = pv_profile_name((enum pv_profile)rp->profs[pi]);
+	/* every selected unwinder must have an expectation, so none passes silently */
+	for (int u = 0; u < o->nuw; u++)
+		for (int z = 0; z < rp->nsizes; z++)
+			if (!hx_case_has_expect(&rp->c, o->unwinders[u], prof, rp->sizes[z]))
+				problem(res, "%s has no expectation for '%s' (profile %s, stack size %d) in [expect]",
+					res->file, o->unwinders[u], prof, rp->sizes[z]);
+	char pverr[512];
+	rp->view.pv = NULL;
+	rp->have_pv = false;
+	/* perf writes jitted-<pid>-<n>.so next to the dump, and its libdw path
+	 * (>= 6.8) uses them only under /tmp/jitted-: the dump is taken to be
+	 * where CPython writes it, /tmp, unless --perf-dump-dir says otherwise */
+	if (pv_build_at(&rp->pv, (enum pv_profile)rp->profs[pi], rp->maps, rp->nmaps,
+			rp->have_jd ? &rp->jd : NULL, NULL, o->perf_dump_dir ? o->perf_dump_dir : "/tmp",
+			pverr, sizeof(pverr)) == 0) {
+		rp->have_pv = true;
+		rp->view.pv = &rp->pv;
+		res->has_symbols = true;
+	} else {
+		problem(res, "perf view: %s", pverr);
+	}
+	for (int u = 0; u < o->nuw; u++) {
+		char err[512];
+		rp->state[u] = NULL;
+		rp->uws[u] = uw_unwinder_by_name(o->unwinders[u]);
+		if (rp->uws[u] && rp->uws[u]->open && rp->uws[u]->open(&rp->view, &rp->state[u], err, sizeof(err))) {
+			snprintf(res->problem, sizeof(res->problem), "%s: %s", o->unwinders[u], err);
 			res->pass = false;
+			rp->uws[u] = NULL;
 		}
-		void *state[HX_MAX_UW] = { 0 };
-		const struct uw_unwinder *uws[HX_MAX_UW];
-		for (int u = 0; u < o->nuw; u++) {
-			uws[u] = uw_unwinder_by_name(o->unwinders[u]);
-			if (uws[u] && uws[u]->open && uws[u]->open(&view, &state[u], err, errlen)) {
-				snprintf(res->problem, sizeof(res->problem), "%s: %s", o->unwinders[u], err);
-				res->pass = false;
-				uws[u] = NULL;
-			}
-		}
-		for (size_t i = 0; i < g->nsamples; i++) {
-			const struct hx_sample *s = &g->samples[i];
-			struct uw_sample full = { .arch = arch, .abi = s->abi, .mask = s->mask,
-						  .stack_addr = s->stack_addr, .stack = s->stack,
-						  .stack_size = s->stack_size };
-			memcpy(full.regs, s->regs, sizeof(full.regs));
-			/* the oracle over the whole stack decides `emitted` */
-			uw_oracle.unwind(NULL, &view, &full, &oracle_full);
-			struct hx_judgement oj;
-			hx_judge(s->truth, (int)s->ntruth, oracle_full.addr, oracle_full.n, &oj);
-			if (oj.v != HX_OK)
-				res->consistent = false;
-			for (int z = 0; z < nsizes; z++) {
-				struct hx_sample_res *sr = &res->samples[res->nsamples++];
-				where_of(g, s, sr->where, sizeof(sr->where), sr->insn, sizeof(sr->insn), &sr->offset);
-				sr->stack_size = sizes[z];
-				snprintf(sr->profile, sizeof(sr->profile), "%s", prof);
-				sr->nt = (int)s->ntruth;
-				memcpy(sr->truth, s->truth, sizeof(uint64_t) * s->ntruth);
-				/* DWARF unwinders see only the first stack_size bytes (perf's dump) */
-				struct uw_sample dump = full;
-				if (dump.stack_size > (uint64_t)sizes[z])
-					dump.stack_size = (uint64_t)sizes[z];
-				uw_oracle.unwind(NULL, &view, &dump, &oracle_dump);
-				int olen = oracle_len(&oracle_dump, s);
-				for (int u = 0; u < o->nuw; u++) {
-					struct hx_uw_res *ur = &sr->uw[sr->nuw++];
-					ur->name = o->unwinders[u];
-					bool dw = is_dwarf(ur->name);
-					if (!uws[u]) {
-						ur->r.n = 0;
-						ur->r.stop = UW_STOP_ERROR;
-						snprintf(ur->r.why, sizeof(ur->r.why), "unwinder not available");
-					} else if (uws[u] == &uw_oracle) {
-						ur->r = oracle_full;
-					} else {
-						uws[u]->unwind(state[u], &view, dw ? &dump : &full, &ur->r);
-					}
-					hx_judge(s->truth, sr->nt, ur->r.addr, ur->r.n, &ur->j);
-					for (int f = 0; f < ur->r.n; f++)
-						ur->fallback |= (ur->r.flags[f] & UW_F_FALLBACK) != 0;
-					bool is_oracle = !strcmp(ur->name, "oracle");
-					if (is_oracle) {
-						ur->consistent = ur->j.v == HX_OK;
-					} else if (!strcmp(ur->name, "fp") || !strcmp(ur->name, "kernel-fp")) {
-						/* the FP convention: the truth frames whose owner
-						 * has its frame record established */
-						uint64_t pred[HX_MAX_TRUTH];
-						int np = 0;
-						for (int t = 0; t < sr->nt; t++)
-							if (s->fpflag[t])
-								pred[np++] = s->truth[t];
-						ur->has_faithful = true;
-						ur->faithful = hx_chain_prefix_eq(ur->r.addr, ur->r.n, pred, np, np);
-					} else if (!strncmp(ur->name, "lr-step", 7)) {
-						/* the convention it implements: the kernel's FP chain
-						 * spliced with a registers-only step of the emitted CFI */
-						static struct uw_result pred;
-						uw_lrstep_unwind_with(&uw_oracle, NULL, &view, &full, &pred);
-						ur->has_faithful = true;
-						ur->faithful = hx_chain_prefix_eq(ur->r.addr, ur->r.n, pred.addr,
-										  pred.n, pred.n);
-					} else {
-						/* DWARF: the oracle under the same view and dump size */
-						ur->has_faithful = true;
-						ur->faithful = hx_chain_prefix_eq(ur->r.addr, ur->r.n, oracle_dump.addr,
-										  oracle_dump.n, olen);
-					}
-					if (have_pv && !is_oracle)
-						symbolize(&pv, &view, ur, sr->nt);
-					const char *ex = hx_case_expect(&c, ur->name, prof, sizes[z], sr->where, sr->offset);
-					snprintf(ur->expected, sizeof(ur->expected), "%s", ex ? ex : "");
-					ur->match = ex ? expect_matches(ex, ur, is_oracle) : false;
-					if (!ur->match)
-						res->pass = false;
-				}
-			}
-		}
-		for (int u = 0; u < o->nuw; u++)
-			if (uws[u] && uws[u]->close)
-				uws[u]->close(state[u]);
-		if (have_pv)
-			pv_fini(&pv);
-		view.pv = NULL;
 	}
-	if (g->nsamples == 0 && !res->problem[0]) {
-		snprintf(res->problem, sizeof(res->problem), "no sample was taken");
-		res->pass = false;
+	for (size_t i = 0; i < rp->g->nsamples; i++)
+		replay_sample(rp, &rp->g->samples[i], prof, res);
+	for (int u = 0; u < o->nuw; u++)
+		if (rp->uws[u] && rp->uws[u]->close)
+			rp->uws[u]->close(rp->state[u]);
+	if (rp->have_pv)
+		pv_fini(&rp->pv);
+	rp->have_pv = false;
+	rp->view.pv = NULL;
+}
+
+int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx_opts *o,
+		    struct hx_case_res *res, char *err, size_t errlen)
+{
+	memset(res, 0, sizeof(*res));
+	struct replay *rp = calloc(1, sizeof(*rp));
+	if (!rp) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
 	}
-	uw_view_fini(&view);
-	uw_maps_free(maps, nmaps);
-	if (have_jd)
-		jd_close(&jd);
-	hx_case_free(&c);
+	rp->g = g;
+	rp->o = o;
+	int rc = replay_load(rp, elf_mach, res, err, errlen);
+	if (rc) {
+		replay_free(rp);
+		return rc;
+	}
+	snprintf(res->profile, sizeof(res->profile), "%s", pv_profile_name((enum pv_profile)rp->profs[0]));
+	size_t total = g->nsamples * (size_t)rp->nsizes * (size_t)rp->nprofs;
+	res->samples = calloc(total ? total : 1, sizeof(*res->samples));
+	if (!res->samples) {
+		replay_free(rp);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (int pi = 0; pi < rp->nprofs; pi++)
+		replay_profile(rp, pi, res);
+	if (g->nsamples == 0)
+		problem(res, "no sample was taken");
+	replay_free(rp);
 	return 0;
 }

@@ -69,4 +69,7 @@ static int fp_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 	return 0;
 }
 
-const struct uw_unwinder uw_fp = { .name = "fp", .unwind = fp_unwind };
+const struct uw_unwinder uw_fp = {
+	.name = "fp", .about = "the kernel's frame-pointer walk",
+	.sees = UW_SEES_WHOLE, .ref = UW_REF_FP, .unwind = fp_unwind,
+};

@@ -345,5 +345,7 @@ static int dw_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 }
 
 const struct uw_unwinder uw_libdw = {
-	.name = "libdw", .open = dw_open, .unwind = dw_unwind, .close = dw_close,
+	.name = "libdw", .about = "elfutils' DWARF unwinder, fed as perf's unwind-libdw.c feeds it",
+	.sees = UW_SEES_DUMP, .ref = UW_REF_ORACLE,
+	.open = dw_open, .unwind = dw_unwind, .close = dw_close,
 };

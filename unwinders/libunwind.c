@@ -469,5 +469,7 @@ static int lu_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 }
 
 const struct uw_unwinder uw_libunwind = {
-	.name = "libunwind", .open = lu_open, .unwind = lu_unwind, .close = lu_close,
+	.name = "libunwind", .about = "libunwind, fed as perf's unwind-libunwind-local.c feeds it",
+	.sees = UW_SEES_DUMP, .ref = UW_REF_ORACLE,
+	.open = lu_open, .unwind = lu_unwind, .close = lu_close,
 };

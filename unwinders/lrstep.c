@@ -162,9 +162,17 @@ static void lr_close(void *state)
 	free(st);
 }
 
+/* perf's arm64-only splice: by default only there; named explicitly
+ * (--unwinders) it replays anywhere */
+static const char *const lr_arches[] = { "aarch64", NULL };
+
 const struct uw_unwinder uw_lrstep = {
-	.name = "lr-step", .open = lr_open_lu, .unwind = lr_unwind, .close = lr_close,
+	.name = "lr-step", .about = "arm64 --call-graph fp leaf record, DWARF step by libunwind",
+	.sees = UW_SEES_WHOLE, .ref = UW_REF_LR_SPLICE, .default_arches = lr_arches,
+	.open = lr_open_lu, .unwind = lr_unwind, .close = lr_close,
 };
 const struct uw_unwinder uw_lrstep_dw = {
-	.name = "lr-step-dw", .open = lr_open_dw, .unwind = lr_unwind, .close = lr_close,
+	.name = "lr-step-dw", .about = "arm64 --call-graph fp leaf record, DWARF step by libdw",
+	.sees = UW_SEES_WHOLE, .ref = UW_REF_LR_SPLICE, .default_arches = lr_arches,
+	.open = lr_open_dw, .unwind = lr_unwind, .close = lr_close,
 };

@@ -174,4 +174,7 @@ static int oracle_unwind(void *state, const struct uw_view *v, const struct uw_s
 	return 0;
 }
 
-const struct uw_unwinder uw_oracle = { .name = "oracle", .unwind = oracle_unwind };
+const struct uw_unwinder uw_oracle = {
+	.name = "oracle", .about = "the emitted CFI, interpreted by the project's own reader",
+	.sees = UW_SEES_WHOLE, .ref = UW_REF_TRUTH, .unwind = oracle_unwind,
+};

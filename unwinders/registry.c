@@ -1,13 +1,27 @@
-/* The unwinders known to this build, by report key (DESIGN vocabulary). */
+/* The unwinders known to this build, by report key (DESIGN vocabulary).
+ * Adding an unwinder: its file defines `const struct uw_unwinder uw_NAME`
+ * with its policy; one line below lists it. */
 #include "unwind.h"
-#include "lrstep.h"
 
+#include <stdio.h>
 #include <string.h>
 
-extern const struct uw_unwinder uw_libunwind, uw_libdw;
+extern const struct uw_unwinder uw_fp, uw_libunwind, uw_libdw, uw_oracle, uw_lrstep, uw_lrstep_dw;
 
-static const struct uw_unwinder *const all[] = { &uw_fp, &uw_libunwind, &uw_libdw, &uw_oracle,
-						    &uw_lrstep, &uw_lrstep_dw };
+static const struct uw_unwinder *const all[] = {
+	&uw_fp,
+	&uw_libunwind,
+	&uw_libdw,
+	&uw_oracle,
+	&uw_lrstep,
+	&uw_lrstep_dw,
+};
+
+const struct uw_unwinder *const *uw_unwinders(size_t *n)
+{
+	*n = sizeof(all) / sizeof(all[0]);
+	return all;
+}
 
 const struct uw_unwinder *uw_unwinder_by_name(const char *name)
 {
@@ -17,13 +31,27 @@ const struct uw_unwinder *uw_unwinder_by_name(const char *name)
 	return NULL;
 }
 
-const char *uw_unwinder_names(void)
+bool uw_unwinder_default_on(const struct uw_unwinder *u, const char *arch)
 {
-	/* lr-step is perf's arm64-only splice: run by default where the cases are
-	 * arm64 ones; named explicitly (--unwinders) it replays anywhere */
-#if defined(__aarch64__)
-	return "fp,libunwind,libdw,oracle,lr-step,lr-step-dw";
-#else
-	return "fp,libunwind,libdw,oracle";
-#endif
+	if (!u->default_arches)
+		return true;
+	for (const char *const *a = u->default_arches; *a; a++)
+		if (arch && !strcmp(*a, arch))
+			return true;
+	return false;
+}
+
+void uw_unwinder_list(const char *arch, char *buf, size_t len)
+{
+	size_t off = 0;
+	if (len)
+		buf[0] = 0;
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		if (arch && !uw_unwinder_default_on(all[i], arch))
+			continue;
+		int w = snprintf(buf + off, len - off, "%s%s", off ? "," : "", all[i]->name);
+		if (w < 0 || (size_t)w >= len - off)
+			return;
+		off += (size_t)w;
+	}
 }

@@ -78,8 +78,27 @@ struct uw_result {
 
 struct uw_view;   /* view.h */
 
+/* Which stack an unwinder is given. */
+enum uw_sees {
+	UW_SEES_DUMP,       /* perf's --call-graph dwarf copy: the first stack_size bytes */
+	UW_SEES_WHOLE,      /* the whole stack, as the kernel reads live memory */
+};
+
+/* What a chain is compared with for `faithful`. */
+enum uw_faithful_ref {
+	UW_REF_ORACLE,      /* the oracle under the same perf view and dump size (DWARF) */
+	UW_REF_FP,          /* the frame-pointer convention over the truth rows */
+	UW_REF_LR_SPLICE,   /* the FP chain spliced with a registers-only CFI step */
+	UW_REF_TRUTH,       /* is itself the reference: judged `consistent` with the truth */
+};
+
 struct uw_unwinder {
 	const char *name;
+	const char *about;           /* one line for --help */
+	enum uw_sees sees;
+	enum uw_faithful_ref ref;
+	/* arches (uw_arch names) it runs on by default; NULL: every arch */
+	const char *const *default_arches;
 	/* Build replay state once per view (map set); may be NULL. */
 	int (*open)(const struct uw_view *v, void **state, char *err, size_t errlen);
 	int (*unwind)(void *state, const struct uw_view *v, const struct uw_sample *s,
@@ -89,7 +108,11 @@ struct uw_unwinder {
 
 extern const struct uw_unwinder uw_fp, uw_oracle;
 const struct uw_unwinder *uw_unwinder_by_name(const char *name);
-/* Comma-separated list of known unwinder names. */
-const char *uw_unwinder_names(void);
+/* Every unwinder of this build, in report order; n set to the count. */
+const struct uw_unwinder *const *uw_unwinders(size_t *n);
+/* Does it run by default on this arch (a uw_arch name)? */
+bool uw_unwinder_default_on(const struct uw_unwinder *u, const char *arch);
+/* Comma-separated names: all of them, or those run by default on arch. */
+void uw_unwinder_list(const char *arch, char *buf, size_t len);
 
 #endif
