@@ -1,6 +1,7 @@
 /* Case file parser: INI-like sections, strict, file:line in every error. */
 #include "case.h"
 #include "unwinders/perfview.h"
+#include "unwinders/unwind.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -138,6 +139,8 @@ static int parse_items(char *list, struct hx_exc *e, const char *path, int line,
 				if (e->nitems >= HX_MAX_ITEMS)
 					return cfail(err, errlen, path, line, "more than %d items in an 'at' list", HX_MAX_ITEMS);
 				e->items[e->nitems].offset = (int)o;
+				/* a range's ends are sample points; bytes between may be inside instructions */
+				e->items[e->nitems].inner = o != a && o != b;
 				e->items[e->nitems++].where[0] = 0;
 			}
 			continue;
@@ -150,6 +153,7 @@ static int parse_items(char *list, struct hx_exc *e, const char *path, int line,
 				return cfail(err, errlen, path, line, "offset %lld out of range", a);
 			w->offset = (int)a;
 			w->where[0] = 0;
+			w->inner = false;
 		} else if (!strcmp(t, "callee") || (!strncmp(t, "tramp", 5) && strchr(t, '+')) ||
 			   (!strncmp(t, "leaf", 4) && strchr(t, '+'))) {
 			w->offset = -1;
@@ -163,23 +167,70 @@ static int parse_items(char *list, struct hx_exc *e, const char *path, int line,
 	return 0;
 }
 
+#define KEY_FORMS "UNWINDER, UNWINDER@PROFILE, UNWINDER@SIZE or UNWINDER@PROFILE@SIZE, '?' in front if optional"
+
+/* "?libdw@v6.1@8192": every part must name something that exists */
+static int parse_key(struct hx_case *c, struct hx_expect *x, const char *key, int line,
+		     char *err, size_t errlen)
+{
+	x->optional = key[0] == '?';
+	key += x->optional;
+	if (strlen(key) >= sizeof(x->unwinder) || !key[0] || key[0] == '@' ||
+	    strspn(key, "abcdefghijklmnopqrstuvwxyz0123456789-.@x") != strlen(key))
+		return cfail(err, errlen, c->path, line, "expectation key '%s': expected " KEY_FORMS, key);
+	snprintf(x->unwinder, sizeof(x->unwinder), "%s", key);
+	char buf[48];
+	snprintf(buf, sizeof(buf), "%s", key);
+	char *parts[4] = { buf };
+	int np = 1;
+	for (char *p = strchr(buf, '@'); p && np < 4; p = strchr(p + 1, '@')) {
+		*p = 0;
+		parts[np++] = p + 1;
+	}
+	if (np > 3 || (np > 1 && !parts[np - 1][0]))
+		return cfail(err, errlen, c->path, line, "expectation key '%s': expected " KEY_FORMS, key);
+	char names[256];
+	if (!uw_unwinder_by_name(parts[0])) {
+		uw_unwinder_list(NULL, names, sizeof(names));
+		return cfail(err, errlen, c->path, line, "no unwinder '%s' (expected one of %s)", parts[0], names);
+	}
+	snprintf(x->uw, sizeof(x->uw), "%s", parts[0]);
+	x->profile = -1;
+	for (int i = 1; i < np; i++) {
+		long long v;
+		enum pv_profile pp;
+		if (!parse_int(parts[i], &v)) {
+			if (v < 8 || v > 65528 || v % 8)
+				return cfail(err, errlen, c->path, line,
+					     "'%s': invalid stack size %lld (perf's dump size is a multiple of 8 in 8..65528)", key, v);
+			x->stack_size = (int)v;
+		} else if (i == 1 && np >= 2 && !pv_profile_parse(parts[i], &pp)) {
+			x->profile = (int)pp;
+		} else {
+			return cfail(err, errlen, c->path, line,
+				     "'%s': no perf profile '%s' (expected current, v6.1 or 5.x-0x40, then an optional stack size)",
+				     key, parts[i]);
+		}
+	}
+	if (np == 3 && (x->profile < 0 || !x->stack_size))
+		return cfail(err, errlen, c->path, line, "expectation key '%s': expected UNWINDER@PROFILE@SIZE", key);
+	return 0;
+}
+
 /* "ok; skipped at 0,1,7; wrong at callee" */
 static int parse_expect(struct hx_case *c, const char *key, char *val, int line,
 			char *err, size_t errlen)
 {
 	if (c->nexpect >= HX_MAX_EXPECT)
 		return cfail(err, errlen, c->path, line, "more than %d expectations", HX_MAX_EXPECT);
-	for (int i = 0; i < c->nexpect; i++)
-		if (!strcmp(c->expect[i].unwinder, key))
-			return cfail(err, errlen, c->path, line, "second expectation for '%s' (first on line %d)",
-				     key, c->expect[i].line);
-	if (strlen(key) >= sizeof(c->expect[0].unwinder) ||
-	    strspn(key, "abcdefghijklmnopqrstuvwxyz0123456789-.@x") != strlen(key) || key[0] == '@')
-		return cfail(err, errlen, c->path, line,
-			     "expectation key '%s': expected UNWINDER, UNWINDER@PROFILE, UNWINDER@SIZE or UNWINDER@PROFILE@SIZE", key);
 	struct hx_expect *x = &c->expect[c->nexpect];
 	memset(x, 0, sizeof(*x));
-	snprintf(x->unwinder, sizeof(x->unwinder), "%s", key);
+	if (parse_key(c, x, key, line, err, errlen))
+		return -1;
+	for (int i = 0; i < c->nexpect; i++)
+		if (!strcmp(c->expect[i].unwinder, x->unwinder))
+			return cfail(err, errlen, c->path, line, "second expectation for '%s' (first on line %d)",
+				     x->unwinder, c->expect[i].line);
 	x->line = line;
 	int part = 0;
 	for (char *save = NULL, *t = strtok_r(val, ";", &save); t; t = strtok_r(NULL, ";", &save), part++) {
@@ -289,6 +340,162 @@ static int parse_unwind(struct hx_case *c, const char *key, char *val, int line,
 	return 0;
 }
 
+/* The generated code an expectation's offsets must land in: the instruction
+ * starts of the trampoline and of the [leaf]. */
+struct code_map {
+	struct tr_func *tramp, *leaf;
+};
+
+static bool is_boundary(const struct tr_func *f, long long off)
+{
+	for (size_t r = 0; f && r < f->nrows; r++)
+		if (f->rows[r].offset == off)
+			return true;
+	return false;
+}
+
+/* "tramp: 0,1,4,9" for a message */
+static void list_starts(const char *name, const struct tr_func *f, char *buf, size_t len)
+{
+	size_t off = (size_t)snprintf(buf, len, "%s: ", name);
+	for (size_t r = 0; r < f->nrows && off < len; r++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%u", r ? "," : "", f->rows[r].offset);
+}
+
+static int bad_offset(const struct hx_case *c, const struct code_map *m, int line, const char *what,
+		      const struct tr_func *f, long long off, char *err, size_t errlen)
+{
+	char t[512], l[512] = "";
+	list_starts("tramp", m->tramp, t, sizeof(t));
+	if (m->leaf)
+		list_starts("; leaf", m->leaf, l, sizeof(l));
+	bool past = f ? off >= (long long)f->code_size
+		      : off >= (long long)m->tramp->code_size && (!m->leaf || off >= (long long)m->leaf->code_size);
+	return cfail(err, errlen, c->path, line, "'%s': offset %lld is %s (instructions start at %s%s)", what, off,
+		     past ? "past the code" : "inside an instruction", t, l);
+}
+
+/* One 'at' item: an offset of any generated function, 'callee', trampK+0xN or leaf+0xN. */
+static int check_item(const struct hx_case *c, const struct code_map *m, const struct hx_where *w,
+		      int line, char *err, size_t errlen)
+{
+	if (!w->where[0]) {
+		if (w->inner)
+			return 0;
+		if (!c->every_insn)
+			return cfail(err, errlen, c->path, line, "offset %d: the case samples no instruction (at = every-insn)", w->offset);
+		if (!is_boundary(m->tramp, w->offset) && !is_boundary(m->leaf, w->offset)) {
+			char what[16];
+			snprintf(what, sizeof(what), "%d", w->offset);
+			return bad_offset(c, m, line, what, NULL, w->offset, err, errlen);
+		}
+		return 0;
+	}
+	if (!strcmp(w->where, "callee"))
+		return c->in_callee ? 0 : cfail(err, errlen, c->path, line,
+						"'callee': the case does not sample the C target (at = in-callee)");
+	const char *plus = strchr(w->where, '+');
+	long long k = 1, off;
+	char fn[32];
+	snprintf(fn, sizeof(fn), "%.*s", (int)(plus - w->where), w->where);
+	if (parse_int(plus + 1, &off) || off < 0)
+		return cfail(err, errlen, c->path, line, "'%s': expected FUNCTION+0xOFFSET", w->where);
+	const struct tr_func *f = m->tramp;
+	if (!strcmp(fn, "leaf")) {
+		if (!m->leaf)
+			return cfail(err, errlen, c->path, line, "'%s': the case has no [leaf]", w->where);
+		f = m->leaf;
+	} else if (strcmp(fn, "tramp") && (parse_int(fn + 5, &k) || k < 2 || k > c->depth)) {
+		return cfail(err, errlen, c->path, line, "'%s': no function '%s' (depth %d: tramp%s%s)", w->where, fn,
+			     c->depth, c->depth > 1 ? " .. tramp" : "", c->depth > 1 ? "N" : "");
+	}
+	if (!c->every_insn)
+		return cfail(err, errlen, c->path, line, "'%s': the case samples no instruction (at = every-insn)", w->where);
+	if (!is_boundary(f, off))
+		return bad_offset(c, m, line, w->where, f, off, err, errlen);
+	return 0;
+}
+
+static bool in_list(const int *v, int n, int dflt, int want)
+{
+	if (!n)
+		return want == dflt;
+	for (int i = 0; i < n; i++)
+		if (v[i] == want)
+			return true;
+	return false;
+}
+
+static int check_verdict(const struct hx_case *c, const struct uw_unwinder *u, const char *v, int line,
+			 char *err, size_t errlen)
+{
+	bool judged = !strcmp(v, "consistent") || !strcmp(v, "inconsistent");
+	if (judged && u->ref != UW_REF_TRUTH)
+		return cfail(err, errlen, c->path, line,
+			     "%s: '%s' judges the emitted info, which only the oracle does (expected ok, truncated, skipped, wrong, duplicate or error)",
+			     u->name, v);
+	return 0;
+}
+
+/* An expectation's key against the case's arch, profiles and sizes. */
+static int check_key(const struct hx_case *c, const struct hx_expect *x, char *err, size_t errlen)
+{
+	const struct uw_unwinder *u = uw_unwinder_by_name(x->uw);
+	if (x->optional)
+		return 0;
+	if (!uw_unwinder_default_on(u, c->arch)) {
+		char names[256];
+		uw_unwinder_list(c->arch, names, sizeof(names));
+		return cfail(err, errlen, c->path, x->line,
+			     "%s does not run on %s by default (there: %s); write '?%s' to keep it for --unwinders",
+			     x->uw, c->arch, names, x->unwinder);
+	}
+	if (x->profile >= 0 && !in_list(c->profiles, c->nprofiles, PV_CURRENT, x->profile))
+		return cfail(err, errlen, c->path, x->line,
+			     "'%s': the case never replays under profile %s (add it to [sample] profiles, or write '?%s')",
+			     x->unwinder, pv_profile_name((enum pv_profile)x->profile), x->unwinder);
+	if (x->stack_size && !in_list(c->stack_sizes, c->nstack_sizes, 8192, x->stack_size))
+		return cfail(err, errlen, c->path, x->line,
+			     "'%s': the case never replays with stack size %d (add it to [sample] stack_size, or write '?%s')",
+			     x->unwinder, x->stack_size, x->unwinder);
+	return 0;
+}
+
+/* Every expectation names something this case runs: unwinder, profile,
+ * size, verdict and every sample point. */
+static int check_expects(const struct hx_case *c, char *err, size_t errlen)
+{
+	struct code_map m = { 0 };
+	const struct tr_arch *a = tr_arch_by_name(c->arch);
+	char eerr[256];
+	int rc = 0;
+	m.tramp = calloc(1, sizeof(*m.tramp));
+	m.leaf = c->has_leaf ? calloc(1, sizeof(*m.leaf)) : NULL;
+	if (!m.tramp || (c->has_leaf && !m.leaf)) {
+		rc = cfail(err, errlen, c->path, 0, "out of memory");
+		goto out;
+	}
+	/* code the generator cannot encode is the capture's error to report */
+	bool code_ok = a && !tr_emit(a, c->ops, c->nops, m.tramp, eerr, sizeof(eerr)) &&
+		       (!m.leaf || !tr_emit(a, c->leaf_ops, c->nleaf, m.leaf, eerr, sizeof(eerr)));
+	for (int i = 0; i < c->nexpect && !rc; i++) {
+		const struct hx_expect *x = &c->expect[i];
+		const struct uw_unwinder *u = uw_unwinder_by_name(x->uw);
+		rc = check_key(c, x, err, errlen);
+		if (!rc)
+			rc = check_verdict(c, u, x->verdict, x->line, err, errlen);
+		for (int e = 0; e < x->nexc && !rc; e++) {
+			rc = check_verdict(c, u, x->exc[e].verdict, x->line, err, errlen);
+			for (int k = 0; k < x->exc[e].nitems && !rc && code_ok; k++)
+				rc = check_item(c, &m, &x->exc[e].items[k], x->line, err, errlen);
+		}
+	}
+out:
+	free(m.tramp);
+	free(m.leaf);
+	return rc;
+}
+
 int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t len,
 		  char *err, size_t errlen)
 {
@@ -306,7 +513,7 @@ int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t 
 		return cfail(err, errlen, path, 1, "NUL byte in a case file");
 	enum { S_NONE, S_CASE, S_CODE, S_UNWIND, S_SAMPLE, S_EXPECT, S_LEAF } sec = S_NONE;
 	bool seen[7] = { 0 };
-	int leaf_line = 0;
+	int leaf_line = 0, expect_line = 0;
 	bool have_at = false;
 	int line = 0;
 	size_t pos = 0;
@@ -345,6 +552,8 @@ int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t 
 				c->has_leaf = true;
 				leaf_line = line;
 			}
+			if (sec == S_EXPECT)
+				expect_line = line;
 			continue;
 		}
 		if (sec == S_NONE)
@@ -475,8 +684,15 @@ int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t 
 		if (c->depth != 1)
 			return cfail(err, errlen, path, leaf_line, "a [leaf] needs depth = 1");
 	}
-	if (!c->nexpect)
+	if (!seen[S_EXPECT])
 		return cfail(err, errlen, path, line, "missing [expect]");
+	if (!c->nexpect) {
+		char names[256];
+		uw_unwinder_list(c->arch, names, sizeof(names));
+		return cfail(err, errlen, path, expect_line,
+			     "[expect] is empty: give each unwinder that runs on %s a verdict (%s), e.g. 'fp = ok'",
+			     c->arch, names);
+	}
 	if (c->unw.cfi == TR_CFI_DIRECTIVES) {
 		bool any = false;
 		for (size_t i = 0; i < c->nops; i++)
@@ -484,7 +700,7 @@ int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t 
 		if (!any)
 			return cfail(err, errlen, path, line, "cfi = directives but [code] has no .cfi_* lines");
 	}
-	return 0;
+	return check_expects(c, err, errlen);
 }
 
 int hx_case_load(struct hx_case *c, const char *path, char *err, size_t errlen)
@@ -511,6 +727,18 @@ int hx_case_load(struct hx_case *c, const char *path, char *err, size_t errlen)
 	int rc = hx_case_parse(c, path, buf, n, err, errlen);
 	free(buf);
 	return rc;
+}
+
+int hx_case_unique(const struct hx_case *cases, int n, char *err, size_t errlen)
+{
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < i; j++)
+			if (!strcmp(cases[i].name, cases[j].name)) {
+				snprintf(err, errlen, "%s and %s both name their case '%s' (names must differ within one run)",
+					 cases[j].path, cases[i].path, cases[i].name);
+				return -1;
+			}
+	return 0;
 }
 
 void hx_case_free(struct hx_case *c)

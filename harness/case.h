@@ -15,6 +15,7 @@
 struct hx_where {            /* one item of an "at" list */
 	int offset;              /* >= 0: any generated function at this offset */
 	char where[32];          /* else an exact where: "callee", "tramp2+0x3" */
+	bool inner;              /* inside a range "A-B": need not start an instruction */
 };
 
 struct hx_exc {
@@ -25,6 +26,10 @@ struct hx_exc {
 
 struct hx_expect {
 	char unwinder[48];       /* "libdw", "libdw@v6.1", "libunwind@65528", "libdw@v6.1@8192" */
+	char uw[24];             /* the unwinder part of the key */
+	int profile;             /* enum pv_profile of the key, -1: any */
+	int stack_size;          /* dump size of the key, 0: any */
+	bool optional;           /* "?libdw = ...": may name an unwinder, profile or size that does not run */
 	char verdict[32];        /* default for every sample: "ok", "ok fallback", "consistent" */
 	struct hx_exc exc[HX_MAX_EXC];
 	int nexc;
@@ -63,6 +68,9 @@ struct hx_case {
 int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t len,
 		  char *err, size_t errlen);
 int hx_case_load(struct hx_case *c, const char *path, char *err, size_t errlen);
+/* Two cases of one run may not share a name (their samples files would
+ * overwrite each other). 0, or -1 with both files named in err. */
+int hx_case_unique(const struct hx_case *cases, int n, char *err, size_t errlen);
 void hx_case_free(struct hx_case *c);
 
 /* The expectation for one unwinder at one sample under a perf profile and a

@@ -262,6 +262,16 @@ static int load_cases(struct common *c, struct hx_case **cases, char ***paths, i
 			return 2;
 		}
 	}
+	if (hx_case_unique(*cases, *n, err, sizeof(err))) {
+		fprintf(stderr, "jitunwind: %s\n", err);
+		for (int k = 0; k < *n; k++) {
+			hx_case_free(&(*cases)[k]);
+			free((*paths)[k]);
+		}
+		free(*cases);
+		free(*paths);
+		return 2;
+	}
 	return 0;
 }
 

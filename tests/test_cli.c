@@ -76,6 +76,48 @@ START_TEST(help_and_usage)
 	ck_assert_int_eq(sh(out, sizeof(out), "%s run --unwinders nope", bin), 2);
 	ck_assert_ptr_nonnull(strstr(out, "unknown unwinder 'nope'"));
 	ck_assert_int_eq(sh(out, sizeof(out), "%s record " CLI_CASES, bin), 2);
+	/* an empty list: a message, not a silent exit 2 */
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --unwinders '' " CLI_CASE, bin), 2);
+	ck_assert_msg(strstr(out, "--unwinders '' names no unwinder (known: fp,"), "output: %s", out);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --unwinders fp,fp " CLI_CASE, bin), 2);
+	ck_assert_msg(strstr(out, "names 'fp' twice"), "output: %s", out);
+}
+END_TEST
+
+/* two cases with one name would share a samples file: exit 2 naming both */
+START_TEST(duplicate_case_names_exit2)
+{
+	char a[512], b[512];
+	snprintf(a, sizeof(a), "%s/a.case", tmp);
+	snprintf(b, sizeof(b), "%s/b.case", tmp);
+	static const char *const text = "[case]\nname = same\narch = x86_64\nabout = x\n[code]\nret\n"
+					"[sample]\nat = every-insn\n[expect]\nfp = ok\nlibunwind = ok\nlibdw = ok\noracle = consistent\n";
+	write_file(a, text);
+	write_file(b, text);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run %s", bin, tmp), 2);
+	char want[1200];
+	snprintf(want, sizeof(want), "%s and %s both name their case 'same'", a, b);
+	ck_assert_msg(strstr(out, want), "output: %s", out);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s list %s", bin, tmp), 2);
+	ck_assert_msg(strstr(out, want), "output: %s", out);
+	/* a second name makes the run valid again: the check is on the name */
+	write_file(b, "[case]\nname = other\narch = x86_64\nabout = x\n[code]\nret\n"
+		      "[sample]\nat = every-insn\n[expect]\nfp = ok\n");
+	ck_assert_int_eq(sh(out, sizeof(out), "%s list %s", bin, tmp), 0);
+}
+END_TEST
+
+/* a bad expectation stops the run before anything is captured */
+START_TEST(bad_expectation_exit2)
+{
+	char p[512];
+	snprintf(p, sizeof(p), "%s/badx.case", tmp);
+	write_file(p, "[case]\nname = badx\narch = x86_64\nabout = x\n[code]\npush_fp\nset_fp\ncall_target\npop_fp\nret\n"
+		      "[sample]\nat = every-insn\n[expect]\nfp = ok\nlibdwarf = ok\n");
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run %s", bin, p), 2);
+	char want[700];
+	snprintf(want, sizeof(want), "%s:15: no unwinder 'libdwarf'", p);
+	ck_assert_msg(strstr(out, want), "output: %s", out);
 }
 END_TEST
 
@@ -264,6 +306,8 @@ Suite *suite_cli(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, help_and_usage);
 	tcase_add_test(tc, malformed_case_exit2);
+	tcase_add_test(tc, duplicate_case_names_exit2);
+	tcase_add_test(tc, bad_expectation_exit2);
 #if defined(__x86_64__)
 	tcase_add_test(tc, lying_case_fails);
 #endif
