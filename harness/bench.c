@@ -84,12 +84,13 @@ int hx_bench_main(int argc, char **argv)
 	double tcap = now() - t0;
 	/* one map set at a time, as the runner replays: its views are built once
 	 * (not timed), then every unwinder replays its samples, timed */
-	static const char *const names[] = { "fp", "oracle", "libunwind", "libdw", "lr-step", "lr-step-dw" };
-	enum { NU = sizeof(names) / sizeof(names[0]) };
-	double secs[NU] = { 0 }, topen[NU] = { 0 }, tjudge = 0;
-	size_t done[NU] = { 0 }, frames[NU] = { 0 }, judged = 0;
-	static struct uw_result r;
-	bool arm = host && host->elf_mach == 183;   /* EM_AARCH64: lr-step exists there */
+	size_t NU;
+	const struct uw_unwinder *const *uws = uw_unwinders(&NU);
+	double *secs = calloc(NU, sizeof(double)), *topen = calloc(NU, sizeof(double)), tjudge = 0;
+	size_t *done = calloc(NU, sizeof(size_t)), *frames = calloc(NU, sizeof(size_t)), judged = 0;
+	struct uw_result *rp = malloc(sizeof(*rp));
+	if (!secs || !topen || !done || !frames || !rp)
+		return 2;
 	for (size_t i = 0; i < ng; i++) {
 		struct hx_group *gr = &g[i].s.groups[0];
 		struct jd_err je;
@@ -124,8 +125,9 @@ int hx_bench_main(int argc, char **argv)
 		total += g[i].n;
 		size_t reps = g[i].n ? 3000 / g[i].n + 1 : 0;
 		for (size_t u = 0; u < NU; u++) {
-			const struct uw_unwinder *uw = uw_unwinder_by_name(names[u]);
-			if (!uw || (!arm && !strncmp(names[u], "lr-step", 7)))
+			const struct uw_unwinder *uw = uws[u];
+			/* the unwinders a run on this host replays by default */
+			if (!host || !uw_unwinder_default_on(uw, host->name))
 				continue;
 			void *state = NULL;
 			double ts = now();
@@ -135,14 +137,14 @@ int hx_bench_main(int argc, char **argv)
 			ts = now();
 			/* the kernel's FP walk and the oracle read the whole stack,
 			 * DWARF unwinders perf's dump */
-			bool whole = !strcmp(names[u], "fp") || !strcmp(names[u], "oracle");
+			bool whole = uw->sees == UW_SEES_WHOLE;
 			for (size_t rep = 0; rep < reps; rep++)
 				for (size_t k = 0; k < g[i].n; k++) {
 					struct uw_sample one = g[i].us[k];
 					if (whole)
 						one.stack_size = gr->samples[k].stack_size;
-					uw->unwind(state, &g[i].view, &one, &r);
-					frames[u] += (size_t)r.n;
+					uw->unwind(state, &g[i].view, &one, rp);
+					frames[u] += (size_t)rp->n;
 					done[u]++;
 				}
 			secs[u] += now() - ts;
@@ -152,11 +154,11 @@ int hx_bench_main(int argc, char **argv)
 		/* the judge: each sample's FP chain against its truth */
 		for (size_t k = 0; k < g[i].n; k++) {
 			const struct hx_sample *x = &gr->samples[k];
-			uw_fp.unwind(NULL, &g[i].view, &g[i].us[k], &r);
+			uw_fp.unwind(NULL, &g[i].view, &g[i].us[k], rp);
 			struct hx_judgement j;
 			double ts = now();
 			for (size_t rep = 0; rep < reps; rep++)
-				hx_judge(x->truth, (int)x->ntruth, r.addr, r.n, &j);
+				hx_judge(x->truth, (int)x->ntruth, rp->addr, rp->n, &j);
 			tjudge += now() - ts;
 			judged += reps;
 		}
@@ -173,12 +175,17 @@ int hx_bench_main(int argc, char **argv)
 	for (size_t u = 0; u < NU; u++)
 		if (done[u])
 			printf("  replay %-10s %10.0f samples/s  %5.1f frames/sample  (state built in %.2f ms per map set)\n",
-			       names[u], (double)done[u] / secs[u], (double)frames[u] / (double)done[u],
+			       uws[u]->name, (double)done[u] / secs[u], (double)frames[u] / (double)done[u],
 			       topen[u] * 1e3 / (double)(ng ? ng : 1));
 	printf("  judge             %10.0f samples/s\n", tjudge > 0 ? (double)judged / tjudge : 0.0);
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	printf("  peak RSS %ld KiB\n", ru.ru_maxrss);
+	free(rp);
+	free(secs);
+	free(topen);
+	free(done);
+	free(frames);
 	free(g);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

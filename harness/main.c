@@ -277,13 +277,16 @@ static int load_cases(struct common *c, struct hx_case **cases, char ***paths, i
 
 static int finish(struct hx_case_res *res, size_t n, const struct common *c, double t0, const char *arch)
 {
-	hx_report_table(stdout, res, n, &c->o);
+	struct hx_report rep = { .arch = arch, .cases = res, .n = n, .o = &c->o };
+	hx_report_write(hx_reporter_by_name("terminal"), NULL, &rep);
 	size_t pass = 0, fail = 0, skip = 0;
 	for (size_t i = 0; i < n; i++)
 		res[i].skipped ? skip++ : res[i].pass ? pass++ : fail++;
 	double secs = now() - t0;
-	if (c->json && hx_report_json(c->json, arch, res, n, secs)) {
-		fprintf(stderr, "jitunwind: cannot write %s\n", c->json);
+	rep.seconds = secs;
+	int rc;
+	if (c->json && (rc = hx_report_write(hx_reporter_by_name("json"), c->json, &rep))) {
+		fprintf(stderr, "jitunwind: cannot write %s: %s\n", c->json, strerror(-rc));
 		return 2;
 	}
 	printf("\ncases: %zu passed, %zu failed, %zu skipped (%.2f s)\n", pass, fail, skip, secs);

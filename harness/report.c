@@ -1,18 +1,28 @@
 /* Terminal table (case x unwinder) with each failure spelled out, and the
  * JSON report, schema 1 (DESIGN, CONTRACT). */
 #include "report.h"
+#include "jsonw.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* the oracle's chain is the emitted info's: its verdict is consistent/inconsistent */
+static bool judges_emitted(const struct hx_uw_res *r)
+{
+	return r->uw && r->uw->ref == UW_REF_TRUTH;
+}
 
 static void cell(const struct hx_case_res *c, int u, char *buf, size_t n)
 {
 	/* most common verdict, then the others, '!' if any differs from [expect] */
 	int count[8] = { 0 }, fb = 0, bad = 0, unfaithful = 0, lost = 0;
 	const char *name = NULL;
+	bool is_oracle = false;
 	for (size_t i = 0; i < c->nsamples; i++) {
 		const struct hx_uw_res *r = &c->samples[i].uw[u];
 		name = r->name;
+		is_oracle = judges_emitted(r);
 		count[r->j.v]++;
 		fb += r->fallback;
 		bad += !r->match;
@@ -25,7 +35,6 @@ static void cell(const struct hx_case_res *c, int u, char *buf, size_t n)
 		snprintf(buf, n, "-");
 		return;
 	}
-	bool is_oracle = !strcmp(name, "oracle");
 	if (is_oracle) {
 		for (int v = 2; v < 6; v++)
 			count[1] += count[v], count[v] = 0;
@@ -48,8 +57,11 @@ static void cell(const struct hx_case_res *c, int u, char *buf, size_t n)
 		snprintf(buf + len, n - len, " !%d", bad);
 }
 
-void hx_report_table(FILE *out, const struct hx_case_res *cases, size_t n, const struct hx_opts *o)
+static int report_terminal(FILE *out, const struct hx_report *rp)
 {
+	const struct hx_case_res *cases = rp->cases;
+	size_t n = rp->n;
+	const struct hx_opts *o = rp->o;
 	fprintf(out, "%-26s %-6s", "case", "result");
 	for (int u = 0; u < o->nuw; u++)
 		fprintf(out, " | %-30s", o->unwinders[u]);
@@ -64,14 +76,15 @@ void hx_report_table(FILE *out, const struct hx_case_res *cases, size_t n, const
 		}
 		fprintf(out, "\n");
 	}
-	/* why chains end early: for each case and unwinder (not fp, whose walk
-	 * has no reason to give), the first sample that is not ok, with the
-	 * unwinder's stop reason */
+	/* why chains end early: for each case and unwinder (but those with no
+	 * reason to give, the FP walk), the first sample that is not ok, with
+	 * the unwinder's stop reason */
 	bool header = false;
 	for (size_t i = 0; i < n; i++) {
 		const struct hx_case_res *c = &cases[i];
 		for (int u = 0; u < o->nuw; u++) {
-			if (!strcmp(o->unwinders[u], "fp"))
+			const struct uw_unwinder *uw = uw_unwinder_by_name(o->unwinders[u]);
+			if (uw && uw->quiet_why)
 				continue;
 			for (size_t k = 0; k < c->nsamples; k++) {
 				const struct hx_sample_res *sr = &c->samples[k];
@@ -118,7 +131,7 @@ void hx_report_table(FILE *out, const struct hx_case_res *cases, size_t n, const
 						fprintf(out, "  ... more failures in the JSON report\n");
 					continue;
 				}
-				bool is_oracle = !strcmp(r->name, "oracle");
+				bool is_oracle = judges_emitted(r);
 				const char *got = is_oracle ? (r->consistent ? "consistent" : "inconsistent")
 							    : hx_verdict_name(r->j.v);
 				if (is_oracle && r->expected[0] && strcmp(r->expected, "consistent") &&
@@ -152,37 +165,20 @@ void hx_report_table(FILE *out, const struct hx_case_res *cases, size_t n, const
 			}
 		}
 	}
+	return 0;
 }
 
 static void jstr(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
+	hx_jsonw_str(f, s ? s : "", 0);
 }
 
-static void jchain(FILE *f, const uint64_t *a, int n)
+static int report_json(FILE *f, const struct hx_report *rp)
 {
-	fputc('[', f);
-	for (int i = 0; i < n; i++)
-		fprintf(f, "%s\"0x%llx\"", i ? "," : "", (unsigned long long)a[i]);
-	fputc(']', f);
-}
-
-int hx_report_json(const char *path, const char *arch, const struct hx_case_res *cases,
-		   size_t n, double seconds)
-{
-	FILE *f = fopen(path, "w");
-	if (!f)
-		return -1;
+	const struct hx_case_res *cases = rp->cases;
+	size_t n = rp->n;
+	const char *arch = rp->arch;
+	double seconds = rp->seconds;
 	size_t pass = 0, fail = 0, samples = 0, checks = 0;
 	fprintf(f, "{\"tool\":\"jitunwind\",\"schema\":1,\"arch\":");
 	jstr(f, arch);
@@ -217,27 +213,27 @@ int hx_report_json(const char *path, const char *arch, const struct hx_case_res 
 				fprintf(f, ",\"offset\":null,\"insn\":");
 			jstr(f, sr->insn);
 			fprintf(f, ",\"profile\":\"%s\",\"stack_size\":%d,\"truth\":", sr->profile, sr->stack_size);
-			jchain(f, sr->truth, sr->nt);
+			hx_jsonw_addrs(f, sr->truth, sr->nt);
 			fprintf(f, ",\"unwinders\":{");
 			for (int u = 0; u < sr->nuw; u++) {
 				const struct hx_uw_res *r = &sr->uw[u];
 				checks++;
 				fprintf(f, "%s\"%s\":{\"verdict\":\"%s\",\"frames\":", u ? "," : "", r->name,
 					hx_verdict_name(r->j.v));
-				jchain(f, r->r.addr, r->r.n);
+				hx_jsonw_addrs(f, r->r.addr, r->r.n);
 				if (r->has_faithful)
 					fprintf(f, ",\"faithful\":%s", r->faithful ? "true" : "false");
 				else
 					fprintf(f, ",\"faithful\":null");
 				fprintf(f, ",\"fallback\":%s", r->fallback ? "true" : "false");
-				if (!strcmp(r->name, "oracle"))
+				if (judges_emitted(r))
 					fprintf(f, ",\"consistent\":%s", r->consistent ? "true" : "false");
 				fprintf(f, ",\"expected\":");
 				if (r->expected[0])
 					jstr(f, r->expected);
 				else
 					fprintf(f, "null");
-				if (c->has_symbols && strcmp(r->name, "oracle")) {
+				if (c->has_symbols && !judges_emitted(r)) {
 					fprintf(f, ",\"symbols\":[");
 					for (int k = 0; k < r->nsym; k++) {
 						fprintf(f, "%s", k ? "," : "");
@@ -266,5 +262,33 @@ int hx_report_json(const char *path, const char *arch, const struct hx_case_res 
 	}
 	fprintf(f, "\n],\n\"totals\":{\"cases\":%zu,\"pass\":%zu,\"fail\":%zu,\"samples\":%zu,\"checks\":%zu,\"seconds\":%.3f}}\n",
 		pass + fail, pass, fail, samples, checks, seconds);
-	return fclose(f) ? -1 : 0;
+	return ferror(f) ? -EIO : 0;
+}
+
+/* Adding a reporter (HTML, JUnit, TAP): one file with its write function,
+ * one line here, one option in harness/main.c. */
+static const struct hx_reporter reporters[] = {
+	{ "terminal", report_terminal },
+	{ "json", report_json },
+};
+
+const struct hx_reporter *hx_reporter_by_name(const char *name)
+{
+	for (size_t i = 0; i < sizeof(reporters) / sizeof(reporters[0]); i++)
+		if (!strcmp(reporters[i].name, name))
+			return &reporters[i];
+	return NULL;
+}
+
+int hx_report_write(const struct hx_reporter *rep, const char *path, const struct hx_report *r)
+{
+	if (!path)
+		return rep->write(stdout, r);
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	int rc = rep->write(f, r);
+	if (fclose(f) && !rc)
+		rc = -errno;
+	return rc;
 }

@@ -298,6 +298,7 @@ static void judge_one(struct replay *rp, int u, const struct hx_sample *s, const
 	const struct uw_unwinder *uw = rp->uws[u];
 	struct hx_uw_res *ur = &sr->uw[sr->nuw++];
 	ur->name = rp->o->unwinders[u];
+	ur->uw = uw_unwinder_by_name(ur->name);
 	if (!uw) {
 		ur->r.n = 0;
 		ur->r.stop = UW_STOP_ERROR;

@@ -26,6 +26,7 @@ struct hx_opts {
 
 struct hx_uw_res {
 	const char *name;
+	const struct uw_unwinder *uw;       /* its policy (NULL: not in this build) */
 	struct uw_result r;
 	struct hx_judgement j;
 	bool has_faithful, faithful;

@@ -99,6 +99,7 @@ struct uw_unwinder {
 	enum uw_faithful_ref ref;
 	/* arches (uw_arch names) it runs on by default; NULL: every arch */
 	const char *const *default_arches;
+	bool quiet_why;              /* no stop reason to give: left out of run's "why" lines */
 	/* Build replay state once per view (map set); may be NULL. */
 	int (*open)(const struct uw_view *v, void **state, char *err, size_t errlen);
 	int (*unwind)(void *state, const struct uw_view *v, const struct uw_sample *s,
