@@ -150,8 +150,8 @@ static int oracle_unwind(void *state, const struct uw_view *v, const struct uw_s
 		uint64_t ra = N.val[rac];
 		/* DW_CFA_AARCH64_negate_ra_state: the RA is PAC-signed; strip it as
 		 * libgcc's unwinder authenticates it (48-bit user VA, as fp.c) */
-		if (row.ra_signed && a->elf_mach == EM_AARCH64)
-			ra &= UINT64_C(0x0000ffffffffffff);
+		if (row.ra_signed)
+			ra &= a->pac_mask;
 		uint64_t old_sp = R.val[a->dw_sp];
 		N.val[a->dw_sp] = cfa;
 		N.ok[a->dw_sp] = true;

@@ -55,3 +55,14 @@ void uw_unwinder_list(const char *arch, char *buf, size_t len)
 		off += (size_t)w;
 	}
 }
+
+const char *uw_stop_name(enum uw_stop s)
+{
+	static const char *const names[] = {
+		[UW_STOP_END] = "end", [UW_STOP_NO_INFO] = "no-unwind-info",
+		[UW_STOP_MEM] = "outside-snapshot", [UW_STOP_BAD_INFO] = "bad-unwind-info",
+		[UW_STOP_MAX] = "max-frames", [UW_STOP_LOOP] = "no-progress",
+		[UW_STOP_ERROR] = "unwinder-error",
+	};
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}

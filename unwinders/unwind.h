@@ -9,21 +9,8 @@
 #include <stdbool.h>
 
 #define UW_MAX_FRAMES 128      /* the kernel's default perf_event_max_stack is 127 */
-#define UW_PERF_REGS 64
 
-/* Per-arch register facts (perf register ids <-> DWARF numbers). */
-struct uw_arch {
-	const char *name;
-	uint16_t elf_mach;
-	uint64_t sample_mask;      /* perf sample_regs_user */
-	int perf_sp, perf_ip, perf_fp, perf_lr;   /* perf ids; perf_lr -1 on x86_64 */
-	int dw_sp, dw_fp, dw_ra, dw_lr;           /* DWARF numbers; dw_lr -1 on x86_64 */
-	int ndw;                   /* DWARF registers carried into unwinders (x86_64 17, arm64 33) */
-	int perf_of_dw[40];        /* perf id of DWARF reg n, -1 if none */
-	int dw_pc;                 /* DWARF column of the return address / pc (x86_64 16, arm64 32) */
-};
-const struct uw_arch *uw_arch_by_mach(uint16_t elf_mach);
-const struct uw_arch *uw_arch_by_name(const char *name);
+#include "uwarch.h"
 
 struct uw_sample {
 	const struct uw_arch *arch;

@@ -1,0 +1,42 @@
+/* The profiler side's architectures as data: everything replay, the FP walk,
+ * the oracle and the reports need to know of an arch.  Built for every arch
+ * (samples from one replay on another); the table is unwinders/uwarch.c. */
+#ifndef UW_UWARCH_H
+#define UW_UWARCH_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define UW_PERF_REGS 64
+
+/* The kernel's frame-pointer walk (perf_callchain_user) for the arch. */
+struct uw_fp_layout {
+	int64_t next_off, ra_off;  /* caller's FP and the return address at FP + these */
+	uint64_t ra_mask;          /* bits of a return address kept (arm64: PAC stripped, 48-bit VA) */
+	unsigned align;            /* a record address not a multiple of this ends the walk; 0: no check */
+	bool monotonic;            /* a record that does not move up the stack ends the walk */
+};
+
+struct uw_arch {
+	const char *name;          /* as cases and reports spell it */
+	const char *alias;         /* another accepted spelling, or NULL */
+	uint16_t elf_mach;
+	uint64_t sample_mask;      /* perf sample_regs_user */
+	const char *perf_reg_names[UW_PERF_REGS];   /* by perf register id; NULL where none */
+	int perf_sp, perf_ip, perf_fp, perf_lr;   /* perf ids; perf_lr -1 on x86_64 */
+	int dw_sp, dw_fp, dw_ra, dw_lr;           /* DWARF numbers; dw_lr -1 on x86_64 */
+	int ndw;                   /* DWARF registers carried into unwinders (x86_64 17, arm64 33) */
+	int perf_of_dw[40];        /* perf id of DWARF reg n, -1 if none */
+	int dw_pc;                 /* DWARF column of the return address / pc (x86_64 16, arm64 32) */
+	int64_t entry_cfa_off;     /* CFA = SP + this at a function's first instruction */
+	uint64_t pac_mask;         /* a signed return address ANDed with this (~0: no pointer auth) */
+	struct uw_fp_layout fp;
+};
+
+const struct uw_arch *uw_arch_by_mach(uint16_t elf_mach);
+const struct uw_arch *uw_arch_by_name(const char *name);
+/* Every arch of the table; n set to the count. */
+const struct uw_arch *const *uw_arches(size_t *n);
+
+#endif
