@@ -41,7 +41,7 @@ int hx_bench_main(int argc, char **argv)
 	const char *def[1];
 	char defp[64];
 	const struct tr_arch *host = tr_arch_host();
-	snprintf(defp, sizeof(defp), "cases/%s", host ? host->name : "x86_64");
+	snprintf(defp, sizeof(defp), "cases/%s", host ? host->name : "unknown");
 	def[0] = defp;
 	const char *const *paths = argc > 1 ? (const char *const *)argv + 1 : def;
 	int npaths = argc > 1 ? argc - 1 : 1;

@@ -117,14 +117,14 @@ static int hx_truth(int k, int row, uint64_t pc, uint64_t *t, uint8_t *fl)
 static void hx_sample(const ucontext_t *uc, uint32_t func, uint32_t offset, int k, int row)
 {
 	uint64_t abi, mask, regs[64];
-	hx_arch_regs(uc, &abi, &mask, regs);
-	uint64_t sp = hx_arch_sp(uc);
+	hx_cap_host.regs(uc, &abi, &mask, regs);
+	uint64_t sp = hx_cap_host.sp(uc);
 	uint64_t size = sp < hx.stack_top ? hx.stack_top - sp : 0;
 	if (size > HX_STACK_MAX)
 		size = HX_STACK_MAX;
 	uint64_t truth[HX_MAX_TRUTH];
 	uint8_t fl[HX_MAX_TRUTH];
-	int nt = hx_truth(k, row, hx_arch_pc(uc), truth, fl);
+	int nt = hx_truth(k, row, hx_cap_host.pc(uc), truth, fl);
 	uint32_t nregs = (uint32_t)__builtin_popcountll(mask);
 	uint8_t *p = hx_rec;
 	put32(&p, func);
@@ -168,7 +168,7 @@ static int hx_func_of(uint64_t pc, uint64_t *off)
 static void hx_on_crash(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
-	uint64_t pc = hx_arch_pc(uc), off = 0;
+	uint64_t pc = hx_cap_host.pc(uc), off = 0;
 	int k = hx_func_of(pc, &off);
 	uint8_t b[32], *p = b;
 	put32(&p, (uint32_t)sig);
@@ -183,15 +183,15 @@ static void hx_on_crash(int sig, siginfo_t *si, void *ucv)
 static void hx_on_trap(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
-	uint64_t at = hx_arch_trap_addr(uc);
+	uint64_t at = hx_cap_host.trap_addr(uc);
 	for (int i = 0; i < hx.nbp; i++) {
 		struct hx_bp *b = &hx.bp[i];
 		if ((uint64_t)(uintptr_t)b->addr != at || !b->armed)
 			continue;
 		/* the pc the sample reports is the breakpoint's own address */
-		hx_arch_resume_at(uc, at);
+		hx_cap_host.resume_at(uc, at);
 		hx_sample(uc, b->func, b->offset, (int)b->func + 1, b->row);
-		int rc = tr_patch(&hx.arena, b->addr, b->orig, hx_arch_bkpt_len);
+		int rc = tr_patch(&hx.arena, b->addr, b->orig, hx_cap_host.tr->bkpt_len);
 		b->armed = 0;
 		if (rc) {
 			hx_write_error("tr_patch failed restoring a breakpoint");
@@ -200,7 +200,7 @@ static void hx_on_trap(int sig, siginfo_t *si, void *ucv)
 		return;
 	}
 	if (at == (uint64_t)(uintptr_t)hx_callee_trap) {
-		hx_arch_skip_trap(uc);
+		hx_cap_host.skip_trap(uc);
 		hx_sample(uc, HX_FUNC_CALLEE, 0, hx.level, -1);
 		return;
 	}
@@ -359,11 +359,11 @@ static int hx_arm_all(const struct tr_func *f, uint8_t *at, uint32_t index)
 			return fail("more than %d breakpoints", HX_MAX_BP);
 		struct hx_bp *b = &hx.bp[hx.nbp++];
 		b->addr = at + f->rows[i].offset;
-		memcpy(b->orig, b->addr, hx_arch_bkpt_len);
+		memcpy(b->orig, b->addr, hx_cap_host.tr->bkpt_len);
 		b->func = index;
 		b->offset = f->rows[i].offset;
 		b->row = (int)i;
-		if (tr_patch(&hx.arena, b->addr, hx_arch_bkpt, hx_arch_bkpt_len))
+		if (tr_patch(&hx.arena, b->addr, hx_cap_host.tr->bkpt, hx_cap_host.tr->bkpt_len))
 			return fail("%s", "tr_patch failed arming a breakpoint");
 		b->armed = 1;
 	}

@@ -6,25 +6,29 @@
 #include <stdint.h>
 #include <ucontext.h>
 #include "case.h"
+#include "trampolines/tramp.h"
 
 /* Runs in the child. Returns 0 when the case ran to its end; on setup errors
  * writes an ERROR record and returns -1. Crashes are written as CRASH records
  * by the signal handler, which then _exit()s. */
 int hx_capture_case(const struct hx_case *c, const char *case_path, const char *dumpdir, int out_fd);
 
-/* Per-arch glue (capture_<arch>.c and stubs_<arch>.S). */
-struct hx_ctx;
-void hx_arch_regs(const ucontext_t *uc, uint64_t *abi, uint64_t *mask, uint64_t regs[64]);
-uint64_t hx_arch_pc(const ucontext_t *uc);
-uint64_t hx_arch_sp(const ucontext_t *uc);
-/* Address of the breakpoint instruction that trapped (x86_64: pc - 1). */
-uint64_t hx_arch_trap_addr(const ucontext_t *uc);
-/* Resume at the breakpoint's address (restored bytes) */
-void hx_arch_resume_at(ucontext_t *uc, uint64_t addr);
-/* After the callee's own trap instruction: where execution continues. */
-void hx_arch_skip_trap(ucontext_t *uc);
-extern const uint8_t hx_arch_bkpt[];
-extern const size_t hx_arch_bkpt_len;
+/* The capture side's arch table: one entry, the host's (capture_<arch>.c;
+ * ucontext layouts exist only for the arch the code runs on). */
+struct hx_cap_arch {
+	const struct tr_arch *tr;  /* the JIT side's arch: name, breakpoint bytes */
+	/* ucontext -> perf's user register layout (abi, sample mask, by perf id) */
+	void (*regs)(const ucontext_t *uc, uint64_t *abi, uint64_t *mask, uint64_t regs[64]);
+	uint64_t (*pc)(const ucontext_t *uc);
+	uint64_t (*sp)(const ucontext_t *uc);
+	/* Address of the breakpoint instruction that trapped (x86_64: pc - 1). */
+	uint64_t (*trap_addr)(const ucontext_t *uc);
+	/* Resume at the breakpoint's address (restored bytes) */
+	void (*resume_at)(ucontext_t *uc, uint64_t addr);
+	/* After the callee's own trap instruction: where execution continues. */
+	void (*skip_trap)(ucontext_t *uc);
+};
+extern const struct hx_cap_arch hx_cap_host;
 
 /* stubs_<arch>.S: hx_call(ctx, tramp, slot, target) stores its own return
  * address in *slot, then calls tramp(ctx, ..., target) with target as the

@@ -6,12 +6,9 @@
 #include <string.h>
 #include <sys/ucontext.h>
 
-const uint8_t hx_arch_bkpt[] = { 0x00, 0x00, 0x20, 0xd4 };   /* brk #0 */
-const size_t hx_arch_bkpt_len = sizeof(hx_arch_bkpt);
-
 enum { A64_PERF_SP = 31, A64_PERF_PC = 32, A64_INSN = 4 };
 
-void hx_arch_regs(const ucontext_t *uc, uint64_t *abi, uint64_t *mask, uint64_t regs[64])
+static void a64_regs(const ucontext_t *uc, uint64_t *abi, uint64_t *mask, uint64_t regs[64])
 {
 	const mcontext_t *m = &uc->uc_mcontext;
 	memset(regs, 0, 64 * sizeof(uint64_t));
@@ -23,10 +20,15 @@ void hx_arch_regs(const ucontext_t *uc, uint64_t *abi, uint64_t *mask, uint64_t 
 	regs[A64_PERF_PC] = (uint64_t)m->pc;
 }
 
-uint64_t hx_arch_pc(const ucontext_t *uc) { return (uint64_t)uc->uc_mcontext.pc; }
-uint64_t hx_arch_sp(const ucontext_t *uc) { return (uint64_t)uc->uc_mcontext.sp; }
+static uint64_t a64_pc(const ucontext_t *uc) { return (uint64_t)uc->uc_mcontext.pc; }
+static uint64_t a64_sp(const ucontext_t *uc) { return (uint64_t)uc->uc_mcontext.sp; }
 /* the pc is the brk's own address (facts section 8) */
-uint64_t hx_arch_trap_addr(const ucontext_t *uc) { return hx_arch_pc(uc); }
-void hx_arch_resume_at(ucontext_t *uc, uint64_t addr) { uc->uc_mcontext.pc = addr; }
+static uint64_t a64_trap_addr(const ucontext_t *uc) { return a64_pc(uc); }
+static void a64_resume_at(ucontext_t *uc, uint64_t addr) { uc->uc_mcontext.pc = addr; }
 /* the callee's own brk stays in place: continue after it */
-void hx_arch_skip_trap(ucontext_t *uc) { uc->uc_mcontext.pc += A64_INSN; }
+static void a64_skip_trap(ucontext_t *uc) { uc->uc_mcontext.pc += A64_INSN; }
+
+const struct hx_cap_arch hx_cap_host = {
+	.tr = &tr_arch_aarch64, .regs = a64_regs, .pc = a64_pc, .sp = a64_sp,
+	.trap_addr = a64_trap_addr, .resume_at = a64_resume_at, .skip_trap = a64_skip_trap,
+};

@@ -4,10 +4,7 @@
 #include <string.h>
 #include <sys/ucontext.h>
 
-const uint8_t hx_arch_bkpt[] = { 0xcc };   /* int3 */
-const size_t hx_arch_bkpt_len = 1;
-
-void hx_arch_regs(const ucontext_t *uc, uint64_t *abi, uint64_t *mask, uint64_t regs[64])
+static void x86_regs(const ucontext_t *uc, uint64_t *abi, uint64_t *mask, uint64_t regs[64])
 {
 	const greg_t *g = uc->uc_mcontext.gregs;
 	memset(regs, 0, 64 * sizeof(uint64_t));
@@ -35,10 +32,14 @@ void hx_arch_regs(const ucontext_t *uc, uint64_t *abi, uint64_t *mask, uint64_t 
 	regs[23] = (uint64_t)g[REG_R15];
 }
 
-uint64_t hx_arch_pc(const ucontext_t *uc) { return (uint64_t)uc->uc_mcontext.gregs[REG_RIP]; }
-uint64_t hx_arch_sp(const ucontext_t *uc) { return (uint64_t)uc->uc_mcontext.gregs[REG_RSP]; }
+static uint64_t x86_pc(const ucontext_t *uc) { return (uint64_t)uc->uc_mcontext.gregs[REG_RIP]; }
+static uint64_t x86_sp(const ucontext_t *uc) { return (uint64_t)uc->uc_mcontext.gregs[REG_RSP]; }
 /* RIP is one past the int3 (facts section 8) */
-uint64_t hx_arch_trap_addr(const ucontext_t *uc) { return hx_arch_pc(uc) - 1; }
-void hx_arch_resume_at(ucontext_t *uc, uint64_t addr) { uc->uc_mcontext.gregs[REG_RIP] = (greg_t)addr; }
-void hx_arch_skip_trap(ucontext_t *uc) { (void)uc; }
+static uint64_t x86_trap_addr(const ucontext_t *uc) { return x86_pc(uc) - 1; }
+static void x86_resume_at(ucontext_t *uc, uint64_t addr) { uc->uc_mcontext.gregs[REG_RIP] = (greg_t)addr; }
+static void x86_skip_trap(ucontext_t *uc) { (void)uc; }
 
+const struct hx_cap_arch hx_cap_host = {
+	.tr = &tr_arch_x86_64, .regs = x86_regs, .pc = x86_pc, .sp = x86_sp,
+	.trap_addr = x86_trap_addr, .resume_at = x86_resume_at, .skip_trap = x86_skip_trap,
+};

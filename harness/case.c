@@ -597,8 +597,12 @@ int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t 
 					return cfail(err, errlen, path, line, "name: expected 1-63 characters of [A-Za-z0-9._-]");
 				snprintf(c->name, sizeof(c->name), "%s", val);
 			} else if (!strcmp(key, "arch")) {
-				if (strcmp(val, "x86_64") && strcmp(val, "aarch64"))
-					return cfail(err, errlen, path, line, "arch: expected x86_64 or aarch64, got '%s'", val);
+				const struct tr_arch *a = tr_arch_by_name(val);
+				if (!a || strcmp(a->name, val)) {
+					char names[128];
+					tr_arch_names(names, sizeof(names));
+					return cfail(err, errlen, path, line, "arch: expected one of %s, got '%s'", names, val);
+				}
 				snprintf(c->arch, sizeof(c->arch), "%s", val);
 			} else if (!strcmp(key, "about")) {
 				snprintf(c->about, sizeof(c->about), "%s", val);

@@ -69,7 +69,7 @@ __attribute__((noinline)) static void uwt_take(struct uwt_self *c, const ucontex
 {
 	uint64_t abi, mask;
 	memset(&c->s, 0, sizeof(c->s));
-	hx_arch_regs(uc, &abi, &mask, c->s.regs);
+	hx_cap_host.regs(uc, &abi, &mask, c->s.regs);
 	const struct uw_arch *a = uwt_arch();
 	c->s.arch = a;
 	c->s.abi = abi;

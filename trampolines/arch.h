@@ -32,5 +32,7 @@ extern const struct tr_arch tr_arch_x86_64;
 extern const struct tr_arch tr_arch_aarch64;
 const struct tr_arch *tr_arch_by_name(const char *name);
 const struct tr_arch *tr_arch_host(void);
+/* "x86_64, aarch64": every arch the generator encodes, for messages */
+void tr_arch_names(char *buf, size_t len);
 
 #endif
