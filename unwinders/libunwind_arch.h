@@ -22,11 +22,13 @@ struct uw_lu_arch {
 
 /* Defined by the host arch's glue.  A strong reference where the glue exists
  * (a weak one would not pull it out of the static library); weak elsewhere,
- * so such a build still links and the unwinder says it cannot run. */
-#if defined(JU_ARCH_x86_64) || defined(JU_ARCH_aarch64)
-#define UW_LU_HAVE_GLUE 1
+ * so such a build still links and the unwinder says it cannot run.  The
+ * build says which: UW_LU_HAVE_GLUE is 1 where unwinders/libunwind_<arch>.c
+ * exists for the arch being built. */
+#if defined(UW_LU_HAVE_GLUE) && UW_LU_HAVE_GLUE
 extern const struct uw_lu_arch uw_lu_host;
 #else
+#undef UW_LU_HAVE_GLUE
 #define UW_LU_HAVE_GLUE 0
 extern const struct uw_lu_arch uw_lu_host __attribute__((weak));
 #endif
