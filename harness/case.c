@@ -496,6 +496,262 @@ out:
 	return rc;
 }
 
+/* The parser's state across lines. */
+enum sec { S_NONE, S_CASE, S_CODE, S_UNWIND, S_SAMPLE, S_EXPECT, S_LEAF, S_COUNT };
+
+struct pstate {
+	struct hx_case *c;
+	enum sec sec;
+	bool seen[S_COUNT];
+	int leaf_line, expect_line;
+	bool have_at;
+	char *err;
+	size_t errlen;
+};
+
+/* key = value in [case] and [sample]: adding a key is one table line */
+struct key_parser {
+	const char *key;
+	int (*parse)(struct pstate *ps, char *val, int line);
+};
+
+#define PFAIL(ps, line, ...) cfail((ps)->err, (ps)->errlen, (ps)->c->path, line, __VA_ARGS__)
+
+static int case_name(struct pstate *ps, char *val, int line)
+{
+	struct hx_case *c = ps->c;
+	if (strlen(val) >= sizeof(c->name) || !*val ||
+	    strspn(val, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != strlen(val))
+		return PFAIL(ps, line, "name: expected 1-63 characters of [A-Za-z0-9._-]");
+	snprintf(c->name, sizeof(c->name), "%s", val);
+	return 0;
+}
+
+static int case_arch(struct pstate *ps, char *val, int line)
+{
+	const struct tr_arch *a = tr_arch_by_name(val);
+	if (!a || strcmp(a->name, val)) {
+		char names[128];
+		tr_arch_names(names, sizeof(names));
+		return PFAIL(ps, line, "arch: expected one of %s, got '%s'", names, val);
+	}
+	snprintf(ps->c->arch, sizeof(ps->c->arch), "%s", val);
+	return 0;
+}
+
+static int case_about(struct pstate *ps, char *val, int line)
+{
+	(void)line;
+	snprintf(ps->c->about, sizeof(ps->c->about), "%s", val);
+	return 0;
+}
+
+static int sample_at(struct pstate *ps, char *val, int line)
+{
+	char tmp[256];
+	ps->have_at = true;
+	snprintf(tmp, sizeof(tmp), "%s", val);
+	for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		t = trim(t);
+		if (!strcmp(t, "every-insn"))
+			ps->c->every_insn = true;
+		else if (!strcmp(t, "in-callee"))
+			ps->c->in_callee = true;
+		else
+			return PFAIL(ps, line, "at: expected every-insn and/or in-callee, got '%s'", t);
+	}
+	return 0;
+}
+
+static int sample_profiles(struct pstate *ps, char *val, int line)
+{
+	struct hx_case *c = ps->c;
+	char tmp[256];
+	snprintf(tmp, sizeof(tmp), "%s", val);
+	c->nprofiles = 0;
+	for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		enum pv_profile pp;
+		if (pv_profile_parse(trim(t), &pp) || c->nprofiles >= 3)
+			return PFAIL(ps, line, "profiles: expected up to 3 of current, v6.1, 5.x-0x40");
+		c->profiles[c->nprofiles++] = (int)pp;
+	}
+	return 0;
+}
+
+static int sample_stride(struct pstate *ps, char *val, int line)
+{
+	long long v;
+	if (parse_int(val, &v) || v < 1 || v > (1 << 20))
+		return PFAIL(ps, line, "stride: expected a byte count between trampolines");
+	ps->c->stride = (int)v;
+	return 0;
+}
+
+static int sample_stack_size(struct pstate *ps, char *val, int line)
+{
+	struct hx_case *c = ps->c;
+	char tmp[256];
+	snprintf(tmp, sizeof(tmp), "%s", val);
+	c->nstack_sizes = 0;
+	for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		long long v;
+		if (parse_int(trim(t), &v) || v < 8 || v > 65528 || v % 8 || c->nstack_sizes >= 4)
+			return PFAIL(ps, line, "stack_size: expected up to 4 sizes, multiples of 8 in 8..65528 (perf's limits)");
+		c->stack_sizes[c->nstack_sizes++] = (int)v;
+	}
+	return 0;
+}
+
+static int sample_depth(struct pstate *ps, char *val, int line)
+{
+	long long d;
+	if (parse_int(val, &d) || d < 1 || d > HX_MAX_DEPTH)
+		return PFAIL(ps, line, "depth: expected 1..%d", HX_MAX_DEPTH);
+	ps->c->depth = (int)d;
+	return 0;
+}
+
+static const struct key_parser case_keys[] = {
+	{ "name", case_name }, { "arch", case_arch }, { "about", case_about }, { NULL, NULL },
+};
+
+static const struct key_parser sample_keys[] = {
+	{ "at", sample_at }, { "depth", sample_depth }, { "stack_size", sample_stack_size },
+	{ "stride", sample_stride }, { "profiles", sample_profiles }, { NULL, NULL },
+};
+
+static int parse_key_table(struct pstate *ps, const struct key_parser *t, const char *sec, char *key,
+			   char *val, int line)
+{
+	char known[128];
+	size_t off = 0;
+	for (int i = 0; t[i].key; i++) {
+		if (!strcmp(key, t[i].key))
+			return t[i].parse(ps, val, line);
+		off += (size_t)snprintf(known + off, sizeof(known) > off ? sizeof(known) - off : 0, "%s%s",
+					i ? ", " : "", t[i].key);
+	}
+	return PFAIL(ps, line, "unknown %s key '%s' (expected %s)", sec, key, known);
+}
+
+/* "[section]" */
+static int parse_section(struct pstate *ps, const char *s, int line)
+{
+	static const char *const names[S_COUNT] = { "", "[case]", "[code]", "[unwind]", "[sample]", "[expect]",
+						    "[leaf]" };
+	int i;
+	for (i = 1; i < S_COUNT; i++)
+		if (!strcmp(s, names[i]))
+			break;
+	if (i == S_COUNT)
+		return PFAIL(ps, line, "unknown section '%s' (expected [case], [code], [leaf], [unwind], [sample], [expect])", s);
+	if (ps->seen[i])
+		return PFAIL(ps, line, "section %s appears twice", s);
+	ps->seen[i] = true;
+	ps->sec = (enum sec)i;
+	if (ps->sec == S_LEAF) {
+		ps->c->has_leaf = true;
+		ps->leaf_line = line;
+	}
+	if (ps->sec == S_EXPECT)
+		ps->expect_line = line;
+	return 0;
+}
+
+/* one op of [code] or [leaf] */
+static int parse_op(struct pstate *ps, const char *s, int line)
+{
+	struct hx_case *c = ps->c;
+	bool leaf = ps->sec == S_LEAF;
+	size_t *n = leaf ? &c->nleaf : &c->nops;
+	if (*n >= HX_MAX_OPS)
+		return PFAIL(ps, line, leaf ? "more than %d ops in [leaf]" : "more than %d ops", HX_MAX_OPS);
+	struct tr_op *op = leaf ? &c->leaf_ops[*n] : &c->ops[*n];
+	char operr[256];
+	if (tr_op_parse(s, op, operr, sizeof(operr)))
+		return PFAIL(ps, line, "%s", operr);
+	if (leaf && (op->kind == TR_OP_CALL_TARGET || op->kind == TR_OP_TAIL_JUMP ||
+		     (op->kind == TR_OP_RAW && (op->effect == TR_OP_CALL_TARGET || op->effect == TR_OP_TAIL_JUMP))))
+		return PFAIL(ps, line, "a [leaf] returns to the trampoline: %s is not allowed in it", tr_op_name(op->kind));
+	if (leaf && op->kind == TR_OP_CFI)
+		return PFAIL(ps, line, "a [leaf]'s CFI is derived from its ops: no .cfi_* lines");
+	op->line = line;
+	(*n)++;
+	return 0;
+}
+
+/* One line with its comment stripped and trimmed. */
+static int parse_line(struct pstate *ps, char *s, int line)
+{
+	if (*s == '[')
+		return parse_section(ps, s, line);
+	if (ps->sec == S_NONE)
+		return PFAIL(ps, line, "text before the first section (expected [case])");
+	if (ps->sec == S_CODE || ps->sec == S_LEAF)
+		return parse_op(ps, s, line);
+	char *eq = strchr(s, '=');
+	if (!eq)
+		return PFAIL(ps, line, "expected 'key = value', got '%s'", s);
+	*eq = 0;
+	char *key = trim(s), *val = trim(eq + 1);
+	if (!*key)
+		return PFAIL(ps, line, "missing key before '='");
+	switch (ps->sec) {
+	case S_CASE:
+		return parse_key_table(ps, case_keys, "[case]", key, val, line);
+	case S_UNWIND:
+		return parse_unwind(ps->c, key, val, line, ps->err, ps->errlen);
+	case S_SAMPLE:
+		return parse_key_table(ps, sample_keys, "[sample]", key, val, line);
+	case S_EXPECT:
+		return parse_expect(ps->c, key, val, line, ps->err, ps->errlen);
+	default:
+		return 0;
+	}
+}
+
+/* What the whole file must have, once every line is read. */
+static int check_case(struct pstate *ps, int line)
+{
+	struct hx_case *c = ps->c;
+	if (!c->name[0])
+		return PFAIL(ps, line, "missing 'name' in [case]");
+	if (!c->arch[0])
+		return PFAIL(ps, line, "missing 'arch' in [case]");
+	if (!c->about[0])
+		return PFAIL(ps, line, "missing 'about' in [case]: say why the expectations are what they are");
+	if (!c->nops)
+		return PFAIL(ps, line, "missing [code] or no ops in it");
+	if (!ps->have_at)
+		c->every_insn = c->in_callee = true;
+	if (c->has_leaf) {
+		if (!c->nleaf)
+			return PFAIL(ps, ps->leaf_line, "[leaf] has no ops");
+		if (c->in_callee)
+			return PFAIL(ps, ps->leaf_line,
+				     "a [leaf] replaces the C target: sample it with 'at = every-insn' (no in-callee)");
+		if (c->depth != 1)
+			return PFAIL(ps, ps->leaf_line, "a [leaf] needs depth = 1");
+	}
+	if (!ps->seen[S_EXPECT])
+		return PFAIL(ps, line, "missing [expect]");
+	if (!c->nexpect) {
+		char names[256];
+		uw_unwinder_list(c->arch, names, sizeof(names));
+		return PFAIL(ps, ps->expect_line,
+			     "[expect] is empty: give each unwinder that runs on %s a verdict (%s), e.g. 'fp = ok'",
+			     c->arch, names);
+	}
+	if (c->unw.cfi == TR_CFI_DIRECTIVES) {
+		bool any = false;
+		for (size_t i = 0; i < c->nops; i++)
+			any |= c->ops[i].kind == TR_OP_CFI;
+		if (!any)
+			return PFAIL(ps, line, "cfi = directives but [code] has no .cfi_* lines");
+	}
+	return check_expects(c, ps->err, ps->errlen);
+}
+
 int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t len,
 		  char *err, size_t errlen)
 {
@@ -511,10 +767,7 @@ int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t 
 	c->text_len = len;
 	if (memchr(text, 0, len))
 		return cfail(err, errlen, path, 1, "NUL byte in a case file");
-	enum { S_NONE, S_CASE, S_CODE, S_UNWIND, S_SAMPLE, S_EXPECT, S_LEAF } sec = S_NONE;
-	bool seen[7] = { 0 };
-	int leaf_line = 0, expect_line = 0;
-	bool have_at = false;
+	struct pstate ps = { .c = c, .sec = S_NONE, .err = err, .errlen = errlen };
 	int line = 0;
 	size_t pos = 0;
 	while (pos < len) {
@@ -532,179 +785,10 @@ int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t 
 		if (hash)
 			*hash = 0;
 		char *s = trim(buf);
-		if (!*s)
-			continue;
-		if (*s == '[') {
-			static const char *const names[] = { "", "[case]", "[code]", "[unwind]", "[sample]", "[expect]",
-							     "[leaf]" };
-			int i;
-			for (i = 1; i < 7; i++)
-				if (!strcmp(s, names[i]))
-					break;
-			if (i == 7)
-				return cfail(err, errlen, path, line,
-					     "unknown section '%s' (expected [case], [code], [leaf], [unwind], [sample], [expect])", s);
-			if (seen[i])
-				return cfail(err, errlen, path, line, "section %s appears twice", s);
-			seen[i] = true;
-			sec = i;
-			if (sec == S_LEAF) {
-				c->has_leaf = true;
-				leaf_line = line;
-			}
-			if (sec == S_EXPECT)
-				expect_line = line;
-			continue;
-		}
-		if (sec == S_NONE)
-			return cfail(err, errlen, path, line, "text before the first section (expected [case])");
-		if (sec == S_CODE) {
-			if (c->nops >= HX_MAX_OPS)
-				return cfail(err, errlen, path, line, "more than %d ops", HX_MAX_OPS);
-			char operr[256];
-			if (tr_op_parse(s, &c->ops[c->nops], operr, sizeof(operr)))
-				return cfail(err, errlen, path, line, "%s", operr);
-			c->ops[c->nops++].line = line;
-			continue;
-		}
-		if (sec == S_LEAF) {
-			if (c->nleaf >= HX_MAX_OPS)
-				return cfail(err, errlen, path, line, "more than %d ops in [leaf]", HX_MAX_OPS);
-			char operr[256];
-			struct tr_op *op = &c->leaf_ops[c->nleaf];
-			if (tr_op_parse(s, op, operr, sizeof(operr)))
-				return cfail(err, errlen, path, line, "%s", operr);
-			if (op->kind == TR_OP_CALL_TARGET || op->kind == TR_OP_TAIL_JUMP ||
-			    (op->kind == TR_OP_RAW && (op->effect == TR_OP_CALL_TARGET || op->effect == TR_OP_TAIL_JUMP)))
-				return cfail(err, errlen, path, line,
-					     "a [leaf] returns to the trampoline: %s is not allowed in it", tr_op_name(op->kind));
-			if (op->kind == TR_OP_CFI)
-				return cfail(err, errlen, path, line, "a [leaf]'s CFI is derived from its ops: no .cfi_* lines");
-			c->leaf_ops[c->nleaf++].line = line;
-			continue;
-		}
-		char *eq = strchr(s, '=');
-		if (!eq)
-			return cfail(err, errlen, path, line, "expected 'key = value', got '%s'", s);
-		*eq = 0;
-		char *key = trim(s), *val = trim(eq + 1);
-		if (!*key)
-			return cfail(err, errlen, path, line, "missing key before '='");
-		switch (sec) {
-		case S_CASE:
-			if (!strcmp(key, "name")) {
-				if (strlen(val) >= sizeof(c->name) || !*val || strspn(val, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != strlen(val))
-					return cfail(err, errlen, path, line, "name: expected 1-63 characters of [A-Za-z0-9._-]");
-				snprintf(c->name, sizeof(c->name), "%s", val);
-			} else if (!strcmp(key, "arch")) {
-				const struct tr_arch *a = tr_arch_by_name(val);
-				if (!a || strcmp(a->name, val)) {
-					char names[128];
-					tr_arch_names(names, sizeof(names));
-					return cfail(err, errlen, path, line, "arch: expected one of %s, got '%s'", names, val);
-				}
-				snprintf(c->arch, sizeof(c->arch), "%s", val);
-			} else if (!strcmp(key, "about")) {
-				snprintf(c->about, sizeof(c->about), "%s", val);
-			} else
-				return cfail(err, errlen, path, line, "unknown [case] key '%s' (expected name, arch, about)", key);
-			break;
-		case S_UNWIND:
-			if (parse_unwind(c, key, val, line, err, errlen))
-				return -1;
-			break;
-		case S_SAMPLE:
-			if (!strcmp(key, "at")) {
-				have_at = true;
-				char tmp[256];
-				snprintf(tmp, sizeof(tmp), "%s", val);
-				for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-					t = trim(t);
-					if (!strcmp(t, "every-insn"))
-						c->every_insn = true;
-					else if (!strcmp(t, "in-callee"))
-						c->in_callee = true;
-					else
-						return cfail(err, errlen, path, line, "at: expected every-insn and/or in-callee, got '%s'", t);
-				}
-			} else if (!strcmp(key, "profiles")) {
-				char tmp[256];
-				snprintf(tmp, sizeof(tmp), "%s", val);
-				c->nprofiles = 0;
-				for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-					enum pv_profile pp;
-					if (pv_profile_parse(trim(t), &pp) || c->nprofiles >= 3)
-						return cfail(err, errlen, path, line, "profiles: expected up to 3 of current, v6.1, 5.x-0x40");
-					c->profiles[c->nprofiles++] = (int)pp;
-				}
-			} else if (!strcmp(key, "stride")) {
-				long long v;
-				if (parse_int(val, &v) || v < 1 || v > (1 << 20))
-					return cfail(err, errlen, path, line, "stride: expected a byte count between trampolines");
-				c->stride = (int)v;
-			} else if (!strcmp(key, "stack_size")) {
-				char tmp[256];
-				snprintf(tmp, sizeof(tmp), "%s", val);
-				c->nstack_sizes = 0;
-				for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-					long long v;
-					if (parse_int(trim(t), &v) || v < 8 || v > 65528 || v % 8 || c->nstack_sizes >= 4)
-						return cfail(err, errlen, path, line,
-							     "stack_size: expected up to 4 sizes, multiples of 8 in 8..65528 (perf's limits)");
-					c->stack_sizes[c->nstack_sizes++] = (int)v;
-				}
-			} else if (!strcmp(key, "depth")) {
-				long long d;
-				if (parse_int(val, &d) || d < 1 || d > HX_MAX_DEPTH)
-					return cfail(err, errlen, path, line, "depth: expected 1..%d", HX_MAX_DEPTH);
-				c->depth = (int)d;
-			} else
-				return cfail(err, errlen, path, line, "unknown [sample] key '%s' (expected at, depth, stack_size, stride, profiles)", key);
-			break;
-		case S_EXPECT:
-			if (parse_expect(c, key, val, line, err, errlen))
-				return -1;
-			break;
-		default:
-			break;
-		}
+		if (*s && parse_line(&ps, s, line))
+			return -1;
 	}
-	if (!c->name[0])
-		return cfail(err, errlen, path, line, "missing 'name' in [case]");
-	if (!c->arch[0])
-		return cfail(err, errlen, path, line, "missing 'arch' in [case]");
-	if (!c->about[0])
-		return cfail(err, errlen, path, line, "missing 'about' in [case]: say why the expectations are what they are");
-	if (!c->nops)
-		return cfail(err, errlen, path, line, "missing [code] or no ops in it");
-	if (!have_at)
-		c->every_insn = c->in_callee = true;
-	if (c->has_leaf) {
-		if (!c->nleaf)
-			return cfail(err, errlen, path, leaf_line, "[leaf] has no ops");
-		if (c->in_callee)
-			return cfail(err, errlen, path, leaf_line,
-				     "a [leaf] replaces the C target: sample it with 'at = every-insn' (no in-callee)");
-		if (c->depth != 1)
-			return cfail(err, errlen, path, leaf_line, "a [leaf] needs depth = 1");
-	}
-	if (!seen[S_EXPECT])
-		return cfail(err, errlen, path, line, "missing [expect]");
-	if (!c->nexpect) {
-		char names[256];
-		uw_unwinder_list(c->arch, names, sizeof(names));
-		return cfail(err, errlen, path, expect_line,
-			     "[expect] is empty: give each unwinder that runs on %s a verdict (%s), e.g. 'fp = ok'",
-			     c->arch, names);
-	}
-	if (c->unw.cfi == TR_CFI_DIRECTIVES) {
-		bool any = false;
-		for (size_t i = 0; i < c->nops; i++)
-			any |= c->ops[i].kind == TR_OP_CFI;
-		if (!any)
-			return cfail(err, errlen, path, line, "cfi = directives but [code] has no .cfi_* lines");
-	}
-	return check_expects(c, err, errlen);
+	return check_case(&ps, line);
 }
 
 int hx_case_load(struct hx_case *c, const char *path, char *err, size_t errlen)
