@@ -57,11 +57,9 @@ static void cell(const struct hx_case_res *c, int u, char *buf, size_t n)
 		snprintf(buf + len, n - len, " !%d", bad);
 }
 
-static int report_terminal(FILE *out, const struct hx_report *rp)
+/* the case x unwinder matrix */
+static void term_matrix(FILE *out, const struct hx_case_res *cases, size_t n, const struct hx_opts *o)
 {
-	const struct hx_case_res *cases = rp->cases;
-	size_t n = rp->n;
-	const struct hx_opts *o = rp->o;
 	fprintf(out, "%-26s %-6s", "case", "result");
 	for (int u = 0; u < o->nuw; u++)
 		fprintf(out, " | %-30s", o->unwinders[u]);
@@ -76,6 +74,10 @@ static int report_terminal(FILE *out, const struct hx_report *rp)
 		}
 		fprintf(out, "\n");
 	}
+}
+
+static void term_why(FILE *out, const struct hx_case_res *cases, size_t n, const struct hx_opts *o)
+{
 	/* why chains end early: for each case and unwinder (but those with no
 	 * reason to give, the FP walk), the first sample that is not ok, with
 	 * the unwinder's stop reason */
@@ -108,6 +110,11 @@ static int report_terminal(FILE *out, const struct hx_report *rp)
 			}
 		}
 	}
+}
+
+/* every sample that missed its expectation, with the first divergent frame */
+static void term_failures(FILE *out, const struct hx_case_res *cases, size_t n)
+{
 	int shown = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct hx_case_res *c = &cases[i];
@@ -165,7 +172,14 @@ static int report_terminal(FILE *out, const struct hx_report *rp)
 			}
 		}
 	}
-	return 0;
+}
+
+static int report_terminal(FILE *out, const struct hx_report *rp)
+{
+	term_matrix(out, rp->cases, rp->n, rp->o);
+	term_why(out, rp->cases, rp->n, rp->o);
+	term_failures(out, rp->cases, rp->n);
+	return ferror(out) ? -EIO : 0;
 }
 
 static void jstr(FILE *f, const char *s)
