@@ -1,6 +1,7 @@
 /* `jitunwind bench [PATH...]`: capture cost per sample, replay rate per
  * unwinder and for the judge, and the wall time of a whole run.  Figures,
  * never pass/fail: speed targets are shown here, not asserted in tests. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,103 @@ struct bgroup {
 	struct uw_sample *us;
 	size_t n;
 };
+
+/* timings summed over every group, per unwinder of the table */
+struct btimes {
+	const struct tr_arch *host;
+	const struct uw_unwinder *const *uws;
+	size_t nu;
+	double *secs, *topen, tjudge;
+	size_t *done, *frames, judged;
+	struct uw_result *r;
+};
+
+/* One map set, as the runner replays it: its views built once (not timed),
+ * then every default unwinder replays its samples, timed, then the judge.
+ * 0, or -errno with err set. */
+static int bench_group(struct bgroup *bg, struct btimes *t, char *err, size_t errlen)
+{
+	struct hx_group *gr = &bg->s.groups[0];
+	struct jd_err je;
+	const struct uw_arch *a = uw_arch_by_mach((uint16_t)bg->s.elf_mach);
+	if (!gr->dump_path || jd_open(&bg->jd, gr->dump_path, &je) ||
+	    uw_maps_parse(gr->maps, gr->maps_len, &bg->maps, &bg->nmaps, err, errlen) ||
+	    uw_view_init(&bg->view, a, bg->maps, bg->nmaps, &bg->jd, err, errlen)) {
+		snprintf(err, errlen, "cannot build the view for %s", gr->case_path);
+		return -EINVAL;
+	}
+	/* perf's view, as the runner builds it (dump taken to be in /tmp) */
+	if (pv_build_at(&bg->pv, PV_CURRENT, bg->maps, bg->nmaps, &bg->jd, NULL, "/tmp",
+			err, errlen)) {
+		snprintf(err + strlen(err), errlen - strlen(err), " (perf view for %s)", gr->case_path);
+		return -EINVAL;
+	}
+	bg->view.pv = &bg->pv;
+	bg->n = gr->nsamples;
+	bg->us = calloc(bg->n + 1, sizeof(*bg->us));
+	if (!bg->us) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < bg->n; k++) {
+		const struct hx_sample *x = &gr->samples[k];
+		struct uw_sample *u = &bg->us[k];
+		u->arch = a;
+		u->abi = x->abi;
+		u->mask = x->mask;
+		memcpy(u->regs, x->regs, sizeof(u->regs));
+		u->stack_addr = x->stack_addr;
+		u->stack = x->stack;
+		/* DWARF unwinders get perf's default dump */
+		u->stack_size = x->stack_size > 8192 ? 8192 : x->stack_size;
+	}
+	size_t reps = bg->n ? 3000 / bg->n + 1 : 0;
+	for (size_t u = 0; u < t->nu; u++) {
+		const struct uw_unwinder *uw = t->uws[u];
+		/* the unwinders a run on this host replays by default */
+		if (!t->host || !uw_unwinder_default_on(uw, t->host->name))
+			continue;
+		void *state = NULL;
+		double ts = now();
+		if (uw->open && uw->open(&bg->view, &state, err, errlen))
+			state = NULL;
+		t->topen[u] += now() - ts;
+		ts = now();
+		/* the kernel's FP walk and the oracle read the whole stack,
+		 * DWARF unwinders perf's dump */
+		bool whole = uw->sees == UW_SEES_WHOLE;
+		for (size_t rep = 0; rep < reps; rep++)
+			for (size_t k = 0; k < bg->n; k++) {
+				struct uw_sample one = bg->us[k];
+				if (whole)
+					one.stack_size = gr->samples[k].stack_size;
+				uw->unwind(state, &bg->view, &one, t->r);
+				t->frames[u] += (size_t)t->r->n;
+				t->done[u]++;
+			}
+		t->secs[u] += now() - ts;
+		if (uw->close && state)
+			uw->close(state);
+	}
+	/* the judge: each sample's FP chain against its truth */
+	for (size_t k = 0; k < bg->n; k++) {
+		const struct hx_sample *x = &gr->samples[k];
+		uw_fp.unwind(NULL, &bg->view, &bg->us[k], t->r);
+		struct hx_judgement j;
+		double ts = now();
+		for (size_t rep = 0; rep < reps; rep++)
+			hx_judge(x->truth, (int)x->ntruth, t->r->addr, t->r->n, &j);
+		t->tjudge += now() - ts;
+		t->judged += reps;
+	}
+	pv_fini(&bg->pv);
+	uw_view_fini(&bg->view);
+	uw_maps_free(bg->maps, bg->nmaps);
+	jd_close(&bg->jd);
+	free(bg->us);
+	hx_samples_free(&bg->s);
+	return 0;
+}
 
 int hx_bench_main(int argc, char **argv)
 {
@@ -84,108 +182,39 @@ int hx_bench_main(int argc, char **argv)
 	double tcap = now() - t0;
 	/* one map set at a time, as the runner replays: its views are built once
 	 * (not timed), then every unwinder replays its samples, timed */
-	size_t NU;
-	const struct uw_unwinder *const *uws = uw_unwinders(&NU);
-	double *secs = calloc(NU, sizeof(double)), *topen = calloc(NU, sizeof(double)), tjudge = 0;
-	size_t *done = calloc(NU, sizeof(size_t)), *frames = calloc(NU, sizeof(size_t)), judged = 0;
-	struct uw_result *rp = malloc(sizeof(*rp));
-	if (!secs || !topen || !done || !frames || !rp)
+	struct btimes t = { .host = host };
+	t.uws = uw_unwinders(&t.nu);
+	t.secs = calloc(t.nu, sizeof(double));
+	t.topen = calloc(t.nu, sizeof(double));
+	t.done = calloc(t.nu, sizeof(size_t));
+	t.frames = calloc(t.nu, sizeof(size_t));
+	t.r = malloc(sizeof(*t.r));
+	if (!t.secs || !t.topen || !t.done || !t.frames || !t.r)
 		return 2;
 	for (size_t i = 0; i < ng; i++) {
-		struct hx_group *gr = &g[i].s.groups[0];
-		struct jd_err je;
-		const struct uw_arch *a = uw_arch_by_mach((uint16_t)g[i].s.elf_mach);
-		if (!gr->dump_path || jd_open(&g[i].jd, gr->dump_path, &je) ||
-		    uw_maps_parse(gr->maps, gr->maps_len, &g[i].maps, &g[i].nmaps, err, sizeof(err)) ||
-		    uw_view_init(&g[i].view, a, g[i].maps, g[i].nmaps, &g[i].jd, err, sizeof(err))) {
-			fprintf(stderr, "jitunwind bench: cannot build the view for %s\n", gr->case_path);
+		if (bench_group(&g[i], &t, err, sizeof(err))) {
+			fprintf(stderr, "jitunwind bench: %s\n", err);
 			return 2;
-		}
-		/* perf's view, as the runner builds it (dump taken to be in /tmp) */
-		if (pv_build_at(&g[i].pv, PV_CURRENT, g[i].maps, g[i].nmaps, &g[i].jd, NULL, "/tmp",
-				err, sizeof(err))) {
-			fprintf(stderr, "jitunwind bench: perf view for %s: %s\n", gr->case_path, err);
-			return 2;
-		}
-		g[i].view.pv = &g[i].pv;
-		g[i].n = gr->nsamples;
-		g[i].us = calloc(g[i].n + 1, sizeof(*g[i].us));
-		for (size_t k = 0; k < g[i].n; k++) {
-			const struct hx_sample *x = &gr->samples[k];
-			struct uw_sample *u = &g[i].us[k];
-			u->arch = a;
-			u->abi = x->abi;
-			u->mask = x->mask;
-			memcpy(u->regs, x->regs, sizeof(u->regs));
-			u->stack_addr = x->stack_addr;
-			u->stack = x->stack;
-			/* DWARF unwinders get perf's default dump */
-			u->stack_size = x->stack_size > 8192 ? 8192 : x->stack_size;
 		}
 		total += g[i].n;
-		size_t reps = g[i].n ? 3000 / g[i].n + 1 : 0;
-		for (size_t u = 0; u < NU; u++) {
-			const struct uw_unwinder *uw = uws[u];
-			/* the unwinders a run on this host replays by default */
-			if (!host || !uw_unwinder_default_on(uw, host->name))
-				continue;
-			void *state = NULL;
-			double ts = now();
-			if (uw->open && uw->open(&g[i].view, &state, err, sizeof(err)))
-				state = NULL;
-			topen[u] += now() - ts;
-			ts = now();
-			/* the kernel's FP walk and the oracle read the whole stack,
-			 * DWARF unwinders perf's dump */
-			bool whole = uw->sees == UW_SEES_WHOLE;
-			for (size_t rep = 0; rep < reps; rep++)
-				for (size_t k = 0; k < g[i].n; k++) {
-					struct uw_sample one = g[i].us[k];
-					if (whole)
-						one.stack_size = gr->samples[k].stack_size;
-					uw->unwind(state, &g[i].view, &one, rp);
-					frames[u] += (size_t)rp->n;
-					done[u]++;
-				}
-			secs[u] += now() - ts;
-			if (uw->close && state)
-				uw->close(state);
-		}
-		/* the judge: each sample's FP chain against its truth */
-		for (size_t k = 0; k < g[i].n; k++) {
-			const struct hx_sample *x = &gr->samples[k];
-			uw_fp.unwind(NULL, &g[i].view, &g[i].us[k], rp);
-			struct hx_judgement j;
-			double ts = now();
-			for (size_t rep = 0; rep < reps; rep++)
-				hx_judge(x->truth, (int)x->ntruth, rp->addr, rp->n, &j);
-			tjudge += now() - ts;
-			judged += reps;
-		}
-		pv_fini(&g[i].pv);
-		uw_view_fini(&g[i].view);
-		uw_maps_free(g[i].maps, g[i].nmaps);
-		jd_close(&g[i].jd);
-		free(g[i].us);
-		hx_samples_free(&g[i].s);
 	}
 	printf("jitunwind bench: %zu cases, %zu samples (%s)\n", ng, total, defp);
 	printf("  capture: %.1f us per sample (%.3f s for all cases, fork and jitdump included)\n",
 	       total ? tcap * 1e6 / (double)total : 0.0, tcap);
-	for (size_t u = 0; u < NU; u++)
-		if (done[u])
+	for (size_t u = 0; u < t.nu; u++)
+		if (t.done[u])
 			printf("  replay %-10s %10.0f samples/s  %5.1f frames/sample  (state built in %.2f ms per map set)\n",
-			       uws[u]->name, (double)done[u] / secs[u], (double)frames[u] / (double)done[u],
-			       topen[u] * 1e3 / (double)(ng ? ng : 1));
-	printf("  judge             %10.0f samples/s\n", tjudge > 0 ? (double)judged / tjudge : 0.0);
+			       t.uws[u]->name, (double)t.done[u] / t.secs[u], (double)t.frames[u] / (double)t.done[u],
+			       t.topen[u] * 1e3 / (double)(ng ? ng : 1));
+	printf("  judge             %10.0f samples/s\n", t.tjudge > 0 ? (double)t.judged / t.tjudge : 0.0);
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	printf("  peak RSS %ld KiB\n", ru.ru_maxrss);
-	free(rp);
-	free(secs);
-	free(topen);
-	free(done);
-	free(frames);
+	free(t.r);
+	free(t.secs);
+	free(t.topen);
+	free(t.done);
+	free(t.frames);
 	free(g);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

@@ -72,6 +72,9 @@ START_TEST(help_and_usage)
 	ck_assert_int_eq(sh(out, sizeof(out), "%s --help", bin), 0);
 	ck_assert_int_eq(sh(out, sizeof(out), "%s run --help", bin), 0);
 	ck_assert_ptr_nonnull(strstr(out, "--unwinders"));
+	/* the help lists every unwinder of the registry, with its default arches */
+	ck_assert_msg(strstr(out, "lr-step-dw") && strstr(out, "(default on aarch64)") && strstr(out, "libdw "),
+		      "output: %s", out);
 	ck_assert_int_eq(sh(out, sizeof(out), "%s frobnicate", bin), 2);
 	ck_assert_int_eq(sh(out, sizeof(out), "%s run --unwinders nope", bin), 2);
 	ck_assert_ptr_nonnull(strstr(out, "unknown unwinder 'nope'"));
