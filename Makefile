@@ -152,7 +152,7 @@ clean:
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
 FUZZ_DIR     := build/$(ARCH)-fuzz
-FUZZ_SRC     := tests/fuzz/fuzz_lint.c unwinders/lint.c unwinders/ehframe.c unwinders/jitdump.c \
+FUZZ_SRC     := tests/fuzz/fuzz_lint.c unwinders/lint.c unwinders/ehframe.c unwinders/jitdump.c unwinders/jdwalk.c \
                 unwinders/perfview.c unwinders/view.c harness/lintcmd.c
 FUZZ_FLAGS   := -std=gnu11 -O1 -g -I. -D_GNU_SOURCE -DJU_ARCH_$(ARCH) $(PKG_CFLAGS) -Wall -Wextra \
                 -Wno-unused-parameter -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all

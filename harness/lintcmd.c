@@ -606,7 +606,7 @@ static void dump_hdr(struct dump *d, const uint8_t *p, size_t n, uint64_t file_o
 		fputs("] }", d->f);
 }
 
-static void dump_code(struct dump *d, const struct lint_load *l, uint64_t file_off)
+static void dump_code(struct dump *d, const struct jdr_load *l, uint64_t file_off)
 {
 	const char *ind = "          ";
 	if (d->json) {
@@ -657,7 +657,7 @@ static void dump_code(struct dump *d, const struct lint_load *l, uint64_t file_o
 		fputs("] }", d->f);
 }
 
-static void dump_view(struct dump *d, const struct lint_load *l, const struct lint_layout *ly)
+static void dump_view(struct dump *d, const struct jdr_load *l, const struct lint_layout *ly)
 {
 	if (d->json) {
 		fprintf(d->f, "{ \"profile\": \"%s\", \"so\": \"jitted-%u-%" PRIu64 ".so\", \"text\": { \"addr\": \"0x%" PRIx64
@@ -688,7 +688,7 @@ static void dump_view(struct dump *d, const struct lint_load *l, const struct li
 		ly->map_start + ly->map_len);
 }
 
-static void dump_unwind(struct dump *d, const struct lint_unw *u, uint64_t uoff, bool again,
+static void dump_unwind(struct dump *d, const struct jdr_unw *u, uint64_t uoff, bool again,
 			const struct lint_layout *ly)
 {
 	uint64_t data_off = uoff + 40;
@@ -718,7 +718,7 @@ static void dump_unwind(struct dump *d, const struct lint_unw *u, uint64_t uoff,
 		dump_hdr(d, u->data + ly->eh_size, (size_t)ly->hdr_size, data_off + ly->eh_size, ly->rt_hdr);
 }
 
-static void dump_debug(struct dump *d, const struct lint_debug *g)
+static void dump_debug(struct dump *d, const struct jdr_debug *g)
 {
 	size_t pos = 0;
 	uint64_t i = 0;
@@ -753,14 +753,14 @@ static void dump_debug(struct dump *d, const struct lint_debug *g)
 		fprintf(d->f, "          (%" PRIu64 " of nr_entry %" PRIu64 " fit the record)\n", i, g->nr_entry);
 }
 
-static void dump_record(struct dump *d, const struct lint_rec *r, struct lint_perfstate *ps, bool first)
+static void dump_record(struct dump *d, const struct jdr_rec *r, struct jdr_pending *ps, bool first)
 {
 	char nb[1024];
 	FILE *f = d->f;
-	const struct lint_unw *u;
-	const struct lint_debug *g;
+	const struct jdr_unw *u;
+	const struct jdr_debug *g;
 	uint64_t uoff = 0, goff = 0;
-	lint_perf_step(ps, r, &u, &uoff, &g, &goff);
+	jdr_pending_step(ps, r, &u, &uoff, &g, &goff);
 	/* an info with eh_frame_hdr_size 0 stays for every later load */
 	bool again = u && d->unw_used && d->unw_used_off == uoff;
 	if (u) {
@@ -781,7 +781,7 @@ static void dump_record(struct dump *d, const struct lint_rec *r, struct lint_pe
 	}
 	switch (r->id) {
 	case JD_CODE_LOAD: {
-		const struct lint_load *l = &r->u.load;
+		const struct jdr_load *l = &r->u.load;
 		if (d->json) {
 			fprintf(f, ", \"pid\": %u, \"tid\": %u, \"vma\": \"0x%" PRIx64 "\", \"code_addr\": \"0x%" PRIx64
 				"\", \"code_size\": %" PRIu64 ", \"code_index\": %" PRIu64 ", \"name\": ", l->pid, l->tid, l->vma,
@@ -829,7 +829,7 @@ static void dump_record(struct dump *d, const struct lint_rec *r, struct lint_pe
 		break;
 	}
 	case JD_CODE_MOVE: {
-		const struct lint_move *m = &r->u.move;
+		const struct jdr_move *m = &r->u.move;
 		if (d->json)
 			fprintf(f, ", \"pid\": %u, \"tid\": %u, \"vma\": \"0x%" PRIx64 "\", \"old_code_addr\": \"0x%" PRIx64
 				"\", \"new_code_addr\": \"0x%" PRIx64 "\", \"code_size\": %" PRIu64 ", \"code_index\": %" PRIu64,
@@ -841,7 +841,7 @@ static void dump_record(struct dump *d, const struct lint_rec *r, struct lint_pe
 		break;
 	}
 	case JD_CODE_DEBUG_INFO: {
-		const struct lint_debug *dg = &r->u.debug;
+		const struct jdr_debug *dg = &r->u.debug;
 		if (d->json) {
 			fprintf(f, ", \"code_addr\": \"0x%" PRIx64 "\", \"nr_entry\": %" PRIu64 ", \"entries\": ", dg->code_addr,
 				dg->nr_entry);
@@ -853,7 +853,7 @@ static void dump_record(struct dump *d, const struct lint_rec *r, struct lint_pe
 		break;
 	}
 	case JD_CODE_UNWINDING_INFO: {
-		const struct lint_unw *uw = &r->u.unw;
+		const struct jdr_unw *uw = &r->u.unw;
 		if (d->json)
 			fprintf(f, ", \"unwinding_size\": %" PRIu64 ", \"eh_frame_hdr_size\": %" PRIu64 ", \"mapped_size\": %"
 				PRIu64 ", \"data_size\": %zu", uw->unwinding_size, uw->eh_frame_hdr_size, uw->mapped_size,
@@ -875,13 +875,15 @@ int hx_dump_mem(FILE *out, const char *name, const uint8_t *data, size_t size, b
 		enum pv_profile prof, bool code)
 {
 	struct dump d = { out, json, 0, prof, code, 0, false, data, false, 0 };
-	struct lint_iter it;
+	struct jdr_iter it;
+	struct jdr_err we;
 	struct lint_finding fin;
-	if (lint_iter_init(&it, data, size, &fin)) {
+	if (jdr_init(&it, data, size, &we)) {
+		lint_walk_error(&we, &fin);
 		fprintf(stderr, "jitunwind dump: %s: offset 0x%" PRIx64 ": %s\n", name, fin.offset, fin.msg);
 		return 2;
 	}
-	const struct lint_hdr *h = &it.hdr;
+	const struct jdr_hdr *h = &it.hdr;
 	d.mach = h->elf_mach;
 	if (code && h->elf_mach == 62 && cs_open(CS_ARCH_X86, CS_MODE_64, &d.cs) == CS_ERR_OK) {
 		cs_option(d.cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
@@ -904,17 +906,19 @@ int hx_dump_mem(FILE *out, const char *name, const uint8_t *data, size_t size, b
 			PRIu64 " flags 0x%" PRIx64 "\n", 0, h->magic, h->version, h->total_size, h->elf_mach, h->pad1, h->pid,
 			h->timestamp, h->flags);
 	}
-	struct lint_perfstate ps;
+	struct jdr_pending ps;
 	memset(&ps, 0, sizeof(ps));
-	struct lint_rec r;
+	struct jdr_rec r;
 	bool first = true;
 	int rc, status = 0;
-	while ((rc = lint_iter_next(&it, &r, &fin)) > 0) {
+	while ((rc = jdr_next(&it, &r, &we)) > 0) {
 		dump_record(&d, &r, &ps, first);
 		first = false;
 	}
-	if (rc < 0)
+	if (rc < 0) {
+		lint_walk_error(&we, &fin);
 		status = 1;
+	}
 	if (json) {
 		fprintf(out, "\n  ],\n  \"end\": { \"offset\": %zu, \"error\": ", rc < 0 ? (size_t)fin.offset : size);
 		if (rc < 0) {

@@ -1019,12 +1019,12 @@ START_TEST(every_truncation)
 	/* the record boundaries, where a cut leaves whole records */
 	bool *edge = calloc(b.n + 1, 1);
 	ck_assert_ptr_nonnull(edge);
-	struct lint_iter it;
-	struct lint_rec r;
-	struct lint_finding f;
-	ck_assert_int_eq(lint_iter_init(&it, b.p, b.n, &f), 0);
+	struct jdr_iter it;
+	struct jdr_rec r;
+	struct jdr_err f;
+	ck_assert_int_eq(jdr_init(&it, b.p, b.n, &f), 0);
 	edge[it.off] = true;
-	while (lint_iter_next(&it, &r, &f) > 0)
+	while (jdr_next(&it, &r, &f) > 0)
 		edge[it.off] = true;
 	ck_assert(edge[b.n]);
 	for (size_t n = 0; n <= b.n; n++) {
@@ -1071,7 +1071,7 @@ START_TEST(layout_matches_perfview)
 	struct jd_load l = { .code_addr = ADDR, .vma = ADDR, .code_size = F11->code_size, .code_index = 3,
 			     .name = "tramp", .code = F11->code, .has_unwind = true, .unwind = u.data,
 			     .unwinding_size = u.size, .eh_frame_hdr_size = u.hdr_size, .mapped_size = u.mapped_size };
-	struct lint_unw lu = { u.size, u.hdr_size, u.mapped_size, u.data, u.size };
+	struct jdr_unw lu = { u.size, u.hdr_size, u.mapped_size, u.data, u.size };
 	struct lint_layout ly;
 	lint_layout(prof, ADDR, F11->code_size, &lu, &ly);
 	char dir[] = "/tmp/julint-XXXXXX", path[256], e2[512];

@@ -17,12 +17,6 @@
 
 #include "unwinders/ehframe.h"
 
-#define HDR_SIZE 40
-#define PREFIX 16
-#define LOAD_FIXED 56
-#define MOVE_FIXED 64
-#define DEBUG_FIXED 32
-#define UNW_FIXED 40
 #define GENELF_TEXT 0x80u
 #define EM_X86_64_ 62
 #define EM_AARCH64_ 183
@@ -173,187 +167,20 @@ static uint64_t align8(uint64_t x)
 	return (x + 7) & ~7ull;
 }
 
-__attribute__((format(printf, 4, 5)))
-static void setf(struct lint_finding *f, enum lint_rule_id id, uint64_t off, const char *fmt, ...)
+void lint_walk_error(const struct jdr_err *e, struct lint_finding *f)
 {
-	va_list ap;
+	enum lint_rule_id id = e->kind == JDR_SIZE_SMALL ? LR_RECORD_SIZE :
+			       e->kind == JDR_PREFIX_TRUNCATED || e->kind == JDR_PAST_END ? LR_RECORD_TRUNCATED :
+			       LR_NOT_JITDUMP;
 	f->rule = &lint_rules[id];
-	f->offset = off;
-	va_start(ap, fmt);
-	vsnprintf(f->msg, sizeof(f->msg), fmt, ap);
-	va_end(ap);
-}
-
-/* ---- the streaming reader ---- */
-
-int lint_iter_init(struct lint_iter *it, const uint8_t *data, size_t size,
-		   struct lint_finding *fatal)
-{
-	memset(it, 0, sizeof(*it));
-	it->data = data;
-	it->size = size;
-	if (size < HDR_SIZE) {
-		setf(fatal, LR_NOT_JITDUMP, 0, "file of %zu bytes is shorter than the 40-byte jitdump header", size);
-		return -1;
-	}
-	struct lint_hdr *h = &it->hdr;
-	h->magic = rd32(data);
-	h->version = rd32(data + 4);
-	h->total_size = rd32(data + 8);
-	h->elf_mach = rd32(data + 12);
-	h->pad1 = rd32(data + 16);
-	h->pid = rd32(data + 20);
-	h->timestamp = rd64(data + 24);
-	h->flags = rd64(data + 32);
-	if (h->magic != JD_MAGIC) {
-		if (h->magic == __builtin_bswap32(JD_MAGIC))
-			setf(fatal, LR_NOT_JITDUMP, 0, "byte-swapped magic 0x%08x: a dump from the other byte order "
-			     "(perf swaps every field; this reader takes host order only)", h->magic);
-		else
-			setf(fatal, LR_NOT_JITDUMP, 0, "bad magic 0x%08x, expected 0x4a695444 (\"JiTD\")", h->magic);
-		return -1;
-	}
-	/* records start where the producer meant them to; JD003 says what perf does */
-	it->off = h->total_size > HDR_SIZE && h->total_size <= size ? h->total_size : HDR_SIZE;
-	return 0;
-}
-
-static void decode_load(struct lint_rec *r)
-{
-	struct lint_load *l = &r->u.load;
-	const uint8_t *p = r->p;
-	l->pid = rd32(p + 16);
-	l->tid = rd32(p + 20);
-	l->vma = rd64(p + 24);
-	l->code_addr = rd64(p + 32);
-	l->code_size = rd64(p + 40);
-	l->code_index = rd64(p + 48);
-	size_t room = r->size - LOAD_FIXED;
-	const uint8_t *nul = room ? memchr(p + LOAD_FIXED, 0, room) : NULL;
-	if (!nul)
-		return;
-	l->name = (const char *)(p + LOAD_FIXED);
-	l->name_len = (size_t)(nul - (p + LOAD_FIXED));
-	size_t after = room - l->name_len - 1;
-	if (l->code_size <= after) {
-		l->code = p + r->size - l->code_size;
-		l->gap = after - (size_t)l->code_size;
-	}
-}
-
-int lint_iter_next(struct lint_iter *it, struct lint_rec *r, struct lint_finding *bad)
-{
-	memset(r, 0, sizeof(*r));
-	if (it->off >= it->size)
-		return 0;
-	size_t left = it->size - it->off;
-	r->off = it->off;
-	if (left < PREFIX) {
-		setf(bad, LR_RECORD_TRUNCATED, r->off, "record prefix truncated: %zu bytes left, a prefix has 16", left);
-		return -1;
-	}
-	const uint8_t *p = it->data + it->off;
-	r->id = rd32(p);
-	r->size = rd32(p + 4);
-	r->timestamp = rd64(p + 8);
-	r->p = p;
-	if (r->size < PREFIX) {
-		setf(bad, LR_RECORD_SIZE, r->off + 4, "record total_size %u is below the 16-byte prefix", r->size);
-		return -1;
-	}
-	if (r->size > left) {
-		setf(bad, LR_RECORD_TRUNCATED, r->off + 4, "record id %u of total_size %u runs past the end of the file "
-		     "(%zu bytes left)", r->id, r->size, left);
-		return -1;
-	}
-	it->off += r->size;
-	it->nrecs++;
-	switch (r->id) {
-	case JD_CODE_LOAD:
-		if (r->size < LOAD_FIXED + 1)
-			r->short_fixed = true;
-		else
-			decode_load(r);
-		break;
-	case JD_CODE_MOVE:
-		if (r->size < MOVE_FIXED) {
-			r->short_fixed = true;
-			break;
-		}
-		r->u.move = (struct lint_move){ rd32(p + 16), rd32(p + 20), rd64(p + 24), rd64(p + 32),
-						rd64(p + 40), rd64(p + 48), rd64(p + 56) };
-		break;
-	case JD_CODE_DEBUG_INFO:
-		if (r->size < DEBUG_FIXED) {
-			r->short_fixed = true;
-			break;
-		}
-		r->u.debug = (struct lint_debug){ rd64(p + 16), rd64(p + 24), p + DEBUG_FIXED, r->size - DEBUG_FIXED };
-		break;
-	case JD_CODE_UNWINDING_INFO:
-		if (r->size < UNW_FIXED) {
-			r->short_fixed = true;
-			break;
-		}
-		r->u.unw = (struct lint_unw){ rd64(p + 16), rd64(p + 24), rd64(p + 32), p + UNW_FIXED,
-					      r->size - UNW_FIXED };
-		break;
-	default:
-		break;
-	}
-	return 1;
-}
-
-void lint_perf_step(struct lint_perfstate *s, const struct lint_rec *r,
-		    const struct lint_unw **unw, uint64_t *unw_off,
-		    const struct lint_debug **dbg, uint64_t *dbg_off)
-{
-	if (unw)
-		*unw = NULL;
-	if (dbg)
-		*dbg = NULL;
-	switch (r->id) {
-	case JD_CODE_UNWINDING_INFO:
-		if (r->short_fixed)
-			break;
-		s->unw_set = true;
-		s->unw_off = r->off;
-		s->unw = r->u.unw;
-		break;
-	case JD_CODE_DEBUG_INFO:
-		if (r->short_fixed)
-			break;
-		s->dbg_set = true;
-		s->dbg_off = r->off;
-		s->dbg = r->u.debug;
-		break;
-	case JD_CODE_LOAD:
-		if (s->unw_set) {
-			if (unw)
-				*unw = &s->unw;
-			if (unw_off)
-				*unw_off = s->unw_off;
-			/* jit_repipe_code_load frees it only when eh_frame_hdr_size != 0 */
-			if (s->unw.eh_frame_hdr_size)
-				s->unw_set = false;
-		}
-		if (s->dbg_set) {
-			if (dbg)
-				*dbg = &s->dbg;
-			if (dbg_off)
-				*dbg_off = s->dbg_off;
-			s->dbg_set = false;
-		}
-		break;
-	default:
-		break;
-	}
+	f->offset = e->offset;
+	jdr_err_msg(e, f->msg, sizeof(f->msg));
 }
 
 /* ---- perf's view ---- */
 
 void lint_layout(enum pv_profile prof, uint64_t code_addr, uint64_t code_size,
-		 const struct lint_unw *u, struct lint_layout *out)
+		 const struct jdr_unw *u, struct lint_layout *out)
 {
 	memset(out, 0, sizeof(*out));
 	/* section addresses and the MMAP2 pgoff follow GEN_ELF_TEXT_OFFSET of the
@@ -591,9 +418,9 @@ struct lint_ctx {
 	struct lint_summary *sum;
 	const uint8_t *data;
 	size_t size;
-	struct lint_hdr hdr;
+	struct jdr_hdr hdr;
 	enum pv_profile prof;
-	struct lint_perfstate ps;
+	struct jdr_pending ps;
 	/* pending UNWINDING_INFO extras: the record before it, and its checks */
 	bool unw_used, unw_bad, unw_after_load;
 	uint64_t unw_prev_off, unw_prev_addr, unw_prev_size;
@@ -675,22 +502,22 @@ static const char *mach_name(uint32_t m)
 
 static void check_header(struct lint_ctx *c)
 {
-	const struct lint_hdr *h = &c->hdr;
+	const struct jdr_hdr *h = &c->hdr;
 	if (h->version > 1)   /* perf takes 0 too */
-		report(c, LR_VERSION, 4, "version %u, expected 1: perf rejects the whole dump", h->version);
-	if (h->total_size != HDR_SIZE)
-		report(c, LR_HEADER_SIZE, 8, "header total_size %u, expected 40: %s", h->total_size,
+		report(c, LR_VERSION, JD_HDR_VERSION, "version %u, expected 1: perf rejects the whole dump", h->version);
+	if (h->total_size != JD_HDR_SIZE)
+		report(c, LR_HEADER_SIZE, JD_HDR_TOTAL_SIZE, "header total_size %u, expected 40: %s", h->total_size,
 		       h->total_size > 80 ? "perf's skip of the extra bytes fails and it rejects the dump" :
-		       h->total_size > HDR_SIZE ? "perf reads the extra header bytes as the first record" :
+		       h->total_size > JD_HDR_SIZE ? "perf reads the extra header bytes as the first record" :
 		       "perf reads the first record at offset 40 anyway");
 	if (h->flags & ~1ull)
-		report(c, LR_HEADER_FLAGS, 32, "flags 0x%" PRIx64 ": unknown bits 0x%" PRIx64, h->flags,
+		report(c, LR_HEADER_FLAGS, JD_HDR_FLAGS, "flags 0x%" PRIx64 ": unknown bits 0x%" PRIx64, h->flags,
 		       h->flags & ~(uint64_t)1);
 	if (h->flags & 1)
 		report(c, LR_ARCH_TIMESTAMP, 32, "JITDUMP_FLAGS_ARCH_TIMESTAMP is set: timestamps are TSC values, "
 		       "not CLOCK_MONOTONIC");
 	if (!mach_name(h->elf_mach))
-		report(c, LR_ELF_MACH, 12, "elf_mach %u is not a machine perf supports", h->elf_mach);
+		report(c, LR_ELF_MACH, JD_HDR_ELF_MACH, "elf_mach %u is not a machine perf supports", h->elf_mach);
 	if (c->o->name) {
 		const char *b = strrchr(c->o->name, '/');
 		b = b ? b + 1 : c->o->name;
@@ -1386,7 +1213,7 @@ static void check_hdr(struct lint_ctx *c, uint64_t uoff, const uint8_t *hd, size
 {
 	struct ehf_hdr h;
 	struct ehf_err ee;
-	uint64_t hdr_file = uoff + UNW_FIXED + (ly->eh_size);
+	uint64_t hdr_file = uoff + JD_UNW_FIXED + (ly->eh_size);
 	if (ehf_parse_hdr(hd, hs, ly->rt_hdr, &h, &ee)) {
 		report(c, LR_HDR_PARSE, hdr_file + ee.offset, ".eh_frame_hdr+0x%" PRIx64 ": %s", ee.offset, ee.msg);
 		return;
@@ -1460,7 +1287,7 @@ static bool covers_exactly(const struct ehf_table *t, uint64_t a, uint64_t n)
 
 /* Does this unwinding info, resolved in the layout of the load at
  * [addr, addr+size), describe exactly that code? */
-static bool unw_covers(struct lint_ctx *c, const struct lint_unw *u, uint64_t addr, uint64_t size)
+static bool unw_covers(struct lint_ctx *c, const struct jdr_unw *u, uint64_t addr, uint64_t size)
 {
 	if (u->eh_frame_hdr_size > u->unwinding_size || u->unwinding_size > u->avail)
 		return false;
@@ -1477,21 +1304,21 @@ static bool unw_covers(struct lint_ctx *c, const struct lint_unw *u, uint64_t ad
 }
 
 /* The unwinding info perf attaches to a load. */
-static void check_unwind(struct lint_ctx *c, const struct lint_rec *r, const struct lint_unw *u,
+static void check_unwind(struct lint_ctx *c, const struct jdr_rec *r, const struct jdr_unw *u,
 			 uint64_t uoff, const struct lint_layout *ly)
 {
-	const struct lint_load *l = &r->u.load;
+	const struct jdr_load *l = &r->u.load;
 	if (c->unw_bad || !u->unwinding_size)
 		return;
-	uint64_t data_file = uoff + UNW_FIXED;
+	uint64_t data_file = uoff + JD_UNW_FIXED;
 	size_t us = (size_t)u->unwinding_size, hs = (size_t)u->eh_frame_hdr_size, es = us - hs;
 	const uint8_t *d = u->data;
 	if (u->mapped_size == 0 && es)
-		report(c, LR_MAPPED_ZERO, uoff + 32, "UNWINDING_INFO for the CODE_LOAD at 0x%" PRIx64 " has mapped_size "
+		report(c, LR_MAPPED_ZERO, uoff + JD_UNW_MAPPED_SIZE, "UNWINDING_INFO for the CODE_LOAD at 0x%" PRIx64 " has mapped_size "
 		       "0: perf maps [0x%" PRIx64 ", +0x%" PRIx64 "), its .eh_frame would be at 0x%" PRIx64, r->off,
 		       ly->map_start, ly->map_len, ly->rt_eh);
 	else if (u->mapped_size && u->mapped_size < u->unwinding_size)
-		report(c, LR_MAPPED_SMALL, uoff + 32, "mapped_size %" PRIu64 " is below unwinding_size %" PRIu64
+		report(c, LR_MAPPED_SMALL, uoff + JD_UNW_MAPPED_SIZE, "mapped_size %" PRIu64 " is below unwinding_size %" PRIu64
 		       ": the last %" PRIu64 " bytes (the end of .eh_frame_hdr) lie outside perf's mapping",
 		       u->mapped_size, u->unwinding_size, u->unwinding_size - u->mapped_size);
 
@@ -1514,7 +1341,7 @@ static void check_unwind(struct lint_ctx *c, const struct lint_rec *r, const str
 		frame_walk(d, us, &whole);
 		size_t w = whole.ok ? whole.end : whole.bad_off;
 		if (w != es && w < us && !ehf_parse_hdr(d + w, us - w, ly->rt_eh + w, &h, &ee)) {
-			report(c, LR_HDR_SIZE_MISMATCH, uoff + 24, "eh_frame_hdr_size %zu puts the end of .eh_frame at "
+			report(c, LR_HDR_SIZE_MISMATCH, uoff + JD_UNW_EH_FRAME_HDR_SIZE, "eh_frame_hdr_size %zu puts the end of .eh_frame at "
 			       "+0x%zx, but its records end at +0x%zx, where a %zu-byte .eh_frame_hdr parses", hs, es, w,
 			       us - w);
 			return;
@@ -1742,9 +1569,9 @@ static bool index_seen(struct lint_ctx *c, uint64_t idx, bool add, uint64_t off)
 	return false;
 }
 
-static void check_identical(struct lint_ctx *c, const struct lint_rec *r)
+static void check_identical(struct lint_ctx *c, const struct jdr_rec *r)
 {
-	const struct lint_load *l = &r->u.load;
+	const struct jdr_load *l = &r->u.load;
 	if (!c->codes || !l->code || !l->code_size)
 		return;
 	uint64_t h = hash_code(l->code, l->code_size);
@@ -1769,11 +1596,11 @@ static void check_identical(struct lint_ctx *c, const struct lint_rec *r)
 	struct code_slot *s = &c->codes[h & (c->ncodes - 1)];
 	if (s->load_off && s->hash == h) {
 		/* the earlier load, read back from the map (decoded as before) */
-		struct lint_iter it = { c->data, c->size, (size_t)s->load_off, c->hdr, 0 };
-		struct lint_rec o;
-		struct lint_finding f;
-		const struct lint_load *ol = &o.u.load;
-		if (lint_iter_next(&it, &o, &f) > 0 && ol->code && ol->code_size == l->code_size &&
+		struct jdr_iter it = { c->data, c->size, (size_t)s->load_off, c->hdr, 0 };
+		struct jdr_rec o;
+		struct jdr_err f;
+		const struct jdr_load *ol = &o.u.load;
+		if (jdr_next(&it, &o, &f) > 0 && ol->code && ol->code_size == l->code_size &&
 		    !memcmp(ol->code, l->code, (size_t)l->code_size)) {
 			if (ol->name_len != l->name_len || memcmp(ol->name, l->name, l->name_len))
 				report(c, LR_IDENTICAL_CODE, r->off, "CODE_LOAD '%.60s' has the same %" PRIu64 " code bytes "
@@ -1789,10 +1616,10 @@ static void check_identical(struct lint_ctx *c, const struct lint_rec *r)
 	s->load_off = r->off;
 }
 
-static void check_debug_for_load(struct lint_ctx *c, const struct lint_rec *r, const struct lint_debug *d,
+static void check_debug_for_load(struct lint_ctx *c, const struct jdr_rec *r, const struct jdr_debug *d,
 				  uint64_t doff)
 {
-	const struct lint_load *l = &r->u.load;
+	const struct jdr_load *l = &r->u.load;
 	if (d->code_addr != l->code_addr) {
 		if (c->dbg_after_load && d->code_addr == c->dbg_prev_addr)
 			report(c, LR_DEBUG_AFTER_LOAD, doff, "DEBUG_INFO for code_addr 0x%" PRIx64 " follows the CODE_LOAD "
@@ -1823,38 +1650,38 @@ static void check_debug_for_load(struct lint_ctx *c, const struct lint_rec *r, c
 		       l->code_addr, l->code_addr + l->code_size, r->off, first);
 }
 
-static void on_load(struct lint_ctx *c, const struct lint_rec *r)
+static void on_load(struct lint_ctx *c, const struct jdr_rec *r)
 {
-	const struct lint_load *l = &r->u.load;
+	const struct jdr_load *l = &r->u.load;
 	c->sum->loads++;
-	const struct lint_unw *u;
-	const struct lint_debug *d;
+	const struct jdr_unw *u;
+	const struct jdr_debug *d;
 	uint64_t uoff = 0, doff = 0;
 	/* a sticky (eh_frame_hdr_size 0) info already checked against its first load */
 	bool again = c->ps.unw_set && c->unw_used;
-	lint_perf_step(&c->ps, r, &u, &uoff, &d, &doff);
+	jdr_pending_step(&c->ps, r, &u, &uoff, &d, &doff);
 	if (u)
 		c->unw_used = true;
 	if (r->short_fixed) {
-		report(c, LR_RECORD_SIZE, r->off + 4, "CODE_LOAD total_size %u, below its 56-byte fixed part and the "
+		report(c, LR_RECORD_SIZE, r->off + JD_REC_TOTAL_SIZE, "CODE_LOAD total_size %u, below its 56-byte fixed part and the "
 		       "name's NUL", r->size);
 		return;
 	}
 	if (!l->name) {
-		report(c, LR_LOAD_NAME, r->off + LOAD_FIXED, "CODE_LOAD name is not NUL-terminated inside the record "
+		report(c, LR_LOAD_NAME, r->off + JD_LOAD_FIXED, "CODE_LOAD name is not NUL-terminated inside the record "
 		       "(%u bytes)", r->size);
 		return;
 	}
 	if (l->pid != c->hdr.pid)
-		report(c, LR_RECORD_PID, r->off + 16, "CODE_LOAD '%.60s' has pid %u, the header's is %u", l->name,
+		report(c, LR_RECORD_PID, r->off + JD_LOAD_PID, "CODE_LOAD '%.60s' has pid %u, the header's is %u", l->name,
 		       l->pid, c->hdr.pid);
 	if (!l->code) {
-		report(c, LR_LOAD_CODE_SIZE, r->off + 40, "CODE_LOAD '%.60s': code_size %" PRIu64 " does not fit the %zu "
-		       "bytes after the name", l->name, l->code_size, (size_t)r->size - LOAD_FIXED - l->name_len - 1);
+		report(c, LR_LOAD_CODE_SIZE, r->off + JD_LOAD_CODE_SIZE, "CODE_LOAD '%.60s': code_size %" PRIu64 " does not fit the %zu "
+		       "bytes after the name", l->name, l->code_size, (size_t)r->size - JD_LOAD_FIXED - l->name_len - 1);
 		return;
 	}
 	if (l->code_size > INT32_MAX)
-		report(c, LR_LOAD_CODE_SIZE, r->off + 40, "CODE_LOAD '%.60s': code_size %" PRIu64 " does not fit perf's "
+		report(c, LR_LOAD_CODE_SIZE, r->off + JD_LOAD_CODE_SIZE, "CODE_LOAD '%.60s': code_size %" PRIu64 " does not fit perf's "
 		       "int", l->name, l->code_size);
 	if (l->gap) {
 		const uint8_t *g = (const uint8_t *)l->name + l->name_len + 1;
@@ -1865,12 +1692,12 @@ static void on_load(struct lint_ctx *c, const struct lint_rec *r)
 			       l->gap, l->gap);
 	}
 	if (!l->code_size)
-		report(c, LR_LOAD_EMPTY, r->off + 40, "CODE_LOAD '%.60s' has code_size 0", l->name);
+		report(c, LR_LOAD_EMPTY, r->off + JD_LOAD_CODE_SIZE, "CODE_LOAD '%.60s' has code_size 0", l->name);
 	if (l->vma != l->code_addr)
-		report(c, LR_LOAD_VMA, r->off + 24, "CODE_LOAD '%.60s': vma 0x%" PRIx64 " != code_addr 0x%" PRIx64,
+		report(c, LR_LOAD_VMA, r->off + JD_LOAD_VMA, "CODE_LOAD '%.60s': vma 0x%" PRIx64 " != code_addr 0x%" PRIx64,
 		       l->name, l->vma, l->code_addr);
 	if (index_seen(c, l->code_index, true, r->off))
-		report(c, LR_DUPLICATE_INDEX, r->off + 48, "CODE_LOAD '%.60s' reuses code_index %" PRIu64, l->name,
+		report(c, LR_DUPLICATE_INDEX, r->off + JD_LOAD_CODE_INDEX, "CODE_LOAD '%.60s' reuses code_index %" PRIu64, l->name,
 		       l->code_index);
 	check_identical(c, r);
 	if (d)
@@ -1878,7 +1705,7 @@ static void on_load(struct lint_ctx *c, const struct lint_rec *r)
 	struct lint_layout ly;
 	lint_layout(c->prof, l->code_addr, l->code_size, u, &ly);
 	if (ly.map_start + ly.map_len < ly.map_start) {
-		report(c, LR_ADDR_WRAP, r->off + 32, "CODE_LOAD '%.60s': [0x%" PRIx64 ", +0x%" PRIx64 ") wraps around",
+		report(c, LR_ADDR_WRAP, r->off + JD_LOAD_CODE_ADDR, "CODE_LOAD '%.60s': [0x%" PRIx64 ", +0x%" PRIx64 ") wraps around",
 		       l->name, ly.map_start, ly.map_len);
 	} else {
 		place_mapping(c, r->off, ly.map_start, ly.map_len, l->code_size, l->code_index, l->name);
@@ -1887,30 +1714,30 @@ static void on_load(struct lint_ctx *c, const struct lint_rec *r)
 		check_unwind(c, r, u, uoff, &ly);
 }
 
-static void on_unwind(struct lint_ctx *c, const struct lint_rec *r)
+static void on_unwind(struct lint_ctx *c, const struct jdr_rec *r)
 {
 	if (r->short_fixed) {
-		report(c, LR_RECORD_SIZE, r->off + 4, "CODE_UNWINDING_INFO total_size %u, below its 40-byte fixed part",
+		report(c, LR_RECORD_SIZE, r->off + JD_REC_TOTAL_SIZE, "CODE_UNWINDING_INFO total_size %u, below its 40-byte fixed part",
 		       r->size);
 		return;
 	}
-	const struct lint_unw *u = &r->u.unw;
+	const struct jdr_unw *u = &r->u.unw;
 	if (c->ps.unw_set && !c->unw_used)
 		report(c, LR_UNWIND_OVERWRITTEN, c->ps.unw_off, "UNWINDING_INFO is replaced by the one at 0x%" PRIx64
 		       " before any CODE_LOAD", r->off);
 	c->unw_bad = false;
 	if (u->unwinding_size > u->avail) {
-		report(c, LR_UNWIND_SIZE, r->off + 16, "unwinding_size %" PRIu64 " runs past the record's %zu bytes of "
+		report(c, LR_UNWIND_SIZE, r->off + JD_UNW_UNWINDING_SIZE, "unwinding_size %" PRIu64 " runs past the record's %zu bytes of "
 		       "data", u->unwinding_size, u->avail);
 		c->unw_bad = true;
 	} else if (u->eh_frame_hdr_size > u->unwinding_size) {
-		report(c, LR_UNWIND_SIZE, r->off + 24, "eh_frame_hdr_size %" PRIu64 " is larger than unwinding_size %"
+		report(c, LR_UNWIND_SIZE, r->off + JD_UNW_EH_FRAME_HDR_SIZE, "eh_frame_hdr_size %" PRIu64 " is larger than unwinding_size %"
 		       PRIu64, u->eh_frame_hdr_size, u->unwinding_size);
 		c->unw_bad = true;
 	} else if (!u->unwinding_size) {
-		report(c, LR_UNWIND_EMPTY, r->off + 16, "unwinding_size 0");
+		report(c, LR_UNWIND_EMPTY, r->off + JD_UNW_UNWINDING_SIZE, "unwinding_size 0");
 	} else if (!u->eh_frame_hdr_size) {
-		report(c, LR_HDR_SIZE_ZERO, r->off + 24, "eh_frame_hdr_size 0 with %" PRIu64 " bytes of unwinding data",
+		report(c, LR_HDR_SIZE_ZERO, r->off + JD_UNW_EH_FRAME_HDR_SIZE, "eh_frame_hdr_size 0 with %" PRIu64 " bytes of unwinding data",
 		       u->unwinding_size);
 	}
 	c->unw_after_load = c->prev_load;
@@ -1918,17 +1745,17 @@ static void on_unwind(struct lint_ctx *c, const struct lint_rec *r)
 	c->unw_prev_addr = c->prev_code_addr;
 	c->unw_prev_size = c->prev_code_size;
 	c->unw_used = false;
-	lint_perf_step(&c->ps, r, NULL, NULL, NULL, NULL);
+	jdr_pending_step(&c->ps, r, NULL, NULL, NULL, NULL);
 }
 
-static void on_debug(struct lint_ctx *c, const struct lint_rec *r)
+static void on_debug(struct lint_ctx *c, const struct jdr_rec *r)
 {
 	if (r->short_fixed) {
-		report(c, LR_RECORD_SIZE, r->off + 4, "CODE_DEBUG_INFO total_size %u, below its 32-byte fixed part",
+		report(c, LR_RECORD_SIZE, r->off + JD_REC_TOTAL_SIZE, "CODE_DEBUG_INFO total_size %u, below its 32-byte fixed part",
 		       r->size);
 		return;
 	}
-	const struct lint_debug *d = &r->u.debug;
+	const struct jdr_debug *d = &r->u.debug;
 	if (c->ps.dbg_set)
 		report(c, LR_DEBUG_OVERWRITTEN, c->ps.dbg_off, "DEBUG_INFO is replaced by the one at 0x%" PRIx64
 		       " before any CODE_LOAD", r->off);
@@ -1944,40 +1771,40 @@ static void on_debug(struct lint_ctx *c, const struct lint_rec *r)
 		pos = (size_t)(nul - d->entries) + 1;
 	}
 	if (i < d->nr_entry)
-		report(c, LR_DEBUG_ENTRIES, r->off + 24, "nr_entry %" PRIu64 ", but only %" PRIu64 " whole entr%s fit the "
+		report(c, LR_DEBUG_ENTRIES, r->off + JD_DEBUG_NR_ENTRY, "nr_entry %" PRIu64 ", but only %" PRIu64 " whole entr%s fit the "
 		       "record's %zu bytes", d->nr_entry, i, i == 1 ? "y" : "ies", d->len);
 	c->dbg_after_load = c->prev_load;
 	c->dbg_prev_addr = c->prev_code_addr;
-	lint_perf_step(&c->ps, r, NULL, NULL, NULL, NULL);
+	jdr_pending_step(&c->ps, r, NULL, NULL, NULL, NULL);
 }
 
-static void on_move(struct lint_ctx *c, const struct lint_rec *r)
+static void on_move(struct lint_ctx *c, const struct jdr_rec *r)
 {
 	if (r->short_fixed) {
-		report(c, LR_RECORD_SIZE, r->off + 4, "CODE_MOVE total_size %u, below its 64 bytes", r->size);
+		report(c, LR_RECORD_SIZE, r->off + JD_REC_TOTAL_SIZE, "CODE_MOVE total_size %u, below its 64 bytes", r->size);
 		return;
 	}
-	const struct lint_move *m = &r->u.move;
+	const struct jdr_move *m = &r->u.move;
 	if (m->pid != c->hdr.pid)
-		report(c, LR_RECORD_PID, r->off + 16, "CODE_MOVE has pid %u, the header's is %u", m->pid, c->hdr.pid);
+		report(c, LR_RECORD_PID, r->off + JD_MOVE_PID, "CODE_MOVE has pid %u, the header's is %u", m->pid, c->hdr.pid);
 	if (!index_seen(c, m->code_index, false, r->off)) {
-		report(c, LR_MOVE_UNKNOWN, r->off + 56, "CODE_MOVE of code_index %" PRIu64 ", which no earlier CODE_LOAD "
+		report(c, LR_MOVE_UNKNOWN, r->off + JD_MOVE_CODE_INDEX, "CODE_MOVE of code_index %" PRIu64 ", which no earlier CODE_LOAD "
 		       "has", m->code_index);
 	} else {
 		uint32_t x = it_le(&c->maps, m->old_code_addr);
 		const struct inode *o = x ? &c->maps.n[x] : NULL;
 		if (!o || m->old_code_addr >= o->end || o->code_index != m->code_index)
-			report(c, LR_MOVE_MISMATCH, r->off + 32, "CODE_MOVE of code_index %" PRIu64 ": old_code_addr 0x%"
+			report(c, LR_MOVE_MISMATCH, r->off + JD_MOVE_OLD_CODE_ADDR, "CODE_MOVE of code_index %" PRIu64 ": old_code_addr 0x%"
 			       PRIx64 " is not where that load is mapped", m->code_index, m->old_code_addr);
 		else if (o->code_end - o->code_start != m->code_size)
-			report(c, LR_MOVE_MISMATCH, r->off + 48, "CODE_MOVE of code_index %" PRIu64 ": code_size %" PRIu64
+			report(c, LR_MOVE_MISMATCH, r->off + JD_MOVE_CODE_SIZE, "CODE_MOVE of code_index %" PRIu64 ": code_size %" PRIu64
 			       ", the load has %" PRIu64, m->code_index, m->code_size, o->code_end - o->code_start);
 	}
 	/* jit_repipe_code_move sizes the mapping with the PENDING unwinding info */
 	uint64_t ms = c->ps.unw_set ? c->ps.unw.mapped_size : 0;
 	uint64_t len = ms ? align8(m->code_size) + ms : m->code_size;
 	if (m->new_code_addr + len < m->new_code_addr)
-		report(c, LR_ADDR_WRAP, r->off + 40, "CODE_MOVE to 0x%" PRIx64 " of 0x%" PRIx64 " bytes wraps around",
+		report(c, LR_ADDR_WRAP, r->off + JD_MOVE_NEW_CODE_ADDR, "CODE_MOVE to 0x%" PRIx64 " of 0x%" PRIx64 " bytes wraps around",
 		       m->new_code_addr, len);
 	else
 		place_mapping(c, r->off, m->new_code_addr, len, m->code_size, m->code_index, NULL);
@@ -2019,9 +1846,11 @@ static void release_behind(struct lint_ctx *c, size_t off)
 
 static int lint_walk(struct lint_ctx *c)
 {
-	struct lint_iter it;
+	struct jdr_iter it;
+	struct jdr_err we;
 	struct lint_finding f;
-	if (lint_iter_init(&it, c->data, c->size, &f)) {
+	if (jdr_init(&it, c->data, c->size, &we)) {
+		lint_walk_error(&we, &f);
 		c->sum->unreadable = true;
 		c->sum->fatal_offset = f.offset;
 		snprintf(c->sum->fatal, sizeof(c->sum->fatal), "%s", f.msg);
@@ -2033,19 +1862,19 @@ static int lint_walk(struct lint_ctx *c)
 	}
 	c->hdr = it.hdr;
 	check_header(c);
-	struct lint_rec r;
+	struct jdr_rec r;
 	for (;;) {
-		int rc = lint_iter_next(&it, &r, &f);
+		int rc = jdr_next(&it, &r, &we);
 		if (rc == 0)
 			break;
 		if (rc < 0) {
-			report(c, f.rule == &lint_rules[LR_RECORD_SIZE] ? LR_RECORD_SIZE : LR_RECORD_TRUNCATED,
-			       f.offset, "%s", f.msg);
+			lint_walk_error(&we, &f);
+			report(c, (enum lint_rule_id)(f.rule - lint_rules), f.offset, "%s", f.msg);
 			break;
 		}
 		c->sum->records++;
 		if (c->have_ts && r.timestamp < c->last_ts)
-			report(c, LR_TIMESTAMP_BACKWARDS, r.off + 8, "timestamp %" PRIu64 " is %" PRIu64 " ns before the "
+			report(c, LR_TIMESTAMP_BACKWARDS, r.off + JD_REC_TIMESTAMP, "timestamp %" PRIu64 " is %" PRIu64 " ns before the "
 			       "record at 0x%" PRIx64, r.timestamp, c->last_ts - r.timestamp, c->last_ts_off);
 		c->have_ts = true;
 		c->last_ts = r.timestamp;
