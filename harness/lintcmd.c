@@ -657,7 +657,7 @@ static void dump_code(struct dump *d, const struct jdr_load *l, uint64_t file_of
 		fputs("] }", d->f);
 }
 
-static void dump_view(struct dump *d, const struct jdr_load *l, const struct lint_layout *ly)
+static void dump_view(struct dump *d, const struct jdr_load *l, const struct pv_layout *ly)
 {
 	if (d->json) {
 		fprintf(d->f, "{ \"profile\": \"%s\", \"so\": \"jitted-%u-%" PRIu64 ".so\", \"text\": { \"addr\": \"0x%" PRIx64
@@ -689,7 +689,7 @@ static void dump_view(struct dump *d, const struct jdr_load *l, const struct lin
 }
 
 static void dump_unwind(struct dump *d, const struct jdr_unw *u, uint64_t uoff, bool again,
-			const struct lint_layout *ly)
+			const struct pv_layout *ly)
 {
 	uint64_t data_off = uoff + 40;
 	bool sizes_ok = u->unwinding_size <= u->avail && u->eh_frame_hdr_size <= u->unwinding_size;
@@ -814,7 +814,7 @@ static void dump_record(struct dump *d, const struct jdr_rec *r, struct jdr_pend
 				fprintf(f, "        debug info: the DEBUG_INFO at 0x%" PRIx64 " (code_addr 0x%" PRIx64 ")\n", goff,
 					g->code_addr);
 		}
-		struct lint_layout ly;
+		struct pv_layout ly;
 		lint_layout(d->prof, l->code_addr, l->code_size, u, &ly);
 		if (u) {
 			if (d->json)

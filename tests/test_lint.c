@@ -1072,8 +1072,13 @@ START_TEST(layout_matches_perfview)
 			     .name = "tramp", .code = F11->code, .has_unwind = true, .unwind = u.data,
 			     .unwinding_size = u.size, .eh_frame_hdr_size = u.hdr_size, .mapped_size = u.mapped_size };
 	struct jdr_unw lu = { u.size, u.hdr_size, u.mapped_size, u.data, u.size };
-	struct lint_layout ly;
+	struct pv_layout ly;
 	lint_layout(prof, ADDR, F11->code_size, &lu, &ly);
+	/* genelf's fixed facts, independent of pv_layout: .text at file offset
+	 * 0x80 in every generation, .eh_frame at ALIGN_8 after it, the header on 4 */
+	ck_assert_uint_eq(ly.text_off, 0x80);
+	ck_assert_uint_eq(ly.eh_off, (0x80 + F11->code_size + 7) & ~7ull);
+	ck_assert_uint_eq(ly.hdr_off % 4, 0);
 	char dir[] = "/tmp/julint-XXXXXX", path[256], e2[512];
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/jitted-1-3.so", dir);

@@ -17,7 +17,6 @@
 
 #include "unwinders/ehframe.h"
 
-#define GENELF_TEXT 0x80u
 #define EM_X86_64_ 62
 #define EM_AARCH64_ 183
 #define RELEASE_CHUNK ((size_t)8 << 20)    /* lint_file drops mapped pages every 8 MiB */
@@ -180,34 +179,12 @@ void lint_walk_error(const struct jdr_err *e, struct lint_finding *f)
 /* ---- perf's view ---- */
 
 void lint_layout(enum pv_profile prof, uint64_t code_addr, uint64_t code_size,
-		 const struct jdr_unw *u, struct lint_layout *out)
+		 const struct jdr_unw *u, struct pv_layout *out)
 {
-	memset(out, 0, sizeof(*out));
-	/* section addresses and the MMAP2 pgoff follow GEN_ELF_TEXT_OFFSET of the
-	 * generation; libelf lays .text out at file offset 0x80 in all of them */
-	out->text_addr = pv_text_addr(prof);
-	out->text_size = code_size;
-	out->text_off = GENELF_TEXT;
-	out->has_unwind = u != NULL;
-	if (u) {
-		uint64_t hs = u->eh_frame_hdr_size <= u->unwinding_size ? u->eh_frame_hdr_size : 0;
-		out->eh_addr = align8(out->text_addr + code_size);
-		out->eh_size = u->unwinding_size - hs;
-		out->hdr_addr = out->eh_addr + out->eh_size;
-		out->hdr_size = hs;
-		out->eh_off = align8(out->text_off + code_size);
-		out->hdr_off = (out->eh_off + out->eh_size + 3) & ~3ull;
-	}
-	out->load_offset = out->load_vaddr = pv_load_vaddr(prof);
-	out->load_size = code_size;
-	out->map_start = code_addr;
-	out->map_pgoff = out->text_addr;
-	uint64_t ms = u ? u->mapped_size : 0;
-	out->map_len = ms ? align8(code_size) + ms : code_size;
-	/* as the DWARF unwinders place the ELF: base = start - pgoff */
-	out->rt_text = code_addr - out->map_pgoff + out->text_addr;
-	out->rt_eh = code_addr - out->map_pgoff + out->eh_addr;
-	out->rt_hdr = code_addr - out->map_pgoff + out->hdr_addr;
+	struct pv_unwind_sizes us = { 0, 0, 0 };
+	if (u)
+		us = (struct pv_unwind_sizes){ u->unwinding_size, u->eh_frame_hdr_size, u->mapped_size };
+	pv_layout(prof, code_addr, code_size, u ? &us : NULL, out);
 }
 
 /* ---- bounded histories: a treap of disjoint intervals in a fixed pool ---- */
@@ -1209,7 +1186,7 @@ static const char *perf_enc_problem(uint8_t enc, bool count)
 }
 
 static void check_hdr(struct lint_ctx *c, uint64_t uoff, const uint8_t *hd, size_t hs,
-		      const struct lint_layout *ly, const struct ehf_table *t, bool have_table)
+		      const struct pv_layout *ly, const struct ehf_table *t, bool have_table)
 {
 	struct ehf_hdr h;
 	struct ehf_err ee;
@@ -1291,7 +1268,7 @@ static bool unw_covers(struct lint_ctx *c, const struct jdr_unw *u, uint64_t add
 {
 	if (u->eh_frame_hdr_size > u->unwinding_size || u->unwinding_size > u->avail)
 		return false;
-	struct lint_layout ly;
+	struct pv_layout ly;
 	lint_layout(c->prof, addr, size, u, &ly);
 	struct ehf_table t;
 	struct ehf_bases b = { ly.rt_eh, 0, 0, 8 };
@@ -1305,7 +1282,7 @@ static bool unw_covers(struct lint_ctx *c, const struct jdr_unw *u, uint64_t add
 
 /* The unwinding info perf attaches to a load. */
 static void check_unwind(struct lint_ctx *c, const struct jdr_rec *r, const struct jdr_unw *u,
-			 uint64_t uoff, const struct lint_layout *ly)
+			 uint64_t uoff, const struct pv_layout *ly)
 {
 	const struct jdr_load *l = &r->u.load;
 	if (c->unw_bad || !u->unwinding_size)
@@ -1702,7 +1679,7 @@ static void on_load(struct lint_ctx *c, const struct jdr_rec *r)
 	check_identical(c, r);
 	if (d)
 		check_debug_for_load(c, r, d, doff);
-	struct lint_layout ly;
+	struct pv_layout ly;
 	lint_layout(c->prof, l->code_addr, l->code_size, u, &ly);
 	if (ly.map_start + ly.map_len < ly.map_start) {
 		report(c, LR_ADDR_WRAP, r->off + JD_LOAD_CODE_ADDR, "CODE_LOAD '%.60s': [0x%" PRIx64 ", +0x%" PRIx64 ") wraps around",
@@ -1801,8 +1778,9 @@ static void on_move(struct lint_ctx *c, const struct jdr_rec *r)
 			       ", the load has %" PRIu64, m->code_index, m->code_size, o->code_end - o->code_start);
 	}
 	/* jit_repipe_code_move sizes the mapping with the PENDING unwinding info */
-	uint64_t ms = c->ps.unw_set ? c->ps.unw.mapped_size : 0;
-	uint64_t len = ms ? align8(m->code_size) + ms : m->code_size;
+	struct pv_layout ly;
+	lint_layout(c->prof, m->new_code_addr, m->code_size, c->ps.unw_set ? &c->ps.unw : NULL, &ly);
+	uint64_t len = ly.map_len;
 	if (m->new_code_addr + len < m->new_code_addr)
 		report(c, LR_ADDR_WRAP, r->off + JD_MOVE_NEW_CODE_ADDR, "CODE_MOVE to 0x%" PRIx64 " of 0x%" PRIx64 " bytes wraps around",
 		       m->new_code_addr, len);

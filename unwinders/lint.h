@@ -108,22 +108,9 @@ struct lint_finding {
 /* The finding for a walk that cannot start (JD001) or go on (JD010, JD011). */
 void lint_walk_error(const struct jdr_err *e, struct lint_finding *f);
 
-/* ---- perf's view of one load (genelf + the injected MMAP2) ---- */
-
-struct lint_layout {
-	/* the jitted ELF: section addresses, and where libelf lays them out */
-	uint64_t text_addr, text_size, text_off;
-	bool has_unwind;
-	uint64_t eh_addr, eh_size, eh_off, hdr_addr, hdr_size, hdr_off;
-	uint64_t load_offset, load_vaddr, load_size;   /* the one PT_LOAD */
-	/* PERF_RECORD_MMAP2 */
-	uint64_t map_start, map_len, map_pgoff;
-	/* their addresses in the process as perf's DWARF unwinders see the ELF
-	 * (base = map start - pgoff): what pcrel/datarel values resolve against */
-	uint64_t rt_text, rt_eh, rt_hdr;
-};
+/* ---- perf's view of one load: perfview.c's pv_layout, fed a walked record ---- */
 void lint_layout(enum pv_profile prof, uint64_t code_addr, uint64_t code_size,
-		 const struct jdr_unw *u, struct lint_layout *out);
+		 const struct jdr_unw *u, struct pv_layout *out);
 
 /* ---- linting ---- */
 
