@@ -15,10 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "unwinders/decode.h"
 #include "unwinders/ehframe.h"
 
-#define EM_X86_64_ 62
-#define EM_AARCH64_ 183
 #define RELEASE_CHUNK ((size_t)8 << 20)    /* lint_file drops mapped pages every 8 MiB */
 
 const struct lint_rule lint_rules[LR__COUNT] = {
@@ -517,420 +516,6 @@ static void check_header(struct lint_ctx *c)
 	}
 }
 
-/* ---- the x86_64 code check: a small decoder of stack-relevant instructions.
- * It stops (no finding) at the first instruction it does not know, so it can
- * never blame CFI for an instruction it misread. ---- */
-
-enum { XE_NONE, XE_END, XE_STOP };
-struct insn_eff {
-	int flow;                 /* XE_NONE, XE_END (no fall-through), XE_STOP (unknown) */
-	int sp;                   /* 0 none, 1 add n, 2 = fp + n, 3 unknown */
-	int fp;                   /* 0 none, 1 add n, 2 = sp + n, 3 unknown, 4 the caller's (pop) */
-	int64_t sp_n, fp_n;
-	bool leave;
-};
-
-/* ModRM (+SIB +disp) length; base/disp for lea; 0 if truncated. */
-static size_t x86_modrm(const uint8_t *p, size_t n, uint8_t rex, int *base, int64_t *disp, bool *simple)
-{
-	if (n < 1)
-		return 0;
-	uint8_t m = p[0], mod = m >> 6, rm = m & 7;
-	size_t len = 1;
-	*base = -1;
-	*disp = 0;
-	*simple = false;
-	if (mod == 3)
-		return len;
-	bool sib_index = false;
-	int b = rm;
-	if (rm == 4) {
-		if (n < 2)
-			return 0;
-		uint8_t sib = p[1];
-		len = 2;
-		b = sib & 7;
-		sib_index = (((sib >> 3) & 7) | ((rex & 2) << 2)) != 4;
-		if (b == 5 && mod == 0) {
-			if (n < len + 4)
-				return 0;
-			*disp = (int32_t)rd32(p + len);
-			return len + 4;   /* no base */
-		}
-	} else if (rm == 5 && mod == 0) {
-		if (n < 5)
-			return 0;
-		return 5;             /* rip-relative */
-	}
-	*base = b | ((rex & 1) << 3);
-	if (mod == 1) {
-		if (n < len + 1)
-			return 0;
-		*disp = (int8_t)p[len];
-		len += 1;
-	} else if (mod == 2) {
-		if (n < len + 4)
-			return 0;
-		*disp = (int32_t)rd32(p + len);
-		len += 4;
-	}
-	*simple = !sib_index;
-	return len;
-}
-
-static void x86_write(struct insn_eff *e, int reg)
-{
-	if (reg < 0)
-		return;
-	if (reg == 4)
-		e->sp = 3;
-	else if (reg == 5)
-		e->fp = 3;
-}
-
-/* Decode one instruction; 0 if unknown or truncated. */
-static size_t x86_decode(const uint8_t *p, size_t n, struct insn_eff *e)
-{
-	memset(e, 0, sizeof(*e));
-	size_t i = 0;
-	bool p66 = false, pf3 = false;
-	if (n >= 4 && p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && (p[3] == 0xfa || p[3] == 0xfb))
-		return 4;                                     /* endbr64 / endbr32 */
-	for (; i < n && i < 4; i++) {
-		uint8_t b = p[i];
-		if (b == 0x66)
-			p66 = true;
-		else if (b == 0xf3)
-			pf3 = true;
-		else if (b == 0x2e || b == 0x3e || b == 0xf2)  /* cs/notrack, ds, bnd */
-			continue;
-		else
-			break;
-	}
-	uint8_t rex = 0;
-	if (i < n && (p[i] & 0xf0) == 0x40)
-		rex = p[i++];
-	if (i >= n)
-		return 0;
-	bool w = rex & 8;
-	uint8_t op = p[i++];
-	int base;
-	int64_t disp;
-	bool simple;
-	size_t ml;
-	if (p66 && !(op == 0x90 || (op == 0x0f && i < n && p[i] == 0x1f)))
-		return 0;                                     /* only the 66-prefixed nops */
-	if (pf3 && op != 0x90 && op != 0xc3)
-		return 0;                                     /* pause, rep ret */
-	if (op >= 0x50 && op <= 0x57) {                   /* push r64 */
-		e->sp = 1;
-		e->sp_n = -8;
-		return i;
-	}
-	if (op >= 0x58 && op <= 0x5f) {                   /* pop r64 */
-		int r = (op & 7) | ((rex & 1) << 3);
-		e->sp = 1;
-		e->sp_n = 8;
-		if (r == 5)
-			e->fp = 4;                                /* %rbp: the caller's again */
-		else
-			x86_write(e, r);
-		return i;
-	}
-	if (op >= 0xb8 && op <= 0xbf) {                   /* mov $imm, r */
-		size_t k = w ? 8 : 4;
-		if (n - i < k)
-			return 0;
-		x86_write(e, (op & 7) | ((rex & 1) << 3));
-		return i + k;
-	}
-	if (op >= 0x91 && op <= 0x97) {                   /* xchg %rax, r */
-		x86_write(e, (op & 7) | ((rex & 1) << 3));
-		return i;
-	}
-	if (op >= 0x70 && op <= 0x7f)                     /* jcc rel8 */
-		return n - i >= 1 ? i + 1 : 0;
-	switch (op) {
-	case 0x90: return i;                              /* nop, pause */
-	case 0x68: e->sp = 1; e->sp_n = -8; return n - i >= 4 ? i + 4 : 0;
-	case 0x6a: e->sp = 1; e->sp_n = -8; return n - i >= 1 ? i + 1 : 0;
-	case 0xc3: e->flow = XE_END; return i;            /* ret */
-	case 0xc2: e->flow = XE_END; return n - i >= 2 ? i + 2 : 0;
-	case 0xc9: e->leave = true; return i;             /* leave */
-	case 0xcc: e->flow = XE_END; return i;            /* int3: padding or a trap */
-	case 0xe8: return n - i >= 4 ? i + 4 : 0;         /* call rel32 */
-	case 0xe9: e->flow = XE_END; return n - i >= 4 ? i + 4 : 0;
-	case 0xeb: e->flow = XE_END; return n - i >= 1 ? i + 1 : 0;
-	case 0xe3: return n - i >= 1 ? i + 1 : 0;         /* jrcxz */
-	case 0x0f:
-		if (i >= n)
-			return 0;
-		op = p[i++];
-		if (op == 0x05 || op == 0xa2)                 /* syscall, cpuid */
-			return i;
-		if (op == 0x0b) {                             /* ud2 */
-			e->flow = XE_END;
-			return i;
-		}
-		if (op >= 0x80 && op <= 0x8f)                 /* jcc rel32 */
-			return n - i >= 4 ? i + 4 : 0;
-		if (op == 0x1f || op == 0x1e) {               /* nopw/nopl r/m */
-			ml = x86_modrm(p + i, n - i, rex, &base, &disp, &simple);
-			return ml ? i + ml : 0;
-		}
-		if ((op >= 0x40 && op <= 0x4f) || op == 0xaf || op == 0xb6 || op == 0xb7 ||
-		    op == 0xbe || op == 0xbf) {               /* cmovcc, imul, movzx, movsx: reg written */
-			if (i >= n)
-				return 0;
-			x86_write(e, ((p[i] >> 3) & 7) | ((rex & 4) << 1));
-			ml = x86_modrm(p + i, n - i, rex, &base, &disp, &simple);
-			return ml ? i + ml : 0;
-		}
-		return 0;
-	default:
-		break;
-	}
-	/* the rest take ModRM */
-	bool alu = op < 0x40 && (op & 7) <= 3;
-	if (!(alu || op == 0x63 || op == 0x69 || op == 0x6b || (op >= 0x80 && op <= 0x8b && op != 0x82) ||
-	      op == 0x8d || op == 0x8f || op == 0xc0 || op == 0xc1 || op == 0xc6 || op == 0xc7 ||
-	      (op >= 0xd0 && op <= 0xd3) || op == 0xf6 || op == 0xf7 || op == 0xfe || op == 0xff))
-		return 0;
-	if (i >= n)
-		return 0;
-	uint8_t m = p[i], mod = m >> 6, regf = (m >> 3) & 7;
-	int reg = regf | ((rex & 4) << 1);
-	int rm = (m & 7) | ((rex & 1) << 3);
-	bool byte = !(op & 1) && (alu || (op >= 0x80 && op <= 0x8a) || op == 0xc0 || op == 0xc6 ||
-				 op == 0xd0 || op == 0xd2 || op == 0xf6 || op == 0xfe);
-	/* an 8-bit register 4/5 is %ah/%ch without REX, %spl/%bpl with it */
-	int breg = byte && !rex ? -1 : reg, brm = mod == 3 ? (byte && !rex ? -1 : rm) : -1;
-	ml = x86_modrm(p + i, n - i, rex, &base, &disp, &simple);
-	if (!ml)
-		return 0;
-	i += ml;
-	size_t imm = 0;
-	switch (op) {
-	case 0x69: case 0x81: case 0xc7: imm = 4; break;
-	case 0x6b: case 0x80: case 0x83: case 0xc0: case 0xc1: case 0xc6: imm = 1; break;
-	case 0xf6: imm = regf < 2 ? 1 : 0; break;
-	case 0xf7: imm = regf < 2 ? 4 : 0; break;
-	default: break;
-	}
-	if (n - i < imm)
-		return 0;
-	int64_t iv = imm == 4 ? (int32_t)rd32(p + i) : imm == 1 ? (int8_t)p[i] : 0;
-	i += imm;
-	if (alu) {
-		if ((op >> 3) != 7)                           /* cmp writes nothing */
-			x86_write(e, (op & 2) ? breg : brm);
-		return i;
-	}
-	switch (op) {
-	case 0x63: case 0x69: case 0x6b:
-		x86_write(e, reg);
-		return i;
-	case 0x80: case 0x81: case 0x83:                  /* group 1 on r/m */
-		if (regf == 7 || brm < 0)
-			return i;                                 /* cmp, or memory */
-		if ((brm == 4 || brm == 5) && w && (regf == 0 || regf == 5)) {
-			int64_t d = regf == 0 ? iv : -iv;         /* add : sub */
-			if (brm == 4) {
-				e->sp = 1;
-				e->sp_n = d;
-			} else {
-				e->fp = 1;
-				e->fp_n = d;
-			}
-			return i;
-		}
-		x86_write(e, brm);
-		return i;
-	case 0x84: case 0x85:                             /* test */
-		return i;
-	case 0x86: case 0x87:                             /* xchg */
-		x86_write(e, breg);
-		x86_write(e, brm);
-		return i;
-	case 0x88: case 0x89:                             /* mov r -> r/m */
-		if (brm < 0)
-			return i;
-		if (w && brm == 5 && reg == 4) {              /* mov %rsp,%rbp */
-			e->fp = 2;
-			return i;
-		}
-		if (w && brm == 4 && reg == 5) {              /* mov %rbp,%rsp */
-			e->sp = 2;
-			return i;
-		}
-		x86_write(e, brm);
-		return i;
-	case 0x8a: case 0x8b:                             /* mov r/m -> r */
-		if (mod == 3 && w && reg == 5 && rm == 4) {
-			e->fp = 2;
-			return i;
-		}
-		if (mod == 3 && w && reg == 4 && rm == 5) {
-			e->sp = 2;
-			return i;
-		}
-		x86_write(e, breg);
-		return i;
-	case 0x8d:                                        /* lea */
-		if (reg != 4 && reg != 5)
-			return i;
-		if (w && simple && (base == 4 || base == 5)) {
-			if (reg == 4 && base == 4) {
-				e->sp = 1;
-				e->sp_n = disp;
-			} else if (reg == 4) {
-				e->sp = 2;
-				e->sp_n = disp;
-			} else if (base == 4) {
-				e->fp = 2;
-				e->fp_n = disp;
-			} else {
-				e->fp = 1;
-				e->fp_n = disp;
-			}
-			return i;
-		}
-		x86_write(e, reg);
-		return i;
-	case 0x8f:                                        /* pop r/m */
-		if (regf != 0)
-			return 0;
-		e->sp = 1;
-		e->sp_n = 8;
-		if (brm >= 0)
-			x86_write(e, brm);
-		return i;
-	case 0xc6: case 0xc7:
-		if (regf != 0)
-			return 0;
-		if (brm >= 0)
-			x86_write(e, brm);
-		return i;
-	case 0xc0: case 0xc1: case 0xd0: case 0xd1: case 0xd2: case 0xd3:
-		if (brm >= 0)
-			x86_write(e, brm);
-		return i;
-	case 0xf6: case 0xf7:
-		if ((regf == 2 || regf == 3) && brm >= 0)     /* not, neg */
-			x86_write(e, brm);
-		return i;                                     /* test, mul, div: rax/rdx */
-	case 0xfe:
-		if (regf > 1)
-			return 0;
-		if (brm >= 0)
-			x86_write(e, brm);
-		return i;
-	case 0xff:
-		switch (regf) {
-		case 0: case 1:
-			if (brm >= 0)
-				x86_write(e, brm);
-			return i;
-		case 2: return i;                             /* call *r/m */
-		case 4: e->flow = XE_END; return i;           /* jmp *r/m */
-		case 6: e->sp = 1; e->sp_n = -8; return i;    /* push r/m */
-		default: return 0;
-		}
-	default:
-		return 0;
-	}
-}
-
-/* aarch64: the stack instructions JIT prologues and epilogues use (Arm ARM
- * C4.1); one word each, unknown words stop the check as on x86_64. */
-static size_t a64_decode(const uint8_t *p, size_t n, struct insn_eff *e)
-{
-	memset(e, 0, sizeof(*e));
-	if (n < 4)
-		return 0;
-	uint32_t w = rd32(p);
-	unsigned rd = w & 31, rn = (w >> 5) & 31, rt2 = (w >> 10) & 31;
-	if ((w & 0xfffff01f) == 0xd503201f)             /* hint: nop, paciasp, autiasp, bti */
-		return 4;
-	if ((w & 0xfffffc1f) == 0xd65f0000 || (w & 0xfffffc1f) == 0xd61f0000 ||
-	    (w & 0xfc000000) == 0x14000000 || (w & 0xffe0001f) == 0xd4200000) {
-		e->flow = XE_END;                           /* ret, br, b, brk */
-		return 4;
-	}
-	if ((w & 0xfffffc1f) == 0xd63f0000 || (w & 0xfc000000) == 0x94000000 ||
-	    (w & 0xff000010) == 0x54000000 || (w & 0x7e000000) == 0x34000000 ||
-	    (w & 0x7e000000) == 0x36000000)
-		return 4;                                   /* blr, bl, b.cond, cbz/cbnz, tbz/tbnz */
-	/* stp/ldp of x registers: pre-index (writeback), post-index, signed offset */
-	if ((w & 0x7fc00000) == 0x29800000 || (w & 0x7fc00000) == 0x28800000 ||
-	    (w & 0x7fc00000) == 0x29c00000 || (w & 0x7fc00000) == 0x28c00000 ||
-	    (w & 0x7f800000) == 0x29000000) {
-		if (!(w >> 31))
-			return 0;                               /* w registers */
-		bool load = w & (1u << 22), wb = (w & 0x7f000000) != 0x29000000 || (w & (1u << 23));
-		int64_t imm = ((int64_t)(((w >> 15) & 0x7f) ^ 0x40) - 0x40) * 8;
-		if (wb && rn == 31) {
-			e->sp = 1;
-			e->sp_n = imm;
-		} else if (wb) {
-			x86_write(e, rn == 29 ? 5 : -1);
-		}
-		if (load && (rd == 29 || rt2 == 29))
-			e->fp = 4;                              /* ldp x29, ...: the caller's */
-		if (load && (rd == 31 || rt2 == 31))
-			return 0;
-		return 4;
-	}
-	/* str/ldr x, pre- and post-index */
-	if ((w & 0xffe00400) == 0xf8000400 || (w & 0xffe00400) == 0xf8400400) {
-		bool load = w & (1u << 22);
-		int64_t imm = ((int64_t)(((w >> 12) & 0x1ff) ^ 0x100) - 0x100);
-		if (rn == 31) {
-			e->sp = 1;
-			e->sp_n = imm;
-		} else if (rn == 29) {
-			e->fp = 3;
-		}
-		if (load && rd == 29)
-			e->fp = 4;
-		return 4;
-	}
-	/* add/sub x, immediate (mov x29, sp is add x29, sp, #0) */
-	if ((w & 0xff800000) == 0x91000000 || (w & 0xff800000) == 0xd1000000) {
-		int64_t imm = (int64_t)((w >> 10) & 0xfff) << ((w & (1u << 22)) ? 12 : 0);
-		if ((w & 0xff800000) == 0xd1000000)
-			imm = -imm;
-		if (rd == 31 && rn == 31) {
-			e->sp = 1;
-			e->sp_n = imm;
-		} else if (rd == 31 && rn == 29) {
-			e->sp = 2;
-			e->sp_n = imm;
-		} else if (rd == 29 && rn == 31) {
-			e->fp = 2;
-			e->fp_n = imm;
-		} else if (rd == 29 && rn == 29) {
-			e->fp = 1;
-			e->fp_n = imm;
-		} else if (rd == 31 || rd == 29) {
-			x86_write(e, rd == 31 ? 4 : 5);
-		}
-		return 4;
-	}
-	if ((w & 0xffe0ffe0) == 0xaa0003e0) {           /* mov x, x (orr with xzr) */
-		if (rd == 29)
-			e->fp = 3;
-		return 4;
-	}
-	if ((w & 0x1f000000) == 0x10000000 || (w & 0x1f800000) == 0x12800000) {
-		/* adr/adrp, movz/movn/movk: no stack register is their destination */
-		if (rd == 29)
-			e->fp = 3;
-		return 4;
-	}
-	return 0;
-}
-
 static int collect_row(const struct ehf_row *row, void *arg)
 {
 	struct lint_ctx *c = arg;
@@ -971,19 +556,106 @@ static int collect_row(const struct ehf_row *row, void *arg)
 	return 0;
 }
 
-static const char *x86_reg(unsigned r)
+/* What the code check found in one FDE: the first CFA disagreement and the
+ * first bad return address rule, with their counts. */
+struct cc_result {
+	size_t bad, ra_bad;
+	uint64_t first_pc, ra_pc;
+	int64_t first_row, first_code;
+	unsigned first_reg;
+	bool first_popped;
+	uint8_t ra_kind;
+};
+
+/* Compare the row in force at pc with the state the code leaves. */
+static void cc_compare(const struct uw_decoder *dc, const struct crow *row, const struct uw_cfa_state *st,
+		       uint64_t pc, struct cc_result *res)
 {
-	static const char *const n[17] = { "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8",
-					   "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip" };
-	return r < 17 ? n[r] : "r?";
+	if (row->cfa_ok) {
+		bool known = row->cfa_reg == dc->sp ? st->sp_known : row->cfa_reg == dc->fp ? st->fp_known : false;
+		int64_t want = row->cfa_reg == dc->sp ? st->sp_d : st->fp_d;
+		bool popped = row->cfa_reg == dc->fp && st->fp_popped;
+		if (((known && row->cfa_off != want) || popped) && !res->bad++) {
+			res->first_pc = pc;
+			res->first_row = row->cfa_off;
+			res->first_code = want;
+			res->first_reg = row->cfa_reg;
+			res->first_popped = popped;
+		}
+	}
+	/* x86_64: the return address is always at CFA-8 (arm64's moves from x30 to the stack) */
+	if (dc->ra_at_cfa && !(row->ra_kind == EHF_OFFSET && row->ra_off == dc->ra_cfa_off) && !res->ra_bad++) {
+		res->ra_pc = pc;
+		res->ra_kind = row->ra_kind;
+	}
 }
 
-static const char *cfa_reg_name(const struct lint_ctx *c, unsigned r)
+/* Follow the code over [s, e) with the decoder, comparing every row in force
+ * at an instruction boundary; after a no-fall-through instruction the state
+ * is taken again from the next row. */
+static void cc_follow(struct lint_ctx *c, const struct uw_decoder *dc, const uint8_t *code, uint64_t code_addr,
+		      uint64_t s, uint64_t e, struct cc_result *res)
 {
-	static const char *const a64[2] = { "x29", "sp" };
-	if (c->hdr.elf_mach == EM_AARCH64_)
-		return r == 31 ? a64[1] : r == 29 ? a64[0] : "x?";
-	return x86_reg(r);
+	struct uw_cfa_state st = { 0 };
+	bool resync = true;
+	if (s == code_addr) {
+		/* function entry: CFA = rsp + 8 (the return address just pushed), sp + 0 on arm64 */
+		st.sp_known = true;
+		st.sp_d = dc->entry_cfa;
+		resync = false;
+	}
+	size_t ri = 0;
+	uint64_t pc = s;
+	for (unsigned k = 0; k < LINT_MAX_INSNS && pc < e; k++) {
+		while (ri < c->nrows && c->rows[ri].end <= pc)
+			ri++;
+		const struct crow *row = ri < c->nrows && c->rows[ri].loc <= pc ? &c->rows[ri] : NULL;
+		if (row && resync) {
+			st = (struct uw_cfa_state){ 0 };
+			if (row->cfa_ok && row->cfa_reg == dc->sp) {
+				st.sp_known = true;
+				st.sp_d = row->cfa_off;
+			} else if (row->cfa_ok && row->cfa_reg == dc->fp) {
+				st.fp_known = true;
+				st.fp_d = row->cfa_off;
+			}
+			resync = false;
+		}
+		if (row)
+			cc_compare(dc, row, &st, pc, res);
+		struct uw_insn x;
+		size_t len = dc->decode(code + (pc - code_addr), (size_t)(e - pc), &x);
+		if (!len)
+			break;
+		uw_eff_apply(&st, &x);
+		if (x.end)
+			resync = true;
+		pc += len;
+	}
+}
+
+static void cc_report(struct lint_ctx *c, const struct uw_decoder *dc, uint64_t load_off, uint64_t code_addr,
+		      uint64_t fo, const struct cc_result *r)
+{
+	const char *reg = dc->reg_name(r->first_reg);
+	size_t bad = r->bad, ra_bad = r->ra_bad;
+	if (bad && r->first_popped)
+		report(c, LR_CFA_VS_CODE, fo, "the CODE_LOAD at 0x%" PRIx64 ": at +0x%" PRIx64 " the CFI says CFA = %s%+"
+		       PRId64 " but the frame pointer was restored to the caller's value before it (%zu instruction boundar%s "
+		       "disagree%s)", load_off, r->first_pc - code_addr, reg, r->first_row, bad,
+		       bad == 1 ? "y" : "ies", bad == 1 ? "s" : "");
+	else if (bad)
+		report(c, LR_CFA_VS_CODE, fo, "the CODE_LOAD at 0x%" PRIx64 ": at +0x%" PRIx64 " the CFI says CFA = %s%+"
+		       PRId64 " but the instructions before it leave CFA = %s%+" PRId64 " (%zu instruction boundar%s "
+		       "disagree%s)", load_off, r->first_pc - code_addr, reg, r->first_row, reg,
+		       r->first_code, bad, bad == 1 ? "y" : "ies", bad == 1 ? "s" : "");
+	uint8_t k = r->ra_kind;
+	if (ra_bad)
+		report(c, LR_RA_RULE, fo, "the CODE_LOAD at 0x%" PRIx64 ": at +0x%" PRIx64 " the return address (r16) "
+		       "rule is %s, not 'at cfa-8' (%zu instruction boundar%s)", load_off, r->ra_pc - code_addr,
+		       k == EHF_UNDEF ? "undefined" : k == EHF_SAME ? "same value" :
+		       k == EHF_INITIAL ? "unset" : k == EHF_OFFSET ? "at another offset" : "not an offset",
+		       ra_bad, ra_bad == 1 ? "y" : "ies");
 }
 
 /* Follow the code of one FDE with the stack-height model and compare every
@@ -991,17 +663,10 @@ static const char *cfa_reg_name(const struct lint_ctx *c, unsigned r)
 static void code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *code, uint64_t code_addr,
 		       uint64_t code_size, const struct ehf_fde *fde, uint64_t fde_file_off)
 {
-	/* DWARF sp, fp, CFA - sp at entry, the decoder */
-	unsigned spr, fpr;
-	int64_t entry;
-	size_t (*decode)(const uint8_t *, size_t, struct insn_eff *);
-	if (c->hdr.elf_mach == EM_X86_64_) {
-		spr = 7, fpr = 6, entry = 8, decode = x86_decode, c->ra_col = 16;
-	} else if (c->hdr.elf_mach == EM_AARCH64_) {
-		spr = 31, fpr = 29, entry = 0, decode = a64_decode, c->ra_col = 30;
-	} else {
+	const struct uw_decoder *dc = uw_decoder_for(c->hdr.elf_mach);
+	if (!dc)
 		return;
-	}
+	c->ra_col = dc->ra;
 	uint64_t s = fde->pc_begin > code_addr ? fde->pc_begin : code_addr;
 	uint64_t e = fde->pc_end < code_addr + code_size ? fde->pc_end : code_addr + code_size;
 	if (s >= e)
@@ -1016,104 +681,9 @@ static void code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *cod
 	}
 	if (c->rows_over || !c->nrows)
 		return;
-	bool sp_known = false, fp_known = false, fp_popped = false, resync = true;
-	int64_t sp_d = 0, fp_d = 0;
-	if (s == code_addr) {
-		/* function entry: CFA = rsp + 8 (the return address just pushed), sp + 0 on arm64 */
-		sp_known = true;
-		sp_d = entry;
-		resync = false;
-	}
-	size_t ri = 0, bad = 0, ra_bad = 0;
-	uint64_t first_pc = 0, ra_pc = 0;
-	int64_t first_row = 0, first_code = 0;
-	unsigned first_reg = 0;
-	bool first_popped = false;
-	uint8_t ra_kind = 0;
-	uint64_t pc = s;
-	for (unsigned k = 0; k < LINT_MAX_INSNS && pc < e; k++) {
-		while (ri < c->nrows && c->rows[ri].end <= pc)
-			ri++;
-		const struct crow *row = ri < c->nrows && c->rows[ri].loc <= pc ? &c->rows[ri] : NULL;
-		if (row && resync) {
-			sp_known = fp_known = fp_popped = false;
-			if (row->cfa_ok && row->cfa_reg == spr) {
-				sp_known = true;
-				sp_d = row->cfa_off;
-			} else if (row->cfa_ok && row->cfa_reg == fpr) {
-				fp_known = true;
-				fp_d = row->cfa_off;
-			}
-			resync = false;
-		}
-		if (row && row->cfa_ok) {
-			bool known = row->cfa_reg == spr ? sp_known : row->cfa_reg == fpr ? fp_known : false;
-			int64_t want = row->cfa_reg == spr ? sp_d : fp_d;
-			bool popped = row->cfa_reg == fpr && fp_popped;
-			if ((known && row->cfa_off != want) || popped) {
-				if (!bad++) {
-					first_pc = pc;
-					first_row = row->cfa_off;
-					first_code = want;
-					first_reg = row->cfa_reg;
-					first_popped = popped;
-				}
-			}
-		}
-		/* x86_64: the return address is always at CFA-8 (arm64's moves from x30 to the stack) */
-		if (row && spr == 7 && !(row->ra_kind == EHF_OFFSET && row->ra_off == -8)) {
-			if (!ra_bad++) {
-				ra_pc = pc;
-				ra_kind = row->ra_kind;
-			}
-		}
-		struct insn_eff x;
-		size_t len = decode(code + (pc - code_addr), (size_t)(e - pc), &x);
-		if (!len)
-			break;
-		/* apply: fp first where it reads sp as it was */
-		int64_t old_sp = sp_d;
-		bool old_sp_known = sp_known;
-		if (x.leave) {
-			sp_known = fp_known;
-			sp_d = fp_d - 8;
-			fp_known = false;
-			fp_popped = true;
-		}
-		switch (x.sp) {
-		case 1: sp_d -= x.sp_n; break;
-		case 2: sp_known = fp_known; sp_d = fp_d - x.sp_n; break;
-		case 3: sp_known = false; break;
-		default: break;
-		}
-		switch (x.fp) {
-		case 1: fp_d -= x.fp_n; break;
-		case 2: fp_known = old_sp_known; fp_d = old_sp - x.fp_n; fp_popped = false; break;
-		case 3: fp_known = fp_popped = false; break;
-		case 4: fp_known = false; fp_popped = true; break;
-		default: break;
-		}
-		if (x.flow == XE_END)
-			resync = true;
-		pc += len;
-	}
-	uint64_t fo = fde_file_off;
-	if (bad && first_popped)
-		report(c, LR_CFA_VS_CODE, fo, "the CODE_LOAD at 0x%" PRIx64 ": at +0x%" PRIx64 " the CFI says CFA = %s%+"
-		       PRId64 " but the frame pointer was restored to the caller's value before it (%zu instruction boundar%s "
-		       "disagree%s)", load_off, first_pc - code_addr, cfa_reg_name(c, first_reg), first_row, bad,
-		       bad == 1 ? "y" : "ies", bad == 1 ? "s" : "");
-	else if (bad)
-		report(c, LR_CFA_VS_CODE, fo, "the CODE_LOAD at 0x%" PRIx64 ": at +0x%" PRIx64 " the CFI says CFA = %s%+"
-		       PRId64 " but the instructions before it leave CFA = %s%+" PRId64 " (%zu instruction boundar%s "
-		       "disagree%s)", load_off, first_pc - code_addr, cfa_reg_name(c, first_reg), first_row, cfa_reg_name(c, first_reg),
-		       first_code, bad, bad == 1 ? "y" : "ies", bad == 1 ? "s" : "");
-	if (ra_bad)
-		report(c, LR_RA_RULE, fo, "the CODE_LOAD at 0x%" PRIx64 ": at +0x%" PRIx64 " the return address (r16) "
-		       "rule is %s, not 'at cfa-8' (%zu instruction boundar%s)", load_off, ra_pc - code_addr,
-		       ra_kind == EHF_UNDEF ? "undefined" : ra_kind == EHF_SAME ? "same value" :
-		       ra_kind == EHF_INITIAL ? "unset" : ra_kind == EHF_OFFSET ? "at another offset" : "not an offset",
-		       ra_bad, ra_bad == 1 ? "y" : "ies");
+	struct cc_result res = { 0 };
+	cc_follow(c, dc, code, code_addr, s, e, &res);
+	cc_report(c, dc, load_off, code_addr, fde_file_off, &res);
 }
 
 /* Framing of .eh_frame records: where a record runs past `size`, where the
