@@ -36,6 +36,44 @@ static int parse(const char *line, struct tr_op *op)
 	return 0;
 }
 
+/* One function: its UNWINDING_INFO, then its CODE_LOAD; the bytes written. */
+static uint64_t write_load(FILE *f, const struct tr_func *fn, const struct tr_unwind *u, uint64_t addr,
+			   uint64_t i, uint64_t *ts)
+{
+	static const uint8_t zeros[8];
+	/* CODE_UNWINDING_INFO */
+	uint8_t r[JD_LOAD_FIXED];
+	size_t upad = (8 - u->size % 8) % 8;
+	put32(r + JD_REC_ID, JD_CODE_UNWINDING_INFO);
+	put32(r + JD_REC_TOTAL_SIZE, (uint32_t)(JD_UNW_FIXED + u->size + upad));
+	put64(r + JD_REC_TIMESTAMP, (*ts)++);
+	put64(r + JD_UNW_UNWINDING_SIZE, u->size);
+	put64(r + JD_UNW_EH_FRAME_HDR_SIZE, u->hdr_size);
+	put64(r + JD_UNW_MAPPED_SIZE, u->mapped_size);
+	fwrite(r, 1, JD_UNW_FIXED, f);
+	fwrite(u->data, 1, u->size, f);
+	fwrite(zeros, 1, upad, f);
+	/* CODE_LOAD: name, NUL, padding, code */
+	char name[48];
+	int nl = snprintf(name, sizeof(name), "py::function_%llu:bench.py", (unsigned long long)i) + 1;
+	size_t lpad = (8 - (JD_LOAD_FIXED + (size_t)nl + fn->code_size) % 8) % 8;
+	uint32_t total = (uint32_t)(JD_LOAD_FIXED + (size_t)nl + lpad + fn->code_size);
+	put32(r + JD_REC_ID, JD_CODE_LOAD);
+	put32(r + JD_REC_TOTAL_SIZE, total);
+	put64(r + JD_REC_TIMESTAMP, (*ts)++);
+	put32(r + JD_LOAD_PID, PID);
+	put32(r + JD_LOAD_TID, PID);
+	put64(r + JD_LOAD_VMA, addr);
+	put64(r + JD_LOAD_CODE_ADDR, addr);
+	put64(r + JD_LOAD_CODE_SIZE, fn->code_size);
+	put64(r + JD_LOAD_CODE_INDEX, i);
+	fwrite(r, 1, JD_LOAD_FIXED, f);
+	fwrite(name, 1, (size_t)nl, f);
+	fwrite(zeros, 1, lpad, f);
+	fwrite(fn->code, 1, fn->code_size, f);
+	return JD_UNW_FIXED + u->size + upad + total;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2 || argc > 3) {
@@ -70,7 +108,6 @@ int main(int argc, char **argv)
 	tr_unwind_opts_default(&o);
 	o.terminator = true;
 	uint64_t target = (uint64_t)mb << 20, size = sizeof(h), ts = 2, addr = BASE;
-	static const uint8_t zeros[8];
 	uint64_t i;
 	for (i = 0; size < target; i++) {
 		/* push_fp; set_fp; [save_reg]; alloc 16(i+1); nop x (i % 48); call_target; leave; ret */
@@ -92,37 +129,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "gen-big-dump: load %llu: %s\n", (unsigned long long)i, err);
 			return 2;
 		}
-		/* CODE_UNWINDING_INFO */
-		uint8_t r[JD_LOAD_FIXED];
-		size_t upad = (8 - u.size % 8) % 8;
-		put32(r + JD_REC_ID, JD_CODE_UNWINDING_INFO);
-		put32(r + JD_REC_TOTAL_SIZE, (uint32_t)(JD_UNW_FIXED + u.size + upad));
-		put64(r + JD_REC_TIMESTAMP, ts++);
-		put64(r + JD_UNW_UNWINDING_SIZE, u.size);
-		put64(r + JD_UNW_EH_FRAME_HDR_SIZE, u.hdr_size);
-		put64(r + JD_UNW_MAPPED_SIZE, u.mapped_size);
-		fwrite(r, 1, JD_UNW_FIXED, f);
-		fwrite(u.data, 1, u.size, f);
-		fwrite(zeros, 1, upad, f);
-		/* CODE_LOAD: name, NUL, padding, code */
-		char name[48];
-		int nl = snprintf(name, sizeof(name), "py::function_%llu:bench.py", (unsigned long long)i) + 1;
-		size_t lpad = (8 - (JD_LOAD_FIXED + (size_t)nl + fn.code_size) % 8) % 8;
-		uint32_t total = (uint32_t)(JD_LOAD_FIXED + (size_t)nl + lpad + fn.code_size);
-		put32(r + JD_REC_ID, JD_CODE_LOAD);
-		put32(r + JD_REC_TOTAL_SIZE, total);
-		put64(r + JD_REC_TIMESTAMP, ts++);
-		put32(r + JD_LOAD_PID, PID);
-		put32(r + JD_LOAD_TID, PID);
-		put64(r + JD_LOAD_VMA, addr);
-		put64(r + JD_LOAD_CODE_ADDR, addr);
-		put64(r + JD_LOAD_CODE_SIZE, fn.code_size);
-		put64(r + JD_LOAD_CODE_INDEX, i);
-		fwrite(r, 1, JD_LOAD_FIXED, f);
-		fwrite(name, 1, (size_t)nl, f);
-		fwrite(zeros, 1, lpad, f);
-		fwrite(fn.code, 1, fn.code_size, f);
-		size += JD_UNW_FIXED + u.size + upad + total;
+		size += write_load(f, &fn, &u, addr, i, &ts);
 		/* perf maps ALIGN_8(code) + mapped_size: the next load starts after it */
 		addr += ((u.eh_off + u.mapped_size + 63) & ~63ull);
 	}
