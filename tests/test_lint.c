@@ -1118,6 +1118,13 @@ START_TEST(layout_matches_perfview)
 	ck_assert_uint_eq(ph.p_offset, ly.load_offset);
 	ck_assert_uint_eq(ph.p_vaddr, ly.load_vaddr);
 	ck_assert_uint_eq(ph.p_filesz, ly.load_size);
+	/* perf's read_unwind_spec_eh_frame from the file read back: (start - pgoff,
+	 * or start alone in v6.1-v6.7) less the PT_LOAD's page; libdw's module
+	 * start: the map start for /tmp/jitted-* (not in v6.1), else start - pgoff */
+	uint64_t lu_want = (prof == PV_V61 ? ly.map_start : ly.map_start - ly.map_pgoff) - (ph.p_vaddr & ~4095ull);
+	ck_assert_uint_eq(ly.lu_base, lu_want);
+	ck_assert_uint_eq(ly.dw_base_tmp, prof == PV_V61 ? ADDR - pv_text_addr(prof) : ADDR);
+	ck_assert_uint_eq(ly.dw_base_other, ADDR - pv_text_addr(prof));
 	elf_end(e);
 	close(fd);
 	/* the MMAP2 perfview puts in its map tree for the same load */
