@@ -50,11 +50,14 @@ ALL_CFLAGS := -std=gnu11 $(CFLAGS) $(WARN) $(WERROR) $(FRAMEFLAGS) -fasynchronou
 ALL_LDFLAGS := $(LDFLAGS) $(SAN)
 
 # Files named *_<arch>.c / *_<arch>.S under harness/ and unwinders/ are built
-# only for that arch; trampolines/<arch>.c encoders are plain data and always built.
+# only for that arch; trampolines/<arch>.c encoders and the lint decoders
+# unwinders/decode_<arch>.c are plain code over bytes and always built (a dump
+# of any arch is linted on any host).
 ARCHES    := x86_64 aarch64
 OTHER     := $(filter-out $(ARCH),$(ARCHES))
-LIB_SRC   := $(filter-out harness/main.c $(foreach a,$(OTHER),%_$(a).c), \
-               $(wildcard trampolines/*.c unwinders/*.c harness/*.c))
+ALL_SRC   := $(wildcard trampolines/*.c unwinders/*.c harness/*.c)
+ARCH_ONLY := $(filter-out unwinders/decode_%.c,$(filter $(foreach a,$(OTHER),%_$(a).c),$(ALL_SRC)))
+LIB_SRC   := $(filter-out harness/main.c $(ARCH_ONLY),$(ALL_SRC))
 ASM_SRC   := $(wildcard harness/*_$(ARCH).S)
 LIB_OBJ   := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC)) $(patsubst %.S,$(BUILD)/%.o,$(ASM_SRC))
 TEST_SRC  := $(wildcard tests/*.c)
@@ -153,8 +156,11 @@ clean:
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
 FUZZ_DIR     := build/$(ARCH)-fuzz
-FUZZ_SRC     := tests/fuzz/fuzz_lint.c unwinders/lint.c unwinders/ehframe.c unwinders/jitdump.c \
-                unwinders/perfview.c unwinders/view.c harness/lintcmd.c
+FUZZ_SRC     := tests/fuzz/fuzz_lint.c unwinders/jdwalk.c unwinders/jitdump.c unwinders/ehframe.c \
+                unwinders/lint.c unwinders/lint_hist.c unwinders/lint_code.c unwinders/lint_unwind.c \
+                unwinders/lint_read.c unwinders/decode.c unwinders/decode_x86_64.c \
+                unwinders/decode_aarch64.c unwinders/perfview.c unwinders/view.c harness/lintcmd.c \
+                harness/dumpcmd.c harness/dump_text.c harness/dump_json.c
 FUZZ_FLAGS   := -std=gnu11 -O1 -g -I. -D_GNU_SOURCE -DJU_ARCH_$(ARCH) $(PKG_CFLAGS) -Wall -Wextra \
                 -Wno-unused-parameter -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 

@@ -1019,12 +1019,12 @@ START_TEST(every_truncation)
 	/* the record boundaries, where a cut leaves whole records */
 	bool *edge = calloc(b.n + 1, 1);
 	ck_assert_ptr_nonnull(edge);
-	struct lint_iter it;
-	struct lint_rec r;
-	struct lint_finding f;
-	ck_assert_int_eq(lint_iter_init(&it, b.p, b.n, &f), 0);
+	struct jdr_iter it;
+	struct jdr_rec r;
+	struct jdr_err f;
+	ck_assert_int_eq(jdr_init(&it, b.p, b.n, &f), 0);
 	edge[it.off] = true;
-	while (lint_iter_next(&it, &r, &f) > 0)
+	while (jdr_next(&it, &r, &f) > 0)
 		edge[it.off] = true;
 	ck_assert(edge[b.n]);
 	for (size_t n = 0; n <= b.n; n++) {
@@ -1071,9 +1071,14 @@ START_TEST(layout_matches_perfview)
 	struct jd_load l = { .code_addr = ADDR, .vma = ADDR, .code_size = F11->code_size, .code_index = 3,
 			     .name = "tramp", .code = F11->code, .has_unwind = true, .unwind = u.data,
 			     .unwinding_size = u.size, .eh_frame_hdr_size = u.hdr_size, .mapped_size = u.mapped_size };
-	struct lint_unw lu = { u.size, u.hdr_size, u.mapped_size, u.data, u.size };
-	struct lint_layout ly;
+	struct jdr_unw lu = { u.size, u.hdr_size, u.mapped_size, u.data, u.size };
+	struct pv_layout ly;
 	lint_layout(prof, ADDR, F11->code_size, &lu, &ly);
+	/* genelf's fixed facts, independent of pv_layout: .text at file offset
+	 * 0x80 in every generation, .eh_frame at ALIGN_8 after it, the header on 4 */
+	ck_assert_uint_eq(ly.text_off, 0x80);
+	ck_assert_uint_eq(ly.eh_off, (0x80 + F11->code_size + 7) & ~7ull);
+	ck_assert_uint_eq(ly.hdr_off % 4, 0);
 	char dir[] = "/tmp/julint-XXXXXX", path[256], e2[512];
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/jitted-1-3.so", dir);
@@ -1113,6 +1118,13 @@ START_TEST(layout_matches_perfview)
 	ck_assert_uint_eq(ph.p_offset, ly.load_offset);
 	ck_assert_uint_eq(ph.p_vaddr, ly.load_vaddr);
 	ck_assert_uint_eq(ph.p_filesz, ly.load_size);
+	/* perf's read_unwind_spec_eh_frame from the file read back: (start - pgoff,
+	 * or start alone in v6.1-v6.7) less the PT_LOAD's page; libdw's module
+	 * start: the map start for /tmp/jitted-* (not in v6.1), else start - pgoff */
+	uint64_t lu_want = (prof == PV_V61 ? ly.map_start : ly.map_start - ly.map_pgoff) - (ph.p_vaddr & ~4095ull);
+	ck_assert_uint_eq(ly.lu_base, lu_want);
+	ck_assert_uint_eq(ly.dw_base_tmp, prof == PV_V61 ? ADDR - pv_text_addr(prof) : ADDR);
+	ck_assert_uint_eq(ly.dw_base_other, ADDR - pv_text_addr(prof));
 	elf_end(e);
 	close(fd);
 	/* the MMAP2 perfview puts in its map tree for the same load */

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "trampolines/tramp.h"
+/* the spec's field offsets by name (a no-code part of the profiler's reader) */
+#include "unwinders/jdwalk.h"
 
 #define PID 1u
 #define BASE 0x7f0000000000ull
@@ -34,6 +36,44 @@ static int parse(const char *line, struct tr_op *op)
 	return 0;
 }
 
+/* One function: its UNWINDING_INFO, then its CODE_LOAD; the bytes written. */
+static uint64_t write_load(FILE *f, const struct tr_func *fn, const struct tr_unwind *u, uint64_t addr,
+			   uint64_t i, uint64_t *ts)
+{
+	static const uint8_t zeros[8];
+	/* CODE_UNWINDING_INFO */
+	uint8_t r[JD_LOAD_FIXED];
+	size_t upad = (8 - u->size % 8) % 8;
+	put32(r + JD_REC_ID, JD_CODE_UNWINDING_INFO);
+	put32(r + JD_REC_TOTAL_SIZE, (uint32_t)(JD_UNW_FIXED + u->size + upad));
+	put64(r + JD_REC_TIMESTAMP, (*ts)++);
+	put64(r + JD_UNW_UNWINDING_SIZE, u->size);
+	put64(r + JD_UNW_EH_FRAME_HDR_SIZE, u->hdr_size);
+	put64(r + JD_UNW_MAPPED_SIZE, u->mapped_size);
+	fwrite(r, 1, JD_UNW_FIXED, f);
+	fwrite(u->data, 1, u->size, f);
+	fwrite(zeros, 1, upad, f);
+	/* CODE_LOAD: name, NUL, padding, code */
+	char name[48];
+	int nl = snprintf(name, sizeof(name), "py::function_%llu:bench.py", (unsigned long long)i) + 1;
+	size_t lpad = (8 - (JD_LOAD_FIXED + (size_t)nl + fn->code_size) % 8) % 8;
+	uint32_t total = (uint32_t)(JD_LOAD_FIXED + (size_t)nl + lpad + fn->code_size);
+	put32(r + JD_REC_ID, JD_CODE_LOAD);
+	put32(r + JD_REC_TOTAL_SIZE, total);
+	put64(r + JD_REC_TIMESTAMP, (*ts)++);
+	put32(r + JD_LOAD_PID, PID);
+	put32(r + JD_LOAD_TID, PID);
+	put64(r + JD_LOAD_VMA, addr);
+	put64(r + JD_LOAD_CODE_ADDR, addr);
+	put64(r + JD_LOAD_CODE_SIZE, fn->code_size);
+	put64(r + JD_LOAD_CODE_INDEX, i);
+	fwrite(r, 1, JD_LOAD_FIXED, f);
+	fwrite(name, 1, (size_t)nl, f);
+	fwrite(zeros, 1, lpad, f);
+	fwrite(fn->code, 1, fn->code_size, f);
+	return JD_UNW_FIXED + u->size + upad + total;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2 || argc > 3) {
@@ -53,13 +93,13 @@ int main(int argc, char **argv)
 	static char buf[1 << 20];
 	setvbuf(f, buf, _IOFBF, sizeof(buf));
 	const struct tr_arch *arch = &tr_arch_x86_64;
-	uint8_t h[40] = { 0 };
-	put32(h, 0x4A695444);
-	put32(h + 4, 1);
-	put32(h + 8, 40);
-	put32(h + 12, arch->elf_mach);
-	put32(h + 20, PID);
-	put64(h + 24, 1);
+	uint8_t h[JD_HDR_SIZE] = { 0 };
+	put32(h + JD_HDR_MAGIC, JD_MAGIC);
+	put32(h + JD_HDR_VERSION, 1);
+	put32(h + JD_HDR_TOTAL_SIZE, JD_HDR_SIZE);
+	put32(h + JD_HDR_ELF_MACH, arch->elf_mach);
+	put32(h + JD_HDR_PID, PID);
+	put64(h + JD_HDR_TIMESTAMP, 1);
 	fwrite(h, 1, sizeof(h), f);
 
 	static struct tr_func fn;
@@ -68,7 +108,6 @@ int main(int argc, char **argv)
 	tr_unwind_opts_default(&o);
 	o.terminator = true;
 	uint64_t target = (uint64_t)mb << 20, size = sizeof(h), ts = 2, addr = BASE;
-	static const uint8_t zeros[8];
 	uint64_t i;
 	for (i = 0; size < target; i++) {
 		/* push_fp; set_fp; [save_reg]; alloc 16(i+1); nop x (i % 48); call_target; leave; ret */
@@ -90,50 +129,20 @@ int main(int argc, char **argv)
 			fprintf(stderr, "gen-big-dump: load %llu: %s\n", (unsigned long long)i, err);
 			return 2;
 		}
-		/* CODE_UNWINDING_INFO */
-		uint8_t r[56];
-		size_t upad = (8 - u.size % 8) % 8;
-		put32(r, 4);
-		put32(r + 4, (uint32_t)(40 + u.size + upad));
-		put64(r + 8, ts++);
-		put64(r + 16, u.size);
-		put64(r + 24, u.hdr_size);
-		put64(r + 32, u.mapped_size);
-		fwrite(r, 1, 40, f);
-		fwrite(u.data, 1, u.size, f);
-		fwrite(zeros, 1, upad, f);
-		/* CODE_LOAD: name, NUL, padding, code */
-		char name[48];
-		int nl = snprintf(name, sizeof(name), "py::function_%llu:bench.py", (unsigned long long)i) + 1;
-		size_t lpad = (8 - (56 + (size_t)nl + fn.code_size) % 8) % 8;
-		uint32_t total = (uint32_t)(56 + (size_t)nl + lpad + fn.code_size);
-		put32(r, 0);
-		put32(r + 4, total);
-		put64(r + 8, ts++);
-		put32(r + 16, PID);
-		put32(r + 20, PID);
-		put64(r + 24, addr);
-		put64(r + 32, addr);
-		put64(r + 40, fn.code_size);
-		put64(r + 48, i);
-		fwrite(r, 1, 56, f);
-		fwrite(name, 1, (size_t)nl, f);
-		fwrite(zeros, 1, lpad, f);
-		fwrite(fn.code, 1, fn.code_size, f);
-		size += 40 + u.size + upad + total;
+		size += write_load(f, &fn, &u, addr, i, &ts);
 		/* perf maps ALIGN_8(code) + mapped_size: the next load starts after it */
 		addr += ((u.eh_off + u.mapped_size + 63) & ~63ull);
 	}
-	uint8_t c[16];
-	put32(c, 3);
-	put32(c + 4, 16);
-	put64(c + 8, ts);
+	uint8_t c[JD_REC_PREFIX];
+	put32(c + JD_REC_ID, JD_CODE_CLOSE);
+	put32(c + JD_REC_TOTAL_SIZE, JD_REC_PREFIX);
+	put64(c + JD_REC_TIMESTAMP, ts);
 	fwrite(c, 1, sizeof(c), f);
 	if (fclose(f)) {
 		fprintf(stderr, "gen-big-dump: %s: %s\n", argv[1], strerror(errno));
 		return 2;
 	}
 	printf("gen-big-dump: %s: %llu loads, %llu bytes\n", argv[1], (unsigned long long)i,
-	       (unsigned long long)size + 16);
+	       (unsigned long long)size + JD_REC_PREFIX);
 	return 0;
 }

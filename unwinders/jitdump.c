@@ -1,4 +1,5 @@
-/* Strict jitdump reader: perf's semantics, every length checked. */
+/* Strict jitdump reader: perf's semantics over the one walk (jdwalk.c); it
+ * refuses what perf refuses or would misread, where lint reports it. */
 #include "jitdump.h"
 
 #include <errno.h>
@@ -11,10 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define JD_HDR_SIZE 40
-#define JD_PREFIX 16
-#define JD_LOAD_FIXED 56
-#define JD_UNWIND_FIXED 40
 #define JD_MAX_RECORDS (1u << 24)
 
 static int jd_fail(struct jd_err *err, uint64_t off, const char *fmt, ...)
@@ -27,16 +24,6 @@ static int jd_fail(struct jd_err *err, uint64_t off, const char *fmt, ...)
 		va_end(ap);
 	}
 	return -1;
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-	return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
 }
 
 static int jd_push(void **arr, size_t *n, size_t *cap, size_t elem)
@@ -52,126 +39,143 @@ static int jd_push(void **arr, size_t *n, size_t *cap, size_t elem)
 	return 0;
 }
 
+static int walk_fail(struct jd_err *err, const struct jdr_err *e)
+{
+	switch (e->kind) {
+	case JDR_SHORT_HEADER:
+		return jd_fail(err, 0, "file of %zu bytes is shorter than the 40-byte jitdump header", e->left);
+	case JDR_SWAPPED:
+		return jd_fail(err, 0, "byte-swapped jitdump (magic 0x%08x): only host byte order is supported", e->magic);
+	case JDR_BAD_MAGIC:
+		return jd_fail(err, 0, "bad magic 0x%08x, expected 0x4a695444 (\"JiTD\")", e->magic);
+	case JDR_PREFIX_TRUNCATED:
+		return jd_fail(err, e->offset, "truncated record prefix: %zu bytes left, expected 16", e->left);
+	case JDR_SIZE_SMALL:
+		return jd_fail(err, e->offset, "record total_size %u is smaller than the 16-byte prefix", e->size);
+	case JDR_PAST_END:
+		return jd_fail(err, e->offset, "record total_size %u runs past the end of the file (%zu bytes left)",
+			       e->size, e->left);
+	}
+	return jd_fail(err, e->offset, "unreadable");
+}
+
+/* The header fields perf rejects a dump for; the walk checked size and magic. */
+static int check_header(struct jd_file *f, const struct jdr_hdr *h, size_t size, struct jd_err *err)
+{
+	f->version = h->version;
+	f->total_size = h->total_size;
+	f->elf_mach = h->elf_mach;
+	f->pid = h->pid;
+	f->timestamp = h->timestamp;
+	f->flags = h->flags;
+	if (f->version != 1)
+		return jd_fail(err, JD_HDR_VERSION, "version %u, expected 1 (perf rejects versions above 1)", f->version);
+	if (f->total_size < JD_HDR_SIZE || f->total_size > size)
+		return jd_fail(err, JD_HDR_TOTAL_SIZE, "header total_size %u, expected 40..%zu", f->total_size, size);
+	if (f->flags & ~JD_FLAGS_ARCH_TIMESTAMP)
+		return jd_fail(err, JD_HDR_FLAGS, "unknown header flags 0x%llx (perf rejects every bit but ARCH_TIMESTAMP)",
+			       (unsigned long long)f->flags);
+	return 0;
+}
+
+/* A CODE_LOAD as the strict reader keeps it, with the info perf attaches. */
+static int take_load(struct jd_file *f, size_t *lcap, const struct jdr_rec *r, const struct jdr_unw *u,
+		     uint64_t uoff, struct jd_err *err)
+{
+	const struct jdr_load *w = &r->u.load;
+	uint64_t off = r->off;
+	if (r->short_fixed)
+		return jd_fail(err, off + JD_REC_TOTAL_SIZE, "CODE_LOAD total_size %u, expected at least 57", r->size);
+	if (!w->name)
+		return jd_fail(err, off + JD_LOAD_FIXED, "CODE_LOAD name is not NUL-terminated inside the record");
+	if (!w->code)
+		return jd_fail(err, off + JD_LOAD_CODE_SIZE, "CODE_LOAD code_size %llu does not fit the record (%zu bytes after the name)",
+			       (unsigned long long)w->code_size, (size_t)r->size - JD_LOAD_FIXED - w->name_len - 1);
+	if (w->code_addr + w->code_size < w->code_addr)
+		return jd_fail(err, off + JD_LOAD_CODE_ADDR, "CODE_LOAD code_addr + code_size overflows");
+	struct jd_load l = { .file_off = off, .timestamp = r->timestamp, .pid = w->pid, .tid = w->tid,
+			     .vma = w->vma, .code_addr = w->code_addr, .code_size = w->code_size,
+			     .code_index = w->code_index, .name = w->name, .code = w->code };
+	if (u) {
+		l.has_unwind = true;
+		l.unwind = u->data;
+		l.unwind_file_off = uoff;
+		l.unwinding_size = u->unwinding_size;
+		l.eh_frame_hdr_size = u->eh_frame_hdr_size;
+		l.mapped_size = u->mapped_size;
+	}
+	if (jd_push((void **)&f->loads, &f->nloads, lcap, sizeof(l)))
+		return jd_fail(err, off, "out of memory");
+	f->loads[f->nloads++] = l;
+	return 0;
+}
+
+/* What perf stops at in a record the walk decoded (fixed parts, sizes). */
+static int check_record(const struct jdr_rec *r, struct jd_err *err)
+{
+	uint64_t off = r->off;
+	switch (r->id) {
+	case JD_CODE_UNWINDING_INFO: {
+		const struct jdr_unw *u = &r->u.unw;
+		if (r->short_fixed)
+			return jd_fail(err, off + JD_REC_TOTAL_SIZE, "CODE_UNWINDING_INFO total_size %u, expected at least 40", r->size);
+		if (u->unwinding_size > u->avail)
+			return jd_fail(err, off + JD_UNW_UNWINDING_SIZE, "unwinding_size %llu runs past the record (%zu bytes of data)",
+				       (unsigned long long)u->unwinding_size, u->avail);
+		if (u->eh_frame_hdr_size > u->unwinding_size)
+			return jd_fail(err, off + JD_UNW_EH_FRAME_HDR_SIZE, "eh_frame_hdr_size %llu is larger than unwinding_size %llu",
+				       (unsigned long long)u->eh_frame_hdr_size, (unsigned long long)u->unwinding_size);
+		return 0;
+	}
+	case JD_CODE_MOVE:
+		if (r->short_fixed)
+			return jd_fail(err, off + JD_REC_TOTAL_SIZE, "CODE_MOVE total_size %u, expected 64", r->size);
+		return 0;
+	case JD_CODE_DEBUG_INFO:
+		if (r->short_fixed)
+			return jd_fail(err, off + JD_REC_TOTAL_SIZE, "CODE_DEBUG_INFO total_size %u, expected at least 32", r->size);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
 int jd_parse_mem(struct jd_file *f, const uint8_t *data, size_t size, struct jd_err *err)
 {
 	size_t rcap = 0, lcap = 0;
 	f->data = data;
 	f->size = size;
-	if (size < JD_HDR_SIZE)
-		return jd_fail(err, 0, "file of %zu bytes is shorter than the 40-byte jitdump header", size);
-	uint32_t magic = rd32(data);
-	if (magic != JD_MAGIC) {
-		if (magic == __builtin_bswap32(JD_MAGIC))
-			return jd_fail(err, 0, "byte-swapped jitdump (magic 0x%08x): only host byte order is supported", magic);
-		return jd_fail(err, 0, "bad magic 0x%08x, expected 0x4a695444 (\"JiTD\")", magic);
-	}
-	f->version = rd32(data + 4);
-	f->total_size = rd32(data + 8);
-	f->elf_mach = rd32(data + 12);
-	f->pid = rd32(data + 20);
-	f->timestamp = rd64(data + 24);
-	f->flags = rd64(data + 32);
-	if (f->version != 1)
-		return jd_fail(err, 4, "version %u, expected 1 (perf rejects versions above 1)", f->version);
-	if (f->total_size < JD_HDR_SIZE || f->total_size > size)
-		return jd_fail(err, 8, "header total_size %u, expected 40..%zu", f->total_size, size);
-	if (f->flags & ~1ull)
-		return jd_fail(err, 32, "unknown header flags 0x%llx (perf rejects every bit but ARCH_TIMESTAMP)",
-			       (unsigned long long)f->flags);
-
-	const uint8_t *pend_unwind = NULL;
-	uint64_t pend_off = 0, pend_usize = 0, pend_hsize = 0, pend_msize = 0;
-	size_t off = f->total_size;
-	while (off < size) {
+	struct jdr_iter it;
+	struct jdr_err we;
+	if (jdr_init(&it, data, size, &we))
+		return walk_fail(err, &we);
+	if (check_header(f, &it.hdr, size, err))
+		return -1;
+	struct jdr_pending ps;
+	memset(&ps, 0, sizeof(ps));
+	struct jdr_rec r;
+	int rc;
+	while ((rc = jdr_next(&it, &r, &we)) > 0) {
 		if (f->nrecs >= JD_MAX_RECORDS)
-			return jd_fail(err, off, "more than %u records", JD_MAX_RECORDS);
-		if (size - off < JD_PREFIX)
-			return jd_fail(err, off, "truncated record prefix: %zu bytes left, expected 16", size - off);
-		struct jd_record r = { .file_off = off, .id = rd32(data + off),
-				       .total_size = rd32(data + off + 4), .timestamp = rd64(data + off + 8) };
-		if (r.total_size < JD_PREFIX)
-			return jd_fail(err, off + 4, "record total_size %u is smaller than the 16-byte prefix", r.total_size);
-		if (r.total_size > size - off)
-			return jd_fail(err, off + 4, "record total_size %u runs past the end of the file (%zu bytes left)",
-				       r.total_size, size - off);
-		if (jd_push((void **)&f->recs, &f->nrecs, &rcap, sizeof(r)))
-			return jd_fail(err, off, "out of memory");
-		f->recs[f->nrecs++] = r;
-		const uint8_t *p = data + off;
-		switch (r.id) {
-		case JD_CODE_LOAD: {
-			if (r.total_size < JD_LOAD_FIXED + 1)
-				return jd_fail(err, off + 4, "CODE_LOAD total_size %u, expected at least 57", r.total_size);
-			struct jd_load l = { .file_off = off, .timestamp = r.timestamp,
-					     .pid = rd32(p + 16), .tid = rd32(p + 20), .vma = rd64(p + 24),
-					     .code_addr = rd64(p + 32), .code_size = rd64(p + 40),
-					     .code_index = rd64(p + 48) };
-			const uint8_t *name = p + JD_LOAD_FIXED;
-			size_t room = r.total_size - JD_LOAD_FIXED;
-			const uint8_t *nul = memchr(name, 0, room);
-			if (!nul)
-				return jd_fail(err, off + JD_LOAD_FIXED, "CODE_LOAD name is not NUL-terminated inside the record");
-			size_t namelen = (size_t)(nul - name) + 1;
-			if (l.code_size > room - namelen)
-				return jd_fail(err, off + 40, "CODE_LOAD code_size %llu does not fit the record (%zu bytes after the name)",
-					       (unsigned long long)l.code_size, room - namelen);
-			if (l.code_addr + l.code_size < l.code_addr)
-				return jd_fail(err, off + 32, "CODE_LOAD code_addr + code_size overflows");
-			l.name = (const char *)name;
-			/* perf takes the code as the LAST code_size bytes of the record */
-			l.code = p + r.total_size - l.code_size;
-			if (pend_unwind) {
-				l.has_unwind = true;
-				l.unwind = pend_unwind;
-				l.unwind_file_off = pend_off;
-				l.unwinding_size = pend_usize;
-				l.eh_frame_hdr_size = pend_hsize;
-				l.mapped_size = pend_msize;
-				/* perf clears it only when eh_frame_hdr_size != 0 */
-				if (pend_hsize)
-					pend_unwind = NULL;
-			}
-			if (jd_push((void **)&f->loads, &f->nloads, &lcap, sizeof(l)))
-				return jd_fail(err, off, "out of memory");
-			f->loads[f->nloads++] = l;
-			break;
-		}
-		case JD_CODE_UNWINDING_INFO: {
-			if (r.total_size < JD_UNWIND_FIXED)
-				return jd_fail(err, off + 4, "CODE_UNWINDING_INFO total_size %u, expected at least 40", r.total_size);
-			uint64_t us = rd64(p + 16), hs = rd64(p + 24), ms = rd64(p + 32);
-			if (us > r.total_size - JD_UNWIND_FIXED)
-				return jd_fail(err, off + 16, "unwinding_size %llu runs past the record (%u bytes of data)",
-					       (unsigned long long)us, r.total_size - JD_UNWIND_FIXED);
-			if (hs > us)
-				return jd_fail(err, off + 24, "eh_frame_hdr_size %llu is larger than unwinding_size %llu",
-					       (unsigned long long)hs, (unsigned long long)us);
-			if (pend_unwind)
-				f->nunwind_lost++;
-			pend_unwind = p + JD_UNWIND_FIXED;
-			pend_off = off;
-			pend_usize = us;
-			pend_hsize = hs;
-			pend_msize = ms;
-			break;
-		}
-		case JD_CODE_MOVE:
-			if (r.total_size < 64)
-				return jd_fail(err, off + 4, "CODE_MOVE total_size %u, expected 64", r.total_size);
-			break;
-		case JD_CODE_DEBUG_INFO:
-			if (r.total_size < 32)
-				return jd_fail(err, off + 4, "CODE_DEBUG_INFO total_size %u, expected at least 32", r.total_size);
-			break;
-		case JD_CODE_CLOSE:
-		default:
-			break;
-		}
-		off += r.total_size;
+			return jd_fail(err, r.off, "more than %u records", JD_MAX_RECORDS);
+		struct jd_record rec = { .file_off = r.off, .id = r.id, .total_size = r.size, .timestamp = r.timestamp };
+		if (jd_push((void **)&f->recs, &f->nrecs, &rcap, sizeof(rec)))
+			return jd_fail(err, r.off, "out of memory");
+		f->recs[f->nrecs++] = rec;
+		if (check_record(&r, err))
+			return -1;
+		if (r.id == JD_CODE_UNWINDING_INFO && ps.unw_set)
+			f->nunwind_lost++;    /* replaced, or a sticky one (eh_frame_hdr_size 0) ends */
+		const struct jdr_unw *u;
+		uint64_t uoff = 0;
+		jdr_pending_step(&ps, &r, &u, &uoff, NULL, NULL);
+		if (r.id == JD_CODE_LOAD && take_load(f, &lcap, &r, u, uoff, err))
+			return -1;
 	}
-	if (pend_unwind && f->nloads && f->loads[f->nloads - 1].unwind != pend_unwind)
-		f->nunwind_lost++;
-	else if (pend_unwind && !f->nloads)
+	if (rc < 0)
+		return walk_fail(err, &we);
+	if (ps.unw_set && (!f->nloads || f->loads[f->nloads - 1].unwind_file_off != ps.unw_off ||
+			   !f->loads[f->nloads - 1].has_unwind))
 		f->nunwind_lost++;
 	return 0;
 }

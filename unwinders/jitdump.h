@@ -8,9 +8,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 
-#define JD_MAGIC 0x4A695444u
-enum { JD_CODE_LOAD = 0, JD_CODE_MOVE = 1, JD_CODE_DEBUG_INFO = 2, JD_CODE_CLOSE = 3,
-       JD_CODE_UNWINDING_INFO = 4 };
+#include "jdwalk.h"
 
 struct jd_err {
 	uint64_t offset;

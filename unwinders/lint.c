@@ -1,7 +1,8 @@
-/* jitdump linter: perf's reading of a dump (tools/perf/util/jitdump.c,
- * genelf.c, unwind-libunwind-local.c; facts sections 1, 2, 7), one bounded
- * streaming walk, findings with stable ids. */
-#include "unwinders/lint.h"
+/* jitdump linter, the rule walk: perf's reading of a dump
+ * (tools/perf/util/jitdump.c, genelf.c, unwind-libunwind-local.c; facts
+ * sections 1, 2, 7), the rule table, and the observers of the one jitdump
+ * walk (jdwalk.c) that check each record as perf would take it. */
+#include "unwinders/lint_int.h"
 
 #include <dwarf.h>
 #include <errno.h>
@@ -15,18 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "unwinders/decode.h"
 #include "unwinders/ehframe.h"
 
-#define HDR_SIZE 40
-#define PREFIX 16
-#define LOAD_FIXED 56
-#define MOVE_FIXED 64
-#define DEBUG_FIXED 32
-#define UNW_FIXED 40
-#define GENELF_TEXT 0x80u
-#define EM_X86_64_ 62
-#define EM_AARCH64_ 183
-#define RELEASE_CHUNK ((size_t)8 << 20)    /* lint_file drops mapped pages every 8 MiB */
 
 const struct lint_rule lint_rules[LR__COUNT] = {
 	[LR_NOT_JITDUMP] = { "JD001", "not-a-jitdump", LINT_ERROR,
@@ -158,470 +150,38 @@ const struct lint_rule *lint_rule_find(const char *s)
 	return NULL;
 }
 
-static uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 static uint64_t rd64(const uint8_t *p)
 {
-	return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
 }
 
-static uint64_t align8(uint64_t x)
+void lint_walk_error(const struct jdr_err *e, struct lint_finding *f)
 {
-	return (x + 7) & ~7ull;
-}
-
-__attribute__((format(printf, 4, 5)))
-static void setf(struct lint_finding *f, enum lint_rule_id id, uint64_t off, const char *fmt, ...)
-{
-	va_list ap;
+	enum lint_rule_id id = e->kind == JDR_SIZE_SMALL ? LR_RECORD_SIZE :
+			       e->kind == JDR_PREFIX_TRUNCATED || e->kind == JDR_PAST_END ? LR_RECORD_TRUNCATED :
+			       LR_NOT_JITDUMP;
 	f->rule = &lint_rules[id];
-	f->offset = off;
-	va_start(ap, fmt);
-	vsnprintf(f->msg, sizeof(f->msg), fmt, ap);
-	va_end(ap);
-}
-
-/* ---- the streaming reader ---- */
-
-int lint_iter_init(struct lint_iter *it, const uint8_t *data, size_t size,
-		   struct lint_finding *fatal)
-{
-	memset(it, 0, sizeof(*it));
-	it->data = data;
-	it->size = size;
-	if (size < HDR_SIZE) {
-		setf(fatal, LR_NOT_JITDUMP, 0, "file of %zu bytes is shorter than the 40-byte jitdump header", size);
-		return -1;
-	}
-	struct lint_hdr *h = &it->hdr;
-	h->magic = rd32(data);
-	h->version = rd32(data + 4);
-	h->total_size = rd32(data + 8);
-	h->elf_mach = rd32(data + 12);
-	h->pad1 = rd32(data + 16);
-	h->pid = rd32(data + 20);
-	h->timestamp = rd64(data + 24);
-	h->flags = rd64(data + 32);
-	if (h->magic != JD_MAGIC) {
-		if (h->magic == __builtin_bswap32(JD_MAGIC))
-			setf(fatal, LR_NOT_JITDUMP, 0, "byte-swapped magic 0x%08x: a dump from the other byte order "
-			     "(perf swaps every field; this reader takes host order only)", h->magic);
-		else
-			setf(fatal, LR_NOT_JITDUMP, 0, "bad magic 0x%08x, expected 0x4a695444 (\"JiTD\")", h->magic);
-		return -1;
-	}
-	/* records start where the producer meant them to; JD003 says what perf does */
-	it->off = h->total_size > HDR_SIZE && h->total_size <= size ? h->total_size : HDR_SIZE;
-	return 0;
-}
-
-static void decode_load(struct lint_rec *r)
-{
-	struct lint_load *l = &r->u.load;
-	const uint8_t *p = r->p;
-	l->pid = rd32(p + 16);
-	l->tid = rd32(p + 20);
-	l->vma = rd64(p + 24);
-	l->code_addr = rd64(p + 32);
-	l->code_size = rd64(p + 40);
-	l->code_index = rd64(p + 48);
-	size_t room = r->size - LOAD_FIXED;
-	const uint8_t *nul = room ? memchr(p + LOAD_FIXED, 0, room) : NULL;
-	if (!nul)
-		return;
-	l->name = (const char *)(p + LOAD_FIXED);
-	l->name_len = (size_t)(nul - (p + LOAD_FIXED));
-	size_t after = room - l->name_len - 1;
-	if (l->code_size <= after) {
-		l->code = p + r->size - l->code_size;
-		l->gap = after - (size_t)l->code_size;
-	}
-}
-
-int lint_iter_next(struct lint_iter *it, struct lint_rec *r, struct lint_finding *bad)
-{
-	memset(r, 0, sizeof(*r));
-	if (it->off >= it->size)
-		return 0;
-	size_t left = it->size - it->off;
-	r->off = it->off;
-	if (left < PREFIX) {
-		setf(bad, LR_RECORD_TRUNCATED, r->off, "record prefix truncated: %zu bytes left, a prefix has 16", left);
-		return -1;
-	}
-	const uint8_t *p = it->data + it->off;
-	r->id = rd32(p);
-	r->size = rd32(p + 4);
-	r->timestamp = rd64(p + 8);
-	r->p = p;
-	if (r->size < PREFIX) {
-		setf(bad, LR_RECORD_SIZE, r->off + 4, "record total_size %u is below the 16-byte prefix", r->size);
-		return -1;
-	}
-	if (r->size > left) {
-		setf(bad, LR_RECORD_TRUNCATED, r->off + 4, "record id %u of total_size %u runs past the end of the file "
-		     "(%zu bytes left)", r->id, r->size, left);
-		return -1;
-	}
-	it->off += r->size;
-	it->nrecs++;
-	switch (r->id) {
-	case JD_CODE_LOAD:
-		if (r->size < LOAD_FIXED + 1)
-			r->short_fixed = true;
-		else
-			decode_load(r);
-		break;
-	case JD_CODE_MOVE:
-		if (r->size < MOVE_FIXED) {
-			r->short_fixed = true;
-			break;
-		}
-		r->u.move = (struct lint_move){ rd32(p + 16), rd32(p + 20), rd64(p + 24), rd64(p + 32),
-						rd64(p + 40), rd64(p + 48), rd64(p + 56) };
-		break;
-	case JD_CODE_DEBUG_INFO:
-		if (r->size < DEBUG_FIXED) {
-			r->short_fixed = true;
-			break;
-		}
-		r->u.debug = (struct lint_debug){ rd64(p + 16), rd64(p + 24), p + DEBUG_FIXED, r->size - DEBUG_FIXED };
-		break;
-	case JD_CODE_UNWINDING_INFO:
-		if (r->size < UNW_FIXED) {
-			r->short_fixed = true;
-			break;
-		}
-		r->u.unw = (struct lint_unw){ rd64(p + 16), rd64(p + 24), rd64(p + 32), p + UNW_FIXED,
-					      r->size - UNW_FIXED };
-		break;
-	default:
-		break;
-	}
-	return 1;
-}
-
-void lint_perf_step(struct lint_perfstate *s, const struct lint_rec *r,
-		    const struct lint_unw **unw, uint64_t *unw_off,
-		    const struct lint_debug **dbg, uint64_t *dbg_off)
-{
-	if (unw)
-		*unw = NULL;
-	if (dbg)
-		*dbg = NULL;
-	switch (r->id) {
-	case JD_CODE_UNWINDING_INFO:
-		if (r->short_fixed)
-			break;
-		s->unw_set = true;
-		s->unw_off = r->off;
-		s->unw = r->u.unw;
-		break;
-	case JD_CODE_DEBUG_INFO:
-		if (r->short_fixed)
-			break;
-		s->dbg_set = true;
-		s->dbg_off = r->off;
-		s->dbg = r->u.debug;
-		break;
-	case JD_CODE_LOAD:
-		if (s->unw_set) {
-			if (unw)
-				*unw = &s->unw;
-			if (unw_off)
-				*unw_off = s->unw_off;
-			/* jit_repipe_code_load frees it only when eh_frame_hdr_size != 0 */
-			if (s->unw.eh_frame_hdr_size)
-				s->unw_set = false;
-		}
-		if (s->dbg_set) {
-			if (dbg)
-				*dbg = &s->dbg;
-			if (dbg_off)
-				*dbg_off = s->dbg_off;
-			s->dbg_set = false;
-		}
-		break;
-	default:
-		break;
-	}
+	f->offset = e->offset;
+	jdr_err_msg(e, f->msg, sizeof(f->msg));
 }
 
 /* ---- perf's view ---- */
 
 void lint_layout(enum pv_profile prof, uint64_t code_addr, uint64_t code_size,
-		 const struct lint_unw *u, struct lint_layout *out)
+		 const struct jdr_unw *u, struct pv_layout *out)
 {
-	memset(out, 0, sizeof(*out));
-	/* section addresses and the MMAP2 pgoff follow GEN_ELF_TEXT_OFFSET of the
-	 * generation; libelf lays .text out at file offset 0x80 in all of them */
-	out->text_addr = pv_text_addr(prof);
-	out->text_size = code_size;
-	out->text_off = GENELF_TEXT;
-	out->has_unwind = u != NULL;
-	if (u) {
-		uint64_t hs = u->eh_frame_hdr_size <= u->unwinding_size ? u->eh_frame_hdr_size : 0;
-		out->eh_addr = align8(out->text_addr + code_size);
-		out->eh_size = u->unwinding_size - hs;
-		out->hdr_addr = out->eh_addr + out->eh_size;
-		out->hdr_size = hs;
-		out->eh_off = align8(out->text_off + code_size);
-		out->hdr_off = (out->eh_off + out->eh_size + 3) & ~3ull;
-	}
-	out->load_offset = out->load_vaddr = pv_load_vaddr(prof);
-	out->load_size = code_size;
-	out->map_start = code_addr;
-	out->map_pgoff = out->text_addr;
-	uint64_t ms = u ? u->mapped_size : 0;
-	out->map_len = ms ? align8(code_size) + ms : code_size;
-	/* as the DWARF unwinders place the ELF: base = start - pgoff */
-	out->rt_text = code_addr - out->map_pgoff + out->text_addr;
-	out->rt_eh = code_addr - out->map_pgoff + out->eh_addr;
-	out->rt_hdr = code_addr - out->map_pgoff + out->hdr_addr;
-}
-
-/* ---- bounded histories: a treap of disjoint intervals in a fixed pool ---- */
-
-struct inode {
-	uint64_t start, end;
-	uint64_t load_off;        /* CODE_LOAD (or MOVE) record that made the mapping */
-	uint64_t code_index;
-	uint64_t code_start, code_end;   /* that load's code: [code_start, code_end) */
-	uint32_t prio, left, right;
-	uint32_t older, newer;    /* insertion order, for forgetting the oldest */
-};
-
-struct itree {
-	struct inode *n;          /* n[0] is the null node; grows by doubling up to cap */
-	uint32_t cap, alloc, used, root, free_head;
-	uint32_t oldest, newest;
-	uint32_t rng;
-	bool forgot;
-};
-
-static int it_init(struct itree *t, uint32_t cap)
-{
-	memset(t, 0, sizeof(*t));
-	t->alloc = cap < 64 ? cap : 64;
-	t->n = calloc((size_t)t->alloc + 1, sizeof(*t->n));
-	if (!t->n)
-		return -1;
-	t->cap = cap;
-	t->rng = 0x9e3779b9u;
-	return 0;
-}
-
-/* room for node used + 1; false when the pool cannot grow (full or no memory) */
-static bool it_grow(struct itree *t)
-{
-	if (t->used < t->alloc)
-		return true;
-	if (t->alloc >= t->cap)
-		return false;
-	uint32_t na = t->alloc * 2 < t->cap ? t->alloc * 2 : t->cap;
-	struct inode *nn = realloc(t->n, ((size_t)na + 1) * sizeof(*nn));
-	if (!nn)
-		return false;
-	t->n = nn;
-	t->alloc = na;
-	return true;
-}
-
-static void it_fini(struct itree *t)
-{
-	free(t->n);
-	t->n = NULL;
-}
-
-static uint32_t it_rand(struct itree *t)
-{
-	t->rng ^= t->rng << 13;
-	t->rng ^= t->rng >> 17;
-	t->rng ^= t->rng << 5;
-	return t->rng;
-}
-
-/* split by key: l gets starts < key, r the rest; depth is the treap's (O(log n)) */
-static void it_split(struct itree *t, uint32_t x, uint64_t key, uint32_t *l, uint32_t *r)
-{
-	if (!x) {
-		*l = *r = 0;
-		return;
-	}
-	if (t->n[x].start < key) {
-		it_split(t, t->n[x].right, key, &t->n[x].right, r);
-		*l = x;
-	} else {
-		it_split(t, t->n[x].left, key, l, &t->n[x].left);
-		*r = x;
-	}
-}
-
-static uint32_t it_merge(struct itree *t, uint32_t a, uint32_t b)
-{
-	if (!a || !b)
-		return a ? a : b;
-	if (t->n[a].prio > t->n[b].prio) {
-		t->n[a].right = it_merge(t, t->n[a].right, b);
-		return a;
-	}
-	t->n[b].left = it_merge(t, a, t->n[b].left);
-	return b;
-}
-
-static void it_unlink_order(struct itree *t, uint32_t x)
-{
-	struct inode *n = &t->n[x];
-	if (n->older)
-		t->n[n->older].newer = n->newer;
-	else
-		t->oldest = n->newer;
-	if (n->newer)
-		t->n[n->newer].older = n->older;
-	else
-		t->newest = n->older;
-}
-
-static void it_delete(struct itree *t, uint32_t x)
-{
-	uint64_t key = t->n[x].start;
-	uint32_t l, m, r;
-	it_split(t, t->root, key, &l, &m);
-	it_split(t, m, key + 1, &m, &r);
-	t->root = it_merge(t, l, r);
-	it_unlink_order(t, x);
-	t->n[x].left = t->free_head;   /* free list through .left */
-	t->free_head = x;
-	t->used--;
-}
-
-/* Insert a copy of v (its links ignored); the oldest entry goes when full. */
-static void it_insert(struct itree *t, const struct inode *v)
-{
-	uint32_t x;
-	if (t->free_head) {
-		x = t->free_head;
-		t->free_head = t->n[x].left;
-	} else if (it_grow(t)) {
-		x = t->used + 1;
-	} else {
-		t->forgot = true;
-		it_delete(t, t->oldest);
-		x = t->free_head;
-		t->free_head = t->n[x].left;
-	}
-	t->used++;
-	t->n[x] = *v;
-	t->n[x].prio = it_rand(t);
-	t->n[x].left = t->n[x].right = 0;
-	t->n[x].older = t->newest;
-	t->n[x].newer = 0;
-	if (t->newest)
-		t->n[t->newest].newer = x;
-	else
-		t->oldest = x;
-	t->newest = x;
-	uint32_t l, r;
-	it_split(t, t->root, v->start, &l, &r);
-	t->root = it_merge(t, it_merge(t, l, x), r);
-}
-
-/* the node with the largest start <= key, or 0 */
-static uint32_t it_le(const struct itree *t, uint64_t key)
-{
-	uint32_t x = t->root, best = 0;
-	while (x) {
-		if (t->n[x].start <= key) {
-			best = x;
-			x = t->n[x].right;
-		} else {
-			x = t->n[x].left;
-		}
-	}
-	return best;
-}
-
-/* the node with the smallest start > key, or 0 */
-static uint32_t it_gt(const struct itree *t, uint64_t key)
-{
-	uint32_t x = t->root, best = 0;
-	while (x) {
-		if (t->n[x].start > key) {
-			best = x;
-			x = t->n[x].left;
-		} else {
-			x = t->n[x].right;
-		}
-	}
-	return best;
-}
-
-/* the first node overlapping [s, e), or 0 */
-static uint32_t it_overlap(const struct itree *t, uint64_t s, uint64_t e)
-{
-	uint32_t x = it_le(t, s);
-	if (x && t->n[x].end > s)
-		return x;
-	x = it_gt(t, s);
-	return x && t->n[x].start < e ? x : 0;
+	struct pv_unwind_sizes us = { 0, 0, 0 };
+	if (u)
+		us = (struct pv_unwind_sizes){ u->unwinding_size, u->eh_frame_hdr_size, u->mapped_size };
+	pv_layout(prof, code_addr, code_size, u ? &us : NULL, out);
 }
 
 /* ---- the linting walk ---- */
 
-struct code_slot {            /* 0 load_off: empty (no record sits at offset 0) */
-	uint64_t hash, load_off;
-};
-
-struct crow {                 /* a compact CFI row for the code check */
-	uint64_t loc, end;
-	bool cfa_ok;              /* register + offset (DW_OP_bregN alone counts) */
-	uint16_t cfa_reg;
-	int64_t cfa_off;
-	uint8_t ra_kind;
-	int64_t ra_off;
-};
-
-struct lint_ctx {
-	const struct lint_opts *o;
-	lint_report_fn cb;
-	void *arg;
-	struct lint_summary *sum;
-	const uint8_t *data;
-	size_t size;
-	struct lint_hdr hdr;
-	enum pv_profile prof;
-	struct lint_perfstate ps;
-	/* pending UNWINDING_INFO extras: the record before it, and its checks */
-	bool unw_used, unw_bad, unw_after_load;
-	uint64_t unw_prev_off, unw_prev_addr, unw_prev_size;
-	/* pending DEBUG_INFO extras */
-	bool dbg_after_load;
-	uint64_t dbg_prev_addr;
-	/* the record before the current one */
-	bool prev_load;
-	uint64_t prev_load_off, prev_code_addr, prev_code_size;
-	bool have_ts;
-	uint64_t last_ts, last_ts_off;
-	bool closed, after_close_said, profile_said, limits_said[3], index_max;
-	struct itree maps, index;
-	uint64_t maps_end;        /* an upper bound of every live mapping's end */
-	struct code_slot *codes;
-	uint32_t ncodes, codes_used;  /* slots (a power of two, up to LINT_CODE_SLOTS), filled */
-	struct crow *rows;
-	size_t nrows;
-	unsigned ra_col;          /* the code check's return address column */
-	bool rows_over;
-	/* lint_file: release mapped pages behind the walk */
-	bool release;
-	size_t released;
-};
-
-static void report(struct lint_ctx *c, enum lint_rule_id id, uint64_t off, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static void report(struct lint_ctx *c, enum lint_rule_id id, uint64_t off, const char *fmt, ...)
+void lint_report(struct lint_ctx *c, enum lint_rule_id id, uint64_t off, const char *fmt, ...)
 {
 	const struct lint_rule *r = &lint_rules[id];
 	c->sum->count[r->sev]++;
@@ -675,958 +235,42 @@ static const char *mach_name(uint32_t m)
 
 static void check_header(struct lint_ctx *c)
 {
-	const struct lint_hdr *h = &c->hdr;
+	const struct jdr_hdr *h = &c->hdr;
 	if (h->version > 1)   /* perf takes 0 too */
-		report(c, LR_VERSION, 4, "version %u, expected 1: perf rejects the whole dump", h->version);
-	if (h->total_size != HDR_SIZE)
-		report(c, LR_HEADER_SIZE, 8, "header total_size %u, expected 40: %s", h->total_size,
+		lint_report(c, LR_VERSION, JD_HDR_VERSION, "version %u, expected 1: perf rejects the whole dump", h->version);
+	if (h->total_size != JD_HDR_SIZE)
+		lint_report(c, LR_HEADER_SIZE, JD_HDR_TOTAL_SIZE, "header total_size %u, expected 40: %s", h->total_size,
 		       h->total_size > 80 ? "perf's skip of the extra bytes fails and it rejects the dump" :
-		       h->total_size > HDR_SIZE ? "perf reads the extra header bytes as the first record" :
+		       h->total_size > JD_HDR_SIZE ? "perf reads the extra header bytes as the first record" :
 		       "perf reads the first record at offset 40 anyway");
 	if (h->flags & ~1ull)
-		report(c, LR_HEADER_FLAGS, 32, "flags 0x%" PRIx64 ": unknown bits 0x%" PRIx64, h->flags,
+		lint_report(c, LR_HEADER_FLAGS, JD_HDR_FLAGS, "flags 0x%" PRIx64 ": unknown bits 0x%" PRIx64, h->flags,
 		       h->flags & ~(uint64_t)1);
 	if (h->flags & 1)
-		report(c, LR_ARCH_TIMESTAMP, 32, "JITDUMP_FLAGS_ARCH_TIMESTAMP is set: timestamps are TSC values, "
+		lint_report(c, LR_ARCH_TIMESTAMP, 32, "JITDUMP_FLAGS_ARCH_TIMESTAMP is set: timestamps are TSC values, "
 		       "not CLOCK_MONOTONIC");
 	if (!mach_name(h->elf_mach))
-		report(c, LR_ELF_MACH, 12, "elf_mach %u is not a machine perf supports", h->elf_mach);
+		lint_report(c, LR_ELF_MACH, JD_HDR_ELF_MACH, "elf_mach %u is not a machine perf supports", h->elf_mach);
 	if (c->o->name) {
 		const char *b = strrchr(c->o->name, '/');
 		b = b ? b + 1 : c->o->name;
 		unsigned pid = 0;
 		int n = 0;
 		if (sscanf(b, "jit-%u.dump%n", &pid, &n) != 1 || b[n] || pid != h->pid)
-			report(c, LR_FILE_NAME, 0, "file name '%s' is not jit-%u.dump (the header's pid)", b, h->pid);
+			lint_report(c, LR_FILE_NAME, 0, "file name '%s' is not jit-%u.dump (the header's pid)", b, h->pid);
 	}
 	if (!c->profile_said && c->prof != PV_CURRENT) {
 		c->profile_said = true;
 		if (c->prof == PV_V61)
-			report(c, LR_PERF_PROFILE, 0, "profile v6.1: perf v6.1-v6.7 computes libunwind's base as the map "
+			lint_report(c, LR_PERF_PROFILE, 0, "profile v6.1: perf v6.1-v6.7 computes libunwind's base as the map "
 			       "start without -pgoff and writes PT_LOAD at 0, so every .eh_frame_hdr lookup is 0x80 off: "
 			       "its libunwind path unwinds no jitted code; libdw is fed correctly");
 		else
-			report(c, LR_PERF_PROFILE, 0, "profile 5.x-0x40: perf gives the jitted .so section addresses and "
+			lint_report(c, LR_PERF_PROFILE, 0, "profile 5.x-0x40: perf gives the jitted .so section addresses and "
 			       "an MMAP2 pgoff of 0x40 while libelf lays .text out at file offset 0x80, so every pc in JIT "
 			       "code is read 0x40 bytes early from the file and misses its symbol (CPython's 'symbols "
 			       "missing on Ubuntu' bug)");
 	}
-}
-
-/* ---- the x86_64 code check: a small decoder of stack-relevant instructions.
- * It stops (no finding) at the first instruction it does not know, so it can
- * never blame CFI for an instruction it misread. ---- */
-
-enum { XE_NONE, XE_END, XE_STOP };
-struct insn_eff {
-	int flow;                 /* XE_NONE, XE_END (no fall-through), XE_STOP (unknown) */
-	int sp;                   /* 0 none, 1 add n, 2 = fp + n, 3 unknown */
-	int fp;                   /* 0 none, 1 add n, 2 = sp + n, 3 unknown, 4 the caller's (pop) */
-	int64_t sp_n, fp_n;
-	bool leave;
-};
-
-/* ModRM (+SIB +disp) length; base/disp for lea; 0 if truncated. */
-static size_t x86_modrm(const uint8_t *p, size_t n, uint8_t rex, int *base, int64_t *disp, bool *simple)
-{
-	if (n < 1)
-		return 0;
-	uint8_t m = p[0], mod = m >> 6, rm = m & 7;
-	size_t len = 1;
-	*base = -1;
-	*disp = 0;
-	*simple = false;
-	if (mod == 3)
-		return len;
-	bool sib_index = false;
-	int b = rm;
-	if (rm == 4) {
-		if (n < 2)
-			return 0;
-		uint8_t sib = p[1];
-		len = 2;
-		b = sib & 7;
-		sib_index = (((sib >> 3) & 7) | ((rex & 2) << 2)) != 4;
-		if (b == 5 && mod == 0) {
-			if (n < len + 4)
-				return 0;
-			*disp = (int32_t)rd32(p + len);
-			return len + 4;   /* no base */
-		}
-	} else if (rm == 5 && mod == 0) {
-		if (n < 5)
-			return 0;
-		return 5;             /* rip-relative */
-	}
-	*base = b | ((rex & 1) << 3);
-	if (mod == 1) {
-		if (n < len + 1)
-			return 0;
-		*disp = (int8_t)p[len];
-		len += 1;
-	} else if (mod == 2) {
-		if (n < len + 4)
-			return 0;
-		*disp = (int32_t)rd32(p + len);
-		len += 4;
-	}
-	*simple = !sib_index;
-	return len;
-}
-
-static void x86_write(struct insn_eff *e, int reg)
-{
-	if (reg < 0)
-		return;
-	if (reg == 4)
-		e->sp = 3;
-	else if (reg == 5)
-		e->fp = 3;
-}
-
-/* Decode one instruction; 0 if unknown or truncated. */
-static size_t x86_decode(const uint8_t *p, size_t n, struct insn_eff *e)
-{
-	memset(e, 0, sizeof(*e));
-	size_t i = 0;
-	bool p66 = false, pf3 = false;
-	if (n >= 4 && p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && (p[3] == 0xfa || p[3] == 0xfb))
-		return 4;                                     /* endbr64 / endbr32 */
-	for (; i < n && i < 4; i++) {
-		uint8_t b = p[i];
-		if (b == 0x66)
-			p66 = true;
-		else if (b == 0xf3)
-			pf3 = true;
-		else if (b == 0x2e || b == 0x3e || b == 0xf2)  /* cs/notrack, ds, bnd */
-			continue;
-		else
-			break;
-	}
-	uint8_t rex = 0;
-	if (i < n && (p[i] & 0xf0) == 0x40)
-		rex = p[i++];
-	if (i >= n)
-		return 0;
-	bool w = rex & 8;
-	uint8_t op = p[i++];
-	int base;
-	int64_t disp;
-	bool simple;
-	size_t ml;
-	if (p66 && !(op == 0x90 || (op == 0x0f && i < n && p[i] == 0x1f)))
-		return 0;                                     /* only the 66-prefixed nops */
-	if (pf3 && op != 0x90 && op != 0xc3)
-		return 0;                                     /* pause, rep ret */
-	if (op >= 0x50 && op <= 0x57) {                   /* push r64 */
-		e->sp = 1;
-		e->sp_n = -8;
-		return i;
-	}
-	if (op >= 0x58 && op <= 0x5f) {                   /* pop r64 */
-		int r = (op & 7) | ((rex & 1) << 3);
-		e->sp = 1;
-		e->sp_n = 8;
-		if (r == 5)
-			e->fp = 4;                                /* %rbp: the caller's again */
-		else
-			x86_write(e, r);
-		return i;
-	}
-	if (op >= 0xb8 && op <= 0xbf) {                   /* mov $imm, r */
-		size_t k = w ? 8 : 4;
-		if (n - i < k)
-			return 0;
-		x86_write(e, (op & 7) | ((rex & 1) << 3));
-		return i + k;
-	}
-	if (op >= 0x91 && op <= 0x97) {                   /* xchg %rax, r */
-		x86_write(e, (op & 7) | ((rex & 1) << 3));
-		return i;
-	}
-	if (op >= 0x70 && op <= 0x7f)                     /* jcc rel8 */
-		return n - i >= 1 ? i + 1 : 0;
-	switch (op) {
-	case 0x90: return i;                              /* nop, pause */
-	case 0x68: e->sp = 1; e->sp_n = -8; return n - i >= 4 ? i + 4 : 0;
-	case 0x6a: e->sp = 1; e->sp_n = -8; return n - i >= 1 ? i + 1 : 0;
-	case 0xc3: e->flow = XE_END; return i;            /* ret */
-	case 0xc2: e->flow = XE_END; return n - i >= 2 ? i + 2 : 0;
-	case 0xc9: e->leave = true; return i;             /* leave */
-	case 0xcc: e->flow = XE_END; return i;            /* int3: padding or a trap */
-	case 0xe8: return n - i >= 4 ? i + 4 : 0;         /* call rel32 */
-	case 0xe9: e->flow = XE_END; return n - i >= 4 ? i + 4 : 0;
-	case 0xeb: e->flow = XE_END; return n - i >= 1 ? i + 1 : 0;
-	case 0xe3: return n - i >= 1 ? i + 1 : 0;         /* jrcxz */
-	case 0x0f:
-		if (i >= n)
-			return 0;
-		op = p[i++];
-		if (op == 0x05 || op == 0xa2)                 /* syscall, cpuid */
-			return i;
-		if (op == 0x0b) {                             /* ud2 */
-			e->flow = XE_END;
-			return i;
-		}
-		if (op >= 0x80 && op <= 0x8f)                 /* jcc rel32 */
-			return n - i >= 4 ? i + 4 : 0;
-		if (op == 0x1f || op == 0x1e) {               /* nopw/nopl r/m */
-			ml = x86_modrm(p + i, n - i, rex, &base, &disp, &simple);
-			return ml ? i + ml : 0;
-		}
-		if ((op >= 0x40 && op <= 0x4f) || op == 0xaf || op == 0xb6 || op == 0xb7 ||
-		    op == 0xbe || op == 0xbf) {               /* cmovcc, imul, movzx, movsx: reg written */
-			if (i >= n)
-				return 0;
-			x86_write(e, ((p[i] >> 3) & 7) | ((rex & 4) << 1));
-			ml = x86_modrm(p + i, n - i, rex, &base, &disp, &simple);
-			return ml ? i + ml : 0;
-		}
-		return 0;
-	default:
-		break;
-	}
-	/* the rest take ModRM */
-	bool alu = op < 0x40 && (op & 7) <= 3;
-	if (!(alu || op == 0x63 || op == 0x69 || op == 0x6b || (op >= 0x80 && op <= 0x8b && op != 0x82) ||
-	      op == 0x8d || op == 0x8f || op == 0xc0 || op == 0xc1 || op == 0xc6 || op == 0xc7 ||
-	      (op >= 0xd0 && op <= 0xd3) || op == 0xf6 || op == 0xf7 || op == 0xfe || op == 0xff))
-		return 0;
-	if (i >= n)
-		return 0;
-	uint8_t m = p[i], mod = m >> 6, regf = (m >> 3) & 7;
-	int reg = regf | ((rex & 4) << 1);
-	int rm = (m & 7) | ((rex & 1) << 3);
-	bool byte = !(op & 1) && (alu || (op >= 0x80 && op <= 0x8a) || op == 0xc0 || op == 0xc6 ||
-				 op == 0xd0 || op == 0xd2 || op == 0xf6 || op == 0xfe);
-	/* an 8-bit register 4/5 is %ah/%ch without REX, %spl/%bpl with it */
-	int breg = byte && !rex ? -1 : reg, brm = mod == 3 ? (byte && !rex ? -1 : rm) : -1;
-	ml = x86_modrm(p + i, n - i, rex, &base, &disp, &simple);
-	if (!ml)
-		return 0;
-	i += ml;
-	size_t imm = 0;
-	switch (op) {
-	case 0x69: case 0x81: case 0xc7: imm = 4; break;
-	case 0x6b: case 0x80: case 0x83: case 0xc0: case 0xc1: case 0xc6: imm = 1; break;
-	case 0xf6: imm = regf < 2 ? 1 : 0; break;
-	case 0xf7: imm = regf < 2 ? 4 : 0; break;
-	default: break;
-	}
-	if (n - i < imm)
-		return 0;
-	int64_t iv = imm == 4 ? (int32_t)rd32(p + i) : imm == 1 ? (int8_t)p[i] : 0;
-	i += imm;
-	if (alu) {
-		if ((op >> 3) != 7)                           /* cmp writes nothing */
-			x86_write(e, (op & 2) ? breg : brm);
-		return i;
-	}
-	switch (op) {
-	case 0x63: case 0x69: case 0x6b:
-		x86_write(e, reg);
-		return i;
-	case 0x80: case 0x81: case 0x83:                  /* group 1 on r/m */
-		if (regf == 7 || brm < 0)
-			return i;                                 /* cmp, or memory */
-		if ((brm == 4 || brm == 5) && w && (regf == 0 || regf == 5)) {
-			int64_t d = regf == 0 ? iv : -iv;         /* add : sub */
-			if (brm == 4) {
-				e->sp = 1;
-				e->sp_n = d;
-			} else {
-				e->fp = 1;
-				e->fp_n = d;
-			}
-			return i;
-		}
-		x86_write(e, brm);
-		return i;
-	case 0x84: case 0x85:                             /* test */
-		return i;
-	case 0x86: case 0x87:                             /* xchg */
-		x86_write(e, breg);
-		x86_write(e, brm);
-		return i;
-	case 0x88: case 0x89:                             /* mov r -> r/m */
-		if (brm < 0)
-			return i;
-		if (w && brm == 5 && reg == 4) {              /* mov %rsp,%rbp */
-			e->fp = 2;
-			return i;
-		}
-		if (w && brm == 4 && reg == 5) {              /* mov %rbp,%rsp */
-			e->sp = 2;
-			return i;
-		}
-		x86_write(e, brm);
-		return i;
-	case 0x8a: case 0x8b:                             /* mov r/m -> r */
-		if (mod == 3 && w && reg == 5 && rm == 4) {
-			e->fp = 2;
-			return i;
-		}
-		if (mod == 3 && w && reg == 4 && rm == 5) {
-			e->sp = 2;
-			return i;
-		}
-		x86_write(e, breg);
-		return i;
-	case 0x8d:                                        /* lea */
-		if (reg != 4 && reg != 5)
-			return i;
-		if (w && simple && (base == 4 || base == 5)) {
-			if (reg == 4 && base == 4) {
-				e->sp = 1;
-				e->sp_n = disp;
-			} else if (reg == 4) {
-				e->sp = 2;
-				e->sp_n = disp;
-			} else if (base == 4) {
-				e->fp = 2;
-				e->fp_n = disp;
-			} else {
-				e->fp = 1;
-				e->fp_n = disp;
-			}
-			return i;
-		}
-		x86_write(e, reg);
-		return i;
-	case 0x8f:                                        /* pop r/m */
-		if (regf != 0)
-			return 0;
-		e->sp = 1;
-		e->sp_n = 8;
-		if (brm >= 0)
-			x86_write(e, brm);
-		return i;
-	case 0xc6: case 0xc7:
-		if (regf != 0)
-			return 0;
-		if (brm >= 0)
-			x86_write(e, brm);
-		return i;
-	case 0xc0: case 0xc1: case 0xd0: case 0xd1: case 0xd2: case 0xd3:
-		if (brm >= 0)
-			x86_write(e, brm);
-		return i;
-	case 0xf6: case 0xf7:
-		if ((regf == 2 || regf == 3) && brm >= 0)     /* not, neg */
-			x86_write(e, brm);
-		return i;                                     /* test, mul, div: rax/rdx */
-	case 0xfe:
-		if (regf > 1)
-			return 0;
-		if (brm >= 0)
-			x86_write(e, brm);
-		return i;
-	case 0xff:
-		switch (regf) {
-		case 0: case 1:
-			if (brm >= 0)
-				x86_write(e, brm);
-			return i;
-		case 2: return i;                             /* call *r/m */
-		case 4: e->flow = XE_END; return i;           /* jmp *r/m */
-		case 6: e->sp = 1; e->sp_n = -8; return i;    /* push r/m */
-		default: return 0;
-		}
-	default:
-		return 0;
-	}
-}
-
-/* aarch64: the stack instructions JIT prologues and epilogues use (Arm ARM
- * C4.1); one word each, unknown words stop the check as on x86_64. */
-static size_t a64_decode(const uint8_t *p, size_t n, struct insn_eff *e)
-{
-	memset(e, 0, sizeof(*e));
-	if (n < 4)
-		return 0;
-	uint32_t w = rd32(p);
-	unsigned rd = w & 31, rn = (w >> 5) & 31, rt2 = (w >> 10) & 31;
-	if ((w & 0xfffff01f) == 0xd503201f)             /* hint: nop, paciasp, autiasp, bti */
-		return 4;
-	if ((w & 0xfffffc1f) == 0xd65f0000 || (w & 0xfffffc1f) == 0xd61f0000 ||
-	    (w & 0xfc000000) == 0x14000000 || (w & 0xffe0001f) == 0xd4200000) {
-		e->flow = XE_END;                           /* ret, br, b, brk */
-		return 4;
-	}
-	if ((w & 0xfffffc1f) == 0xd63f0000 || (w & 0xfc000000) == 0x94000000 ||
-	    (w & 0xff000010) == 0x54000000 || (w & 0x7e000000) == 0x34000000 ||
-	    (w & 0x7e000000) == 0x36000000)
-		return 4;                                   /* blr, bl, b.cond, cbz/cbnz, tbz/tbnz */
-	/* stp/ldp of x registers: pre-index (writeback), post-index, signed offset */
-	if ((w & 0x7fc00000) == 0x29800000 || (w & 0x7fc00000) == 0x28800000 ||
-	    (w & 0x7fc00000) == 0x29c00000 || (w & 0x7fc00000) == 0x28c00000 ||
-	    (w & 0x7f800000) == 0x29000000) {
-		if (!(w >> 31))
-			return 0;                               /* w registers */
-		bool load = w & (1u << 22), wb = (w & 0x7f000000) != 0x29000000 || (w & (1u << 23));
-		int64_t imm = ((int64_t)(((w >> 15) & 0x7f) ^ 0x40) - 0x40) * 8;
-		if (wb && rn == 31) {
-			e->sp = 1;
-			e->sp_n = imm;
-		} else if (wb) {
-			x86_write(e, rn == 29 ? 5 : -1);
-		}
-		if (load && (rd == 29 || rt2 == 29))
-			e->fp = 4;                              /* ldp x29, ...: the caller's */
-		if (load && (rd == 31 || rt2 == 31))
-			return 0;
-		return 4;
-	}
-	/* str/ldr x, pre- and post-index */
-	if ((w & 0xffe00400) == 0xf8000400 || (w & 0xffe00400) == 0xf8400400) {
-		bool load = w & (1u << 22);
-		int64_t imm = ((int64_t)(((w >> 12) & 0x1ff) ^ 0x100) - 0x100);
-		if (rn == 31) {
-			e->sp = 1;
-			e->sp_n = imm;
-		} else if (rn == 29) {
-			e->fp = 3;
-		}
-		if (load && rd == 29)
-			e->fp = 4;
-		return 4;
-	}
-	/* add/sub x, immediate (mov x29, sp is add x29, sp, #0) */
-	if ((w & 0xff800000) == 0x91000000 || (w & 0xff800000) == 0xd1000000) {
-		int64_t imm = (int64_t)((w >> 10) & 0xfff) << ((w & (1u << 22)) ? 12 : 0);
-		if ((w & 0xff800000) == 0xd1000000)
-			imm = -imm;
-		if (rd == 31 && rn == 31) {
-			e->sp = 1;
-			e->sp_n = imm;
-		} else if (rd == 31 && rn == 29) {
-			e->sp = 2;
-			e->sp_n = imm;
-		} else if (rd == 29 && rn == 31) {
-			e->fp = 2;
-			e->fp_n = imm;
-		} else if (rd == 29 && rn == 29) {
-			e->fp = 1;
-			e->fp_n = imm;
-		} else if (rd == 31 || rd == 29) {
-			x86_write(e, rd == 31 ? 4 : 5);
-		}
-		return 4;
-	}
-	if ((w & 0xffe0ffe0) == 0xaa0003e0) {           /* mov x, x (orr with xzr) */
-		if (rd == 29)
-			e->fp = 3;
-		return 4;
-	}
-	if ((w & 0x1f000000) == 0x10000000 || (w & 0x1f800000) == 0x12800000) {
-		/* adr/adrp, movz/movn/movk: no stack register is their destination */
-		if (rd == 29)
-			e->fp = 3;
-		return 4;
-	}
-	return 0;
-}
-
-static int collect_row(const struct ehf_row *row, void *arg)
-{
-	struct lint_ctx *c = arg;
-	if (c->nrows >= LINT_MAX_ROWS) {
-		c->rows_over = true;
-		return 1;
-	}
-	struct crow *r = &c->rows[c->nrows++];
-	memset(r, 0, sizeof(*r));
-	r->loc = row->loc;
-	r->end = row->end;
-	if (row->cfa_defined && row->cfa_kind == EHF_CFA_REG_OFF) {
-		r->cfa_ok = true;
-		r->cfa_reg = row->cfa_reg;
-		r->cfa_off = row->cfa_off;
-	} else if (row->cfa_defined && row->cfa_expr_len >= 2 && row->cfa_expr[0] >= DW_OP_breg0 &&
-		   row->cfa_expr[0] <= DW_OP_breg31) {
-		/* DW_OP_bregN off alone is register + offset */
-		size_t pos = 1;
-		uint64_t v = 0;
-		unsigned sh = 0;
-		uint8_t b = 0x80;
-		while (pos < row->cfa_expr_len && sh < 63 && (b & 0x80)) {
-			b = row->cfa_expr[pos++];
-			v |= (uint64_t)(b & 0x7f) << sh;
-			sh += 7;
-		}
-		if (!(b & 0x80) && pos == row->cfa_expr_len) {
-			if (sh < 64 && (b & 0x40))
-				v |= ~(uint64_t)0 << sh;
-			r->cfa_ok = true;
-			r->cfa_reg = (uint16_t)(row->cfa_expr[0] - DW_OP_breg0);
-			r->cfa_off = (int64_t)v;
-		}
-	}
-	r->ra_kind = row->reg[c->ra_col].kind;
-	r->ra_off = row->reg[c->ra_col].off;
-	return 0;
-}
-
-static const char *x86_reg(unsigned r)
-{
-	static const char *const n[17] = { "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8",
-					   "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip" };
-	return r < 17 ? n[r] : "r?";
-}
-
-static const char *cfa_reg_name(const struct lint_ctx *c, unsigned r)
-{
-	static const char *const a64[2] = { "x29", "sp" };
-	if (c->hdr.elf_mach == EM_AARCH64_)
-		return r == 31 ? a64[1] : r == 29 ? a64[0] : "x?";
-	return x86_reg(r);
-}
-
-/* Follow the code of one FDE with the stack-height model and compare every
- * row in force at an instruction boundary. */
-static void code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *code, uint64_t code_addr,
-		       uint64_t code_size, const struct ehf_fde *fde, uint64_t fde_file_off)
-{
-	/* DWARF sp, fp, CFA - sp at entry, the decoder */
-	unsigned spr, fpr;
-	int64_t entry;
-	size_t (*decode)(const uint8_t *, size_t, struct insn_eff *);
-	if (c->hdr.elf_mach == EM_X86_64_) {
-		spr = 7, fpr = 6, entry = 8, decode = x86_decode, c->ra_col = 16;
-	} else if (c->hdr.elf_mach == EM_AARCH64_) {
-		spr = 31, fpr = 29, entry = 0, decode = a64_decode, c->ra_col = 30;
-	} else {
-		return;
-	}
-	uint64_t s = fde->pc_begin > code_addr ? fde->pc_begin : code_addr;
-	uint64_t e = fde->pc_end < code_addr + code_size ? fde->pc_end : code_addr + code_size;
-	if (s >= e)
-		return;
-	c->nrows = 0;
-	c->rows_over = false;
-	struct ehf_err ee;
-	if (ehf_rows(fde, collect_row, c, &ee) < 0) {
-		report(c, LR_EH_FRAME_PARSE, fde_file_off, "the CFA program of the FDE for %s+0x%" PRIx64
-		       " fails: %s", "code", s - code_addr, ee.msg);
-		return;
-	}
-	if (c->rows_over || !c->nrows)
-		return;
-	bool sp_known = false, fp_known = false, fp_popped = false, resync = true;
-	int64_t sp_d = 0, fp_d = 0;
-	if (s == code_addr) {
-		/* function entry: CFA = rsp + 8 (the return address just pushed), sp + 0 on arm64 */
-		sp_known = true;
-		sp_d = entry;
-		resync = false;
-	}
-	size_t ri = 0, bad = 0, ra_bad = 0;
-	uint64_t first_pc = 0, ra_pc = 0;
-	int64_t first_row = 0, first_code = 0;
-	unsigned first_reg = 0;
-	bool first_popped = false;
-	uint8_t ra_kind = 0;
-	uint64_t pc = s;
-	for (unsigned k = 0; k < LINT_MAX_INSNS && pc < e; k++) {
-		while (ri < c->nrows && c->rows[ri].end <= pc)
-			ri++;
-		const struct crow *row = ri < c->nrows && c->rows[ri].loc <= pc ? &c->rows[ri] : NULL;
-		if (row && resync) {
-			sp_known = fp_known = fp_popped = false;
-			if (row->cfa_ok && row->cfa_reg == spr) {
-				sp_known = true;
-				sp_d = row->cfa_off;
-			} else if (row->cfa_ok && row->cfa_reg == fpr) {
-				fp_known = true;
-				fp_d = row->cfa_off;
-			}
-			resync = false;
-		}
-		if (row && row->cfa_ok) {
-			bool known = row->cfa_reg == spr ? sp_known : row->cfa_reg == fpr ? fp_known : false;
-			int64_t want = row->cfa_reg == spr ? sp_d : fp_d;
-			bool popped = row->cfa_reg == fpr && fp_popped;
-			if ((known && row->cfa_off != want) || popped) {
-				if (!bad++) {
-					first_pc = pc;
-					first_row = row->cfa_off;
-					first_code = want;
-					first_reg = row->cfa_reg;
-					first_popped = popped;
-				}
-			}
-		}
-		/* x86_64: the return address is always at CFA-8 (arm64's moves from x30 to the stack) */
-		if (row && spr == 7 && !(row->ra_kind == EHF_OFFSET && row->ra_off == -8)) {
-			if (!ra_bad++) {
-				ra_pc = pc;
-				ra_kind = row->ra_kind;
-			}
-		}
-		struct insn_eff x;
-		size_t len = decode(code + (pc - code_addr), (size_t)(e - pc), &x);
-		if (!len)
-			break;
-		/* apply: fp first where it reads sp as it was */
-		int64_t old_sp = sp_d;
-		bool old_sp_known = sp_known;
-		if (x.leave) {
-			sp_known = fp_known;
-			sp_d = fp_d - 8;
-			fp_known = false;
-			fp_popped = true;
-		}
-		switch (x.sp) {
-		case 1: sp_d -= x.sp_n; break;
-		case 2: sp_known = fp_known; sp_d = fp_d - x.sp_n; break;
-		case 3: sp_known = false; break;
-		default: break;
-		}
-		switch (x.fp) {
-		case 1: fp_d -= x.fp_n; break;
-		case 2: fp_known = old_sp_known; fp_d = old_sp - x.fp_n; fp_popped = false; break;
-		case 3: fp_known = fp_popped = false; break;
-		case 4: fp_known = false; fp_popped = true; break;
-		default: break;
-		}
-		if (x.flow == XE_END)
-			resync = true;
-		pc += len;
-	}
-	uint64_t fo = fde_file_off;
-	if (bad && first_popped)
-		report(c, LR_CFA_VS_CODE, fo, "the CODE_LOAD at 0x%" PRIx64 ": at +0x%" PRIx64 " the CFI says CFA = %s%+"
-		       PRId64 " but the frame pointer was restored to the caller's value before it (%zu instruction boundar%s "
-		       "disagree%s)", load_off, first_pc - code_addr, cfa_reg_name(c, first_reg), first_row, bad,
-		       bad == 1 ? "y" : "ies", bad == 1 ? "s" : "");
-	else if (bad)
-		report(c, LR_CFA_VS_CODE, fo, "the CODE_LOAD at 0x%" PRIx64 ": at +0x%" PRIx64 " the CFI says CFA = %s%+"
-		       PRId64 " but the instructions before it leave CFA = %s%+" PRId64 " (%zu instruction boundar%s "
-		       "disagree%s)", load_off, first_pc - code_addr, cfa_reg_name(c, first_reg), first_row, cfa_reg_name(c, first_reg),
-		       first_code, bad, bad == 1 ? "y" : "ies", bad == 1 ? "s" : "");
-	if (ra_bad)
-		report(c, LR_RA_RULE, fo, "the CODE_LOAD at 0x%" PRIx64 ": at +0x%" PRIx64 " the return address (r16) "
-		       "rule is %s, not 'at cfa-8' (%zu instruction boundar%s)", load_off, ra_pc - code_addr,
-		       ra_kind == EHF_UNDEF ? "undefined" : ra_kind == EHF_SAME ? "same value" :
-		       ra_kind == EHF_INITIAL ? "unset" : ra_kind == EHF_OFFSET ? "at another offset" : "not an offset",
-		       ra_bad, ra_bad == 1 ? "y" : "ies");
-}
-
-/* Framing of .eh_frame records: where a record runs past `size`, where the
- * zero terminator is.  Every step consumes at least 4 bytes. */
-struct framing {
-	bool ok;                  /* every record fits */
-	size_t end;               /* after the last whole record (or the terminator) */
-	bool terminated;
-	size_t term_off;
-	size_t bad_off;           /* !ok: the record that does not fit */
-	uint64_t bad_len;
-};
-
-static void frame_walk(const uint8_t *d, size_t size, struct framing *f)
-{
-	memset(f, 0, sizeof(*f));
-	size_t off = 0;
-	while (off < size) {
-		if (size - off < 4) {
-			f->bad_off = off;
-			f->bad_len = 4;
-			f->end = off;
-			return;
-		}
-		uint32_t len = rd32(d + off);
-		if (len == 0) {
-			f->ok = true;
-			f->terminated = true;
-			f->term_off = off;
-			f->end = off + 4;
-			return;
-		}
-		if (len == 0xffffffffu || len > size - off - 4) {
-			f->bad_off = off;
-			f->bad_len = len;
-			f->end = off;
-			return;
-		}
-		off += 4 + (size_t)len;
-	}
-	f->ok = true;
-	f->end = off;
-}
-
-static bool all_zero(const uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
-/* Can perf's unwind_spec_ehframe read an eh_frame_ptr / fde_count with this
- * encoding?  (__dw_read_encoded_value: omit; absptr as a pointer; absolute or
- * pcrel with format 0 taken as udata4, or data4/data8.) */
-static const char *perf_enc_problem(uint8_t enc, bool count)
-{
-	if (enc == DW_EH_PE_omit || enc == DW_EH_PE_absptr)
-		return NULL;
-	unsigned app = enc & 0x70, fmt = enc & 0x0f;
-	if (app != DW_EH_PE_absptr && app != DW_EH_PE_pcrel)
-		return "perf accepts only absolute or pcrel values here and leaves the rest unread";
-	if (fmt == 0)
-		return "perf reads format 0 as 4 bytes, the encoding says 8";
-	if (fmt != DW_EH_PE_udata4 && fmt != DW_EH_PE_sdata4 && fmt != DW_EH_PE_udata8 && fmt != DW_EH_PE_sdata8)
-		return "perf reads only 4- and 8-byte values here and leaves this one unread";
-	if (count && app == DW_EH_PE_pcrel)
-		return "perf adds its own buffer's address to a pcrel fde_count";
-	return NULL;
-}
-
-static void check_hdr(struct lint_ctx *c, uint64_t uoff, const uint8_t *hd, size_t hs,
-		      const struct lint_layout *ly, const struct ehf_table *t, bool have_table)
-{
-	struct ehf_hdr h;
-	struct ehf_err ee;
-	uint64_t hdr_file = uoff + UNW_FIXED + (ly->eh_size);
-	if (ehf_parse_hdr(hd, hs, ly->rt_hdr, &h, &ee)) {
-		report(c, LR_HDR_PARSE, hdr_file + ee.offset, ".eh_frame_hdr+0x%" PRIx64 ": %s", ee.offset, ee.msg);
-		return;
-	}
-	const char *why;
-	if ((why = perf_enc_problem(h.eh_frame_ptr_enc, false)))
-		report(c, LR_HDR_ENCODING, hdr_file + 1, "eh_frame_ptr_enc 0x%02x: %s, so fde_count and the table "
-		       "are read from the wrong bytes", h.eh_frame_ptr_enc, why);
-	if ((why = perf_enc_problem(h.fde_count_enc, true)))
-		report(c, LR_HDR_ENCODING, hdr_file + 2, "fde_count_enc 0x%02x: %s", h.fde_count_enc, why);
-	if (h.has_table && h.fde_count && h.table_enc != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
-		report(c, LR_HDR_ENCODING, hdr_file + 3, "table_enc 0x%02x: libunwind reads the table as "
-		       "datarel|sdata4 (0x3b) pairs, so these %zu-byte entries are misread", h.table_enc, h.entry_size);
-	if (h.eh_frame_ptr != ly->rt_eh)
-		report(c, LR_HDR_EH_FRAME_PTR, hdr_file + 4, "eh_frame_ptr resolves to 0x%" PRIx64 ", .eh_frame is at "
-		       "0x%" PRIx64 " in perf's layout (%+" PRId64 ")", h.eh_frame_ptr, ly->rt_eh,
-		       (int64_t)(h.eh_frame_ptr - ly->rt_eh));
-	size_t nf = have_table ? t->nfdes : 0;
-	if (!h.has_table || !h.fde_count) {
-		if (nf)
-			report(c, LR_HDR_NO_TABLE, hdr_file + 2, ".eh_frame_hdr has %s (fde_count_enc 0x%02x, "
-			       "table_enc 0x%02x) for %zu FDE%s", h.has_table ? "an empty table" : "no search table",
-			       h.fde_count_enc, h.table_enc, nf, nf == 1 ? "" : "s");
-		return;
-	}
-	if (!have_table)
-		return;
-	if (h.fde_count != nf) {
-		report(c, LR_HDR_TABLE, hdr_file + 8, "fde_count %" PRIu64 ", .eh_frame has %zu FDE%s", h.fde_count,
-		       nf, nf == 1 ? "" : "s");
-		return;
-	}
-	struct ehf_bases b = { ly->rt_hdr, 0, ly->rt_hdr, 8 };
-	uint64_t prev = 0;
-	for (size_t i = 0; i < nf; i++) {
-		size_t pos = (size_t)h.table_off + i * h.entry_size;
-		uint64_t loc, fa;
-		if (ehf_read_encoded(hd, hs, &pos, h.table_enc, &b, &loc, &ee) ||
-		    ehf_read_encoded(hd, hs, &pos, h.table_enc, &b, &fa, &ee)) {
-			report(c, LR_HDR_TABLE, hdr_file + h.table_off + i * h.entry_size, "entry %zu: %s", i, ee.msg);
-			return;
-		}
-		const struct ehf_fde *f = &t->fdes[i];
-		uint64_t want_fa = ly->rt_eh + f->offset;
-		if (i && loc < prev) {
-			report(c, LR_HDR_TABLE, hdr_file + h.table_off + i * h.entry_size, "entry %zu: initial_loc "
-			       "0x%" PRIx64 " is below the previous entry's: the table is not sorted", i, loc);
-			return;
-		}
-		if (loc != f->pc_begin || fa != want_fa) {
-			report(c, LR_HDR_TABLE, hdr_file + h.table_off + i * h.entry_size, "entry %zu: {initial_loc "
-			       "0x%" PRIx64 ", fde 0x%" PRIx64 "}, the FDE at .eh_frame+0x%" PRIx64 " starts at 0x%" PRIx64
-			       " and sits at 0x%" PRIx64 " in perf's layout", i, loc, fa, f->offset, f->pc_begin, want_fa);
-			return;
-		}
-		prev = loc;
-	}
-}
-
-/* An FDE table resolved against a load: do its FDEs cover [a, a+n)? */
-static bool covers_exactly(const struct ehf_table *t, uint64_t a, uint64_t n)
-{
-	if (!t->nfdes)
-		return false;
-	uint64_t lo = t->fdes[0].pc_begin, hi = 0;
-	for (size_t i = 0; i < t->nfdes; i++)
-		if (t->fdes[i].pc_end > hi)
-			hi = t->fdes[i].pc_end;
-	return lo == a && hi == a + n;
-}
-
-/* Does this unwinding info, resolved in the layout of the load at
- * [addr, addr+size), describe exactly that code? */
-static bool unw_covers(struct lint_ctx *c, const struct lint_unw *u, uint64_t addr, uint64_t size)
-{
-	if (u->eh_frame_hdr_size > u->unwinding_size || u->unwinding_size > u->avail)
-		return false;
-	struct lint_layout ly;
-	lint_layout(c->prof, addr, size, u, &ly);
-	struct ehf_table t;
-	struct ehf_bases b = { ly.rt_eh, 0, 0, 8 };
-	struct ehf_err ee;
-	if (ehf_parse(&t, u->data, (size_t)(u->unwinding_size - u->eh_frame_hdr_size), &b, &ee))
-		return false;
-	bool fits = covers_exactly(&t, addr, size);
-	ehf_table_free(&t);
-	return fits;
-}
-
-/* The unwinding info perf attaches to a load. */
-static void check_unwind(struct lint_ctx *c, const struct lint_rec *r, const struct lint_unw *u,
-			 uint64_t uoff, const struct lint_layout *ly)
-{
-	const struct lint_load *l = &r->u.load;
-	if (c->unw_bad || !u->unwinding_size)
-		return;
-	uint64_t data_file = uoff + UNW_FIXED;
-	size_t us = (size_t)u->unwinding_size, hs = (size_t)u->eh_frame_hdr_size, es = us - hs;
-	const uint8_t *d = u->data;
-	if (u->mapped_size == 0 && es)
-		report(c, LR_MAPPED_ZERO, uoff + 32, "UNWINDING_INFO for the CODE_LOAD at 0x%" PRIx64 " has mapped_size "
-		       "0: perf maps [0x%" PRIx64 ", +0x%" PRIx64 "), its .eh_frame would be at 0x%" PRIx64, r->off,
-		       ly->map_start, ly->map_len, ly->rt_eh);
-	else if (u->mapped_size && u->mapped_size < u->unwinding_size)
-		report(c, LR_MAPPED_SMALL, uoff + 32, "mapped_size %" PRIu64 " is below unwinding_size %" PRIu64
-		       ": the last %" PRIu64 " bytes (the end of .eh_frame_hdr) lie outside perf's mapping",
-		       u->mapped_size, u->unwinding_size, u->unwinding_size - u->mapped_size);
-
-	/* header first (LLVM ORC): a valid header at the start whose eh_frame_ptr
-	 * points right behind it, while perf's split does not parse */
-	struct ehf_hdr h;
-	struct ehf_err ee;
-	bool perf_hdr_ok = hs && !ehf_parse_hdr(d + es, hs, ly->rt_hdr, &h, &ee);
-	if (hs && !perf_hdr_ok && !ehf_parse_hdr(d, hs, 0x10000, &h, &ee) && h.eh_frame_ptr == 0x10000 + hs) {
-		report(c, LR_HDR_FIRST, data_file, "the unwinding data starts with a %zu-byte .eh_frame_hdr whose "
-		       "eh_frame_ptr points right after it: header-first order; perf parses its first %zu bytes as "
-		       ".eh_frame", hs, es);
-		return;
-	}
-	struct framing fw;
-	frame_walk(d, es, &fw);
-	if (hs && (!perf_hdr_ok || !fw.ok)) {
-		/* where do the records really stop, and does a header parse there? */
-		struct framing whole;
-		frame_walk(d, us, &whole);
-		size_t w = whole.ok ? whole.end : whole.bad_off;
-		if (w != es && w < us && !ehf_parse_hdr(d + w, us - w, ly->rt_eh + w, &h, &ee)) {
-			report(c, LR_HDR_SIZE_MISMATCH, uoff + 24, "eh_frame_hdr_size %zu puts the end of .eh_frame at "
-			       "+0x%zx, but its records end at +0x%zx, where a %zu-byte .eh_frame_hdr parses", hs, es, w,
-			       us - w);
-			return;
-		}
-	}
-	if (!fw.ok) {
-		report(c, LR_EH_FRAME_PARSE, data_file + fw.bad_off, ".eh_frame+0x%zx: record length 0x%" PRIx64
-		       " runs past the end of .eh_frame (%zu bytes)", fw.bad_off, fw.bad_len, es);
-		return;
-	}
-	if (fw.terminated && !all_zero(d + fw.end, es - fw.end))
-		report(c, LR_TERMINATOR_MISPLACED, data_file + fw.term_off, ".eh_frame+0x%zx: zero terminator with %zu "
-		       "more bytes of .eh_frame after it", fw.term_off, es - fw.end);
-	else if (!fw.terminated && es)
-		report(c, LR_NO_TERMINATOR, data_file + es, ".eh_frame of %zu bytes has no zero terminator", es);
-
-	struct ehf_table t;
-	struct ehf_bases b = { ly->rt_eh, 0, 0, 8 };
-	bool have_table = false;
-	if (ehf_parse(&t, d, es, &b, &ee)) {
-		report(c, LR_EH_FRAME_PARSE, data_file + ee.offset, ".eh_frame+0x%" PRIx64 ": %s", ee.offset, ee.msg);
-	} else if (c->unw_after_load && !covers_exactly(&t, l->code_addr, l->code_size) &&
-		   unw_covers(c, u, c->unw_prev_addr, c->unw_prev_size)) {
-		/* it describes the load before it, not this one */
-		report(c, LR_UNWIND_AFTER_LOAD, uoff, "UNWINDING_INFO follows the CODE_LOAD at 0x%" PRIx64 " it "
-		       "describes; perf gives it to the next one, the CODE_LOAD at 0x%" PRIx64 " ('%.60s')",
-		       c->unw_prev_off, r->off, l->name);
-		ehf_table_free(&t);
-		return;
-	} else {
-		have_table = true;
-		uint64_t ca = l->code_addr, ce = l->code_addr + l->code_size;
-		for (size_t i = 0; i < t.nfdes; i++) {
-			const struct ehf_fde *f = &t.fdes[i];
-			if ((f->cie->fde_enc & 0x70) == DW_EH_PE_absptr) {
-				report(c, LR_FDE_ABSOLUTE, data_file + f->offset, "FDE at .eh_frame+0x%" PRIx64 " has an "
-				       "absolute pc_begin 0x%" PRIx64 " (CIE encoding 0x%02x): %s", f->offset, f->pc_begin,
-				       f->cie->fde_enc, f->pc_begin == ca ? "the process address, which libdw (ELF "
-				       "addresses + bias) will not find" : "not the process address of the code, which "
-				       "libunwind looks up");
-				break;
-			}
-		}
-		if (!t.nfdes) {
-			report(c, LR_NO_FDE, data_file, ".eh_frame for the CODE_LOAD at 0x%" PRIx64 " (%s) holds %zu CIE%s "
-			       "and no FDE", r->off, l->name ? l->name : "?", t.ncies, t.ncies == 1 ? "" : "s");
-		} else {
-			bool straddle = false, any = false, reported_outside = false;
-			for (size_t i = 0; i < t.nfdes; i++) {
-				const struct ehf_fde *f = &t.fdes[i];
-				if (f->pc_end <= ca || f->pc_begin >= ce) {
-					if (!reported_outside) {
-						reported_outside = true;
-						report(c, LR_FDE_OUTSIDE, data_file + f->offset, "FDE at .eh_frame+0x%"
-						       PRIx64 " covers [0x%" PRIx64 ", 0x%" PRIx64 "), outside the code "
-						       "[0x%" PRIx64 ", 0x%" PRIx64 ") of the CODE_LOAD at 0x%" PRIx64,
-						       f->offset, f->pc_begin, f->pc_end, ca, ce, r->off);
-					}
-					continue;
-				}
-				any = true;
-				if (f->pc_begin < ca || f->pc_end > ce)
-					straddle = true;
-			}
-			const struct ehf_fde *f0 = &t.fdes[0];
-			if (straddle || !any) {
-				int64_t shift = (int64_t)(f0->pc_begin - ca);
-				char hint[200] = "";
-				uint64_t pad = align8(l->code_size) - l->code_size;
-				if (pad && shift == (int64_t)pad)
-					snprintf(hint, sizeof(hint), ": %" PRId64 " bytes = ALIGN_8(code_size) - code_size, "
-						 ".eh_frame was encoded as if it sat right after the code", shift);
-				else if (c->prof == PV_5X_0X40 && shift == 0x40)
-					snprintf(hint, sizeof(hint), ": the 0x40 of the 5.x-0x40 profile");
-				report(c, LR_FDE_COVERAGE, data_file + f0->offset, "FDE at .eh_frame+0x%" PRIx64 " covers "
-				       "[0x%" PRIx64 ", 0x%" PRIx64 ") in perf's layout, the code of the CODE_LOAD at 0x%"
-				       PRIx64 " is [0x%" PRIx64 ", 0x%" PRIx64 ") (shifted %+" PRId64 "%s)", f0->offset,
-				       f0->pc_begin, f0->pc_end, r->off, ca, ce, shift, hint);
-			} else {
-				/* gaps among FDEs inside the code */
-				uint64_t at = ca, gap_at = 0, gaps = 0;
-				for (size_t i = 0; i < t.nfdes; i++) {
-					const struct ehf_fde *f = &t.fdes[i];
-					if (f->pc_end <= ca || f->pc_begin >= ce)
-						continue;
-					if (f->pc_begin > at) {
-						if (!gaps)
-							gap_at = at;
-						gaps += f->pc_begin - at;
-					}
-					if (f->pc_end > at)
-						at = f->pc_end;
-				}
-				if (at < ce) {
-					if (!gaps)
-						gap_at = at;
-					gaps += ce - at;
-				}
-				if (gaps)
-					report(c, LR_FDE_GAP, data_file + f0->offset, "%" PRIu64 " of the %" PRIu64 " code "
-					       "bytes of the CODE_LOAD at 0x%" PRIx64 " have no FDE, the first at +0x%" PRIx64,
-					       gaps, l->code_size, r->off, gap_at - ca);
-				for (size_t i = 0; i < t.nfdes && l->code; i++)
-					code_check(c, r->off, l->code, ca, l->code_size, &t.fdes[i],
-						   data_file + t.fdes[i].offset);
-			}
-		}
-	}
-	if (hs)
-		check_hdr(c, uoff, d + es, hs, ly, &t, have_table);
-	if (have_table)
-		ehf_table_free(&t);
 }
 
 static void limit_said(struct lint_ctx *c, int which, uint64_t off)
@@ -1636,7 +280,7 @@ static void limit_said(struct lint_ctx *c, int which, uint64_t off)
 	if (c->limits_said[which])
 		return;
 	c->limits_said[which] = true;
-	report(c, LR_LIMIT, off, "more than %u %s: the oldest are forgotten from here on", cap[which], what[which]);
+	lint_report(c, LR_LIMIT, off, "more than %u %s: the oldest are forgotten from here on", cap[which], what[which]);
 }
 
 /* Place a mapping in perf's map tree (the treap holds its disjoint pieces):
@@ -1652,7 +296,7 @@ static void place_mapping(struct lint_ctx *c, uint64_t rec_off, uint64_t start, 
 	/* JITs mostly place code upwards: past every live mapping, nothing to cut */
 	bool past = c->maps.used && start >= c->maps_end;
 	for (unsigned guard = 0; !past && guard < 4 * LINT_MAX_MAPS; guard++) {
-		uint32_t x = it_overlap(&c->maps, start, end);
+		uint32_t x = lint_it_overlap(&c->maps, start, end);
 		if (!x)
 			break;
 		struct inode o = c->maps.n[x];
@@ -1666,39 +310,39 @@ static void place_mapping(struct lint_ctx *c, uint64_t rec_off, uint64_t start, 
 		if (!code_hit) {
 			if (o.start < start && start < o.end && o.code_end <= start && !said_tail) {
 				said_tail = true;
-				report(c, LR_MAPPING_OVERLAP, rec_off, "%s maps [0x%" PRIx64 ", 0x%" PRIx64 "), inside the "
+				lint_report(c, LR_MAPPING_OVERLAP, rec_off, "%s maps [0x%" PRIx64 ", 0x%" PRIx64 "), inside the "
 				       "mapping [0x%" PRIx64 ", 0x%" PRIx64 ") of the CODE_LOAD at 0x%" PRIx64 ": perf cuts that "
 				       "one at 0x%" PRIx64 " and loses the %" PRIu64 " bytes of its unwinding data after it",
 				       what, start, end, o.start, o.end, o.load_off, start, o.end - start);
 			} else if (o.code_start < end && start < o.code_end && !said_code) {
 				said_code = true;
-				report(c, LR_MAPPING_OVERLAP, rec_off, "%s maps [0x%" PRIx64 ", 0x%" PRIx64 "), over the code "
+				lint_report(c, LR_MAPPING_OVERLAP, rec_off, "%s maps [0x%" PRIx64 ", 0x%" PRIx64 "), over the code "
 				       "[0x%" PRIx64 ", 0x%" PRIx64 ") of the CODE_LOAD at 0x%" PRIx64 ": perf resolves "
 				       "samples there against this load's DSO", what, start, end, o.code_start,
 				       o.code_end, o.load_off);
 			} else if (!said_tail && !said_code && o.code_end <= start) {
 				said_tail = true;
-				report(c, LR_MAPPING_OVERLAP, rec_off, "%s maps [0x%" PRIx64 ", 0x%" PRIx64 "), over the "
+				lint_report(c, LR_MAPPING_OVERLAP, rec_off, "%s maps [0x%" PRIx64 ", 0x%" PRIx64 "), over the "
 				       "unwinding data mapped at [0x%" PRIx64 ", 0x%" PRIx64 ") for the CODE_LOAD at 0x%"
 				       PRIx64, what, start, end, o.start, o.end, o.load_off);
 			}
 		}
 		/* cut: keep the parts outside [start, end) */
-		it_delete(&c->maps, x);
+		lint_it_delete(&c->maps, x);
 		if (o.start < start) {
 			struct inode a = o;
 			a.end = start;
-			it_insert(&c->maps, &a);
+			lint_it_insert(&c->maps, &a);
 		}
 		if (o.end > end) {
 			struct inode b = o;
 			b.start = end;
-			it_insert(&c->maps, &b);
+			lint_it_insert(&c->maps, &b);
 		}
 	}
 	struct inode n = { .start = start, .end = end, .load_off = rec_off, .code_index = index,
 			   .code_start = start, .code_end = cend };
-	it_insert(&c->maps, &n);
+	lint_it_insert(&c->maps, &n);
 	if (end > c->maps_end || c->maps.used == 1)
 		c->maps_end = end;
 	if (c->maps.forgot)
@@ -1715,17 +359,17 @@ static bool index_seen(struct lint_ctx *c, uint64_t idx, bool add, uint64_t off)
 		c->index_max |= add;
 		return seen;
 	}
-	uint32_t x = it_le(t, idx);
+	uint32_t x = lint_it_le(t, idx);
 	if (x && idx < t->n[x].end)
 		return true;
 	if (!add)
 		return false;
-	uint32_t nx = it_gt(t, idx);
+	uint32_t nx = lint_it_gt(t, idx);
 	if (x && t->n[x].end == idx && idx != UINT64_MAX) {
 		t->n[x].end = idx + 1;
 		if (nx && t->n[nx].start == idx + 1) {
 			uint64_t e = t->n[nx].end;
-			it_delete(t, nx);
+			lint_it_delete(t, nx);
 			t->n[x].end = e;
 		}
 		return false;
@@ -1736,15 +380,15 @@ static bool index_seen(struct lint_ctx *c, uint64_t idx, bool add, uint64_t off)
 		return false;
 	}
 	struct inode n = { .start = idx, .end = idx + 1 };
-	it_insert(t, &n);
+	lint_it_insert(t, &n);
 	if (t->forgot)
 		limit_said(c, 1, off);
 	return false;
 }
 
-static void check_identical(struct lint_ctx *c, const struct lint_rec *r)
+static void check_identical(struct lint_ctx *c, const struct jdr_rec *r)
 {
-	const struct lint_load *l = &r->u.load;
+	const struct jdr_load *l = &r->u.load;
 	if (!c->codes || !l->code || !l->code_size)
 		return;
 	uint64_t h = hash_code(l->code, l->code_size);
@@ -1769,14 +413,14 @@ static void check_identical(struct lint_ctx *c, const struct lint_rec *r)
 	struct code_slot *s = &c->codes[h & (c->ncodes - 1)];
 	if (s->load_off && s->hash == h) {
 		/* the earlier load, read back from the map (decoded as before) */
-		struct lint_iter it = { c->data, c->size, (size_t)s->load_off, c->hdr, 0 };
-		struct lint_rec o;
-		struct lint_finding f;
-		const struct lint_load *ol = &o.u.load;
-		if (lint_iter_next(&it, &o, &f) > 0 && ol->code && ol->code_size == l->code_size &&
+		struct jdr_iter it = { c->data, c->size, (size_t)s->load_off, c->hdr, 0 };
+		struct jdr_rec o;
+		struct jdr_err f;
+		const struct jdr_load *ol = &o.u.load;
+		if (jdr_next(&it, &o, &f) > 0 && ol->code && ol->code_size == l->code_size &&
 		    !memcmp(ol->code, l->code, (size_t)l->code_size)) {
 			if (ol->name_len != l->name_len || memcmp(ol->name, l->name, l->name_len))
-				report(c, LR_IDENTICAL_CODE, r->off, "CODE_LOAD '%.60s' has the same %" PRIu64 " code bytes "
+				lint_report(c, LR_IDENTICAL_CODE, r->off, "CODE_LOAD '%.60s' has the same %" PRIu64 " code bytes "
 				       "as '%.60s' (the CODE_LOAD at 0x%" PRIx64 ")", l->name, l->code_size, ol->name,
 				       s->load_off);
 			return;
@@ -1789,17 +433,17 @@ static void check_identical(struct lint_ctx *c, const struct lint_rec *r)
 	s->load_off = r->off;
 }
 
-static void check_debug_for_load(struct lint_ctx *c, const struct lint_rec *r, const struct lint_debug *d,
+static void check_debug_for_load(struct lint_ctx *c, const struct jdr_rec *r, const struct jdr_debug *d,
 				  uint64_t doff)
 {
-	const struct lint_load *l = &r->u.load;
+	const struct jdr_load *l = &r->u.load;
 	if (d->code_addr != l->code_addr) {
 		if (c->dbg_after_load && d->code_addr == c->dbg_prev_addr)
-			report(c, LR_DEBUG_AFTER_LOAD, doff, "DEBUG_INFO for code_addr 0x%" PRIx64 " follows the CODE_LOAD "
+			lint_report(c, LR_DEBUG_AFTER_LOAD, doff, "DEBUG_INFO for code_addr 0x%" PRIx64 " follows the CODE_LOAD "
 			       "of that address; perf gives it to the CODE_LOAD at 0x%" PRIx64 " (code_addr 0x%" PRIx64 ")",
 			       d->code_addr, r->off, l->code_addr);
 		else
-			report(c, LR_DEBUG_MISMATCH, doff, "DEBUG_INFO for code_addr 0x%" PRIx64 " is given to the next "
+			lint_report(c, LR_DEBUG_MISMATCH, doff, "DEBUG_INFO for code_addr 0x%" PRIx64 " is given to the next "
 			       "CODE_LOAD at 0x%" PRIx64 ", whose code_addr is 0x%" PRIx64, d->code_addr, r->off,
 			       l->code_addr);
 	}
@@ -1818,99 +462,99 @@ static void check_debug_for_load(struct lint_ctx *c, const struct lint_rec *r, c
 		pos = (size_t)(nul - d->entries) + 1;
 	}
 	if (out)
-		report(c, LR_DEBUG_RANGE, doff, "%zu line entr%s outside the code [0x%" PRIx64 ", 0x%" PRIx64 ") of the "
+		lint_report(c, LR_DEBUG_RANGE, doff, "%zu line entr%s outside the code [0x%" PRIx64 ", 0x%" PRIx64 ") of the "
 		       "CODE_LOAD at 0x%" PRIx64 ", the first at 0x%" PRIx64, out, out == 1 ? "y lies" : "ies lie",
 		       l->code_addr, l->code_addr + l->code_size, r->off, first);
 }
 
-static void on_load(struct lint_ctx *c, const struct lint_rec *r)
+static void on_load(struct lint_ctx *c, const struct jdr_rec *r)
 {
-	const struct lint_load *l = &r->u.load;
+	const struct jdr_load *l = &r->u.load;
 	c->sum->loads++;
-	const struct lint_unw *u;
-	const struct lint_debug *d;
+	const struct jdr_unw *u;
+	const struct jdr_debug *d;
 	uint64_t uoff = 0, doff = 0;
 	/* a sticky (eh_frame_hdr_size 0) info already checked against its first load */
 	bool again = c->ps.unw_set && c->unw_used;
-	lint_perf_step(&c->ps, r, &u, &uoff, &d, &doff);
+	jdr_pending_step(&c->ps, r, &u, &uoff, &d, &doff);
 	if (u)
 		c->unw_used = true;
 	if (r->short_fixed) {
-		report(c, LR_RECORD_SIZE, r->off + 4, "CODE_LOAD total_size %u, below its 56-byte fixed part and the "
+		lint_report(c, LR_RECORD_SIZE, r->off + JD_REC_TOTAL_SIZE, "CODE_LOAD total_size %u, below its 56-byte fixed part and the "
 		       "name's NUL", r->size);
 		return;
 	}
 	if (!l->name) {
-		report(c, LR_LOAD_NAME, r->off + LOAD_FIXED, "CODE_LOAD name is not NUL-terminated inside the record "
+		lint_report(c, LR_LOAD_NAME, r->off + JD_LOAD_FIXED, "CODE_LOAD name is not NUL-terminated inside the record "
 		       "(%u bytes)", r->size);
 		return;
 	}
 	if (l->pid != c->hdr.pid)
-		report(c, LR_RECORD_PID, r->off + 16, "CODE_LOAD '%.60s' has pid %u, the header's is %u", l->name,
+		lint_report(c, LR_RECORD_PID, r->off + JD_LOAD_PID, "CODE_LOAD '%.60s' has pid %u, the header's is %u", l->name,
 		       l->pid, c->hdr.pid);
 	if (!l->code) {
-		report(c, LR_LOAD_CODE_SIZE, r->off + 40, "CODE_LOAD '%.60s': code_size %" PRIu64 " does not fit the %zu "
-		       "bytes after the name", l->name, l->code_size, (size_t)r->size - LOAD_FIXED - l->name_len - 1);
+		lint_report(c, LR_LOAD_CODE_SIZE, r->off + JD_LOAD_CODE_SIZE, "CODE_LOAD '%.60s': code_size %" PRIu64 " does not fit the %zu "
+		       "bytes after the name", l->name, l->code_size, (size_t)r->size - JD_LOAD_FIXED - l->name_len - 1);
 		return;
 	}
 	if (l->code_size > INT32_MAX)
-		report(c, LR_LOAD_CODE_SIZE, r->off + 40, "CODE_LOAD '%.60s': code_size %" PRIu64 " does not fit perf's "
+		lint_report(c, LR_LOAD_CODE_SIZE, r->off + JD_LOAD_CODE_SIZE, "CODE_LOAD '%.60s': code_size %" PRIu64 " does not fit perf's "
 		       "int", l->name, l->code_size);
 	if (l->gap) {
 		const uint8_t *g = (const uint8_t *)l->name + l->name_len + 1;
-		if (!all_zero(g, l->gap) && all_zero(r->p + r->size - l->gap, l->gap))
-			report(c, LR_LOAD_TRAILING, r->off + r->size - l->gap, "CODE_LOAD '%.60s': the %zu bytes after the "
+		if (!lint_all_zero(g, l->gap) && lint_all_zero(r->p + r->size - l->gap, l->gap))
+			lint_report(c, LR_LOAD_TRAILING, r->off + r->size - l->gap, "CODE_LOAD '%.60s': the %zu bytes after the "
 			       "name are not zero and the record's last %zu bytes are: the code seems to follow the name "
 			       "with padding after it, and perf's copy of it starts %zu bytes late", l->name, l->gap,
 			       l->gap, l->gap);
 	}
 	if (!l->code_size)
-		report(c, LR_LOAD_EMPTY, r->off + 40, "CODE_LOAD '%.60s' has code_size 0", l->name);
+		lint_report(c, LR_LOAD_EMPTY, r->off + JD_LOAD_CODE_SIZE, "CODE_LOAD '%.60s' has code_size 0", l->name);
 	if (l->vma != l->code_addr)
-		report(c, LR_LOAD_VMA, r->off + 24, "CODE_LOAD '%.60s': vma 0x%" PRIx64 " != code_addr 0x%" PRIx64,
+		lint_report(c, LR_LOAD_VMA, r->off + JD_LOAD_VMA, "CODE_LOAD '%.60s': vma 0x%" PRIx64 " != code_addr 0x%" PRIx64,
 		       l->name, l->vma, l->code_addr);
 	if (index_seen(c, l->code_index, true, r->off))
-		report(c, LR_DUPLICATE_INDEX, r->off + 48, "CODE_LOAD '%.60s' reuses code_index %" PRIu64, l->name,
+		lint_report(c, LR_DUPLICATE_INDEX, r->off + JD_LOAD_CODE_INDEX, "CODE_LOAD '%.60s' reuses code_index %" PRIu64, l->name,
 		       l->code_index);
 	check_identical(c, r);
 	if (d)
 		check_debug_for_load(c, r, d, doff);
-	struct lint_layout ly;
+	struct pv_layout ly;
 	lint_layout(c->prof, l->code_addr, l->code_size, u, &ly);
 	if (ly.map_start + ly.map_len < ly.map_start) {
-		report(c, LR_ADDR_WRAP, r->off + 32, "CODE_LOAD '%.60s': [0x%" PRIx64 ", +0x%" PRIx64 ") wraps around",
+		lint_report(c, LR_ADDR_WRAP, r->off + JD_LOAD_CODE_ADDR, "CODE_LOAD '%.60s': [0x%" PRIx64 ", +0x%" PRIx64 ") wraps around",
 		       l->name, ly.map_start, ly.map_len);
 	} else {
 		place_mapping(c, r->off, ly.map_start, ly.map_len, l->code_size, l->code_index, l->name);
 	}
 	if (u && !again && !c->unw_bad)
-		check_unwind(c, r, u, uoff, &ly);
+		lint_check_unwind(c, r, u, uoff, &ly);
 }
 
-static void on_unwind(struct lint_ctx *c, const struct lint_rec *r)
+static void on_unwind(struct lint_ctx *c, const struct jdr_rec *r)
 {
 	if (r->short_fixed) {
-		report(c, LR_RECORD_SIZE, r->off + 4, "CODE_UNWINDING_INFO total_size %u, below its 40-byte fixed part",
+		lint_report(c, LR_RECORD_SIZE, r->off + JD_REC_TOTAL_SIZE, "CODE_UNWINDING_INFO total_size %u, below its 40-byte fixed part",
 		       r->size);
 		return;
 	}
-	const struct lint_unw *u = &r->u.unw;
+	const struct jdr_unw *u = &r->u.unw;
 	if (c->ps.unw_set && !c->unw_used)
-		report(c, LR_UNWIND_OVERWRITTEN, c->ps.unw_off, "UNWINDING_INFO is replaced by the one at 0x%" PRIx64
+		lint_report(c, LR_UNWIND_OVERWRITTEN, c->ps.unw_off, "UNWINDING_INFO is replaced by the one at 0x%" PRIx64
 		       " before any CODE_LOAD", r->off);
 	c->unw_bad = false;
 	if (u->unwinding_size > u->avail) {
-		report(c, LR_UNWIND_SIZE, r->off + 16, "unwinding_size %" PRIu64 " runs past the record's %zu bytes of "
+		lint_report(c, LR_UNWIND_SIZE, r->off + JD_UNW_UNWINDING_SIZE, "unwinding_size %" PRIu64 " runs past the record's %zu bytes of "
 		       "data", u->unwinding_size, u->avail);
 		c->unw_bad = true;
 	} else if (u->eh_frame_hdr_size > u->unwinding_size) {
-		report(c, LR_UNWIND_SIZE, r->off + 24, "eh_frame_hdr_size %" PRIu64 " is larger than unwinding_size %"
+		lint_report(c, LR_UNWIND_SIZE, r->off + JD_UNW_EH_FRAME_HDR_SIZE, "eh_frame_hdr_size %" PRIu64 " is larger than unwinding_size %"
 		       PRIu64, u->eh_frame_hdr_size, u->unwinding_size);
 		c->unw_bad = true;
 	} else if (!u->unwinding_size) {
-		report(c, LR_UNWIND_EMPTY, r->off + 16, "unwinding_size 0");
+		lint_report(c, LR_UNWIND_EMPTY, r->off + JD_UNW_UNWINDING_SIZE, "unwinding_size 0");
 	} else if (!u->eh_frame_hdr_size) {
-		report(c, LR_HDR_SIZE_ZERO, r->off + 24, "eh_frame_hdr_size 0 with %" PRIu64 " bytes of unwinding data",
+		lint_report(c, LR_HDR_SIZE_ZERO, r->off + JD_UNW_EH_FRAME_HDR_SIZE, "eh_frame_hdr_size 0 with %" PRIu64 " bytes of unwinding data",
 		       u->unwinding_size);
 	}
 	c->unw_after_load = c->prev_load;
@@ -1918,19 +562,19 @@ static void on_unwind(struct lint_ctx *c, const struct lint_rec *r)
 	c->unw_prev_addr = c->prev_code_addr;
 	c->unw_prev_size = c->prev_code_size;
 	c->unw_used = false;
-	lint_perf_step(&c->ps, r, NULL, NULL, NULL, NULL);
+	jdr_pending_step(&c->ps, r, NULL, NULL, NULL, NULL);
 }
 
-static void on_debug(struct lint_ctx *c, const struct lint_rec *r)
+static void on_debug(struct lint_ctx *c, const struct jdr_rec *r)
 {
 	if (r->short_fixed) {
-		report(c, LR_RECORD_SIZE, r->off + 4, "CODE_DEBUG_INFO total_size %u, below its 32-byte fixed part",
+		lint_report(c, LR_RECORD_SIZE, r->off + JD_REC_TOTAL_SIZE, "CODE_DEBUG_INFO total_size %u, below its 32-byte fixed part",
 		       r->size);
 		return;
 	}
-	const struct lint_debug *d = &r->u.debug;
+	const struct jdr_debug *d = &r->u.debug;
 	if (c->ps.dbg_set)
-		report(c, LR_DEBUG_OVERWRITTEN, c->ps.dbg_off, "DEBUG_INFO is replaced by the one at 0x%" PRIx64
+		lint_report(c, LR_DEBUG_OVERWRITTEN, c->ps.dbg_off, "DEBUG_INFO is replaced by the one at 0x%" PRIx64
 		       " before any CODE_LOAD", r->off);
 	/* each entry is at least 17 bytes: the loop ends within len / 17 steps */
 	size_t pos = 0;
@@ -1944,40 +588,41 @@ static void on_debug(struct lint_ctx *c, const struct lint_rec *r)
 		pos = (size_t)(nul - d->entries) + 1;
 	}
 	if (i < d->nr_entry)
-		report(c, LR_DEBUG_ENTRIES, r->off + 24, "nr_entry %" PRIu64 ", but only %" PRIu64 " whole entr%s fit the "
+		lint_report(c, LR_DEBUG_ENTRIES, r->off + JD_DEBUG_NR_ENTRY, "nr_entry %" PRIu64 ", but only %" PRIu64 " whole entr%s fit the "
 		       "record's %zu bytes", d->nr_entry, i, i == 1 ? "y" : "ies", d->len);
 	c->dbg_after_load = c->prev_load;
 	c->dbg_prev_addr = c->prev_code_addr;
-	lint_perf_step(&c->ps, r, NULL, NULL, NULL, NULL);
+	jdr_pending_step(&c->ps, r, NULL, NULL, NULL, NULL);
 }
 
-static void on_move(struct lint_ctx *c, const struct lint_rec *r)
+static void on_move(struct lint_ctx *c, const struct jdr_rec *r)
 {
 	if (r->short_fixed) {
-		report(c, LR_RECORD_SIZE, r->off + 4, "CODE_MOVE total_size %u, below its 64 bytes", r->size);
+		lint_report(c, LR_RECORD_SIZE, r->off + JD_REC_TOTAL_SIZE, "CODE_MOVE total_size %u, below its 64 bytes", r->size);
 		return;
 	}
-	const struct lint_move *m = &r->u.move;
+	const struct jdr_move *m = &r->u.move;
 	if (m->pid != c->hdr.pid)
-		report(c, LR_RECORD_PID, r->off + 16, "CODE_MOVE has pid %u, the header's is %u", m->pid, c->hdr.pid);
+		lint_report(c, LR_RECORD_PID, r->off + JD_MOVE_PID, "CODE_MOVE has pid %u, the header's is %u", m->pid, c->hdr.pid);
 	if (!index_seen(c, m->code_index, false, r->off)) {
-		report(c, LR_MOVE_UNKNOWN, r->off + 56, "CODE_MOVE of code_index %" PRIu64 ", which no earlier CODE_LOAD "
+		lint_report(c, LR_MOVE_UNKNOWN, r->off + JD_MOVE_CODE_INDEX, "CODE_MOVE of code_index %" PRIu64 ", which no earlier CODE_LOAD "
 		       "has", m->code_index);
 	} else {
-		uint32_t x = it_le(&c->maps, m->old_code_addr);
+		uint32_t x = lint_it_le(&c->maps, m->old_code_addr);
 		const struct inode *o = x ? &c->maps.n[x] : NULL;
 		if (!o || m->old_code_addr >= o->end || o->code_index != m->code_index)
-			report(c, LR_MOVE_MISMATCH, r->off + 32, "CODE_MOVE of code_index %" PRIu64 ": old_code_addr 0x%"
+			lint_report(c, LR_MOVE_MISMATCH, r->off + JD_MOVE_OLD_CODE_ADDR, "CODE_MOVE of code_index %" PRIu64 ": old_code_addr 0x%"
 			       PRIx64 " is not where that load is mapped", m->code_index, m->old_code_addr);
 		else if (o->code_end - o->code_start != m->code_size)
-			report(c, LR_MOVE_MISMATCH, r->off + 48, "CODE_MOVE of code_index %" PRIu64 ": code_size %" PRIu64
+			lint_report(c, LR_MOVE_MISMATCH, r->off + JD_MOVE_CODE_SIZE, "CODE_MOVE of code_index %" PRIu64 ": code_size %" PRIu64
 			       ", the load has %" PRIu64, m->code_index, m->code_size, o->code_end - o->code_start);
 	}
 	/* jit_repipe_code_move sizes the mapping with the PENDING unwinding info */
-	uint64_t ms = c->ps.unw_set ? c->ps.unw.mapped_size : 0;
-	uint64_t len = ms ? align8(m->code_size) + ms : m->code_size;
+	struct pv_layout ly;
+	lint_layout(c->prof, m->new_code_addr, m->code_size, c->ps.unw_set ? &c->ps.unw : NULL, &ly);
+	uint64_t len = ly.map_len;
 	if (m->new_code_addr + len < m->new_code_addr)
-		report(c, LR_ADDR_WRAP, r->off + 40, "CODE_MOVE to 0x%" PRIx64 " of 0x%" PRIx64 " bytes wraps around",
+		lint_report(c, LR_ADDR_WRAP, r->off + JD_MOVE_NEW_CODE_ADDR, "CODE_MOVE to 0x%" PRIx64 " of 0x%" PRIx64 " bytes wraps around",
 		       m->new_code_addr, len);
 	else
 		place_mapping(c, r->off, m->new_code_addr, len, m->code_size, m->code_index, NULL);
@@ -1987,41 +632,28 @@ static void finish(struct lint_ctx *c)
 {
 	if (c->ps.unw_set && !c->unw_used && !c->unw_bad) {
 		if (c->unw_after_load)
-			report(c, LR_UNWIND_AFTER_LOAD, c->ps.unw_off, "UNWINDING_INFO follows the CODE_LOAD at 0x%" PRIx64
+			lint_report(c, LR_UNWIND_AFTER_LOAD, c->ps.unw_off, "UNWINDING_INFO follows the CODE_LOAD at 0x%" PRIx64
 			       "%s, and no CODE_LOAD comes after it", c->unw_prev_off,
-			       unw_covers(c, &c->ps.unw, c->unw_prev_addr, c->unw_prev_size) ? ", which it describes" : "");
+			       lint_unw_covers(c, &c->ps.unw, c->unw_prev_addr, c->unw_prev_size) ? ", which it describes" : "");
 		else
-			report(c, LR_UNWIND_NO_LOAD, c->ps.unw_off, "no CODE_LOAD follows this UNWINDING_INFO");
+			lint_report(c, LR_UNWIND_NO_LOAD, c->ps.unw_off, "no CODE_LOAD follows this UNWINDING_INFO");
 	}
 	if (c->ps.dbg_set) {
 		if (c->dbg_after_load && c->ps.dbg.code_addr == c->dbg_prev_addr)
-			report(c, LR_DEBUG_AFTER_LOAD, c->ps.dbg_off, "DEBUG_INFO for code_addr 0x%" PRIx64 " follows the "
+			lint_report(c, LR_DEBUG_AFTER_LOAD, c->ps.dbg_off, "DEBUG_INFO for code_addr 0x%" PRIx64 " follows the "
 			       "CODE_LOAD of that address, and no CODE_LOAD comes after it", c->ps.dbg.code_addr);
 		else
-			report(c, LR_DEBUG_NO_LOAD, c->ps.dbg_off, "no CODE_LOAD follows this DEBUG_INFO");
+			lint_report(c, LR_DEBUG_NO_LOAD, c->ps.dbg_off, "no CODE_LOAD follows this DEBUG_INFO");
 	}
 }
 
-static void release_behind(struct lint_ctx *c, size_t off)
+int lint_walk_ctx(struct lint_ctx *c)
 {
-	if (!c->release || off - c->released < RELEASE_CHUNK)
-		return;
-	/* stay a large folio (up to 2 MiB) behind: a fault near the walk maps the
-	 * whole folio again, and what it maps below `released` would stay */
-	size_t lag = (size_t)2 << 20;
-	size_t to = off > 2 * lag ? (off - lag) & ~(lag - 1) : 0;
-	if (to > c->released) {
-		/* clean file pages: dropping them only costs a refault if read again */
-		madvise((void *)(uintptr_t)(c->data + c->released), to - c->released, MADV_DONTNEED);
-		c->released = to;
-	}
-}
-
-static int lint_walk(struct lint_ctx *c)
-{
-	struct lint_iter it;
+	struct jdr_iter it;
+	struct jdr_err we;
 	struct lint_finding f;
-	if (lint_iter_init(&it, c->data, c->size, &f)) {
+	if (jdr_init(&it, c->data, c->size, &we)) {
+		lint_walk_error(&we, &f);
 		c->sum->unreadable = true;
 		c->sum->fatal_offset = f.offset;
 		snprintf(c->sum->fatal, sizeof(c->sum->fatal), "%s", f.msg);
@@ -2033,26 +665,26 @@ static int lint_walk(struct lint_ctx *c)
 	}
 	c->hdr = it.hdr;
 	check_header(c);
-	struct lint_rec r;
+	struct jdr_rec r;
 	for (;;) {
-		int rc = lint_iter_next(&it, &r, &f);
+		int rc = jdr_next(&it, &r, &we);
 		if (rc == 0)
 			break;
 		if (rc < 0) {
-			report(c, f.rule == &lint_rules[LR_RECORD_SIZE] ? LR_RECORD_SIZE : LR_RECORD_TRUNCATED,
-			       f.offset, "%s", f.msg);
+			lint_walk_error(&we, &f);
+			lint_report(c, (enum lint_rule_id)(f.rule - lint_rules), f.offset, "%s", f.msg);
 			break;
 		}
 		c->sum->records++;
 		if (c->have_ts && r.timestamp < c->last_ts)
-			report(c, LR_TIMESTAMP_BACKWARDS, r.off + 8, "timestamp %" PRIu64 " is %" PRIu64 " ns before the "
+			lint_report(c, LR_TIMESTAMP_BACKWARDS, r.off + JD_REC_TIMESTAMP, "timestamp %" PRIu64 " is %" PRIu64 " ns before the "
 			       "record at 0x%" PRIx64, r.timestamp, c->last_ts - r.timestamp, c->last_ts_off);
 		c->have_ts = true;
 		c->last_ts = r.timestamp;
 		c->last_ts_off = r.off;
 		if (c->closed && !c->after_close_said) {
 			c->after_close_said = true;
-			report(c, LR_AFTER_CLOSE, r.off, "record id %u after CODE_CLOSE", r.id);
+			lint_report(c, LR_AFTER_CLOSE, r.off, "record id %u after CODE_CLOSE", r.id);
 		}
 		bool was_load = false;
 		switch (r.id) {
@@ -2078,95 +710,14 @@ static int lint_walk(struct lint_ctx *c)
 			on_unwind(c, &r);
 			break;
 		default:
-			report(c, LR_RECORD_UNKNOWN, r.off, "record id %u (%u bytes)", r.id, r.size);
+			lint_report(c, LR_RECORD_UNKNOWN, r.off, "record id %u (%u bytes)", r.id, r.size);
 			break;
 		}
 		c->prev_load = was_load;
-		release_behind(c, it.off);
+		lint_release_behind(c, it.off);
 	}
 	finish(c);
 	return 0;
-}
-
-static int lint_run(const uint8_t *data, size_t size, const struct lint_opts *o, lint_report_fn cb,
-		    void *arg, struct lint_summary *sum, bool release)
-{
-	static const struct lint_opts defo = { PV_CURRENT, NULL, 0 };
-	struct lint_ctx *c = calloc(1, sizeof(*c));
-	memset(sum, 0, sizeof(*sum));
-	sum->bytes = size;
-	if (!c)
-		return -ENOMEM;
-	c->o = o ? o : &defo;
-	c->prof = c->o->profile;
-	c->cb = cb;
-	c->arg = arg;
-	c->sum = sum;
-	c->data = data;
-	c->size = size;
-	c->release = release;
-	int rc = -ENOMEM;
-	c->ncodes = 256;
-	c->codes = calloc(c->ncodes, sizeof(*c->codes));
-	c->rows = calloc(LINT_MAX_ROWS, sizeof(*c->rows));
-	if (c->codes && c->rows && !it_init(&c->maps, LINT_MAX_MAPS) && !it_init(&c->index, LINT_MAX_INDEX))
-		rc = lint_walk(c);
-	it_fini(&c->maps);
-	it_fini(&c->index);
-	free(c->codes);
-	free(c->rows);
-	free(c);
-	return rc;
-}
-
-int lint_mem(const uint8_t *data, size_t size, const struct lint_opts *o,
-	     lint_report_fn cb, void *arg, struct lint_summary *sum)
-{
-	return lint_run(data, size, o, cb, arg, sum, false);
-}
-
-int lint_file(const char *path, const struct lint_opts *o, lint_report_fn cb, void *arg,
-	      struct lint_summary *sum, char *err, size_t errlen)
-{
-	memset(sum, 0, sizeof(*sum));
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: offset 0x0: cannot open: %s", path, strerror(errno));
-		sum->unreadable = true;
-		return -1;
-	}
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: offset 0x0: not a regular file", path);
-		close(fd);
-		sum->unreadable = true;
-		return -1;
-	}
-	size_t size = (size_t)st.st_size;
-	const uint8_t *data = NULL;
-	void *m = NULL;
-	if (size) {
-		m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (m == MAP_FAILED) {
-			snprintf(err, errlen, "%s: offset 0x0: cannot mmap: %s", path, strerror(errno));
-			close(fd);
-			sum->unreadable = true;
-			return -1;
-		}
-		madvise(m, size, MADV_SEQUENTIAL);
-		data = m;
-	}
-	close(fd);
-	int rc = lint_run(data, size, o, cb, arg, sum, true);
-	if (m)
-		munmap(m, size);
-	if (rc == -ENOMEM) {
-		snprintf(err, errlen, "%s: out of memory", path);
-		return -1;
-	}
-	if (rc < 0)
-		snprintf(err, errlen, "%s: offset 0x%" PRIx64 ": %s", path, sum->fatal_offset, sum->fatal);
-	return rc < 0 ? -1 : 0;
 }
 
 int lint_exit_code(const struct lint_summary *sum)

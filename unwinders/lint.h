@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include "perfview.h"
+#include "jdwalk.h"
 
 #define LINT_MAX_MAPS 65536
 #define LINT_MAX_INDEX 65536
@@ -104,97 +105,12 @@ struct lint_finding {
 	char msg[480];            /* the specifics */
 };
 
-/* ---- the streaming reader ---- */
+/* The finding for a walk that cannot start (JD001) or go on (JD010, JD011). */
+void lint_walk_error(const struct jdr_err *e, struct lint_finding *f);
 
-struct lint_hdr {
-	uint32_t magic, version, total_size, elf_mach, pad1, pid;
-	uint64_t timestamp, flags;
-};
-
-struct lint_load {            /* CODE_LOAD */
-	uint32_t pid, tid;
-	uint64_t vma, code_addr, code_size, code_index;
-	const char *name;         /* NULL unless NUL-terminated inside the record */
-	size_t name_len;
-	const uint8_t *code;      /* perf's: the record's LAST code_size bytes; NULL if they overlap the name */
-	size_t gap;               /* bytes between the name's NUL and the code */
-};
-struct lint_move {            /* CODE_MOVE */
-	uint32_t pid, tid;
-	uint64_t vma, old_code_addr, new_code_addr, code_size, code_index;
-};
-struct lint_debug {           /* CODE_DEBUG_INFO */
-	uint64_t code_addr, nr_entry;
-	const uint8_t *entries;   /* the bytes after the 32-byte fixed part */
-	size_t len;
-};
-struct lint_unw {             /* CODE_UNWINDING_INFO */
-	uint64_t unwinding_size, eh_frame_hdr_size, mapped_size;
-	const uint8_t *data;      /* the bytes after the 40-byte fixed part */
-	size_t avail;             /* how many there are (perf copies them all) */
-};
-
-struct lint_rec {
-	uint64_t off;
-	uint32_t id, size;
-	uint64_t timestamp;
-	const uint8_t *p;         /* size bytes */
-	bool short_fixed;         /* smaller than its id's fixed part: missing fields read as 0 */
-	union {
-		struct lint_load load;
-		struct lint_move move;
-		struct lint_debug debug;
-		struct lint_unw unw;
-	} u;
-};
-
-struct lint_iter {
-	const uint8_t *data;
-	size_t size, off;
-	struct lint_hdr hdr;
-	uint64_t nrecs;
-};
-
-/* 0, or -1 when the bytes are not a jitdump (fatal: JD001 with its offset). */
-int lint_iter_init(struct lint_iter *it, const uint8_t *data, size_t size,
-		   struct lint_finding *fatal);
-/* 1 a record in r, 0 end of file, -1 perf stops reading here (bad: JD010/JD011). */
-int lint_iter_next(struct lint_iter *it, struct lint_rec *r, struct lint_finding *bad);
-
-/* perf's pending state (jit_repipe_*): UNWINDING_INFO and DEBUG_INFO apply to
- * the next CODE_LOAD; the unwinding info is cleared after it only when
- * eh_frame_hdr_size != 0. */
-struct lint_perfstate {
-	bool unw_set;
-	uint64_t unw_off;
-	struct lint_unw unw;
-	bool dbg_set;
-	uint64_t dbg_off;
-	struct lint_debug dbg;
-};
-/* Feed one record.  For a CODE_LOAD, unw and dbg (either may be NULL) get what
- * perf attaches to it, or NULL; *unw points into s and stays valid until the
- * next call. */
-void lint_perf_step(struct lint_perfstate *s, const struct lint_rec *r,
-		    const struct lint_unw **unw, uint64_t *unw_off,
-		    const struct lint_debug **dbg, uint64_t *dbg_off);
-
-/* ---- perf's view of one load (genelf + the injected MMAP2) ---- */
-
-struct lint_layout {
-	/* the jitted ELF: section addresses, and where libelf lays them out */
-	uint64_t text_addr, text_size, text_off;
-	bool has_unwind;
-	uint64_t eh_addr, eh_size, eh_off, hdr_addr, hdr_size, hdr_off;
-	uint64_t load_offset, load_vaddr, load_size;   /* the one PT_LOAD */
-	/* PERF_RECORD_MMAP2 */
-	uint64_t map_start, map_len, map_pgoff;
-	/* their addresses in the process as perf's DWARF unwinders see the ELF
-	 * (base = map start - pgoff): what pcrel/datarel values resolve against */
-	uint64_t rt_text, rt_eh, rt_hdr;
-};
+/* ---- perf's view of one load: perfview.c's pv_layout, fed a walked record ---- */
 void lint_layout(enum pv_profile prof, uint64_t code_addr, uint64_t code_size,
-		 const struct lint_unw *u, struct lint_layout *out);
+		 const struct jdr_unw *u, struct pv_layout *out);
 
 /* ---- linting ---- */
 

@@ -90,6 +90,50 @@ static uint64_t align_up(uint64_t x, uint64_t a)
 
 /* ---- SHA-1 (FIPS 180-4), for the build-id note ---- */
 
+void pv_layout(enum pv_profile prof, uint64_t code_addr, uint64_t code_size,
+	       const struct pv_unwind_sizes *u, struct pv_layout *out)
+{
+	memset(out, 0, sizeof(*out));
+	/* section addresses and the MMAP2 pgoff follow GEN_ELF_TEXT_OFFSET of the
+	 * generation; libelf lays .text (sh_addralign 16) out after the Ehdr and
+	 * the one Phdr, at file offset 0x80, in all of them */
+	out->text_addr = pv_text_addr(prof);
+	out->text_size = code_size;
+	out->text_off = align_up(sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr), 16);
+	out->has_unwind = u != NULL;
+	if (u) {
+		/* perf reads .eh_frame first, then the header (facts section 1) */
+		uint64_t hs = u->eh_frame_hdr_size <= u->unwinding_size ? u->eh_frame_hdr_size : 0;
+		out->eh_addr = align_up(out->text_addr + code_size, 8);
+		out->eh_size = u->unwinding_size - hs;
+		out->hdr_addr = out->eh_addr + out->eh_size;
+		out->hdr_size = hs;
+		out->eh_off = align_up(out->text_off + code_size, 8);
+		out->hdr_off = align_up(out->eh_off + out->eh_size, 4);
+	}
+	out->load_offset = out->load_vaddr = pv_load_vaddr(prof);
+	out->load_size = code_size;
+	/* jit_repipe_code_load: len = mapped_size ? ALIGN_8(csize) + mapped_size : csize */
+	out->map_start = code_addr;
+	out->map_pgoff = out->text_addr;
+	uint64_t ms = u ? u->mapped_size : 0;
+	out->map_len = ms ? align_up(code_size, 8) + ms : code_size;
+	uint64_t base = code_addr - out->map_pgoff;
+	out->rt_text = base + out->text_addr;
+	out->rt_eh = base + out->eh_addr;
+	out->rt_hdr = base + out->hdr_addr;
+	/* the PT_LOAD's vaddr (0x80 or 0) rounds down to 0 on any page size */
+	out->lu_base = prof == PV_V61 ? code_addr : base;
+	out->dw_base_tmp = prof == PV_V61 ? base : code_addr;
+	out->dw_base_other = base;
+}
+
+void pv_layout_load(enum pv_profile prof, const struct jd_load *l, struct pv_layout *out)
+{
+	struct pv_unwind_sizes u = { l->unwinding_size, l->eh_frame_hdr_size, l->mapped_size };
+	pv_layout(prof, l->code_addr, l->code_size, l->has_unwind ? &u : NULL, out);
+}
+
 static uint32_t rol32(uint32_t x, int n)
 {
 	return (x << n) | (x >> (32 - n));
@@ -197,8 +241,8 @@ static int elf_fail(char *err, size_t errlen, const char *path, const char *what
 	return -1;
 }
 
-int pv_write_jitted_elf(const char *path, enum pv_profile prof, const struct jd_load *l,
-			uint16_t elf_mach, char *err, size_t errlen)
+/* What genelf would refuse or misread (its sizes are ints). */
+static int elf_check(const char *path, enum pv_profile prof, const struct jd_load *l, char *err, size_t errlen)
 {
 	if (!valid_profile(prof)) {
 		snprintf(err, errlen, "%s: unknown perf profile %d", path, (int)prof);
@@ -217,168 +261,192 @@ int pv_write_jitted_elf(const char *path, enum pv_profile prof, const struct jd_
 			 path, l->unwind_file_off, l->eh_frame_hdr_size, l->unwinding_size);
 		return -1;
 	}
-	const uint64_t text = pv_profiles[prof].text_addr;
-	const uint64_t csize = l->code_size;
+	return 0;
+}
 
+/* The sections genelf writes, in its order, with their contents. */
+struct pv_elf {
+	struct pv_strtab shs;
+	char *strsym;             /* .strtab: "" then the load's name (owned) */
+	size_t strsym_len;
+	Elf64_Sym syms[2];
+	uint8_t note[12 + 4 + 20];
+	struct pv_scn scn[8];
+	size_t ns, shstrndx;
+	uint64_t shoff;
+};
+
+static int elf_sections(struct pv_elf *x, const struct jd_load *l, const struct pv_layout *ly)
+{
 	/* genelf's table also names the .debug_* sections CODE_DEBUG_INFO adds;
 	 * keep them so .shstrtab has perf's size and order */
-	struct pv_strtab shs = { .len = 0 };
-	strtab_add(&shs, "");
-	uint32_t n_text = strtab_add(&shs, ".text");
-	uint32_t n_shstrtab = strtab_add(&shs, ".shstrtab");
-	uint32_t n_symtab = strtab_add(&shs, ".symtab");
-	uint32_t n_strtab = strtab_add(&shs, ".strtab");
-	uint32_t n_note = strtab_add(&shs, ".note.gnu.build-id");
-	strtab_add(&shs, ".debug_line");
-	strtab_add(&shs, ".debug_info");
-	strtab_add(&shs, ".debug_abbrev");
-	uint32_t n_ehhdr = strtab_add(&shs, ".eh_frame_hdr");
-	uint32_t n_eh = strtab_add(&shs, ".eh_frame");
+	strtab_add(&x->shs, "");
+	uint32_t n_text = strtab_add(&x->shs, ".text");
+	uint32_t n_shstrtab = strtab_add(&x->shs, ".shstrtab");
+	uint32_t n_symtab = strtab_add(&x->shs, ".symtab");
+	uint32_t n_strtab = strtab_add(&x->shs, ".strtab");
+	uint32_t n_note = strtab_add(&x->shs, ".note.gnu.build-id");
+	strtab_add(&x->shs, ".debug_line");
+	strtab_add(&x->shs, ".debug_info");
+	strtab_add(&x->shs, ".debug_abbrev");
+	uint32_t n_ehhdr = strtab_add(&x->shs, ".eh_frame_hdr");
+	uint32_t n_eh = strtab_add(&x->shs, ".eh_frame");
 
-	/* .strtab: "" then the load's name */
 	size_t namelen = l->name ? strlen(l->name) : 0;
-	char *strsym = calloc(1, namelen + 2);
-	if (!strsym) {
-		snprintf(err, errlen, "%s: out of memory", path);
+	x->strsym = calloc(1, namelen + 2);
+	if (!x->strsym)
 		return -1;
-	}
 	if (namelen)
-		memcpy(strsym + 1, l->name, namelen);
+		memcpy(x->strsym + 1, l->name, namelen);
+	x->strsym_len = namelen + 2;
 
 	/* symbol 0 undefined; symbol 1 the code: LOCAL FUNC in section 1 */
-	Elf64_Sym syms[2];
-	memset(syms, 0, sizeof(syms));
-	syms[1].st_name = 1;
-	syms[1].st_info = ELF64_ST_INFO(STB_LOCAL, STT_FUNC);
-	syms[1].st_shndx = 1;
-	syms[1].st_value = text;
-	syms[1].st_size = csize;
+	x->syms[1].st_name = 1;
+	x->syms[1].st_info = ELF64_ST_INFO(STB_LOCAL, STT_FUNC);
+	x->syms[1].st_shndx = 1;
+	x->syms[1].st_value = ly->text_addr;
+	x->syms[1].st_size = ly->text_size;
 
 	/* NT_GNU_BUILD_ID note: namesz, descsz, type, "GNU\0", SHA-1 of the code */
-	uint8_t note[12 + 4 + 20];
-	put32le(note, 4);
-	put32le(note + 4, 20);
-	put32le(note + 8, NT_GNU_BUILD_ID);
-	memcpy(note + 12, "GNU", 4);
-	sha1(l->code, (size_t)csize, note + 16);
+	put32le(x->note, 4);
+	put32le(x->note + 4, 20);
+	put32le(x->note + 8, NT_GNU_BUILD_ID);
+	memcpy(x->note + 12, "GNU", 4);
+	sha1(l->code, (size_t)ly->text_size, x->note + 16);
 
-	struct pv_scn scn[8];
+	struct pv_scn *scn = x->scn;
 	size_t ns = 0;
 	scn[ns++] = (struct pv_scn){ .name = n_text, .type = SHT_PROGBITS,
-		.flags = SHF_ALLOC | SHF_EXECINSTR, .addr = text, .align = 16,
-		.data = l->code, .size = csize, .dtype = ELF_T_BYTE };
-	if (l->has_unwind) {
-		/* perf reads .eh_frame first, then the header (facts section 1) */
-		uint64_t ehsize = l->unwinding_size - l->eh_frame_hdr_size;
-		uint64_t ehaddr = align_up(text + csize, 8);
+		.flags = SHF_ALLOC | SHF_EXECINSTR, .addr = ly->text_addr, .align = 16,
+		.data = l->code, .size = ly->text_size, .dtype = ELF_T_BYTE, .offset = ly->text_off };
+	if (ly->has_unwind) {
 		scn[ns++] = (struct pv_scn){ .name = n_eh, .type = SHT_PROGBITS, .flags = SHF_ALLOC,
-			.addr = ehaddr, .align = 8, .data = l->unwind, .size = ehsize,
-			.dtype = ELF_T_BYTE };
+			.addr = ly->eh_addr, .align = 8, .data = l->unwind, .size = ly->eh_size,
+			.dtype = ELF_T_BYTE, .offset = ly->eh_off };
 		scn[ns++] = (struct pv_scn){ .name = n_ehhdr, .type = SHT_PROGBITS, .flags = SHF_ALLOC,
-			.addr = ehaddr + ehsize, .align = 4,
-			.data = l->unwind ? l->unwind + ehsize : NULL,
-			.size = l->eh_frame_hdr_size, .dtype = ELF_T_BYTE };
+			.addr = ly->hdr_addr, .align = 4, .data = l->unwind ? l->unwind + ly->eh_size : NULL,
+			.size = ly->hdr_size, .dtype = ELF_T_BYTE, .offset = ly->hdr_off };
 	}
-	size_t shstrndx = ns + 1;
+	size_t placed = ns;
+	x->shstrndx = ns + 1;
 	scn[ns++] = (struct pv_scn){ .name = n_shstrtab, .type = SHT_STRTAB, .align = 1,
-		.data = shs.buf, .size = shs.len, .dtype = ELF_T_BYTE };
+		.data = x->shs.buf, .size = x->shs.len, .dtype = ELF_T_BYTE };
 	size_t strtabndx = ns + 2;
 	/* genelf leaves sh_info 0 (readelf warns about it: so does perf's file) */
 	scn[ns++] = (struct pv_scn){ .name = n_symtab, .type = SHT_SYMTAB, .align = 8,
 		.entsize = sizeof(Elf64_Sym), .link = (uint32_t)strtabndx,
-		.data = syms, .size = sizeof(syms), .dtype = ELF_T_SYM };
+		.data = x->syms, .size = sizeof(x->syms), .dtype = ELF_T_SYM };
 	scn[ns++] = (struct pv_scn){ .name = n_strtab, .type = SHT_STRTAB, .align = 1,
-		.data = strsym, .size = namelen + 2, .dtype = ELF_T_BYTE };
+		.data = x->strsym, .size = x->strsym_len, .dtype = ELF_T_BYTE };
 	scn[ns++] = (struct pv_scn){ .name = n_note, .type = SHT_NOTE, .flags = SHF_ALLOC,
-		.align = 4, .data = note, .size = sizeof(note), .dtype = ELF_T_BYTE };
-
-	/* the layout libelf picks for genelf: Ehdr, one Phdr, then each section at
-	 * its alignment in order, then the section headers on 8 bytes */
-	uint64_t off = sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr);
-	for (size_t i = 0; i < ns; i++) {
+		.align = 4, .data = x->note, .size = sizeof(x->note), .dtype = ELF_T_BYTE };
+	x->ns = ns;
+	/* the rest as libelf lays them out for genelf: each section at its
+	 * alignment after the ones pv_layout placed, then the section headers on 8 */
+	uint64_t off = scn[placed - 1].offset + scn[placed - 1].size;
+	for (size_t i = placed; i < ns; i++) {
 		off = align_up(off, scn[i].align);
 		scn[i].offset = off;
 		off += scn[i].size;
 	}
-	uint64_t shoff = align_up(off, 8);
+	x->shoff = align_up(off, 8);
+	return 0;
+}
 
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		free(strsym);
-		return elf_fail(err, errlen, path, "libelf initialisation");
+static int elf_add_sections(Elf *e, const struct pv_elf *x, const char *path, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < x->ns; i++) {
+		const struct pv_scn *c = &x->scn[i];
+		Elf_Scn *s = elf_newscn(e);
+		Elf_Data *d = s ? elf_newdata(s) : NULL;
+		Elf64_Shdr *sh = s ? elf64_getshdr(s) : NULL;
+		if (!d || !sh)
+			return elf_fail(err, errlen, path, "elf_newscn");
+		/* libelf only reads d_buf when writing */
+		d->d_buf = (void *)(uintptr_t)c->data;
+		d->d_size = (size_t)c->size;
+		d->d_off = 0;
+		d->d_align = (size_t)c->align;
+		d->d_type = c->dtype;
+		d->d_version = EV_CURRENT;
+		sh->sh_name = c->name;
+		sh->sh_type = c->type;
+		sh->sh_flags = c->flags;
+		sh->sh_addr = c->addr;
+		sh->sh_offset = c->offset;
+		sh->sh_size = c->size;
+		sh->sh_link = c->link;
+		sh->sh_info = 0;
+		sh->sh_addralign = c->align;
+		sh->sh_entsize = c->entsize;
 	}
-	int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
-		free(strsym);
-		return -1;
-	}
-	int rc = -1;
-	Elf *e = elf_begin(fd, ELF_C_WRITE, NULL);
-	if (!e) {
-		elf_fail(err, errlen, path, "elf_begin");
-		goto out;
-	}
+	return 0;
+}
+
+/* Ehdr, the one PT_LOAD, the sections, written by libelf at our offsets. */
+static int elf_emit(Elf *e, const struct pv_elf *x, const struct pv_layout *ly, uint16_t elf_mach,
+		    const char *path, char *err, size_t errlen)
+{
 	elf_flagelf(e, ELF_C_SET, ELF_F_LAYOUT);
 	Elf64_Ehdr *eh = elf64_newehdr(e);
-	if (!eh) {
-		elf_fail(err, errlen, path, "elf64_newehdr");
-		goto out;
-	}
+	if (!eh)
+		return elf_fail(err, errlen, path, "elf64_newehdr");
 	eh->e_ident[EI_CLASS] = ELFCLASS64;
 	eh->e_ident[EI_DATA] = ELFDATA2LSB;
 	eh->e_type = ET_DYN;
 	eh->e_machine = elf_mach;
 	eh->e_version = EV_CURRENT;
-	eh->e_entry = text;
+	eh->e_entry = ly->text_addr;
 	eh->e_phoff = sizeof(Elf64_Ehdr);
-	eh->e_shoff = shoff;
-	eh->e_shstrndx = (Elf64_Half)shstrndx;
+	eh->e_shoff = x->shoff;
+	eh->e_shstrndx = (Elf64_Half)x->shstrndx;
 	Elf64_Phdr *ph = elf64_newphdr(e, 1);
-	if (!ph) {
-		elf_fail(err, errlen, path, "elf64_newphdr");
-		goto out;
-	}
-	uint64_t lv = pv_load_vaddr(prof);
+	if (!ph)
+		return elf_fail(err, errlen, path, "elf64_newphdr");
 	ph->p_type = PT_LOAD;
 	ph->p_flags = PF_R | PF_X;
-	ph->p_offset = lv;
-	ph->p_vaddr = lv;
-	ph->p_paddr = lv;
-	ph->p_filesz = csize;
-	ph->p_memsz = csize;
+	ph->p_offset = ly->load_offset;
+	ph->p_vaddr = ly->load_vaddr;
+	ph->p_paddr = ly->load_vaddr;
+	ph->p_filesz = ly->load_size;
+	ph->p_memsz = ly->load_size;
 	ph->p_align = 8;
-	for (size_t i = 0; i < ns; i++) {
-		Elf_Scn *s = elf_newscn(e);
-		Elf_Data *d = s ? elf_newdata(s) : NULL;
-		Elf64_Shdr *sh = s ? elf64_getshdr(s) : NULL;
-		if (!d || !sh) {
-			elf_fail(err, errlen, path, "elf_newscn");
-			goto out;
-		}
-		/* libelf only reads d_buf when writing */
-		d->d_buf = (void *)(uintptr_t)scn[i].data;
-		d->d_size = (size_t)scn[i].size;
-		d->d_off = 0;
-		d->d_align = (size_t)scn[i].align;
-		d->d_type = scn[i].dtype;
-		d->d_version = EV_CURRENT;
-		sh->sh_name = scn[i].name;
-		sh->sh_type = scn[i].type;
-		sh->sh_flags = scn[i].flags;
-		sh->sh_addr = scn[i].addr;
-		sh->sh_offset = scn[i].offset;
-		sh->sh_size = scn[i].size;
-		sh->sh_link = scn[i].link;
-		sh->sh_info = 0;
-		sh->sh_addralign = scn[i].align;
-		sh->sh_entsize = scn[i].entsize;
+	if (elf_add_sections(e, x, path, err, errlen))
+		return -1;
+	if (elf_update(e, ELF_C_WRITE) < 0)
+		return elf_fail(err, errlen, path, "elf_update");
+	return 0;
+}
+
+int pv_write_jitted_elf(const char *path, enum pv_profile prof, const struct jd_load *l,
+			uint16_t elf_mach, char *err, size_t errlen)
+{
+	if (elf_check(path, prof, l, err, errlen))
+		return -1;
+	struct pv_layout ly;
+	pv_layout_load(prof, l, &ly);
+	struct pv_elf x;
+	memset(&x, 0, sizeof(x));
+	if (elf_sections(&x, l, &ly)) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -1;
 	}
-	if (elf_update(e, ELF_C_WRITE) < 0) {
-		elf_fail(err, errlen, path, "elf_update");
-		goto out;
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		free(x.strsym);
+		return elf_fail(err, errlen, path, "libelf initialisation");
 	}
-	rc = 0;
-out:
+	int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+		free(x.strsym);
+		return -1;
+	}
+	int rc = -1;
+	Elf *e = elf_begin(fd, ELF_C_WRITE, NULL);
+	if (!e)
+		elf_fail(err, errlen, path, "elf_begin");
+	else
+		rc = elf_emit(e, &x, &ly, elf_mach, path, err, errlen);
 	if (e)
 		elf_end(e);
 	if (close(fd) < 0 && rc == 0) {
@@ -387,7 +455,7 @@ out:
 	}
 	if (rc)
 		unlink(path);
-	free(strsym);
+	free(x.strsym);
 	return rc;
 }
 
@@ -894,9 +962,9 @@ static int add_jit_loads(struct pv_builder *b, const struct jd_file *jd, char *e
 			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": jitted file path too long", l->file_off);
 			return -1;
 		}
-		/* jit_repipe_code_load: len = mapped_size ? ALIGN_8(csize) + mapped_size : csize */
-		uint64_t len = l->has_unwind && l->mapped_size ? align_up(l->code_size, 8) + l->mapped_size
-							       : l->code_size;
+		struct pv_layout ly;
+		pv_layout_load(pv->profile, l, &ly);
+		uint64_t len = ly.map_len;
 		if (l->code_size > UINT64_MAX - 8 || len < l->code_size || l->code_addr > UINT64_MAX - len) {
 			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": CODE_LOAD '%s' at 0x%" PRIx64
 				 " + 0x%" PRIx64 " wraps around the address space", l->file_off,
@@ -924,8 +992,8 @@ static int add_jit_loads(struct pv_builder *b, const struct jd_file *jd, char *e
 			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": %s", l->file_off, why);
 			return -1;
 		}
-		struct pv_map pm = { .start = l->code_addr, .end = l->code_addr + len,
-				     .pgoff = pv_text_addr(pv->profile), .dso = d };
+		struct pv_map pm = { .start = ly.map_start, .end = ly.map_start + len,
+				     .pgoff = ly.map_pgoff, .dso = d };
 		if (insert_map(b, &pm, why, sizeof(why))) {
 			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": %s", l->file_off, why);
 			return -1;

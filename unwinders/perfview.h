@@ -96,6 +96,38 @@ uint64_t pv_load_vaddr(enum pv_profile p);
 /* DIR/jitted-<pid>-<code_index>.so as perf names it.  0, or -1 if too long. */
 int pv_jitted_path(char *buf, size_t len, const char *dir, const struct jd_load *l);
 
+/* The sizes of the UNWINDING_INFO perf attaches to a load. */
+struct pv_unwind_sizes {
+	uint64_t unwinding_size, eh_frame_hdr_size, mapped_size;
+};
+
+/* perf's layout of one load under a profile: the jitted ELF genelf writes and
+ * the MMAP2 perf injects for it.  The one place these numbers are computed:
+ * the ELF writer, the process view, lint and dump all read them here. */
+struct pv_layout {
+	/* the jitted ELF: section addresses, and where libelf lays them out */
+	uint64_t text_addr, text_size, text_off;
+	bool has_unwind;
+	uint64_t eh_addr, eh_size, eh_off, hdr_addr, hdr_size, hdr_off;
+	uint64_t load_offset, load_vaddr, load_size;   /* the one PT_LOAD */
+	/* PERF_RECORD_MMAP2 */
+	uint64_t map_start, map_len, map_pgoff;
+	/* their addresses in the process as perf's DWARF unwinders see the ELF
+	 * (base = map start - pgoff): what pcrel/datarel values resolve against */
+	uint64_t rt_text, rt_eh, rt_hdr;
+	/* the base perf hands libunwind (read_unwind_spec_eh_frame: start - pgoff,
+	 * v6.1-v6.7 start alone, less the PT_LOAD's page) and the module start it
+	 * reports to libdw (at map start when the .so is named /tmp/jitted-*,
+	 * except v6.1-v6.7; else start - pgoff) */
+	uint64_t lu_base, dw_base_tmp, dw_base_other;
+};
+/* u NULL: no UNWINDING_INFO.  An eh_frame_hdr_size above unwinding_size is
+ * taken as 0 (lint reports it; the writer refuses it). */
+void pv_layout(enum pv_profile prof, uint64_t code_addr, uint64_t code_size,
+	       const struct pv_unwind_sizes *u, struct pv_layout *out);
+/* The same for a load of the strict reader. */
+void pv_layout_load(enum pv_profile prof, const struct jd_load *l, struct pv_layout *out);
+
 /* Write one jitted ELF exactly as `perf inject -j` would under prof. */
 int pv_write_jitted_elf(const char *path, enum pv_profile prof, const struct jd_load *l,
 			uint16_t elf_mach, char *err, size_t errlen);

@@ -1,5 +1,6 @@
 /* The profiler's view: maps, JIT loads as perf maps them, CFI per region. */
 #include "view.h"
+#include "perfview.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,22 +14,19 @@
 
 #define UW_MAX_MAPS 65536
 
-static uint64_t align8(uint64_t x)
-{
-	return (x + 7) & ~7ull;
-}
-
+/* The process view places a load as current perf does (pv_layout). */
 uint64_t uw_jit_eh_off(const struct jd_load *l)
 {
-	/* genelf puts .eh_frame at ALIGN_8(0x80 + csize) with .text at 0x80 */
-	return align8(l->code_size);
+	struct pv_layout ly;
+	pv_layout_load(PV_CURRENT, l, &ly);
+	return ly.rt_eh - ly.rt_text;
 }
 
 uint64_t uw_jit_map_len(const struct jd_load *l)
 {
-	if (l->has_unwind && l->mapped_size)
-		return align8(l->code_size) + l->mapped_size;
-	return l->code_size;
+	struct pv_layout ly;
+	pv_layout_load(PV_CURRENT, l, &ly);
+	return ly.map_len;
 }
 
 void uw_maps_free(struct uw_map *maps, size_t n)

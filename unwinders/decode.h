@@ -1,0 +1,71 @@
+/* Instruction decoders for the code-vs-CFI checks (objtool's decode -> check
+ * split): one file per arch turns an instruction into arch-neutral stack
+ * effects, and one interpreter (uw_eff_apply) turns effects into CFA state.
+ * The decoders know only the stack-relevant instructions JIT prologues and
+ * epilogues use; an unknown one stops the check (no finding), so CFI is never
+ * blamed for an instruction that was misread.
+ *
+ * The effect vocabulary mirrors the JIT side's (trampolines/op.h, enum
+ * tr_eff_kind: SP_ADD, FP_FROM_SP, SP_FROM_FP, RET/JUMP as END) instead of
+ * including it, on purpose: a decoder of any producer's code must also say
+ * what the JIT side never emits (a stack register clobbered, the frame
+ * pointer popped back to the caller's, an instruction it does not know), and
+ * the JIT side's effects are the truth the profiler side is checked against,
+ * so the two are written apart like the jitdump writer and reader. */
+#ifndef UW_DECODE_H
+#define UW_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+enum uw_eff_kind {
+	UW_EFF_SP_ADD,      /* sp += n (tr: TR_EFF_SP_ADD) */
+	UW_EFF_FP_ADD,      /* fp += n */
+	UW_EFF_FP_FROM_SP,  /* fp = sp + n (tr: TR_EFF_FP_FROM_SP) */
+	UW_EFF_SP_FROM_FP,  /* sp = fp + n (tr: TR_EFF_SP_FROM_FP) */
+	UW_EFF_SP_UNKNOWN,  /* sp written with something the check does not follow */
+	UW_EFF_FP_UNKNOWN,  /* fp written likewise */
+	UW_EFF_FP_RESTORE,  /* fp loaded with the caller's value (pop %rbp, ldp x29) */
+};
+
+struct uw_eff {
+	enum uw_eff_kind kind;
+	int64_t n;
+};
+
+#define UW_MAX_EFF 4
+
+/* One decoded instruction: its effects in the order they happen. */
+struct uw_insn {
+	bool end;                 /* no fall-through (ret, jmp, trap): tr's RET/JUMP */
+	unsigned neff;
+	struct uw_eff eff[UW_MAX_EFF];
+};
+/* Append an effect (dropped beyond UW_MAX_EFF: no decoder emits that many). */
+void uw_insn_add(struct uw_insn *x, enum uw_eff_kind k, int64_t n);
+
+/* An arch's decoder and the DWARF facts the check needs; one per ELF machine. */
+struct uw_decoder {
+	uint32_t elf_mach;
+	unsigned sp, fp, ra;      /* DWARF numbers of sp, the frame pointer, the return address column */
+	int64_t entry_cfa;        /* CFA - sp at function entry */
+	bool ra_at_cfa;           /* the return address always sits at CFA + ra_cfa_off (x86_64) */
+	int64_t ra_cfa_off;
+	/* instruction length, 0 if unknown or truncated; x filled */
+	size_t (*decode)(const uint8_t *p, size_t n, struct uw_insn *x);
+	const char *(*reg_name)(unsigned dwarf);
+};
+extern const struct uw_decoder uw_decoder_x86_64, uw_decoder_aarch64;
+/* The decoder for an ELF machine, or NULL. */
+const struct uw_decoder *uw_decoder_for(uint32_t elf_mach);
+
+/* CFA state along the code: CFA - sp and CFA - fp where known. */
+struct uw_cfa_state {
+	bool sp_known, fp_known, fp_popped;
+	int64_t sp_d, fp_d;
+};
+/* The one interpreter of effects. */
+void uw_eff_apply(struct uw_cfa_state *s, const struct uw_insn *x);
+
+#endif

@@ -1,0 +1,106 @@
+/* aarch64 decoder for the code-vs-CFI check. */
+#include "unwinders/decode.h"
+
+#include <elf.h>
+#include <string.h>
+
+static uint32_t rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* aarch64: the stack instructions JIT prologues and epilogues use (Arm ARM
+ * C4.1); one word each, unknown words stop the check as on x86_64. */
+static size_t a64_decode(const uint8_t *p, size_t n, struct uw_insn *e)
+{
+	memset(e, 0, sizeof(*e));
+	if (n < 4)
+		return 0;
+	uint32_t w = rd32(p);
+	unsigned rd = w & 31, rn = (w >> 5) & 31, rt2 = (w >> 10) & 31;
+	if ((w & 0xfffff01f) == 0xd503201f)             /* hint: nop, paciasp, autiasp, bti */
+		return 4;
+	if ((w & 0xfffffc1f) == 0xd65f0000 || (w & 0xfffffc1f) == 0xd61f0000 ||
+	    (w & 0xfc000000) == 0x14000000 || (w & 0xffe0001f) == 0xd4200000) {
+		e->end = true;                           /* ret, br, b, brk */
+		return 4;
+	}
+	if ((w & 0xfffffc1f) == 0xd63f0000 || (w & 0xfc000000) == 0x94000000 ||
+	    (w & 0xff000010) == 0x54000000 || (w & 0x7e000000) == 0x34000000 ||
+	    (w & 0x7e000000) == 0x36000000)
+		return 4;                                   /* blr, bl, b.cond, cbz/cbnz, tbz/tbnz */
+	/* stp/ldp of x registers: pre-index (writeback), post-index, signed offset */
+	if ((w & 0x7fc00000) == 0x29800000 || (w & 0x7fc00000) == 0x28800000 ||
+	    (w & 0x7fc00000) == 0x29c00000 || (w & 0x7fc00000) == 0x28c00000 ||
+	    (w & 0x7f800000) == 0x29000000) {
+		if (!(w >> 31))
+			return 0;                               /* w registers */
+		bool load = w & (1u << 22), wb = (w & 0x7f000000) != 0x29000000 || (w & (1u << 23));
+		int64_t imm = ((int64_t)(((w >> 15) & 0x7f) ^ 0x40) - 0x40) * 8;
+		if (wb && rn == 31) {
+			uw_insn_add(e, UW_EFF_SP_ADD, imm);
+		} else if (wb && rn == 29) {
+			uw_insn_add(e, UW_EFF_FP_UNKNOWN, 0);
+		}
+		if (load && (rd == 29 || rt2 == 29))
+			uw_insn_add(e, UW_EFF_FP_RESTORE, 0);                              /* ldp x29, ...: the caller's */
+		if (load && (rd == 31 || rt2 == 31))
+			return 0;
+		return 4;
+	}
+	/* str/ldr x, pre- and post-index */
+	if ((w & 0xffe00400) == 0xf8000400 || (w & 0xffe00400) == 0xf8400400) {
+		bool load = w & (1u << 22);
+		int64_t imm = ((int64_t)(((w >> 12) & 0x1ff) ^ 0x100) - 0x100);
+		if (rn == 31) {
+			uw_insn_add(e, UW_EFF_SP_ADD, imm);
+		} else if (rn == 29) {
+			uw_insn_add(e, UW_EFF_FP_UNKNOWN, 0);
+		}
+		if (load && rd == 29)
+			uw_insn_add(e, UW_EFF_FP_RESTORE, 0);
+		return 4;
+	}
+	/* add/sub x, immediate (mov x29, sp is add x29, sp, #0) */
+	if ((w & 0xff800000) == 0x91000000 || (w & 0xff800000) == 0xd1000000) {
+		int64_t imm = (int64_t)((w >> 10) & 0xfff) << ((w & (1u << 22)) ? 12 : 0);
+		if ((w & 0xff800000) == 0xd1000000)
+			imm = -imm;
+		if (rd == 31 && rn == 31) {
+			uw_insn_add(e, UW_EFF_SP_ADD, imm);
+		} else if (rd == 31 && rn == 29) {
+			uw_insn_add(e, UW_EFF_SP_FROM_FP, imm);
+		} else if (rd == 29 && rn == 31) {
+			uw_insn_add(e, UW_EFF_FP_FROM_SP, imm);
+		} else if (rd == 29 && rn == 29) {
+			uw_insn_add(e, UW_EFF_FP_ADD, imm);
+		} else if (rd == 31 || rd == 29) {
+			uw_insn_add(e, rd == 31 ? UW_EFF_SP_UNKNOWN : UW_EFF_FP_UNKNOWN, 0);
+		}
+		return 4;
+	}
+	if ((w & 0xffe0ffe0) == 0xaa0003e0) {           /* mov x, x (orr with xzr) */
+		if (rd == 29)
+			uw_insn_add(e, UW_EFF_FP_UNKNOWN, 0);
+		return 4;
+	}
+	if ((w & 0x1f000000) == 0x10000000 || (w & 0x1f800000) == 0x12800000) {
+		/* adr/adrp, movz/movn/movk: no stack register is their destination */
+		if (rd == 29)
+			uw_insn_add(e, UW_EFF_FP_UNKNOWN, 0);
+		return 4;
+	}
+	return 0;
+}
+
+static const char *a64_reg(unsigned r)
+{
+	return r == 31 ? "sp" : r == 29 ? "x29" : "x?";
+}
+
+/* DWARF: x29 the frame pointer, sp 31, x30 the return address column; a bl
+ * leaves CFA = sp + 0 with the return address in x30 (AAPCS64) */
+const struct uw_decoder uw_decoder_aarch64 = {
+	.elf_mach = EM_AARCH64, .sp = 31, .fp = 29, .ra = 30, .entry_cfa = 0,
+	.ra_at_cfa = false, .ra_cfa_off = 0, .decode = a64_decode, .reg_name = a64_reg,
+};

@@ -1,0 +1,126 @@
+/* lint's private parts, shared by its files: lint.c (the rule walk: rules,
+ * records as perf reads them, observers of the one jitdump walk), lint_hist.c
+ * (the bounded histories), lint_unwind.c and lint_code.c (the checks of the
+ * unwinding data and of the code against it), lint_read.c (memory, files). */
+#ifndef UW_LINT_INT_H
+#define UW_LINT_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "unwinders/ehframe.h"
+#include "unwinders/lint.h"
+
+/* ---- bounded histories (lint_hist.c): a treap of disjoint intervals in a fixed pool ---- */
+
+struct inode {
+	uint64_t start, end;
+	uint64_t load_off;        /* CODE_LOAD (or MOVE) record that made the mapping */
+	uint64_t code_index;
+	uint64_t code_start, code_end;   /* that load's code: [code_start, code_end) */
+	uint32_t prio, left, right;
+	uint32_t older, newer;    /* insertion order, for forgetting the oldest */
+};
+
+struct itree {
+	struct inode *n;          /* n[0] is the null node; grows by doubling up to cap */
+	uint32_t cap, alloc, used, root, free_head;
+	uint32_t oldest, newest;
+	uint32_t rng;
+	bool forgot;
+};
+
+int lint_it_init(struct itree *t, uint32_t cap);
+void lint_it_fini(struct itree *t);
+void lint_it_delete(struct itree *t, uint32_t x);
+/* Insert a copy of v (its links ignored); the oldest entry goes when full. */
+void lint_it_insert(struct itree *t, const struct inode *v);
+/* the node with the largest start <= key, or 0 */
+uint32_t lint_it_le(const struct itree *t, uint64_t key);
+/* the node with the smallest start > key, or 0 */
+uint32_t lint_it_gt(const struct itree *t, uint64_t key);
+/* the first node overlapping [s, e), or 0 */
+uint32_t lint_it_overlap(const struct itree *t, uint64_t s, uint64_t e);
+
+/* ---- the walk's state ---- */
+
+struct code_slot {            /* 0 load_off: empty (no record sits at offset 0) */
+	uint64_t hash, load_off;
+};
+
+struct crow {                 /* a compact CFI row for the code check */
+	uint64_t loc, end;
+	bool cfa_ok;              /* register + offset (DW_OP_bregN alone counts) */
+	uint16_t cfa_reg;
+	int64_t cfa_off;
+	uint8_t ra_kind;
+	int64_t ra_off;
+};
+
+struct lint_ctx {
+	const struct lint_opts *o;
+	lint_report_fn cb;
+	void *arg;
+	struct lint_summary *sum;
+	const uint8_t *data;
+	size_t size;
+	struct jdr_hdr hdr;
+	enum pv_profile prof;
+	struct jdr_pending ps;
+	/* pending UNWINDING_INFO extras: the record before it, and its checks */
+	bool unw_used, unw_bad, unw_after_load;
+	uint64_t unw_prev_off, unw_prev_addr, unw_prev_size;
+	/* pending DEBUG_INFO extras */
+	bool dbg_after_load;
+	uint64_t dbg_prev_addr;
+	/* the record before the current one */
+	bool prev_load;
+	uint64_t prev_load_off, prev_code_addr, prev_code_size;
+	bool have_ts;
+	uint64_t last_ts, last_ts_off;
+	bool closed, after_close_said, profile_said, limits_said[3], index_max;
+	struct itree maps, index;
+	uint64_t maps_end;        /* an upper bound of every live mapping's end */
+	struct code_slot *codes;
+	uint32_t ncodes, codes_used;  /* slots (a power of two, up to LINT_CODE_SLOTS), filled */
+	struct crow *rows;
+	size_t nrows;
+	unsigned ra_col;          /* the code check's return address column */
+	bool rows_over;
+	/* lint_file: release mapped pages behind the walk */
+	bool release;
+	size_t released;
+};
+
+/* One finding: counted, then passed on unless over max_per_rule. */
+void lint_report(struct lint_ctx *c, enum lint_rule_id id, uint64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* The walk over c->data (lint.c); -1 when it is not a jitdump. */
+int lint_walk_ctx(struct lint_ctx *c);
+/* lint_file: drop mapped pages well behind the walk (lint_read.c). */
+void lint_release_behind(struct lint_ctx *c, size_t off);
+/* The unwinding info perf attaches to a load (lint_unwind.c). */
+void lint_check_unwind(struct lint_ctx *c, const struct jdr_rec *r, const struct jdr_unw *u,
+		       uint64_t uoff, const struct pv_layout *ly);
+/* Does this unwinding info, resolved in the layout of the load at
+ * [addr, addr+size), describe exactly that code? (lint_unwind.c) */
+bool lint_unw_covers(struct lint_ctx *c, const struct jdr_unw *u, uint64_t addr, uint64_t size);
+/* The code of one FDE against its rows (lint_code.c). */
+void lint_code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *code, uint64_t code_addr,
+		     uint64_t code_size, const struct ehf_fde *fde, uint64_t fde_file_off);
+
+static inline bool lint_all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+static inline uint64_t lint_align8(uint64_t x)
+{
+	return (x + 7) & ~7ull;
+}
+
+#endif
