@@ -439,9 +439,11 @@ int pd_w_finish(struct pd_writer *w, const struct pd_features *ft, const char *p
 		b_patch(b, word, cur | 1ull << (bits[i] % 64), 8);
 	}
 	if (b->err) {
-		snprintf(err, errlen, "%s: cannot build the perf.data: %s", path, strerror(-b->err));
+		snprintf(err, errlen, "%s: cannot build the perf.data: %s", path ? path : "perf.data", strerror(-b->err));
 		return b->err;
 	}
+	if (!path)
+		return 0;                     /* the caller takes the bytes from w->b */
 	int rc = write_file(path, b->p, b->len);
 	if (rc)
 		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
@@ -505,13 +507,13 @@ static int read_attrs(struct pd_file *f, char *err, size_t errlen)
 {
 	const struct pd_section *s = &f->attrs_sec;
 	if (!in_file(f->size, s->offset, s->size))
-		return rfail(err, errlen, f->path, 40, "attrs section [0x%llx, +0x%llx) runs past the end (file size 0x%zx)",
+		return rfail(err, errlen, f->path, 24, "attrs section [0x%llx, +0x%llx) runs past the end (file size 0x%zx)",
 			     (unsigned long long)s->offset, (unsigned long long)s->size, f->size);
 	if (f->attr_size < PD_ATTR_SIZE_VER0 + 16 || f->attr_size > 4096 || f->attr_size % 8)
 		return rfail(err, errlen, f->path, 16, "attr_size %llu, expected a multiple of 8 in %d..4096",
 			     (unsigned long long)f->attr_size, PD_ATTR_SIZE_VER0 + 16);
 	if (s->size % f->attr_size || s->size / f->attr_size > PD_MAX_ATTRS || !s->size)
-		return rfail(err, errlen, f->path, 48, "attrs section of %llu bytes is not 1..%d attrs of %llu bytes",
+		return rfail(err, errlen, f->path, 32, "attrs section of %llu bytes is not 1..%d attrs of %llu bytes",
 			     (unsigned long long)s->size, PD_MAX_ATTRS, (unsigned long long)f->attr_size);
 	f->nattrs = (size_t)(s->size / f->attr_size);
 	for (size_t i = 0; i < f->nattrs; i++) {

@@ -162,7 +162,8 @@ struct pd_features {
 	const char *osrelease, *hostname, *version;
 	uint32_t nr_cpus;
 };
-/* Ends the data section, writes the feature sections and the file. 0 or -errno. */
+/* Ends the data section, writes the feature sections and the file (path NULL:
+ * the file stays in w->b). 0 or -errno. */
 int pd_w_finish(struct pd_writer *w, const struct pd_features *ft, const char *path,
 		char *err, size_t errlen);
 
