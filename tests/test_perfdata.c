@@ -410,6 +410,26 @@ START_TEST(record_perf_data)
 		ck_assert_int_eq(sh("HOME=%s perf --buildid-dir %s/bid report -D -i %s/p.data >%s/D 2>%s/D.err && "
 				    "test ! -s %s/D.err && test $(grep -c PERF_RECORD_SAMPLE %s/D) -eq %zu",
 				    tmp, tmp, tmp, tmp, tmp, tmp, tmp, want), 0);
+		/* the attr size is what decides whether a perf can read the file: a perf older
+		 * than 6.3 refuses the 6.3 layout and reads the 5.10 one */
+		int maj = 0, min = 0;
+		FILE *v = popen("perf version 2>/dev/null", "r");
+		if (v && fscanf(v, "perf version %d.%d", &maj, &min) != 2)
+			maj = 0;
+		if (v)
+			pclose(v);
+		if (maj && (maj < 6 || (maj == 6 && min < 3))) {
+			for (int k = 0; k < 2; k++) {
+				const char *abi = k ? "6.3" : "5.10";
+				ck_assert_int_eq(sh("%s record -o %s/s2.bin --jitdump-dir %s --perf-data %s/p2.data --perf-data-abi %s "
+						    "%s/cpython-3.13-fp.case >%s/log2 2>&1", bin, tmp, tmp, tmp, abi, c, tmp), 0);
+				int rc2 = sh("HOME=%s perf --buildid-dir %s/bid report -D -i %s/p2.data >/dev/null 2>%s/D2.err",
+					     tmp, tmp, tmp, tmp);
+				if (k)
+					ck_assert_int_eq(sh("grep -q 'incompatible file format' %s/D2.err", tmp), 0);
+				ck_assert_msg(k ? rc2 != 0 : rc2 == 0, "perf %d.%d, attr of perf %s: report -D exit %d", maj, min, abi, rc2);
+			}
+		}
 	} else {
 		printf("record_perf_data: perf not installed: real perf's reading not checked\n");
 	}
