@@ -360,13 +360,13 @@ START_TEST(record_perf_data)
 	snprintf(bin, sizeof(bin), "%s", b ? b : "./jitunwind");
 	ck_assert_ptr_nonnull(mkdtemp(tmp));
 #if defined(__aarch64__)
-	const char *c = "cases/aarch64";
+	const char *c = "cases/aarch64", *one = "cpython-aarch64.case";
 #else
-	const char *c = "cases/x86_64";
+	const char *c = "cases/x86_64", *one = "cpython-3.13-fp.case";
 #endif
 	ck_assert_int_eq(sh("%s record -o %s/s.bin --jitdump-dir %s --perf-data %s/p.data --stack-size 4096 "
-			    "%s/cpython-3.13-fp.case %s/nested-depth3.case >%s/log 2>&1",
-			    bin, tmp, tmp, tmp, c, c, tmp), 0);
+			    "%s/%s %s/nested-depth3.case >%s/log 2>&1",
+			    bin, tmp, tmp, tmp, c, one, c, tmp), 0);
 	char path[128], err[512];
 	snprintf(path, sizeof(path), "%s/s.bin", tmp);
 	struct hx_samples s;
@@ -407,8 +407,11 @@ START_TEST(record_perf_data)
 	hx_samples_free(&s);
 	/* the independent reader: real perf, when it is here (a visible skip otherwise) */
 	if (sh("command -v perf >/dev/null 2>&1") == 0) {
+		/* no complaint, except, for an arm64 file read by an x86_64 perf, that this
+		 * perf build cannot unwind arm64 (proof that it took the arch from HEADER_ARCH) */
 		ck_assert_int_eq(sh("HOME=%s perf --buildid-dir %s/bid report -D -i %s/p.data >%s/D 2>%s/D.err && "
-				    "test ! -s %s/D.err && test $(grep -c PERF_RECORD_SAMPLE %s/D) -eq %zu",
+				    "! grep -v 'unwind: target platform=arm64 is not supported' %s/D.err | grep -q . && "
+				    "test $(grep -c PERF_RECORD_SAMPLE %s/D) -eq %zu",
 				    tmp, tmp, tmp, tmp, tmp, tmp, tmp, want), 0);
 		/* the attr size is what decides whether a perf can read the file: a perf older
 		 * than 6.3 refuses the 6.3 layout and reads the 5.10 one */
@@ -422,7 +425,7 @@ START_TEST(record_perf_data)
 			for (int k = 0; k < 2; k++) {
 				const char *abi = k ? "6.3" : "5.10";
 				ck_assert_int_eq(sh("%s record -o %s/s2.bin --jitdump-dir %s --perf-data %s/p2.data --perf-data-abi %s "
-						    "%s/cpython-3.13-fp.case >%s/log2 2>&1", bin, tmp, tmp, tmp, abi, c, tmp), 0);
+						    "%s/%s >%s/log2 2>&1", bin, tmp, tmp, tmp, abi, c, one, tmp), 0);
 				int rc2 = sh("HOME=%s perf --buildid-dir %s/bid report -D -i %s/p2.data >/dev/null 2>%s/D2.err",
 					     tmp, tmp, tmp, tmp);
 				if (k)
