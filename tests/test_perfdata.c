@@ -371,9 +371,11 @@ START_TEST(record_perf_data)
 	snprintf(path, sizeof(path), "%s/s.bin", tmp);
 	struct hx_samples s;
 	ck_assert_msg(hx_samples_read(&s, path, err, sizeof(err)) == 0, "%s", err);
-	size_t want = 0;
-	for (size_t g = 0; g < s.ngroups; g++)
+	size_t want = 0, s_loads = 0;
+	for (size_t g = 0; g < s.ngroups; g++) {
 		want += s.groups[g].nsamples;
+		s_loads += s.groups[g].nfuncs;
+	}
 	snprintf(path, sizeof(path), "%s/p.data", tmp);
 	struct pd_file f;
 	ck_assert_msg(pd_open(&f, path, err, sizeof(err)) == 0, "%s", err);
@@ -404,7 +406,6 @@ START_TEST(record_perf_data)
 	ck_assert_uint_eq(markers, s.ngroups);
 	ck_assert_uint_eq(comms, s.ngroups);
 	pd_close(&f);
-	hx_samples_free(&s);
 	/* the independent reader: real perf, when it is here (a visible skip otherwise) */
 	if (sh("command -v perf >/dev/null 2>&1") == 0) {
 		/* no complaint, except, for an arm64 file read by an x86_64 perf, that this
@@ -413,6 +414,27 @@ START_TEST(record_perf_data)
 				    "! grep -v 'unwind: target platform=arm64 is not supported' %s/D.err | grep -q . && "
 				    "test $(grep -c PERF_RECORD_SAMPLE %s/D) -eq %zu",
 				    tmp, tmp, tmp, tmp, tmp, tmp, tmp, want), 0);
+		/* the reader on a file perf itself wrote: perf inject -j copies every sample and
+		 * adds an MMAP2 per jitted load; in dwarf mode it rewrites nothing else */
+		ck_assert_int_eq(sh("HOME=%s perf --buildid-dir %s/bid inject -j -i %s/p.data -o %s/pj.data 2>%s/inj.err",
+				    tmp, tmp, tmp, tmp, tmp), 0);
+		snprintf(path, sizeof(path), "%s/pj.data", tmp);
+		ck_assert_msg(pd_open(&f, path, err, sizeof(err)) == 0, "%s", err);
+		size_t jitted = 0, ns = 0;
+		memset(&it, 0, sizeof(it));
+		while ((rc = pd_next(&f, &it, &ev, err, sizeof(err))) == 1) {
+			if (ev.type == PD_REC_MMAP2 && strstr(ev.mmap.filename, "/jitted-"))
+				jitted++;
+			if (ev.type == PD_REC_SAMPLE) {
+				ck_assert_uint_eq(ev.sample.abi, 2);
+				ck_assert_uint_eq(ev.sample.stack_size, 4096);
+				ns++;
+			}
+		}
+		ck_assert_msg(rc == 0, "%s", err);
+		ck_assert_uint_eq(ns, want);
+		ck_assert_uint_ge(jitted, s_loads);
+		pd_close(&f);
 		/* the attr size is what decides whether a perf can read the file: a perf older
 		 * than 6.3 refuses the 6.3 layout and reads the 5.10 one */
 		int maj = 0, min = 0;
@@ -436,8 +458,52 @@ START_TEST(record_perf_data)
 	} else {
 		printf("record_perf_data: perf not installed: real perf's reading not checked\n");
 	}
+	hx_samples_free(&s);
 	/* a bad --perf-data-abi is a usage error */
 	ck_assert_int_eq(sh("%s record -o %s/x --perf-data %s/y --perf-data-abi 4.0 %s >/dev/null 2>&1", bin, tmp, tmp, c), 2);
+	sh("rm -rf '%s'", tmp);
+}
+END_TEST
+
+/* The reader on a file `perf record --call-graph dwarf` wrote itself (its
+ * sample_type, ids, features and perf's own record types): it must see the
+ * events perf report -D counts.  Skipped, visibly, where perf cannot record. */
+START_TEST(reads_perf_record)
+{
+	char tmp[64] = "/tmp/jutest-pdr-XXXXXX", path[128], err[512];
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+	if (sh("command -v perf >/dev/null 2>&1") ||
+	    sh("HOME=%s perf record -q -k 1 -e cpu-clock -F 2000 --call-graph dwarf,1024 -o %s/r.data -- "
+	       "sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done' >%s/rec.log 2>&1", tmp, tmp, tmp)) {
+		printf("reads_perf_record: skipped: perf missing or perf record refused here\n");
+		sh("rm -rf '%s'", tmp);
+		return;
+	}
+	int want = -1;
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "HOME=%s perf --buildid-dir %s/bid report -D -i %s/r.data 2>/dev/null | "
+		 "awk '/Aggregated stats/ { a = 1 } a && $1 == \"SAMPLE\" { print $3; exit }'", tmp, tmp, tmp);
+	FILE *p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(fscanf(p, "%d", &want), 1);
+	pclose(p);
+	snprintf(path, sizeof(path), "%s/r.data", tmp);
+	struct pd_file f;
+	ck_assert_msg(pd_open(&f, path, err, sizeof(err)) == 0, "%s", err);
+	ck_assert(f.attrs[0].sample_type & PD_SAMPLE_STACK_USER);
+	struct pd_iter it = { 0 };
+	struct pd_event ev;
+	int rc, n = 0, stacks = 0;
+	while ((rc = pd_next(&f, &it, &ev, err, sizeof(err))) == 1)
+		if (ev.type == PD_REC_SAMPLE) {
+			n++;
+			stacks += ev.sample.stack_size == 1024;
+			ck_assert_uint_eq(ev.sample.mask, f.attrs[0].sample_regs_user);
+		}
+	ck_assert_msg(rc == 0, "%s", err);
+	ck_assert_int_eq(n, want);
+	ck_assert_int_gt(stacks, 0);
+	pd_close(&f);
 	sh("rm -rf '%s'", tmp);
 }
 END_TEST
@@ -457,6 +523,7 @@ Suite *suite_perfdata(void)
 	TCase *cli = tcase_create("record");
 	tcase_set_timeout(cli, 120);
 	tcase_add_test(cli, record_perf_data);
+	tcase_add_test(cli, reads_perf_record);
 	suite_add_tcase(s, cli);
 	return s;
 }
