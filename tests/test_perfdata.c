@@ -353,6 +353,65 @@ static int sh(const char *fmt, ...)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
+/* Real perf reads what record --perf-data wrote (report -D), injects it, and the
+ * reader reads perf's rewrite; a perf older than 6.3 refuses the 6.3 attr. */
+static void perf_reads(const char *bin, const char *tmp, const char *c, const char *one, size_t want,
+		       size_t s_loads)
+{
+	char path[128], err[512];
+	struct pd_file f;
+	struct pd_iter it;
+	struct pd_event ev;
+	int rc;
+	/* no complaint, except, for an arm64 file read by an x86_64 perf, that this
+	 * perf build cannot unwind arm64 (proof that it took the arch from HEADER_ARCH) */
+	ck_assert_int_eq(sh("HOME=%s perf --buildid-dir %s/bid report -D -i %s/p.data >%s/D 2>%s/D.err && "
+			    "! grep -v 'unwind: target platform=arm64 is not supported' %s/D.err | grep -q . && "
+			    "test $(grep -c PERF_RECORD_SAMPLE %s/D) -eq %zu",
+			    tmp, tmp, tmp, tmp, tmp, tmp, tmp, want), 0);
+	/* the reader on a file perf itself wrote: perf inject -j copies every sample and
+	 * adds an MMAP2 per jitted load; in dwarf mode it rewrites nothing else */
+	ck_assert_int_eq(sh("HOME=%s perf --buildid-dir %s/bid inject -j -i %s/p.data -o %s/pj.data 2>%s/inj.err",
+			    tmp, tmp, tmp, tmp, tmp), 0);
+	snprintf(path, sizeof(path), "%s/pj.data", tmp);
+	ck_assert_msg(pd_open(&f, path, err, sizeof(err)) == 0, "%s", err);
+	size_t jitted = 0, ns = 0;
+	memset(&it, 0, sizeof(it));
+	while ((rc = pd_next(&f, &it, &ev, err, sizeof(err))) == 1) {
+		if (ev.type == PD_REC_MMAP2 && strstr(ev.mmap.filename, "/jitted-"))
+			jitted++;
+		if (ev.type == PD_REC_SAMPLE) {
+			ck_assert_uint_eq(ev.sample.abi, 2);
+			ck_assert_uint_eq(ev.sample.stack_size, 4096);
+			ns++;
+		}
+	}
+	ck_assert_msg(rc == 0, "%s", err);
+	ck_assert_uint_eq(ns, want);
+	ck_assert_uint_ge(jitted, s_loads);
+	pd_close(&f);
+	/* the attr size is what decides whether a perf can read the file: a perf older
+	 * than 6.3 refuses the 6.3 layout and reads the 5.10 one */
+	int maj = 0, min = 0;
+	FILE *v = popen("perf version 2>/dev/null", "r");
+	if (v && fscanf(v, "perf version %d.%d", &maj, &min) != 2)
+		maj = 0;
+	if (v)
+		pclose(v);
+	if (maj && (maj < 6 || (maj == 6 && min < 3))) {
+		for (int k = 0; k < 2; k++) {
+			const char *abi = k ? "6.3" : "5.10";
+			ck_assert_int_eq(sh("%s record -o %s/s2.bin --jitdump-dir %s --perf-data %s/p2.data --perf-data-abi %s "
+					    "%s/%s >%s/log2 2>&1", bin, tmp, tmp, tmp, abi, c, one, tmp), 0);
+			int rc2 = sh("HOME=%s perf --buildid-dir %s/bid report -D -i %s/p2.data >/dev/null 2>%s/D2.err",
+				     tmp, tmp, tmp, tmp);
+			if (k)
+				ck_assert_int_eq(sh("grep -q 'incompatible file format' %s/D2.err", tmp), 0);
+			ck_assert_msg(k ? rc2 != 0 : rc2 == 0, "perf %d.%d, attr of perf %s: report -D exit %d", maj, min, abi, rc2);
+		}
+	}
+}
+
 START_TEST(record_perf_data)
 {
 	const char *b = getenv("JU_BIN");
@@ -407,57 +466,10 @@ START_TEST(record_perf_data)
 	ck_assert_uint_eq(comms, s.ngroups);
 	pd_close(&f);
 	/* the independent reader: real perf, when it is here (a visible skip otherwise) */
-	if (sh("command -v perf >/dev/null 2>&1") == 0) {
-		/* no complaint, except, for an arm64 file read by an x86_64 perf, that this
-		 * perf build cannot unwind arm64 (proof that it took the arch from HEADER_ARCH) */
-		ck_assert_int_eq(sh("HOME=%s perf --buildid-dir %s/bid report -D -i %s/p.data >%s/D 2>%s/D.err && "
-				    "! grep -v 'unwind: target platform=arm64 is not supported' %s/D.err | grep -q . && "
-				    "test $(grep -c PERF_RECORD_SAMPLE %s/D) -eq %zu",
-				    tmp, tmp, tmp, tmp, tmp, tmp, tmp, want), 0);
-		/* the reader on a file perf itself wrote: perf inject -j copies every sample and
-		 * adds an MMAP2 per jitted load; in dwarf mode it rewrites nothing else */
-		ck_assert_int_eq(sh("HOME=%s perf --buildid-dir %s/bid inject -j -i %s/p.data -o %s/pj.data 2>%s/inj.err",
-				    tmp, tmp, tmp, tmp, tmp), 0);
-		snprintf(path, sizeof(path), "%s/pj.data", tmp);
-		ck_assert_msg(pd_open(&f, path, err, sizeof(err)) == 0, "%s", err);
-		size_t jitted = 0, ns = 0;
-		memset(&it, 0, sizeof(it));
-		while ((rc = pd_next(&f, &it, &ev, err, sizeof(err))) == 1) {
-			if (ev.type == PD_REC_MMAP2 && strstr(ev.mmap.filename, "/jitted-"))
-				jitted++;
-			if (ev.type == PD_REC_SAMPLE) {
-				ck_assert_uint_eq(ev.sample.abi, 2);
-				ck_assert_uint_eq(ev.sample.stack_size, 4096);
-				ns++;
-			}
-		}
-		ck_assert_msg(rc == 0, "%s", err);
-		ck_assert_uint_eq(ns, want);
-		ck_assert_uint_ge(jitted, s_loads);
-		pd_close(&f);
-		/* the attr size is what decides whether a perf can read the file: a perf older
-		 * than 6.3 refuses the 6.3 layout and reads the 5.10 one */
-		int maj = 0, min = 0;
-		FILE *v = popen("perf version 2>/dev/null", "r");
-		if (v && fscanf(v, "perf version %d.%d", &maj, &min) != 2)
-			maj = 0;
-		if (v)
-			pclose(v);
-		if (maj && (maj < 6 || (maj == 6 && min < 3))) {
-			for (int k = 0; k < 2; k++) {
-				const char *abi = k ? "6.3" : "5.10";
-				ck_assert_int_eq(sh("%s record -o %s/s2.bin --jitdump-dir %s --perf-data %s/p2.data --perf-data-abi %s "
-						    "%s/%s >%s/log2 2>&1", bin, tmp, tmp, tmp, abi, c, one, tmp), 0);
-				int rc2 = sh("HOME=%s perf --buildid-dir %s/bid report -D -i %s/p2.data >/dev/null 2>%s/D2.err",
-					     tmp, tmp, tmp, tmp);
-				if (k)
-					ck_assert_int_eq(sh("grep -q 'incompatible file format' %s/D2.err", tmp), 0);
-				ck_assert_msg(k ? rc2 != 0 : rc2 == 0, "perf %d.%d, attr of perf %s: report -D exit %d", maj, min, abi, rc2);
-			}
-		}
-	} else {
+	if (sh("command -v perf >/dev/null 2>&1") == 0)
+		perf_reads(bin, tmp, c, one, want, s_loads);
+	else
 		printf("record_perf_data: perf not installed: real perf's reading not checked\n");
-	}
 	hx_samples_free(&s);
 	/* a bad --perf-data-abi is a usage error */
 	ck_assert_int_eq(sh("%s record -o %s/x --perf-data %s/y --perf-data-abi 4.0 %s >/dev/null 2>&1", bin, tmp, tmp, c), 2);
