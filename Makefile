@@ -129,7 +129,9 @@ cross-replay: deps $(BIN)
 	@env -u PKG_CONFIG_LIBDIR $(MAKE) --no-print-directory ARCH=$(HOSTARCH) all
 	tools/cross-replay --arch $(ARCH) --runner "$(RUNNER)" --bin $(BIN) --native ./jitunwind
 
-# make check per arch, in containers when an engine works, else under qemu-user
+# make check per Debian suite x arch, each in a root built here (tools/rootfs: mmdebstrap,
+# podman or a chroot, qemu-user-static for arm64); not part of check (minutes per root).
+# MATRIX_ARGS: e.g. "--json m.json trixie-amd64 sid-amd64"
 matrix:
 	tools/matrix $(MATRIX_ARGS)
 
@@ -143,8 +145,10 @@ bench: all
 	  awk -v s=$$s -v e=$$e 'BEGIN { printf "  whole run of cases/$(ARCH): %.3f s wall\n", (e - s) / 1e9 }'
 	@$(MAKE) --no-print-directory bench-lint
 
+# the Debian roots under build/roots/ stay (slow to rebuild): tools/rootfs clean removes them
 clean:
-	rm -rf build jitunwind
+	find build -mindepth 1 -maxdepth 1 ! -name roots -exec rm -rf {} + 2>/dev/null || true
+	rm -f jitunwind
 
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/harness/main.d
 

@@ -244,6 +244,28 @@ __attribute__((noinline, noclone)) static void hx_anchor(struct hx_ctx *ctx)
 	__asm__ volatile("" ::: "memory");
 }
 
+/* The stack below the capture is defined before the trampolines run: a slot
+ * they allocate but never write (alloc N) is copied into every sample, and a
+ * wrong CFI makes unwinders read it, so its bytes must not be whatever libc
+ * left there (the verdicts would differ between glibc versions).  Zero, as a
+ * fresh stack page.  JU_STACK_LEFTOVER=zero|self (tests only) first plants
+ * other leftovers there ("self": each word its own address, a mapped pointer)
+ * to prove they no longer matter. */
+#define HX_SCRUB (256u << 10)
+__attribute__((noinline, no_sanitize_address)) static void hx_scrub_stack(void)
+{
+	uint64_t w[HX_SCRUB / 8];
+	const char *l = getenv("JU_STACK_LEFTOVER");
+	if (l && !strcmp(l, "self"))
+		for (size_t i = 0; i < HX_SCRUB / 8; i++)
+			w[i] = (uint64_t)(uintptr_t)&w[i];
+	else if (l && !strcmp(l, "zero"))
+		memset(w, 0, sizeof(w));
+	__asm__ volatile("" : : "r"(w) : "memory");
+	memset(w, 0, sizeof(w));
+	__asm__ volatile("" : : "r"(w) : "memory");
+}
+
 static uint64_t stack_top_of(uint64_t sp)
 {
 	FILE *f = fopen("/proc/self/maps", "r");
@@ -489,6 +511,7 @@ int hx_capture_case(const struct hx_case *c, const char *case_path, const char *
 	if (!hx.stack_top)
 		return fail("%s", "cannot find the stack mapping");
 	alarm(10);   /* a trampoline that never returns ends the child */
+	hx_scrub_stack();
 	hx_anchor(&hx);
 	alarm(0);
 	if (hx.truth_error) {

@@ -37,5 +37,7 @@ int main(int argc, char **argv)
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
-	return failed ? 1 : 0;
+	if (missing)
+		printf("%d suite(s) not built: the run fails\n", missing);
+	return failed || missing ? 1 : 0;
 }
