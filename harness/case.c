@@ -1,5 +1,6 @@
 /* Case file parser: INI-like sections, strict, file:line in every error. */
 #include "case.h"
+#include "host.h"
 #include "unwinders/perfview.h"
 
 #include <ctype.h>
@@ -440,13 +441,16 @@ int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t 
 							     "stack_size: expected up to 4 sizes, multiples of 8 in 8..65528 (perf's limits)");
 					c->stack_sizes[c->nstack_sizes++] = (int)v;
 				}
+			} else if (!strcmp(key, "host")) {
+				if ((c->host = hx_host_parse(val)) < 0)
+					return cfail(err, errlen, path, line, "host: expected one of %s, got '%s'", hx_host_names, val);
 			} else if (!strcmp(key, "depth")) {
 				long long d;
 				if (parse_int(val, &d) || d < 1 || d > HX_MAX_DEPTH)
 					return cfail(err, errlen, path, line, "depth: expected 1..%d", HX_MAX_DEPTH);
 				c->depth = (int)d;
 			} else
-				return cfail(err, errlen, path, line, "unknown [sample] key '%s' (expected at, depth, stack_size, stride, profiles)", key);
+				return cfail(err, errlen, path, line, "unknown [sample] key '%s' (expected at, depth, host, stack_size, stride, profiles)", key);
 			break;
 		case S_EXPECT:
 			if (parse_expect(c, key, val, line, err, errlen))
@@ -474,6 +478,8 @@ int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t 
 				     "a [leaf] replaces the C target: sample it with 'at = every-insn' (no in-callee)");
 		if (c->depth != 1)
 			return cfail(err, errlen, path, leaf_line, "a [leaf] needs depth = 1");
+		if (c->host != HX_HOST_FP)
+			return cfail(err, errlen, path, leaf_line, "a [leaf] replaces the host's C target: it needs host = fp");
 	}
 	if (!c->nexpect)
 		return cfail(err, errlen, path, line, "missing [expect]");
