@@ -222,15 +222,6 @@ static uint64_t hx_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* JU_SPIN_MS: stay in the innermost callee a while, so that a real
- * profiler's timer samples land under the trampolines (tools/perf-e2e) */
-static void hx_spin(const struct hx_ctx *ctx)
-{
-	for (uint64_t t0 = ctx->spin_ns ? hx_now_ns() : 0, i = 0; ctx->spin_ns; i++)
-		if (!(i & 0xffff) && hx_now_ns() - t0 >= ctx->spin_ns)
-			break;
-}
-
 /* host.h: hx_target's bookkeeping for the other host builds' targets */
 int hx_host_enter(struct hx_ctx *ctx, void *ra, void **tramp, uint64_t **slot)
 {
@@ -251,10 +242,9 @@ void hx_host_leave(struct hx_ctx *ctx, int k)
 	ctx->level = k - 1;
 }
 
-bool hx_host_in_callee(struct hx_ctx *ctx)
+bool hx_host_in_callee(struct hx_ctx *ctx, uint64_t *loops)
 {
-	if (ctx->in_callee)
-		hx_spin(ctx);
+	*loops = ctx->spin_ns;
 	return ctx->in_callee;
 }
 
@@ -269,7 +259,11 @@ __attribute__((noinline, noclone)) void hx_target(struct hx_ctx *ctx)
 		hx_call(ctx, ctx->tramp[k + 1], &ctx->stub_ra[k + 1], (void *)hx_target);
 		ctx->level = k;
 	} else if (ctx->in_callee) {
-		hx_spin(ctx);
+		/* JU_SPIN_MS: stay here a while, so that a real profiler's timer
+		 * samples land in the callee under the trampolines (tools/perf-e2e) */
+		for (uint64_t t0 = ctx->spin_ns ? hx_now_ns() : 0, i = 0; ctx->spin_ns; i++)
+			if (!(i & 0xffff) && hx_now_ns() - t0 >= ctx->spin_ns)
+				break;
 		__asm__ volatile(".globl hx_callee_trap\nhx_callee_trap:\n\t" HX_TRAP "\n" ::: "memory");
 	}
 	__asm__ volatile("" ::: "memory");

@@ -48,16 +48,17 @@ extern const char hx_host_names[];
  * level to call (its trampoline and truth slot filled in), or 0. */
 int hx_host_enter(struct hx_ctx *ctx, void *ra, void **tramp, uint64_t **slot);
 void hx_host_leave(struct hx_ctx *ctx, int k);
-/* true when the innermost target is to call its leaf (after JU_SPIN_MS) */
-bool hx_host_in_callee(struct hx_ctx *ctx);
+/* true when the innermost target is to call its leaf; *loops: how long the
+ * leaf spins first (JU_SPIN_MS, about a nanosecond a loop; tools/perf-e2e) */
+bool hx_host_in_callee(struct hx_ctx *ctx, uint64_t *loops);
 
 /* the leaf's return address into the target, recorded by the leaf */
 extern volatile uint64_t hx_host_leaf_ra;
 
 void hx_host_nofp_target(struct hx_ctx *ctx);
-void hx_host_nofp_leaf(void);
+void hx_host_nofp_leaf(uint64_t loops);
 void hx_host_nofpleaf_target(struct hx_ctx *ctx);
-void hx_host_nofpleaf_leaf(void);
+void hx_host_nofpleaf_leaf(uint64_t loops);
 hx_call_fn hx_host_nofp_call;
 extern const char hx_host_nofp_call_ret[];
 extern const char hx_host_nofp_trap[], hx_host_nofpleaf_trap[];

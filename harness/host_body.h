@@ -6,6 +6,10 @@
  * frame-pointer register (x86_64; see host_nofp.c for aarch64). */
 #include "host.h"
 
+/* With frame pointers on, GCC refuses rbp as a register variable ("bp cannot
+ * be used in asm here"): the nofp build cannot silently keep them on x86_64;
+ * tests/test_host.c checks the rest. */
+
 #if defined(__x86_64__)
 #define HX_HOST_BKPT "int3"
 #elif defined(__aarch64__)
@@ -13,9 +17,12 @@
 #endif
 
 /* A leaf: no calls, so -momit-leaf-frame-pointer gives it no frame record;
- * the sample is taken at its breakpoint. */
-__attribute__((noinline, noclone)) void HX_HOST_FN(leaf)(void)
+ * the sample is taken at its breakpoint.  It spins `loops` times first (a
+ * clock would be a call), so a real profiler's samples land in it. */
+__attribute__((noinline, noclone)) void HX_HOST_FN(leaf)(uint64_t loops)
 {
+	for (uint64_t i = 0; i < loops; i++)
+		__asm__ volatile("" ::: "memory");
 #if defined(__aarch64__)
 	/* x30 as is: __builtin_return_address strips PAC bits with xpaclri,
 	 * which clobbers x30 and so makes GCC save it in a frame record */
@@ -46,8 +53,10 @@ __attribute__((noinline, noclone)) void HX_HOST_FN(target)(struct hx_ctx *ctx)
 	if (k > 0) {
 		HX_HOST_CALL(ctx, tramp, slot, (void *)HX_HOST_FN(target));
 		hx_host_leave(ctx, k);
-	} else if (hx_host_in_callee(ctx)) {
-		HX_HOST_FN(leaf)();
+	} else {
+		uint64_t loops;
+		if (hx_host_in_callee(ctx, &loops))
+			HX_HOST_FN(leaf)(loops);
 	}
 #ifdef HX_HOST_STATE_IN_FP
 	__asm__ volatile("" : "+r"(st) :: "memory");
