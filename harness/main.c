@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "harness/case.h"
+#include "harness/host.h"
 #include "harness/report.h"
 #include "harness/runner.h"
 #include "harness/samples.h"
@@ -51,8 +52,10 @@ static void usage_run(FILE *f)
 		"  --stack-size N     DWARF dump size (perf --call-graph dwarf,N; default: the case's, else 8192)\n"
 		"  --perf-dump-dir D  the directory perf sees the jitdump in (default /tmp, as CPython;\n"
 		"                     perf >= 6.8 gives libdw jitted unwinding info only under /tmp/jitted-)\n"
+		"  A case's [sample] host picks how the C around its trampolines is built:\n"
+		"  %s (frame pointers, none, none in leaves; default fp)\n"
 		"exit: 0 all cases pass, 1 a case failed, 2 bad usage or input, 77 nothing could run\n",
-		host_arch(), uw_unwinder_names());
+		host_arch(), uw_unwinder_names(), hx_host_names);
 }
 
 static void usage(FILE *f)
