@@ -78,7 +78,14 @@ deps:
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(OBJ_CFLAGS) -MMD -MP -c $< -o $@
+
+# Host builds ([sample] host, harness/host.h): the C around a trampoline
+# without frame pointers, or without them in leaves only.  These flags come
+# after FRAMEFLAGS and win; no sanitizer, so the code is what a release
+# build runs (tests/test_host.c checks the result).
+$(BUILD)/harness/host_nofp.o: OBJ_CFLAGS := -fomit-frame-pointer -momit-leaf-frame-pointer -fno-sanitize=all
+$(BUILD)/harness/host_nofpleaf.o: OBJ_CFLAGS := -momit-leaf-frame-pointer -fno-sanitize=all
 
 $(BUILD)/%.o: %.S
 	@mkdir -p $(dir $@)

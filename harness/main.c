@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "harness/case.h"
+#include "harness/host.h"
 #include "harness/report.h"
 #include "harness/runner.h"
 #include "harness/samples.h"
@@ -76,7 +77,10 @@ static void usage_run(FILE *f)
 		"                     perf >= 6.8 gives libdw jitted unwinding info only under /tmp/jitted-)\n"
 		"  --perf-data OUT    (record) also write the samples as a perf.data real perf reads\n"
 		"  --perf-data-abi V  (record) the perf that reads it: 5.10, 6.1 (default) or 6.3\n"
-		"exit: 0 all cases pass, 1 a case failed, 2 bad usage or input, 77 nothing could run\n");
+		"  A case's [sample] host picks how the C around its trampolines is built:\n"
+		"  %s (frame pointers, none, none in leaves; default fp)\n"
+		"exit: 0 all cases pass, 1 a case failed, 2 bad usage or input, 77 nothing could run\n",
+		hx_host_names);
 }
 
 static void usage(FILE *f)
