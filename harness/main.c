@@ -18,6 +18,7 @@
 #include "harness/samples.h"
 #include "trampolines/tramp.h"
 #include "unwinders/unwind.h"
+#include "ksampler.h"
 #include "unwinders/perfview.h"
 
 int hx_bench_main(int argc, char **argv);
@@ -73,6 +74,8 @@ static void usage_run(FILE *f)
 		"  --stack-size N     DWARF dump size (perf --call-graph dwarf,N; default: the case's, else 8192)\n"
 		"  --perf-dump-dir D  the directory perf sees the jitdump in (default /tmp, as CPython;\n"
 		"                     perf >= 6.8 gives libdw jitted unwinding info only under /tmp/jitted-)\n"
+		"  --spin-points      spin at every sample point and check the state there is the breakpoint's\n"
+		"  --kernel-samples N perf_event_open samples per spin point (default 3 when kernel-fp is selected)\n"
 		"exit: 0 all cases pass, 1 a case failed, 2 bad usage or input, 77 nothing could run\n");
 }
 
@@ -136,6 +139,7 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 		{ "jitdump-dir", required_argument, 0, 'd' }, { "help", no_argument, 0, 'h' },
 		{ "output", required_argument, 0, 'o' }, { "perf-profile", required_argument, 0, 'p' },
 		{ "stack-size", required_argument, 0, 's' }, { "perf-dump-dir", required_argument, 0, 'D' },
+		{ "kernel-samples", required_argument, 0, 'k' }, { "spin-points", no_argument, 0, 'S' },
 		{ 0, 0, 0, 0 },
 	};
 	memset(c, 0, sizeof(*c));
@@ -153,6 +157,17 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 				return 2;
 			break;
 		case 'd': c->o.jitdump_dir = optarg; break;
+		case 'S': hx_kcfg.spin = true; break;
+		case 'k': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v < 1 || v > 100) {
+				fprintf(stderr, "jitunwind: --kernel-samples %s: expected 1..100 samples per spin point\n", optarg);
+				return 2;
+			}
+			hx_kcfg.nsamples = (int)v;
+			break;
+		}
 		case 'D': c->o.perf_dump_dir = optarg; break;
 		case 'p':
 			c->o.profile_set = true;
@@ -183,6 +198,10 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 		default: help(stderr); return 2;
 		}
 	}
+	/* an unwinder that reads kernel samples turns the sampler on */
+	for (int u = 0; u < c->o.nuw && !hx_kcfg.nsamples; u++)
+		if (uw_unwinder_by_name(c->o.unwinders[u])->kernel)
+			hx_kcfg.nsamples = 3;
 	c->npaths = argc - optind;
 	c->paths = argv + optind;
 	return 0;
