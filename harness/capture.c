@@ -534,7 +534,10 @@ int hx_capture_case(const struct hx_case *c, const char *case_path, const char *
 	sa.sa_sigaction = hx_on_trap;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
+	/* a spin point's release waits until the trap handler has returned to the spin */
+	sigaddset(&sa.sa_mask, HX_SPIN_SIG);
 	sigaction(SIGTRAP, &sa, NULL);
+	sigdelset(&sa.sa_mask, HX_SPIN_SIG);
 	sa.sa_sigaction = hx_on_crash;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
 	sigaction(SIGSEGV, &sa, NULL);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 struct hx_kcfg hx_kcfg = { .period_ns = 100000, .timeout_ms = 500 };
+struct hx_kstats hx_kstats;
 
 #define KS_STACK 65528                  /* the most perf_event_open takes */
 #define KS_PAGES 64                     /* ring buffer data pages (a power of 2) */
@@ -184,6 +185,8 @@ static void ks_drain(struct ks *k, pid_t child, const struct hx_spin_msg *m, int
 static int ks_point(struct ks *k, pid_t child, const struct hx_spin_msg *m, int out_fd)
 {
 	int got = 0;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ks_drain(k, child, NULL, out_fd, &got);
 	ioctl(k->fd, PERF_EVENT_IOC_ENABLE, 0);
 	uint64_t end = ks_now_ms() + (uint64_t)hx_kcfg.timeout_ms;
@@ -196,6 +199,9 @@ static int ks_point(struct ks *k, pid_t child, const struct hx_spin_msg *m, int 
 		ks_drain(k, child, m, out_fd, &got);
 	}
 	ioctl(k->fd, PERF_EVENT_IOC_DISABLE, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	hx_kstats.points++;
+	hx_kstats.ns += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec));
 	return got;
 }
 
@@ -206,12 +212,7 @@ int hx_ksample_serve(pid_t child, uint32_t stack_user, int req_fd, int out_fd, c
 	k.fd = -1;
 	k.arch = uw_arch_by_mach(tr_arch_host()->elf_mach);
 	int rc = k.arch ? ks_open(&k, child, stack_user) : -ENOTSUP;
-	if (rc) {
-		char m[200];
-		snprintf(m, sizeof(m), "perf_event_open refused the kernel sampler: %s%s", strerror(-rc),
-			 rc == -EACCES || rc == -EPERM ? " (kernel.perf_event_paranoid)" : "");
-		hx_rec_write(out_fd, HX_REC_KSKIP, m, strlen(m) + 1, NULL, 0);
-	}
+	bool told = false;
 	struct hx_spin_msg m;
 	char missed[512] = "";
 	int nmissed = 0;
@@ -225,6 +226,14 @@ int hx_ksample_serve(pid_t child, uint32_t stack_user, int req_fd, int out_fd, c
 			snprintf(err, errlen, "spin point message of %zd bytes, expected %zu", r, sizeof(m));
 			rc = -EIO;
 			break;
+		}
+		if (rc && !told) {
+			/* written at a spin, when the child's CASE record precedes it */
+			char w[200];
+			snprintf(w, sizeof(w), "perf_event_open refused the kernel sampler: %s%s", strerror(-rc),
+				 rc == -EACCES || rc == -EPERM ? " (kernel.perf_event_paranoid)" : "");
+			hx_rec_write(out_fd, HX_REC_KSKIP, w, strlen(w) + 1, NULL, 0);
+			told = true;
 		}
 		if (!rc && ks_point(&k, child, &m, out_fd) < hx_kcfg.nsamples && nmissed++ < 8) {
 			size_t l = strlen(missed);

@@ -17,6 +17,10 @@ struct hx_kcfg {
 };
 /* Process-wide capture settings, set once from the command line. */
 extern struct hx_kcfg hx_kcfg;
+/* What the sampler spent (make bench): spin points served, time from
+ * enabling the event to the last sample or the time limit. */
+struct hx_kstats { uint64_t points, ns; };
+extern struct hx_kstats hx_kstats;
 
 /* Parent side: serve the child's spin points from req_fd until EOF, writing
  * kernel SAMPLE records (or one KSKIP record) to out_fd; stack_user: the

@@ -306,10 +306,13 @@ static void judge_faithful(struct replay *rp, const struct uw_unwinder *uw, cons
 						  rp->pred.n);
 		return;
 	case UW_REF_FP_EMU:
-		/* the emulation of the kernel's walk on the same sample: equal chains */
+		/* the emulation of the kernel's walk on the same sample: equal chains;
+		 * where the emulation met a record outside the stack (an rbp that is
+		 * no frame pointer, in code built without them), the kernel read on
+		 * in live memory no sample holds: its chain must start with fp's */
 		uw_fp.unwind(NULL, &rp->view, full, &rp->pred);
 		ur->has_faithful = true;
-		ur->faithful = ur->r.n == rp->pred.n &&
+		ur->faithful = (ur->r.n == rp->pred.n || (rp->pred.stop == UW_STOP_MEM && ur->r.n > rp->pred.n)) &&
 			       hx_chain_prefix_eq(ur->r.addr, ur->r.n, rp->pred.addr, rp->pred.n, rp->pred.n);
 		return;
 	case UW_REF_ORACLE:
