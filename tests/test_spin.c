@@ -229,6 +229,46 @@ START_TEST(kernel_point_missed)
 }
 END_TEST
 
+/* a kernel SAMPLE's CALLCHAIN is bounds-checked: a count past the record is
+ * refused with the record's offset; a fitting one is read */
+START_TEST(kernel_record_bounds)
+{
+	static uint8_t f[16 + 24 + 16 + 48 + 16];
+	memset(f, 0, sizeof(f));
+	memcpy(f, HX_SAMPLES_MAGIC, 8);
+	uint32_t v = HX_SAMPLES_VERSION, t = HX_REC_CASE, fl = HX_REC_F_KERNEL;
+	uint64_t len = 8, chain = 2, a = 0x1234;
+	memcpy(f + 8, &v, 4);
+	memcpy(f + 16, &t, 4);
+	memcpy(f + 24, &len, 8);
+	memcpy(f + 32, "t.case\0", 7);
+	t = HX_REC_SAMPLE;
+	len = 48 + 16;
+	memcpy(f + 40, &t, 4);
+	memcpy(f + 44, &fl, 4);
+	memcpy(f + 48, &len, 8);
+	memcpy(f + 56 + 48, &chain, 8);          /* 2 frames, room for 1 */
+	memcpy(f + 56 + 56, &a, 8);
+	struct hx_samples s;
+	char err[256];
+	uint8_t *d = malloc(sizeof(f));
+	memcpy(d, f, sizeof(f));
+	ck_assert_int_ne(hx_samples_parse(&s, d, sizeof(f), "k.samples", err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "k.samples: offset 0x38") && strstr(err, "CALLCHAIN"), "%s", err);
+	hx_samples_free(&s);
+	chain = 1;
+	memcpy(f + 56 + 48, &chain, 8);
+	d = malloc(sizeof(f));
+	memcpy(d, f, sizeof(f));
+	ck_assert_msg(hx_samples_parse(&s, d, sizeof(f), "k.samples", err, sizeof(err)) == 0, "%s", err);
+	ck_assert(s.groups[0].samples[0].kernel);
+	ck_assert_uint_eq(s.groups[0].nkernel, 1);
+	ck_assert_uint_eq(s.groups[0].samples[0].nchain, 1);
+	ck_assert_uint_eq(s.groups[0].samples[0].chain[0], 0x1234);
+	hx_samples_free(&s);
+}
+END_TEST
+
 Suite *suite_spin(void)
 {
 	Suite *s = suite_create("spin");
@@ -241,6 +281,7 @@ Suite *suite_spin(void)
 	tcase_add_test(tc, kernel_chain_is_fp_emulation);
 	tcase_add_test(tc, kernel_fp_replay);
 	tcase_add_test(tc, kernel_point_missed);
+	tcase_add_test(tc, kernel_record_bounds);
 	suite_add_tcase(s, tc);
 	return s;
 }
