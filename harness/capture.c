@@ -186,7 +186,9 @@ static void hx_sample(const ucontext_t *uc, uint32_t func, uint32_t offset, int 
 	}
 }
 
-/* The release of a spin point: the state there must be the breakpoint's. */
+/* The release of a spin point: the state there must be the breakpoint's.
+ * snprintf in a handler is safe here: the interrupted code is the spin
+ * (generated code or the callee's jump), never inside libc. */
 static void hx_spin_check(ucontext_t *uc)
 {
 	static uint8_t again[sizeof(hx_rec)];
@@ -254,7 +256,7 @@ static void hx_on_trap(int sig, siginfo_t *si, void *ucv)
 	if (at == (uint64_t)(uintptr_t)hx_callee_trap) {
 		hx_cap_host.skip_trap(uc);
 		/* the pc is after the trap, a jump to itself: the sample's pc; the
-		 * child goes on at hx_callee_out now, or when a spin point is released */
+		 * child goes on past it now, or when its spin point is released */
 		uint64_t out = (uint64_t)(uintptr_t)hx_callee_trap + HX_CALLEE_OUT;
 		hx_sample(uc, HX_FUNC_CALLEE, 0, hx.level, -1, NULL, out);
 		if (!hx_spin_enabled())
