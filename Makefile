@@ -117,6 +117,20 @@ check: unit cases goldens
 goldens: deps $(BIN)
 	tools/goldens --arch $(ARCH) --bin ./$(BIN) $(if $(RUNNER),--runner $(RUNNER)) compare
 
+# The kernel's own FP walk at every spin point of a few cases (README "Spin points and
+# kernel-fp"): kernel-fp must match the truth as fp does and equal its chain; perf_event_open
+# refused (paranoid, qemu-user's ENOSYS) prints why and skips.
+KFP_CASES_x86_64  := nested-depth3 cpython-3.13-fp stack-deep
+KFP_CASES_aarch64 := nested-depth3 cpython-aarch64 jit-leaf-frameless
+check: kernel-fp
+.PHONY: kernel-fp
+kernel-fp: deps $(BIN)
+	@$(RUNNER) ./$(BIN) run --unwinders fp,kernel-fp,libunwind,libdw,oracle \
+	  $(foreach c,$(KFP_CASES_$(ARCH)),cases/$(ARCH)/$(c).case) >$(BUILD)/kernel-fp.txt; rc=$$?; \
+	  tail -n 3 $(BUILD)/kernel-fp.txt; \
+	  if [ $$rc = 77 ]; then grep -m1 perf_event_open $(BUILD)/kernel-fp.txt; echo "kernel-fp: skipped (the reason above)"; \
+	  elif [ $$rc != 0 ]; then cat $(BUILD)/kernel-fp.txt; exit $$rc; fi
+
 # Real perf against the libunwind emulation (tools/perf-e2e): on the native
 # build only; a machine where perf cannot record prints why and skips.
 PERF_E2E ?= yes
