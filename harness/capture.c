@@ -263,7 +263,7 @@ static void hx_on_trap(int sig, siginfo_t *si, void *ucv)
 		hx_cap_host.skip_trap(uc);
 		/* the pc is after the trap, a jump to itself: the sample's pc; the
 		 * child goes on past it now, or when its spin point is released */
-		uint64_t out = (uint64_t)(uintptr_t)hx_callee_trap + HX_CALLEE_OUT;
+		uint64_t out = (uint64_t)(uintptr_t)hx.host->trap + HX_CALLEE_OUT;
 		hx_sample(uc, HX_FUNC_CALLEE, 0, hx.level, -1, NULL, out);
 		if (!hx_spin_enabled())
 			hx_cap_host.resume_at(uc, out);
