@@ -17,6 +17,10 @@ int hx_lint_main(int argc, char **argv);
  * broken record, 2 not a jitdump. */
 int hx_dump_mem(FILE *out, const char *name, const uint8_t *data, size_t size, bool json,
 		enum pv_profile prof, bool code);
+struct dump_filter;
+/* The same, showing only the records filter selects (NULL: all). */
+int hx_dump_mem_filtered(FILE *out, const char *name, const uint8_t *data, size_t size, bool json,
+			 enum pv_profile prof, bool code, const struct dump_filter *filter);
 
 /* JSON string of n bytes (bytes outside ASCII as \u00XX: Latin-1, always valid) */
 void hx_lj_str(FILE *f, const char *s, size_t n);

@@ -14,7 +14,47 @@ const struct uw_decoder *uw_decoder_for(uint32_t elf_mach)
 void uw_insn_add(struct uw_insn *x, enum uw_eff_kind k, int64_t n)
 {
 	if (x->neff < UW_MAX_EFF)
-		x->eff[x->neff++] = (struct uw_eff){ k, n };
+		x->eff[x->neff++] = (struct uw_eff){ .kind = k, .n = n };
+}
+
+void uw_insn_reg(struct uw_insn *x, enum uw_eff_kind k, unsigned reg, int64_t n)
+{
+	if (x->neff < UW_MAX_EFF)
+		x->eff[x->neff++] = (struct uw_eff){ k, reg, n };
+}
+
+void uw_cfa_entry(struct uw_cfa_state *s, int64_t entry_cfa)
+{
+	*s = (struct uw_cfa_state){ .sp_known = true, .sp_d = entry_cfa, .fp_entry = true, .regs_known = true };
+}
+
+/* A store keeps the register's entry value only while the register still
+ * holds it; the slot is CFA-relative, as CFI rules are. */
+static void eff_reg(struct uw_cfa_state *s, const struct uw_eff *e)
+{
+	if (e->reg >= UW_NREGS)
+		return;
+	uint32_t bit = 1u << e->reg;
+	switch (e->kind) {
+	case UW_EFF_STORE:
+		if (s->clobbered & bit || s->stored & bit)
+			break;            /* a later store of a scratch value, or a second copy */
+		if (!s->sp_known) {
+			s->lost |= bit;
+			break;
+		}
+		s->stored |= bit;
+		s->slot[e->reg] = e->n - s->sp_d;
+		break;
+	case UW_EFF_RESTORE:
+		s->clobbered &= ~bit;
+		break;
+	case UW_EFF_CLOBBER:
+		s->clobbered |= bit;
+		break;
+	default:
+		break;
+	}
 }
 
 void uw_eff_apply(struct uw_cfa_state *s, const struct uw_insn *x)
@@ -27,11 +67,12 @@ void uw_eff_apply(struct uw_cfa_state *s, const struct uw_insn *x)
 			break;
 		case UW_EFF_FP_ADD:
 			s->fp_d -= e->n;
+			s->fp_popped = s->fp_entry = false;
 			break;
 		case UW_EFF_FP_FROM_SP:
 			s->fp_known = s->sp_known;
 			s->fp_d = s->sp_d - e->n;
-			s->fp_popped = false;
+			s->fp_popped = s->fp_entry = false;
 			break;
 		case UW_EFF_SP_FROM_FP:
 			s->sp_known = s->fp_known;
@@ -41,11 +82,16 @@ void uw_eff_apply(struct uw_cfa_state *s, const struct uw_insn *x)
 			s->sp_known = false;
 			break;
 		case UW_EFF_FP_UNKNOWN:
-			s->fp_known = s->fp_popped = false;
+			s->fp_known = s->fp_popped = s->fp_entry = false;
 			break;
 		case UW_EFF_FP_RESTORE:
-			s->fp_known = false;
+			s->fp_known = s->fp_entry = false;
 			s->fp_popped = true;
+			break;
+		case UW_EFF_STORE:
+		case UW_EFF_RESTORE:
+		case UW_EFF_CLOBBER:
+			eff_reg(s, e);
 			break;
 		}
 	}
