@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "harness/dump.h"
+#include "unwinders/uwarch.h"
 #include "harness/lintcmd.h"
 
 const char *hx_dump_rec_type(uint32_t id)
@@ -27,24 +28,14 @@ const char *hx_dump_rec_type(uint32_t id)
 
 const char *hx_dump_arch(uint32_t mach)
 {
-	return mach == 62 ? "x86_64" : mach == 183 ? "aarch64" : mach == 243 ? "riscv" : mach == 3 ? "i386" :
-	       mach == 40 ? "arm" : "unknown";
+	const char *n = uw_mach_name(mach);
+	return n ? n : "unknown";
 }
 
 /* DWARF register name as GNU as writes it */
 static const char *dwreg(uint32_t mach, unsigned r, char *buf, size_t n, bool pct)
 {
-	static const char *const x86[17] = { "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9",
-					     "r10", "r11", "r12", "r13", "r14", "r15", "rip" };
-	if (mach == 62 && r < 17)
-		snprintf(buf, n, "%s%s", pct ? "%" : "", x86[r]);
-	else if (mach == 183 && r < 31)
-		snprintf(buf, n, "x%u", r);
-	else if (mach == 183 && r == 31)
-		snprintf(buf, n, "sp");
-	else
-		snprintf(buf, n, "r%u", r);
-	return buf;
+	return uw_dw_name(uw_arch_by_mach(mach <= UINT16_MAX ? (uint16_t)mach : 0), r, pct, buf, n);
 }
 
 /* ".cfi_escape op[, reg], len, bytes" from the "[xx yy ...]" of an expression
@@ -429,10 +420,10 @@ int hx_dump_mem_filtered(FILE *out, const char *name, const uint8_t *data, size_
 	}
 	const struct jdr_hdr *h = &it.hdr;
 	d.mach = h->elf_mach;
-	if (code && h->elf_mach == 62 && cs_open(CS_ARCH_X86, CS_MODE_64, &d.cs) == CS_ERR_OK) {
-		cs_option(d.cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
-		d.cs_ok = true;
-	} else if (code && h->elf_mach == 183 && cs_open(CS_ARCH_ARM64, CS_MODE_ARM, &d.cs) == CS_ERR_OK) {
+	const struct uw_arch *arch = h->elf_mach <= UINT16_MAX ? uw_arch_by_mach((uint16_t)h->elf_mach) : NULL;
+	if (code && arch && arch->has_cs && cs_open((cs_arch)arch->cs_arch, (cs_mode)arch->cs_mode, &d.cs) == CS_ERR_OK) {
+		if (arch->cs_att)
+			cs_option(d.cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
 		d.cs_ok = true;
 	}
 	d.em->begin(&d, name, size, h);

@@ -18,45 +18,13 @@
 #include "unwinders/jitdump.h"
 #include "unwinders/lint.h"
 #include "unwinders/perfview.h"
+#include "harness/jsonw.h"
 #include "harness/lintcmd.h"
 
 
 #define LINT_DEFAULT_PER_RULE 20
 
-/* ---- JSON output ---- */
-
-void hx_lj_str(FILE *f, const char *s, size_t n)
-{
-	fputc('"', f);
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch == '\n')
-			fputs("\\n", f);
-		else if (ch == '\t')
-			fputs("\\t", f);
-		else if (ch < 0x20 || ch >= 0x7f)
-			fprintf(f, "\\u%04x", ch);   /* bytes as Latin-1: always valid JSON */
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
-void hx_lj_cstr(FILE *f, const char *s)
-{
-	if (s)
-		hx_lj_str(f, s, strlen(s));
-	else
-		fputs("null", f);
-}
-
-void hx_lj_hex(FILE *f, const uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%02x", p[i]);
-}
+/* ---- text output ---- */
 
 const char *hx_lj_pname(const char *s, size_t n, char *buf, size_t cap)
 {
@@ -108,9 +76,9 @@ static void write_finding(struct lint_out *o, const struct lint_finding *x)
 		fprintf(o->f, "%s\n        { \"id\": \"%s\", \"name\": \"%s\", \"severity\": \"%s\", \"offset\": %" PRIu64
 			", \"message\": ", o->first ? "" : ",", x->rule->id, x->rule->name, lint_sev_name(x->rule->sev),
 			x->offset);
-		hx_lj_cstr(o->f, x->msg);
+		hx_jsonw_str(o->f, x->msg, HX_JSONW_LATIN1);
 		fputs(", \"perf\": ", o->f);
-		hx_lj_cstr(o->f, x->rule->perf);
+		hx_jsonw_str(o->f, x->rule->perf, HX_JSONW_LATIN1);
 		json_where(o->f, &x->where);
 		fputs(" }", o->f);
 		o->first = false;
@@ -212,7 +180,7 @@ static void list_rules(FILE *f, bool json)
 		if (json) {
 			fprintf(f, "%s\n  { \"id\": \"%s\", \"name\": \"%s\", \"severity\": \"%s\", \"perf\": ", i ? "," : "",
 				r->id, r->name, lint_sev_name(r->sev));
-			hx_lj_cstr(f, r->perf);
+			hx_jsonw_str(f, r->perf, HX_JSONW_LATIN1);
 			fputs(" }", f);
 		} else {
 			fprintf(f, "%s %-22s %-7s %s\n", r->id, r->name, lint_sev_name(r->sev), r->perf);
@@ -298,7 +266,7 @@ static int lint_one(const char *path, struct lint_cli *cl, bool first, struct li
 	cl->opts.name = path;
 	if (cl->json) {
 		printf("%s\n    { \"file\": ", first ? "" : ",");
-		hx_lj_cstr(stdout, path);
+		hx_jsonw_str(stdout, path, HX_JSONW_LATIN1);
 		fputs(", \"findings\": [", stdout);
 	}
 	int rc = lint_file(path, &cl->opts, on_finding, &o, sum, err, sizeof(err));

@@ -1,14 +1,13 @@
-/* The decoder table (by ELF machine) and the one interpreter of effects. */
+/* The decoder of an ELF machine (from the arch table) and the one
+ * interpreter of effects. */
 #include "unwinders/decode.h"
 
-static const struct uw_decoder *const decoders[] = { &uw_decoder_x86_64, &uw_decoder_aarch64 };
+#include "unwinders/uwarch.h"
 
 const struct uw_decoder *uw_decoder_for(uint32_t elf_mach)
 {
-	for (size_t i = 0; i < sizeof(decoders) / sizeof(decoders[0]); i++)
-		if (decoders[i]->elf_mach == elf_mach)
-			return decoders[i];
-	return NULL;
+	const struct uw_arch *a = elf_mach <= UINT16_MAX ? uw_arch_by_mach((uint16_t)elf_mach) : NULL;
+	return a ? a->decoder : NULL;
 }
 
 void uw_insn_add(struct uw_insn *x, enum uw_eff_kind k, int64_t n)

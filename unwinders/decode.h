@@ -52,9 +52,9 @@ void uw_insn_add(struct uw_insn *x, enum uw_eff_kind k, int64_t n);
 /* The same for an effect on one register (STORE, RESTORE, CLOBBER). */
 void uw_insn_reg(struct uw_insn *x, enum uw_eff_kind k, unsigned reg, int64_t n);
 
-/* An arch's decoder and the DWARF facts the check needs; one per ELF machine. */
+/* An arch's decoder and the DWARF facts the check needs; the arch table
+ * (uwarch.c) points at it. */
 struct uw_decoder {
-	uint32_t elf_mach;
 	unsigned sp, fp, ra;      /* DWARF numbers of sp, the frame pointer, the return address column */
 	int64_t entry_cfa;        /* CFA - sp at function entry */
 	bool ra_at_cfa;           /* the return address always sits at CFA + ra_cfa_off (x86_64) */
@@ -64,7 +64,7 @@ struct uw_decoder {
 	const char *(*reg_name)(unsigned dwarf);
 };
 extern const struct uw_decoder uw_decoder_x86_64, uw_decoder_aarch64;
-/* The decoder for an ELF machine, or NULL. */
+/* The decoder for an ELF machine (the arch table's), or NULL. */
 const struct uw_decoder *uw_decoder_for(uint32_t elf_mach);
 
 /* CFA state along the code: CFA - sp and CFA - fp where known; where the

@@ -2,7 +2,6 @@
  * of JIT code (Intel SDM vol. 2), everything else stops the check. */
 #include "unwinders/decode.h"
 
-#include <elf.h>
 #include <string.h>
 
 static uint32_t rd32(const uint8_t *p)
@@ -354,6 +353,6 @@ static const char *x86_reg(unsigned r)
 /* DWARF: rbp 6, rsp 7, return address column 16; a call leaves CFA = rsp + 8
  * with the return address at CFA-8, always (SysV psABI 3.6.2) */
 const struct uw_decoder uw_decoder_x86_64 = {
-	.elf_mach = EM_X86_64, .sp = 7, .fp = 6, .ra = 16, .entry_cfa = 8,
+	.sp = 7, .fp = 6, .ra = 16, .entry_cfa = 8,
 	.ra_at_cfa = true, .ra_cfa_off = -8, .decode = x86_decode, .reg_name = x86_reg,
 };

@@ -18,6 +18,7 @@
 
 #include "unwinders/decode.h"
 #include "unwinders/ehframe.h"
+#include "unwinders/uwarch.h"
 
 
 const struct lint_rule lint_rules[LR__COUNT] = {
@@ -248,23 +249,6 @@ static uint64_t hash_code(const uint8_t *p, uint64_t n)
 	return h ^ (h >> 32);
 }
 
-static const char *mach_name(uint32_t m)
-{
-	switch (m) {
-	case 3: return "i386";
-	case 8: return "mips";
-	case 20: return "ppc";
-	case 21: return "ppc64";
-	case 22: return "s390";
-	case 40: return "arm";
-	case 62: return "x86_64";
-	case 183: return "aarch64";
-	case 243: return "riscv";
-	case 258: return "loongarch";
-	default: return NULL;
-	}
-}
-
 static void check_header(struct lint_ctx *c)
 {
 	const struct jdr_hdr *h = &c->hdr;
@@ -281,7 +265,7 @@ static void check_header(struct lint_ctx *c)
 	if (h->flags & 1)
 		lint_report(c, LR_ARCH_TIMESTAMP, 32, "JITDUMP_FLAGS_ARCH_TIMESTAMP is set: timestamps are TSC values, "
 		       "not CLOCK_MONOTONIC");
-	if (!mach_name(h->elf_mach))
+	if (!uw_mach_name(h->elf_mach))
 		lint_report(c, LR_ELF_MACH, JD_HDR_ELF_MACH, "elf_mach %u is not a machine perf supports", h->elf_mach);
 	if (c->o->name) {
 		const char *b = strrchr(c->o->name, '/');
