@@ -165,7 +165,7 @@ FUZZ_SRC     := tests/fuzz/fuzz_lint.c unwinders/jdwalk.c unwinders/jitdump.c un
                 unwinders/lint.c unwinders/lint_hist.c unwinders/lint_code.c unwinders/lint_unwind.c \
                 unwinders/lint_read.c unwinders/decode.c unwinders/decode_x86_64.c \
                 unwinders/decode_aarch64.c unwinders/perfview.c unwinders/view.c harness/lintcmd.c \
-                harness/dumpcmd.c harness/dump_text.c harness/dump_json.c
+                harness/dumpcmd.c harness/dump_text.c harness/dump_json.c harness/jsonw.c unwinders/uwarch.c
 FUZZ_FLAGS   := -std=gnu11 -O1 -g -I. -D_GNU_SOURCE -DJU_ARCH_$(ARCH) $(PKG_CFLAGS) -Wall -Wextra \
                 -Wno-unused-parameter -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 
