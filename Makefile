@@ -70,7 +70,7 @@ BIN       := $(BUILD)/jitunwind
 endif
 CHECKBIN  := $(BUILD)/tests/check
 
-.PHONY: all run check check-asan bench deps clean unit cases matrix cross-replay fuzz perf-e2e goldens
+.PHONY: all run check check-asan bench deps clean unit cases matrix cross-replay fuzz perf-e2e goldens lint-vs-run
 all: deps $(BIN)
 
 deps:
@@ -110,7 +110,12 @@ unit: deps $(CHECKBIN) $(BIN)
 cases: deps $(BIN)
 	$(RUNNER) ./$(BIN) run --json $(BUILD)/report.json cases/$(ARCH)
 
-check: unit cases goldens
+check: unit cases goldens lint-vs-run
+
+# lint catches what run finds: every trampoline offset where a DWARF unwinder
+# loses the caller in cases/$(ARCH) is named by a lint finding on that dump.
+lint-vs-run: deps $(BIN)
+	tests/lint_vs_run.py --arch $(ARCH) --bin ./$(BIN) $(if $(RUNNER),--runner $(RUNNER))
 
 # Behaviour goldens (tools/goldens): every verdict, frame and flag of run --json, every lint
 # finding and dump line of the cases, normalized; a change must be explained and re-saved.
@@ -185,7 +190,7 @@ FUZZ_SRC     := tests/fuzz/fuzz_lint.c unwinders/jdwalk.c unwinders/jitdump.c un
                 unwinders/lint.c unwinders/lint_hist.c unwinders/lint_code.c unwinders/lint_unwind.c \
                 unwinders/lint_read.c unwinders/decode.c unwinders/decode_x86_64.c \
                 unwinders/decode_aarch64.c unwinders/perfview.c unwinders/view.c harness/lintcmd.c \
-                harness/dumpcmd.c harness/dump_text.c harness/dump_json.c
+                harness/dumpcmd.c harness/dump_text.c harness/dump_json.c harness/jsonw.c unwinders/uwarch.c
 FUZZ_FLAGS   := -std=gnu11 -O1 -g -I. -D_GNU_SOURCE -DJU_ARCH_$(ARCH) $(PKG_CFLAGS) -Wall -Wextra \
                 -Wno-unused-parameter -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 
