@@ -18,6 +18,7 @@
 #include "harness/runner.h"
 #include "harness/samples.h"
 #include "harness/toperf.h"
+#include "harness/perfcol.h"
 #include "trampolines/tramp.h"
 #include "unwinders/unwind.h"
 #include "unwinders/perfview.h"
@@ -137,6 +138,21 @@ static int parse_unwinders(struct common *c, const char *list)
 	return 0;
 }
 
+/* The default unwinders once --perf is known: a column whose probe fails
+ * (no working perf) is left out, and says why. */
+static int default_perf(struct common *c)
+{
+	char def[256], why[256];
+	uw_unwinder_list(host_arch(), def, sizeof(def));
+	size_t n;
+	const struct uw_unwinder *const *all = uw_unwinders(&n);
+	for (size_t i = 0; i < n; i++)
+		if (all[i]->probe && all[i]->default_arches && all[i]->probe(why, sizeof(why)) &&
+		    !strcmp(all[i]->default_arches[0], host_arch() ? host_arch() : ""))
+			fprintf(stderr, "jitunwind: skip: the %s column: %s\n", all[i]->name, why);
+	return parse_unwinders(c, def);
+}
+
 /* 0 ok, 1 help printed, 2 usage error */
 static int parse_common(int argc, char **argv, struct common *c, bool want_out, void (*help)(FILE *))
 {
@@ -146,7 +162,7 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 		{ "output", required_argument, 0, 'o' }, { "perf-profile", required_argument, 0, 'p' },
 		{ "stack-size", required_argument, 0, 's' }, { "perf-dump-dir", required_argument, 0, 'D' },
 		{ "perf-data", required_argument, 0, 'P' }, { "perf-data-abi", required_argument, 0, 'A' },
-		{ 0, 0, 0, 0 },
+		{ "perf", required_argument, 0, 'f' }, { 0, 0, 0, 0 },
 	};
 	memset(c, 0, sizeof(*c));
 	char def[256];
@@ -155,13 +171,16 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 		return 2;
 	optind = 1;
 	int ch;
+	bool named = false;
 	while ((ch = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'j': c->json = optarg; break;
 		case 'u':
 			if (parse_unwinders(c, optarg))
 				return 2;
+			named = true;
 			break;
+		case 'f': hx_perfcol_set_cmd(optarg); break;
 		case 'd': c->o.jitdump_dir = optarg; break;
 		case 'D': c->o.perf_dump_dir = optarg; break;
 		case 'P': c->perf_data = optarg; break;
@@ -200,6 +219,8 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 		default: help(stderr); return 2;
 		}
 	}
+	if (!named && default_perf(c))
+		return 2;
 	c->npaths = argc - optind;
 	c->paths = argv + optind;
 	return 0;

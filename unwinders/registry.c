@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-extern const struct uw_unwinder uw_fp, uw_libunwind, uw_libdw, uw_oracle, uw_lrstep, uw_lrstep_dw;
+extern const struct uw_unwinder uw_fp, uw_libunwind, uw_libdw, uw_oracle, uw_lrstep, uw_lrstep_dw, uw_perf;
 
 static const struct uw_unwinder *const all[] = {
 	&uw_fp,
@@ -15,6 +15,7 @@ static const struct uw_unwinder *const all[] = {
 	&uw_oracle,
 	&uw_lrstep,
 	&uw_lrstep_dw,
+	&uw_perf,         /* harness/perfcol.c: real perf, run per case */
 };
 
 const struct uw_unwinder *const *uw_unwinders(size_t *n)
@@ -33,12 +34,10 @@ const struct uw_unwinder *uw_unwinder_by_name(const char *name)
 
 bool uw_unwinder_default_on(const struct uw_unwinder *u, const char *arch)
 {
-	if (!u->default_arches)
-		return true;
-	for (const char *const *a = u->default_arches; *a; a++)
-		if (arch && !strcmp(*a, arch))
-			return true;
-	return false;
+	bool on = !u->default_arches;
+	for (const char *const *a = u->default_arches; !on && *a; a++)
+		on = arch && !strcmp(*a, arch);
+	return on && (!u->probe || u->probe(NULL, 0) == 0);
 }
 
 void uw_unwinder_list(const char *arch, char *buf, size_t len)
