@@ -46,7 +46,7 @@ static void usage_unwinders(FILE *f)
 	size_t n;
 	const struct uw_unwinder *const *all = uw_unwinders(&n);
 	char def[256];
-	uw_unwinder_list(host_arch(), def, sizeof(def));
+	uw_unwinder_defaults(host_arch(), def, sizeof(def));
 	fprintf(f, "  --unwinders LIST   comma-separated (default here: %s):\n", def);
 	for (size_t i = 0; i < n; i++) {
 		fprintf(f, "      %-12s %s", all[i]->name, all[i]->about ? all[i]->about : "");
@@ -143,7 +143,7 @@ static int parse_unwinders(struct common *c, const char *list)
 static int default_perf(struct common *c)
 {
 	char def[256], why[256];
-	uw_unwinder_list(host_arch(), def, sizeof(def));
+	uw_unwinder_defaults(host_arch(), def, sizeof(def));
 	size_t n;
 	const struct uw_unwinder *const *all = uw_unwinders(&n);
 	for (size_t i = 0; i < n; i++)

@@ -37,22 +37,38 @@ bool uw_unwinder_default_on(const struct uw_unwinder *u, const char *arch)
 	bool on = !u->default_arches;
 	for (const char *const *a = u->default_arches; !on && *a; a++)
 		on = arch && !strcmp(*a, arch);
-	return on && (!u->probe || u->probe(NULL, 0) == 0);
+	return on;
 }
 
-void uw_unwinder_list(const char *arch, char *buf, size_t len)
+bool uw_unwinder_machine_default(const struct uw_unwinder *u, const char *arch)
+{
+	return uw_unwinder_default_on(u, arch) && (!u->probe || u->probe(NULL, 0) == 0);
+}
+
+static void list(const char *arch, bool machine, char *buf, size_t len)
 {
 	size_t off = 0;
 	if (len)
 		buf[0] = 0;
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-		if (arch && !uw_unwinder_default_on(all[i], arch))
+		if (arch && !(machine ? uw_unwinder_machine_default(all[i], arch)
+				      : uw_unwinder_default_on(all[i], arch) && !all[i]->probe))
 			continue;
 		int w = snprintf(buf + off, len - off, "%s%s", off ? "," : "", all[i]->name);
 		if (w < 0 || (size_t)w >= len - off)
 			return;
 		off += (size_t)w;
 	}
+}
+
+void uw_unwinder_list(const char *arch, char *buf, size_t len)
+{
+	list(arch, false, buf, len);
+}
+
+void uw_unwinder_defaults(const char *arch, char *buf, size_t len)
+{
+	list(arch, true, buf, len);
 }
 
 const char *uw_stop_name(enum uw_stop s)

@@ -105,9 +105,14 @@ extern const struct uw_unwinder uw_fp, uw_oracle;
 const struct uw_unwinder *uw_unwinder_by_name(const char *name);
 /* Every unwinder of this build, in report order; n set to the count. */
 const struct uw_unwinder *const *uw_unwinders(size_t *n);
-/* Does it run by default on this arch (a uw_arch name)?  False too when its probe fails. */
+/* Does it run by default on this arch (a uw_arch name)?  By arch alone. */
 bool uw_unwinder_default_on(const struct uw_unwinder *u, const char *arch);
-/* Comma-separated names: all of them, or those run by default on arch. */
+/* ... and does its probe find what it needs on this machine (perf)? */
+bool uw_unwinder_machine_default(const struct uw_unwinder *u, const char *arch);
+/* Comma-separated names: all of them, or those every machine runs by default on
+ * arch (an unwinder with a probe is machine-dependent: its case keys are `?`). */
 void uw_unwinder_list(const char *arch, char *buf, size_t len);
+/* Comma-separated names of what this machine runs by default on arch. */
+void uw_unwinder_defaults(const char *arch, char *buf, size_t len);
 
 #endif
