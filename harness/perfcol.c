@@ -410,6 +410,10 @@ static int pc_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 	r->n = 0;
 	r->stop = UW_STOP_ERROR;
 	r->why[0] = r->fallback_why[0] = 0;
+	if (!st) {
+		snprintf(r->why, sizeof(r->why), "perf did not run for this case");
+		return -1;
+	}
 	size_t k = 0;
 	while (k < st->g->nsamples && st->g->samples[k].stack != s->stack)
 		k++;
