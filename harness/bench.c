@@ -90,8 +90,9 @@ static int bench_group(struct bgroup *bg, struct btimes *t, char *err, size_t er
 	size_t reps = bg->n ? 3000 / bg->n + 1 : 0;
 	for (size_t u = 0; u < t->nu; u++) {
 		const struct uw_unwinder *uw = t->uws[u];
-		/* the unwinders a run on this host replays by default */
-		if (!t->host || !uw_unwinder_default_on(uw, t->host->name))
+		/* the unwinders a run on this host replays by default (not the
+		 * perf column: it runs perf per case, not per sample) */
+		if (!t->host || !uw_unwinder_default_on(uw, t->host->name) || uw->probe)
 			continue;
 		void *state = NULL;
 		double ts = now();

@@ -358,6 +358,33 @@ __attribute__((noinline, no_sanitize_address)) static void hx_scrub_stack(void)
 	__asm__ volatile("" : : "r"(w) : "memory");
 }
 
+/* Where the code arena goes: 2 GiB below the lowest shared library, in
+ * address space nothing in this process was ever mapped at (the kernel's
+ * top-down allocator fills the holes next to the libraries first).  A
+ * profiler then sees the same thing past the code whatever this process
+ * mapped and unmapped before (the parent's /etc/ld.so.cache, read buffers):
+ * nothing, as in a JIT whose arena is fresh address space, which is what
+ * perf synthesizes from the final maps and what a `perf record` of the run
+ * records too.  0 when no library is mapped (a static build): anywhere. */
+static uintptr_t arena_place(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return 0;
+	char line[4352];
+	uint64_t low = UINT64_MAX;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long s, e;
+		if (sscanf(line, "%llx-%llx", &s, &e) == 2 && strstr(line, ".so") && s < low)
+			low = s;
+	}
+	fclose(f);
+	const uint64_t gib = 1ull << 30;
+	if (low == UINT64_MAX || low < 8 * gib)
+		return 0;
+	return (uintptr_t)((low - 2 * gib) & ~(gib - 1));
+}
+
 static uint64_t stack_top_of(uint64_t sp)
 {
 	FILE *f = fopen("/proc/self/maps", "r");
@@ -544,7 +571,11 @@ int hx_capture_case(const struct hx_case *c, const char *case_path, const char *
 		leaf_unw.cfi = TR_CFI_DERIVED;
 	if (c->has_leaf && hx_slot(&hx_leaf, &leaf_unw, &leaf_slot, err, sizeof(err)))
 		return fail("[leaf]: %s", err);
-	rc = tr_arena_init(&hx.arena, slot * (size_t)hx.depth + leaf_slot + 8192);
+	size_t arena_size = slot * (size_t)hx.depth + leaf_slot + 8192;
+	uintptr_t place = arena_place();
+	rc = place ? tr_arena_init_at(&hx.arena, arena_size, place) : -EEXIST;
+	if (rc == -EEXIST)
+		rc = tr_arena_init(&hx.arena, arena_size);
 	if (rc)
 		return fail("arena: %s", strerror(-rc));
 	for (int k = 1; k <= hx.depth; k++) {

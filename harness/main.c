@@ -18,6 +18,7 @@
 #include "harness/runner.h"
 #include "harness/samples.h"
 #include "harness/toperf.h"
+#include "harness/perfcol.h"
 #include "trampolines/tramp.h"
 #include "unwinders/unwind.h"
 #include "ksampler.h"
@@ -46,7 +47,7 @@ static void usage_unwinders(FILE *f)
 	size_t n;
 	const struct uw_unwinder *const *all = uw_unwinders(&n);
 	char def[256];
-	uw_unwinder_list(host_arch(), def, sizeof(def));
+	uw_unwinder_defaults(host_arch(), def, sizeof(def));
 	fprintf(f, "  --unwinders LIST   comma-separated (default here: %s):\n", def);
 	for (size_t i = 0; i < n; i++) {
 		fprintf(f, "      %-12s %s", all[i]->name, all[i]->about ? all[i]->about : "");
@@ -140,6 +141,21 @@ static int parse_unwinders(struct common *c, const char *list)
 	return 0;
 }
 
+/* The default unwinders once --perf is known: a column whose probe fails
+ * (no working perf) is left out, and says why. */
+static int default_perf(struct common *c)
+{
+	char def[256], why[256];
+	uw_unwinder_defaults(host_arch(), def, sizeof(def));
+	size_t n;
+	const struct uw_unwinder *const *all = uw_unwinders(&n);
+	for (size_t i = 0; i < n; i++)
+		if (all[i]->probe && all[i]->default_arches && all[i]->probe(why, sizeof(why)) &&
+		    !strcmp(all[i]->default_arches[0], host_arch() ? host_arch() : ""))
+			fprintf(stderr, "jitunwind: skip: the %s column: %s\n", all[i]->name, why);
+	return parse_unwinders(c, def);
+}
+
 /* 0 ok, 1 help printed, 2 usage error */
 static int parse_common(int argc, char **argv, struct common *c, bool want_out, void (*help)(FILE *))
 {
@@ -150,7 +166,7 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 		{ "stack-size", required_argument, 0, 's' }, { "perf-dump-dir", required_argument, 0, 'D' },
 		{ "perf-data", required_argument, 0, 'P' }, { "perf-data-abi", required_argument, 0, 'A' },
 		{ "kernel-samples", required_argument, 0, 'k' }, { "spin-points", no_argument, 0, 'S' },
-		{ 0, 0, 0, 0 },
+		{ "perf", required_argument, 0, 'f' }, { 0, 0, 0, 0 },
 	};
 	memset(c, 0, sizeof(*c));
 	char def[256];
@@ -159,13 +175,16 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 		return 2;
 	optind = 1;
 	int ch;
+	bool named = false;
 	while ((ch = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'j': c->json = optarg; break;
 		case 'u':
 			if (parse_unwinders(c, optarg))
 				return 2;
+			named = true;
 			break;
+		case 'f': hx_perfcol_set_cmd(optarg); break;
 		case 'd': c->o.jitdump_dir = optarg; break;
 		case 'S': hx_kcfg.spin = true; break;
 		case 'k': {
@@ -219,6 +238,8 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 	for (int u = 0; u < c->o.nuw && !hx_kcfg.nsamples; u++)
 		if (uw_unwinder_by_name(c->o.unwinders[u])->kernel)
 			hx_kcfg.nsamples = 3;
+	if (!named && default_perf(c))
+		return 2;
 	c->npaths = argc - optind;
 	c->paths = argv + optind;
 	return 0;

@@ -281,7 +281,8 @@ static int replay_load(struct replay *rp, uint32_t elf_mach, struct hx_case_res 
 
 /* faithful: the chain against what the unwinder's convention predicts */
 static void judge_faithful(struct replay *rp, const struct uw_unwinder *uw, const struct hx_sample *s,
-			   const struct uw_sample *full, int olen, struct hx_uw_res *ur)
+			   const struct uw_sample *full, int olen, const struct hx_sample_res *sr,
+			   struct hx_uw_res *ur)
 {
 	switch (uw ? uw->ref : UW_REF_ORACLE) {
 	case UW_REF_TRUTH:
@@ -315,6 +316,25 @@ static void judge_faithful(struct replay *rp, const struct uw_unwinder *uw, cons
 		ur->faithful = (ur->r.n == rp->pred.n || (rp->pred.stop == UW_STOP_MEM && ur->r.n > rp->pred.n)) &&
 			       hx_chain_prefix_eq(ur->r.addr, ur->r.n, rp->pred.addr, rp->pred.n, rp->pred.n);
 		return;
+	case UW_REF_EMULATION: {
+		/* a real profiler against jitunwind's emulation of it, when that
+		 * column ran on the same sample (down to the anchor) */
+		const char *emu = uw->emulated_by ? uw->emulated_by(sr->profile) : NULL;
+		for (int i = 0; emu && i < sr->nuw; i++) {
+			const struct uw_result *e = &sr->uw[i].r;
+			if (strcmp(sr->uw[i].name, emu))
+				continue;
+			int len = e->n;
+			for (int f = 0; f < e->n; f++)
+				if (s->ntruth && e->addr[f] == s->truth[s->ntruth - 1]) {
+					len = f + 1;
+					break;
+				}
+			ur->has_faithful = true;
+			ur->faithful = hx_chain_prefix_eq(ur->r.addr, ur->r.n, e->addr, e->n, len);
+		}
+		return;
+	}
 	case UW_REF_ORACLE:
 		/* the oracle under the same view and dump size */
 		ur->has_faithful = true;
@@ -356,7 +376,7 @@ static void judge_one(struct replay *rp, int u, const struct hx_sample *s, const
 	for (int f = 0; f < ur->r.n; f++)
 		ur->fallback |= (ur->r.flags[f] & UW_F_FALLBACK) != 0;
 	bool is_ref = uw && uw->ref == UW_REF_TRUTH;
-	judge_faithful(rp, uw, s, full, olen, ur);
+	judge_faithful(rp, uw, s, full, olen, sr, ur);
 	if (rp->have_pv && !is_ref)
 		symbolize(&rp->pv, &rp->view, ur, sr->nt);
 	const char *ex = hx_case_expect(&rp->c, expect_key(rp, uw, ur->name, prof, sr->stack_size), prof,
@@ -480,6 +500,9 @@ static void replay_profile(struct replay *rp, int pi, struct hx_case_res *res)
 	} else {
 		problem(res, "perf view: %s", pverr);
 	}
+	rp->view.capture = rp->g;       /* for the perf column */
+	rp->view.dump_sizes = rp->sizes;
+	rp->view.ndump_sizes = rp->nsizes;
 	for (int u = 0; u < o->nuw; u++) {
 		char err[512];
 		rp->state[u] = NULL;

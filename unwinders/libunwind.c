@@ -43,7 +43,6 @@ struct lu_state {
 	uint64_t mem_fail_addr;
 	bool fpi_fail;
 	char fpi_why[112];
-	const struct jd_file *jd;     /* the loads, for the arena's address space */
 };
 
 static int lu_dso_read(struct lu_state *st, uint64_t addr, unw_word_t *val)
@@ -52,22 +51,12 @@ static int lu_dso_read(struct lu_state *st, uint64_t addr, unw_word_t *val)
 	if (!m || addr < m->start || addr >= m->end) {
 		m = pv_find(st->pv, addr);
 		if (!m) {
-			/* perf drops the JIT's anonymous arena after the marker and never
-			 * processes munmap, so the arena's address space past a jitted
-			 * mapping (its unwinding data, with mapped_size too small) reads
-			 * through whatever older mapping perf's tree still has there (seen
-			 * here: a stale /etc/ld.so.cache map). Modelled as stale data
-			 * (zeros): libunwind's header table lookup then finds no FDE
-			 * (-UNW_ENOINFO) and falls back, as real perf does (tools/perf-e2e).
-			 * Any other unplaceable address fails, as in perf. */
-			for (size_t i = 0; st->jd && i < st->jd->nloads; i++) {
-				const struct jd_load *l = &st->jd->loads[i];
-				uint64_t end = l->code_addr + ((l->code_size + 7) & ~7ull) + l->unwinding_size;
-				if (addr >= l->code_addr && addr < end) {
-					*val = 0;
-					return 0;
-				}
-			}
+			/* perf drops the JIT's anonymous arena after the marker, so
+			 * the arena's address space past a jitted mapping (its
+			 * unwinding data, with mapped_size too small) is in no map of
+			 * perf's: the read fails, as any unplaceable address does.
+			 * (The capture places the arena where nothing was ever
+			 * mapped, so no stale map of perf's can answer there.) */
 			return -1;
 		}
 		st->last = m;
@@ -444,7 +433,6 @@ static int lu_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 	st->s = s;
 	st->last = NULL;
 	r->fallback_why[0] = 0;
-	st->jd = v->jd;
 	st->in_step = false;
 	st->mem_fail = st->fpi_fail = false;
 	r->addr[r->n] = uw_reg(s, s->arch->perf_ip);
