@@ -1519,15 +1519,26 @@ static const struct expect_case expect_cases[] = {
 	{ "stride-overlap", "JD025 JD051" },
 	{ "unwind-after-load", "JD030" },
 	/* the hybrid cases run two levels of CPython's trampolines, whose code is
-	 * identical (as CPython's); on aarch64 with CPython's FDE (see above) */
+	 * identical (as CPython's); with CPython's FDE, x86_64's never restores
+	 * rbp's rule after the pop and aarch64's names x29/x30 after the ldp
+	 * (JD057), and aarch64's rows are also checked against the code (JD052) */
 	{ "hybrid", "JD025" },
 #if defined(__aarch64__)
-	{ "hybrid-plain-fp-cfi", "JD025 JD052" },
-	{ "hybrid-plain-nofp-cfi", "JD025 JD052" },
-	{ "hybrid-plain-nofp-leaf-cfi", "JD025 JD052" },
-	{ "hybrid-pac-fp-cfi", "JD025 JD052" },
-	{ "hybrid-pac-nofp-cfi", "JD025 JD052" },
-	{ "hybrid-pac-nofp-leaf-cfi", "JD025 JD052" },
+#define HX_HYBRID_CFI "JD025 JD052 JD057"
+	{ "hybrid-plain-fp-cfi", HX_HYBRID_CFI },
+	{ "hybrid-plain-nofp-cfi", HX_HYBRID_CFI },
+	{ "hybrid-plain-nofp-leaf-cfi", HX_HYBRID_CFI },
+	{ "hybrid-pac-fp-cfi", HX_HYBRID_CFI },
+	{ "hybrid-pac-nofp-cfi", HX_HYBRID_CFI },
+	{ "hybrid-pac-nofp-leaf-cfi", HX_HYBRID_CFI },
+#else
+#define HX_HYBRID_CFI "JD025 JD057"
+	{ "hybrid-plain-fp-cfi", HX_HYBRID_CFI },
+	{ "hybrid-plain-nofp-cfi", HX_HYBRID_CFI },
+	{ "hybrid-plain-nofp-leaf-cfi", HX_HYBRID_CFI },
+	{ "hybrid-cet-fp-cfi", HX_HYBRID_CFI },
+	{ "hybrid-cet-nofp-cfi", HX_HYBRID_CFI },
+	{ "hybrid-cet-nofp-leaf-cfi", HX_HYBRID_CFI },
 #endif
 };
 
