@@ -143,14 +143,12 @@ static int build(const struct mt_tree *t, uint32_t pid, size_t upto, struct mt_s
 	return 0;
 }
 
-int mt_at(struct mt_tree *t, uint32_t pid, uint64_t at, struct mt_snap *out)
+size_t mt_count_upto(struct mt_tree *t, uint64_t at)
 {
 	if (!t->sorted) {
 		qsort(t->ev, t->n, sizeof(*t->ev), cmp_ev);
 		t->sorted = true;
 	}
-	out->n = 0;
-	out->applied = 0;
 	size_t lo = 0, hi = t->n;   /* first event after `at` */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -159,6 +157,14 @@ int mt_at(struct mt_tree *t, uint32_t pid, uint64_t at, struct mt_snap *out)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+int mt_at(struct mt_tree *t, uint32_t pid, uint64_t at, struct mt_snap *out)
+{
+	size_t lo = mt_count_upto(t, at);
+	out->n = 0;
+	out->applied = 0;
 	int rc = build(t, pid, lo, out, 0);
 	if (!rc && out->n)
 		qsort(out->maps, out->n, sizeof(*out->maps), cmp_start);

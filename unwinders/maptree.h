@@ -51,6 +51,9 @@ int mt_add_mmap(struct mt_tree *t, uint32_t pid, uint64_t start, uint64_t len, u
 int mt_add_fork(struct mt_tree *t, uint32_t pid, uint32_t ppid, uint64_t time);
 /* The tree of pid as it stood at time (every event with time <= at). 0 or -ENOMEM. */
 int mt_at(struct mt_tree *t, uint32_t pid, uint64_t at, struct mt_snap *out);
+/* How many events (of every pid) happened at or before at: the tree of
+ * any pid at two times with the same count is the same tree. */
+size_t mt_count_upto(struct mt_tree *t, uint64_t at);
 /* The map holding addr in a snapshot, or NULL. */
 const struct mt_map *mt_find(const struct mt_snap *s, uint64_t addr);
 void mt_snap_free(struct mt_snap *s);
