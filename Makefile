@@ -78,7 +78,14 @@ deps:
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(OBJ_CFLAGS) -MMD -MP -c $< -o $@
+
+# Host builds ([sample] host, harness/host.h): the C around a trampoline
+# without frame pointers, or without them in leaves only.  These flags come
+# after FRAMEFLAGS and win; no sanitizer, so the code is what a release
+# build runs (tests/test_host.c checks the result).
+$(BUILD)/harness/host_nofp.o: OBJ_CFLAGS := -fomit-frame-pointer -momit-leaf-frame-pointer -fno-sanitize=all
+$(BUILD)/harness/host_nofpleaf.o: OBJ_CFLAGS := -momit-leaf-frame-pointer -fno-sanitize=all
 
 $(BUILD)/%.o: %.S
 	@mkdir -p $(dir $@)
@@ -110,6 +117,20 @@ check: unit cases goldens
 goldens: deps $(BIN)
 	tools/goldens --arch $(ARCH) --bin ./$(BIN) $(if $(RUNNER),--runner $(RUNNER)) compare
 
+# The kernel's own FP walk at every spin point of a few cases (README "Spin points and
+# kernel-fp"): kernel-fp must match the truth as fp does and equal its chain; perf_event_open
+# refused (paranoid, qemu-user's ENOSYS) prints why and skips.
+KFP_CASES_x86_64  := nested-depth3 cpython-3.13-fp stack-deep
+KFP_CASES_aarch64 := nested-depth3 cpython-aarch64 jit-leaf-frameless
+check: kernel-fp
+.PHONY: kernel-fp
+kernel-fp: deps $(BIN)
+	@$(RUNNER) ./$(BIN) run --unwinders fp,kernel-fp,libunwind,libdw,oracle \
+	  $(foreach c,$(KFP_CASES_$(ARCH)),cases/$(ARCH)/$(c).case) >$(BUILD)/kernel-fp.txt; rc=$$?; \
+	  tail -n 3 $(BUILD)/kernel-fp.txt; \
+	  if [ $$rc = 77 ]; then grep -m1 perf_event_open $(BUILD)/kernel-fp.txt; echo "kernel-fp: skipped (the reason above)"; \
+	  elif [ $$rc != 0 ]; then cat $(BUILD)/kernel-fp.txt; exit $$rc; fi
+
 # Real perf against the libunwind emulation (tools/perf-e2e): on the native
 # build only; a machine where perf cannot record prints why and skips.
 PERF_E2E ?= yes
@@ -129,7 +150,9 @@ cross-replay: deps $(BIN)
 	@env -u PKG_CONFIG_LIBDIR $(MAKE) --no-print-directory ARCH=$(HOSTARCH) all
 	tools/cross-replay --arch $(ARCH) --runner "$(RUNNER)" --bin $(BIN) --native ./jitunwind
 
-# make check per arch, in containers when an engine works, else under qemu-user
+# make check per Debian suite x arch, each in a root built here (tools/rootfs: mmdebstrap,
+# podman or a chroot, qemu-user-static for arm64); not part of check (minutes per root).
+# MATRIX_ARGS: e.g. "--json m.json trixie-amd64 sid-amd64"
 matrix:
 	tools/matrix $(MATRIX_ARGS)
 
@@ -143,8 +166,10 @@ bench: all
 	  awk -v s=$$s -v e=$$e 'BEGIN { printf "  whole run of cases/$(ARCH): %.3f s wall\n", (e - s) / 1e9 }'
 	@$(MAKE) --no-print-directory bench-lint
 
+# the Debian roots under build/roots/ stay (slow to rebuild): tools/rootfs clean removes them
 clean:
-	rm -rf build jitunwind
+	find build -mindepth 1 -maxdepth 1 ! -name roots -exec rm -rf {} + 2>/dev/null || true
+	rm -f jitunwind
 
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/harness/main.d
 

@@ -11,6 +11,7 @@
 
 #include "harness/case.h"
 #include "harness/judge.h"
+#include "harness/ksampler.h"
 #include "harness/runner.h"
 #include "harness/samples.h"
 #include "trampolines/tramp.h"
@@ -134,6 +135,45 @@ static int bench_group(struct bgroup *bg, struct btimes *t, char *err, size_t er
 	return 0;
 }
 
+/* Spin-point sampling cost: every case captured again with the kernel
+ * sampler (3 samples per point); the extra time per spin point. */
+static void bench_kernel(char **files, int nf, const struct tr_arch *host, const char *dir,
+			 double tcap, size_t points)
+{
+	char err[1024];
+	struct hx_kcfg saved = hx_kcfg;
+	hx_kstats = (struct hx_kstats){ 0 };
+	hx_kcfg.nsamples = 3;
+	char skip[512] = "";
+	size_t nk = 0;
+	double t0 = now();
+	for (int i = 0; i < nf && !skip[0]; i++) {
+		struct hx_case c;
+		if (hx_case_load(&c, files[i], err, sizeof(err)))
+			continue;
+		char sp[4352];
+		snprintf(sp, sizeof(sp), "%s/%s.ksamples", dir, c.name);
+		struct hx_samples s;
+		if (host && !strcmp(c.arch, host->name) && !hx_capture_to_file(&c, files[i], dir, sp, err, sizeof(err)) &&
+		    !hx_samples_read(&s, sp, err, sizeof(err))) {
+			if (s.ngroups && s.groups[0].kskip)
+				snprintf(skip, sizeof(skip), "%s", s.groups[0].kskip);
+			nk += s.ngroups ? s.groups[0].nkernel : 0;
+			hx_samples_free(&s);
+		}
+		hx_case_free(&c);
+	}
+	double tk = now() - t0;
+	hx_kcfg = saved;
+	if (skip[0])
+		printf("  spin points: skipped (%s)\n", skip);
+	else
+		printf("  spin points: %.2f ms per point sampling 3 kernel samples (%llu points, %zu kernel samples; "
+		       "capture %.3f s vs %.3f s without)\n",
+		       hx_kstats.points ? (double)hx_kstats.ns / 1e6 / (double)hx_kstats.points : 0.0,
+		       (unsigned long long)hx_kstats.points, nk, tk, tcap);
+}
+
 int hx_bench_main(int argc, char **argv)
 {
 	const char *def[1];
@@ -206,6 +246,7 @@ int hx_bench_main(int argc, char **argv)
 			printf("  replay %-10s %10.0f samples/s  %5.1f frames/sample  (state built in %.2f ms per map set)\n",
 			       t.uws[u]->name, (double)t.done[u] / t.secs[u], (double)t.frames[u] / (double)t.done[u],
 			       t.topen[u] * 1e3 / (double)(ng ? ng : 1));
+	bench_kernel(files, nf, host, dir, tcap, total);
 	printf("  judge             %10.0f samples/s\n", t.tjudge > 0 ? (double)t.judged / t.tjudge : 0.0);
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);

@@ -3,6 +3,7 @@
  * (registers + the whole stack from SP to its top) with the truth chain,
  * known by construction.  Runs in a forked child. */
 #include "capture.h"
+#include "host.h"
 #include "samples.h"
 #include "trampolines/tramp.h"
 
@@ -19,8 +20,12 @@
 
 #if defined(__x86_64__)
 #define HX_TRAP "int3"
+#define HX_SELF_JUMP "jmp"     /* eb fe */
+#define HX_CALLEE_OUT 3        /* int3 + jmp . : where the callee goes on */
 #elif defined(__aarch64__)
 #define HX_TRAP "brk #0"
+#define HX_SELF_JUMP "b"
+#define HX_CALLEE_OUT 8
 #endif
 
 #define HX_STACK_MAX (1u << 20)
@@ -55,6 +60,10 @@ struct hx_ctx {
 	uint64_t stack_top;
 	int truth_error;
 	uint64_t spin_ns;                    /* JU_SPIN_MS: busy time in the innermost callee */
+	const struct hx_host *host;          /* [sample] host: the C around the trampolines */
+	size_t last_len;                     /* the last SAMPLE payload in hx_rec */
+	uint32_t last_func, last_offset;
+	int last_k, last_row;
 };
 
 static struct hx_ctx hx;
@@ -97,24 +106,31 @@ static int hx_truth(int k, int row, uint64_t pc, uint64_t *t, uint8_t *fl)
 		fl[n++] = hx_leaf.rows[row].fp_frame;
 		row = -1;
 	} else if (row < 0) {
+		if (hx.host->leaf) {   /* in the host's C leaf, under the target */
+			t[n] = hx_host_leaf_ra;
+			fl[n++] = hx.host->leaf_fp;
+		}
 		t[n] = hx.target_ra[k];
-		fl[n++] = 1;
+		fl[n++] = hx.host->target_fp;
 	}
 	for (int j = k; j >= 1; j--) {
 		int r = (j == k && row >= 0) ? row : (int)hx.call_row;
-		t[n] = (uint64_t)(uintptr_t)hx_call_ret;
+		t[n] = (uint64_t)(uintptr_t)hx.host->call_ret;
 		fl[n++] = hx_func.rows[r].fp_frame;
 		t[n] = hx.stub_ra[j];
-		fl[n++] = 1;
+		fl[n++] = hx.host->call_fp;
 		if (j > 1) {
 			t[n] = hx.target_ra[j - 1];
-			fl[n++] = 1;
+			fl[n++] = hx.host->target_fp;
 		}
 	}
 	return n;
 }
 
-static void hx_sample(const ucontext_t *uc, uint32_t func, uint32_t offset, int k, int row)
+/* One SAMPLE payload into buf; its length.  m (if not NULL) gets the truth
+ * for a spin point's message. */
+static size_t hx_sample_build(const ucontext_t *uc, uint32_t func, uint32_t offset, int k, int row,
+			      uint8_t *buf, struct hx_spin_msg *m)
 {
 	uint64_t abi, mask, regs[64];
 	hx_cap_host.regs(uc, &abi, &mask, regs);
@@ -126,7 +142,7 @@ static void hx_sample(const ucontext_t *uc, uint32_t func, uint32_t offset, int 
 	uint8_t fl[HX_MAX_TRUTH];
 	int nt = hx_truth(k, row, hx_cap_host.pc(uc), truth, fl);
 	uint32_t nregs = (uint32_t)__builtin_popcountll(mask);
-	uint8_t *p = hx_rec;
+	uint8_t *p = buf;
 	put32(&p, func);
 	put32(&p, offset);
 	put64(&p, abi);
@@ -145,7 +161,51 @@ static void hx_sample(const ucontext_t *uc, uint32_t func, uint32_t offset, int 
 	p += (nt + 7) & ~7;
 	hx_copy_stack(p, sp, size);
 	p += size;
-	hx_rec_write(hx.fd, HX_REC_SAMPLE, hx_rec, (size_t)(p - hx_rec), NULL, 0);
+	if (m) {
+		memset(m, 0, sizeof(*m));
+		m->pc = hx_cap_host.pc(uc);
+		m->func = func;
+		m->offset = offset;
+		m->ntruth = (uint32_t)nt;
+		memcpy(m->truth, truth, sizeof(uint64_t) * (size_t)nt);
+		memcpy(m->fpflag, fl, (size_t)nt);
+	}
+	return (size_t)(p - buf);
+}
+
+/* Writes the sample; with spin points on, the child then spins at this pc
+ * (addr: arena code to patch, NULL: the callee's own spin site). */
+static void hx_sample(const ucontext_t *uc, uint32_t func, uint32_t offset, int k, int row,
+		      uint8_t *addr, uint64_t resume)
+{
+	struct hx_spin_msg m;
+	bool spin = hx_spin_enabled();
+	hx.last_len = hx_sample_build(uc, func, offset, k, row, hx_rec, spin ? &m : NULL);
+	hx_rec_write(hx.fd, HX_REC_SAMPLE, hx_rec, hx.last_len, NULL, 0);
+	hx.last_func = func;
+	hx.last_offset = offset;
+	hx.last_k = k;
+	hx.last_row = row;
+	if (spin && hx_spin_begin(addr, resume, &m)) {
+		hx_write_error("cannot start a spin point (tr_patch or the parent pipe failed)");
+		_exit(71);
+	}
+}
+
+/* The release of a spin point: the state there must be the breakpoint's.
+ * snprintf in a handler is safe here: the interrupted code is the spin
+ * (generated code or the callee's jump), never inside libc. */
+static void hx_spin_check(ucontext_t *uc)
+{
+	static uint8_t again[sizeof(hx_rec)];
+	size_t n = hx_sample_build(uc, hx.last_func, hx.last_offset, hx.last_k, hx.last_row, again, NULL);
+	char msg[200], full[300];
+	if (hx_spin_diff(hx_rec, hx.last_len, again, n, msg, sizeof(msg))) {
+		snprintf(full, sizeof(full), "spin point func %d offset 0x%x: %s", (int)hx.last_func,
+			 hx.last_offset, msg);
+		hx_write_error(full);
+		_exit(72);
+	}
 }
 
 static int hx_func_of(uint64_t pc, uint64_t *off)
@@ -190,18 +250,23 @@ static void hx_on_trap(int sig, siginfo_t *si, void *ucv)
 			continue;
 		/* the pc the sample reports is the breakpoint's own address */
 		hx_cap_host.resume_at(uc, at);
-		hx_sample(uc, b->func, b->offset, (int)b->func + 1, b->row);
 		int rc = tr_patch(&hx.arena, b->addr, b->orig, hx_cap_host.tr->bkpt_len);
 		b->armed = 0;
 		if (rc) {
 			hx_write_error("tr_patch failed restoring a breakpoint");
 			_exit(71);
 		}
+		hx_sample(uc, b->func, b->offset, (int)b->func + 1, b->row, b->addr, at);
 		return;
 	}
-	if (at == (uint64_t)(uintptr_t)hx_callee_trap) {
+	if (at == (uint64_t)(uintptr_t)hx.host->trap) {
 		hx_cap_host.skip_trap(uc);
-		hx_sample(uc, HX_FUNC_CALLEE, 0, hx.level, -1);
+		/* the pc is after the trap, a jump to itself: the sample's pc; the
+		 * child goes on past it now, or when its spin point is released */
+		uint64_t out = (uint64_t)(uintptr_t)hx.host->trap + HX_CALLEE_OUT;
+		hx_sample(uc, HX_FUNC_CALLEE, 0, hx.level, -1, NULL, out);
+		if (!hx_spin_enabled())
+			hx_cap_host.resume_at(uc, out);
 		return;
 	}
 	hx_on_crash(sig, si, ucv);
@@ -214,6 +279,32 @@ static uint64_t hx_now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* host.h: hx_target's bookkeeping for the other host builds' targets */
+int hx_host_enter(struct hx_ctx *ctx, void *ra, void **tramp, uint64_t **slot)
+{
+	int k = ctx->level;
+	ctx->target_ra[k] = (uint64_t)(uintptr_t)ra;
+	if ((uint64_t)(uintptr_t)ctx->tramp[k] + (uint64_t)ctx->func->ret_off != ctx->target_ra[k])
+		ctx->truth_error = k;
+	if (k >= ctx->depth)
+		return 0;
+	ctx->level = k + 1;
+	*tramp = ctx->tramp[k + 1];
+	*slot = &ctx->stub_ra[k + 1];
+	return k + 1;
+}
+
+void hx_host_leave(struct hx_ctx *ctx, int k)
+{
+	ctx->level = k - 1;
+}
+
+bool hx_host_in_callee(struct hx_ctx *ctx, uint64_t *loops)
+{
+	*loops = ctx->spin_ns;
+	return ctx->in_callee;
 }
 
 __attribute__((noinline, noclone)) void hx_target(struct hx_ctx *ctx)
@@ -232,7 +323,8 @@ __attribute__((noinline, noclone)) void hx_target(struct hx_ctx *ctx)
 		for (uint64_t t0 = ctx->spin_ns ? hx_now_ns() : 0, i = 0; ctx->spin_ns; i++)
 			if (!(i & 0xffff) && hx_now_ns() - t0 >= ctx->spin_ns)
 				break;
-		__asm__ volatile(".globl hx_callee_trap\nhx_callee_trap:\n\t" HX_TRAP "\n" ::: "memory");
+		__asm__ volatile(".globl hx_callee_trap\nhx_callee_trap:\n\t" HX_TRAP "\n"
+				 "1:\n\t" HX_SELF_JUMP " 1b\n" ::: "memory");
 	}
 	__asm__ volatile("" ::: "memory");
 }
@@ -240,8 +332,30 @@ __attribute__((noinline, noclone)) void hx_target(struct hx_ctx *ctx)
 __attribute__((noinline, noclone)) static void hx_anchor(struct hx_ctx *ctx)
 {
 	ctx->level = 1;
-	hx_call(ctx, ctx->tramp[1], &ctx->stub_ra[1], ctx->target);
+	ctx->host->call(ctx, ctx->tramp[1], &ctx->stub_ra[1], ctx->target);
 	__asm__ volatile("" ::: "memory");
+}
+
+/* The stack below the capture is defined before the trampolines run: a slot
+ * they allocate but never write (alloc N) is copied into every sample, and a
+ * wrong CFI makes unwinders read it, so its bytes must not be whatever libc
+ * left there (the verdicts would differ between glibc versions).  Zero, as a
+ * fresh stack page.  JU_STACK_LEFTOVER=zero|self (tests only) first plants
+ * other leftovers there ("self": each word its own address, a mapped pointer)
+ * to prove they no longer matter. */
+#define HX_SCRUB (256u << 10)
+__attribute__((noinline, no_sanitize_address)) static void hx_scrub_stack(void)
+{
+	uint64_t w[HX_SCRUB / 8];
+	const char *l = getenv("JU_STACK_LEFTOVER");
+	if (l && !strcmp(l, "self"))
+		for (size_t i = 0; i < HX_SCRUB / 8; i++)
+			w[i] = (uint64_t)(uintptr_t)&w[i];
+	else if (l && !strcmp(l, "zero"))
+		memset(w, 0, sizeof(w));
+	__asm__ volatile("" : : "r"(w) : "memory");
+	memset(w, 0, sizeof(w));
+	__asm__ volatile("" : : "r"(w) : "memory");
 }
 
 static uint64_t stack_top_of(uint64_t sp)
@@ -381,6 +495,7 @@ int hx_capture_case(const struct hx_case *c, const char *case_path, const char *
 	if (spin && c->in_callee)
 		hx.spin_ns = strtoull(spin, NULL, 10) % 60000 * 1000000ull;
 	hx.func = &hx_func;
+	hx.host = hx_host_get(c->host);
 	hx_rec_write(out_fd, HX_REC_CASE, case_path, strlen(case_path) + 1, c->text, c->text_len);
 
 	const struct tr_arch *arch = tr_arch_by_name(c->arch);
@@ -444,7 +559,7 @@ int hx_capture_case(const struct hx_case *c, const char *case_path, const char *
 		hx.tramp[k] = at;
 		hx.tramp_size[k] = hx_func.code_size;
 	}
-	hx.target = (void *)hx_target;
+	hx.target = (void *)hx.host->target;
 	if (c->has_leaf) {
 		uint8_t *at;
 		if (tr_arena_alloc(&hx.arena, leaf_slot, 64, &at))
@@ -476,19 +591,25 @@ int hx_capture_case(const struct hx_case *c, const char *case_path, const char *
 	sa.sa_sigaction = hx_on_trap;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
+	/* a spin point's release waits until the trap handler has returned to the spin */
+	sigaddset(&sa.sa_mask, HX_SPIN_SIG);
 	sigaction(SIGTRAP, &sa, NULL);
+	sigdelset(&sa.sa_mask, HX_SPIN_SIG);
 	sa.sa_sigaction = hx_on_crash;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
 	sigaction(SIGSEGV, &sa, NULL);
 	sigaction(SIGBUS, &sa, NULL);
 	sigaction(SIGILL, &sa, NULL);
 	sigaction(SIGFPE, &sa, NULL);
+	if (hx_spin_enabled() && (rc = hx_spin_install(&hx.arena, hx_spin_check)))
+		return fail("spin points: %s", strerror(-rc));
 
 	uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0);
 	hx.stack_top = stack_top_of(here);
 	if (!hx.stack_top)
 		return fail("%s", "cannot find the stack mapping");
 	alarm(10);   /* a trampoline that never returns ends the child */
+	hx_scrub_stack();
 	hx_anchor(&hx);
 	alarm(0);
 	if (hx.truth_error) {

@@ -14,12 +14,14 @@
 
 #include "harness/case.h"
 #include "harness/realreplay.h"
+#include "harness/host.h"
 #include "harness/report.h"
 #include "harness/runner.h"
 #include "harness/samples.h"
 #include "harness/toperf.h"
 #include "trampolines/tramp.h"
 #include "unwinders/unwind.h"
+#include "ksampler.h"
 #include "unwinders/perfview.h"
 
 int hx_bench_main(int argc, char **argv);
@@ -77,7 +79,12 @@ static void usage_run(FILE *f)
 		"                     perf >= 6.8 gives libdw jitted unwinding info only under /tmp/jitted-)\n"
 		"  --perf-data OUT    (record) also write the samples as a perf.data real perf reads\n"
 		"  --perf-data-abi V  (record) the perf that reads it: 5.10, 6.1 (default) or 6.3\n"
-		"exit: 0 all cases pass, 1 a case failed, 2 bad usage or input, 77 nothing could run\n");
+		"  --spin-points      spin at every sample point and check the state there is the breakpoint's\n"
+		"  --kernel-samples N perf_event_open samples per spin point (default 3 when kernel-fp is selected)\n"
+		"  A case's [sample] host picks how the C around its trampolines is built:\n"
+		"  %s (frame pointers, none, none in leaves; default fp)\n"
+		"exit: 0 all cases pass, 1 a case failed, 2 bad usage or input, 77 nothing could run\n",
+		hx_host_names);
 }
 
 static void usage(FILE *f)
@@ -143,6 +150,7 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 		{ "output", required_argument, 0, 'o' }, { "perf-profile", required_argument, 0, 'p' },
 		{ "stack-size", required_argument, 0, 's' }, { "perf-dump-dir", required_argument, 0, 'D' },
 		{ "perf-data", required_argument, 0, 'P' }, { "perf-data-abi", required_argument, 0, 'A' },
+		{ "kernel-samples", required_argument, 0, 'k' }, { "spin-points", no_argument, 0, 'S' },
 		{ 0, 0, 0, 0 },
 	};
 	memset(c, 0, sizeof(*c));
@@ -160,6 +168,17 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 				return 2;
 			break;
 		case 'd': c->o.jitdump_dir = optarg; break;
+		case 'S': hx_kcfg.spin = true; break;
+		case 'k': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v < 1 || v > 100) {
+				fprintf(stderr, "jitunwind: --kernel-samples %s: expected 1..100 samples per spin point\n", optarg);
+				return 2;
+			}
+			hx_kcfg.nsamples = (int)v;
+			break;
+		}
 		case 'D': c->o.perf_dump_dir = optarg; break;
 		case 'P': c->perf_data = optarg; break;
 		case 'A':
@@ -197,6 +216,10 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 		default: help(stderr); return 2;
 		}
 	}
+	/* an unwinder that reads kernel samples turns the sampler on */
+	for (int u = 0; u < c->o.nuw && !hx_kcfg.nsamples; u++)
+		if (uw_unwinder_by_name(c->o.unwinders[u])->kernel)
+			hx_kcfg.nsamples = 3;
 	c->npaths = argc - optind;
 	c->paths = argv + optind;
 	return 0;

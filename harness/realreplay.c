@@ -361,23 +361,26 @@ static void to_uw_sample(const struct rr *r, const struct pd_sample *p, struct u
 	s->stack_size = p->dyn_size;
 }
 
-/* the user part of the recorded callchain: the kernel's FP walk */
-static void kernel_chain(const struct pd_sample *p, struct uw_result *res)
+/* The user part of the recorded callchain (the kernel's FP walk), handed
+ * to the kernel-fp unwinder of the table as a kernel sample's CALLCHAIN. */
+static void user_chain(const struct pd_sample *p, uint64_t *buf, uint32_t *n)
 {
-	res->n = 0;
-	res->stop = UW_STOP_END;
 	bool user = false;
-	for (uint64_t i = 0; i < p->nr && res->n < UW_MAX_FRAMES; i++) {
+	*n = 0;
+	for (uint64_t i = 0; i < p->nr && *n < UW_MAX_FRAMES; i++) {
 		uint64_t a = pd_u64(p->ips + 8 * i);
-		if (a >= RR_CTX_MAX) {
+		if (a >= RR_CTX_MAX)
 			user = a == RR_CTX_USER;
-			continue;
-		}
-		if (user) {
-			res->flags[res->n] = 0;
-			res->addr[res->n++] = a;
-		}
+		else if (user)
+			buf[(*n)++] = a;
 	}
+}
+
+static void kernel_chain(const struct uw_sample *s, struct uw_result *res)
+{
+	extern const struct uw_unwinder uw_kernel_fp;
+	memset(res, 0, offsetof(struct uw_result, why));
+	uw_kernel_fp.unwind(NULL, NULL, s, res);
 }
 
 static bool in_jit(const struct pv_view *pv, uint64_t a, const struct pv_dso **d)
@@ -549,14 +552,14 @@ static int diverge(const struct rr *r, const struct uw_result *res, size_t ncol,
 }
 
 static void run_all(struct rr *r, struct rr_view *v, const struct uw_sample *s,
-		    const struct pd_sample *p, bool kfp, struct uw_result *res)
+		    bool regs, bool kfp, struct uw_result *res)
 {
-	for (size_t u = 0; u < r->nu; u++) {
+	for (size_t u = 0; regs && u < r->nu; u++) {
 		memset(&res[u], 0, offsetof(struct uw_result, why));
 		r->uws[u]->unwind(v->state[u], &v->v, s, &res[u]);
 	}
 	if (kfp)
-		kernel_chain(p, &res[r->nu]);
+		kernel_chain(s, &res[r->nu]);
 }
 
 /* Replay against perf's view at the end of the recording; a sample that
@@ -570,37 +573,45 @@ static int replay_one(struct rr *r, struct rr_view *fin, struct rr_view *tv, con
 	if (pd_next(&r->pf, &it, &ev, r->err, sizeof(r->err)) != 1)
 		return -1;
 	const struct pd_sample *p = &ev.sample;
-	if (!p->abi || !p->stack || !p->dyn_size) {
-		r->nnoregs++;
-		return 0;
-	}
+	bool regs = p->abi && p->stack && p->dyn_size;
 	struct uw_sample s;
 	to_uw_sample(r, p, &s);
-	uint64_t pc = uw_reg(&s, r->arch->perf_ip);
+	uint64_t chain[UW_MAX_FRAMES];
+	uint32_t nchain = 0;
+	user_chain(p, chain, &nchain);
+	s.callchain = chain;
+	s.ncallchain = nchain;
 	/* with --call-graph dwarf the kernel records no user callchain */
-	bool kfp = p->nr > 0 && !pd_attr_flag(ev.attr, PD_ATTR_EXCLUDE_CALLCHAIN_USER);
-	size_t ncol = r->nu + kfp;
+	bool kfp = nchain > 0 && !pd_attr_flag(ev.attr, PD_ATTR_EXCLUDE_CALLCHAIN_USER);
+	if (!regs) {
+		r->nnoregs++;
+		if (!kfp)
+			return 0;
+	}
+	/* --call-graph fp: the recorded chain is the only column */
+	uint64_t pc = regs ? uw_reg(&s, r->arch->perf_ip) : chain[0];
+	size_t c0 = regs ? 0 : r->nu, ncol = r->nu + kfp;
 	if (!fin->built && view_build(r, fin, rs->pid, UINT64_MAX))
 		return -1;
 	struct rr_view *cur = fin;
-	run_all(r, cur, &s, p, kfp, res);
-	if (stale(r, cur, at, res, ncol)) {
+	run_all(r, cur, &s, regs, kfp, res);
+	if (stale(r, cur, at, res + c0, ncol - c0)) {
 		bool ok = false;
 		if (tv->built && tv->pid == rs->pid) {
-			run_all(r, tv, &s, p, kfp, res);
-			ok = !stale(r, tv, at, res, ncol);
+			run_all(r, tv, &s, regs, kfp, res);
+			ok = !stale(r, tv, at, res + c0, ncol - c0);
 		}
 		if (!ok && r->nviews < r->max_views) {
 			if (view_build(r, tv, rs->pid, rs->time))
 				return -1;
-			run_all(r, tv, &s, p, kfp, res);
+			run_all(r, tv, &s, regs, kfp, res);
 			ok = true;
 		}
 		if (ok) {
 			cur = tv;
 			r->nstale++;
 		} else {
-			run_all(r, fin, &s, p, kfp, res);
+			run_all(r, fin, &s, regs, kfp, res);
 			r->ninexact++;
 		}
 	}
@@ -615,14 +626,14 @@ static int replay_one(struct rr *r, struct rr_view *fin, struct rr_view *tv, con
 	}
 	if (!k->samples++) {
 		cfa_row(&cur->v, pc, k->cfa, sizeof(k->cfa));
-		for (size_t u = 0; u < r->nu; u++)
+		for (size_t u = c0; u < r->nu; u++)
 			snprintf(k->why[u], sizeof(k->why[u]), "%s%s%s", uw_stop_name(res[u].stop),
 				 res[u].why[0] ? ": " : "", res[u].why);
 	}
-	for (size_t u = 0; u < ncol; u++)
+	for (size_t u = c0; u < ncol; u++)
 		k->out[u][classify(&cur->pv, &res[u])]++;
 	char dd[sizeof(k->div_desc)];
-	int dv = diverge(r, res, ncol, dd, sizeof(dd));
+	int dv = c0 ? -1 : diverge(r, res, ncol, dd, sizeof(dd));
 	if (dv >= 0) {
 		r->ndiverge++;
 		if (k->div < 0 || dv < k->div) {

@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-extern const struct uw_unwinder uw_fp, uw_libunwind, uw_libdw, uw_oracle, uw_lrstep, uw_lrstep_dw;
+extern const struct uw_unwinder uw_fp, uw_libunwind, uw_libdw, uw_oracle, uw_lrstep, uw_lrstep_dw,
+	uw_kernel_fp;
 
 static const struct uw_unwinder *const all[] = {
 	&uw_fp,
@@ -15,6 +16,7 @@ static const struct uw_unwinder *const all[] = {
 	&uw_oracle,
 	&uw_lrstep,
 	&uw_lrstep_dw,
+	&uw_kernel_fp,
 };
 
 const struct uw_unwinder *const *uw_unwinders(size_t *n)

@@ -20,6 +20,10 @@ struct uw_sample {
 	uint64_t stack_addr;          /* address of stack[0] (the sampled SP) */
 	const uint8_t *stack;
 	uint64_t stack_size;          /* bytes available */
+	/* a kernel sample's PERF_SAMPLE_CALLCHAIN, user part (context markers
+	 * dropped; [0] is the ip); NULL for a breakpoint sample */
+	const uint64_t *callchain;
+	uint32_t ncallchain;
 };
 
 static inline uint64_t uw_reg(const struct uw_sample *s, int perf_id)
@@ -77,6 +81,7 @@ enum uw_faithful_ref {
 	UW_REF_FP,          /* the frame-pointer convention over the truth rows */
 	UW_REF_LR_SPLICE,   /* the FP chain spliced with a registers-only CFI step */
 	UW_REF_TRUTH,       /* is itself the reference: judged `consistent` with the truth */
+	UW_REF_FP_EMU,      /* the `fp` unwinder's chain on the same sample */
 };
 
 struct uw_unwinder {
@@ -87,6 +92,8 @@ struct uw_unwinder {
 	/* arches (uw_arch names) it runs on by default; NULL: every arch */
 	const char *const *default_arches;
 	bool quiet_why;              /* no stop reason to give: left out of run's "why" lines */
+	bool kernel;                 /* reads a kernel sample's CALLCHAIN: the run takes kernel samples */
+	const char *expect_as;       /* a case without this unwinder's [expect] key: use this one's */
 	/* Build replay state once per view (map set); may be NULL. */
 	int (*open)(const struct uw_view *v, void **state, char *err, size_t errlen);
 	int (*unwind)(void *state, const struct uw_view *v, const struct uw_sample *s,
