@@ -75,7 +75,7 @@ struct rr {
 	size_t nsmp, csmp;
 	struct rr_key *keys;
 	size_t nkeys, ckeys;
-	uint64_t njit, nstale, ninexact, max_views, nviews, ndiverge, nnoregs;
+	uint64_t njit, nunder, nstale, ninexact, max_views, nviews, ndiverge, nnoregs;
 	bool clock_ok;
 	char err[1024];
 };
@@ -394,10 +394,22 @@ static bool in_jit(const struct pv_view *pv, uint64_t a, const struct pv_dso **d
  * mapped file: full (fallback if a frame on the way was found without CFI);
  * nowhere perf knows, or a JIT frame perf prints as [unknown]: name lost;
  * the chain ends in JIT code: truncated. */
+static int first_jit(const struct pv_view *pv, const struct uw_result *c)
+{
+	const struct pv_dso *d;
+	for (int i = 0; i < c->n; i++)
+		if (in_jit(pv, c->addr[i] - (i ? 1 : 0), &d) && d->load)
+			return i;
+	return -1;
+}
+
 static enum rr_out classify(const struct pv_view *pv, const struct uw_result *c)
 {
 	bool fb = false;
-	for (int i = 1; i < c->n; i++) {
+	int j = first_jit(pv, c);
+	if (j < 0)
+		return OUT_TRUNC;     /* ended before it reached the JIT frame */
+	for (int i = j + 1; i < c->n; i++) {
 		const struct pv_dso *d;
 		fb |= (c->flags[i] & UW_F_FALLBACK) != 0;
 		if (in_jit(pv, c->addr[i] - 1, &d)) {
@@ -616,16 +628,36 @@ static int replay_one(struct rr *r, struct rr_view *fin, struct rr_view *tv, con
 		}
 	}
 	const struct pv_dso *d;
-	if (!in_jit(&cur->pv, pc, &d) || !d->load)
-		return 0;
-	r->njit++;
-	struct rr_key *k = key_of(r, d->load->name ? d->load->name : "?", pc - d->load->code_addr);
+	uint64_t kpc = pc;
+	if (!in_jit(&cur->pv, pc, &d) || !d->load) {
+		/* a native pc under JIT frames (CPython's trampolines): keyed by
+		 * the innermost JIT return address, the oracle's if it has one */
+		int j = -1;
+		size_t pick = ncol;
+		for (size_t u = c0; u < r->nu; u++)
+			if (!strcmp(r->uws[u]->name, "oracle"))
+				pick = u;
+		for (size_t t = 0; t <= ncol - c0 && j < 0; t++) {
+			size_t u = t == 0 ? pick : c0 + t - 1;
+			if (u >= ncol)
+				continue;
+			if ((j = first_jit(&cur->pv, &res[u])) >= 0)
+				kpc = res[u].addr[j];
+		}
+		if (j < 0 || !in_jit(&cur->pv, kpc - 1, &d) || !d->load)
+			return 0;
+		r->nunder++;
+	} else {
+		r->njit++;
+	}
+	struct rr_key *k = key_of(r, d->load->name ? d->load->name : "?", kpc - d->load->code_addr);
 	if (!k) {
 		snprintf(r->err, sizeof(r->err), "out of memory");
 		return -1;
 	}
 	if (!k->samples++) {
-		cfa_row(&cur->v, pc, k->cfa, sizeof(k->cfa));
+		/* the JIT code's row: at the pc, or the call a return address follows */
+		cfa_row(&cur->v, kpc == pc ? pc : kpc - 1, k->cfa, sizeof(k->cfa));
 		for (size_t u = c0; u < r->nu; u++)
 			snprintf(k->why[u], sizeof(k->why[u]), "%s%s%s", uw_stop_name(res[u].stop),
 				 res[u].why[0] ? ": " : "", res[u].why);
@@ -693,10 +725,10 @@ static int cmp_key(const void *a, const void *b)
 
 static void report_text(const struct rr *r, size_t ncol)
 {
-	printf("replay %s: %zu samples (%" PRIu64 " in JIT code, %" PRIu64 " without registers or stack), "
+	printf("replay %s: %zu samples (%" PRIu64 " in JIT code, %" PRIu64 " in native code under JIT frames, %" PRIu64 " without registers or stack), "
 	       "arch %s, %zu jitdump(s), %" PRIu64 " view(s) built, %" PRIu64
 	       " sample(s) resolved at their own time, %" PRIu64 " past the view budget (resolved "
-	       "against a later view)\n", r->path, r->nsmp, r->njit, r->nnoregs,
+	       "against a later view)\n", r->path, r->nsmp, r->njit, r->nunder, r->nnoregs,
 	       r->arch->name, r->ndumps, r->nviews, r->nstale, r->ninexact);
 	if (!r->clock_ok)
 		printf("  note: the recording's clock is not CLOCK_MONOTONIC (perf record -k 1): "
@@ -728,9 +760,9 @@ static int report_json(const struct rr *r, size_t ncol)
 	}
 	fprintf(f, "{\"file\":");
 	hx_jsonw_str(f, r->path, HX_JSONW_LATIN1);
-	fprintf(f, ",\"arch\":\"%s\",\"samples\":%zu,\"jit_samples\":%" PRIu64 ",\"no_regs\":%" PRIu64
+	fprintf(f, ",\"arch\":\"%s\",\"samples\":%zu,\"jit_samples\":%" PRIu64 ",\"under_jit_samples\":%" PRIu64 ",\"no_regs\":%" PRIu64
 		",\"views\":%" PRIu64 ",\"resolved_at_time\":%" PRIu64 ",\"past_view_budget\":%" PRIu64 ",\"diverging\":%" PRIu64
-		",\"clock_monotonic\":%s,\"columns\":[", r->arch->name, r->nsmp, r->njit, r->nnoregs,
+		",\"clock_monotonic\":%s,\"columns\":[", r->arch->name, r->nsmp, r->njit, r->nunder, r->nnoregs,
 		r->nviews, r->nstale, r->ninexact, r->ndiverge, r->clock_ok ? "true" : "false");
 	for (size_t u = 0; u < ncol; u++)
 		fprintf(f, "%s\"%s\"", u ? "," : "", col_name(r, u));
