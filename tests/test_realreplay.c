@@ -5,6 +5,7 @@
  * and offset). */
 #include <check.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,16 +98,22 @@ START_TEST(replays_own_recording)
 	snprintf(path, sizeof(path), "%s/s.bin", tmp);
 	struct hx_samples s;
 	ck_assert_msg(hx_samples_read(&s, path, err, sizeof(err)) == 0, "%s", err);
-	long want = 0, jit = 0;
+	long want = 0, jit = 0, under = 0;
 	for (size_t g = 0; g < s.ngroups; g++)
 		for (size_t i = 0; i < s.groups[g].nsamples; i++) {
-			uint64_t pc = s.groups[g].samples[i].regs[RR_PC];
+			const struct hx_sample *x = &s.groups[g].samples[i];
 			want++;
-			for (uint32_t f = 0; f < s.groups[g].nfuncs; f++)
-				if (pc >= s.groups[g].funcs[f].addr && pc < s.groups[g].funcs[f].addr + s.groups[g].funcs[f].size) {
-					jit++;
+			/* the truth chain: the pc, then return addresses */
+			for (uint32_t t = 0; t < x->ntruth; t++) {
+				uint64_t a = x->truth[t] - (t ? 1 : 0);
+				bool in = false;
+				for (uint32_t f = 0; f < s.groups[g].nfuncs; f++)
+					in |= a >= s.groups[g].funcs[f].addr && a < s.groups[g].funcs[f].addr + s.groups[g].funcs[f].size;
+				if (in) {
+					*(t ? &under : &jit) += 1;
 					break;
 				}
+			}
 		}
 	hx_samples_free(&s);
 	ck_assert_int_gt(jit, 0);
@@ -117,14 +124,16 @@ START_TEST(replays_own_recording)
 	ck_assert_ptr_nonnull(strstr(j, "\"arch\":\"" RR_ARCH "\""));
 	ck_assert_int_eq(json_num(j, "samples"), want);
 	ck_assert_int_eq(json_num(j, "jit_samples"), jit);
+	/* a pc in C under a trampoline frame (the truth says so) */
+	ck_assert_int_eq(json_num(j, "under_jit_samples"), under);
 	/* per pc, every JIT sample once in every column */
 	const char *cols[] = { "fp", "libunwind", "libdw", "oracle" };
 	for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]); c++)
 		ck_assert_int_eq(json_outcome(j, cols[c], "full") + json_outcome(j, cols[c], "truncated") +
-				 json_outcome(j, cols[c], "fallback") + json_outcome(j, cols[c], "name-lost"), jit);
+				 json_outcome(j, cols[c], "fallback") + json_outcome(j, cols[c], "name-lost"), jit + under);
 	/* the run of these cases finds every oracle chain consistent with the
 	 * truth into the C caller: the replay must reach it from every JIT pc */
-	ck_assert_int_eq(json_outcome(j, "oracle", "full"), jit);
+	ck_assert_int_eq(json_outcome(j, "oracle", "full"), jit + under);
 	/* 1 exactly when some chains differ */
 	ck_assert_int_eq(rc, json_num(j, "diverging") ? 1 : 0);
 	/* one column cannot disagree with itself: 0 */
