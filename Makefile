@@ -211,7 +211,8 @@ fuzz: deps $(BIN) $(CHECKBIN) $(FUZZ_DIR)/fuzz_lint $(FUZZ_DIR)/fuzz_perfdata
 	  test $$rc = 0 || { echo "fuzz: crash, see $(FUZZ_DIR)/fuzz.log and $(FUZZ_DIR)/artifacts"; exit 1; }
 	@rm -rf $(FUZZ_DIR)/pd-seeds && mkdir -p $(FUZZ_DIR)/pd-seeds $(FUZZ_DIR)/pd-corpus
 	$(RUNNER) ./$(BIN) record -o $(FUZZ_DIR)/pd-seeds/s --jitdump-dir $(FUZZ_DIR)/run \
-	  --perf-data $(FUZZ_DIR)/pd-seeds/all.data --stack-size 512 cases/$(ARCH) >/dev/null && rm $(FUZZ_DIR)/pd-seeds/s
+	  --perf-data $(FUZZ_DIR)/pd-seeds/all.data --stack-size 512 cases/$(ARCH) >/dev/null || test $$? = 1
+	@rm -f $(FUZZ_DIR)/pd-seeds/s
 	@echo "fuzz: perf.data reader, $(FUZZ_SECONDS) s"
 	@cd $(FUZZ_DIR) && ./fuzz_perfdata -max_total_time=$(FUZZ_SECONDS) -max_len=1048576 -print_final_stats=1 \
 	  -artifact_prefix=artifacts/ pd-corpus pd-seeds >fuzz-pd.log 2>&1; rc=$$?; \
