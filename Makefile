@@ -195,7 +195,12 @@ $(FUZZ_DIR)/fuzz_lint: $(FUZZ_SRC) $(wildcard unwinders/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_SRC) -o $@ $(PKG_LIBS) -lm
 
-fuzz: deps $(BIN) $(CHECKBIN) $(FUZZ_DIR)/fuzz_lint
+# the perf.data reader (tests/fuzz/fuzz_perfdata.c), seeded with record --perf-data files
+$(FUZZ_DIR)/fuzz_perfdata: tests/fuzz/fuzz_perfdata.c unwinders/perfdata.c unwinders/perfdata.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) tests/fuzz/fuzz_perfdata.c unwinders/perfdata.c -o $@
+
+fuzz: deps $(BIN) $(CHECKBIN) $(FUZZ_DIR)/fuzz_lint $(FUZZ_DIR)/fuzz_perfdata
 	@rm -rf $(FUZZ_DIR)/run $(FUZZ_DIR)/seeds
 	@mkdir -p $(FUZZ_DIR)/run $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus $(FUZZ_DIR)/artifacts
 	$(RUNNER) ./$(BIN) run --unwinders oracle --jitdump-dir $(FUZZ_DIR)/run cases/$(ARCH) >/dev/null || test $$? = 1
@@ -206,6 +211,15 @@ fuzz: deps $(BIN) $(CHECKBIN) $(FUZZ_DIR)/fuzz_lint
 	  -artifact_prefix=artifacts/ corpus seeds >fuzz.log 2>&1; rc=$$?; \
 	  grep -E 'DONE|stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY|^artifact' fuzz.log; \
 	  test $$rc = 0 || { echo "fuzz: crash, see $(FUZZ_DIR)/fuzz.log and $(FUZZ_DIR)/artifacts"; exit 1; }
+	@rm -rf $(FUZZ_DIR)/pd-seeds && mkdir -p $(FUZZ_DIR)/pd-seeds $(FUZZ_DIR)/pd-corpus
+	$(RUNNER) ./$(BIN) record -o $(FUZZ_DIR)/pd-seeds/s --jitdump-dir $(FUZZ_DIR)/run \
+	  --perf-data $(FUZZ_DIR)/pd-seeds/all.data --stack-size 512 cases/$(ARCH) >/dev/null || test $$? = 1
+	@rm -f $(FUZZ_DIR)/pd-seeds/s
+	@echo "fuzz: perf.data reader, $(FUZZ_SECONDS) s"
+	@cd $(FUZZ_DIR) && ./fuzz_perfdata -max_total_time=$(FUZZ_SECONDS) -max_len=1048576 -print_final_stats=1 \
+	  -artifact_prefix=artifacts/ pd-corpus pd-seeds >fuzz-pd.log 2>&1; rc=$$?; \
+	  grep -E 'DONE|stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY|^artifact' fuzz-pd.log; \
+	  test $$rc = 0 || { echo "fuzz: crash, see $(FUZZ_DIR)/fuzz-pd.log and $(FUZZ_DIR)/artifacts"; exit 1; }
 
 # make bench-lint (part of make bench): lint throughput and peak memory on a
 # generated dump of BIG_DUMP_MB MB with many loads.

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "harness/case.h"
+#include "harness/realreplay.h"
 #include "harness/host.h"
 #include "harness/report.h"
 #include "harness/runner.h"
@@ -602,8 +603,13 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1, false);
 	if (!strcmp(cmd, "record"))
 		return cmd_run(argc - 1, argv + 1, true);
-	if (!strcmp(cmd, "replay"))
+	if (!strcmp(cmd, "replay")) {
+		/* a perf.data of a real JIT (its magic), else a samples file */
+		for (int i = 2; i < argc; i++)
+			if (argv[i][0] != '-' && hx_is_perf_data(argv[i]))
+				return hx_realreplay_main(argc - 1, argv + 1);
 		return cmd_replay(argc - 1, argv + 1);
+	}
 	if (!strcmp(cmd, "list"))
 		return cmd_list(argc - 1, argv + 1);
 	if (!strcmp(cmd, "dump"))
