@@ -174,6 +174,7 @@ void lint_walk_error(const struct jdr_err *e, struct lint_finding *f)
 	enum lint_rule_id id = e->kind == JDR_SIZE_SMALL ? LR_RECORD_SIZE :
 			       e->kind == JDR_PREFIX_TRUNCATED || e->kind == JDR_PAST_END ? LR_RECORD_TRUNCATED :
 			       LR_NOT_JITDUMP;
+	memset(&f->where, 0, sizeof(f->where));   /* about the file, not any code */
 	f->rule = &lint_rules[id];
 	f->offset = e->offset;
 	jdr_err_msg(e, f->msg, sizeof(f->msg));
