@@ -240,4 +240,4 @@ $(BUILD)/bench-lint/jit-1.dump: $(BUILD)/tools/gen-big-dump
 	$(RUNNER) $(BUILD)/tools/gen-big-dump $@ $(BIG_DUMP_MB)
 
 bench-lint: deps $(BIN) $(BUILD)/bench-lint/jit-1.dump
-	$(RUNNER) ./$(BIN) lint --stats $(BUILD)/bench-lint/jit-1.dump
+	$(RUNNER) ./$(BIN) lint --stats $(BUILD)/bench-lint/jit-1.dump >/dev/null || test $$? = 1   # findings are expected: the figure is the point
