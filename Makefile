@@ -46,7 +46,7 @@ WERROR    := -Werror
 endif
 ALL_CFLAGS := -std=gnu11 $(CFLAGS) $(WARN) $(WERROR) $(FRAMEFLAGS) -fasynchronous-unwind-tables \
               -I. -D_GNU_SOURCE -DJU_ARCH_$(ARCH) $(PKG_CFLAGS) $(SAN) \
-              -DUW_LU_HAVE_GLUE=$(if $(wildcard unwinders/libunwind_$(ARCH).c),1,0)
+              -DHX_CAPTURE_ARCH_H='"harness/capture_$(ARCH).h"'
 ALL_LDFLAGS := $(LDFLAGS) $(SAN)
 
 # Files named *_<arch>.c / *_<arch>.S under harness/ and unwinders/ are built
@@ -70,7 +70,7 @@ BIN       := $(BUILD)/jitunwind
 endif
 CHECKBIN  := $(BUILD)/tests/check
 
-.PHONY: all run check check-asan bench deps clean unit cases matrix cross-replay fuzz perf-e2e goldens lint-vs-run
+.PHONY: all run check check-asan bench deps clean unit cases matrix cross-replay fuzz perf-e2e goldens lint-vs-run style
 all: deps $(BIN)
 
 deps:
@@ -110,7 +110,14 @@ unit: deps $(CHECKBIN) $(BIN)
 cases: deps $(BIN)
 	$(RUNNER) ./$(BIN) run --json $(BUILD)/report.json cases/$(ARCH)
 
-check: unit cases lint-vs-run
+check: style unit cases lint-vs-run
+
+# The structure rules (README "Layout"): no function over 100 lines but the instruction
+# decoders and the CFI/expression interpreters (tools/fnlen), no unwinder name in a
+# condition and no arch test outside the tables (tools/tablecheck); tests/style.sh shows
+# each checker failing on planted violations first.  Source only: the same on every ARCH.
+style:
+	tests/style.sh
 # the goldens are the normal build's behaviour: an ASan build's frames below the anchor (which
 # no verdict compares) differ, so check-asan leaves them out (GOLDENS=no)
 GOLDENS ?= yes
