@@ -367,8 +367,8 @@ static void judge_one(struct replay *rp, int u, const struct hx_sample *s, const
 		ur->r.n = 0;
 		ur->r.stop = UW_STOP_ERROR;
 		snprintf(ur->r.why, sizeof(ur->r.why), "unwinder not available");
-	} else if (uw == &uw_oracle) {
-		ur->r = rp->oracle_full;     /* already unwound for `emitted` */
+	} else if (uw->ref == UW_REF_TRUTH) {
+		ur->r = rp->oracle_full;     /* the truth reference (oracle) already ran, for `emitted` */
 	} else {
 		uw->unwind(rp->state[u], &rp->view, uw->sees == UW_SEES_DUMP ? dump : full, &ur->r);
 	}
