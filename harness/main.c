@@ -74,6 +74,7 @@ static void usage_run(FILE *f)
 		"  --perf-dump-dir D  the directory perf sees the jitdump in (default /tmp, as CPython;\n"
 		"                     perf >= 6.8 gives libdw jitted unwinding info only under /tmp/jitted-)\n"
 		"exit: 0 all cases pass, 1 a case failed, 2 bad usage or input, 77 nothing could run\n");
+	hx_vocab_print(f);
 }
 
 static void usage(FILE *f)
@@ -87,7 +88,8 @@ static void usage(FILE *f)
 		"  dump    decode a jitdump: records, eh_frame, rows, perf's view\n"
 		"  lint    check jitdumps the way perf will read them\n"
 		"  inject  write the jitted .so files perf inject -j would build from a jitdump\n"
-		"  bench   measure capture cost and replay rates\n");
+		"  bench   measure capture cost and replay rates\n"
+		"  --version  print the version and the JSON report's schema number\n");
 }
 
 struct common {
@@ -289,7 +291,9 @@ static int finish(struct hx_case_res *res, size_t n, const struct common *c, dou
 		fprintf(stderr, "jitunwind: cannot write %s: %s\n", c->json, strerror(-rc));
 		return 2;
 	}
-	printf("\ncases: %zu passed, %zu failed, %zu skipped (%.2f s)\n", pass, fail, skip, secs);
+	/* "passed" = met its [expect] (tools/matrix reads this line) */
+	printf("\ncases: %zu passed, %zu failed, %zu skipped (%.2f s); passed = met its [expect]\n",
+	       pass, fail, skip, secs);
 	if (fail)
 		return 1;
 	if (!pass && skip)
@@ -349,6 +353,7 @@ static int cmd_run(int argc, char **argv, bool record)
 	for (int i = 0; i < n && res; i++) {
 		char err[1024];
 		double tc = now();
+		hx_progress((size_t)i, (size_t)n, cases[i].name, tc - t0);
 		if (skip_other_arch(&cases[i], paths[i], &res[i]))
 			continue;
 		char sp[4352];
@@ -385,6 +390,7 @@ static int cmd_run(int argc, char **argv, bool record)
 		if (status)
 			break;
 	}
+	hx_progress(0, 0, NULL, 0);
 	if (record) {
 		close(outfd);
 		if (!status)
@@ -527,6 +533,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *cmd = argv[1];
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+		hx_version_print(stdout);
+		return 0;
+	}
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
 		usage(stdout);
 		return 0;

@@ -343,6 +343,11 @@ static void replay_sample(struct replay *rp, const struct hx_sample *s, const ch
 		snprintf(sr->profile, sizeof(sr->profile), "%s", prof);
 		sr->nt = (int)s->ntruth;
 		memcpy(sr->truth, s->truth, sizeof(uint64_t) * s->ntruth);
+		for (int t = 0; rp->have_pv && t < sr->nt; t++) {
+			/* as symbolize(): return addresses looked up at ip - 1 */
+			const char *n = pv_symbolize(&rp->pv, t ? sr->truth[t] - 1 : sr->truth[t]);
+			snprintf(sr->tsym[t], HX_SYM_LEN, "%s", n ? n : "");
+		}
 		/* perf's dump: only the first stack_size bytes */
 		struct uw_sample dump = full;
 		if (dump.stack_size > (uint64_t)rp->sizes[z])

@@ -47,6 +47,7 @@ struct hx_sample_res {
 	char profile[16];                   /* perf profile this replay used */
 	uint64_t truth[HX_MAX_TRUTH];
 	int nt;
+	char tsym[HX_MAX_TRUTH][HX_SYM_LEN];/* the truth's symbols as perf names them ("": none) */
 	struct hx_uw_res uw[HX_MAX_UW];
 	int nuw;
 };
