@@ -60,11 +60,15 @@ static void usage_unwinders(FILE *f)
 static void usage_run(FILE *f)
 {
 	fprintf(f,
-		"usage: jitunwind run [--json FILE] [--unwinders LIST] [--jitdump-dir DIR]\n"
+		"usage: jitunwind run [--json FILE] [--junit FILE] [--html FILE] [--tap]\n"
+		"                     [--unwinders LIST] [--jitdump-dir DIR]\n"
 		"                     [--perf-profile P] [--stack-size N] [PATH...]\n"
 		"  Capture every case (default cases/%s), replay each sample through the unwinders\n"
 		"  and judge it against the truth and the case's [expect].\n"
-		"  --json FILE        write the JSON report (schema 1)\n",
+		"  --json FILE        write the JSON report (schema 1)\n"
+		"  --junit FILE       write JUnit XML: a testsuite per case, a testcase per unwinder\n"
+		"  --html FILE        write one self-contained HTML heatmap (case x sample x unwinder)\n"
+		"  --tap              print TAP (version 13) instead of the matrix\n",
 		host_arch());
 	usage_unwinders(f);
 	fprintf(f,
@@ -94,7 +98,8 @@ static void usage(FILE *f)
 
 struct common {
 	struct hx_opts o;
-	const char *json;
+	const char *json, *junit, *html;
+	bool tap;
 	const char *out;
 	int npaths;
 	char **paths;
@@ -138,6 +143,8 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 		{ "jitdump-dir", required_argument, 0, 'd' }, { "help", no_argument, 0, 'h' },
 		{ "output", required_argument, 0, 'o' }, { "perf-profile", required_argument, 0, 'p' },
 		{ "stack-size", required_argument, 0, 's' }, { "perf-dump-dir", required_argument, 0, 'D' },
+		{ "junit", required_argument, 0, 'J' }, { "html", required_argument, 0, 'H' },
+		{ "tap", no_argument, 0, 'T' },
 		{ 0, 0, 0, 0 },
 	};
 	memset(c, 0, sizeof(*c));
@@ -150,6 +157,9 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 	while ((ch = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'j': c->json = optarg; break;
+		case 'J': c->junit = optarg; break;
+		case 'H': c->html = optarg; break;
+		case 'T': c->tap = true; break;
 		case 'u':
 			if (parse_unwinders(c, optarg))
 				return 2;
@@ -280,20 +290,27 @@ static int load_cases(struct common *c, struct hx_case **cases, char ***paths, i
 static int finish(struct hx_case_res *res, size_t n, const struct common *c, double t0, const char *arch)
 {
 	struct hx_report rep = { .arch = arch, .cases = res, .n = n, .o = &c->o };
-	hx_report_write(hx_reporter_by_name("terminal"), NULL, &rep);
 	size_t pass = 0, fail = 0, skip = 0;
 	for (size_t i = 0; i < n; i++)
 		res[i].skipped ? skip++ : res[i].pass ? pass++ : fail++;
 	double secs = now() - t0;
 	rep.seconds = secs;
-	int rc;
-	if (c->json && (rc = hx_report_write(hx_reporter_by_name("json"), c->json, &rep))) {
-		fprintf(stderr, "jitunwind: cannot write %s: %s\n", c->json, strerror(-rc));
-		return 2;
+	/* --tap: stdout is TAP only, the summary a TAP comment */
+	hx_report_write(hx_reporter_by_name(c->tap ? "tap" : "terminal"), NULL, &rep);
+	const struct { const char *reporter, *path; } files[] = {
+		{ "json", c->json }, { "junit", c->junit }, { "html", c->html },
+	};
+	for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
+		int rc;
+		if (files[k].path && (rc = hx_report_write(hx_reporter_by_name(files[k].reporter), files[k].path, &rep))) {
+			fprintf(stderr, "jitunwind: cannot write the %s report %s: %s\n", files[k].reporter,
+				files[k].path, strerror(-rc));
+			return 2;
+		}
 	}
 	/* "passed" = met its [expect] (tools/matrix reads this line) */
-	printf("\ncases: %zu passed, %zu failed, %zu skipped (%.2f s); passed = met its [expect]\n",
-	       pass, fail, skip, secs);
+	printf("\n%scases: %zu passed, %zu failed, %zu skipped (%.2f s); passed = met its [expect]\n",
+	       c->tap ? "# " : "", pass, fail, skip, secs);
 	if (fail)
 		return 1;
 	if (!pass && skip)
@@ -414,7 +431,8 @@ static int cmd_run(int argc, char **argv, bool record)
 
 static void usage_replay(FILE *f)
 {
-	fprintf(f, "usage: jitunwind replay [--json FILE] [--unwinders LIST] [--perf-profile P] [--stack-size N] SAMPLES\n"
+	fprintf(f, "usage: jitunwind replay [--json FILE] [--junit FILE] [--html FILE] [--tap] [--unwinders LIST]\n"
+		   "                        [--perf-profile P] [--stack-size N] SAMPLES\n"
 		   "  Replay a samples file written by `jitunwind record` and judge it.\n");
 	usage_unwinders(f);
 }

@@ -192,6 +192,8 @@ static int report_json(FILE *f, const struct hx_report *rp)
 			jstr(f, sr->insn);
 			fprintf(f, ",\"profile\":\"%s\",\"stack_size\":%d,\"truth\":", sr->profile, sr->stack_size);
 			hx_jsonw_addrs(f, sr->truth, sr->nt);
+			fprintf(f, ",\"pc\":\"0x%llx\",\"cfa_row\":", (unsigned long long)sr->pc);
+			jstr(f, sr->cfa_row);
 			if (c->has_symbols) {
 				fprintf(f, ",\"truth_symbols\":[");
 				for (int t = 0; t < sr->nt; t++) {
@@ -259,6 +261,9 @@ static int report_json(FILE *f, const struct hx_report *rp)
 static const struct hx_reporter reporters[] = {
 	{ "terminal", report_terminal },
 	{ "json", report_json },
+	{ "junit", hx_report_junit },
+	{ "tap", hx_report_tap },
+	{ "html", hx_report_html },
 };
 
 const struct hx_reporter *hx_reporter_by_name(const char *name)

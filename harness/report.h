@@ -37,4 +37,14 @@ void hx_version_print(FILE *f);
 /* a progress line on stderr (tty only, after a second); name NULL clears it */
 void hx_progress(size_t i, size_t n, const char *name, double elapsed);
 
+/* The other reporters, one file each (harness/report_<name>.c). */
+int hx_report_junit(FILE *f, const struct hx_report *r);
+int hx_report_tap(FILE *f, const struct hx_report *r);
+int hx_report_html(FILE *f, const struct hx_report *r);
+/* shared by them: XML-escaped text; the first sample of unwinder u that
+ * missed [expect] (NULL: none) and how many did; one line saying how */
+void hx_xml_str(FILE *f, const char *s);
+const struct hx_sample_res *hx_first_miss(const struct hx_case_res *c, int u, int *nmiss);
+void hx_miss_text(const struct hx_sample_res *sr, const struct hx_uw_res *r, char *buf, size_t n);
+
 #endif

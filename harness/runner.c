@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "capture.h"
+#include "cfarow.h"
 
 void hx_case_res_free(struct hx_case_res *r)
 {
@@ -343,6 +344,8 @@ static void replay_sample(struct replay *rp, const struct hx_sample *s, const ch
 		snprintf(sr->profile, sizeof(sr->profile), "%s", prof);
 		sr->nt = (int)s->ntruth;
 		memcpy(sr->truth, s->truth, sizeof(uint64_t) * s->ntruth);
+		sr->pc = uw_reg(&full, rp->arch->perf_ip);
+		hx_cfa_row_text(&rp->view, sr->pc, sr->cfa_row, sizeof(sr->cfa_row));
 		for (int t = 0; rp->have_pv && t < sr->nt; t++) {
 			/* as symbolize(): return addresses looked up at ip - 1 */
 			const char *n = pv_symbolize(&rp->pv, t ? sr->truth[t] - 1 : sr->truth[t]);

@@ -48,6 +48,8 @@ struct hx_sample_res {
 	uint64_t truth[HX_MAX_TRUTH];
 	int nt;
 	char tsym[HX_MAX_TRUTH][HX_SYM_LEN];/* the truth's symbols as perf names them ("": none) */
+	uint64_t pc;                        /* the sampled ip */
+	char cfa_row[160];                  /* the emitted CFI's row at pc (harness/cfarow.c) */
 	struct hx_uw_res uw[HX_MAX_UW];
 	int nuw;
 };

@@ -177,6 +177,123 @@ START_TEST(failure_names_symbols)
 END_TEST
 #endif
 
+/* one full run of the case set writing every report (the reporters' tests share it) */
+static char rep_dir[256];
+
+static void run_all_reports(void)
+{
+	snprintf(rep_dir, sizeof(rep_dir), "%s", tmp);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --json %s/r.json --junit %s/r.xml --html %s/r.html %s",
+			    bin, tmp, tmp, tmp, REP_CASES), 0);
+}
+
+/* how many times needle occurs in the file */
+static int count_in(const char *path, const char *needle)
+{
+	char buf[512];
+	snprintf(buf, sizeof(buf), "grep -o -- '%s' %s | wc -l", needle, path);
+	sh(out, sizeof(out), "%s", buf);
+	return atoi(out);
+}
+
+START_TEST(junit_validates)
+{
+	if (system("command -v xmllint >/dev/null 2>&1")) {
+		printf("junit_validates: SKIP: xmllint (libxml2-utils) is missing\n");
+		return;
+	}
+	run_all_reports();
+	ck_assert_msg(sh(out, sizeof(out), "xmllint --noout --schema tests/junit.xsd %s/r.xml", tmp) == 0,
+		      "%s", out);
+	/* a testcase per case and unwinder: as many as the JSON has (case, unwinder) pairs */
+	char j[512], x[512];
+	snprintf(j, sizeof(j), "%s/r.json", tmp);
+	snprintf(x, sizeof(x), "%s/r.xml", tmp);
+	int suites = count_in(x, "<testsuite ");
+	int cases = count_in(j, "{\"name\":");
+	ck_assert_int_eq(suites, cases);
+	ck_assert_int_eq(sh(out, sizeof(out), "python3 -c 'import json,sys; r=json.load(open(\"%s\")); "
+			    "print(sum(len(c[\"samples\"][0][\"unwinders\"]) for c in r[\"cases\"] if c[\"samples\"]))'", j), 0);
+	ck_assert_int_eq(count_in(x, "<testcase "), atoi(out));
+	ck_assert_int_eq(count_in(x, "<failure "), 0);
+	/* control: the schema refuses a testcase without its name */
+	ck_assert_int_eq(sh(out, sizeof(out), "sed '0,/<testcase classname=\"[^\"]*\" name=\"[^\"]*\"/s//<testcase/' %s "
+			    "> %s/bad.xml && xmllint --noout --schema tests/junit.xsd %s/bad.xml", x, tmp, tmp) != 0, 1);
+	ck_assert_msg(strstr(out, "'name' is required"), "%s", out);
+}
+END_TEST
+
+START_TEST(html_renders)
+{
+	if (system("command -v chromium >/dev/null 2>&1")) {
+		printf("html_renders: SKIP: chromium is missing (tools/install-deps installs it)\n");
+		return;
+	}
+	run_all_reports();
+	/* no network: nothing in the file names a URL to fetch */
+	char h[512];
+	snprintf(h, sizeof(h), "%s/r.html", tmp);
+	ck_assert_int_eq(count_in(h, "src=\\|href=\\|@import\\|url("), 0);
+	/* the first case's last sample under the second unwinder, drawn and opened */
+	const char *cell = "0:0:1";
+	int rc = sh(out, sizeof(out), "timeout 120 chromium --headless --no-sandbox --disable-gpu "
+		    "--disable-background-networking --disable-component-update --no-first-run "
+		    "--user-data-dir=%s/chr --dump-dom 'file://%s/%s/r.html#cell=%s' 2>/dev/null >%s/dom.html",
+		    tmp, tmp[0] == '/' ? "" : getenv("PWD"), tmp, cell, tmp);
+	ck_assert_msg(rc == 0, "chromium: %s", out);
+	rc = sh(out, sizeof(out), "python3 tests/html_dom_check.py %s/r.json %s/dom.html %s", tmp, tmp, cell);
+	ck_assert_msg(rc == 0, "%s", out);
+	ck_assert_ptr_nonnull(strstr(out, "0 problem(s)"));
+	/* controls: the file as written (before its script ran) has no cells; a
+	 * cell whose verdict is changed is caught */
+	ck_assert_int_ne(sh(out, sizeof(out), "python3 tests/html_dom_check.py %s/r.json %s/r.html %s", tmp, tmp, cell), 0);
+	ck_assert_int_ne(sh(out, sizeof(out), "sed 's/data-verdict=\"skipped\"/data-verdict=\"ok\"/' %s/dom.html >%s/bad.html && "
+			    "python3 tests/html_dom_check.py %s/r.json %s/bad.html %s", tmp, tmp, tmp, tmp, cell), 0);
+	ck_assert_msg(strstr(out, "cell says ok, JSON skipped"), "%s", out);
+}
+END_TEST
+
+START_TEST(tap_parses)
+{
+	if (system("perl -MTAP::Parser -e1 >/dev/null 2>&1")) {
+		printf("tap_parses: SKIP: perl's TAP::Parser is missing\n");
+		return;
+	}
+	static const char parse[] =
+		"perl -MTAP::Parser -e '$p = TAP::Parser->new({ source => $ARGV[0] }); while ($p->next) {} "
+		"printf \"plan=%s good=%d run=%d failed=%d skipped=%d\\n\", $p->plan, $p->is_good_plan, "
+		"scalar $p->tests_run, scalar $p->failed, scalar $p->skipped'";
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --tap %s >%s/r.tap", bin, REP_CASES, tmp), 0);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s %s/r.tap", parse, tmp), 0);
+	int good = 0, run = 0, failed = -1;
+	char *p = strstr(out, "good=");
+	ck_assert_msg(p && sscanf(p, "good=%d run=%d failed=%d", &good, &run, &failed) == 3, "%s", out);
+	ck_assert_msg(good == 1 && run > 0 && failed == 0, "%s", out);
+	/* prove reads it the same way */
+	ck_assert_msg(sh(out, sizeof(out), "prove --exec cat %s/r.tap", tmp) == 0, "%s", out);
+#if defined(__x86_64__)
+	/* control: a case that misses its [expect] is a "not ok" TAP counts */
+	char c[512];
+	snprintf(c, sizeof(c), "%s/liar.case", tmp);
+	write_file(c, "[case]\nname = liar\narch = x86_64\nabout = CFA off by 8, claims consistent\n"
+		      "[code]\npush_fp\n.cfi_def_cfa_offset 24\n.cfi_offset %rbp, -16\nset_fp\n"
+		      ".cfi_def_cfa_register %rbp\ncall_target\npop_fp\n.cfi_def_cfa %rsp, 8\nret\n"
+		      "[unwind]\ncfi = directives\n[sample]\nat = every-insn\n"
+		      "[expect]\nfp = ok; skipped at 0,1,7\nlibunwind = ok\nlibdw = ok\noracle = consistent\n");
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --tap %s >%s/bad.tap", bin, c, tmp), 1);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s %s/bad.tap", parse, tmp), 0);
+	ck_assert_msg(strstr(out, "good=1 run=4 failed=3"), "%s", out);
+	ck_assert_int_ne(sh(out, sizeof(out), "prove --exec cat %s/bad.tap", tmp), 0);
+	/* and JUnit says the same: 3 failures, still valid */
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --junit %s/bad.xml %s", bin, tmp, c), 1);
+	snprintf(c, sizeof(c), "%s/bad.xml", tmp);
+	ck_assert_int_eq(count_in(c, "<failure "), 3);
+	if (!system("command -v xmllint >/dev/null 2>&1"))
+		ck_assert_msg(sh(out, sizeof(out), "xmllint --noout --schema tests/junit.xsd %s", c) == 0, "%s", out);
+#endif
+}
+END_TEST
+
 Suite *suite_report(void);
 Suite *suite_report(void)
 {
@@ -187,6 +304,9 @@ Suite *suite_report(void)
 	tcase_add_test(tc, matrix_fits_columns);
 	tcase_add_test(tc, help_explains_words);
 	tcase_add_test(tc, version_matches_json);
+	tcase_add_test(tc, junit_validates);
+	tcase_add_test(tc, tap_parses);
+	tcase_add_test(tc, html_renders);
 #if defined(__x86_64__)
 	tcase_add_test(tc, colour_only_on_tty);
 	tcase_add_test(tc, failure_names_symbols);

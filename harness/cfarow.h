@@ -1,0 +1,12 @@
+/* The emitted CFI's row at a pc, as text for the reports. */
+#ifndef HX_CFAROW_H
+#define HX_CFAROW_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "unwinders/view.h"
+
+/* "CFA=sp+16 bp=[CFA-16] ra=[CFA-8]", or why there is none */
+void hx_cfa_row_text(const struct uw_view *v, uint64_t pc, char *buf, size_t n);
+
+#endif
