@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "harness/case.h"
+#include "harness/observe.h"
 #include "harness/report.h"
 #include "harness/runner.h"
 #include "harness/samples.h"
@@ -60,7 +61,7 @@ static void usage_unwinders(FILE *f)
 static void usage_run(FILE *f)
 {
 	fprintf(f,
-		"usage: jitunwind run [--json FILE] [--junit FILE] [--html FILE] [--tap]\n"
+		"usage: jitunwind run [--json FILE] [--junit FILE] [--html FILE] [--tap] [--observe [--write]]\n"
 		"                     [--unwinders LIST] [--jitdump-dir DIR]\n"
 		"                     [--perf-profile P] [--stack-size N] [PATH...]\n"
 		"  Capture every case (default cases/%s), replay each sample through the unwinders\n"
@@ -68,7 +69,10 @@ static void usage_run(FILE *f)
 		"  --json FILE        write the JSON report (schema 1)\n"
 		"  --junit FILE       write JUnit XML: a testsuite per case, a testcase per unwinder\n"
 		"  --html FILE        write one self-contained HTML heatmap (case x sample x unwinder)\n"
-		"  --tap              print TAP (version 13) instead of the matrix\n",
+		"  --tap              print TAP (version 13) instead of the matrix\n"
+		"  --observe          no judging: print per case the [expect] block it would pass with\n"
+		"                     and what perf does in plain words (cases need no [expect])\n"
+		"  --write            with --observe: put that block into each case file (comments kept)\n",
 		host_arch());
 	usage_unwinders(f);
 	fprintf(f,
@@ -99,7 +103,7 @@ static void usage(FILE *f)
 struct common {
 	struct hx_opts o;
 	const char *json, *junit, *html;
-	bool tap;
+	bool tap, write;
 	const char *out;
 	int npaths;
 	char **paths;
@@ -144,7 +148,8 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 		{ "output", required_argument, 0, 'o' }, { "perf-profile", required_argument, 0, 'p' },
 		{ "stack-size", required_argument, 0, 's' }, { "perf-dump-dir", required_argument, 0, 'D' },
 		{ "junit", required_argument, 0, 'J' }, { "html", required_argument, 0, 'H' },
-		{ "tap", no_argument, 0, 'T' },
+		{ "tap", no_argument, 0, 'T' }, { "observe", no_argument, 0, 'O' },
+		{ "write", no_argument, 0, 'W' },
 		{ 0, 0, 0, 0 },
 	};
 	memset(c, 0, sizeof(*c));
@@ -160,6 +165,8 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 		case 'J': c->junit = optarg; break;
 		case 'H': c->html = optarg; break;
 		case 'T': c->tap = true; break;
+		case 'O': c->o.observe = true; break;
+		case 'W': c->write = true; break;
 		case 'u':
 			if (parse_unwinders(c, optarg))
 				return 2;
@@ -262,7 +269,7 @@ static int load_cases(struct common *c, struct hx_case **cases, char ***paths, i
 	if (!*cases)
 		return 2;
 	for (int i = 0; i < *n; i++) {
-		if (hx_case_load(&(*cases)[i], (*paths)[i], err, sizeof(err))) {
+		if (hx_case_load_ex(&(*cases)[i], (*paths)[i], c->o.observe ? HX_CASE_NO_EXPECT : 0, err, sizeof(err))) {
 			fprintf(stderr, "jitunwind: %s\n", err);
 			for (int k = 0; k < *n; k++) {
 				if (k <= i)
@@ -415,8 +422,15 @@ static int cmd_run(int argc, char **argv, bool record)
 	}
 	if (priv)
 		rm_private_dir(dir);
-	if (!status && !record)
+	if (!status && !record && c.o.observe) {
+		char err[1024];
+		if (hx_observe_run(stdout, res, (size_t)n, &c.o, host_arch(), c.write, err, sizeof(err))) {
+			fprintf(stderr, "jitunwind: %s\n", err);
+			status = 2;
+		}
+	} else if (!status && !record) {
 		status = finish(res, (size_t)n, &c, t0, host_arch());
+	}
 	for (int i = 0; i < n; i++) {
 		if (res)
 			hx_case_res_free(&res[i]);

@@ -222,7 +222,8 @@ static int replay_load(struct replay *rp, uint32_t elf_mach, struct hx_case_res 
 {
 	const struct hx_group *g = rp->g;
 	snprintf(res->file, sizeof(res->file), "%s", g->case_path ? g->case_path : "?");
-	if (hx_case_parse(&rp->c, res->file, g->case_text, g->case_len, err, errlen)) {
+	if (hx_case_parse_ex(&rp->c, res->file, g->case_text, g->case_len,
+			     rp->o->observe ? HX_CASE_NO_EXPECT : 0, err, errlen)) {
 		hx_case_free(&rp->c);
 		return -EINVAL;
 	}

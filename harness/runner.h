@@ -20,6 +20,7 @@ struct hx_opts {
 	enum pv_profile profile;            /* perf generation whose view is reproduced */
 	bool profile_set;                   /* --perf-profile given: overrides the case's profiles */
 	const char *perf_dump_dir;          /* where perf takes the jitdump to be (NULL: /tmp) */
+	bool observe;                       /* run --observe: cases need no [expect] */
 };
 
 #define HX_SYM_LEN 40

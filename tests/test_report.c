@@ -294,19 +294,39 @@ START_TEST(tap_parses)
 }
 END_TEST
 
+/* observe --write on every case of the arch with its [expect] keys removed:
+ * the cases pass again with the same expectation everywhere (the script's
+ * own control: a flipped verdict fails) */
+START_TEST(observe_roundtrip)
+{
+	int rc = sh(out, sizeof(out), "python3 tests/observe_roundtrip.py '%s' %s %s", bin, REP_CASES, tmp);
+	ck_assert_msg(rc == 0, "%s", out);
+	ck_assert_msg(strstr(out, " 0 problem(s)"), "%s", out);
+	/* without --observe a case with no [expect] is still refused */
+	char p[512];
+	snprintf(p, sizeof(p), "%s/observe", tmp);
+	ck_assert_int_eq(sh(out, sizeof(out), "for f in %s/*.case; do sed '/^\\[expect\\]/,$d' $f > %s/noexp.case; break; done; "
+			    "%s run %s/noexp.case", p, tmp, bin, tmp), 2);
+	ck_assert_msg(strstr(out, "missing [expect]"), "%s", out);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --observe %s/noexp.case", bin, tmp), 0);
+	ck_assert_msg(strstr(out, "[expect]\n") && strstr(out, "sample points"), "%s", out);
+}
+END_TEST
+
 Suite *suite_report(void);
 Suite *suite_report(void)
 {
 	Suite *s = suite_create("report");
 	TCase *tc = tcase_create("terminal");
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 120);
+	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, matrix_fits_columns);
 	tcase_add_test(tc, help_explains_words);
 	tcase_add_test(tc, version_matches_json);
 	tcase_add_test(tc, junit_validates);
 	tcase_add_test(tc, tap_parses);
 	tcase_add_test(tc, html_renders);
+	tcase_add_test(tc, observe_roundtrip);
 #if defined(__x86_64__)
 	tcase_add_test(tc, colour_only_on_tty);
 	tcase_add_test(tc, failure_names_symbols);
