@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *reg_name(const struct uw_arch *a, unsigned dw, char *tmp, size_t n)
+const char *hx_dw_reg_name(const struct uw_arch *a, unsigned dw, char *tmp, size_t n)
 {
 	if ((int)dw == a->dw_pc)
 		return "ra";
@@ -19,14 +19,14 @@ static const char *reg_name(const struct uw_arch *a, unsigned dw, char *tmp, siz
 static size_t put_rule(const struct uw_arch *a, unsigned d, const struct ehf_rule *ru, char *buf, size_t n)
 {
 	char t1[16], t2[16];
-	const char *name = reg_name(a, d, t1, sizeof(t1));
+	const char *name = hx_dw_reg_name(a, d, t1, sizeof(t1));
 	switch (ru->kind) {
 	case EHF_OFFSET:
 		return (size_t)snprintf(buf, n, " %s=[CFA%+lld]", name, (long long)ru->off);
 	case EHF_VAL_OFFSET:
 		return (size_t)snprintf(buf, n, " %s=CFA%+lld", name, (long long)ru->off);
 	case EHF_REGISTER:
-		return (size_t)snprintf(buf, n, " %s=%s", name, reg_name(a, ru->reg, t2, sizeof(t2)));
+		return (size_t)snprintf(buf, n, " %s=%s", name, hx_dw_reg_name(a, ru->reg, t2, sizeof(t2)));
 	case EHF_UNDEF:
 		return (size_t)snprintf(buf, n, " %s=undefined", name);
 	case EHF_EXPRESSION:
@@ -64,7 +64,7 @@ void hx_cfa_row_text(const struct uw_view *v, uint64_t pc, char *buf, size_t n)
 	if (!row.cfa_defined)
 		o = (size_t)snprintf(buf, n, "CFA undefined");
 	else if (row.cfa_kind == EHF_CFA_REG_OFF)
-		o = (size_t)snprintf(buf, n, "CFA=%s%+lld", reg_name(a, row.cfa_reg, t, sizeof(t)),
+		o = (size_t)snprintf(buf, n, "CFA=%s%+lld", hx_dw_reg_name(a, row.cfa_reg, t, sizeof(t)),
 				     (long long)row.cfa_off);
 	else
 		o = (size_t)snprintf(buf, n, "CFA=expr");

@@ -9,4 +9,7 @@
 /* "CFA=sp+16 bp=[CFA-16] ra=[CFA-8]", or why there is none */
 void hx_cfa_row_text(const struct uw_view *v, uint64_t pc, char *buf, size_t n);
 
+/* DWARF register dw by perf's name ("bp", "sp", "ra" for the return address column) */
+const char *hx_dw_reg_name(const struct uw_arch *a, unsigned dw, char *tmp, size_t n);
+
 #endif

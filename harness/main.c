@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "harness/case.h"
+#include "harness/explain.h"
 #include "harness/observe.h"
 #include "harness/report.h"
 #include "harness/runner.h"
@@ -92,6 +93,7 @@ static void usage(FILE *f)
 		"  run     capture, replay and judge cases\n"
 		"  record  capture cases into a samples file\n"
 		"  replay  replay and judge a samples file\n"
+		"  explain one sample's story: instruction, registers, CFA rows, chains\n"
 		"  list    list cases\n"
 		"  dump    decode a jitdump: records, eh_frame, rows, perf's view\n"
 		"  lint    check jitdumps the way perf will read them\n"
@@ -487,6 +489,32 @@ static int cmd_replay(int argc, char **argv)
 	return status;
 }
 
+static void usage_explain(FILE *f)
+{
+	fprintf(f, "usage: jitunwind explain [--unwinders LIST] [--perf-profile P] [--stack-size N] CASE WHERE\n"
+		   "  Capture and replay CASE, then tell the story of sample point WHERE (tramp+0x7, 7, callee):\n"
+		   "  instruction, registers, the emitted CFI row and the true one, each unwinder's chain\n"
+		   "  next to the truth with perf's symbols, its stop reason and first divergent frame.\n");
+	usage_unwinders(f);
+}
+
+static int cmd_explain(int argc, char **argv)
+{
+	struct common c;
+	int rc = parse_common(argc, argv, &c, false, usage_explain);
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	if (c.npaths != 2) {
+		usage_explain(stderr);
+		return 2;
+	}
+	char err[1024];
+	rc = hx_explain(stdout, &c.o, c.paths[0], c.paths[1], err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "jitunwind: %s\n", err);
+	return rc == -ENOTSUP ? 77 : rc ? 2 : 0;
+}
+
 static void usage_list(FILE *f)
 {
 	fprintf(f, "usage: jitunwind list [PATH...]\n  List the cases (name, arch, about).\n");
@@ -581,6 +609,8 @@ int main(int argc, char **argv)
 		return cmd_replay(argc - 1, argv + 1);
 	if (!strcmp(cmd, "list"))
 		return cmd_list(argc - 1, argv + 1);
+	if (!strcmp(cmd, "explain"))
+		return cmd_explain(argc - 1, argv + 1);
 	if (!strcmp(cmd, "dump"))
 		return hx_dump_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "lint"))

@@ -346,6 +346,7 @@ static void replay_sample(struct replay *rp, const struct hx_sample *s, const ch
 		sr->nt = (int)s->ntruth;
 		memcpy(sr->truth, s->truth, sizeof(uint64_t) * s->ntruth);
 		sr->pc = uw_reg(&full, rp->arch->perf_ip);
+		sr->src = (uint32_t)(s - rp->g->samples);
 		hx_cfa_row_text(&rp->view, sr->pc, sr->cfa_row, sizeof(sr->cfa_row));
 		for (int t = 0; rp->have_pv && t < sr->nt; t++) {
 			/* as symbolize(): return addresses looked up at ip - 1 */

@@ -50,6 +50,7 @@ struct hx_sample_res {
 	int nt;
 	char tsym[HX_MAX_TRUTH][HX_SYM_LEN];/* the truth's symbols as perf names them ("": none) */
 	uint64_t pc;                        /* the sampled ip */
+	uint32_t src;                       /* index of the group's sample it replays */
 	char cfa_row[160];                  /* the emitted CFI's row at pc (harness/cfarow.c) */
 	struct hx_uw_res uw[HX_MAX_UW];
 	int nuw;

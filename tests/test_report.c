@@ -313,6 +313,36 @@ START_TEST(observe_roundtrip)
 }
 END_TEST
 
+#if defined(__x86_64__)
+/* explain at CPython's ret: the emitted row (from the case's FDE bytes) still
+ * saves bp, the generator's truth row does not; every unwinder's story */
+START_TEST(explain_ret)
+{
+	const char *c = "cases/x86_64/cpython-3.13-fp-bytes.case";
+	ck_assert_int_eq(sh(out, sizeof(out), "%s explain %s 7", bin, c), 0);
+	static const char *const want[] = {
+		"at tramp+0x7, perf current, stack 8192", "instruction: ret", "bp=0x", "sp=0x",
+		"emitted CFI row: CFA=sp+8 bp=[CFA-16] ra=[CFA-8]", "true row:        CFA=sp+8 ra=[CFA-8]",
+		"emitted only: bp=[CFA-16]", "\nfp: skipped", "\nlibunwind: truncated", "\nlibdw: truncated",
+		"\noracle: truncated (inconsistent)", "CFA register r6 (bp) unknown",
+		"first divergent frame: #2", "(hx_anchor)",
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		ck_assert_msg(strstr(out, want[i]), "no '%s' in:\n%s", want[i], out);
+	/* tramp+0x7 names the same point */
+	ck_assert_int_eq(sh(out, sizeof(out), "%s explain %s tramp+0x7 | grep -c '^== '", bin, c), 0);
+	ck_assert_int_eq(atoi(out), 1);
+	/* control: where the rows agree (the call) no difference is claimed */
+	ck_assert_int_eq(sh(out, sizeof(out), "%s explain %s 4", bin, c), 0);
+	ck_assert_msg(strstr(out, "true row:        CFA=bp+16") && !strstr(out, "rows differ"), "%s", out);
+	/* bad input: a point with no sample lists the points, exit 2 */
+	ck_assert_int_eq(sh(out, sizeof(out), "%s explain %s 3", bin, c), 2);
+	ck_assert_msg(strstr(out, "no sample at '3' (sample points: tramp+0x0"), "%s", out);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s explain %s", bin, c), 2);
+}
+END_TEST
+#endif
+
 Suite *suite_report(void);
 Suite *suite_report(void)
 {
@@ -330,6 +360,7 @@ Suite *suite_report(void)
 #if defined(__x86_64__)
 	tcase_add_test(tc, colour_only_on_tty);
 	tcase_add_test(tc, failure_names_symbols);
+	tcase_add_test(tc, explain_ret);
 #endif
 	suite_add_tcase(s, tc);
 	return s;
