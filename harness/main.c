@@ -65,8 +65,8 @@ static void usage_run(FILE *f)
 		"usage: jitunwind run [--json FILE] [--junit FILE] [--html FILE] [--tap] [--observe [--write]]\n"
 		"                     [--unwinders LIST] [--jitdump-dir DIR]\n"
 		"                     [--perf-profile P] [--stack-size N] [PATH...]\n"
-		"  Capture every case (default cases/%s), replay each sample through the unwinders\n"
-		"  and judge it against the truth and the case's [expect].\n"
+		"  Capture every case (default cases/%s here, else the installed ones), replay each\n"
+		"  sample through the unwinders and judge it against the truth and the case's [expect].\n"
 		"  --json FILE        write the JSON report (schema 1)\n"
 		"  --junit FILE       write JUnit XML: a testsuite per case, a testcase per unwinder\n"
 		"  --html FILE        write one self-contained HTML heatmap (case x sample x unwinder)\n"
@@ -246,16 +246,43 @@ static int make_dir(const struct common *c, char *dir, size_t n, bool *private_d
 	return 0;
 }
 
+/* The default cases: cases/<arch> here (a source tree), else the installed
+ * ones, <bindir>/../share/jitunwind/cases/<arch> (make install), else the
+ * ones beside the binary (a source tree's binary run from elsewhere). */
+static void default_cases(char *buf, size_t n)
+{
+	struct stat st;
+	snprintf(buf, n, "cases/%s", host_arch());
+	if (stat(buf, &st) == 0)
+		return;
+	char exe[4096];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len <= 0)
+		return;
+	exe[len] = 0;
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return;
+	*slash = 0;
+	static const char *const rel[] = { "../share/jitunwind/cases", "cases" };
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		snprintf(buf, n, "%s/%s/%s", exe, rel[i], host_arch());
+		if (stat(buf, &st) == 0)
+			return;
+	}
+	snprintf(buf, n, "cases/%s", host_arch());
+}
+
 /* Load every case first: a malformed one stops everything with exit 2. */
 static int load_cases(struct common *c, struct hx_case **cases, char ***paths, int *n)
 {
 	char err[1024];
 	const char *defp[1];
-	char def[64];
+	char def[4200];
 	const char *const *pp = (const char *const *)c->paths;
 	int np = c->npaths;
 	if (!np) {
-		snprintf(def, sizeof(def), "cases/%s", host_arch());
+		default_cases(def, sizeof(def));
 		defp[0] = def;
 		pp = defp;
 		np = 1;

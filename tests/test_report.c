@@ -343,6 +343,41 @@ START_TEST(explain_ret)
 END_TEST
 #endif
 
+/* make install into a staging DESTDIR: the binary, every arch's cases and
+ * the man page; the staged binary run from / finds the installed cases (a
+ * lone copy of it, with no share/ beside it, does not: the control) */
+START_TEST(install_finds_cases)
+{
+	if (strchr(bin, ' ')) {
+		printf("install_finds_cases: SKIP: the binary runs under an emulator (%s)\n", bin);
+		return;
+	}
+	int rc = sh(out, sizeof(out), "make --no-print-directory install DESTDIR=%s/stage PREFIX=/usr", tmp);
+	ck_assert_msg(rc == 0, "%s", out);
+	char st[512];
+	snprintf(st, sizeof(st), "%s/stage/usr", tmp);
+	ck_assert_int_eq(sh(out, sizeof(out), "test -x %s/bin/jitunwind && test -f %s/share/man/man1/jitunwind.1", st, st), 0);
+	ck_assert_int_eq(sh(out, sizeof(out), "ls %s/share/jitunwind/cases/%s | wc -l; ls %s | wc -l", st,
+#if defined(__aarch64__)
+			    "aarch64",
+#else
+			    "x86_64",
+#endif
+			    REP_CASES), 0);
+	int a = 0, b = 0;
+	ck_assert_int_eq(sscanf(out, "%d %d", &a, &b), 2);
+	ck_assert_int_eq(a, b);
+	ck_assert_int_gt(a, 0);
+	/* the man page renders without a warning */
+	ck_assert_int_eq(sh(out, sizeof(out), "groff -man -Tutf8 -ww -z %s/share/man/man1/jitunwind.1", st), 0);
+	ck_assert_msg(!out[0], "groff: %s", out);
+	ck_assert_int_eq(sh(out, sizeof(out), "cd / && %s/bin/jitunwind list | wc -l", st), 0);
+	ck_assert_int_eq(atoi(out), a);
+	ck_assert_int_eq(sh(out, sizeof(out), "mkdir %s/lone && cp %s/bin/jitunwind %s/lone/ && cd / && %s/lone/jitunwind list",
+			    tmp, st, tmp, tmp), 2);
+}
+END_TEST
+
 Suite *suite_report(void);
 Suite *suite_report(void)
 {
@@ -357,6 +392,7 @@ Suite *suite_report(void)
 	tcase_add_test(tc, tap_parses);
 	tcase_add_test(tc, html_renders);
 	tcase_add_test(tc, observe_roundtrip);
+	tcase_add_test(tc, install_finds_cases);
 #if defined(__x86_64__)
 	tcase_add_test(tc, colour_only_on_tty);
 	tcase_add_test(tc, failure_names_symbols);
