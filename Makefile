@@ -78,7 +78,14 @@ deps:
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(OBJ_CFLAGS) -MMD -MP -c $< -o $@
+
+# Host builds ([sample] host, harness/host.h): the C around a trampoline
+# without frame pointers, or without them in leaves only.  These flags come
+# after FRAMEFLAGS and win; no sanitizer, so the code is what a release
+# build runs (tests/test_host.c checks the result).
+$(BUILD)/harness/host_nofp.o: OBJ_CFLAGS := -fomit-frame-pointer -momit-leaf-frame-pointer -fno-sanitize=all
+$(BUILD)/harness/host_nofpleaf.o: OBJ_CFLAGS := -momit-leaf-frame-pointer -fno-sanitize=all
 
 $(BUILD)/%.o: %.S
 	@mkdir -p $(dir $@)
@@ -129,7 +136,9 @@ cross-replay: deps $(BIN)
 	@env -u PKG_CONFIG_LIBDIR $(MAKE) --no-print-directory ARCH=$(HOSTARCH) all
 	tools/cross-replay --arch $(ARCH) --runner "$(RUNNER)" --bin $(BIN) --native ./jitunwind
 
-# make check per arch, in containers when an engine works, else under qemu-user
+# make check per Debian suite x arch, each in a root built here (tools/rootfs: mmdebstrap,
+# podman or a chroot, qemu-user-static for arm64); not part of check (minutes per root).
+# MATRIX_ARGS: e.g. "--json m.json trixie-amd64 sid-amd64"
 matrix:
 	tools/matrix $(MATRIX_ARGS)
 
@@ -143,8 +152,10 @@ bench: all
 	  awk -v s=$$s -v e=$$e 'BEGIN { printf "  whole run of cases/$(ARCH): %.3f s wall\n", (e - s) / 1e9 }'
 	@$(MAKE) --no-print-directory bench-lint
 
+# the Debian roots under build/roots/ stay (slow to rebuild): tools/rootfs clean removes them
 clean:
-	rm -rf build jitunwind
+	find build -mindepth 1 -maxdepth 1 ! -name roots -exec rm -rf {} + 2>/dev/null || true
+	rm -f jitunwind
 
 # make install [PREFIX=/usr/local] [DESTDIR=...]: the binary, every arch's cases (the binary
 # finds them as ../share/jitunwind/cases/<arch> from its own directory) and jitunwind(1)

@@ -3,6 +3,7 @@
  * (registers + the whole stack from SP to its top) with the truth chain,
  * known by construction.  Runs in a forked child. */
 #include "capture.h"
+#include "host.h"
 #include "samples.h"
 #include "trampolines/tramp.h"
 
@@ -55,6 +56,7 @@ struct hx_ctx {
 	uint64_t stack_top;
 	int truth_error;
 	uint64_t spin_ns;                    /* JU_SPIN_MS: busy time in the innermost callee */
+	const struct hx_host *host;          /* [sample] host: the C around the trampolines */
 };
 
 static struct hx_ctx hx;
@@ -97,18 +99,22 @@ static int hx_truth(int k, int row, uint64_t pc, uint64_t *t, uint8_t *fl)
 		fl[n++] = hx_leaf.rows[row].fp_frame;
 		row = -1;
 	} else if (row < 0) {
+		if (hx.host->leaf) {   /* in the host's C leaf, under the target */
+			t[n] = hx_host_leaf_ra;
+			fl[n++] = hx.host->leaf_fp;
+		}
 		t[n] = hx.target_ra[k];
-		fl[n++] = 1;
+		fl[n++] = hx.host->target_fp;
 	}
 	for (int j = k; j >= 1; j--) {
 		int r = (j == k && row >= 0) ? row : (int)hx.call_row;
-		t[n] = (uint64_t)(uintptr_t)hx_call_ret;
+		t[n] = (uint64_t)(uintptr_t)hx.host->call_ret;
 		fl[n++] = hx_func.rows[r].fp_frame;
 		t[n] = hx.stub_ra[j];
-		fl[n++] = 1;
+		fl[n++] = hx.host->call_fp;
 		if (j > 1) {
 			t[n] = hx.target_ra[j - 1];
-			fl[n++] = 1;
+			fl[n++] = hx.host->target_fp;
 		}
 	}
 	return n;
@@ -199,7 +205,7 @@ static void hx_on_trap(int sig, siginfo_t *si, void *ucv)
 		}
 		return;
 	}
-	if (at == (uint64_t)(uintptr_t)hx_callee_trap) {
+	if (at == (uint64_t)(uintptr_t)hx.host->trap) {
 		hx_cap_host.skip_trap(uc);
 		hx_sample(uc, HX_FUNC_CALLEE, 0, hx.level, -1);
 		return;
@@ -214,6 +220,32 @@ static uint64_t hx_now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* host.h: hx_target's bookkeeping for the other host builds' targets */
+int hx_host_enter(struct hx_ctx *ctx, void *ra, void **tramp, uint64_t **slot)
+{
+	int k = ctx->level;
+	ctx->target_ra[k] = (uint64_t)(uintptr_t)ra;
+	if ((uint64_t)(uintptr_t)ctx->tramp[k] + (uint64_t)ctx->func->ret_off != ctx->target_ra[k])
+		ctx->truth_error = k;
+	if (k >= ctx->depth)
+		return 0;
+	ctx->level = k + 1;
+	*tramp = ctx->tramp[k + 1];
+	*slot = &ctx->stub_ra[k + 1];
+	return k + 1;
+}
+
+void hx_host_leave(struct hx_ctx *ctx, int k)
+{
+	ctx->level = k - 1;
+}
+
+bool hx_host_in_callee(struct hx_ctx *ctx, uint64_t *loops)
+{
+	*loops = ctx->spin_ns;
+	return ctx->in_callee;
 }
 
 __attribute__((noinline, noclone)) void hx_target(struct hx_ctx *ctx)
@@ -240,8 +272,30 @@ __attribute__((noinline, noclone)) void hx_target(struct hx_ctx *ctx)
 __attribute__((noinline, noclone)) static void hx_anchor(struct hx_ctx *ctx)
 {
 	ctx->level = 1;
-	hx_call(ctx, ctx->tramp[1], &ctx->stub_ra[1], ctx->target);
+	ctx->host->call(ctx, ctx->tramp[1], &ctx->stub_ra[1], ctx->target);
 	__asm__ volatile("" ::: "memory");
+}
+
+/* The stack below the capture is defined before the trampolines run: a slot
+ * they allocate but never write (alloc N) is copied into every sample, and a
+ * wrong CFI makes unwinders read it, so its bytes must not be whatever libc
+ * left there (the verdicts would differ between glibc versions).  Zero, as a
+ * fresh stack page.  JU_STACK_LEFTOVER=zero|self (tests only) first plants
+ * other leftovers there ("self": each word its own address, a mapped pointer)
+ * to prove they no longer matter. */
+#define HX_SCRUB (256u << 10)
+__attribute__((noinline, no_sanitize_address)) static void hx_scrub_stack(void)
+{
+	uint64_t w[HX_SCRUB / 8];
+	const char *l = getenv("JU_STACK_LEFTOVER");
+	if (l && !strcmp(l, "self"))
+		for (size_t i = 0; i < HX_SCRUB / 8; i++)
+			w[i] = (uint64_t)(uintptr_t)&w[i];
+	else if (l && !strcmp(l, "zero"))
+		memset(w, 0, sizeof(w));
+	__asm__ volatile("" : : "r"(w) : "memory");
+	memset(w, 0, sizeof(w));
+	__asm__ volatile("" : : "r"(w) : "memory");
 }
 
 static uint64_t stack_top_of(uint64_t sp)
@@ -381,6 +435,7 @@ int hx_capture_case(const struct hx_case *c, const char *case_path, const char *
 	if (spin && c->in_callee)
 		hx.spin_ns = strtoull(spin, NULL, 10) % 60000 * 1000000ull;
 	hx.func = &hx_func;
+	hx.host = hx_host_get(c->host);
 	hx_rec_write(out_fd, HX_REC_CASE, case_path, strlen(case_path) + 1, c->text, c->text_len);
 
 	const struct tr_arch *arch = tr_arch_by_name(c->arch);
@@ -444,7 +499,7 @@ int hx_capture_case(const struct hx_case *c, const char *case_path, const char *
 		hx.tramp[k] = at;
 		hx.tramp_size[k] = hx_func.code_size;
 	}
-	hx.target = (void *)hx_target;
+	hx.target = (void *)hx.host->target;
 	if (c->has_leaf) {
 		uint8_t *at;
 		if (tr_arena_alloc(&hx.arena, leaf_slot, 64, &at))
@@ -489,6 +544,7 @@ int hx_capture_case(const struct hx_case *c, const char *case_path, const char *
 	if (!hx.stack_top)
 		return fail("%s", "cannot find the stack mapping");
 	alarm(10);   /* a trampoline that never returns ends the child */
+	hx_scrub_stack();
 	hx_anchor(&hx);
 	alarm(0);
 	if (hx.truth_error) {

@@ -1,5 +1,6 @@
 /* Case file parser: INI-like sections, strict, file:line in every error. */
 #include "case.h"
+#include "host.h"
 #include "unwinders/perfview.h"
 #include "unwinders/unwind.h"
 
@@ -612,13 +613,21 @@ static int sample_depth(struct pstate *ps, char *val, int line)
 	return 0;
 }
 
+static int sample_host(struct pstate *ps, char *val, int line)
+{
+	if ((ps->c->host = hx_host_parse(val)) < 0)
+		return PFAIL(ps, line, "host: expected one of %s, got '%s'", hx_host_names, val);
+	return 0;
+}
+
 static const struct key_parser case_keys[] = {
 	{ "name", case_name }, { "arch", case_arch }, { "about", case_about }, { NULL, NULL },
 };
 
 static const struct key_parser sample_keys[] = {
 	{ "at", sample_at }, { "depth", sample_depth }, { "stack_size", sample_stack_size },
-	{ "stride", sample_stride }, { "profiles", sample_profiles }, { NULL, NULL },
+	{ "stride", sample_stride }, { "profiles", sample_profiles }, { "host", sample_host },
+	{ NULL, NULL },
 };
 
 static int parse_key_table(struct pstate *ps, const struct key_parser *t, const char *sec, char *key,
@@ -733,6 +742,8 @@ static int check_case(struct pstate *ps, int line)
 				     "a [leaf] replaces the C target: sample it with 'at = every-insn' (no in-callee)");
 		if (c->depth != 1)
 			return PFAIL(ps, ps->leaf_line, "a [leaf] needs depth = 1");
+		if (c->host != HX_HOST_FP)
+			return PFAIL(ps, ps->leaf_line, "a [leaf] replaces the host's C target: it needs host = fp");
 	}
 	if (!ps->seen[S_EXPECT] && !ps->expect_optional)
 		return PFAIL(ps, line, "missing [expect]");

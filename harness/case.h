@@ -52,6 +52,7 @@ struct hx_case {
 	bool every_insn, in_callee;
 	int depth;
 	bool unwind_after_load;  /* [unwind] order = after-load: UNWINDING_INFO follows its CODE_LOAD */
+	int host;                /* [sample] host: enum hx_host_kind (harness/host.h) */
 	int stride;              /* [sample] stride: bytes between trampolines (0: no overlap) */
 	int profiles[3];         /* [sample] profiles: perf generations to replay under (enum pv_profile) */
 	int nprofiles;

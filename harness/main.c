@@ -15,9 +15,11 @@
 #include "harness/case.h"
 #include "harness/explain.h"
 #include "harness/observe.h"
+#include "harness/host.h"
 #include "harness/report.h"
 #include "harness/runner.h"
 #include "harness/samples.h"
+#include "harness/toperf.h"
 #include "trampolines/tramp.h"
 #include "unwinders/unwind.h"
 #include "unwinders/perfview.h"
@@ -82,7 +84,12 @@ static void usage_run(FILE *f)
 		"  --stack-size N     DWARF dump size (perf --call-graph dwarf,N; default: the case's, else 8192)\n"
 		"  --perf-dump-dir D  the directory perf sees the jitdump in (default /tmp, as CPython;\n"
 		"                     perf >= 6.8 gives libdw jitted unwinding info only under /tmp/jitted-)\n"
-		"exit: 0 all cases pass, 1 a case failed, 2 bad usage or input, 77 nothing could run\n");
+		"  --perf-data OUT    (record) also write the samples as a perf.data real perf reads\n"
+		"  --perf-data-abi V  (record) the perf that reads it: 5.10, 6.1 (default) or 6.3\n"
+		"  A case's [sample] host picks how the C around its trampolines is built:\n"
+		"  %s (frame pointers, none, none in leaves; default fp)\n"
+		"exit: 0 all cases pass, 1 a case failed, 2 bad usage or input, 77 nothing could run\n",
+		hx_host_names);
 	hx_vocab_print(f);
 }
 
@@ -110,6 +117,8 @@ struct common {
 	int npaths;
 	char **paths;
 	char uwbuf[256];
+	const char *perf_data;           /* record --perf-data OUT */
+	struct hx_toperf_opts po;
 };
 
 static int parse_unwinders(struct common *c, const char *list)
@@ -152,6 +161,7 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 		{ "junit", required_argument, 0, 'J' }, { "html", required_argument, 0, 'H' },
 		{ "tap", no_argument, 0, 'T' }, { "observe", no_argument, 0, 'O' },
 		{ "write", no_argument, 0, 'W' },
+		{ "perf-data", required_argument, 0, 'P' }, { "perf-data-abi", required_argument, 0, 'A' },
 		{ 0, 0, 0, 0 },
 	};
 	memset(c, 0, sizeof(*c));
@@ -175,6 +185,13 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 			break;
 		case 'd': c->o.jitdump_dir = optarg; break;
 		case 'D': c->o.perf_dump_dir = optarg; break;
+		case 'P': c->perf_data = optarg; break;
+		case 'A':
+			if (hx_toperf_abi(optarg, &c->po.attr_size)) {
+				fprintf(stderr, "jitunwind: --perf-data-abi %s: expected 5.10, 6.1 or 6.3\n", optarg);
+				return 2;
+			}
+			break;
 		case 'p':
 			c->o.profile_set = true;
 			if (pv_profile_parse(optarg, &c->o.profile)) {
@@ -448,6 +465,16 @@ static int cmd_run(int argc, char **argv, bool record)
 		close(outfd);
 		if (!status)
 			printf("recorded %d case(s) into %s; jitdumps in %s\n", n, c.out, dir);
+		if (!status && c.perf_data) {
+			char err[1024];
+			c.po.stack_size = (uint32_t)c.o.stack_size;
+			if (hx_toperf_write(c.out, c.perf_data, &c.po, err, sizeof(err))) {
+				fprintf(stderr, "jitunwind: %s\n", err);
+				status = 2;
+			} else {
+				printf("wrote %s (perf inject -j -i %s -o OUT, then perf script)\n", c.perf_data, c.perf_data);
+			}
+		}
 	}
 	if (priv)
 		rm_private_dir(dir);

@@ -469,7 +469,7 @@ static bool have_readelf(void)
 /* readelf's decoder: the FDE's pc range, and for x86_64 the CFA column of the
  * interpreted table at every truth row. */
 static void check_readelf(const char *path, const char *what, const struct tr_func *f, uint64_t code_addr,
-			  bool cfa_table)
+			  bool cfa_table, bool empty_table)
 {
 	if (!have_readelf())
 		return;
@@ -485,6 +485,11 @@ static void check_readelf(const char *path, const char *what, const struct tr_fu
 	snprintf(want, sizeof(want), "pc=%016llx..%016llx", (unsigned long long)code_addr,
 		 (unsigned long long)(code_addr + f->code_size));
 	ck_assert_msg(strstr(out, want), "%s: readelf lacks '%s':\n%s", what, want, out);
+	/* binutils 2.42+ warns about a header without a search table: what that variant is */
+	static const char empty_warn[] = "Warning: It is suspicious to have a .eh_frame_hdr section with an empty search table";
+	char *ew = strstr(out, empty_warn);
+	if (empty_table && ew)
+		memset(ew, ' ', sizeof(empty_warn) - 1);
 	ck_assert_msg(!strstr(out, "arning") && !strstr(out, "rror"), "%s: readelf complains:\n%s", what, out);
 	if (!cfa_table)
 		return;
@@ -494,7 +499,10 @@ static void check_readelf(const char *path, const char *what, const struct tr_fu
 	for (char *line = strtok(strstr(out, want), "\n"); line && nl < 64; line = strtok(NULL, "\n")) {
 		unsigned long long loc;
 		char cfa[32];
-		if (sscanf(line, "%16llx %31s", &loc, cfa) == 2 && strlen(line) > 17 && line[16] == ' ') {
+		/* a LOC row starts with 16 hex digits (binutils 2.42+ also prints an
+		 * .eh_frame_hdr block whose "  Count ..." would otherwise scan as hex) */
+		if (strspn(line, "0123456789abcdef") == 16 && line[16] == ' ' &&
+		    sscanf(line, "%16llx %31s", &loc, cfa) == 2) {
 			locs[nl].loc = loc;
 			snprintf(locs[nl].cfa, sizeof(locs[nl].cfa), "%s", cfa);
 			nl++;
@@ -671,7 +679,7 @@ START_TEST(test_encodings)
 	snprintf(what, sizeof(what), "%s (sections)", c->name);
 	check_libdw(path, what, f, code_addr, c->flags);
 	if (!(c->flags & CHK_NOFDE))
-		check_readelf(path, what, f, code_addr, !c->a64);
+		check_readelf(path, what, f, code_addr, !c->a64, o.hdr != TR_HDR_NONE && !o.hdr_table);
 	if (o.hdr != TR_HDR_NONE) {
 		write_elf_phdrs(path, f, u, o.hdr, code_addr);
 		snprintf(what, sizeof(what), "%s (PT_GNU_EH_FRAME)", c->name);

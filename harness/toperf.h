@@ -1,0 +1,21 @@
+/* `jitunwind record --perf-data OUT`: a samples file as the perf.data
+ * `perf record -k 1 --call-graph dwarf` would have written for the same run. */
+#ifndef HX_TOPERF_H
+#define HX_TOPERF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct hx_toperf_opts {
+	uint32_t attr_size;          /* perf_event_attr size of the perf that reads it (perfdata.h) */
+	uint32_t stack_size;         /* sample_stack_user (perf --call-graph dwarf,N); 0: 8192 */
+	int buildid_mmap;            /* MMAP2 with build-ids (perf record --buildid-mmap) */
+};
+
+/* Parses "5.10", "6.1", "6.3" (the perf that will read the file) into an attr size. */
+int hx_toperf_abi(const char *s, uint32_t *attr_size);
+/* 0, or -1 with "FILE: offset ...: what" in err. */
+int hx_toperf_write(const char *samples_path, const char *out, const struct hx_toperf_opts *o,
+		    char *err, size_t errlen);
+
+#endif
