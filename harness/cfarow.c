@@ -3,6 +3,7 @@
 #include "cfarow.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *hx_dw_reg_name(const struct uw_arch *a, unsigned dw, char *tmp, size_t n)
@@ -70,4 +71,63 @@ void hx_cfa_row_text(const struct uw_view *v, uint64_t pc, char *buf, size_t n)
 		o = (size_t)snprintf(buf, n, "CFA=expr");
 	for (unsigned d = 0; d < EHF_NREGS && o < n; d++)
 		o += put_rule(a, d, &row.reg[d], buf + o, n - o);
+}
+
+/* the generator's truth row at the sample's offset, as the emitted row is printed */
+void hx_true_row_text(const struct hx_case *c, const char *where, int offset, const struct uw_arch *ua,
+		      char *buf, size_t n)
+{
+	snprintf(buf, n, "-");
+	if (offset < 0)
+		return;
+	const struct tr_arch *ta = tr_arch_host();
+	bool leaf = !strncmp(where, "leaf", 4);
+	struct tr_func *f = calloc(1, sizeof(*f));
+	char err[256];
+	if (!f || tr_emit(ta, leaf ? c->leaf_ops : c->ops, leaf ? c->nleaf : c->nops, f, err, sizeof(err))) {
+		snprintf(buf, n, "(the truth rows could not be rebuilt)");
+		free(f);
+		return;
+	}
+	for (size_t i = 0; i < f->nrows; i++) {
+		const struct tr_row *r = &f->rows[i];
+		if (r->offset != (uint32_t)offset)
+			continue;
+		char t[16];
+		size_t o = (size_t)snprintf(buf, n, "CFA=%s%+lld", hx_dw_reg_name(ua, (unsigned)r->cfa_reg, t, sizeof(t)),
+					    (long long)r->cfa_off);
+		for (unsigned d = 0; d < TR_NREGS && o < n; d++)
+			if (r->saved_mask & (1ull << d))
+				o += (size_t)snprintf(buf + o, n - o, " %s=[CFA%+d]", hx_dw_reg_name(ua, d, t, sizeof(t)),
+						      r->saved_off[d]);
+		if (o < n && r->ra_where == TR_RA_AT_CFA)
+			snprintf(buf + o, n - o, " ra=[CFA%+lld]", (long long)r->ra_off);
+		else if (o < n)
+			snprintf(buf + o, n - o, " ra=%s", hx_dw_reg_name(ua, (unsigned)r->ra_reg, t, sizeof(t)));
+		break;
+	}
+	free(f);
+}
+
+/* the rules one row has and the other lacks: "emitted only: bp=[CFA-16]; true only: ..." */
+void hx_row_diff_text(const char *emitted, const char *truth, char *buf, size_t n)
+{
+	buf[0] = 0;
+	if (!strcmp(emitted, truth) || truth[0] == '-' || truth[0] == '(')
+		return;
+	const char *rows[2] = { emitted, truth };
+	size_t o = 0;
+	for (int k = 0; k < 2; k++) {
+		char a[200], *save = NULL;
+		bool any = false;
+		snprintf(a, sizeof(a), "%s", rows[k]);
+		for (char *tok = strtok_r(a, " ", &save); tok && o < n; tok = strtok_r(NULL, " ", &save)) {
+			const char *hit = strstr(rows[!k], tok);
+			size_t tl = strlen(tok);
+			if (hit && (hit == rows[!k] || hit[-1] == ' ') && (hit[tl] == ' ' || !hit[tl]))
+				continue;
+			o += (size_t)snprintf(buf + o, n - o, "%s%s", any ? " " : o ? "; true only: " : k ? "true only: " : "emitted only: ", tok);
+			any = true;
+		}
+	}
 }

@@ -24,65 +24,6 @@ static bool where_matches(const struct hx_sample_res *sr, const char *where)
 	return !*end && end != where && sr->offset >= 0 && v == sr->offset && !strncmp(sr->where, "tramp+", 6);
 }
 
-/* the generator's truth row at the sample's offset, as the emitted row is printed */
-static void true_row(const struct hx_case *c, const struct hx_sample_res *sr, const struct uw_arch *ua,
-		     char *buf, size_t n)
-{
-	snprintf(buf, n, "-");
-	if (sr->offset < 0)
-		return;
-	const struct tr_arch *ta = tr_arch_host();
-	bool leaf = !strncmp(sr->where, "leaf", 4);
-	struct tr_func *f = calloc(1, sizeof(*f));
-	char err[256];
-	if (!f || tr_emit(ta, leaf ? c->leaf_ops : c->ops, leaf ? c->nleaf : c->nops, f, err, sizeof(err))) {
-		snprintf(buf, n, "(the truth rows could not be rebuilt)");
-		free(f);
-		return;
-	}
-	for (size_t i = 0; i < f->nrows; i++) {
-		const struct tr_row *r = &f->rows[i];
-		if (r->offset != (uint32_t)sr->offset)
-			continue;
-		char t[16];
-		size_t o = (size_t)snprintf(buf, n, "CFA=%s%+lld", hx_dw_reg_name(ua, (unsigned)r->cfa_reg, t, sizeof(t)),
-					    (long long)r->cfa_off);
-		for (unsigned d = 0; d < TR_NREGS && o < n; d++)
-			if (r->saved_mask & (1ull << d))
-				o += (size_t)snprintf(buf + o, n - o, " %s=[CFA%+d]", hx_dw_reg_name(ua, d, t, sizeof(t)),
-						      r->saved_off[d]);
-		if (o < n && r->ra_where == TR_RA_AT_CFA)
-			snprintf(buf + o, n - o, " ra=[CFA%+lld]", (long long)r->ra_off);
-		else if (o < n)
-			snprintf(buf + o, n - o, " ra=%s", hx_dw_reg_name(ua, (unsigned)r->ra_reg, t, sizeof(t)));
-		break;
-	}
-	free(f);
-}
-
-/* the rules one row has and the other lacks: "emitted only: bp=[CFA-16]" */
-static void row_diff(FILE *out, const char *emitted, const char *truth)
-{
-	if (!strcmp(emitted, truth) || truth[0] == '-' || truth[0] == '(')
-		return;
-	const char *rows[2] = { emitted, truth };
-	for (int k = 0; k < 2; k++) {
-		char a[200], *save = NULL;
-		bool any = false;
-		snprintf(a, sizeof(a), "%s", rows[k]);
-		for (char *t = strtok_r(a, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
-			const char *hit = strstr(rows[!k], t);
-			size_t tl = strlen(t);
-			if (hit && (hit == rows[!k] || hit[-1] == ' ') && (hit[tl] == ' ' || !hit[tl]))
-				continue;
-			fprintf(out, "%s %s", any ? "" : k ? "  true only:" : "  the rows differ; emitted only:", t);
-			any = true;
-		}
-		if (any)
-			fprintf(out, "\n");
-	}
-}
-
 static void regs(FILE *out, const struct hx_sample *s, const struct uw_arch *a)
 {
 	int k = 0;
@@ -149,9 +90,12 @@ static int story(FILE *out, const struct hx_case *c, const struct hx_group *g, c
 		if (sr->src < g->nsamples)
 			regs(out, &g->samples[sr->src], a);
 		fprintf(out, "emitted CFI row: %s\n", sr->cfa_row);
-		true_row(c, sr, a, row, sizeof(row));
+		hx_true_row_text(c, sr->where, sr->offset, a, row, sizeof(row));
 		fprintf(out, "true row:        %s\n", row);
-		row_diff(out, sr->cfa_row, row);
+		char diff[256];
+		hx_row_diff_text(sr->cfa_row, row, diff, sizeof(diff));
+		if (diff[0])
+			fprintf(out, "  the rows differ; %s\n", diff);
 		for (int u = 0; u < sr->nuw; u++)
 			one_unwinder(out, sr, &sr->uw[u], a);
 	}

@@ -3,6 +3,7 @@
  * configuration; --write puts the block into the case file, keeping every
  * other line (comments included). */
 #include "observe.h"
+#include "cfarow.h"
 #include "report.h"
 
 #include <errno.h>
@@ -159,8 +160,8 @@ int hx_observe_block(const struct hx_case_res *r, const struct hx_opts *o, char 
 }
 
 /* "at tramp+0x7 (ret): truncated; the chain stops: outside-snapshot, ...; first true frame missed: #2 0x.. (hx_anchor)" */
-static void one_miss(FILE *out, const struct hx_sample_res *sr, const struct hx_uw_res *r,
-		     const struct uw_arch *arch)
+static void one_miss(FILE *out, const struct hx_case *c, const struct hx_sample_res *sr,
+		     const struct hx_uw_res *r, const struct uw_arch *arch)
 {
 	char why[512];
 	bool fb = r->fallback && r->r.fallback_why[0];
@@ -171,6 +172,14 @@ static void one_miss(FILE *out, const struct hx_sample_res *sr, const struct hx_
 		fprintf(out, ", a frame found without the emitted CFI: %s", why);
 	else if (!r->uw || !r->uw->quiet_why)
 		fprintf(out, "; the chain stops: %s%s%s", uw_stop_name(r->r.stop), why[0] ? ", " : "", why);
+	char row[200], diff[256] = "";
+	if (c && arch && (!r->uw || r->uw->sees == UW_SEES_DUMP || r->uw->ref == UW_REF_TRUTH)) {
+		/* the CFI's users: say where the emitted row and the code disagree */
+		hx_true_row_text(c, sr->where, sr->offset, arch, row, sizeof(row));
+		hx_row_diff_text(sr->cfa_row, row, diff, sizeof(diff));
+	}
+	if (diff[0])
+		fprintf(out, "; the emitted CFI row is %s where the code's is %s (%s)", sr->cfa_row, row, diff);
 	int t = r->j.diverge_truth;
 	if (t >= 0 && t < sr->nt)
 		fprintf(out, "; first true frame missed: #%d 0x%llx%s%s%s", t,
@@ -180,8 +189,8 @@ static void one_miss(FILE *out, const struct hx_sample_res *sr, const struct hx_
 }
 
 /* "perf (libunwind, current, stack 8192) unwinds through this code at 5 of 6 sample points" */
-static void words_for(FILE *out, const struct hx_case_res *r, int u, const char *name, const struct cfg *cf,
-		      const struct uw_arch *arch)
+static void words_for(FILE *out, const struct hx_case *c, const struct hx_case_res *r, int u, const char *name,
+		      const struct cfg *cf, const struct uw_arch *arch)
 {
 	int total = 0, ok = 0, fb = 0, shown = 0;
 	bool oracle = false;
@@ -212,18 +221,19 @@ static void words_for(FILE *out, const struct hx_case_res *r, int u, const char 
 			fprintf(out, "    ... (%d more; jitunwind explain CASE WHERE tells one)\n", total - ok - 6);
 			break;
 		}
-		one_miss(out, sr, &sr->uw[u], arch);
+		one_miss(out, c, sr, &sr->uw[u], arch);
 	}
 }
 
-void hx_observe_words(FILE *out, const struct hx_case_res *r, const struct hx_opts *o, const char *arch)
+void hx_observe_words(FILE *out, const struct hx_case *c, const struct hx_case_res *r, const struct hx_opts *o,
+		      const char *arch)
 {
 	struct cfg cf[12];
 	int nc = configs(r, cf, 12);
 	const struct uw_arch *a = uw_arch_by_name(arch);
 	for (int k = 0; k < nc; k++)
 		for (int u = 0; u < o->nuw; u++)
-			words_for(out, r, u, o->unwinders[u], &cf[k], a);
+			words_for(out, c, r, u, o->unwinders[u], &cf[k], a);
 }
 
 static bool is_section(const char *line, size_t len)
@@ -342,7 +352,18 @@ int hx_observe_run(FILE *out, const struct hx_case_res *res, size_t n, const str
 			return -ENOSPC;
 		}
 		fprintf(out, "%s\n", block);
-		hx_observe_words(out, r, o, arch);
+		/* the case again, for its truth rows (NULL when the file is gone: a replay) */
+		struct hx_case *c = calloc(1, sizeof(*c));
+		char cerr[256];
+		if (c && hx_case_load_ex(c, r->file, HX_CASE_NO_EXPECT, cerr, sizeof(cerr))) {
+			hx_case_free(c);
+			free(c);
+			c = NULL;
+		}
+		hx_observe_words(out, c, r, o, arch);
+		if (c)
+			hx_case_free(c);
+		free(c);
 		if (write) {
 			if (hx_observe_write(r->file, block, err, errlen))
 				return -EIO;
