@@ -11,6 +11,7 @@
 
 #include "harness/case.h"
 #include "harness/judge.h"
+#include "harness/ksampler.h"
 #include "harness/runner.h"
 #include "harness/samples.h"
 #include "trampolines/tramp.h"
@@ -89,8 +90,9 @@ static int bench_group(struct bgroup *bg, struct btimes *t, char *err, size_t er
 	size_t reps = bg->n ? 3000 / bg->n + 1 : 0;
 	for (size_t u = 0; u < t->nu; u++) {
 		const struct uw_unwinder *uw = t->uws[u];
-		/* the unwinders a run on this host replays by default */
-		if (!t->host || !uw_unwinder_default_on(uw, t->host->name))
+		/* the unwinders a run on this host replays by default (not the
+		 * perf column: it runs perf per case, not per sample) */
+		if (!t->host || !uw_unwinder_default_on(uw, t->host->name) || uw->probe)
 			continue;
 		void *state = NULL;
 		double ts = now();
@@ -132,6 +134,45 @@ static int bench_group(struct bgroup *bg, struct btimes *t, char *err, size_t er
 	free(bg->us);
 	hx_samples_free(&bg->s);
 	return 0;
+}
+
+/* Spin-point sampling cost: every case captured again with the kernel
+ * sampler (3 samples per point); the extra time per spin point. */
+static void bench_kernel(char **files, int nf, const struct tr_arch *host, const char *dir,
+			 double tcap, size_t points)
+{
+	char err[1024];
+	struct hx_kcfg saved = hx_kcfg;
+	hx_kstats = (struct hx_kstats){ 0 };
+	hx_kcfg.nsamples = 3;
+	char skip[512] = "";
+	size_t nk = 0;
+	double t0 = now();
+	for (int i = 0; i < nf && !skip[0]; i++) {
+		struct hx_case c;
+		if (hx_case_load(&c, files[i], err, sizeof(err)))
+			continue;
+		char sp[4352];
+		snprintf(sp, sizeof(sp), "%s/%s.ksamples", dir, c.name);
+		struct hx_samples s;
+		if (host && !strcmp(c.arch, host->name) && !hx_capture_to_file(&c, files[i], dir, sp, err, sizeof(err)) &&
+		    !hx_samples_read(&s, sp, err, sizeof(err))) {
+			if (s.ngroups && s.groups[0].kskip)
+				snprintf(skip, sizeof(skip), "%s", s.groups[0].kskip);
+			nk += s.ngroups ? s.groups[0].nkernel : 0;
+			hx_samples_free(&s);
+		}
+		hx_case_free(&c);
+	}
+	double tk = now() - t0;
+	hx_kcfg = saved;
+	if (skip[0])
+		printf("  spin points: skipped (%s)\n", skip);
+	else
+		printf("  spin points: %.2f ms per point sampling 3 kernel samples (%llu points, %zu kernel samples; "
+		       "capture %.3f s vs %.3f s without)\n",
+		       hx_kstats.points ? (double)hx_kstats.ns / 1e6 / (double)hx_kstats.points : 0.0,
+		       (unsigned long long)hx_kstats.points, nk, tk, tcap);
 }
 
 int hx_bench_main(int argc, char **argv)
@@ -206,6 +247,7 @@ int hx_bench_main(int argc, char **argv)
 			printf("  replay %-10s %10.0f samples/s  %5.1f frames/sample  (state built in %.2f ms per map set)\n",
 			       t.uws[u]->name, (double)t.done[u] / t.secs[u], (double)t.frames[u] / (double)t.done[u],
 			       t.topen[u] * 1e3 / (double)(ng ? ng : 1));
+	bench_kernel(files, nf, host, dir, tcap, total);
 	printf("  judge             %10.0f samples/s\n", t.tjudge > 0 ? (double)t.judged / t.tjudge : 0.0);
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);

@@ -20,8 +20,12 @@
 
 #if defined(__x86_64__)
 #define HX_TRAP "int3"
+#define HX_SELF_JUMP "jmp"     /* eb fe */
+#define HX_CALLEE_OUT 3        /* int3 + jmp . : where the callee goes on */
 #elif defined(__aarch64__)
 #define HX_TRAP "brk #0"
+#define HX_SELF_JUMP "b"
+#define HX_CALLEE_OUT 8
 #endif
 
 #define HX_STACK_MAX (1u << 20)
@@ -57,6 +61,9 @@ struct hx_ctx {
 	int truth_error;
 	uint64_t spin_ns;                    /* JU_SPIN_MS: busy time in the innermost callee */
 	const struct hx_host *host;          /* [sample] host: the C around the trampolines */
+	size_t last_len;                     /* the last SAMPLE payload in hx_rec */
+	uint32_t last_func, last_offset;
+	int last_k, last_row;
 };
 
 static struct hx_ctx hx;
@@ -120,7 +127,10 @@ static int hx_truth(int k, int row, uint64_t pc, uint64_t *t, uint8_t *fl)
 	return n;
 }
 
-static void hx_sample(const ucontext_t *uc, uint32_t func, uint32_t offset, int k, int row)
+/* One SAMPLE payload into buf; its length.  m (if not NULL) gets the truth
+ * for a spin point's message. */
+static size_t hx_sample_build(const ucontext_t *uc, uint32_t func, uint32_t offset, int k, int row,
+			      uint8_t *buf, struct hx_spin_msg *m)
 {
 	uint64_t abi, mask, regs[64];
 	hx_cap_host.regs(uc, &abi, &mask, regs);
@@ -132,7 +142,7 @@ static void hx_sample(const ucontext_t *uc, uint32_t func, uint32_t offset, int 
 	uint8_t fl[HX_MAX_TRUTH];
 	int nt = hx_truth(k, row, hx_cap_host.pc(uc), truth, fl);
 	uint32_t nregs = (uint32_t)__builtin_popcountll(mask);
-	uint8_t *p = hx_rec;
+	uint8_t *p = buf;
 	put32(&p, func);
 	put32(&p, offset);
 	put64(&p, abi);
@@ -151,7 +161,51 @@ static void hx_sample(const ucontext_t *uc, uint32_t func, uint32_t offset, int 
 	p += (nt + 7) & ~7;
 	hx_copy_stack(p, sp, size);
 	p += size;
-	hx_rec_write(hx.fd, HX_REC_SAMPLE, hx_rec, (size_t)(p - hx_rec), NULL, 0);
+	if (m) {
+		memset(m, 0, sizeof(*m));
+		m->pc = hx_cap_host.pc(uc);
+		m->func = func;
+		m->offset = offset;
+		m->ntruth = (uint32_t)nt;
+		memcpy(m->truth, truth, sizeof(uint64_t) * (size_t)nt);
+		memcpy(m->fpflag, fl, (size_t)nt);
+	}
+	return (size_t)(p - buf);
+}
+
+/* Writes the sample; with spin points on, the child then spins at this pc
+ * (addr: arena code to patch, NULL: the callee's own spin site). */
+static void hx_sample(const ucontext_t *uc, uint32_t func, uint32_t offset, int k, int row,
+		      uint8_t *addr, uint64_t resume)
+{
+	struct hx_spin_msg m;
+	bool spin = hx_spin_enabled();
+	hx.last_len = hx_sample_build(uc, func, offset, k, row, hx_rec, spin ? &m : NULL);
+	hx_rec_write(hx.fd, HX_REC_SAMPLE, hx_rec, hx.last_len, NULL, 0);
+	hx.last_func = func;
+	hx.last_offset = offset;
+	hx.last_k = k;
+	hx.last_row = row;
+	if (spin && hx_spin_begin(addr, resume, &m)) {
+		hx_write_error("cannot start a spin point (tr_patch or the parent pipe failed)");
+		_exit(71);
+	}
+}
+
+/* The release of a spin point: the state there must be the breakpoint's.
+ * snprintf in a handler is safe here: the interrupted code is the spin
+ * (generated code or the callee's jump), never inside libc. */
+static void hx_spin_check(ucontext_t *uc)
+{
+	static uint8_t again[sizeof(hx_rec)];
+	size_t n = hx_sample_build(uc, hx.last_func, hx.last_offset, hx.last_k, hx.last_row, again, NULL);
+	char msg[200], full[300];
+	if (hx_spin_diff(hx_rec, hx.last_len, again, n, msg, sizeof(msg))) {
+		snprintf(full, sizeof(full), "spin point func %d offset 0x%x: %s", (int)hx.last_func,
+			 hx.last_offset, msg);
+		hx_write_error(full);
+		_exit(72);
+	}
 }
 
 static int hx_func_of(uint64_t pc, uint64_t *off)
@@ -196,18 +250,23 @@ static void hx_on_trap(int sig, siginfo_t *si, void *ucv)
 			continue;
 		/* the pc the sample reports is the breakpoint's own address */
 		hx_cap_host.resume_at(uc, at);
-		hx_sample(uc, b->func, b->offset, (int)b->func + 1, b->row);
 		int rc = tr_patch(&hx.arena, b->addr, b->orig, hx_cap_host.tr->bkpt_len);
 		b->armed = 0;
 		if (rc) {
 			hx_write_error("tr_patch failed restoring a breakpoint");
 			_exit(71);
 		}
+		hx_sample(uc, b->func, b->offset, (int)b->func + 1, b->row, b->addr, at);
 		return;
 	}
 	if (at == (uint64_t)(uintptr_t)hx.host->trap) {
 		hx_cap_host.skip_trap(uc);
-		hx_sample(uc, HX_FUNC_CALLEE, 0, hx.level, -1);
+		/* the pc is after the trap, a jump to itself: the sample's pc; the
+		 * child goes on past it now, or when its spin point is released */
+		uint64_t out = (uint64_t)(uintptr_t)hx.host->trap + HX_CALLEE_OUT;
+		hx_sample(uc, HX_FUNC_CALLEE, 0, hx.level, -1, NULL, out);
+		if (!hx_spin_enabled())
+			hx_cap_host.resume_at(uc, out);
 		return;
 	}
 	hx_on_crash(sig, si, ucv);
@@ -264,7 +323,8 @@ __attribute__((noinline, noclone)) void hx_target(struct hx_ctx *ctx)
 		for (uint64_t t0 = ctx->spin_ns ? hx_now_ns() : 0, i = 0; ctx->spin_ns; i++)
 			if (!(i & 0xffff) && hx_now_ns() - t0 >= ctx->spin_ns)
 				break;
-		__asm__ volatile(".globl hx_callee_trap\nhx_callee_trap:\n\t" HX_TRAP "\n" ::: "memory");
+		__asm__ volatile(".globl hx_callee_trap\nhx_callee_trap:\n\t" HX_TRAP "\n"
+				 "1:\n\t" HX_SELF_JUMP " 1b\n" ::: "memory");
 	}
 	__asm__ volatile("" ::: "memory");
 }
@@ -296,6 +356,33 @@ __attribute__((noinline, no_sanitize_address)) static void hx_scrub_stack(void)
 	__asm__ volatile("" : : "r"(w) : "memory");
 	memset(w, 0, sizeof(w));
 	__asm__ volatile("" : : "r"(w) : "memory");
+}
+
+/* Where the code arena goes: 2 GiB below the lowest shared library, in
+ * address space nothing in this process was ever mapped at (the kernel's
+ * top-down allocator fills the holes next to the libraries first).  A
+ * profiler then sees the same thing past the code whatever this process
+ * mapped and unmapped before (the parent's /etc/ld.so.cache, read buffers):
+ * nothing, as in a JIT whose arena is fresh address space, which is what
+ * perf synthesizes from the final maps and what a `perf record` of the run
+ * records too.  0 when no library is mapped (a static build): anywhere. */
+static uintptr_t arena_place(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return 0;
+	char line[4352];
+	uint64_t low = UINT64_MAX;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long s, e;
+		if (sscanf(line, "%llx-%llx", &s, &e) == 2 && strstr(line, ".so") && s < low)
+			low = s;
+	}
+	fclose(f);
+	const uint64_t gib = 1ull << 30;
+	if (low == UINT64_MAX || low < 8 * gib)
+		return 0;
+	return (uintptr_t)((low - 2 * gib) & ~(gib - 1));
 }
 
 static uint64_t stack_top_of(uint64_t sp)
@@ -484,7 +571,11 @@ int hx_capture_case(const struct hx_case *c, const char *case_path, const char *
 		leaf_unw.cfi = TR_CFI_DERIVED;
 	if (c->has_leaf && hx_slot(&hx_leaf, &leaf_unw, &leaf_slot, err, sizeof(err)))
 		return fail("[leaf]: %s", err);
-	rc = tr_arena_init(&hx.arena, slot * (size_t)hx.depth + leaf_slot + 8192);
+	size_t arena_size = slot * (size_t)hx.depth + leaf_slot + 8192;
+	uintptr_t place = arena_place();
+	rc = place ? tr_arena_init_at(&hx.arena, arena_size, place) : -EEXIST;
+	if (rc == -EEXIST)
+		rc = tr_arena_init(&hx.arena, arena_size);
 	if (rc)
 		return fail("arena: %s", strerror(-rc));
 	for (int k = 1; k <= hx.depth; k++) {
@@ -531,13 +622,18 @@ int hx_capture_case(const struct hx_case *c, const char *case_path, const char *
 	sa.sa_sigaction = hx_on_trap;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
+	/* a spin point's release waits until the trap handler has returned to the spin */
+	sigaddset(&sa.sa_mask, HX_SPIN_SIG);
 	sigaction(SIGTRAP, &sa, NULL);
+	sigdelset(&sa.sa_mask, HX_SPIN_SIG);
 	sa.sa_sigaction = hx_on_crash;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
 	sigaction(SIGSEGV, &sa, NULL);
 	sigaction(SIGBUS, &sa, NULL);
 	sigaction(SIGILL, &sa, NULL);
 	sigaction(SIGFPE, &sa, NULL);
+	if (hx_spin_enabled() && (rc = hx_spin_install(&hx.arena, hx_spin_check)))
+		return fail("spin points: %s", strerror(-rc));
 
 	uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0);
 	hx.stack_top = stack_top_of(here);

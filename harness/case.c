@@ -444,6 +444,9 @@ static int check_key(const struct hx_case *c, const struct hx_expect *x, char *e
 	const struct uw_unwinder *u = uw_unwinder_by_name(x->uw);
 	if (x->optional)
 		return 0;
+	if (u->probe)
+		return cfail(err, errlen, c->path, x->line,
+			     "%s runs only where this machine has it (real perf); write '?%s'", x->uw, x->unwinder);
 	if (!uw_unwinder_default_on(u, c->arch)) {
 		char names[256];
 		uw_unwinder_list(c->arch, names, sizeof(names));

@@ -15,6 +15,15 @@
 
 struct dump_emitter;
 
+/* Which records dump shows (every one when none is set): a CODE_LOAD whose
+ * name matches a glob, whose code (or a CODE_MOVE whose new range) holds an
+ * address, the record at a file offset.  Set ones must all hold. */
+struct dump_filter {
+	const char *name;
+	bool at_set, record_set;
+	uint64_t at, record;
+};
+
 struct dump {
 	FILE *f;
 	const struct dump_emitter *em;
@@ -26,6 +35,7 @@ struct dump {
 	const uint8_t *data;
 	bool unw_used;
 	uint64_t unw_used_off;
+	const struct dump_filter *filter;   /* NULL: every record */
 };
 
 /* One call per thing shown; `first` says whether a list item is the first. */

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "harness/dump.h"
+#include "harness/jsonw.h"
 #include "harness/lintcmd.h"
 
 static void nothing(struct dump *d)
@@ -22,7 +23,7 @@ static void close_list_obj(struct dump *d)
 static void begin(struct dump *d, const char *name, size_t size, const struct jdr_hdr *h)
 {
 	fprintf(d->f, "{ \"tool\": \"jitunwind\", \"command\": \"dump\", \"schema\": 1, \"file\": ");
-	hx_lj_cstr(d->f, name);
+	hx_jsonw_str(d->f, name, HX_JSONW_LATIN1);
 	fprintf(d->f, ", \"size\": %zu, \"profile\": \"%s\",\n  \"header\": { \"offset\": 0, \"magic\": \"0x%08x\", "
 		"\"version\": %u, \"total_size\": %u, \"elf_mach\": %u, \"arch\": \"%s\", \"pad1\": %u, \"pid\": %u, "
 		"\"timestamp\": %" PRIu64 ", \"flags\": \"0x%" PRIx64 "\" },\n  \"records\": [", size,
@@ -35,7 +36,7 @@ static void end(struct dump *d, size_t size, uint64_t nrecs, const struct lint_f
 	fprintf(d->f, "\n  ],\n  \"end\": { \"offset\": %zu, \"error\": ", stop ? (size_t)stop->offset : size);
 	if (stop) {
 		fprintf(d->f, "{ \"id\": \"%s\", \"message\": ", stop->rule->id);
-		hx_lj_cstr(d->f, stop->msg);
+		hx_jsonw_str(d->f, stop->msg, HX_JSONW_LATIN1);
 		fputs(" }", d->f);
 	} else {
 		fputs("null", d->f);
@@ -56,7 +57,7 @@ static void load(struct dump *d, const struct jdr_load *l)
 		"\", \"code_size\": %" PRIu64 ", \"code_index\": %" PRIu64 ", \"name\": ", l->pid, l->tid, l->vma,
 		l->code_addr, l->code_size, l->code_index);
 	if (l->name)
-		hx_lj_str(d->f, l->name, l->name_len);
+		hx_jsonw_strn(d->f, l->name, l->name_len, HX_JSONW_LATIN1);
 	else
 		fputs("null", d->f);
 }
@@ -65,7 +66,7 @@ static void code_begin(struct dump *d, const struct jdr_load *l, uint64_t file_o
 {
 	fprintf(d->f, ", \"code\": { \"file_offset\": %" PRIu64 ", \"size\": %" PRIu64 ", \"bytes\": \"", file_off,
 		l->code_size);
-	hx_lj_hex(d->f, l->code, (size_t)l->code_size);
+	hx_jsonw_hex(d->f, l->code, (size_t)l->code_size);
 	fputs("\", \"insns\": [", d->f);
 }
 
@@ -74,9 +75,9 @@ static void insn(struct dump *d, const struct jdr_load *l, uint64_t a0, const ui
 {
 	fprintf(d->f, "%s{ \"offset\": %" PRIu64 ", \"addr\": \"0x%" PRIx64 "\", \"bytes\": \"", first ? "" : ", ",
 		a0 - l->code_addr, a0);
-	hx_lj_hex(d->f, at, len);
+	hx_jsonw_hex(d->f, at, len);
 	fputs("\", \"text\": ", d->f);
-	hx_lj_cstr(d->f, text);
+	hx_jsonw_str(d->f, text, HX_JSONW_LATIN1);
 	fputs(" }", d->f);
 }
 
@@ -141,7 +142,7 @@ static void debug_entry(struct dump *d, uint64_t i, uint64_t a, int32_t line, in
 {
 	fprintf(d->f, "%s{ \"addr\": \"0x%" PRIx64 "\", \"line\": %d, \"discrim\": %d, \"file\": ", i ? ", " : "",
 		a, line, disc);
-	hx_lj_str(d->f, file, nl);
+	hx_jsonw_strn(d->f, file, nl, HX_JSONW_LATIN1);
 	fputs(" }", d->f);
 }
 
@@ -164,9 +165,9 @@ static void section_begin(struct dump *d, uint64_t file_off, uint64_t addr, size
 static void section_error(struct dump *d, const uint8_t *p, size_t n, const struct ehf_err *ee)
 {
 	fprintf(d->f, ", \"error\": { \"offset\": %" PRIu64 ", \"message\": ", ee->offset);
-	hx_lj_cstr(d->f, ee->msg);
+	hx_jsonw_str(d->f, ee->msg, HX_JSONW_LATIN1);
 	fputs(" }, \"bytes\": \"", d->f);
-	hx_lj_hex(d->f, p, n);
+	hx_jsonw_hex(d->f, p, n);
 	fputs("\" }", d->f);
 }
 
@@ -179,7 +180,7 @@ static void cie_begin(struct dump *d, const struct ehf_cie *c, size_t i)
 {
 	fprintf(d->f, "%s\n          { \"offset\": %" PRIu64 ", \"version\": %u, \"augmentation\": ", i ? "," : "",
 		c->offset, c->version);
-	hx_lj_cstr(d->f, c->aug);
+	hx_jsonw_str(d->f, c->aug, HX_JSONW_LATIN1);
 	fprintf(d->f, ", \"code_align\": %" PRIu64 ", \"data_align\": %" PRId64 ", \"ra\": %u, \"fde_enc\": "
 		"\"0x%02x\", \"lsda_enc\": \"0x%02x\", \"signal\": %s, \"program\": ", c->code_align,
 		c->data_align, c->ra_reg, c->fde_enc, c->lsda_enc, c->signal ? "true" : "false");
@@ -206,14 +207,14 @@ static void row(struct dump *d, const struct ehf_row *r, const char *text, bool 
 {
 	fprintf(d->f, "%s{ \"loc\": \"0x%" PRIx64 "\", \"end\": \"0x%" PRIx64 "\", \"row\": ", first ? "" : ", ",
 		r->loc, r->end);
-	hx_lj_cstr(d->f, text);
+	hx_jsonw_str(d->f, text, HX_JSONW_LATIN1);
 	fputs(" }", d->f);
 }
 
 static void rows_error(struct dump *d, const char *msg, bool first)
 {
 	fprintf(d->f, "%s{ \"error\": ", first ? "" : ", ");
-	hx_lj_cstr(d->f, msg);
+	hx_jsonw_str(d->f, msg, HX_JSONW_LATIN1);
 	fputs(" }", d->f);
 }
 
@@ -231,18 +232,18 @@ static void prog_insn(struct dump *d, const char *ind, uint64_t off, const uint8
 		      const char *dw, const char *cf, const char *note, bool first)
 {
 	fprintf(d->f, "%s{ \"offset\": %" PRIu64 ", \"bytes\": \"", first ? "" : ", ", off);
-	hx_lj_hex(d->f, bytes, len);
+	hx_jsonw_hex(d->f, bytes, len);
 	fputs("\", \"dwarf\": ", d->f);
-	hx_lj_cstr(d->f, dw);
+	hx_jsonw_str(d->f, dw, HX_JSONW_LATIN1);
 	fputs(", \"cfi\": ", d->f);
-	hx_lj_cstr(d->f, cf[0] ? cf : NULL);
+	hx_jsonw_str(d->f, cf[0] ? cf : NULL, HX_JSONW_LATIN1);
 	fputs(" }", d->f);
 }
 
 static void prog_error(struct dump *d, const char *ind, uint64_t off, const char *msg, bool first)
 {
 	fprintf(d->f, "%s{ \"offset\": %" PRIu64 ", \"error\": ", first ? "" : ", ", off);
-	hx_lj_cstr(d->f, msg);
+	hx_jsonw_str(d->f, msg, HX_JSONW_LATIN1);
 	fputs(" }", d->f);
 }
 

@@ -4,6 +4,7 @@
  * is the walk: what is shown and in what order; dump_text.c and dump_json.c
  * write it. */
 #include <errno.h>
+#include <fnmatch.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "harness/dump.h"
+#include "unwinders/uwarch.h"
 #include "harness/lintcmd.h"
 
 const char *hx_dump_rec_type(uint32_t id)
@@ -26,24 +28,14 @@ const char *hx_dump_rec_type(uint32_t id)
 
 const char *hx_dump_arch(uint32_t mach)
 {
-	return mach == 62 ? "x86_64" : mach == 183 ? "aarch64" : mach == 243 ? "riscv" : mach == 3 ? "i386" :
-	       mach == 40 ? "arm" : "unknown";
+	const char *n = uw_mach_name(mach);
+	return n ? n : "unknown";
 }
 
 /* DWARF register name as GNU as writes it */
 static const char *dwreg(uint32_t mach, unsigned r, char *buf, size_t n, bool pct)
 {
-	static const char *const x86[17] = { "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9",
-					     "r10", "r11", "r12", "r13", "r14", "r15", "rip" };
-	if (mach == 62 && r < 17)
-		snprintf(buf, n, "%s%s", pct ? "%" : "", x86[r]);
-	else if (mach == 183 && r < 31)
-		snprintf(buf, n, "x%u", r);
-	else if (mach == 183 && r == 31)
-		snprintf(buf, n, "sp");
-	else
-		snprintf(buf, n, "r%u", r);
-	return buf;
+	return uw_dw_name(uw_arch_by_mach(mach <= UINT16_MAX ? (uint16_t)mach : 0), r, pct, buf, n);
 }
 
 /* ".cfi_escape op[, reg], len, bytes" from the "[xx yy ...]" of an expression
@@ -341,19 +333,51 @@ static void dump_load(struct dump *d, const struct jdr_rec *r, const struct jdr_
 	d->em->view(d, l, &ly);
 }
 
-static void dump_record(struct dump *d, const struct jdr_rec *r, struct jdr_pending *ps, bool first)
+/* Does the filter select this record? */
+static bool selected(const struct dump_filter *f, const struct jdr_rec *r)
+{
+	if (!f)
+		return true;
+	if (f->record_set && r->off != f->record)
+		return false;
+	bool load = r->id == JD_CODE_LOAD && !r->short_fixed;
+	if (f->name && !(load && r->u.load.name && !fnmatch(f->name, r->u.load.name, 0)))
+		return false;
+	if (f->at_set) {
+		uint64_t a = 0, n = 0;
+		if (load) {
+			a = r->u.load.code_addr;
+			n = r->u.load.code_size;
+		} else if (r->id == JD_CODE_MOVE && !r->short_fixed) {
+			a = r->u.move.new_code_addr;
+			n = r->u.move.code_size;
+		} else {
+			return false;
+		}
+		if (f->at < a || f->at - a >= n)
+			return false;
+	}
+	return true;
+}
+
+/* first: no record shown yet; false when this one is shown */
+static void dump_record(struct dump *d, const struct jdr_rec *r, struct jdr_pending *ps, bool *first)
 {
 	const struct jdr_unw *u;
 	const struct jdr_debug *g;
 	uint64_t uoff = 0, goff = 0;
 	jdr_pending_step(ps, r, &u, &uoff, &g, &goff);
+	/* the walk goes on over what is not shown: perf's pending info depends on it */
+	if (!selected(d->filter, r))
+		return;
 	/* an info with eh_frame_hdr_size 0 stays for every later load */
 	bool again = u && d->unw_used && d->unw_used_off == uoff;
 	if (u) {
 		d->unw_used = true;
 		d->unw_used_off = uoff;
 	}
-	d->em->rec_begin(d, r, first);
+	d->em->rec_begin(d, r, *first);
+	*first = false;
 	if (!r->short_fixed) {
 		switch (r->id) {
 		case JD_CODE_LOAD:
@@ -378,8 +402,14 @@ static void dump_record(struct dump *d, const struct jdr_rec *r, struct jdr_pend
 int hx_dump_mem(FILE *out, const char *name, const uint8_t *data, size_t size, bool json,
 		enum pv_profile prof, bool code)
 {
+	return hx_dump_mem_filtered(out, name, data, size, json, prof, code, NULL);
+}
+
+int hx_dump_mem_filtered(FILE *out, const char *name, const uint8_t *data, size_t size, bool json,
+			 enum pv_profile prof, bool code, const struct dump_filter *filter)
+{
 	struct dump d = { .f = out, .em = json ? &hx_dump_json : &hx_dump_text, .prof = prof, .code = code,
-			  .data = data };
+			  .data = data, .filter = filter };
 	struct jdr_iter it;
 	struct jdr_err we;
 	struct lint_finding fin;
@@ -390,10 +420,10 @@ int hx_dump_mem(FILE *out, const char *name, const uint8_t *data, size_t size, b
 	}
 	const struct jdr_hdr *h = &it.hdr;
 	d.mach = h->elf_mach;
-	if (code && h->elf_mach == 62 && cs_open(CS_ARCH_X86, CS_MODE_64, &d.cs) == CS_ERR_OK) {
-		cs_option(d.cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
-		d.cs_ok = true;
-	} else if (code && h->elf_mach == 183 && cs_open(CS_ARCH_ARM64, CS_MODE_ARM, &d.cs) == CS_ERR_OK) {
+	const struct uw_arch *arch = h->elf_mach <= UINT16_MAX ? uw_arch_by_mach((uint16_t)h->elf_mach) : NULL;
+	if (code && arch && arch->has_cs && cs_open((cs_arch)arch->cs_arch, (cs_mode)arch->cs_mode, &d.cs) == CS_ERR_OK) {
+		if (arch->cs_att)
+			cs_option(d.cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
 		d.cs_ok = true;
 	}
 	d.em->begin(&d, name, size, h);
@@ -402,10 +432,8 @@ int hx_dump_mem(FILE *out, const char *name, const uint8_t *data, size_t size, b
 	struct jdr_rec r;
 	bool first = true;
 	int rc;
-	while ((rc = jdr_next(&it, &r, &we)) > 0) {
-		dump_record(&d, &r, &ps, first);
-		first = false;
-	}
+	while ((rc = jdr_next(&it, &r, &we)) > 0)
+		dump_record(&d, &r, &ps, &first);
 	if (rc < 0)
 		lint_walk_error(&we, &fin);
 	d.em->end(&d, size, it.nrecs, rc < 0 ? &fin : NULL);
@@ -417,37 +445,73 @@ int hx_dump_mem(FILE *out, const char *name, const uint8_t *data, size_t size, b
 static void usage_dump(FILE *f)
 {
 	fprintf(f,
-		"usage: jitunwind dump [--json] [--perf-profile P] [--no-code] FILE\n"
+		"usage: jitunwind dump [--json] [--perf-profile P] [--no-code] [--name GLOB]\n"
+		"                      [--at ADDR] [--record OFFSET] FILE\n"
 		"  Decode a jitdump: every record with its file offset, the code disassembled,\n"
 		"  .eh_frame (CIEs, FDEs, CFA programs as DW_CFA_* and .cfi_* text, row tables),\n"
 		"  .eh_frame_hdr, and perf's view of each load (jitted ELF sections, MMAP2).\n"
 		"  --json            JSON on stdout\n"
 		"  --perf-profile P  perf generation: current (default), v6.1, 5.x-0x40\n"
 		"  --no-code         leave the code bytes out\n"
-		"exit: 0 decoded to the end, 1 stopped at a broken record, 2 not a jitdump\n");
+		"  --name GLOB       only the CODE_LOADs whose name matches GLOB (fnmatch, e.g. 'py::*')\n"
+		"  --at ADDR         only the CODE_LOAD (or CODE_MOVE) whose code holds address ADDR\n"
+		"  --record OFFSET   only the record at file offset OFFSET (as lint and dump print it)\n"
+		"  (filters combine; each load is shown with the unwinding and debug info perf gives it)\n"
+		"exit: 0 decoded to the end, 1 stopped at a broken record, 2 not a jitdump or a bad option\n");
 }
 
-int hx_dump_main(int argc, char **argv)
+static int dump_u64(const char *opt, const char *s, uint64_t *v)
+{
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(s, &end, 0);
+	if (errno || end == s || *end || s[0] == '-') {
+		fprintf(stderr, "jitunwind dump: %s %s: expected a number (0x... for hex)\n", opt, s);
+		return -1;
+	}
+	*v = x;
+	return 0;
+}
+
+struct dump_cli {
+	enum pv_profile prof;
+	bool json, code, filtered;
+	struct dump_filter filter;
+};
+
+/* 0, 1 after --help, 2 after a message */
+static int dump_args(int argc, char **argv, struct dump_cli *cl)
 {
 	static const struct option lo[] = {
 		{ "json", no_argument, 0, 'j' }, { "perf-profile", required_argument, 0, 'p' },
-		{ "no-code", no_argument, 0, 'n' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+		{ "no-code", no_argument, 0, 'n' }, { "help", no_argument, 0, 'h' },
+		{ "name", required_argument, 0, 'N' }, { "at", required_argument, 0, 'A' },
+		{ "record", required_argument, 0, 'R' }, { 0, 0, 0, 0 },
 	};
-	enum pv_profile prof = PV_CURRENT;
-	bool json = false, code = true;
 	optind = 1;
 	int ch;
 	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (ch) {
-		case 'j': json = true; break;
-		case 'n': code = false; break;
+		case 'j': cl->json = true; break;
+		case 'n': cl->code = false; break;
 		case 'p':
-			if (pv_profile_parse(optarg, &prof)) {
+			if (pv_profile_parse(optarg, &cl->prof)) {
 				fprintf(stderr, "jitunwind dump: --perf-profile %s: expected current, v6.1 or 5.x-0x40\n", optarg);
 				return 2;
 			}
 			break;
-		case 'h': usage_dump(stdout); return 0;
+		case 'N': cl->filter.name = optarg; cl->filtered = true; break;
+		case 'A':
+			if (dump_u64("--at", optarg, &cl->filter.at))
+				return 2;
+			cl->filter.at_set = cl->filtered = true;
+			break;
+		case 'R':
+			if (dump_u64("--record", optarg, &cl->filter.record))
+				return 2;
+			cl->filter.record_set = cl->filtered = true;
+			break;
+		case 'h': usage_dump(stdout); return 1;
 		default: usage_dump(stderr); return 2;
 		}
 	}
@@ -455,6 +519,15 @@ int hx_dump_main(int argc, char **argv)
 		usage_dump(stderr);
 		return 2;
 	}
+	return 0;
+}
+
+int hx_dump_main(int argc, char **argv)
+{
+	struct dump_cli cl = { .prof = PV_CURRENT, .code = true };
+	int a = dump_args(argc, argv, &cl);
+	if (a)
+		return a == 1 ? 0 : a;
 	const char *path = argv[optind];
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
@@ -475,7 +548,7 @@ int hx_dump_main(int argc, char **argv)
 		}
 	}
 	close(fd);
-	int rc = hx_dump_mem(stdout, path, m, size, json, prof, code);
+	int rc = hx_dump_mem_filtered(stdout, path, m, size, cl.json, cl.prof, cl.code, cl.filtered ? &cl.filter : NULL);
 	if (m)
 		munmap(m, size);
 	return rc;

@@ -10,10 +10,12 @@
  * be used in asm here"): the nofp build cannot silently keep them on x86_64;
  * tests/test_host.c checks the rest. */
 
+/* the breakpoint, then a jump to itself (the spin point the capture resumes
+ * past, or spins on: capture.c's HX_CALLEE_OUT bytes after the label) */
 #if defined(__x86_64__)
-#define HX_HOST_BKPT "int3"
+#define HX_HOST_BKPT "int3\n1:\n\tjmp 1b"
 #elif defined(__aarch64__)
-#define HX_HOST_BKPT "brk #0"
+#define HX_HOST_BKPT "brk #0\n1:\n\tb 1b"
 #endif
 
 /* A leaf: no calls, so -momit-leaf-frame-pointer gives it no frame record;

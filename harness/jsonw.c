@@ -37,3 +37,9 @@ void hx_jsonw_addrs(FILE *f, const uint64_t *a, int n)
 		fprintf(f, "%s\"0x%llx\"", i ? "," : "", (unsigned long long)a[i]);
 	fputc(']', f);
 }
+
+void hx_jsonw_hex(FILE *f, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%02x", p[i]);
+}

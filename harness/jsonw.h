@@ -14,6 +14,8 @@
 void hx_jsonw_strn(FILE *f, const char *s, size_t n, unsigned flags);
 /* A C string, or null for NULL. */
 void hx_jsonw_str(FILE *f, const char *s, unsigned flags);
+/* n bytes as hex digits (no quotes) */
+void hx_jsonw_hex(FILE *f, const uint8_t *p, size_t n);
 /* ["0x..", ...]: a chain of addresses */
 void hx_jsonw_addrs(FILE *f, const uint64_t *a, int n);
 

@@ -15,13 +15,16 @@
 #include "harness/case.h"
 #include "harness/explain.h"
 #include "harness/observe.h"
+#include "harness/realreplay.h"
 #include "harness/host.h"
 #include "harness/report.h"
 #include "harness/runner.h"
 #include "harness/samples.h"
 #include "harness/toperf.h"
+#include "harness/perfcol.h"
 #include "trampolines/tramp.h"
 #include "unwinders/unwind.h"
+#include "ksampler.h"
 #include "unwinders/perfview.h"
 
 int hx_bench_main(int argc, char **argv);
@@ -47,7 +50,7 @@ static void usage_unwinders(FILE *f)
 	size_t n;
 	const struct uw_unwinder *const *all = uw_unwinders(&n);
 	char def[256];
-	uw_unwinder_list(host_arch(), def, sizeof(def));
+	uw_unwinder_defaults(host_arch(), def, sizeof(def));
 	fprintf(f, "  --unwinders LIST   comma-separated (default here: %s):\n", def);
 	for (size_t i = 0; i < n; i++) {
 		fprintf(f, "      %-12s %s", all[i]->name, all[i]->about ? all[i]->about : "");
@@ -86,6 +89,8 @@ static void usage_run(FILE *f)
 		"                     perf >= 6.8 gives libdw jitted unwinding info only under /tmp/jitted-)\n"
 		"  --perf-data OUT    (record) also write the samples as a perf.data real perf reads\n"
 		"  --perf-data-abi V  (record) the perf that reads it: 5.10, 6.1 (default) or 6.3\n"
+		"  --spin-points      spin at every sample point and check the state there is the breakpoint's\n"
+		"  --kernel-samples N perf_event_open samples per spin point (default 3 when kernel-fp is selected)\n"
 		"  A case's [sample] host picks how the C around its trampolines is built:\n"
 		"  %s (frame pointers, none, none in leaves; default fp)\n"
 		"exit: 0 all cases pass, 1 a case failed, 2 bad usage or input, 77 nothing could run\n",
@@ -150,6 +155,21 @@ static int parse_unwinders(struct common *c, const char *list)
 	return 0;
 }
 
+/* The default unwinders once --perf is known: a column whose probe fails
+ * (no working perf) is left out, and says why. */
+static int default_perf(struct common *c)
+{
+	char def[256], why[256];
+	uw_unwinder_defaults(host_arch(), def, sizeof(def));
+	size_t n;
+	const struct uw_unwinder *const *all = uw_unwinders(&n);
+	for (size_t i = 0; i < n; i++)
+		if (all[i]->probe && all[i]->default_arches && all[i]->probe(why, sizeof(why)) &&
+		    !strcmp(all[i]->default_arches[0], host_arch() ? host_arch() : ""))
+			fprintf(stderr, "jitunwind: skip: the %s column: %s\n", all[i]->name, why);
+	return parse_unwinders(c, def);
+}
+
 /* 0 ok, 1 help printed, 2 usage error */
 static int parse_common(int argc, char **argv, struct common *c, bool want_out, void (*help)(FILE *))
 {
@@ -162,7 +182,8 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 		{ "tap", no_argument, 0, 'T' }, { "observe", no_argument, 0, 'O' },
 		{ "write", no_argument, 0, 'W' },
 		{ "perf-data", required_argument, 0, 'P' }, { "perf-data-abi", required_argument, 0, 'A' },
-		{ 0, 0, 0, 0 },
+		{ "kernel-samples", required_argument, 0, 'k' }, { "spin-points", no_argument, 0, 'S' },
+		{ "perf", required_argument, 0, 'f' }, { 0, 0, 0, 0 },
 	};
 	memset(c, 0, sizeof(*c));
 	char def[256];
@@ -171,6 +192,7 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 		return 2;
 	optind = 1;
 	int ch;
+	bool named = false;
 	while ((ch = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'j': c->json = optarg; break;
@@ -182,8 +204,21 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 		case 'u':
 			if (parse_unwinders(c, optarg))
 				return 2;
+			named = true;
 			break;
+		case 'f': hx_perfcol_set_cmd(optarg); break;
 		case 'd': c->o.jitdump_dir = optarg; break;
+		case 'S': hx_kcfg.spin = true; break;
+		case 'k': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v < 1 || v > 100) {
+				fprintf(stderr, "jitunwind: --kernel-samples %s: expected 1..100 samples per spin point\n", optarg);
+				return 2;
+			}
+			hx_kcfg.nsamples = (int)v;
+			break;
+		}
 		case 'D': c->o.perf_dump_dir = optarg; break;
 		case 'P': c->perf_data = optarg; break;
 		case 'A':
@@ -221,6 +256,12 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 		default: help(stderr); return 2;
 		}
 	}
+	/* an unwinder that reads kernel samples turns the sampler on */
+	for (int u = 0; u < c->o.nuw && !hx_kcfg.nsamples; u++)
+		if (uw_unwinder_by_name(c->o.unwinders[u])->kernel)
+			hx_kcfg.nsamples = 3;
+	if (!named && default_perf(c))
+		return 2;
 	c->npaths = argc - optind;
 	c->paths = argv + optind;
 	return 0;
@@ -659,8 +700,13 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1, false);
 	if (!strcmp(cmd, "record"))
 		return cmd_run(argc - 1, argv + 1, true);
-	if (!strcmp(cmd, "replay"))
+	if (!strcmp(cmd, "replay")) {
+		/* a perf.data of a real JIT (its magic), else a samples file */
+		for (int i = 2; i < argc; i++)
+			if (argv[i][0] != '-' && hx_is_perf_data(argv[i]))
+				return hx_realreplay_main(argc - 1, argv + 1);
 		return cmd_replay(argc - 1, argv + 1);
+	}
 	if (!strcmp(cmd, "list"))
 		return cmd_list(argc - 1, argv + 1);
 	if (!strcmp(cmd, "explain"))

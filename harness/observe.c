@@ -5,6 +5,8 @@
 #include "observe.h"
 #include "cfarow.h"
 #include "report.h"
+#include "trampolines/arch.h"
+#include "unwinders/unwind.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -127,6 +129,17 @@ static void expect_value(const struct hx_case_res *r, int u, const struct cfg *c
 	}
 }
 
+/* "?" where the case format wants an optional key: an unwinder with a probe
+ * (perf: only where the machine has it) or one this arch leaves out by default */
+static const char *key_mark(const char *unwinder)
+{
+	const struct uw_unwinder *u = uw_unwinder_by_name(unwinder);
+	const struct tr_arch *a = tr_arch_host();
+	if (!u || !a)
+		return "";
+	return u->probe || !uw_unwinder_default_on(u, a->name) ? "?" : "";
+}
+
 int hx_observe_block(const struct hx_case_res *r, const struct hx_opts *o, char *buf, size_t n)
 {
 	struct cfg cf[12];
@@ -141,7 +154,8 @@ int hx_observe_block(const struct hx_case_res *r, const struct hx_opts *o, char 
 	for (int u = 0; u < o->nuw && len < n; u++) {
 		char base[1024], v[1024];
 		expect_value(r, u, &cf[0], bare, base, sizeof(base));
-		len += (size_t)snprintf(buf + len, n - len, "%s = %s\n", o->unwinders[u], base);
+		const char *mark = key_mark(o->unwinders[u]);
+		len += (size_t)snprintf(buf + len, n - len, "%s%s = %s\n", mark, o->unwinders[u], base);
 		for (int k = 1; k < nc && len < n; k++) {
 			expect_value(r, u, &cf[k], bare, v, sizeof(v));
 			if (!strcmp(v, base))
@@ -153,7 +167,7 @@ int hx_observe_block(const struct hx_case_res *r, const struct hx_opts *o, char 
 				snprintf(key, sizeof(key), "%s@%s", o->unwinders[u], cf[k].profile);
 			else
 				snprintf(key, sizeof(key), "%s@%d", o->unwinders[u], cf[k].stack_size);
-			len += (size_t)snprintf(buf + len, n - len, "%s = %s\n", key, v);
+			len += (size_t)snprintf(buf + len, n - len, "%s%s = %s\n", mark, key, v);
 		}
 	}
 	return len < n ? 0 : -ENOSPC;

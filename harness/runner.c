@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "capture.h"
 #include "cfarow.h"
+#include "ksampler.h"
 
 void hx_case_res_free(struct hx_case_res *r)
 {
@@ -35,6 +36,13 @@ int hx_capture_to_file(const struct hx_case *c, const char *case_path, const cha
 		snprintf(err, errlen, "%s: write failed", out_path);
 		return -1;
 	}
+	/* kernel samples: the child asks the parent's sampler at each spin point */
+	int req[2] = { -1, -1 };
+	if (hx_kcfg.nsamples > 0 && pipe2(req, O_CLOEXEC)) {
+		close(fd);
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		return -1;
+	}
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -43,14 +51,30 @@ int hx_capture_to_file(const struct hx_case *c, const char *case_path, const cha
 		return -1;
 	}
 	if (pid == 0) {
+		if (req[0] >= 0)
+			close(req[0]);
+		hx_spin_configure(hx_kcfg.spin || hx_kcfg.nsamples > 0, req[1]);
 		int rc = hx_capture_case(c, case_path, dumpdir, fd);
 		close(fd);
 		_exit(rc ? 1 : 0);
+	}
+	int src = 0;
+	if (req[0] >= 0) {
+		close(req[1]);
+		/* the largest dump the case replays with, as perf --call-graph dwarf,N */
+		uint32_t su = 8192;
+		for (int i = 0; i < c->nstack_sizes; i++)
+			if ((uint32_t)c->stack_sizes[i] > su)
+				su = (uint32_t)c->stack_sizes[i];
+		src = hx_ksample_serve(pid, su, req[0], fd, err, errlen);
+		close(req[0]);
 	}
 	close(fd);
 	int st;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	if (src)
+		return -1;
 	if (WIFSIGNALED(st)) {
 		/* the crash handler exits normally; a signal here means the child was
 		 * killed (the alarm for a trampoline that never returns, or a crash
@@ -259,7 +283,8 @@ static int replay_load(struct replay *rp, uint32_t elf_mach, struct hx_case_res 
 
 /* faithful: the chain against what the unwinder's convention predicts */
 static void judge_faithful(struct replay *rp, const struct uw_unwinder *uw, const struct hx_sample *s,
-			   const struct uw_sample *full, int olen, struct hx_uw_res *ur)
+			   const struct uw_sample *full, int olen, const struct hx_sample_res *sr,
+			   struct hx_uw_res *ur)
 {
 	switch (uw ? uw->ref : UW_REF_ORACLE) {
 	case UW_REF_TRUTH:
@@ -283,6 +308,35 @@ static void judge_faithful(struct replay *rp, const struct uw_unwinder *uw, cons
 		ur->faithful = hx_chain_prefix_eq(ur->r.addr, ur->r.n, rp->pred.addr, rp->pred.n,
 						  rp->pred.n);
 		return;
+	case UW_REF_FP_EMU:
+		/* the emulation of the kernel's walk on the same sample: equal chains;
+		 * where the emulation met a record outside the stack (an rbp that is
+		 * no frame pointer, in code built without them), the kernel read on
+		 * in live memory no sample holds: its chain must start with fp's */
+		uw_fp.unwind(NULL, &rp->view, full, &rp->pred);
+		ur->has_faithful = true;
+		ur->faithful = (ur->r.n == rp->pred.n || (rp->pred.stop == UW_STOP_MEM && ur->r.n > rp->pred.n)) &&
+			       hx_chain_prefix_eq(ur->r.addr, ur->r.n, rp->pred.addr, rp->pred.n, rp->pred.n);
+		return;
+	case UW_REF_EMULATION: {
+		/* a real profiler against jitunwind's emulation of it, when that
+		 * column ran on the same sample (down to the anchor) */
+		const char *emu = uw->emulated_by ? uw->emulated_by(sr->profile) : NULL;
+		for (int i = 0; emu && i < sr->nuw; i++) {
+			const struct uw_result *e = &sr->uw[i].r;
+			if (strcmp(sr->uw[i].name, emu))
+				continue;
+			int len = e->n;
+			for (int f = 0; f < e->n; f++)
+				if (s->ntruth && e->addr[f] == s->truth[s->ntruth - 1]) {
+					len = f + 1;
+					break;
+				}
+			ur->has_faithful = true;
+			ur->faithful = hx_chain_prefix_eq(ur->r.addr, ur->r.n, e->addr, e->n, len);
+		}
+		return;
+	}
 	case UW_REF_ORACLE:
 		/* the oracle under the same view and dump size */
 		ur->has_faithful = true;
@@ -290,6 +344,16 @@ static void judge_faithful(struct replay *rp, const struct uw_unwinder *uw, cons
 						  rp->oracle_dump.n, olen);
 		return;
 	}
+}
+
+/* The [expect] key an unwinder is judged by: its own, else its policy's
+ * expect_as (kernel-fp is held to fp's expectations). */
+static const char *expect_key(const struct replay *rp, const struct uw_unwinder *uw, const char *name,
+			      const char *prof, int size)
+{
+	if (uw && uw->expect_as && !hx_case_has_expect(&rp->c, name, prof, size))
+		return uw->expect_as;
+	return name;
 }
 
 /* One unwinder on one sample at one dump size: unwind, judge, compare. */
@@ -314,24 +378,32 @@ static void judge_one(struct replay *rp, int u, const struct hx_sample *s, const
 	for (int f = 0; f < ur->r.n; f++)
 		ur->fallback |= (ur->r.flags[f] & UW_F_FALLBACK) != 0;
 	bool is_ref = uw && uw->ref == UW_REF_TRUTH;
-	judge_faithful(rp, uw, s, full, olen, ur);
+	judge_faithful(rp, uw, s, full, olen, sr, ur);
 	if (rp->have_pv && !is_ref)
 		symbolize(&rp->pv, &rp->view, ur, sr->nt);
-	const char *ex = hx_case_expect(&rp->c, ur->name, prof, sr->stack_size, sr->where, sr->offset);
+	const char *ex = hx_case_expect(&rp->c, expect_key(rp, uw, ur->name, prof, sr->stack_size), prof,
+					sr->stack_size, sr->where, sr->offset);
 	snprintf(ur->expected, sizeof(ur->expected), "%s", ex ? ex : "");
 	ur->match = ex ? expect_matches(ex, ur, is_ref) : false;
 	if (!ur->match)
 		*pass = false;
 }
 
-/* One sample under one profile, at every dump size, through every unwinder. */
-static void replay_sample(struct replay *rp, const struct hx_sample *s, const char *prof,
-			  struct hx_case_res *res)
+/* One sample under one profile, at every dump size, through every unwinder.
+ * A kernel sample's live memory is the breakpoint sample's whole stack at
+ * the same point (live; checked equal): what the kernel's walk read. */
+static void replay_sample(struct replay *rp, const struct hx_sample *s, const struct hx_sample *live,
+			  const char *prof, struct hx_case_res *res)
 {
+	const struct hx_sample *w = live ? live : s;
 	struct uw_sample full = { .arch = rp->arch, .abi = s->abi, .mask = s->mask,
-				  .stack_addr = s->stack_addr, .stack = s->stack,
-				  .stack_size = s->stack_size };
+				  .stack_addr = w->stack_addr, .stack = w->stack,
+				  .stack_size = w->stack_size };
 	memcpy(full.regs, s->regs, sizeof(full.regs));
+	if (s->kernel) {
+		full.callchain = s->chain;
+		full.ncallchain = s->nchain;
+	}
 	/* the oracle over the whole stack decides `emitted` */
 	uw_oracle.unwind(NULL, &rp->view, &full, &rp->oracle_full);
 	struct hx_judgement oj;
@@ -355,6 +427,10 @@ static void replay_sample(struct replay *rp, const struct hx_sample *s, const ch
 		}
 		/* perf's dump: only the first stack_size bytes */
 		struct uw_sample dump = full;
+		if (live) {
+			dump.stack = s->stack;
+			dump.stack_size = s->stack_size;
+		}
 		if (dump.stack_size > (uint64_t)rp->sizes[z])
 			dump.stack_size = (uint64_t)rp->sizes[z];
 		uw_oracle.unwind(NULL, &rp->view, &dump, &rp->oracle_dump);
@@ -377,6 +453,34 @@ static void problem(struct hx_case_res *res, const char *fmt, ...)
 	res->pass = false;
 }
 
+/* A kernel sample and the breakpoint sample written before it at the same
+ * point: same registers (the ones the kernel reports the same way) and the
+ * same stack bytes, else the case fails (the spin was not the breakpoint's state). */
+static bool kernel_matches(const struct hx_sample *b, const struct hx_sample *k,
+			   const struct uw_arch *arch, struct hx_case_res *res)
+{
+	if (!b || b->func != k->func || b->offset != k->offset || b->stack_addr != k->stack_addr) {
+		problem(res, "kernel sample at func %d+0x%x (sp 0x%llx) has no breakpoint sample at that point and sp before it",
+			(int)k->func, k->offset, (unsigned long long)k->stack_addr);
+		return false;
+	}
+	for (int r = 0; r < 64; r++)
+		if ((k->mask >> r & 1) && (b->mask >> r & 1) && k->regs[r] != b->regs[r]) {
+			problem(res, "kernel sample at func %d+0x%x: perf register %d is 0x%llx, the breakpoint's 0x%llx",
+				(int)k->func, k->offset, r, (unsigned long long)k->regs[r],
+				(unsigned long long)b->regs[r]);
+			return false;
+		}
+	uint64_t n = k->stack_size < b->stack_size ? k->stack_size : b->stack_size;
+	for (uint64_t i = 0; i < n; i++)
+		if (k->stack[i] != b->stack[i]) {
+			problem(res, "kernel sample at func %d+0x%x: its stack dump differs from the breakpoint's at SP+0x%llx",
+				(int)k->func, k->offset, (unsigned long long)i);
+			return false;
+		}
+	return true;
+}
+
 /* Every sample under one perf profile: perf's view and the unwinders'
  * state are built once for all samples. */
 static void replay_profile(struct replay *rp, int pi, struct hx_case_res *res)
@@ -386,7 +490,9 @@ static void replay_profile(struct replay *rp, int pi, struct hx_case_res *res)
 	/* every selected unwinder must have an expectation, so none passes silently */
 	for (int u = 0; u < o->nuw; u++)
 		for (int z = 0; z < rp->nsizes; z++)
-			if (!hx_case_has_expect(&rp->c, o->unwinders[u], prof, rp->sizes[z]))
+			if (!hx_case_has_expect(&rp->c, expect_key(rp, uw_unwinder_by_name(o->unwinders[u]),
+								   o->unwinders[u], prof, rp->sizes[z]),
+						prof, rp->sizes[z]))
 				problem(res, "%s has no expectation for '%s' (profile %s, stack size %d) in [expect]",
 					res->file, o->unwinders[u], prof, rp->sizes[z]);
 	char pverr[512];
@@ -404,6 +510,9 @@ static void replay_profile(struct replay *rp, int pi, struct hx_case_res *res)
 	} else {
 		problem(res, "perf view: %s", pverr);
 	}
+	rp->view.capture = rp->g;       /* for the perf column */
+	rp->view.dump_sizes = rp->sizes;
+	rp->view.ndump_sizes = rp->nsizes;
 	for (int u = 0; u < o->nuw; u++) {
 		char err[512];
 		rp->state[u] = NULL;
@@ -414,8 +523,18 @@ static void replay_profile(struct replay *rp, int pi, struct hx_case_res *res)
 			rp->uws[u] = NULL;
 		}
 	}
-	for (size_t i = 0; i < rp->g->nsamples; i++)
-		replay_sample(rp, &rp->g->samples[i], prof, res);
+	/* a run with kernel samples replays those (the breakpoint's at the same
+	 * points were checked equal at each spin's release) */
+	const struct hx_sample *live = NULL;
+	for (size_t i = 0; i < rp->g->nsamples; i++) {
+		const struct hx_sample *s = &rp->g->samples[i];
+		if (!s->kernel)
+			live = s;
+		else if (!kernel_matches(live, s, rp->arch, res))
+			continue;
+		if (!rp->g->nkernel || s->kernel)
+			replay_sample(rp, s, s->kernel ? live : NULL, prof, res);
+	}
 	for (int u = 0; u < o->nuw; u++)
 		if (rp->uws[u] && rp->uws[u]->close)
 			rp->uws[u]->close(rp->state[u]);
@@ -423,6 +542,22 @@ static void replay_profile(struct replay *rp, int pi, struct hx_case_res *res)
 		pv_fini(&rp->pv);
 	rp->have_pv = false;
 	rp->view.pv = NULL;
+}
+
+/* kernel-fp selected and perf_event_open refused: a visible skip */
+static bool kernel_refused(const struct hx_group *g, const struct hx_opts *o, struct hx_case_res *res)
+{
+	if (!g->kskip)
+		return false;
+	for (int u = 0; u < o->nuw; u++) {
+		const struct uw_unwinder *uw = uw_unwinder_by_name(o->unwinders[u]);
+		if (uw && uw->kernel) {
+			res->skipped = true;
+			snprintf(res->problem, sizeof(res->problem), "%s", g->kskip);
+			return true;
+		}
+	}
+	return false;
 }
 
 int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx_opts *o,
@@ -442,7 +577,11 @@ int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx
 		return rc;
 	}
 	snprintf(res->profile, sizeof(res->profile), "%s", pv_profile_name((enum pv_profile)rp->profs[0]));
-	size_t total = g->nsamples * (size_t)rp->nsizes * (size_t)rp->nprofs;
+	if (kernel_refused(g, o, res)) {
+		replay_free(rp);
+		return 0;
+	}
+	size_t total = (g->nkernel ? g->nkernel : g->nsamples) * (size_t)rp->nsizes * (size_t)rp->nprofs;
 	res->samples = calloc(total ? total : 1, sizeof(*res->samples));
 	if (!res->samples) {
 		replay_free(rp);

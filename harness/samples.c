@@ -43,10 +43,15 @@ static int write_all(int fd, const struct iovec *iov, int n)
 /* async-signal-safe: writev only */
 int hx_rec_write(int fd, uint32_t type, const void *a, size_t alen, const void *b, size_t blen)
 {
+	return hx_rec_write_flags(fd, type, 0, a, alen, b, blen);
+}
+
+int hx_rec_write_flags(int fd, uint32_t type, uint32_t flags, const void *a, size_t alen,
+		       const void *b, size_t blen)
+{
 	static const uint8_t zero[8];
 	uint64_t len = alen + blen;
 	uint8_t hdr[16];
-	uint32_t flags = 0;
 	memcpy(hdr, &type, 4);
 	memcpy(hdr + 4, &flags, 4);
 	memcpy(hdr + 8, &len, 8);
@@ -271,6 +276,17 @@ int hx_samples_parse(struct hx_samples *s, uint8_t *data, size_t size, const cha
 			memcpy(x->fpflag, q, x->ntruth);
 			q += (x->ntruth + 7) & ~7u;
 			x->stack = q;
+			if (g32(data + off + 4) & HX_REC_F_KERNEL) {
+				uint64_t at = need + ((x->stack_size + 7) & ~7ull);
+				if (at > len || len - at < 8 || g64(p + at) > HX_MAX_CHAIN ||
+				    len - at - 8 < 8 * g64(p + at))
+					return sfail(err, errlen, path, off + 16, "kernel SAMPLE: its CALLCHAIN (at most %d frames) does not fit its length %llu",
+						     HX_MAX_CHAIN, (unsigned long long)len);
+				x->kernel = true;
+				x->nchain = (uint32_t)g64(p + at);
+				x->chain = (const uint64_t *)(const void *)(p + at + 8);
+				g->nkernel++;
+			}
 			g->nsamples++;
 			break;
 		}
@@ -291,8 +307,12 @@ int hx_samples_parse(struct hx_samples *s, uint8_t *data, size_t size, const cha
 		case HX_REC_END:
 			g->ended = true;
 			break;
+		case HX_REC_KSKIP:
+			free(g->kskip);
+			g->kskip = dup_str(p, strnlen((const char *)p, len));
+			break;
 		default:
-			return sfail(err, errlen, path, off, "unknown record type %u (expected 1..8)", type);
+			return sfail(err, errlen, path, off, "unknown record type %u (expected 1..9)", type);
 		}
 		off += 16 + len + ((8 - len % 8) % 8);
 	}
@@ -320,6 +340,7 @@ void hx_samples_free(struct hx_samples *s)
 		free(g->case_path);
 		free(g->dump_path);
 		free(g->error);
+		free(g->kskip);
 		free(g->samples);
 		for (uint32_t f = 0; f < g->nfuncs; f++)
 			free(g->funcs[f].rows);

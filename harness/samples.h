@@ -15,6 +15,10 @@
  *   CRASH   (6): u32 signo, u32 func, u64 pc, u64 offset, u64 fault_addr
  *   ERROR   (7): message text
  *   END     (8): empty; the child finished its case
+ *   KSKIP   (9): why kernel samples were not taken (perf_event_open refused)
+ * A SAMPLE with record flag 1 (kernel) was taken by the kernel at a spin
+ * point: its stack is PERF_SAMPLE_STACK_USER's dump, and after the stack (pad
+ * to 8) come u64 nchain, u64 chain[nchain]: the CALLCHAIN's user part.
  */
 #ifndef HX_SAMPLES_H
 #define HX_SAMPLES_H
@@ -30,7 +34,9 @@
 #define HX_MAX_FUNCS 16
 
 enum { HX_REC_CASE = 1, HX_REC_DUMP, HX_REC_MAPS, HX_REC_FUNC, HX_REC_SAMPLE,
-       HX_REC_CRASH, HX_REC_ERROR, HX_REC_END };
+       HX_REC_CRASH, HX_REC_ERROR, HX_REC_END, HX_REC_KSKIP };
+#define HX_REC_F_KERNEL 1u
+#define HX_MAX_CHAIN 128
 
 struct hx_insn { uint32_t offset, len; char insn[48]; };
 
@@ -52,6 +58,9 @@ struct hx_sample {
 	uint8_t fpflag[HX_MAX_TRUTH];/* the FP convention reports truth[i] */
 	uint64_t stack_addr, stack_size;
 	const uint8_t *stack;        /* points into the file buffer */
+	bool kernel;                 /* taken by the kernel's sampler at a spin point */
+	uint32_t nchain;
+	const uint64_t *chain;       /* kernel: its CALLCHAIN (user part), into the file buffer */
 };
 
 struct hx_crash { uint32_t signo, func; uint64_t pc, offset, fault_addr; };
@@ -71,6 +80,8 @@ struct hx_group {                /* one case's records */
 	struct hx_crash crash;
 	char *error;
 	bool ended;
+	char *kskip;                 /* why no kernel samples were taken, or NULL */
+	size_t nkernel;              /* kernel samples among samples */
 };
 
 struct hx_samples {
@@ -89,6 +100,8 @@ void hx_samples_free(struct hx_samples *s);
 
 /* Writer side (async-signal-safe where noted). */
 int hx_rec_write(int fd, uint32_t type, const void *a, size_t alen, const void *b, size_t blen);
+int hx_rec_write_flags(int fd, uint32_t type, uint32_t flags, const void *a, size_t alen,
+		       const void *b, size_t blen);
 int hx_samples_write_header(int fd, uint32_t elf_mach);
 /* Copy one file's bytes into fd (used to merge child files into a record file). */
 int hx_copy_records(int dst, const char *src_path, char *err, size_t errlen);

@@ -279,18 +279,10 @@ static void features(struct pd_features *ft, struct utsname *u, const struct uw_
 	};
 }
 
-int hx_toperf_write(const char *samples_path, const char *out, const struct hx_toperf_opts *o,
-		    char *err, size_t errlen)
+/* Groups -> one perf.data at out. */
+static int write_groups(const struct hx_group *gs, size_t n, const struct uw_arch *arch, const char *out,
+			const struct hx_toperf_opts *o, char *err, size_t errlen)
 {
-	struct hx_samples s;
-	if (hx_samples_read(&s, samples_path, err, errlen))
-		return -1;
-	const struct uw_arch *arch = uw_arch_by_mach((uint16_t)s.elf_mach);
-	if (!arch) {
-		snprintf(err, errlen, "%s: offset 0xc: ELF machine %u is not an arch jitunwind knows", samples_path, s.elf_mach);
-		hx_samples_free(&s);
-		return -1;
-	}
 	struct pd_writer_opts wo = {
 		.attr_size = o->attr_size ? o->attr_size : PD_ATTR_SIZE_VER7,
 		.sample_type = PD_SAMPLE_IP | PD_SAMPLE_TID | PD_SAMPLE_TIME | PD_SAMPLE_CALLCHAIN |
@@ -304,11 +296,10 @@ int hx_toperf_write(const char *samples_path, const char *out, const struct hx_t
 		snprintf(err, errlen, "%s: attr size %u, stack size %u: %s", out, wo.attr_size, wo.stack_size,
 			 strerror(-rc));
 		pd_writer_free(&w);
-		hx_samples_free(&s);
 		return -1;
 	}
-	for (size_t i = 0; !rc && i < s.ngroups; i++)
-		rc = write_group(&w, &s.groups[i], arch, o, err, errlen);
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = write_group(&w, &gs[i], arch, o, err, errlen);
 	if (!rc) {
 		/* one round: perf sorts everything by time before it is processed */
 		pd_w_finished_round(&w);
@@ -318,6 +309,29 @@ int hx_toperf_write(const char *samples_path, const char *out, const struct hx_t
 		rc = pd_w_finish(&w, &ft, out, err, errlen);
 	}
 	pd_writer_free(&w);
-	hx_samples_free(&s);
 	return rc ? -1 : 0;
+}
+
+int hx_toperf_write_group(const struct hx_group *g, const struct uw_arch *arch, const char *out,
+			  const struct hx_toperf_opts *o, char *err, size_t errlen)
+{
+	return write_groups(g, 1, arch, out, o, err, errlen);
+}
+
+int hx_toperf_write(const char *samples_path, const char *out, const struct hx_toperf_opts *o,
+		    char *err, size_t errlen)
+{
+	struct hx_samples s;
+	if (hx_samples_read(&s, samples_path, err, errlen))
+		return -1;
+	const struct uw_arch *arch = uw_arch_by_mach((uint16_t)s.elf_mach);
+	int rc;
+	if (!arch) {
+		snprintf(err, errlen, "%s: offset 0xc: ELF machine %u is not an arch jitunwind knows", samples_path, s.elf_mach);
+		rc = -1;
+	} else {
+		rc = write_groups(s.groups, s.ngroups, arch, out, o, err, errlen);
+	}
+	hx_samples_free(&s);
+	return rc;
 }

@@ -17,5 +17,10 @@ int hx_toperf_abi(const char *s, uint32_t *attr_size);
 /* 0, or -1 with "FILE: offset ...: what" in err. */
 int hx_toperf_write(const char *samples_path, const char *out, const struct hx_toperf_opts *o,
 		    char *err, size_t errlen);
+struct hx_group;
+struct uw_arch;
+/* One case's samples (a replay's group) as their own perf.data; same contract. */
+int hx_toperf_write_group(const struct hx_group *g, const struct uw_arch *arch, const char *out,
+			  const struct hx_toperf_opts *o, char *err, size_t errlen);
 
 #endif

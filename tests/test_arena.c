@@ -102,6 +102,24 @@ START_TEST(test_patch_pages)
 }
 END_TEST
 
+START_TEST(test_init_at)
+{
+	/* placed exactly where asked, and never over an existing mapping */
+	struct tr_arena a, b;
+	ck_assert_int_eq(tr_arena_init(&a, 3 * 4096), 0);
+	uintptr_t at = (uintptr_t)a.base + a.page;
+	tr_arena_fini(&a);
+	ck_assert_int_eq(tr_arena_init_at(&a, 4096, at), 0);
+	ck_assert_ptr_eq(a.base, (void *)at);
+	ASSERT_PERMS(a.base, "r-xp");
+	ck_assert_int_eq(tr_arena_init_at(&b, 4096, at), -EEXIST);
+	ck_assert_ptr_null(b.base);
+	ck_assert_int_eq(tr_arena_init_at(&b, 4096, at + 1), -EINVAL);
+	ck_assert_int_eq(tr_arena_init_at(&b, 4096, 0), -EINVAL);
+	tr_arena_fini(&a);
+}
+END_TEST
+
 #if defined(__x86_64__) || defined(__aarch64__)
 START_TEST(test_run_patched)
 {
@@ -158,6 +176,7 @@ Suite *suite_arena(void)
 	tcase_add_test(tc, test_alloc);
 	tcase_add_test(tc, test_patch_bounds);
 	tcase_add_test(tc, test_patch_pages);
+	tcase_add_test(tc, test_init_at);
 #if defined(__x86_64__) || defined(__aarch64__)
 	tcase_add_test(tc, test_run_patched);
 #else

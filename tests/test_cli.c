@@ -322,6 +322,32 @@ START_TEST(list_cases)
 }
 END_TEST
 
+#if defined(__x86_64__)
+/* The perf column: no working perf is a visible skip, not a failure; a perf
+ * that prints no chain (a fake standing for a broken perf) fails the case
+ * (negative control: the column cannot pass without real chains). */
+START_TEST(perf_column_skip_and_broken)
+{
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --perf %s/no-such-perf %s", bin, tmp, CLI_CASE), 0);
+	ck_assert_msg(strstr(out, "skip: the perf column:") && strstr(out, "no-such-perf"), "output: %s", out);
+	char fake[512], text[1024];
+	snprintf(fake, sizeof(fake), "%s/fakeperf", tmp);
+	snprintf(text, sizeof(text),
+		 "#!/bin/sh\n"
+		 "case \"$*\" in *version*) printf 'perf version 6.1.0\\n  libunwind: [ on  ]\\n'; exit 0;; esac\n"
+		 "case \"$*\" in *inject*) touch %s/injected; exit 0;; esac\n"
+		 "exit 0\n", tmp);
+	write_file(fake, text);
+	ck_assert_int_eq(chmod(fake, 0755), 0);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --perf %s --unwinders libunwind,perf %s", bin, fake, CLI_CASE), 1);
+	ck_assert_msg(strstr(out, "perf printed no chain"), "output: %s", out);
+	char inj[512];
+	snprintf(inj, sizeof(inj), "%s/injected", tmp);
+	ck_assert_int_eq(access(inj, F_OK), 0);
+}
+END_TEST
+#endif
+
 Suite *suite_cli(void);
 Suite *suite_cli(void)
 {
@@ -345,6 +371,9 @@ Suite *suite_cli(void)
 	tcase_add_test(tc, bad_cie_pointer_judged);
 	tcase_add_test(tc, stack_sizes_differ);
 	tcase_add_test(tc, perf_dump_dir_matters);
+#if defined(__x86_64__)
+	tcase_add_test(tc, perf_column_skip_and_broken);
+#endif
 #endif
 	suite_add_tcase(s, tc);
 	return s;

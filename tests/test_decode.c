@@ -51,7 +51,8 @@ static void emit(const struct seq *s)
 static unsigned disagreements(const struct uw_decoder *dc, const struct tr_row *rows, size_t nrows,
 			      char *why, size_t whylen)
 {
-	struct uw_cfa_state st = { .sp_known = true, .sp_d = dc->entry_cfa };
+	struct uw_cfa_state st;
+	uw_cfa_entry(&st, dc->entry_cfa);
 	unsigned bad = 0;
 	for (size_t i = 0; i < nrows; i++) {
 		const struct tr_row *r = &rows[i];
@@ -63,6 +64,23 @@ static unsigned disagreements(const struct uw_decoder *dc, const struct tr_row *
 					 (long long)r->sp_off, r->fp_set ? (long long)r->fp_off : -1LL);
 			continue;
 		}
+		/* every register the truth says is saved was stored by the code, at that slot
+		 * (the interpreter may know more: a restored register's slot stays) */
+		for (unsigned reg = 0; reg < UW_NREGS; reg++) {
+			if (!(r->saved_mask >> reg & 1) || reg == dc->ra)
+				continue;
+			if (!(st.stored >> reg & 1) || st.slot[reg] != r->saved_off[reg]) {
+				if (!bad++)
+					snprintf(why, whylen, "+0x%x %s: r%u saved at cfa%+d in the truth, decoded %s at cfa%+lld",
+						 r->offset, r->insn, reg, r->saved_off[reg],
+						 st.stored >> reg & 1 ? "stored" : "not stored", (long long)st.slot[reg]);
+			}
+		}
+		/* the return address: on the stack where the truth has it, else in its register */
+		if (!dc->ra_at_cfa && r->ra_where == TR_RA_AT_CFA &&
+		    (!(st.stored >> dc->ra & 1) || st.slot[dc->ra] != r->ra_off) && !bad++)
+			snprintf(why, whylen, "+0x%x %s: the return address at cfa%+lld in the truth, decoded %s",
+				 r->offset, r->insn, (long long)r->ra_off, st.stored >> dc->ra & 1 ? "elsewhere" : "not stored");
 		struct uw_insn x;
 		size_t len = dc->decode(fn.code + r->offset, fn.code_size - r->offset, &x);
 		if (len != r->len) {
@@ -98,6 +116,17 @@ START_TEST(decoder_wrong_truth_caught)
 	memcpy(rows, fn.rows, fn.nrows * sizeof(rows[0]));
 	rows[fn.nrows > 2 ? 2 : fn.nrows - 1].sp_off += 8;
 	char why[256];
+	ck_assert_uint_gt(disagreements(dc, rows, fn.nrows, why, sizeof(why)), 0);
+	/* and a save the code did not make where the truth says it did */
+	memcpy(rows, fn.rows, fn.nrows * sizeof(rows[0]));
+	size_t k = 0;
+	while (k < fn.nrows && !rows[k].saved_mask)
+		k++;
+	ck_assert_msg(k < fn.nrows, "%s %s: no saved register in the truth", s->arch, s->ops[0]);
+	for (unsigned reg = 0; reg < 64; reg++)
+		if (rows[k].saved_mask >> reg & 1)
+			rows[k].saved_off[reg] -= 8;
+	rows[k].ra_off -= 8;              /* the return address, where it is a saved register (arm64) */
 	ck_assert_uint_gt(disagreements(dc, rows, fn.nrows, why, sizeof(why)), 0);
 }
 END_TEST

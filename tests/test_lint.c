@@ -238,6 +238,7 @@ struct got {
 	const struct lint_rule *r[512];
 	char msg[512][480];
 	uint64_t off[512];
+	struct lint_where where[512];
 };
 
 static void collect(const struct lint_finding *f, void *arg)
@@ -246,6 +247,7 @@ static void collect(const struct lint_finding *f, void *arg)
 	if (g->n < 512) {
 		g->r[g->n] = f->rule;
 		g->off[g->n] = f->offset;
+		g->where[g->n] = f->where;
 		snprintf(g->msg[g->n], sizeof(g->msg[0]), "%s", f->msg);
 		g->n++;
 	}
@@ -259,7 +261,7 @@ static struct lint_summary lint_buf(const uint8_t *p, size_t n, enum pv_profile 
 	uint8_t *h = malloc(n ? n : 1);
 	ck_assert_ptr_nonnull(h);
 	memcpy(h, p, n);
-	struct lint_opts o = { prof, name, 0 };
+	struct lint_opts o = { prof, name, 0, 8192 };
 	struct lint_summary s;
 	memset(&G, 0, sizeof(G));
 	int rc = lint_mem(h, n, &o, collect, &G, &s);
@@ -805,6 +807,106 @@ static void mk_ra(struct jb *b, bool bad, struct ctx *c)
 	mk_unw_with(b, F, &o, NULL);
 }
 
+/* CPython's x86_64 FDE ends without restoring rbp's rule after the pop
+ * (facts: real CPython ships it): at the ret the slot is below SP */
+static void mk_below_sp(struct jb *b, bool bad, struct ctx *c)
+{
+	static const uint8_t prog[] = { 0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06, 0x43, 0x0c, 0x07, 0x08, 0xc6 };
+	struct tr_unwind_opts o;
+	opts_clean(&o);
+	o.cfi = TR_CFI_BYTES;
+	memcpy(o.prog, prog, sizeof(prog));
+	o.prog_len = sizeof(prog) - (bad ? 1 : 0);
+	mk_unw_with(b, F, &o, NULL);
+}
+
+/* rbp's rule names cfa-8 (the return address's slot) where push stored it at cfa-16 */
+static void mk_saved_early(struct jb *b, bool bad, struct ctx *c)
+{
+	static const uint8_t prog[] = { 0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06, 0x43, 0x0c, 0x07, 0x08, 0xc6 };
+	struct tr_unwind_opts o;
+	opts_clean(&o);
+	o.cfi = TR_CFI_BYTES;
+	memcpy(o.prog, prog, sizeof(prog));
+	o.prog_len = sizeof(prog);
+	if (bad)
+		o.prog[4] = 0x01;
+	mk_unw_with(b, F, &o, NULL);
+}
+
+/* arm64: a program without a rule for x30, which blr overwrites: after the
+ * call the rows still say the return address is in x30 */
+static void mk_ra_code(struct jb *b, bool bad, struct ctx *c)
+{
+	static const uint8_t prog[] = { 0x41, 0x0e, 0x10, 0x9d, 0x02, 0x41, 0x0d, 0x1d, 0x42, 0x0c, 0x1f, 0x10,
+					0x41, 0x0e, 0x00, 0xdd };
+	struct tr_unwind_opts o;
+	struct tr_unwind u;
+	opts_clean(&o);
+	if (bad) {
+		o.cfi = TR_CFI_BYTES;
+		memcpy(o.prog, prog, sizeof(prog));
+		o.prog_len = sizeof(prog);
+	}
+	jb_hdr(b, JD_MAGIC, 1, 40, EM_AARCH64, 0);
+	unw(FA, &o, ADDR, &u);
+	jb_unw(b, u.data, u.size, u.size, u.hdr_size, u.mapped_size);
+	jb_load(b, "tramp", ADDR, FA->code, FA->code_size, 0);
+}
+
+/* a 16 KiB frame: the return address is above perf's 8192-byte copy */
+static void mk_deep(struct jb *b, bool bad, struct ctx *c)
+{
+	static struct tr_func *deep, *shallow;
+	static const char *const d_ops[] = { "alloc 0x4008", "call_target", "free 0x4008", "ret" };
+	static const char *const s_ops[] = { "alloc 0x1008", "call_target", "free 0x1008", "ret" };
+	if (!deep) {
+		deep = emit(d_ops, 4);
+		shallow = emit(s_ops, 4);
+	}
+	struct tr_unwind_opts o;
+	opts_clean(&o);
+	jb_std(b);
+	jb_func(b, bad ? deep : shallow, &o, "tramp", ADDR, 0);
+}
+
+/* one line entry whose file name holds garbage (V8 in node 20), or whose
+ * entries end before the record does */
+static void jb_debug_name(struct jb *b, const char *name, size_t nlen, size_t tail)
+{
+	size_t len = 32 + 16 + nlen + 1 + tail;
+	size_t pad = (8 - len % 8) % 8;
+	jb_prefix(b, JD_CODE_DEBUG_INFO, (uint32_t)(len + pad));
+	uint8_t f[32] = { 0 };
+	p64(f, ADDR);
+	p64(f + 8, 1);
+	p64(f + 16, ADDR);
+	p32(f + 24, 10);
+	jb_put(b, f, sizeof(f));
+	jb_put(b, name, nlen);
+	jb_zero(b, 1);
+	for (size_t i = 0; i < tail; i++)
+		jb_put(b, "x", 1);
+	jb_zero(b, pad);
+}
+
+static void mk_dbg_name(struct jb *b, bool bad, struct ctx *c)
+{
+	jb_std(b);
+	if (bad)
+		jb_debug_name(b, "f\x01\xfe\x80.py", 7, 0);
+	else
+		jb_debug_name(b, "caf\xc3\xa9.py", 8, 0);   /* UTF-8 is fine */
+	jb_load(b, "tramp", ADDR, F->code, F->code_size, 0);
+}
+
+static void mk_dbg_tail(struct jb *b, bool bad, struct ctx *c)
+{
+	jb_std(b);
+	jb_debug_name(b, "f.py", 4, bad ? 12 : 0);
+	jb_load(b, "tramp", ADDR, F->code, F->code_size, 0);
+}
+
 static void mk_move_unknown(struct jb *b, bool bad, struct ctx *c)
 {
 	base(b);
@@ -904,6 +1006,8 @@ static const struct rule_case {
 	{ "JD060", mk_move_unknown }, { "JD061", mk_move_mismatch }, { "JD070", mk_dbg_after },
 	{ "JD071", mk_dbg_noload }, { "JD072", mk_dbg_mismatch }, { "JD073", mk_dbg_entries },
 	{ "JD074", mk_dbg_over }, { "JD075", mk_dbg_range }, { "JD090", mk_profile }, { "JD099", mk_limit },
+	{ "JD057", mk_below_sp }, { "JD058", mk_saved_early }, { "JD059", mk_ra_code }, { "JD080", mk_deep },
+	{ "JD076", mk_dbg_name }, { "JD076", mk_dbg_tail },
 };
 #define NRULE_CASES (sizeof(rule_cases) / sizeof(rule_cases[0]))
 
@@ -980,6 +1084,59 @@ START_TEST(reference_is_clean)
 	ck_assert_uint_eq(s.loads, 3);
 	ck_assert_int_eq(lint_exit_code(&s), 0);
 	free(b.p);
+}
+END_TEST
+
+/* Is code offset off named by an error or warning finding (its offsets, or
+ * the whole load)? */
+static bool named_at(uint64_t off)
+{
+	for (size_t i = 0; i < G.n; i++) {
+		const struct lint_where *w = &G.where[i];
+		if (G.r[i]->sev == LINT_INFO || (!w->load && !w->whole))
+			continue;
+		if (w->whole)
+			return true;
+		for (unsigned k = 0; k < w->npc; k++)
+			if (w->pc[k] == off)
+				return true;
+	}
+	return false;
+}
+
+/* endbr64 in front of CPython's trampoline and an FDE that forgot it (its
+ * rows 4 bytes early): every boundary after endbr64 is flagged, by offset;
+ * the derived FDE (the negative control) has none. */
+START_TEST(cet_forgot_every_boundary)
+{
+	static const char *const cet_ops[] = { "endbr64", "push_fp", "set_fp", "call_target", "pop_fp", "ret" };
+	static const uint8_t prog[] = { 0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06, 0x43, 0x0c, 0x07, 0x08 };
+	struct tr_func *f = emit(cet_ops, 6);
+	for (int bad = 1; bad >= 0; bad--) {
+		struct tr_unwind_opts o;
+		opts_clean(&o);
+		if (bad) {
+			o.cfi = TR_CFI_BYTES;
+			memcpy(o.prog, prog, sizeof(prog));
+			o.prog_len = sizeof(prog);
+		}
+		struct jb b = { 0 };
+		jb_std(&b);
+		jb_func(&b, f, &o, "tramp", ADDR, 0);
+		lint_buf(b.p, b.n, PV_CURRENT, NULL);
+		free(b.p);
+		char buf[8192];
+		show(buf, sizeof(buf));
+		for (size_t i = 1; i < f->nrows; i++) {
+			uint64_t off = f->rows[i].offset;
+			if (bad)
+				ck_assert_msg(named_at(off), "+0x%" PRIx64 " (%s) not named:\n%s", off, f->rows[i].insn, buf);
+			else
+				ck_assert_msg(!named_at(off), "+0x%" PRIx64 " named on the derived FDE:\n%s", off, buf);
+		}
+		ck_assert_uint_ge(f->nrows, 6);
+	}
+	free(f);
 }
 END_TEST
 
@@ -1260,6 +1417,49 @@ START_TEST(golden_rules)
 }
 END_TEST
 
+/* Errors first by default, file order with --sort offset; --min-severity
+ * hides but still counts; the summary counts per rule; JSON names offsets. */
+START_TEST(cli_order_and_filters)
+{
+	char p[512];
+	struct jb b = { 0 };
+	struct ctx c = { PV_CURRENT, NULL, 0 };
+	mk_after2(&b, true, &c);
+	snprintf(p, sizeof(p), "%s/order.dump", tmp);
+	write_buf(p, b.p, b.n);
+	free(b.p);
+	ck_assert_int_eq(sh("%s lint %s", bin, p), 1);
+	char *e = strstr(out, "error: JD030"), *i = strstr(out, "info: JD007");
+	ck_assert_msg(e && i && e < i, "errors not first:\n%s", out);
+	ck_assert_msg(strstr(out, "[JD007 file-name x1, JD030 unwind-after-load x1]"), "no per-rule counts:\n%s", out);
+	ck_assert_int_eq(sh("%s lint --sort offset %s", bin, p), 1);
+	e = strstr(out, "error: JD030");
+	i = strstr(out, "info: JD007");
+	ck_assert_msg(e && i && i < e, "--sort offset is not file order:\n%s", out);
+	ck_assert_int_eq(sh("%s lint --min-severity error %s", bin, p), 1);
+	ck_assert_msg(strstr(out, "error: JD030") && !strstr(out, "info: JD007") && strstr(out, "1 info"),
+		      "--min-severity error:\n%s", out);
+	ck_assert_int_eq(sh("%s lint --min-severity nope %s", bin, p), 2);
+	ck_assert_int_eq(sh("%s lint --sort nope %s", bin, p), 2);
+	ck_assert_int_eq(sh("%s lint --stack-size -1 %s", bin, p), 2);
+	ck_assert_int_eq(sh("%s lint --json %s", bin, p), 1);
+	ck_assert_msg(strstr(out, "\"load\": 40, \"code_offsets\": \"all\"") && strstr(out, "\"rules\": { \"JD007\": 1, \"JD030\": 1 }"),
+		      "JSON lacks the load or the rule counts:\n%s", out);	/* dump's filters: by name, by address, by record offset; the walk still
+	 * gives each load what perf attaches to it */
+	ck_assert_int_eq(sh("%s dump --no-code --name 'b*' %s", bin, p), 0);
+	ck_assert_msg(strstr(out, "name \"big\"") && !strstr(out, "name \"tramp\"") &&
+		      strstr(out, "unwinding info: the UNWINDING_INFO at"), "--name:\n%s", out);
+	ck_assert_int_eq(sh("%s dump --no-code --at 0x%llx %s", bin, (unsigned long long)ADDR + 1, p), 0);
+	ck_assert_msg(strstr(out, "name \"tramp\"") && !strstr(out, "name \"big\""), "--at:\n%s", out);
+	ck_assert_int_eq(sh("%s dump --no-code --record 0x28 %s", bin, p), 0);
+	ck_assert_msg(strstr(out, "0x000028  CODE_LOAD") && !strstr(out, "CODE_UNWINDING_INFO"), "--record:\n%s", out);
+	ck_assert_int_eq(sh("%s dump --at 0x%llx %s", bin, (unsigned long long)ADDR + 0x9000, p), 0);
+	ck_assert_msg(!strstr(out, "CODE_LOAD"), "--at outside every load shows one:\n%s", out);
+	ck_assert_int_eq(sh("%s dump --at nope %s", bin, p), 2);
+	ck_assert_int_eq(sh("%s dump --record -1 %s", bin, p), 2);
+}
+END_TEST
+
 /* a crafted dump's text dump and lint output, byte for byte (regenerate with
  * JU_UPDATE_GOLDEN=1 and read the diff) */
 START_TEST(golden_dump)
@@ -1300,10 +1500,13 @@ struct expect_case {
 static const struct expect_case expect_cases[] = {
 	/* aarch64: CPython's own FDE (facts section 7) ends with a block naming x29
 	 * after ldp restored it; with PAC its rows are also 4 bytes early */
-	{ "cpython-aarch64-bytes", "JD052" },
-	{ "cpython-aarch64-pac", "JD052" },
+	{ "cpython-aarch64-bytes", "JD052 JD057" },
+	{ "cpython-aarch64-pac", "JD052 JD057" },
 	{ "cpython-aarch64-pac-fixed", "" },
-	{ "neg-ra-column", "JD052" },
+	{ "neg-ra-column", "JD052 JD057" },
+	/* x86_64: CPython's FDE never restores rbp's rule after the pop */
+	{ "cpython-3.13-fp-bytes", "JD057" },
+	{ "stack-deep", "JD080" },
 	{ "eh-frame-unaligned", "JD045" },
 	{ "fde-absptr-udata8", "JD054" },
 	{ "hdr-before", "JD035" },
@@ -1311,20 +1514,31 @@ static const struct expect_case expect_cases[] = {
 	{ "hdr-table-sdata8", "JD041" },
 	{ "mapped-zero", "JD049" },
 	{ "neg-cfa-off-by-8", "JD052" },
-	{ "neg-rows-shifted", "JD052" },
+	{ "neg-rows-shifted", "JD052 JD057" },
 	{ "nested-depth3", "JD025" },
 	{ "stride-overlap", "JD025 JD051" },
 	{ "unwind-after-load", "JD030" },
 	/* the hybrid cases run two levels of CPython's trampolines, whose code is
-	 * identical (as CPython's); on aarch64 with CPython's FDE (see above) */
+	 * identical (as CPython's); with CPython's FDE, x86_64's never restores
+	 * rbp's rule after the pop and aarch64's names x29/x30 after the ldp
+	 * (JD057), and aarch64's rows are also checked against the code (JD052) */
 	{ "hybrid", "JD025" },
 #if defined(__aarch64__)
-	{ "hybrid-plain-fp-cfi", "JD025 JD052" },
-	{ "hybrid-plain-nofp-cfi", "JD025 JD052" },
-	{ "hybrid-plain-nofp-leaf-cfi", "JD025 JD052" },
-	{ "hybrid-pac-fp-cfi", "JD025 JD052" },
-	{ "hybrid-pac-nofp-cfi", "JD025 JD052" },
-	{ "hybrid-pac-nofp-leaf-cfi", "JD025 JD052" },
+#define HX_HYBRID_CFI "JD025 JD052 JD057"
+	{ "hybrid-plain-fp-cfi", HX_HYBRID_CFI },
+	{ "hybrid-plain-nofp-cfi", HX_HYBRID_CFI },
+	{ "hybrid-plain-nofp-leaf-cfi", HX_HYBRID_CFI },
+	{ "hybrid-pac-fp-cfi", HX_HYBRID_CFI },
+	{ "hybrid-pac-nofp-cfi", HX_HYBRID_CFI },
+	{ "hybrid-pac-nofp-leaf-cfi", HX_HYBRID_CFI },
+#else
+#define HX_HYBRID_CFI "JD025 JD057"
+	{ "hybrid-plain-fp-cfi", HX_HYBRID_CFI },
+	{ "hybrid-plain-nofp-cfi", HX_HYBRID_CFI },
+	{ "hybrid-plain-nofp-leaf-cfi", HX_HYBRID_CFI },
+	{ "hybrid-cet-fp-cfi", HX_HYBRID_CFI },
+	{ "hybrid-cet-nofp-cfi", HX_HYBRID_CFI },
+	{ "hybrid-cet-nofp-leaf-cfi", HX_HYBRID_CFI },
 #endif
 };
 
@@ -1383,7 +1597,7 @@ START_TEST(harness_dumps)
 		snprintf(cf, sizeof(cf), "%s/%s.case", cdir, names[i]);
 		if (!case_dump(cf, names[i], dump, sizeof(dump)))
 			continue;
-		struct lint_opts o = { PV_CURRENT, dump, 0 };
+		struct lint_opts o = { PV_CURRENT, dump, 0, 8192 };
 		struct lint_summary s;
 		memset(&G, 0, sizeof(G));
 		ck_assert_msg(lint_file(dump, &o, collect, &G, &s, e2, sizeof(e2)) == 0, "%s", e2);
@@ -1611,6 +1825,7 @@ Suite *suite_lint(void)
 	tcase_add_loop_test(tc, each_rule, 0, NRULE_CASES);
 	tcase_add_test(tc, reference_is_clean);
 	tcase_add_test(tc, rule_table);
+	tcase_add_test(tc, cet_forgot_every_boundary);
 	tcase_add_test(tc, every_truncation);
 	tcase_add_test(tc, bounded_history);
 	tcase_add_loop_test(tc, layout_matches_perfview, PV_CURRENT, PV_5X_0X40 + 1);
@@ -1621,6 +1836,7 @@ Suite *suite_lint(void)
 	tcase_add_test(tc, cli_exit_codes);
 	tcase_add_test(tc, golden_rules);
 	tcase_add_test(tc, golden_dump);
+	tcase_add_test(tc, cli_order_and_filters);
 	tcase_add_test(tc, harness_dumps);
 	tcase_add_test(tc, dump_rows_match_oracle);
 	suite_add_tcase(s, tc);

@@ -8,21 +8,37 @@
 
 #include "tramp.h"
 
-int tr_arena_init(struct tr_arena *a, size_t size)
+static int arena_map(struct tr_arena *a, size_t size, uintptr_t at)
 {
 	a->base = NULL;
 	a->size = a->used = 0;
 	long pg = sysconf(_SC_PAGESIZE);
 	a->page = pg > 0 ? (size_t)pg : 4096;
-	if (!size || size > SIZE_MAX - a->page)
+	if (!size || size > SIZE_MAX - a->page || (at & (a->page - 1)))
 		return -EINVAL;
 	size = (size + a->page - 1) & ~(a->page - 1);
-	void *p = mmap(NULL, size, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | (at ? MAP_FIXED_NOREPLACE : 0);
+	void *p = mmap((void *)at, size, PROT_READ | PROT_EXEC, flags, -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
+	if (at && p != (void *)at) {
+		/* a kernel older than 4.17 takes the flag as a hint only */
+		munmap(p, size);
+		return -EEXIST;
+	}
 	a->base = p;
 	a->size = size;
 	return 0;
+}
+
+int tr_arena_init(struct tr_arena *a, size_t size)
+{
+	return arena_map(a, size, 0);
+}
+
+int tr_arena_init_at(struct tr_arena *a, size_t size, uintptr_t at)
+{
+	return at ? arena_map(a, size, at) : -EINVAL;
 }
 
 int tr_arena_alloc(struct tr_arena *a, size_t size, size_t align, uint8_t **out)

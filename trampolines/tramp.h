@@ -88,6 +88,9 @@ struct tr_arena {
 	size_t page;
 };
 int tr_arena_init(struct tr_arena *a, size_t size);     /* mmap, PROT_READ|PROT_EXEC */
+/* The same at exactly `at` (page-aligned), never over an existing mapping:
+ * -EEXIST if anything is mapped there. */
+int tr_arena_init_at(struct tr_arena *a, size_t size, uintptr_t at);
 int tr_arena_alloc(struct tr_arena *a, size_t size, size_t align, uint8_t **out);
 int tr_patch(struct tr_arena *a, void *dst, const void *src, size_t n); /* -errno on failure */
 void tr_arena_fini(struct tr_arena *a);

@@ -1,20 +1,59 @@
-/* The decoder table (by ELF machine) and the one interpreter of effects. */
+/* The decoder of an ELF machine (from the arch table) and the one
+ * interpreter of effects. */
 #include "unwinders/decode.h"
 
-static const struct uw_decoder *const decoders[] = { &uw_decoder_x86_64, &uw_decoder_aarch64 };
+#include "unwinders/uwarch.h"
 
 const struct uw_decoder *uw_decoder_for(uint32_t elf_mach)
 {
-	for (size_t i = 0; i < sizeof(decoders) / sizeof(decoders[0]); i++)
-		if (decoders[i]->elf_mach == elf_mach)
-			return decoders[i];
-	return NULL;
+	const struct uw_arch *a = elf_mach <= UINT16_MAX ? uw_arch_by_mach((uint16_t)elf_mach) : NULL;
+	return a ? a->decoder : NULL;
 }
 
 void uw_insn_add(struct uw_insn *x, enum uw_eff_kind k, int64_t n)
 {
 	if (x->neff < UW_MAX_EFF)
-		x->eff[x->neff++] = (struct uw_eff){ k, n };
+		x->eff[x->neff++] = (struct uw_eff){ .kind = k, .n = n };
+}
+
+void uw_insn_reg(struct uw_insn *x, enum uw_eff_kind k, unsigned reg, int64_t n)
+{
+	if (x->neff < UW_MAX_EFF)
+		x->eff[x->neff++] = (struct uw_eff){ k, reg, n };
+}
+
+void uw_cfa_entry(struct uw_cfa_state *s, int64_t entry_cfa)
+{
+	*s = (struct uw_cfa_state){ .sp_known = true, .sp_d = entry_cfa, .fp_entry = true, .regs_known = true };
+}
+
+/* A store keeps the register's entry value only while the register still
+ * holds it; the slot is CFA-relative, as CFI rules are. */
+static void eff_reg(struct uw_cfa_state *s, const struct uw_eff *e)
+{
+	if (e->reg >= UW_NREGS)
+		return;
+	uint32_t bit = 1u << e->reg;
+	switch (e->kind) {
+	case UW_EFF_STORE:
+		if (s->clobbered & bit || s->stored & bit)
+			break;            /* a later store of a scratch value, or a second copy */
+		if (!s->sp_known) {
+			s->lost |= bit;
+			break;
+		}
+		s->stored |= bit;
+		s->slot[e->reg] = e->n - s->sp_d;
+		break;
+	case UW_EFF_RESTORE:
+		s->clobbered &= ~bit;
+		break;
+	case UW_EFF_CLOBBER:
+		s->clobbered |= bit;
+		break;
+	default:
+		break;
+	}
 }
 
 void uw_eff_apply(struct uw_cfa_state *s, const struct uw_insn *x)
@@ -27,11 +66,12 @@ void uw_eff_apply(struct uw_cfa_state *s, const struct uw_insn *x)
 			break;
 		case UW_EFF_FP_ADD:
 			s->fp_d -= e->n;
+			s->fp_popped = s->fp_entry = false;
 			break;
 		case UW_EFF_FP_FROM_SP:
 			s->fp_known = s->sp_known;
 			s->fp_d = s->sp_d - e->n;
-			s->fp_popped = false;
+			s->fp_popped = s->fp_entry = false;
 			break;
 		case UW_EFF_SP_FROM_FP:
 			s->sp_known = s->fp_known;
@@ -41,11 +81,16 @@ void uw_eff_apply(struct uw_cfa_state *s, const struct uw_insn *x)
 			s->sp_known = false;
 			break;
 		case UW_EFF_FP_UNKNOWN:
-			s->fp_known = s->fp_popped = false;
+			s->fp_known = s->fp_popped = s->fp_entry = false;
 			break;
 		case UW_EFF_FP_RESTORE:
-			s->fp_known = false;
+			s->fp_known = s->fp_entry = false;
 			s->fp_popped = true;
+			break;
+		case UW_EFF_STORE:
+		case UW_EFF_RESTORE:
+		case UW_EFF_CLOBBER:
+			eff_reg(s, e);
 			break;
 		}
 	}

@@ -27,14 +27,19 @@ enum uw_eff_kind {
 	UW_EFF_SP_UNKNOWN,  /* sp written with something the check does not follow */
 	UW_EFF_FP_UNKNOWN,  /* fp written likewise */
 	UW_EFF_FP_RESTORE,  /* fp loaded with the caller's value (pop %rbp, ldp x29) */
+	UW_EFF_STORE,       /* register reg stored at sp + n (tr: the save half of TR_EFF_SAVE) */
+	UW_EFF_RESTORE,     /* register reg loaded back with the value it had at entry */
+	UW_EFF_CLOBBER,     /* register reg overwritten (bl/blr write x30) */
 };
 
 struct uw_eff {
 	enum uw_eff_kind kind;
+	unsigned reg;             /* DWARF number: STORE, RESTORE, CLOBBER */
 	int64_t n;
 };
 
-#define UW_MAX_EFF 4
+#define UW_MAX_EFF 6
+#define UW_NREGS 32               /* DWARF registers whose saves the interpreter follows */
 
 /* One decoded instruction: its effects in the order they happen. */
 struct uw_insn {
@@ -44,10 +49,12 @@ struct uw_insn {
 };
 /* Append an effect (dropped beyond UW_MAX_EFF: no decoder emits that many). */
 void uw_insn_add(struct uw_insn *x, enum uw_eff_kind k, int64_t n);
+/* The same for an effect on one register (STORE, RESTORE, CLOBBER). */
+void uw_insn_reg(struct uw_insn *x, enum uw_eff_kind k, unsigned reg, int64_t n);
 
-/* An arch's decoder and the DWARF facts the check needs; one per ELF machine. */
+/* An arch's decoder and the DWARF facts the check needs; the arch table
+ * (uwarch.c) points at it. */
 struct uw_decoder {
-	uint32_t elf_mach;
 	unsigned sp, fp, ra;      /* DWARF numbers of sp, the frame pointer, the return address column */
 	int64_t entry_cfa;        /* CFA - sp at function entry */
 	bool ra_at_cfa;           /* the return address always sits at CFA + ra_cfa_off (x86_64) */
@@ -57,14 +64,25 @@ struct uw_decoder {
 	const char *(*reg_name)(unsigned dwarf);
 };
 extern const struct uw_decoder uw_decoder_x86_64, uw_decoder_aarch64;
-/* The decoder for an ELF machine, or NULL. */
+/* The decoder for an ELF machine (the arch table's), or NULL. */
 const struct uw_decoder *uw_decoder_for(uint32_t elf_mach);
 
-/* CFA state along the code: CFA - sp and CFA - fp where known. */
+/* CFA state along the code: CFA - sp and CFA - fp where known; where the
+ * entry values of the registers are (for the register-rule checks).
+ * fp_entry/fp_popped: the frame pointer holds the caller's value (not set
+ * yet / restored).  regs_known: the saves were followed from the function's
+ * entry (false after a resync from a CFI row). */
 struct uw_cfa_state {
-	bool sp_known, fp_known, fp_popped;
+	bool sp_known, fp_known, fp_popped, fp_entry, regs_known;
 	int64_t sp_d, fp_d;
+	uint32_t stored;          /* bit r: r's entry value was stored at CFA + slot[r] */
+	uint32_t clobbered;       /* bit r: r no longer holds its entry value (not fp: see fp_entry) */
+	uint32_t lost;            /* bit r: a store the check could not place (sp unknown) */
+	int64_t slot[UW_NREGS];
 };
+/* The state at a function's entry: CFA = sp + entry_cfa, every register its
+ * caller's. */
+void uw_cfa_entry(struct uw_cfa_state *s, int64_t entry_cfa);
 /* The one interpreter of effects. */
 void uw_eff_apply(struct uw_cfa_state *s, const struct uw_insn *x);
 

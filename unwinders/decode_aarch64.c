@@ -1,7 +1,6 @@
 /* aarch64 decoder for the code-vs-CFI check. */
 #include "unwinders/decode.h"
 
-#include <elf.h>
 #include <string.h>
 
 static uint32_t rd32(const uint8_t *p)
@@ -25,10 +24,13 @@ static size_t a64_decode(const uint8_t *p, size_t n, struct uw_insn *e)
 		e->end = true;                           /* ret, br, b, brk */
 		return 4;
 	}
-	if ((w & 0xfffffc1f) == 0xd63f0000 || (w & 0xfc000000) == 0x94000000 ||
-	    (w & 0xff000010) == 0x54000000 || (w & 0x7e000000) == 0x34000000 ||
+	if ((w & 0xfffffc1f) == 0xd63f0000 || (w & 0xfc000000) == 0x94000000) {
+		uw_insn_reg(e, UW_EFF_CLOBBER, 30, 0);       /* blr, bl: x30 is the return address into us */
+		return 4;
+	}
+	if ((w & 0xff000010) == 0x54000000 || (w & 0x7e000000) == 0x34000000 ||
 	    (w & 0x7e000000) == 0x36000000)
-		return 4;                                   /* blr, bl, b.cond, cbz/cbnz, tbz/tbnz */
+		return 4;                                   /* b.cond, cbz/cbnz, tbz/tbnz */
 	/* stp/ldp of x registers: pre-index (writeback), post-index, signed offset */
 	if ((w & 0x7fc00000) == 0x29800000 || (w & 0x7fc00000) == 0x28800000 ||
 	    (w & 0x7fc00000) == 0x29c00000 || (w & 0x7fc00000) == 0x28c00000 ||
@@ -36,12 +38,19 @@ static size_t a64_decode(const uint8_t *p, size_t n, struct uw_insn *e)
 		if (!(w >> 31))
 			return 0;                               /* w registers */
 		bool load = w & (1u << 22), wb = (w & 0x7f000000) != 0x29000000 || (w & (1u << 23));
+		bool post = (w & 0x01800000) == 0x00800000;
 		int64_t imm = ((int64_t)(((w >> 15) & 0x7f) ^ 0x40) - 0x40) * 8;
-		if (wb && rn == 31) {
+		if (wb && rn == 31 && !post)
 			uw_insn_add(e, UW_EFF_SP_ADD, imm);
-		} else if (wb && rn == 29) {
+		else if (wb && rn == 29)
 			uw_insn_add(e, UW_EFF_FP_UNKNOWN, 0);
+		if (rn == 31) {                             /* the pair at sp (+ imm without writeback) */
+			int64_t at = wb ? 0 : imm;
+			uw_insn_reg(e, load ? UW_EFF_RESTORE : UW_EFF_STORE, rd, at);
+			uw_insn_reg(e, load ? UW_EFF_RESTORE : UW_EFF_STORE, rt2, at + 8);
 		}
+		if (wb && rn == 31 && post)
+			uw_insn_add(e, UW_EFF_SP_ADD, imm);
 		if (load && (rd == 29 || rt2 == 29))
 			uw_insn_add(e, UW_EFF_FP_RESTORE, 0);                              /* ldp x29, ...: the caller's */
 		if (load && (rd == 31 || rt2 == 31))
@@ -50,13 +59,16 @@ static size_t a64_decode(const uint8_t *p, size_t n, struct uw_insn *e)
 	}
 	/* str/ldr x, pre- and post-index */
 	if ((w & 0xffe00400) == 0xf8000400 || (w & 0xffe00400) == 0xf8400400) {
-		bool load = w & (1u << 22);
+		bool load = w & (1u << 22), pre = w & (1u << 11);
 		int64_t imm = ((int64_t)(((w >> 12) & 0x1ff) ^ 0x100) - 0x100);
-		if (rn == 31) {
+		if (rn == 31 && pre)
 			uw_insn_add(e, UW_EFF_SP_ADD, imm);
-		} else if (rn == 29) {
+		else if (rn == 29)
 			uw_insn_add(e, UW_EFF_FP_UNKNOWN, 0);
-		}
+		if (rn == 31)
+			uw_insn_reg(e, load ? UW_EFF_RESTORE : UW_EFF_STORE, rd, 0);
+		if (rn == 31 && !pre)
+			uw_insn_add(e, UW_EFF_SP_ADD, imm);
 		if (load && rd == 29)
 			uw_insn_add(e, UW_EFF_FP_RESTORE, 0);
 		return 4;
@@ -101,6 +113,6 @@ static const char *a64_reg(unsigned r)
 /* DWARF: x29 the frame pointer, sp 31, x30 the return address column; a bl
  * leaves CFA = sp + 0 with the return address in x30 (AAPCS64) */
 const struct uw_decoder uw_decoder_aarch64 = {
-	.elf_mach = EM_AARCH64, .sp = 31, .fp = 29, .ra = 30, .entry_cfa = 0,
+	.sp = 31, .fp = 29, .ra = 30, .entry_cfa = 0,
 	.ra_at_cfa = false, .ra_cfa_off = 0, .decode = a64_decode, .reg_name = a64_reg,
 };

@@ -2,7 +2,6 @@
  * of JIT code (Intel SDM vol. 2), everything else stops the check. */
 #include "unwinders/decode.h"
 
-#include <elf.h>
 #include <string.h>
 
 static uint32_t rd32(const uint8_t *p)
@@ -66,6 +65,9 @@ static size_t x86_modrm(const uint8_t *p, size_t n, uint8_t rex, int *base, int6
 	return len;
 }
 
+/* DWARF numbers of the 16 registers in encoding order (SysV psABI 3.6.2) */
+static const uint8_t x86_dwarf[16] = { 0, 2, 1, 3, 7, 6, 4, 5, 8, 9, 10, 11, 12, 13, 14, 15 };
+
 static void x86_write(struct uw_insn *e, int reg)
 {
 	if (reg < 0)
@@ -74,6 +76,16 @@ static void x86_write(struct uw_insn *e, int reg)
 		uw_insn_add(e, UW_EFF_SP_UNKNOWN, 0);
 	else if (reg == 5)                                /* %rbp */
 		uw_insn_add(e, UW_EFF_FP_UNKNOWN, 0);
+	else
+		uw_insn_reg(e, UW_EFF_CLOBBER, x86_dwarf[reg & 15], 0);
+}
+
+/* pop into reg, or a load of reg from the stack: its saved value back */
+static void x86_restore(struct uw_insn *e, int reg)
+{
+	if (reg == 5)
+		uw_insn_add(e, UW_EFF_FP_RESTORE, 0);             /* %rbp: the caller's again */
+	uw_insn_reg(e, UW_EFF_RESTORE, x86_dwarf[reg & 15], 0);
 }
 
 /* Decode one instruction; 0 if unknown or truncated. */
@@ -112,15 +124,16 @@ static size_t x86_decode(const uint8_t *p, size_t n, struct uw_insn *e)
 		return 0;                                     /* pause, rep ret */
 	if (op >= 0x50 && op <= 0x57) {                   /* push r64 */
 		uw_insn_add(e, UW_EFF_SP_ADD, -8);
+		uw_insn_reg(e, UW_EFF_STORE, x86_dwarf[(op & 7) | ((rex & 1) << 3)], 0);
 		return i;
 	}
 	if (op >= 0x58 && op <= 0x5f) {                   /* pop r64 */
 		int r = (op & 7) | ((rex & 1) << 3);
 		uw_insn_add(e, UW_EFF_SP_ADD, 8);
-		if (r == 5)
-			uw_insn_add(e, UW_EFF_FP_RESTORE, 0);                                /* %rbp: the caller's again */
-		else
+		if (r == 4)
 			x86_write(e, r);
+		else
+			x86_restore(e, r);
 		return i;
 	}
 	if (op >= 0xb8 && op <= 0xbf) {                   /* mov $imm, r */
@@ -237,6 +250,8 @@ static size_t x86_decode(const uint8_t *p, size_t n, struct uw_insn *e)
 		x86_write(e, brm);
 		return i;
 	case 0x88: case 0x89:                             /* mov r -> r/m */
+		if (op == 0x89 && w && mod != 3 && simple && base == 4)
+			uw_insn_reg(e, UW_EFF_STORE, x86_dwarf[reg & 15], disp);   /* mov %r, disp(%rsp) */
 		if (brm < 0)
 			return i;
 		if (w && brm == 5 && reg == 4) {              /* mov %rsp,%rbp */
@@ -256,6 +271,10 @@ static size_t x86_decode(const uint8_t *p, size_t n, struct uw_insn *e)
 		}
 		if (mod == 3 && w && reg == 4 && rm == 5) {
 			uw_insn_add(e, UW_EFF_SP_FROM_FP, 0);
+			return i;
+		}
+		if (op == 0x8b && w && mod != 3 && simple && base == 4 && reg != 4) {
+			x86_restore(e, reg);                      /* mov disp(%rsp), %r */
 			return i;
 		}
 		x86_write(e, breg);
@@ -312,7 +331,11 @@ static size_t x86_decode(const uint8_t *p, size_t n, struct uw_insn *e)
 			return i;
 		case 2: return i;                             /* call *r/m */
 		case 4: e->end = true; return i;           /* jmp *r/m */
-		case 6: uw_insn_add(e, UW_EFF_SP_ADD, -8); return i;    /* push r/m */
+		case 6:                                       /* push r/m */
+			uw_insn_add(e, UW_EFF_SP_ADD, -8);
+			if (brm >= 0)
+				uw_insn_reg(e, UW_EFF_STORE, x86_dwarf[brm & 15], 0);
+			return i;
 		default: return 0;
 		}
 	default:
@@ -330,6 +353,6 @@ static const char *x86_reg(unsigned r)
 /* DWARF: rbp 6, rsp 7, return address column 16; a call leaves CFA = rsp + 8
  * with the return address at CFA-8, always (SysV psABI 3.6.2) */
 const struct uw_decoder uw_decoder_x86_64 = {
-	.elf_mach = EM_X86_64, .sp = 7, .fp = 6, .ra = 16, .entry_cfa = 8,
+	.sp = 7, .fp = 6, .ra = 16, .entry_cfa = 8,
 	.ra_at_cfa = true, .ra_cfa_off = -8, .decode = x86_decode, .reg_name = x86_reg,
 };

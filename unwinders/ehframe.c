@@ -284,6 +284,122 @@ static bool ehf_aug_has(const struct ehf_cie *cie, char ch)
 	return strchr(cie->aug, ch) != NULL;
 }
 
+/* The augmentation string at c->pos: copied to cie->aug, letters checked;
+ * its length in *n. */
+static int cie_aug_string(const struct ehf_table *t, struct ehf_cur *c, struct ehf_cie *cie, size_t *n)
+{
+	size_t aug_at = c->pos, k = 0;
+	while (aug_at + k < c->end && t->data[aug_at + k] != 0)
+		k++;
+	if (aug_at + k >= c->end)
+		return ehf_cfail(c, aug_at, "augmentation string at 0x%zx has no NUL before the"
+				 " record's end 0x%zx", aug_at, c->end);
+	if (k >= sizeof(cie->aug))
+		return ehf_cfail(c, aug_at, "augmentation string of %zu characters is too long"
+				 " (at most %zu)", k, sizeof(cie->aug) - 1);
+	memcpy(cie->aug, t->data + aug_at, k);
+	c->pos = aug_at + k + 1;
+	if (k >= 2 && cie->aug[0] == 'e' && cie->aug[1] == 'h')
+		return ehf_cfail(c, aug_at, "\"eh\" augmentation (GCC 2.x) is not supported");
+	for (size_t i = 0; i < k; i++) {
+		char ch = cie->aug[i];
+		/* B (arm64 B-key) and G (MTE tagged stack) carry no data */
+		if ((ch == 'z' && i == 0) || strchr("RPLSBG", ch))
+			continue;
+		return ehf_cfail(c, aug_at + i, "augmentation '%c' in \"%s\" is not supported"
+				 " (expected z first, then R, P, L, S)", ch, cie->aug);
+	}
+	cie->has_aug_data = cie->aug[0] == 'z';
+	cie->signal = ehf_aug_has(cie, 'S');
+	*n = k;
+	return 0;
+}
+
+/* The fields from the version 4 sizes to the return address register. */
+static int cie_fields(const struct ehf_table *t, struct ehf_cur *c, struct ehf_cie *cie)
+{
+	if (cie->version >= 4) {
+		uint8_t asz, ssz;
+		if (ehf_get_u8(c, &asz, "address_size") || ehf_get_u8(c, &ssz, "segment_selector_size"))
+			return -1;
+		if (asz != ehf_ptr_size(&t->bases))
+			return ehf_cfail(c, c->pos - 2, "address_size %u, expected %d", asz,
+					 ehf_ptr_size(&t->bases));
+		if (ssz != 0)
+			return ehf_cfail(c, c->pos - 1, "segment_selector_size %u, expected 0", ssz);
+	}
+	if (ehf_get_uleb(c, &cie->code_align, "code_alignment_factor") ||
+	    ehf_get_sleb(c, &cie->data_align, "data_alignment_factor"))
+		return -1;
+	uint64_t ra;
+	size_t ra_at = c->pos;
+	if (cie->version == 1) {
+		uint8_t ra8;
+		if (ehf_get_u8(c, &ra8, "return_address_register"))
+			return -1;
+		ra = ra8;
+	} else if (ehf_get_uleb(c, &ra, "return_address_register")) {
+		return -1;
+	}
+	if (ra >= EHF_NREGS)
+		return ehf_cfail(c, ra_at, "return address register %" PRIu64
+				 " is out of range (max %d)", ra, EHF_NREGS - 1);
+	cie->ra_reg = (unsigned)ra;
+	return 0;
+}
+
+/* The augmentation data (z): the R, P and L letters' fields, inside it. */
+static int cie_aug_data(const struct ehf_table *t, struct ehf_cur *c, struct ehf_cie *cie, size_t n)
+{
+	size_t rec_end = c->end;
+	if (cie->has_aug_data) {
+		uint64_t alen;
+		size_t len_at = c->pos;
+		if (ehf_get_uleb(c, &alen, "augmentation data length"))
+			return -1;
+		if (alen > c->end - c->pos)
+			return ehf_cfail(c, len_at, "augmentation data length 0x%" PRIx64
+					 " runs past the record's end 0x%zx", alen, c->end);
+		c->end = c->pos + (size_t)alen;  /* letters may not read past their data */
+	}
+	for (size_t i = cie->has_aug_data ? 1 : 0; i < n; i++) {
+		const char *bad;
+		uint8_t enc;
+		switch (cie->aug[i]) {
+		case 'R':
+			if (ehf_get_u8(c, &cie->fde_enc, "'R' encoding"))
+				return -1;
+			bad = cie->fde_enc == DW_EH_PE_omit ? "DW_EH_PE_omit"
+							   : ehf_enc_problem(cie->fde_enc, &t->bases);
+			if (bad)
+				return ehf_cfail(c, c->pos - 1, "FDE pointer encoding 0x%02x: %s",
+						 cie->fde_enc, bad);
+			break;
+		case 'P':
+			/* DW_EH_PE_indirect: the value is the address of the pointer;
+			 * we record it and never dereference it */
+			if (ehf_get_u8(c, &enc, "'P' encoding") ||
+			    ehf_get_enc(c, enc, &t->bases, &cie->personality, "personality"))
+				return -1;
+			break;
+		case 'L':
+			if (ehf_get_u8(c, &cie->lsda_enc, "'L' encoding"))
+				return -1;
+			bad = ehf_enc_problem(cie->lsda_enc, &t->bases);
+			if (bad)
+				return ehf_cfail(c, c->pos - 1, "LSDA encoding 0x%02x: %s",
+						 cie->lsda_enc, bad);
+			break;
+		default:
+			break;
+		}
+	}
+	if (cie->has_aug_data)
+		c->pos = c->end;  /* skip data for letters we don't read, as libgcc does */
+	c->end = rec_end;
+	return 0;
+}
+
 static int ehf_parse_cie(const struct ehf_table *t, const struct ehf_rec *r, struct ehf_cie *cie,
 			 struct ehf_err *err)
 {
@@ -297,105 +413,9 @@ static int ehf_parse_cie(const struct ehf_table *t, const struct ehf_rec *r, str
 	if (cie->version != 1 && cie->version != 3 && cie->version != 4)
 		return ehf_cfail(&c, c.pos - 1, "CIE version %u is not supported (expected 1, 3 or 4)",
 				 cie->version);
-
-	size_t aug_at = c.pos, n = 0;
-	while (aug_at + n < c.end && t->data[aug_at + n] != 0)
-		n++;
-	if (aug_at + n >= c.end)
-		return ehf_cfail(&c, aug_at, "augmentation string at 0x%zx has no NUL before the"
-				 " record's end 0x%zx", aug_at, c.end);
-	if (n >= sizeof(cie->aug))
-		return ehf_cfail(&c, aug_at, "augmentation string of %zu characters is too long"
-				 " (at most %zu)", n, sizeof(cie->aug) - 1);
-	memcpy(cie->aug, t->data + aug_at, n);
-	c.pos = aug_at + n + 1;
-	if (n >= 2 && cie->aug[0] == 'e' && cie->aug[1] == 'h')
-		return ehf_cfail(&c, aug_at, "\"eh\" augmentation (GCC 2.x) is not supported");
-	for (size_t i = 0; i < n; i++) {
-		char ch = cie->aug[i];
-		/* B (arm64 B-key) and G (MTE tagged stack) carry no data */
-		if ((ch == 'z' && i == 0) || strchr("RPLSBG", ch))
-			continue;
-		return ehf_cfail(&c, aug_at + i, "augmentation '%c' in \"%s\" is not supported"
-				 " (expected z first, then R, P, L, S)", ch, cie->aug);
-	}
-	cie->has_aug_data = cie->aug[0] == 'z';
-	cie->signal = ehf_aug_has(cie, 'S');
-
-	if (cie->version >= 4) {
-		uint8_t asz, ssz;
-		if (ehf_get_u8(&c, &asz, "address_size") || ehf_get_u8(&c, &ssz, "segment_selector_size"))
-			return -1;
-		if (asz != ehf_ptr_size(&t->bases))
-			return ehf_cfail(&c, c.pos - 2, "address_size %u, expected %d", asz,
-					 ehf_ptr_size(&t->bases));
-		if (ssz != 0)
-			return ehf_cfail(&c, c.pos - 1, "segment_selector_size %u, expected 0", ssz);
-	}
-	if (ehf_get_uleb(&c, &cie->code_align, "code_alignment_factor") ||
-	    ehf_get_sleb(&c, &cie->data_align, "data_alignment_factor"))
+	size_t n = 0;
+	if (cie_aug_string(t, &c, cie, &n) || cie_fields(t, &c, cie) || cie_aug_data(t, &c, cie, n))
 		return -1;
-	uint64_t ra;
-	size_t ra_at = c.pos;
-	if (cie->version == 1) {
-		uint8_t ra8;
-		if (ehf_get_u8(&c, &ra8, "return_address_register"))
-			return -1;
-		ra = ra8;
-	} else if (ehf_get_uleb(&c, &ra, "return_address_register")) {
-		return -1;
-	}
-	if (ra >= EHF_NREGS)
-		return ehf_cfail(&c, ra_at, "return address register %" PRIu64
-				 " is out of range (max %d)", ra, EHF_NREGS - 1);
-	cie->ra_reg = (unsigned)ra;
-
-	size_t rec_end = c.end;
-	if (cie->has_aug_data) {
-		uint64_t alen;
-		size_t len_at = c.pos;
-		if (ehf_get_uleb(&c, &alen, "augmentation data length"))
-			return -1;
-		if (alen > c.end - c.pos)
-			return ehf_cfail(&c, len_at, "augmentation data length 0x%" PRIx64
-					 " runs past the record's end 0x%zx", alen, c.end);
-		c.end = c.pos + (size_t)alen;  /* letters may not read past their data */
-	}
-	for (size_t i = cie->has_aug_data ? 1 : 0; i < n; i++) {
-		const char *bad;
-		uint8_t enc;
-		switch (cie->aug[i]) {
-		case 'R':
-			if (ehf_get_u8(&c, &cie->fde_enc, "'R' encoding"))
-				return -1;
-			bad = cie->fde_enc == DW_EH_PE_omit ? "DW_EH_PE_omit"
-							   : ehf_enc_problem(cie->fde_enc, &t->bases);
-			if (bad)
-				return ehf_cfail(&c, c.pos - 1, "FDE pointer encoding 0x%02x: %s",
-						 cie->fde_enc, bad);
-			break;
-		case 'P':
-			/* DW_EH_PE_indirect: the value is the address of the pointer;
-			 * we record it and never dereference it */
-			if (ehf_get_u8(&c, &enc, "'P' encoding") ||
-			    ehf_get_enc(&c, enc, &t->bases, &cie->personality, "personality"))
-				return -1;
-			break;
-		case 'L':
-			if (ehf_get_u8(&c, &cie->lsda_enc, "'L' encoding"))
-				return -1;
-			bad = ehf_enc_problem(cie->lsda_enc, &t->bases);
-			if (bad)
-				return ehf_cfail(&c, c.pos - 1, "LSDA encoding 0x%02x: %s",
-						 cie->lsda_enc, bad);
-			break;
-		default:
-			break;
-		}
-	}
-	if (cie->has_aug_data)
-		c.pos = c.end;  /* skip data for letters we don't read, as libgcc does */
-	c.end = rec_end;
 	cie->insns = t->data + c.pos;
 	cie->insns_len = c.end - c.pos;
 	cie->insns_off = c.pos;

@@ -128,7 +128,16 @@ static const char *dw_perf_name(const struct pv_dso *d)
  * prefix test on the DSO's name. */
 static uint64_t dw_base(const struct pv_view *pv, const struct pv_map *m)
 {
-	if (pv->profile != PV_V61 && !strncmp(dw_perf_name(m->dso), "/tmp/jitted-", 12))
+	bool tmp = !strncmp(dw_perf_name(m->dso), "/tmp/jitted-", 12);
+	if (m->dso->jitted && m->dso->load) {
+		/* a jitted DSO's injected MMAP2, still whole: the one perf layout's bases */
+		struct pv_layout ly;
+		pv_layout_load(pv->profile, m->dso->load, &ly);
+		if (m->start == ly.map_start && m->pgoff == ly.map_pgoff)
+			return tmp ? ly.dw_base_tmp : ly.dw_base_other;
+	}
+	/* the process's own files, and a jitted mapping cut at its front */
+	if (pv->profile != PV_V61 && tmp)
 		return m->start;
 	return m->start - m->pgoff;
 }

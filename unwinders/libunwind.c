@@ -43,7 +43,6 @@ struct lu_state {
 	uint64_t mem_fail_addr;
 	bool fpi_fail;
 	char fpi_why[112];
-	const struct jd_file *jd;     /* the loads, for the arena's address space */
 };
 
 static int lu_dso_read(struct lu_state *st, uint64_t addr, unw_word_t *val)
@@ -52,22 +51,12 @@ static int lu_dso_read(struct lu_state *st, uint64_t addr, unw_word_t *val)
 	if (!m || addr < m->start || addr >= m->end) {
 		m = pv_find(st->pv, addr);
 		if (!m) {
-			/* perf drops the JIT's anonymous arena after the marker and never
-			 * processes munmap, so the arena's address space past a jitted
-			 * mapping (its unwinding data, with mapped_size too small) reads
-			 * through whatever older mapping perf's tree still has there (seen
-			 * here: a stale /etc/ld.so.cache map). Modelled as stale data
-			 * (zeros): libunwind's header table lookup then finds no FDE
-			 * (-UNW_ENOINFO) and falls back, as real perf does (tools/perf-e2e).
-			 * Any other unplaceable address fails, as in perf. */
-			for (size_t i = 0; st->jd && i < st->jd->nloads; i++) {
-				const struct jd_load *l = &st->jd->loads[i];
-				uint64_t end = l->code_addr + ((l->code_size + 7) & ~7ull) + l->unwinding_size;
-				if (addr >= l->code_addr && addr < end) {
-					*val = 0;
-					return 0;
-				}
-			}
+			/* perf drops the JIT's anonymous arena after the marker, so
+			 * the arena's address space past a jitted mapping (its
+			 * unwinding data, with mapped_size too small) is in no map of
+			 * perf's: the read fails, as any unplaceable address does.
+			 * (The capture places the arena where nothing was ever
+			 * mapped, so no stale map of perf's can answer there.) */
 			return -1;
 		}
 		st->last = m;
@@ -298,9 +287,27 @@ static unw_accessors_t lu_accessors = {
 	.get_proc_name = lu_get_proc_name,
 };
 
+/* A jitted DSO whose injected MMAP2 is still whole in the map tree: its base
+ * is the one perf layout's (perfview.c pv_layout), not recomputed here. */
+static bool lu_layout_base(const struct pv_view *pv, const struct pv_dso *d, uint64_t *base)
+{
+	if (!d->jitted || !d->load)
+		return false;
+	struct pv_layout ly;
+	pv_layout_load(pv->profile, d->load, &ly);
+	for (size_t i = 0; i < pv->nmaps; i++)
+		if (pv->maps[i].dso == d && pv->maps[i].start == ly.map_start && pv->maps[i].pgoff == ly.map_pgoff) {
+			*base = ly.lu_base;
+			return true;
+		}
+	return false;
+}
+
 /* perf's read_unwind_spec_eh_frame: base = the lowest (start - pgoff) over
  * the DSO's maps (v6.1-v6.7: start alone), less the first PT_LOAD's p_vaddr
- * rounded down to a page. */
+ * rounded down to a page.  Jitted DSOs take it from their layout; the rule
+ * is applied here to the process's own files and to a jitted mapping a later
+ * one cut at its front (perf's map tree keeps the tail). */
 static int lu_bases(struct lu_state *st)
 {
 	const struct pv_view *pv = st->pv;
@@ -308,22 +315,28 @@ static int lu_bases(struct lu_state *st)
 	if (!page || (page & (page - 1)))
 		page = 4096;
 	st->base = calloc(pv->ndsos ? pv->ndsos : 1, sizeof(*st->base));
-	if (!st->base)
+	bool *done = calloc(pv->ndsos ? pv->ndsos : 1, sizeof(*done));
+	if (!st->base || !done) {
+		free(done);
 		return -1;
-	for (size_t i = 0; i < pv->ndsos; i++)
+	}
+	for (size_t i = 0; i < pv->ndsos; i++) {
 		st->base[i] = UINT64_MAX;
+		done[i] = lu_layout_base(pv, &pv->dsos[i], &st->base[i]);
+	}
 	for (size_t i = 0; i < pv->nmaps; i++) {
 		const struct pv_map *m = &pv->maps[i];
 		if (!m->dso || m->dso < pv->dsos || m->dso >= pv->dsos + pv->ndsos)
 			continue;
 		uint64_t b = pv->profile == PV_V61 ? m->start : m->start - m->pgoff;
 		size_t k = (size_t)(m->dso - pv->dsos);
-		if (b < st->base[k])
+		if (!done[k] && b < st->base[k])
 			st->base[k] = b;
 	}
 	for (size_t i = 0; i < pv->ndsos; i++)
-		if (st->base[i] != UINT64_MAX)
+		if (!done[i] && st->base[i] != UINT64_MAX)
 			st->base[i] -= pv->dsos[i].first_load_vaddr & ~(page - 1);
+	free(done);
 	return 0;
 }
 
@@ -420,7 +433,6 @@ static int lu_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 	st->s = s;
 	st->last = NULL;
 	r->fallback_why[0] = 0;
-	st->jd = v->jd;
 	st->in_step = false;
 	st->mem_fail = st->fpi_fail = false;
 	r->addr[r->n] = uw_reg(s, s->arch->perf_ip);

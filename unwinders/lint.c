@@ -18,6 +18,7 @@
 
 #include "unwinders/decode.h"
 #include "unwinders/ehframe.h"
+#include "unwinders/uwarch.h"
 
 
 const struct lint_rule lint_rules[LR__COUNT] = {
@@ -135,6 +136,16 @@ const struct lint_rule lint_rules[LR__COUNT] = {
 		"this perf generation mishandles every jitted DSO in the way the message says, whatever the dump contains." },
 	[LR_LIMIT] = { "JD099", "lint-limit", LINT_INFO,
 		"not perf's doing: lint's bounded history forgot its oldest entries, so checks between records far apart may miss a pair." },
+	[LR_REG_BELOW_SP] = { "JD057", "reg-below-sp", LINT_ERROR,
+		"perf copies the user stack from SP upwards, so a register rule that points at a slot below SP reads outside the copy and the DWARF unwinders lose that register (and with the frame pointer, every caller whose CFA needs it)." },
+	[LR_REG_SAVED_EARLY] = { "JD058", "reg-saved-early", LINT_ERROR,
+		"perf's DWARF unwinders take the caller's register from the slot the rule names, which holds something else until the code stores it there, so the caller's frame is computed from a wrong value." },
+	[LR_RA_VS_CODE] = { "JD059", "ra-vs-code", LINT_ERROR,
+		"perf's DWARF unwinders take the caller's pc from the return address rule, so a rule that does not say where the code keeps the return address gives a wrong caller or ends the chain." },
+	[LR_FRAME_BEYOND_STACK] = { "JD080", "frame-beyond-stack", LINT_WARNING,
+		"perf copies only this many bytes of user stack per sample (--call-graph dwarf,SIZE), so a return address above that is outside the copy and the DWARF unwinders stop at this frame." },
+	[LR_DEBUG_NAME] = { "JD076", "debug-name", LINT_WARNING,
+		"perf copies each line entry's file name as a C string into the jitted .so's .debug_line, so non-printable bytes or a name that does not end where the next entry starts give perf report garbage file names or misplaced lines." },
 };
 
 const char *lint_sev_name(enum lint_sev s)
@@ -163,6 +174,7 @@ void lint_walk_error(const struct jdr_err *e, struct lint_finding *f)
 	enum lint_rule_id id = e->kind == JDR_SIZE_SMALL ? LR_RECORD_SIZE :
 			       e->kind == JDR_PREFIX_TRUNCATED || e->kind == JDR_PAST_END ? LR_RECORD_TRUNCATED :
 			       LR_NOT_JITDUMP;
+	memset(&f->where, 0, sizeof(f->where));   /* about the file, not any code */
 	f->rule = &lint_rules[id];
 	f->offset = e->offset;
 	jdr_err_msg(e, f->msg, sizeof(f->msg));
@@ -181,7 +193,8 @@ void lint_layout(enum pv_profile prof, uint64_t code_addr, uint64_t code_size,
 
 /* ---- the linting walk ---- */
 
-void lint_report(struct lint_ctx *c, enum lint_rule_id id, uint64_t off, const char *fmt, ...)
+static void report_v(struct lint_ctx *c, enum lint_rule_id id, uint64_t off, const struct lint_where *w,
+		     const char *fmt, va_list ap)
 {
 	const struct lint_rule *r = &lint_rules[id];
 	c->sum->count[r->sev]++;
@@ -189,14 +202,35 @@ void lint_report(struct lint_ctx *c, enum lint_rule_id id, uint64_t off, const c
 	if (c->o->max_per_rule && k > c->o->max_per_rule)
 		return;
 	struct lint_finding f;
-	va_list ap;
+	memset(&f.where, 0, sizeof(f.where));
 	f.rule = r;
 	f.offset = off;
-	va_start(ap, fmt);
+	if (w) {
+		f.where = *w;
+	} else if (c->scope_set) {
+		f.where.load = c->scope_load;
+		f.where.whole = true;
+	}
 	vsnprintf(f.msg, sizeof(f.msg), fmt, ap);
-	va_end(ap);
 	if (c->cb)
 		c->cb(&f, c->arg);
+}
+
+void lint_report(struct lint_ctx *c, enum lint_rule_id id, uint64_t off, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	report_v(c, id, off, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void lint_report_at(struct lint_ctx *c, enum lint_rule_id id, uint64_t off, const struct lint_where *w,
+		    const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	report_v(c, id, off, w, fmt, ap);
+	va_end(ap);
 }
 
 static uint64_t hash_code(const uint8_t *p, uint64_t n)
@@ -216,23 +250,6 @@ static uint64_t hash_code(const uint8_t *p, uint64_t n)
 	return h ^ (h >> 32);
 }
 
-static const char *mach_name(uint32_t m)
-{
-	switch (m) {
-	case 3: return "i386";
-	case 8: return "mips";
-	case 20: return "ppc";
-	case 21: return "ppc64";
-	case 22: return "s390";
-	case 40: return "arm";
-	case 62: return "x86_64";
-	case 183: return "aarch64";
-	case 243: return "riscv";
-	case 258: return "loongarch";
-	default: return NULL;
-	}
-}
-
 static void check_header(struct lint_ctx *c)
 {
 	const struct jdr_hdr *h = &c->hdr;
@@ -249,7 +266,7 @@ static void check_header(struct lint_ctx *c)
 	if (h->flags & 1)
 		lint_report(c, LR_ARCH_TIMESTAMP, 32, "JITDUMP_FLAGS_ARCH_TIMESTAMP is set: timestamps are TSC values, "
 		       "not CLOCK_MONOTONIC");
-	if (!mach_name(h->elf_mach))
+	if (!uw_mach_name(h->elf_mach))
 		lint_report(c, LR_ELF_MACH, JD_HDR_ELF_MACH, "elf_mach %u is not a machine perf supports", h->elf_mach);
 	if (c->o->name) {
 		const char *b = strrchr(c->o->name, '/');
@@ -261,12 +278,13 @@ static void check_header(struct lint_ctx *c)
 	}
 	if (!c->profile_said && c->prof != PV_CURRENT) {
 		c->profile_said = true;
+		static const struct lint_where every = { .whole = true };   /* every load */
 		if (c->prof == PV_V61)
-			lint_report(c, LR_PERF_PROFILE, 0, "profile v6.1: perf v6.1-v6.7 computes libunwind's base as the map "
+			lint_report_at(c, LR_PERF_PROFILE, 0, &every, "profile v6.1: perf v6.1-v6.7 computes libunwind's base as the map "
 			       "start without -pgoff and writes PT_LOAD at 0, so every .eh_frame_hdr lookup is 0x80 off: "
 			       "its libunwind path unwinds no jitted code; libdw is fed correctly");
 		else
-			lint_report(c, LR_PERF_PROFILE, 0, "profile 5.x-0x40: perf gives the jitted .so section addresses and "
+			lint_report_at(c, LR_PERF_PROFILE, 0, &every, "profile 5.x-0x40: perf gives the jitted .so section addresses and "
 			       "an MMAP2 pgoff of 0x40 while libelf lays .text out at file offset 0x80, so every pc in JIT "
 			       "code is read 0x40 bytes early from the file and misses its symbol (CPython's 'symbols "
 			       "missing on Ubuntu' bug)");
@@ -433,6 +451,51 @@ static void check_identical(struct lint_ctx *c, const struct jdr_rec *r)
 	s->load_off = r->off;
 }
 
+/* Length of a valid UTF-8 sequence at p (at most n bytes), 0 if none. */
+static size_t utf8_len(const uint8_t *p, size_t n)
+{
+	size_t k = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 && p[0] < 0xe0 ? 2 : 0;
+	if (!k || k > n)
+		return 0;
+	for (size_t j = 1; j < k; j++)
+		if ((p[j] & 0xc0) != 0x80)
+			return 0;
+	return k;
+}
+
+/* JD076: the file names of the line entries perf will copy.  A name with a
+ * control byte or bytes that are not UTF-8 (V8 in node 20 overwrote names
+ * with garbage), and bytes after the last entry that are not the zero
+ * padding to 8 (entries that do not end at the record's end). */
+static void check_debug_names(struct lint_ctx *c, const struct jdr_debug *d, uint64_t doff, size_t end)
+{
+	size_t pos = 0, bad = 0, first_at = 0;
+	for (uint64_t i = 0; i < d->nr_entry && pos + 16 < d->len; i++) {
+		const uint8_t *nm = d->entries + pos + 16;
+		const uint8_t *nul = memchr(nm, 0, d->len - pos - 16);
+		if (!nul)
+			break;
+		size_t n = (size_t)(nul - nm);
+		for (size_t k = 0; k < n;) {
+			size_t u = nm[k] >= 0x80 ? utf8_len(nm + k, n - k) : nm[k] >= 0x20 && nm[k] != 0x7f;
+			if (!u) {
+				if (!bad++)
+					first_at = pos + 16 + k;
+				break;
+			}
+			k += u;
+		}
+		pos = (size_t)(nul - d->entries) + 1;
+	}
+	if (bad)
+		lint_report(c, LR_DEBUG_NAME, doff + JD_DEBUG_FIXED + first_at, "%zu line entr%s a file name with a "
+			    "non-printable or non-UTF-8 byte, the first 0x%02x at 0x%" PRIx64, bad, bad == 1 ? "y has" : "ies have",
+			    d->entries[first_at], doff + JD_DEBUG_FIXED + first_at);
+	if (end < d->len && (d->len - end >= 8 || !lint_all_zero(d->entries + end, d->len - end)))
+		lint_report(c, LR_DEBUG_NAME, doff + JD_DEBUG_FIXED + end, "the %" PRIu64 " line entries end %zu bytes "
+			    "before the record does, and the bytes after them are not padding", d->nr_entry, d->len - end);
+}
+
 static void check_debug_for_load(struct lint_ctx *c, const struct jdr_rec *r, const struct jdr_debug *d,
 				  uint64_t doff)
 {
@@ -449,8 +512,8 @@ static void check_debug_for_load(struct lint_ctx *c, const struct jdr_rec *r, co
 	}
 	/* entries: {u64 addr, i32 lineno, i32 discrim, name\0}, checked at the record */
 	size_t pos = 0, out = 0;
-	uint64_t first = 0;
-	for (uint64_t i = 0; i < d->nr_entry && pos + 16 < d->len; i++) {
+	uint64_t first = 0, i = 0;
+	for (; i < d->nr_entry && pos + 16 < d->len; i++) {
 		uint64_t a = rd64(d->entries + pos);
 		const uint8_t *nul = memchr(d->entries + pos + 16, 0, d->len - pos - 16);
 		if (!nul)
@@ -461,6 +524,7 @@ static void check_debug_for_load(struct lint_ctx *c, const struct jdr_rec *r, co
 		}
 		pos = (size_t)(nul - d->entries) + 1;
 	}
+	check_debug_names(c, d, doff, i == d->nr_entry ? pos : d->len);
 	if (out)
 		lint_report(c, LR_DEBUG_RANGE, doff, "%zu line entr%s outside the code [0x%" PRIx64 ", 0x%" PRIx64 ") of the "
 		       "CODE_LOAD at 0x%" PRIx64 ", the first at 0x%" PRIx64, out, out == 1 ? "y lies" : "ies lie",
@@ -632,7 +696,8 @@ static void finish(struct lint_ctx *c)
 {
 	if (c->ps.unw_set && !c->unw_used && !c->unw_bad) {
 		if (c->unw_after_load)
-			lint_report(c, LR_UNWIND_AFTER_LOAD, c->ps.unw_off, "UNWINDING_INFO follows the CODE_LOAD at 0x%" PRIx64
+			lint_report_at(c, LR_UNWIND_AFTER_LOAD, c->ps.unw_off, &(struct lint_where){ .load = c->unw_prev_off,
+			       .whole = true }, "UNWINDING_INFO follows the CODE_LOAD at 0x%" PRIx64
 			       "%s, and no CODE_LOAD comes after it", c->unw_prev_off,
 			       lint_unw_covers(c, &c->ps.unw, c->unw_prev_addr, c->unw_prev_size) ? ", which it describes" : "");
 		else

@@ -85,6 +85,11 @@ enum lint_rule_id {
 	LR_DEBUG_RANGE,         /* JD075 */
 	LR_PERF_PROFILE,        /* JD090 */
 	LR_LIMIT,               /* JD099 */
+	LR_REG_BELOW_SP,        /* JD057 */
+	LR_REG_SAVED_EARLY,     /* JD058 */
+	LR_RA_VS_CODE,          /* JD059 */
+	LR_FRAME_BEYOND_STACK,  /* JD080 */
+	LR_DEBUG_NAME,          /* JD076 */
 	LR__COUNT
 };
 
@@ -99,10 +104,23 @@ const char *lint_sev_name(enum lint_sev s);
 /* By id ("JD030") or name ("unwind-after-load"); NULL if unknown. */
 const struct lint_rule *lint_rule_find(const char *s);
 
+#define LINT_MAX_PCS 16
+
+/* Which code a finding is about, for tools that line findings up with
+ * samples: the instructions of one load, every instruction of it, or (load
+ * 0, whole) every load in the dump. */
+struct lint_where {
+	uint64_t load;            /* file offset of the CODE_LOAD; 0: none */
+	bool whole;               /* every instruction of that load (of every load when load is 0) */
+	unsigned npc;             /* else these offsets into its code (the first LINT_MAX_PCS) */
+	uint64_t pc[LINT_MAX_PCS];
+};
+
 struct lint_finding {
 	const struct lint_rule *rule;
 	uint64_t offset;          /* file offset the finding is about */
 	char msg[480];            /* the specifics */
+	struct lint_where where;
 };
 
 /* The finding for a walk that cannot start (JD001) or go on (JD010, JD011). */
@@ -118,6 +136,7 @@ struct lint_opts {
 	enum pv_profile profile;
 	const char *name;         /* the file's path, for JD007; NULL skips it */
 	unsigned max_per_rule;    /* report at most this many findings per rule (0: all) */
+	uint64_t stack_size;      /* perf's user stack copy for JD080 (0: no check) */
 };
 
 struct lint_summary {

@@ -1,9 +1,15 @@
-/* lint's code-vs-CFI check (JD052, JD053): the CFI rows of an FDE against the
- * stack effects of its code, decoded by the arch's decoder (decode.h). */
+/* lint's code-vs-CFI check (JD052, JD053, JD057-JD059, JD080): the CFI rows
+ * of an FDE against the stack effects of its code, decoded by the arch's
+ * decoder (decode.h): the CFA, every register rule (where the code stored
+ * the register, whether that slot is still above SP) and the return address,
+ * at every instruction boundary.  Each rule's finding names every boundary
+ * it fails at, as a sample can land on any of them. */
 #include "unwinders/lint_int.h"
 
 #include <dwarf.h>
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "unwinders/decode.h"
@@ -45,46 +51,129 @@ static int collect_row(const struct ehf_row *row, void *arg)
 	}
 	r->ra_kind = row->reg[c->ra_col].kind;
 	r->ra_off = row->reg[c->ra_col].off;
+	for (unsigned k = 0; k < LINT_CODE_REGS && k < EHF_NREGS; k++) {
+		r->kind[k] = row->reg[k].kind;
+		r->off[k] = row->reg[k].off > INT32_MAX || row->reg[k].off < INT32_MIN ? INT32_MIN : (int32_t)row->reg[k].off;
+	}
 	return 0;
 }
 
-/* What the code check found in one FDE: the first CFA disagreement and the
- * first bad return address rule, with their counts. */
-struct cc_result {
-	size_t bad, ra_bad;
-	uint64_t first_pc, ra_pc;
-	int64_t first_row, first_code;
-	unsigned first_reg;
-	bool first_popped;
-	uint8_t ra_kind;
+/* One rule's failures in one FDE: how many boundaries, which (the first
+ * LINT_MAX_PCS), and what the first one was. */
+struct cc_hits {
+	size_t n;
+	struct lint_where w;
+	char first[240];
 };
 
-/* Compare the row in force at pc with the state the code leaves. */
-static void cc_compare(const struct uw_decoder *dc, const struct crow *row, const struct uw_cfa_state *st,
-		       uint64_t pc, struct cc_result *res)
+struct cc_result {
+	struct cc_hits cfa, ra, below, early, ravc, deep;
+};
+
+static void cc_hit(struct cc_hits *h, uint64_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void cc_hit(struct cc_hits *h, uint64_t off, const char *fmt, ...)
 {
-	if (row->cfa_ok) {
-		bool known = row->cfa_reg == dc->sp ? st->sp_known : row->cfa_reg == dc->fp ? st->fp_known : false;
-		int64_t want = row->cfa_reg == dc->sp ? st->sp_d : st->fp_d;
-		bool popped = row->cfa_reg == dc->fp && st->fp_popped;
-		if (((known && row->cfa_off != want) || popped) && !res->bad++) {
-			res->first_pc = pc;
-			res->first_row = row->cfa_off;
-			res->first_code = want;
-			res->first_reg = row->cfa_reg;
-			res->first_popped = popped;
+	if (h->w.npc && h->w.pc[h->w.npc - 1] == off)
+		return;                   /* one hit per boundary: the first register says it */
+	if (!h->n++) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(h->first, sizeof(h->first), fmt, ap);
+		va_end(ap);
+	}
+	if (h->w.npc < LINT_MAX_PCS)
+		h->w.pc[h->w.npc++] = off;
+}
+
+static void cc_cfa(const struct uw_decoder *dc, const struct crow *row, const struct uw_cfa_state *st,
+		   uint64_t off, struct cc_result *res)
+{
+	if (!row->cfa_ok)
+		return;
+	const char *reg = dc->reg_name(row->cfa_reg);
+	bool on_sp = row->cfa_reg == dc->sp, on_fp = row->cfa_reg == dc->fp;
+	bool known = on_sp ? st->sp_known : on_fp ? st->fp_known : false;
+	int64_t want = on_sp ? st->sp_d : st->fp_d;
+	if (on_fp && st->fp_popped)
+		cc_hit(&res->cfa, off, "the CFI says CFA = %s%+" PRId64 " but the frame pointer was restored to the "
+		       "caller's value before it", reg, row->cfa_off);
+	else if (on_fp && st->fp_entry)
+		cc_hit(&res->cfa, off, "the CFI says CFA = %s%+" PRId64 " but the frame pointer still holds the "
+		       "caller's value (the code has not set it yet)", reg, row->cfa_off);
+	else if (known && row->cfa_off != want)
+		cc_hit(&res->cfa, off, "the CFI says CFA = %s%+" PRId64 " but the instructions before it leave CFA = %s%+"
+		       PRId64, reg, row->cfa_off, reg, want);
+}
+
+/* Does register r still hold its value from the function's entry? */
+static bool cc_in_reg(const struct uw_decoder *dc, const struct uw_cfa_state *st, unsigned r)
+{
+	if (r == dc->fp)
+		return st->fp_entry || st->fp_popped;
+	return !(st->clobbered & (1u << r));
+}
+
+/* One register's rule against where the code put the register. */
+static void cc_reg(struct lint_ctx *c, const struct uw_decoder *dc, const struct crow *row,
+		   const struct uw_cfa_state *st, unsigned r, uint64_t off, struct cc_result *res)
+{
+	const char *name = dc->reg_name(r);
+	bool ra = r == dc->ra;
+	uint32_t bit = 1u << r;
+	if (row->kind[r] == EHF_OFFSET) {
+		int64_t o = row->off[r];
+		if (st->sp_known && st->sp_d + o < 0) {
+			cc_hit(&res->below, off, "%s's rule says saved at cfa%+" PRId64 ", %" PRId64 " bytes below SP "
+			       "(CFA = sp%+" PRId64 ")", name, o, -(st->sp_d + o), st->sp_d);
+			return;
 		}
+		if (!st->regs_known || st->lost & bit || (ra && dc->ra_at_cfa))
+			return;
+		struct cc_hits *h = ra ? &res->ravc : &res->early;
+		if (!(st->stored & bit))
+			cc_hit(h, off, "%s's rule says saved at cfa%+" PRId64 " but the code has not stored it yet", name, o);
+		else if (st->slot[r] != o)
+			cc_hit(h, off, "%s's rule says saved at cfa%+" PRId64 " but the code stored it at cfa%+" PRId64,
+			       name, o, st->slot[r]);
+		return;
 	}
+	/* the return address left "in the register" after the code overwrote it */
+	if (ra && !dc->ra_at_cfa && st->regs_known && (row->kind[r] == EHF_SAME || row->kind[r] == EHF_INITIAL) &&
+	    !cc_in_reg(dc, st, r)) {
+		if (st->stored & bit)
+			cc_hit(&res->ravc, off, "%s's rule says it still holds the return address, but a call overwrote it "
+			       "and the code keeps it at cfa%+" PRId64, name, st->slot[r]);
+		else
+			cc_hit(&res->ravc, off, "%s's rule says it still holds the return address, but a call overwrote it",
+			       name);
+	}
+	(void)c;
+}
+
+/* Compare the row in force at pc with the state the code leaves. */
+static void cc_compare(struct lint_ctx *c, const struct uw_decoder *dc, const struct crow *row,
+		       const struct uw_cfa_state *st, uint64_t off, struct cc_result *res)
+{
+	cc_cfa(dc, row, st, off, res);
 	/* x86_64: the return address is always at CFA-8 (arm64's moves from x30 to the stack) */
-	if (dc->ra_at_cfa && !(row->ra_kind == EHF_OFFSET && row->ra_off == dc->ra_cfa_off) && !res->ra_bad++) {
-		res->ra_pc = pc;
-		res->ra_kind = row->ra_kind;
-	}
+	if (dc->ra_at_cfa && !(row->ra_kind == EHF_OFFSET && row->ra_off == dc->ra_cfa_off))
+		cc_hit(&res->ra, off, "the return address (r%u) rule is %s, not 'at cfa%+" PRId64 "'", dc->ra,
+		       row->ra_kind == EHF_UNDEF ? "undefined" : row->ra_kind == EHF_SAME ? "same value" :
+		       row->ra_kind == EHF_INITIAL ? "unset" : row->ra_kind == EHF_OFFSET ? "at another offset" :
+		       "not an offset", dc->ra_cfa_off);
+	for (unsigned r = 0; r < LINT_CODE_REGS; r++)
+		if (r != dc->sp && (row->kind[r] != EHF_UNDEF || r == dc->ra))
+			cc_reg(c, dc, row, st, r, off, res);
+	/* the CFA as far up as the return address slot must lie in perf's copy */
+	int64_t d = row->cfa_ok && row->cfa_reg == dc->sp ? row->cfa_off : st->sp_known ? st->sp_d : 0;
+	if (c->o->stack_size && d > 0 && (uint64_t)d > c->o->stack_size)
+		cc_hit(&res->deep, off, "CFA = sp+%" PRId64 ": the caller's return address is above perf's %" PRIu64
+		       "-byte stack copy", d, c->o->stack_size);
 }
 
 /* Follow the code over [s, e) with the decoder, comparing every row in force
  * at an instruction boundary; after a no-fall-through instruction the state
- * is taken again from the next row. */
+ * is taken again from the next row (and the saves are no longer known). */
 static void cc_follow(struct lint_ctx *c, const struct uw_decoder *dc, const uint8_t *code, uint64_t code_addr,
 		      uint64_t s, uint64_t e, struct cc_result *res)
 {
@@ -92,8 +181,7 @@ static void cc_follow(struct lint_ctx *c, const struct uw_decoder *dc, const uin
 	bool resync = true;
 	if (s == code_addr) {
 		/* function entry: CFA = rsp + 8 (the return address just pushed), sp + 0 on arm64 */
-		st.sp_known = true;
-		st.sp_d = dc->entry_cfa;
+		uw_cfa_entry(&st, dc->entry_cfa);
 		resync = false;
 	}
 	size_t ri = 0;
@@ -114,7 +202,7 @@ static void cc_follow(struct lint_ctx *c, const struct uw_decoder *dc, const uin
 			resync = false;
 		}
 		if (row)
-			cc_compare(dc, row, &st, pc, res);
+			cc_compare(c, dc, row, &st, pc - code_addr, res);
 		struct uw_insn x;
 		size_t len = dc->decode(code + (pc - code_addr), (size_t)(e - pc), &x);
 		if (!len)
@@ -126,28 +214,21 @@ static void cc_follow(struct lint_ctx *c, const struct uw_decoder *dc, const uin
 	}
 }
 
-static void cc_report(struct lint_ctx *c, const struct uw_decoder *dc, uint64_t load_off, uint64_t code_addr,
-		      uint64_t fo, const struct cc_result *r)
+/* One finding per rule and FDE, naming every boundary it fails at. */
+static void cc_say(struct lint_ctx *c, enum lint_rule_id id, uint64_t load_off, uint64_t fo, struct cc_hits *h)
 {
-	const char *reg = dc->reg_name(r->first_reg);
-	size_t bad = r->bad, ra_bad = r->ra_bad;
-	if (bad && r->first_popped)
-		lint_report(c, LR_CFA_VS_CODE, fo, "the CODE_LOAD at 0x%" PRIx64 ": at +0x%" PRIx64 " the CFI says CFA = %s%+"
-		       PRId64 " but the frame pointer was restored to the caller's value before it (%zu instruction boundar%s "
-		       "disagree%s)", load_off, r->first_pc - code_addr, reg, r->first_row, bad,
-		       bad == 1 ? "y" : "ies", bad == 1 ? "s" : "");
-	else if (bad)
-		lint_report(c, LR_CFA_VS_CODE, fo, "the CODE_LOAD at 0x%" PRIx64 ": at +0x%" PRIx64 " the CFI says CFA = %s%+"
-		       PRId64 " but the instructions before it leave CFA = %s%+" PRId64 " (%zu instruction boundar%s "
-		       "disagree%s)", load_off, r->first_pc - code_addr, reg, r->first_row, reg,
-		       r->first_code, bad, bad == 1 ? "y" : "ies", bad == 1 ? "s" : "");
-	uint8_t k = r->ra_kind;
-	if (ra_bad)
-		lint_report(c, LR_RA_RULE, fo, "the CODE_LOAD at 0x%" PRIx64 ": at +0x%" PRIx64 " the return address (r16) "
-		       "rule is %s, not 'at cfa-8' (%zu instruction boundar%s)", load_off, r->ra_pc - code_addr,
-		       k == EHF_UNDEF ? "undefined" : k == EHF_SAME ? "same value" :
-		       k == EHF_INITIAL ? "unset" : k == EHF_OFFSET ? "at another offset" : "not an offset",
-		       ra_bad, ra_bad == 1 ? "y" : "ies");
+	if (!h->n)
+		return;
+	char list[160] = "";
+	size_t o = 0;
+	for (unsigned i = 0; h->n > 1 && i < h->w.npc && o < sizeof(list); i++)
+		o += (size_t)snprintf(list + o, sizeof(list) - o, "%s+0x%" PRIx64, i ? ", " : ": at ", h->w.pc[i]);
+	if (h->n > 1 && h->n > h->w.npc && o < sizeof(list))
+		snprintf(list + o, sizeof(list) - o, ", ...");
+	h->w.load = load_off;
+	lint_report_at(c, id, fo, &h->w, "the CODE_LOAD at 0x%" PRIx64 ": at +0x%" PRIx64 " %s (%zu instruction "
+		       "boundar%s disagree%s%s)", load_off, h->w.pc[0], h->first, h->n, h->n == 1 ? "y" : "ies",
+		       h->n == 1 ? "s" : "", list);
 }
 
 /* Follow the code of one FDE with the stack-height model and compare every
@@ -173,7 +254,13 @@ void lint_code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *code,
 	}
 	if (c->rows_over || !c->nrows)
 		return;
-	struct cc_result res = { 0 };
+	struct cc_result res;
+	memset(&res, 0, sizeof(res));
 	cc_follow(c, dc, code, code_addr, s, e, &res);
-	cc_report(c, dc, load_off, code_addr, fde_file_off, &res);
+	cc_say(c, LR_CFA_VS_CODE, load_off, fde_file_off, &res.cfa);
+	cc_say(c, LR_RA_RULE, load_off, fde_file_off, &res.ra);
+	cc_say(c, LR_REG_BELOW_SP, load_off, fde_file_off, &res.below);
+	cc_say(c, LR_REG_SAVED_EARLY, load_off, fde_file_off, &res.early);
+	cc_say(c, LR_RA_VS_CODE, load_off, fde_file_off, &res.ravc);
+	cc_say(c, LR_FRAME_BEYOND_STACK, load_off, fde_file_off, &res.deep);
 }

@@ -49,6 +49,8 @@ struct code_slot {            /* 0 load_off: empty (no record sits at offset 0) 
 	uint64_t hash, load_off;
 };
 
+#define LINT_CODE_REGS 32     /* register rules the code check compares (DWARF 0..31) */
+
 struct crow {                 /* a compact CFI row for the code check */
 	uint64_t loc, end;
 	bool cfa_ok;              /* register + offset (DW_OP_bregN alone counts) */
@@ -56,6 +58,8 @@ struct crow {                 /* a compact CFI row for the code check */
 	int64_t cfa_off;
 	uint8_t ra_kind;
 	int64_t ra_off;
+	uint8_t kind[LINT_CODE_REGS];   /* enum ehf_rule_kind of each register */
+	int32_t off[LINT_CODE_REGS];    /* its offset for EHF_OFFSET */
 };
 
 struct lint_ctx {
@@ -88,6 +92,10 @@ struct lint_ctx {
 	size_t nrows;
 	unsigned ra_col;          /* the code check's return address column */
 	bool rows_over;
+	/* findings reported without a where while this is set are about every
+	 * instruction of the load at scope_load (its unwinding data) */
+	bool scope_set;
+	uint64_t scope_load;
 	/* lint_file: release mapped pages behind the walk */
 	bool release;
 	size_t released;
@@ -96,6 +104,9 @@ struct lint_ctx {
 /* One finding: counted, then passed on unless over max_per_rule. */
 void lint_report(struct lint_ctx *c, enum lint_rule_id id, uint64_t off, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* The same about some code (where: see struct lint_where). */
+void lint_report_at(struct lint_ctx *c, enum lint_rule_id id, uint64_t off, const struct lint_where *w,
+		    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* The walk over c->data (lint.c); -1 when it is not a jitdump. */
 int lint_walk_ctx(struct lint_ctx *c);
 /* lint_file: drop mapped pages well behind the walk (lint_read.c). */

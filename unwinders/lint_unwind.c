@@ -329,8 +329,8 @@ static void unw_check_fdes(struct lint_ctx *c, const struct jdr_rec *r, const st
 }
 
 /* The unwinding info perf attaches to a load. */
-void lint_check_unwind(struct lint_ctx *c, const struct jdr_rec *r, const struct jdr_unw *u,
-		       uint64_t uoff, const struct pv_layout *ly)
+static void check_unwind(struct lint_ctx *c, const struct jdr_rec *r, const struct jdr_unw *u,
+			 uint64_t uoff, const struct pv_layout *ly)
 {
 	const struct jdr_load *l = &r->u.load;
 	if (c->unw_bad || !u->unwinding_size)
@@ -349,8 +349,8 @@ void lint_check_unwind(struct lint_ctx *c, const struct jdr_rec *r, const struct
 	} else if (c->unw_after_load && !covers_exactly(&t, l->code_addr, l->code_size) &&
 		   lint_unw_covers(c, u, c->unw_prev_addr, c->unw_prev_size)) {
 		/* it describes the load before it, not this one */
-		lint_report(c, LR_UNWIND_AFTER_LOAD, uoff, "UNWINDING_INFO follows the CODE_LOAD at 0x%" PRIx64 " it "
-		       "describes; perf gives it to the next one, the CODE_LOAD at 0x%" PRIx64 " ('%.60s')",
+		lint_report_at(c, LR_UNWIND_AFTER_LOAD, uoff, &(struct lint_where){ .load = c->unw_prev_off, .whole = true },
+		       "UNWINDING_INFO follows the CODE_LOAD at 0x%" PRIx64 " it describes; perf gives it to the next one, the CODE_LOAD at 0x%" PRIx64 " ('%.60s')",
 		       c->unw_prev_off, r->off, l->name);
 		ehf_table_free(&t);
 		return;
@@ -362,4 +362,15 @@ void lint_check_unwind(struct lint_ctx *c, const struct jdr_rec *r, const struct
 		check_hdr(c, uoff, u->data + es, hs, ly, &t, have_table);
 	if (have_table)
 		ehf_table_free(&t);
+}
+
+/* Every finding about a load's unwinding data concerns all of its code
+ * (the code check names its instructions itself). */
+void lint_check_unwind(struct lint_ctx *c, const struct jdr_rec *r, const struct jdr_unw *u,
+		       uint64_t uoff, const struct pv_layout *ly)
+{
+	c->scope_set = true;
+	c->scope_load = r->off;
+	check_unwind(c, r, u, uoff, ly);
+	c->scope_set = false;
 }

@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-extern const struct uw_unwinder uw_fp, uw_libunwind, uw_libdw, uw_oracle, uw_lrstep, uw_lrstep_dw;
+extern const struct uw_unwinder uw_fp, uw_libunwind, uw_libdw, uw_oracle, uw_lrstep, uw_lrstep_dw,
+	uw_kernel_fp, uw_perf;
 
 static const struct uw_unwinder *const all[] = {
 	&uw_fp,
@@ -15,6 +16,8 @@ static const struct uw_unwinder *const all[] = {
 	&uw_oracle,
 	&uw_lrstep,
 	&uw_lrstep_dw,
+	&uw_kernel_fp,
+	&uw_perf,         /* harness/perfcol.c: real perf, run per case */
 };
 
 const struct uw_unwinder *const *uw_unwinders(size_t *n)
@@ -33,27 +36,41 @@ const struct uw_unwinder *uw_unwinder_by_name(const char *name)
 
 bool uw_unwinder_default_on(const struct uw_unwinder *u, const char *arch)
 {
-	if (!u->default_arches)
-		return true;
-	for (const char *const *a = u->default_arches; *a; a++)
-		if (arch && !strcmp(*a, arch))
-			return true;
-	return false;
+	bool on = !u->default_arches;
+	for (const char *const *a = u->default_arches; !on && *a; a++)
+		on = arch && !strcmp(*a, arch);
+	return on;
 }
 
-void uw_unwinder_list(const char *arch, char *buf, size_t len)
+bool uw_unwinder_machine_default(const struct uw_unwinder *u, const char *arch)
+{
+	return uw_unwinder_default_on(u, arch) && (!u->probe || u->probe(NULL, 0) == 0);
+}
+
+static void list(const char *arch, bool machine, char *buf, size_t len)
 {
 	size_t off = 0;
 	if (len)
 		buf[0] = 0;
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-		if (arch && !uw_unwinder_default_on(all[i], arch))
+		if (arch && !(machine ? uw_unwinder_machine_default(all[i], arch)
+				      : uw_unwinder_default_on(all[i], arch) && !all[i]->probe))
 			continue;
 		int w = snprintf(buf + off, len - off, "%s%s", off ? "," : "", all[i]->name);
 		if (w < 0 || (size_t)w >= len - off)
 			return;
 		off += (size_t)w;
 	}
+}
+
+void uw_unwinder_list(const char *arch, char *buf, size_t len)
+{
+	list(arch, false, buf, len);
+}
+
+void uw_unwinder_defaults(const char *arch, char *buf, size_t len)
+{
+	list(arch, true, buf, len);
 }
 
 const char *uw_stop_name(enum uw_stop s)

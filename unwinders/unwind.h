@@ -20,6 +20,10 @@ struct uw_sample {
 	uint64_t stack_addr;          /* address of stack[0] (the sampled SP) */
 	const uint8_t *stack;
 	uint64_t stack_size;          /* bytes available */
+	/* a kernel sample's PERF_SAMPLE_CALLCHAIN, user part (context markers
+	 * dropped; [0] is the ip); NULL for a breakpoint sample */
+	const uint64_t *callchain;
+	uint32_t ncallchain;
 };
 
 static inline uint64_t uw_reg(const struct uw_sample *s, int perf_id)
@@ -77,6 +81,8 @@ enum uw_faithful_ref {
 	UW_REF_FP,          /* the frame-pointer convention over the truth rows */
 	UW_REF_LR_SPLICE,   /* the FP chain spliced with a registers-only CFI step */
 	UW_REF_TRUTH,       /* is itself the reference: judged `consistent` with the truth */
+	UW_REF_FP_EMU,      /* the `fp` unwinder's chain on the same sample */
+	UW_REF_EMULATION,   /* a real profiler: the chain of the unwinder emulating it (emulated_by) */
 };
 
 struct uw_unwinder {
@@ -87,20 +93,33 @@ struct uw_unwinder {
 	/* arches (uw_arch names) it runs on by default; NULL: every arch */
 	const char *const *default_arches;
 	bool quiet_why;              /* no stop reason to give: left out of run's "why" lines */
+	bool kernel;                 /* reads a kernel sample's CALLCHAIN: the run takes kernel samples */
+	const char *expect_as;       /* a case without this unwinder's [expect] key: use this one's */
 	/* Build replay state once per view (map set); may be NULL. */
 	int (*open)(const struct uw_view *v, void **state, char *err, size_t errlen);
 	int (*unwind)(void *state, const struct uw_view *v, const struct uw_sample *s,
 		      struct uw_result *r);
 	void (*close)(void *state);
+	/* Can it run on this machine? 0, or -1 with the reason (default selection
+	 * leaves it out and says why); may be NULL: always. */
+	int (*probe)(char *why, size_t len);
+	/* UW_REF_EMULATION: the report key of the unwinder its chains are compared
+	 * with under that perf profile, NULL when the profile stands for another perf */
+	const char *(*emulated_by)(const char *profile);
 };
 
 extern const struct uw_unwinder uw_fp, uw_oracle;
 const struct uw_unwinder *uw_unwinder_by_name(const char *name);
 /* Every unwinder of this build, in report order; n set to the count. */
 const struct uw_unwinder *const *uw_unwinders(size_t *n);
-/* Does it run by default on this arch (a uw_arch name)? */
+/* Does it run by default on this arch (a uw_arch name)?  By arch alone. */
 bool uw_unwinder_default_on(const struct uw_unwinder *u, const char *arch);
-/* Comma-separated names: all of them, or those run by default on arch. */
+/* ... and does its probe find what it needs on this machine (perf)? */
+bool uw_unwinder_machine_default(const struct uw_unwinder *u, const char *arch);
+/* Comma-separated names: all of them, or those every machine runs by default on
+ * arch (an unwinder with a probe is machine-dependent: its case keys are `?`). */
 void uw_unwinder_list(const char *arch, char *buf, size_t len);
+/* Comma-separated names of what this machine runs by default on arch. */
+void uw_unwinder_defaults(const char *arch, char *buf, size_t len);
 
 #endif

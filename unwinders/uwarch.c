@@ -3,8 +3,12 @@
  * Adding an arch: one struct here and one line in `all`. */
 #include "uwarch.h"
 
+#include <capstone/capstone.h>
 #include <elf.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "unwinders/decode.h"
 
 static const struct uw_arch uw_x86_64 = {
 	.name = "x86_64", .alias = "amd64", .elf_mach = EM_X86_64,
@@ -24,6 +28,11 @@ static const struct uw_arch uw_x86_64 = {
 	/* arch/x86/events/core.c perf_callchain_user: no monotonicity check, a
 	 * zero return address is stored too, a zero FP ends the walk */
 	.fp = { .next_off = 0, .ra_off = 8, .ra_mask = ~0ull, .align = 0, .monotonic = false },
+	.dw_names = { "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11",
+		      "r12", "r13", "r14", "r15", "rip" },
+	.dw_pct = true,
+	.has_cs = true, .cs_arch = CS_ARCH_X86, .cs_mode = CS_MODE_64, .cs_att = true,
+	.decoder = &uw_decoder_x86_64,
 };
 
 static const struct uw_arch uw_aarch64 = {
@@ -46,6 +55,11 @@ static const struct uw_arch uw_aarch64 = {
 	 * that does not move up the stack, PAC bits stripped from lr
 	 * (ptrauth_strip_insn_pac, 48-bit VA) */
 	.fp = { .next_off = 0, .ra_off = 8, .ra_mask = 0x0000ffffffffffffull, .align = 8, .monotonic = true },
+	.dw_names = { "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13",
+		      "x14", "x15", "x16", "x17", "x18", "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26",
+		      "x27", "x28", "x29", "x30", "sp" },
+	.has_cs = true, .cs_arch = CS_ARCH_ARM64, .cs_mode = CS_MODE_ARM, .cs_att = false,
+	.decoder = &uw_decoder_aarch64,
 };
 
 static const struct uw_arch *const all[] = { &uw_x86_64, &uw_aarch64 };
@@ -70,4 +84,29 @@ const struct uw_arch *uw_arch_by_name(const char *n)
 		if (!strcmp(all[i]->name, n) || (all[i]->alias && !strcmp(all[i]->alias, n)))
 			return all[i];
 	return NULL;
+}
+
+const char *uw_mach_name(uint32_t m)
+{
+	/* genelf's machines beyond the table (tools/perf/util/genelf.h): named only */
+	static const struct { uint16_t mach; const char *name; } other[] = {
+		{ EM_386, "i386" }, { EM_MIPS, "mips" }, { EM_PPC, "ppc" }, { EM_PPC64, "ppc64" },
+		{ EM_S390, "s390" }, { EM_ARM, "arm" }, { EM_RISCV, "riscv" }, { 258 /* EM_LOONGARCH */, "loongarch" },
+	};
+	const struct uw_arch *a = m <= UINT16_MAX ? uw_arch_by_mach((uint16_t)m) : NULL;
+	if (a)
+		return a->name;
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+		if (other[i].mach == m)
+			return other[i].name;
+	return NULL;
+}
+
+const char *uw_dw_name(const struct uw_arch *a, unsigned r, bool pct, char *buf, size_t n)
+{
+	if (a && r < UW_DW_NAMES && a->dw_names[r])
+		snprintf(buf, n, "%s%s", pct && a->dw_pct ? "%" : "", a->dw_names[r]);
+	else
+		snprintf(buf, n, "r%u", r);
+	return buf;
 }

@@ -9,6 +9,9 @@
 #include <stddef.h>
 
 #define UW_PERF_REGS 64
+#define UW_DW_NAMES 40
+
+struct uw_decoder;   /* decode.h */
 
 /* The kernel's frame-pointer walk (perf_callchain_user) for the arch. */
 struct uw_fp_layout {
@@ -32,9 +35,22 @@ struct uw_arch {
 	int64_t entry_cfa_off;     /* CFA = SP + this at a function's first instruction */
 	uint64_t pac_mask;         /* a signed return address ANDed with this (~0: no pointer auth) */
 	struct uw_fp_layout fp;
+	/* lint and dump */
+	const char *dw_names[UW_DW_NAMES];   /* DWARF register n as GNU as names it; NULL: "rN" */
+	bool dw_pct;               /* GNU as writes registers with a '%' (x86) */
+	bool has_cs;               /* capstone disassembles it: */
+	int cs_arch, cs_mode;      /* cs_open's arguments (capstone's enum values) */
+	bool cs_att;               /* AT&T syntax (as objdump and GNU as write x86) */
+	const struct uw_decoder *decoder;   /* lint's instruction decoder (decode_<arch>.c), or NULL */
 };
 
 const struct uw_arch *uw_arch_by_mach(uint16_t elf_mach);
+/* An ELF machine's name: the table's arches, and the other machines perf's
+ * genelf knows (for lint's elf-mach rule and dump's header); NULL if none. */
+const char *uw_mach_name(uint32_t elf_mach);
+/* DWARF register r of arch a (NULL: any) as GNU as writes it, with the '%'
+ * when pct and the arch uses one; "rN" where the arch has no name. */
+const char *uw_dw_name(const struct uw_arch *a, unsigned r, bool pct, char *buf, size_t n);
 const struct uw_arch *uw_arch_by_name(const char *name);
 /* Every arch of the table; n set to the count. */
 const struct uw_arch *const *uw_arches(size_t *n);

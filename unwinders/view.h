@@ -41,6 +41,11 @@ struct uw_view {
 	struct uw_region *regions;    /* sorted by start, JIT regions shadow file maps */
 	size_t nregions;
 	const struct pv_view *pv;     /* perf's view (perfview.h), for libunwind and libdw; may be NULL */
+	/* for an unwinder that replays the capture through a real profiler (perf):
+	 * the harness's sample group (struct hx_group) and the dump sizes replayed */
+	const void *capture;
+	const int *dump_sizes;
+	int ndump_sizes;
 };
 
 /* Parse "/proc/self/maps" text. 0, or -1 with a message. */

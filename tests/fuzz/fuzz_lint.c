@@ -115,7 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t n = 0;
 	struct lint_summary sum;
 	for (int p = PV_CURRENT; p <= PV_5X_0X40; p++) {
-		struct lint_opts o = { (enum pv_profile)p, "jit-1.dump", (unsigned)(size & 3) };
+		struct lint_opts o = { (enum pv_profile)p, "jit-1.dump", (unsigned)(size & 3), 8192 };
 		lint_mem(data, size, &o, lint_ignore, &n, &sum);
 	}
 	/* not a dump: dump only prints its one-line error to stderr, which would

@@ -1,6 +1,6 @@
 /* libFuzzer target over the perf.data reader (unwinders/perfdata.c): header,
  * attrs, feature strings and build-ids, and every event of the data section.
- * Build and run by hand (not yet in `make fuzz`):
+ * `make fuzz` builds and runs it after the lint target; by hand:
  *   clang -std=gnu11 -O1 -g -I. -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
  *     -fno-sanitize-recover=all tests/fuzz/fuzz_perfdata.c unwinders/perfdata.c -o fuzz_perfdata
  *   ./fuzz_perfdata -max_total_time=60 corpus/ seeds/   (seeds: perf.data files) */

@@ -1,0 +1,31 @@
+/* The harness's own kernel sampler (README "Spin points and kernel-fp"):
+ * while the capture child spins at a sample point, a perf_event_open
+ * cpu-clock event on the child collects samples there. */
+#ifndef HX_KSAMPLER_H
+#define HX_KSAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct hx_kcfg {
+	bool spin;             /* spin at every sample point (the child releases itself) */
+	int nsamples;          /* kernel samples wanted per spin point; 0: no sampler */
+	uint64_t period_ns;    /* cpu-clock sample period */
+	int timeout_ms;        /* per spin point: no sample by then is reported */
+};
+/* Process-wide capture settings, set once from the command line. */
+extern struct hx_kcfg hx_kcfg;
+/* What the sampler spent (make bench): spin points served, time from
+ * enabling the event to the last sample or the time limit. */
+struct hx_kstats { uint64_t points, ns; };
+extern struct hx_kstats hx_kstats;
+
+/* Parent side: serve the child's spin points from req_fd until EOF, writing
+ * kernel SAMPLE records (or one KSKIP record) to out_fd; stack_user: the
+ * user stack dump size asked for (perf's --call-graph dwarf,N).  0, or -errno with
+ * err set for a failure of the harness itself (not for a refusal). */
+int hx_ksample_serve(pid_t child, uint32_t stack_user, int req_fd, int out_fd, char *err, size_t errlen);
+
+#endif

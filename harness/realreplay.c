@@ -1,0 +1,921 @@
+/* `jitunwind replay FILE.data` (realreplay.h).  The perf.data's MMAP/MMAP2/
+ * FORK events and the jitdump's CODE_LOADs (as the MMAP2s perf inject would
+ * add, at their timestamps) make one map tree over time (maptree.h).  Samples
+ * replay in time order against perf's view built at the end of the
+ * recording; a sample any of whose frames resolves differently in the tree
+ * as it stood at its own time (a stale or not-yet-made map) replays again
+ * against a view built at that time. */
+#include "harness/realreplay.h"
+#include "harness/jsonw.h"
+#include "unwinders/jitdump.h"
+#include "unwinders/maptree.h"
+#include "unwinders/perfdata.h"
+#include "unwinders/perfview.h"
+#include "unwinders/view.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define RR_MAX_DUMPS 16
+#define RR_MAX_UW 8
+#define RR_CTX_USER 0xfffffffffffffe00ull   /* PERF_CONTEXT_USER */
+#define RR_CTX_MAX 0xfffffffffffff001ull    /* callchain context markers are >= this */
+
+enum rr_out { OUT_FULL, OUT_TRUNC, OUT_FALLBACK, OUT_LOST, OUT_N };
+static const char *const out_name[OUT_N] = { "full", "truncated", "fallback", "name-lost" };
+
+struct rr_sample { uint64_t off, time; uint32_t pid; };
+
+struct rr_key {                 /* one JIT symbol + pc offset */
+	const char *name;
+	uint64_t off;
+	uint64_t samples;
+	uint64_t out[RR_MAX_UW + 1][OUT_N];
+	int div;                      /* first divergent frame, -1: all agree */
+	char div_desc[400];
+	char cfa[200];
+	char why[RR_MAX_UW][120];     /* each unwinder's stop reason at the first sample */
+};
+
+struct rr_view {
+	struct mt_snap snap;          /* the tree it was built from */
+	struct uw_map *maps;
+	size_t nmaps;
+	struct jd_file jd;            /* a prefix of a dump's loads (borrowed records) */
+	struct pv_view pv;
+	struct uw_view v;
+	void *state[RR_MAX_UW];
+	bool built;
+	uint32_t pid;
+};
+
+struct rr {
+	const char *path, *symfs, *json;
+	enum pv_profile prof;
+	int top;
+	struct pd_file pf;
+	const struct uw_arch *arch;
+	const struct uw_unwinder *uws[RR_MAX_UW];
+	size_t nu;
+	bool kfp;                     /* the recording has callchains: kernel-fp column */
+	char *dump_path[RR_MAX_DUMPS], *dump_dir[RR_MAX_DUMPS], *recorded[RR_MAX_DUMPS];
+	struct jd_file jd[RR_MAX_DUMPS];
+	size_t ndumps;
+	struct mt_tree mt;            /* file maps and JIT loads: what perf resolves against */
+	struct mt_tree mtf;           /* file maps only: pv_build and uw_view cut them with the loads */
+	struct mt_snap fsnap;
+	uint8_t *is_jit;              /* by maptree seq */
+	size_t is_jit_cap;
+	struct rr_sample *smp;
+	size_t nsmp, csmp;
+	struct rr_key *keys;
+	size_t nkeys, ckeys;
+	uint64_t njit, nunder, nstale, ninexact, max_views, nviews, ndiverge, nnoregs;
+	bool clock_ok;
+	char err[1024];
+};
+
+bool hx_is_perf_data(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char m[8];
+	bool yes = f && fread(m, 1, 8, f) == 8 && (!memcmp(m, "PERFILE2", 8) || !memcmp(m, "2ELIFREP", 8));
+	if (f)
+		fclose(f);
+	return yes;
+}
+
+static char *with_symfs(const struct rr *r, const char *p)
+{
+	char *s = NULL;
+	if (r->symfs && p[0] == '/') {
+		if (asprintf(&s, "%s%s", r->symfs, p) < 0)
+			s = NULL;
+	} else {
+		s = strdup(p);
+	}
+	return s;
+}
+
+/* jit-<pid>.dump: the marker perf inject -j opens the dump through */
+static bool is_marker(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	unsigned pid;
+	char tail[8];
+	return b && sscanf(b + 1, "jit-%u.dump%7s", &pid, tail) == 1;
+}
+
+static int add_dump(struct rr *r, const char *recorded)
+{
+	for (size_t i = 0; i < r->ndumps; i++)
+		if (!strcmp(r->recorded[i], recorded))
+			return 0;
+	if (r->ndumps == RR_MAX_DUMPS) {
+		snprintf(r->err, sizeof(r->err), "%s: more than %d jitdumps", recorded, RR_MAX_DUMPS);
+		return -1;
+	}
+	size_t i = r->ndumps;
+	char *real = with_symfs(r, recorded);
+	struct jd_err je;
+	if (!real || jd_open(&r->jd[i], real, &je)) {
+		snprintf(r->err, sizeof(r->err), "%s: offset 0x%" PRIx64 ": %s", real ? real : recorded,
+			 je.offset, je.msg);
+		free(real);
+		return -1;
+	}
+	r->dump_path[i] = real;
+	r->recorded[i] = strdup(recorded);
+	/* perf names the jitted .so files after the dump's directory as recorded */
+	const char *sl = strrchr(recorded, '/');
+	r->dump_dir[i] = sl ? strndup(recorded, sl == recorded ? 1 : (size_t)(sl - recorded)) : strdup(".");
+	r->ndumps++;
+	return 0;
+}
+
+static int note_seq(struct rr *r, bool jit)
+{
+	size_t seq = r->mt.n - 1;
+	if (seq >= r->is_jit_cap) {
+		size_t cap = r->is_jit_cap ? r->is_jit_cap * 2 : 256;
+		while (cap <= seq)
+			cap *= 2;
+		uint8_t *p = realloc(r->is_jit, cap);
+		if (!p)
+			return -ENOMEM;
+		r->is_jit = p;
+		r->is_jit_cap = cap;
+	}
+	r->is_jit[seq] = jit;
+	return 0;
+}
+
+static int on_event(struct rr *r, const struct pd_event *ev, const char *const *dumps, int ndumps)
+{
+	int rc = 0;
+	if (ev->type == PD_REC_MMAP || ev->type == PD_REC_MMAP2) {
+		const struct pd_mmap2 *m = &ev->mmap;
+		uint32_t prot = ev->type == PD_REC_MMAP2 ? m->prot :
+				(ev->misc & PD_MISC_MMAP_DATA) ? 1u : 5u;
+		if (!m->len)
+			return 0;
+		rc = mt_add_mmap(&r->mt, m->pid, m->start, m->len, m->pgoff, prot, m->filename, ev->time);
+		if (rc == -EINVAL) {
+			snprintf(r->err, sizeof(r->err), "%s: offset 0x%" PRIx64 ": mapping 0x%" PRIx64
+				 " + 0x%" PRIx64 " wraps around", r->path, ev->offset, m->start, m->len);
+			return -1;
+		}
+		if (!rc)
+			rc = note_seq(r, false);
+		if (!rc)
+			rc = mt_add_mmap(&r->mtf, m->pid, m->start, m->len, m->pgoff, prot, m->filename, ev->time);
+		if (!rc && !ndumps && is_marker(m->filename) && add_dump(r, m->filename))
+			return -1;
+	} else if (ev->type == PD_REC_FORK) {
+		rc = mt_add_fork(&r->mt, ev->pid, ev->ppid, ev->time);
+		if (!rc)
+			rc = note_seq(r, false);
+		if (!rc)
+			rc = mt_add_fork(&r->mtf, ev->pid, ev->ppid, ev->time);
+	} else if (ev->type == PD_REC_SAMPLE) {
+		if (r->nsmp == r->csmp) {
+			size_t c = r->csmp ? r->csmp * 2 : 1024;
+			struct rr_sample *p = realloc(r->smp, c * sizeof(*p));
+			if (!p)
+				rc = -ENOMEM;
+			else {
+				r->smp = p;
+				r->csmp = c;
+			}
+		}
+		if (!rc)
+			r->smp[r->nsmp++] = (struct rr_sample){ ev->offset, ev->sample.time, ev->sample.pid };
+	}
+	if (rc) {
+		snprintf(r->err, sizeof(r->err), "%s: %s", r->path, strerror(-rc));
+		return -1;
+	}
+	(void)dumps;
+	return 0;
+}
+
+/* Each CODE_LOAD as the MMAP2 perf inject adds for it, at its timestamp
+ * (all at 0 when perf's clock is not the dump's CLOCK_MONOTONIC). */
+static int add_loads(struct rr *r)
+{
+	for (size_t d = 0; d < r->ndumps; d++)
+		for (size_t i = 0; i < r->jd[d].nloads; i++) {
+			const struct jd_load *l = &r->jd[d].loads[i];
+			struct pv_layout ly;
+			pv_layout_load(r->prof, l, &ly);
+			int rc = mt_add_mmap(&r->mt, r->jd[d].pid, ly.map_start, ly.map_len, ly.map_pgoff, 5,
+					     l->name, r->clock_ok ? l->timestamp : 0);
+			if (rc == -EINVAL)
+				continue;     /* pv_build reports it with the dump offset */
+			if (rc || note_seq(r, true)) {
+				snprintf(r->err, sizeof(r->err), "out of memory");
+				return -1;
+			}
+		}
+	return 0;
+}
+
+static int read_events(struct rr *r, const char *const *dumps, int ndumps)
+{
+	if (pd_open(&r->pf, r->path, r->err, sizeof(r->err)))
+		return -1;
+	const char *arch = NULL;
+	if (pd_feat_string(&r->pf, PD_FEAT_ARCH, &arch, r->err, sizeof(r->err)) == -EINVAL)
+		return -1;
+	r->arch = arch ? uw_arch_by_name(!strcmp(arch, "arm64") ? "aarch64" : arch) : NULL;
+	if (!r->arch) {
+		snprintf(r->err, sizeof(r->err), "%s: HEADER_ARCH '%s': not an arch jitunwind knows", r->path,
+			 arch ? arch : "(none)");
+		return -1;
+	}
+	for (int i = 0; i < ndumps; i++)
+		if (add_dump(r, dumps[i]))
+			return -1;
+	r->clock_ok = r->pf.nattrs && pd_attr_flag(&r->pf.attrs[0], PD_ATTR_USE_CLOCKID) &&
+		      r->pf.attrs[0].clockid == 1;   /* CLOCK_MONOTONIC, perf record -k 1 */
+	struct pd_iter it = { 0 };
+	struct pd_event ev;
+	int rc;
+	while ((rc = pd_next(&r->pf, &it, &ev, r->err, sizeof(r->err))) == 1)
+		if (on_event(r, &ev, dumps, ndumps))
+			return -1;
+	if (rc < 0)
+		return -1;
+	return add_loads(r);
+}
+
+static int cmp_smp(const void *a, const void *b)
+{
+	const struct rr_sample *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static struct jd_file *dump_of(struct rr *r, uint32_t pid, size_t *idx)
+{
+	for (size_t i = 0; i < r->ndumps; i++)
+		if (r->jd[i].pid == pid) {
+			*idx = i;
+			return &r->jd[i];
+		}
+	return NULL;
+}
+
+static void view_fini(struct rr *r, struct rr_view *v)
+{
+	if (!v->built)
+		return;
+	for (size_t u = 0; u < r->nu; u++)
+		if (v->state[u] && r->uws[u]->close)
+			r->uws[u]->close(v->state[u]);
+	uw_view_fini(&v->v);
+	pv_fini(&v->pv);
+	uw_maps_free(v->maps, v->nmaps);
+	memset(v->state, 0, sizeof(v->state));
+	v->maps = NULL;
+	v->nmaps = 0;
+	v->built = false;
+}
+
+/* perf's view of pid at time t: the file maps of the tree, then the loads
+ * with a timestamp up to t (as perf inject adds them, in dump order). */
+static int view_build(struct rr *r, struct rr_view *v, uint32_t pid, uint64_t t)
+{
+	view_fini(r, v);
+	if (mt_at(&r->mt, pid, t, &v->snap) || mt_at(&r->mtf, pid, t, &r->fsnap))
+		goto oom;
+	v->maps = calloc(r->fsnap.n + 1, sizeof(*v->maps));
+	if (!v->maps)
+		goto oom;
+	/* the loads cut these maps in pv_build and uw_view_init (in load order) */
+	for (size_t i = 0; i < r->fsnap.n; i++) {
+		const struct mt_map *m = &r->fsnap.maps[i];
+		struct uw_map *u = &v->maps[v->nmaps];
+		u->start = m->start;
+		u->end = m->end;
+		u->pgoff = m->pgoff;
+		snprintf(u->prot, sizeof(u->prot), "%c%c%cp", m->prot & 1 ? 'r' : '-', m->prot & 2 ? 'w' : '-',
+			 m->prot & 4 ? 'x' : '-');
+		if (!(u->path = with_symfs(r, m->path)))
+			goto oom;
+		v->nmaps++;
+	}
+	size_t di = 0;
+	struct jd_file *jd = dump_of(r, pid, &di);
+
+	memset(&v->jd, 0, sizeof(v->jd));
+	if (jd) {
+		v->jd = *jd;
+		size_t k = 0;
+		while (k < jd->nloads && (!r->clock_ok || jd->loads[k].timestamp <= t))
+			k++;
+		v->jd.nloads = k;
+	}
+	char e[600];
+	if (pv_build_at(&v->pv, r->prof, v->maps, v->nmaps, jd ? &v->jd : NULL, NULL,
+			jd ? r->dump_dir[di] : NULL, e, sizeof(e))) {
+		snprintf(r->err, sizeof(r->err), "%s: %s", jd ? r->dump_path[di] : r->path, e);
+		uw_maps_free(v->maps, v->nmaps);
+		v->maps = NULL;
+		return -1;
+	}
+	if (uw_view_init(&v->v, r->arch, v->maps, v->nmaps, jd ? &v->jd : NULL, e, sizeof(e))) {
+		snprintf(r->err, sizeof(r->err), "%s: %s", r->path, e);
+		pv_fini(&v->pv);
+		return -1;
+	}
+	v->v.pv = &v->pv;
+	v->built = true;
+	v->pid = pid;
+	for (size_t u = 0; u < r->nu; u++)
+		if (r->uws[u]->open && r->uws[u]->open(&v->v, &v->state[u], e, sizeof(e)))
+			v->state[u] = NULL;
+	r->nviews++;
+	return 0;
+oom:
+	snprintf(r->err, sizeof(r->err), "out of memory");
+	return -1;
+}
+
+static void to_uw_sample(const struct rr *r, const struct pd_sample *p, struct uw_sample *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->arch = r->arch;
+	s->abi = p->abi;
+	s->mask = p->mask;
+	for (int i = 0; i < UW_PERF_REGS && i < 64; i++)
+		s->regs[i] = p->regs[i];
+	s->stack_addr = uw_reg(s, r->arch->perf_sp);
+	s->stack = p->stack;
+	s->stack_size = p->dyn_size;
+}
+
+/* The user part of the recorded callchain (the kernel's FP walk), handed
+ * to the kernel-fp unwinder of the table as a kernel sample's CALLCHAIN. */
+static void user_chain(const struct pd_sample *p, uint64_t *buf, uint32_t *n)
+{
+	bool user = false;
+	*n = 0;
+	for (uint64_t i = 0; i < p->nr && *n < UW_MAX_FRAMES; i++) {
+		uint64_t a = pd_u64(p->ips + 8 * i);
+		if (a >= RR_CTX_MAX)
+			user = a == RR_CTX_USER;
+		else if (user)
+			buf[(*n)++] = a;
+	}
+}
+
+static void kernel_chain(const struct uw_sample *s, struct uw_result *res)
+{
+	extern const struct uw_unwinder uw_kernel_fp;
+	memset(res, 0, offsetof(struct uw_result, why));
+	uw_kernel_fp.unwind(NULL, NULL, s, res);
+}
+
+static bool in_jit(const struct pv_view *pv, uint64_t a, const struct pv_dso **d)
+{
+	const struct pv_map *m = pv_find(pv, a);
+	*d = m ? m->dso : NULL;
+	return m && m->dso && m->dso->jitted;
+}
+
+/* A chain from a JIT pc: the first frame outside JIT code decides.  In a
+ * mapped file: full (fallback if a frame on the way was found without CFI);
+ * nowhere perf knows, or a JIT frame perf prints as [unknown]: name lost;
+ * the chain ends in JIT code: truncated. */
+static int first_jit(const struct pv_view *pv, const struct uw_result *c)
+{
+	const struct pv_dso *d;
+	for (int i = 0; i < c->n; i++)
+		if (in_jit(pv, c->addr[i] - (i ? 1 : 0), &d) && d->load)
+			return i;
+	return -1;
+}
+
+static enum rr_out classify(const struct pv_view *pv, const struct uw_result *c)
+{
+	bool fb = false;
+	int j = first_jit(pv, c);
+	if (j < 0)
+		return OUT_TRUNC;     /* ended before it reached the JIT frame */
+	for (int i = j + 1; i < c->n; i++) {
+		const struct pv_dso *d;
+		fb |= (c->flags[i] & UW_F_FALLBACK) != 0;
+		if (in_jit(pv, c->addr[i] - 1, &d)) {
+			if (!pv_symbolize(pv, c->addr[i] - 1))
+				return OUT_LOST;
+			continue;
+		}
+		if (!d)
+			return OUT_LOST;
+		return fb ? OUT_FALLBACK : OUT_FULL;
+	}
+	return OUT_TRUNC;
+}
+
+/* perf keeps anonymous maps without a DSO: nothing to unwind or name with */
+static bool anon_path(const char *p)
+{
+	return p[0] != '/' || !strncmp(p, "//anon", 6) || !strncmp(p, "/dev/zero", 9) ||
+	       !strncmp(p, "/anon_hugepage", 14) || !strncmp(p, "/memfd:", 7) || !strncmp(p, "/SYSV", 5);
+}
+
+/* Does addr resolve in the view as in the tree at the sample's time?  A
+ * load again at the same place under the same name (V8 re-announces moved
+ * and copied code) counts as the same. */
+static bool same_at(const struct rr *r, const struct rr_view *v, const struct mt_snap *at, uint64_t a)
+{
+	const struct mt_map *x = mt_find(at, a);
+	const struct pv_map *y = pv_find(&v->pv, a);
+	if (x && !r->is_jit[x->seq] && anon_path(x->path))
+		x = NULL;
+	if (!x || !y)
+		return !x && !y;
+	if (r->is_jit[x->seq])
+		return y->dso->jitted && y->dso->load && y->start == x->start && y->end == x->end &&
+		       !strcmp(y->dso->load->name ? y->dso->load->name : "", x->path);
+	size_t sl = r->symfs ? strlen(r->symfs) : 0;
+	return !y->dso->jitted && y->start == x->start && y->end == x->end && y->pgoff == x->pgoff &&
+	       strlen(y->dso->path) >= sl && !strcmp(y->dso->path + sl, x->path);
+}
+
+/* Does any frame of any chain resolve otherwise in the tree as it stood
+ * at the sample's time than in the view? */
+static bool stale(const struct rr *r, const struct rr_view *v, const struct mt_snap *at,
+		  struct uw_result *res, size_t n)
+{
+	for (size_t u = 0; u < n; u++)
+		for (int i = 0; i < res[u].n; i++)
+			if (!same_at(r, v, at, res[u].addr[i] - (i ? 1 : 0)))
+				return true;
+	return false;
+}
+
+static struct rr_key *key_of(struct rr *r, const char *name, uint64_t off)
+{
+	for (size_t i = 0; i < r->nkeys; i++)   /* few distinct keys per recording */
+		if (r->keys[i].off == off && !strcmp(r->keys[i].name, name))
+			return &r->keys[i];
+	if (r->nkeys == r->ckeys) {
+		size_t c = r->ckeys ? r->ckeys * 2 : 64;
+		struct rr_key *p = realloc(r->keys, c * sizeof(*p));
+		if (!p)
+			return NULL;
+		r->keys = p;
+		r->ckeys = c;
+	}
+	struct rr_key *k = &r->keys[r->nkeys++];
+	memset(k, 0, sizeof(*k));
+	k->name = name;
+	k->off = off;
+	k->div = -1;
+	return k;
+}
+
+static void fmt_rule(char *b, size_t n, const struct uw_arch *a, int d, const struct ehf_rule *ru)
+{
+	int p = d < a->ndw ? a->perf_of_dw[d] : -1;
+	const char *rn = p >= 0 ? a->perf_reg_names[p] : NULL;
+	char nm[16];
+	if (!rn)
+		snprintf(nm, sizeof(nm), "r%d", d);
+	size_t l = strlen(b);
+	const char *who = rn ? rn : nm;
+	if (ru->kind == EHF_OFFSET)
+		snprintf(b + l, n - l, " %s=[cfa%+" PRId64 "]", who, ru->off);
+	else if (ru->kind == EHF_VAL_OFFSET)
+		snprintf(b + l, n - l, " %s=cfa%+" PRId64, who, ru->off);
+	else if (ru->kind == EHF_REGISTER)
+		snprintf(b + l, n - l, " %s=r%u", who, ru->reg);
+	else if (ru->kind == EHF_EXPRESSION || ru->kind == EHF_VAL_EXPRESSION)
+		snprintf(b + l, n - l, " %s=expr", who);
+	else if (ru->kind == EHF_UNDEF)
+		snprintf(b + l, n - l, " %s=undef", who);
+}
+
+/* The row the oracle reads at pc, from the emitted CFI. */
+static void cfa_row(const struct uw_view *v, uint64_t pc, char *b, size_t n)
+{
+	const struct uw_region *reg = uw_view_find(v, pc);
+	const struct ehf_fde *fde = reg && reg->has_cfi ? ehf_find_fde(&reg->cfi, pc) : NULL;
+	struct ehf_row row;
+	struct ehf_err ee;
+	if (!fde) {
+		snprintf(b, n, "%s", reg && reg->cfi_err[0] ? reg->cfi_err : "no FDE");
+		return;
+	}
+	if (ehf_row_at(fde, pc, &row, &ee)) {
+		snprintf(b, n, "FDE: %s", ee.msg);
+		return;
+	}
+	const struct uw_arch *a = v->arch;
+	if (row.cfa_kind == EHF_CFA_EXPR) {
+		snprintf(b, n, "cfa=expr");
+	} else {
+		int p = row.cfa_reg < a->ndw ? a->perf_of_dw[row.cfa_reg] : -1;
+		const char *rn = p >= 0 ? a->perf_reg_names[p] : NULL;
+		snprintf(b, n, "cfa=%s%+" PRId64, rn ? rn : "?", row.cfa_off);
+	}
+	for (int d = 0; d < EHF_NREGS && d <= a->ndw; d++)
+		if (row.reg[d].kind != EHF_INITIAL && row.reg[d].kind != EHF_SAME)
+			fmt_rule(b, n, a, d, &row.reg[d]);
+}
+
+static const char *col_name(const struct rr *r, size_t u)
+{
+	return u < r->nu ? r->uws[u]->name : "kernel-fp";
+}
+
+/* The first frame where the chains differ (a chain that ended differs
+ * from one that goes on); -1 if they all agree. */
+static int diverge(const struct rr *r, const struct uw_result *res, size_t ncol, char *d, size_t dl)
+{
+	int maxn = 0;
+	for (size_t u = 0; u < ncol; u++)
+		if (res[u].n > maxn)
+			maxn = res[u].n;
+	for (int i = 0; i < maxn; i++) {
+		bool same = true;
+		for (size_t u = 1; u < ncol; u++) {
+			bool a = i < res[0].n, b = i < res[u].n;
+			if (a != b || (a && res[0].addr[i] != res[u].addr[i]))
+				same = false;
+		}
+		if (same)
+			continue;
+		size_t l = (size_t)snprintf(d, dl, "frame %d:", i);
+		for (size_t u = 0; u < ncol && l < dl; u++)
+			l += i < res[u].n ? (size_t)snprintf(d + l, dl - l, " %s=0x%" PRIx64, col_name(r, u), res[u].addr[i])
+					  : (size_t)snprintf(d + l, dl - l, " %s=end", col_name(r, u));
+		return i;
+	}
+	return -1;
+}
+
+static void run_all(struct rr *r, struct rr_view *v, const struct uw_sample *s,
+		    bool regs, bool kfp, struct uw_result *res)
+{
+	for (size_t u = 0; regs && u < r->nu; u++) {
+		memset(&res[u], 0, offsetof(struct uw_result, why));
+		r->uws[u]->unwind(v->state[u], &v->v, s, &res[u]);
+	}
+	if (kfp)
+		kernel_chain(s, &res[r->nu]);
+}
+
+/* Replay against perf's view at the end of the recording; a sample that
+ * resolves differently in the tree at its own time replays against the
+ * time view (rebuilt at its time while the budget lasts). */
+static int replay_one(struct rr *r, struct rr_view *fin, struct rr_view *tv, const struct mt_snap *at,
+		      const struct rr_sample *rs, struct uw_result *res)
+{
+	struct pd_iter it = { rs->off };
+	struct pd_event ev;
+	if (pd_next(&r->pf, &it, &ev, r->err, sizeof(r->err)) != 1)
+		return -1;
+	const struct pd_sample *p = &ev.sample;
+	bool regs = p->abi && p->stack && p->dyn_size;
+	struct uw_sample s;
+	to_uw_sample(r, p, &s);
+	uint64_t chain[UW_MAX_FRAMES];
+	uint32_t nchain = 0;
+	user_chain(p, chain, &nchain);
+	s.callchain = chain;
+	s.ncallchain = nchain;
+	/* with --call-graph dwarf the kernel records no user callchain */
+	bool kfp = nchain > 0 && !pd_attr_flag(ev.attr, PD_ATTR_EXCLUDE_CALLCHAIN_USER);
+	if (!regs) {
+		r->nnoregs++;
+		if (!kfp)
+			return 0;
+	}
+	/* --call-graph fp: the recorded chain is the only column */
+	uint64_t pc = regs ? uw_reg(&s, r->arch->perf_ip) : chain[0];
+	size_t c0 = regs ? 0 : r->nu, ncol = r->nu + kfp;
+	if (!fin->built && view_build(r, fin, rs->pid, UINT64_MAX))
+		return -1;
+	struct rr_view *cur = fin;
+	run_all(r, cur, &s, regs, kfp, res);
+	if (stale(r, cur, at, res + c0, ncol - c0)) {
+		bool ok = false;
+		if (tv->built && tv->pid == rs->pid) {
+			run_all(r, tv, &s, regs, kfp, res);
+			ok = !stale(r, tv, at, res + c0, ncol - c0);
+		}
+		if (!ok && r->nviews < r->max_views) {
+			if (view_build(r, tv, rs->pid, rs->time))
+				return -1;
+			run_all(r, tv, &s, regs, kfp, res);
+			ok = true;
+		}
+		if (ok) {
+			cur = tv;
+			r->nstale++;
+		} else {
+			run_all(r, fin, &s, regs, kfp, res);
+			r->ninexact++;
+		}
+	}
+	const struct pv_dso *d;
+	uint64_t kpc = pc;
+	if (!in_jit(&cur->pv, pc, &d) || !d->load) {
+		/* a native pc under JIT frames (CPython's trampolines): keyed by
+		 * the innermost JIT return address, the oracle's if it has one */
+		int j = -1;
+		size_t pick = ncol;
+		for (size_t u = c0; u < r->nu; u++)
+			if (!strcmp(r->uws[u]->name, "oracle"))
+				pick = u;
+		for (size_t t = 0; t <= ncol - c0 && j < 0; t++) {
+			size_t u = t == 0 ? pick : c0 + t - 1;
+			if (u >= ncol)
+				continue;
+			if ((j = first_jit(&cur->pv, &res[u])) >= 0)
+				kpc = res[u].addr[j];
+		}
+		if (j < 0 || !in_jit(&cur->pv, kpc - 1, &d) || !d->load)
+			return 0;
+		r->nunder++;
+	} else {
+		r->njit++;
+	}
+	struct rr_key *k = key_of(r, d->load->name ? d->load->name : "?", kpc - d->load->code_addr);
+	if (!k) {
+		snprintf(r->err, sizeof(r->err), "out of memory");
+		return -1;
+	}
+	if (!k->samples++) {
+		/* the JIT code's row: at the pc, or the call a return address follows */
+		cfa_row(&cur->v, kpc == pc ? pc : kpc - 1, k->cfa, sizeof(k->cfa));
+		for (size_t u = c0; u < r->nu; u++)
+			snprintf(k->why[u], sizeof(k->why[u]), "%s%s%s", uw_stop_name(res[u].stop),
+				 res[u].why[0] ? ": " : "", res[u].why);
+	}
+	for (size_t u = c0; u < ncol; u++)
+		k->out[u][classify(&cur->pv, &res[u])]++;
+	char dd[sizeof(k->div_desc)];
+	int dv = c0 ? -1 : diverge(r, res, ncol, dd, sizeof(dd));
+	if (dv >= 0) {
+		r->ndiverge++;
+		if (k->div < 0 || dv < k->div) {
+			k->div = dv;
+			snprintf(k->div_desc, sizeof(k->div_desc), "%s", dd);
+		}
+	}
+	return 0;
+}
+
+static int replay_all(struct rr *r)
+{
+	qsort(r->smp, r->nsmp, sizeof(*r->smp), cmp_smp);
+	struct rr_view fin = { 0 }, tv = { 0 };
+	struct mt_snap at = { 0 };
+	struct uw_result *res = calloc(RR_MAX_UW + 1, sizeof(*res));
+	uint32_t at_pid = 0;
+	size_t at_count = 0;
+	bool have_at = false;
+	int rc = res ? 0 : -1;
+	if (!res)
+		snprintf(r->err, sizeof(r->err), "out of memory");
+	for (size_t i = 0; !rc && i < r->nsmp; i++) {
+		const struct rr_sample *rs = &r->smp[i];
+		if (fin.built && rs->pid != fin.pid)
+			view_fini(r, &fin);      /* another process: its own view */
+		size_t cnt = mt_count_upto(&r->mt, rs->time);
+		if (!have_at || rs->pid != at_pid || cnt != at_count) {
+			if (mt_at(&r->mt, rs->pid, rs->time, &at)) {
+				snprintf(r->err, sizeof(r->err), "out of memory");
+				rc = -1;
+				break;
+			}
+			at_pid = rs->pid;
+			at_count = cnt;
+			have_at = true;
+		}
+		rc = replay_one(r, &fin, &tv, &at, rs, res);
+	}
+	view_fini(r, &fin);
+	view_fini(r, &tv);
+	mt_snap_free(&fin.snap);
+	mt_snap_free(&tv.snap);
+	mt_snap_free(&at);
+	free(res);
+	return rc;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	const struct rr_key *x = a, *y = b;
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	int c = strcmp(x->name, y->name);
+	return c ? c : (x->off > y->off) - (x->off < y->off);
+}
+
+static void report_text(const struct rr *r, size_t ncol)
+{
+	printf("replay %s: %zu samples (%" PRIu64 " in JIT code, %" PRIu64 " in native code under JIT frames, %" PRIu64 " without registers or stack), "
+	       "arch %s, %zu jitdump(s), %" PRIu64 " view(s) built, %" PRIu64
+	       " sample(s) resolved at their own time, %" PRIu64 " past the view budget (resolved "
+	       "against a later view)\n", r->path, r->nsmp, r->njit, r->nunder, r->nnoregs,
+	       r->arch->name, r->ndumps, r->nviews, r->nstale, r->ninexact);
+	if (!r->clock_ok)
+		printf("  note: the recording's clock is not CLOCK_MONOTONIC (perf record -k 1): "
+		       "every CODE_LOAD is taken to precede every sample\n");
+	printf("  columns (full/truncated/fallback/name-lost):");
+	for (size_t u = 0; u < ncol; u++)
+		printf(" %s", col_name(r, u));
+	printf("\n  %" PRIu64 " JIT sample(s) where the chains differ\n", r->ndiverge);
+	for (size_t i = 0; i < r->nkeys && (r->top <= 0 || (int)i < r->top); i++) {
+		const struct rr_key *k = &r->keys[i];
+		printf("%s+0x%" PRIx64 "  %" PRIu64 " sample(s)\n   ", k->name, k->off, k->samples);
+		for (size_t u = 0; u < ncol; u++)
+			printf(" %s %" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64, col_name(r, u), k->out[u][0],
+			       k->out[u][1], k->out[u][2], k->out[u][3]);
+		printf("\n    cfi: %s\n", k->cfa);
+		for (size_t u = 0; u < r->nu; u++)
+			printf("    %s stops (first sample): %s\n", col_name(r, u), k->why[u]);
+		if (k->div >= 0)
+			printf("    first divergence: %s\n", k->div_desc);
+	}
+}
+
+static int report_json(const struct rr *r, size_t ncol)
+{
+	FILE *f = strcmp(r->json, "-") ? fopen(r->json, "w") : stdout;
+	if (!f) {
+		fprintf(stderr, "jitunwind: %s: %s\n", r->json, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "{\"file\":");
+	hx_jsonw_str(f, r->path, HX_JSONW_LATIN1);
+	fprintf(f, ",\"arch\":\"%s\",\"samples\":%zu,\"jit_samples\":%" PRIu64 ",\"under_jit_samples\":%" PRIu64 ",\"no_regs\":%" PRIu64
+		",\"views\":%" PRIu64 ",\"resolved_at_time\":%" PRIu64 ",\"past_view_budget\":%" PRIu64 ",\"diverging\":%" PRIu64
+		",\"clock_monotonic\":%s,\"columns\":[", r->arch->name, r->nsmp, r->njit, r->nunder, r->nnoregs,
+		r->nviews, r->nstale, r->ninexact, r->ndiverge, r->clock_ok ? "true" : "false");
+	for (size_t u = 0; u < ncol; u++)
+		fprintf(f, "%s\"%s\"", u ? "," : "", col_name(r, u));
+	fprintf(f, "],\"pcs\":[");
+	for (size_t i = 0; i < r->nkeys; i++) {
+		const struct rr_key *k = &r->keys[i];
+		fprintf(f, "%s\n{\"symbol\":", i ? "," : "");
+		hx_jsonw_str(f, k->name, HX_JSONW_LATIN1);
+		fprintf(f, ",\"offset\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"outcomes\":{", k->off, k->samples);
+		for (size_t u = 0; u < ncol; u++) {
+			fprintf(f, "%s\"%s\":{", u ? "," : "", col_name(r, u));
+			for (int o = 0; o < OUT_N; o++)
+				fprintf(f, "%s\"%s\":%" PRIu64, o ? "," : "", out_name[o], k->out[u][o]);
+			fprintf(f, "}");
+		}
+		fprintf(f, "},\"first_divergent_frame\":%d,\"divergence\":", k->div);
+		hx_jsonw_str(f, k->div >= 0 ? k->div_desc : NULL, 0);
+		fprintf(f, ",\"cfi_row\":");
+		hx_jsonw_str(f, k->cfa, HX_JSONW_LATIN1);
+		fprintf(f, ",\"stops\":{");
+		for (size_t u = 0; u < r->nu; u++) {
+			fprintf(f, "%s\"%s\":", u ? "," : "", col_name(r, u));
+			hx_jsonw_str(f, k->why[u], HX_JSONW_LATIN1);
+		}
+		fprintf(f, "}");
+		fprintf(f, "}");
+	}
+	fprintf(f, "]}\n");
+	int bad = ferror(f);
+	if (f != stdout && fclose(f))
+		bad = 1;
+	if (bad)
+		fprintf(stderr, "jitunwind: %s: write error\n", r->json);
+	return bad ? -1 : 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: jitunwind replay [--json FILE] [--jitdump DUMP]... [--symfs DIR] [--unwinders LIST]\n"
+		   "                        [--perf-profile P] [--top N] [--max-views N] FILE.data\n"
+		   "  Replay a perf.data (perf record -k 1 --call-graph dwarf) of a real JIT: every sample\n"
+		   "  through every unwinder against perf's view at the sample's time, per JIT symbol and pc\n"
+		   "  offset.  Dumps are found through the jit-<pid>.dump marker mappings unless given.\n"
+		   "  Exit: 0 all chains agree on every JIT sample, 1 some differ, 2 bad usage or input.\n");
+}
+
+static int pick_unwinders(struct rr *r, const char *list)
+{
+	size_t n;
+	const struct uw_unwinder *const *all = uw_unwinders(&n);
+	for (size_t i = 0; i < n && r->nu < RR_MAX_UW; i++) {
+		bool on = uw_unwinder_default_on(all[i], r->arch->name);
+		if (list) {
+			char pat[64];
+			snprintf(pat, sizeof(pat), ",%s,", all[i]->name);
+			char l2[512];
+			snprintf(l2, sizeof(l2), ",%s,", list);
+			on = strstr(l2, pat) != NULL;
+		}
+		if (on)
+			r->uws[r->nu++] = all[i];
+	}
+	if (!r->nu) {
+		fprintf(stderr, "jitunwind: --unwinders %s: no unwinder of this build\n", list ? list : "");
+		return -1;
+	}
+	return 0;
+}
+
+static void rr_free(struct rr *r)
+{
+	for (size_t i = 0; i < r->ndumps; i++) {
+		jd_close(&r->jd[i]);
+		free(r->dump_path[i]);
+		free(r->dump_dir[i]);
+		free(r->recorded[i]);
+	}
+	mt_free(&r->mt);
+	mt_free(&r->mtf);
+	mt_snap_free(&r->fsnap);
+	free(r->is_jit);
+	free(r->smp);
+	free(r->keys);
+	pd_close(&r->pf);
+}
+
+int hx_realreplay_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", required_argument, 0, 'j' }, { "jitdump", required_argument, 0, 'd' },
+		{ "symfs", required_argument, 0, 's' }, { "unwinders", required_argument, 0, 'u' },
+		{ "perf-profile", required_argument, 0, 'p' }, { "top", required_argument, 0, 't' },
+		{ "max-views", required_argument, 0, 'm' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+	};
+	struct rr *r = calloc(1, sizeof(*r));
+	const char *dumps[RR_MAX_DUMPS], *list = NULL;
+	int nd = 0, c;
+	if (!r)
+		return 2;
+	r->top = 50;
+	r->max_views = 16;
+	mt_init(&r->mt);
+	mt_init(&r->mtf);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': r->json = optarg; break;
+		case 'd':
+			if (nd == RR_MAX_DUMPS) {
+				fprintf(stderr, "jitunwind: more than %d --jitdump\n", RR_MAX_DUMPS);
+				goto usage_err;
+			}
+			dumps[nd++] = optarg;
+			break;
+		case 's': r->symfs = optarg; break;
+		case 'u': list = optarg; break;
+		case 't': r->top = atoi(optarg); break;
+		case 'm': r->max_views = strtoull(optarg, NULL, 0); break;
+		case 'p':
+			if (pv_profile_parse(optarg, &r->prof)) {
+				fprintf(stderr, "jitunwind: --perf-profile %s: unknown\n", optarg);
+				goto usage_err;
+			}
+			break;
+		case 'h': usage(stdout); free(r); return 0;
+		default: goto usage_err;
+		}
+	}
+	if (optind != argc - 1)
+		goto usage_err;
+	r->path = argv[optind];
+	int status = 2;
+	if (read_events(r, dumps, nd) || pick_unwinders(r, list)) {
+		if (r->err[0])
+			fprintf(stderr, "jitunwind: %s\n", r->err);
+	} else if (replay_all(r)) {
+		fprintf(stderr, "jitunwind: %s\n", r->err);
+	} else {
+		qsort(r->keys, r->nkeys, sizeof(*r->keys), cmp_key);
+		bool kfp = false;
+		for (size_t i = 0; i < r->nkeys && !kfp; i++)
+			for (int o = 0; o < OUT_N; o++)
+				kfp |= r->keys[i].out[r->nu][o] != 0;
+		size_t ncol = r->nu + kfp;
+		report_text(r, ncol);
+		status = r->json && report_json(r, ncol) ? 2 : r->ndiverge ? 1 : 0;
+	}
+	rr_free(r);
+	free(r);
+	return status;
+usage_err:
+	usage(stderr);
+	rr_free(r);
+	free(r);
+	return 2;
+}
