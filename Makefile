@@ -186,6 +186,17 @@ clean:
 	find build -mindepth 1 -maxdepth 1 ! -name roots -exec rm -rf {} + 2>/dev/null || true
 	rm -f jitunwind
 
+# make install [PREFIX=/usr/local] [DESTDIR=...]: the binary, every arch's cases (the binary
+# finds them as ../share/jitunwind/cases/<arch> from its own directory) and jitunwind(1)
+PREFIX    ?= /usr/local
+.PHONY: install
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/jitunwind
+	for a in $(ARCHES); do install -d $(DESTDIR)$(PREFIX)/share/jitunwind/cases/$$a && \
+	  install -m 644 cases/$$a/*.case $(DESTDIR)$(PREFIX)/share/jitunwind/cases/$$a/ || exit 1; done
+	install -m 644 docs/jitunwind.1 $(DESTDIR)$(PREFIX)/share/man/man1/jitunwind.1
+
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/harness/main.d
 
 # ---- jitunwind lint: fuzzing and throughput (tests/fuzz/, tools/gen-big-dump.c) ----
