@@ -232,7 +232,9 @@ static int dw_frame_cb(Dwfl_Frame *state, void *arg)
 	/* perf stores pc - 1 for non-activation frames: undone */
 	r->addr[r->n] = pc;
 	r->flags[r->n] = !first && st->next_fallback ? UW_F_FALLBACK : 0;
-	if (r->flags[r->n] && !r->fallback_why[0])
+	if (!first && act)
+		r->flags[r->n] |= UW_F_ACTIVATION;
+	if ((r->flags[r->n] & UW_F_FALLBACK) && !r->fallback_why[0])
 		snprintf(r->fallback_why, sizeof(r->fallback_why),
 			 "frame %d: no CFI for 0x%llx in perf's view (libdw walked frame pointers)", r->n,
 			 (unsigned long long)st->fallback_pc);

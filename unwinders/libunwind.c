@@ -471,7 +471,9 @@ static int lu_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 		/* perf stores ip - 1 here unless unw_is_signal_frame: undone */
 		r->addr[r->n] = ip;
 		r->flags[r->n] = (!st->fpi_ok || st->ip_reads > st->glue->ip_reads) ? UW_F_FALLBACK : 0;
-		if (r->flags[r->n] && !r->fallback_why[0])
+		if (unw_is_signal_frame(&c) > 0)
+			r->flags[r->n] |= UW_F_ACTIVATION;
+		if ((r->flags[r->n] & UW_F_FALLBACK) && !r->fallback_why[0])
 			snprintf(r->fallback_why, sizeof(r->fallback_why), "frame %d from 0x%llx: %s", r->n,
 				 (unsigned long long)st->step_ip,
 				 st->fpi_fail ? st->fpi_why : "libunwind's frame-chain path");
