@@ -240,8 +240,11 @@ static bool identity_dso(const char *d)
 	return false;
 }
 
-/* perf script prints a frame in a DSO as its file offset: back to the address
- * through the newest mapping of that DSO perf had at the sample's time */
+/* perf 6.1 prints a frame in a DSO as its file offset, perf 6.12 and later
+ * as its address: a value inside a mapping of that DSO perf had at the
+ * sample's time is an address, else an offset, placed through the newest
+ * such mapping (mappings start at 64 KiB or above, past any offset in the
+ * small files mapped there) */
 static bool absolute(const struct hx_ps *ps, uint64_t t, const char *dso, uint64_t v, uint64_t *a)
 {
 	if (v == PR_ZERO || identity_dso(dso)) {
@@ -251,6 +254,10 @@ static bool absolute(const struct hx_ps *ps, uint64_t t, const char *dso, uint64
 	const struct hx_ps_map *best = NULL;
 	for (size_t i = 0; i < ps->nmaps; i++) {
 		const struct hx_ps_map *m = &ps->maps[i];
+		if (!strcmp(m->dso, dso) && m->time <= t && v >= m->start && v - m->start < m->len) {
+			*a = v;
+			return true;
+		}
 		if (!strcmp(m->dso, dso) && m->time <= t && v >= m->pgoff && v - m->pgoff < m->len &&
 		    (!best || m->time >= best->time))
 			best = m;
