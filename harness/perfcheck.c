@@ -77,6 +77,7 @@ struct pk_case {
 	size_t ndis, capdis;
 	size_t samples, agree, sampled, outside;
 	size_t points_agree;            /* points where every perf sample agrees */
+	size_t whole;                   /* samples whose whole chain, past the anchor too, agrees */
 	int perf_v[6], emu_v[6];
 	char problem[512];
 };
@@ -90,7 +91,7 @@ struct pk_run {                     /* one mode */
 	struct hx_ps ps;
 	struct pk_case *cases;
 	size_t ncases;
-	size_t points, sampled, samples, agree, points_agree;
+	size_t points, sampled, samples, agree, points_agree, whole;
 	double seconds;
 	bool pass;
 };
@@ -419,6 +420,18 @@ static int pk_add_dis(struct pk_case *kc, const struct pk_dis *d)
 	return 0;
 }
 
+/* Frames past the anchor are no verdict's business, but equal whole chains
+ * say the emulation also models what perf does below it (reported only). */
+static bool whole_equal(enum pk_mode m, const struct uw_result *e, const struct hx_ps_sample *p)
+{
+	if (p->n != e->n)
+		return false;
+	for (int f = 0; f < p->n; f++)
+		if (p->addr[f] != printed_of(m, e, f))
+			return false;
+	return true;
+}
+
 /* One perf sample at spin point j: its verdict, agreement, a disagreement's record. */
 static int pk_judge(struct pk_case *kc, enum pk_mode m, size_t j, const struct hx_ps_sample *p)
 {
@@ -435,6 +448,7 @@ static int pk_judge(struct pk_case *kc, enum pk_mode m, size_t j, const struct h
 	if (!pt->samples++)
 		kc->sampled++;
 	kc->samples++;
+	kc->whole += whole_equal(m, e, p);
 	struct pk_dis d = { .point = j, .time = p->time, .perf_v = jd.v, .n = p->n };
 	if (pk_agrees(m, sr, e, p, &d.frame, d.why, sizeof(d.why))) {
 		pt->agree++;
@@ -535,6 +549,7 @@ static int pk_mode_run(struct pk *k, struct pk_run *r)
 			r->samples += kc->samples;
 			r->agree += kc->agree;
 			r->points_agree += kc->points_agree;
+			r->whole += kc->whole;
 		}
 		bool problems = false;
 		for (size_t i = 0; i < r->ncases; i++)
@@ -618,6 +633,8 @@ static void print_mode(const struct pk *k, const struct pk_run *r)
 	       " in %zu of %zu samples (%.2f %%; %zu more samples elsewhere in the cases' processes): %s (%.1f s)\n",
 	       m, r->sampled, r->points, r->emu, r->points_agree, pct(r->points_agree, r->points), k->o.min_agree,
 	       r->agree, r->samples, pct(r->agree, r->samples), outside, r->pass ? "pass" : "FAIL", r->seconds);
+	printf("  %s: whole chains (past the anchor, not judged) equal in %zu of %zu samples\n", m, r->whole,
+	       r->samples);
 }
 
 static void json_verdicts(FILE *f, const char *key, const int *v)
@@ -667,7 +684,8 @@ static void json_case(FILE *f, enum pk_mode m, const struct pk_case *kc)
 	fprintf(f, ",\"pid\":%u,\"problem\":", kc->pid);
 	hx_jsonw_str(f, kc->problem[0] ? kc->problem : NULL, 0);
 	fprintf(f, ",\"points\":%zu,\"sampled\":%zu,\"points_agree\":%zu,\"samples\":%zu,\"samples_agree\":%zu,"
-		"\"elsewhere\":%zu", kc->npts, kc->sampled, kc->points_agree, kc->samples, kc->agree, kc->outside);
+		"\"whole_equal\":%zu,\"elsewhere\":%zu", kc->npts, kc->sampled, kc->points_agree, kc->samples, kc->agree,
+		kc->whole, kc->outside);
 	json_verdicts(f, "perf_verdicts", kc->perf_v);
 	json_verdicts(f, "emulation_verdicts", kc->emu_v);
 	fprintf(f, ",\"unsampled\":[");
@@ -703,8 +721,8 @@ static int write_json(const struct pk *k, const char *path, bool pass)
 			pk_mode_names[r->mode], r->emu);
 		hx_jsonw_str(f, r->why[0] ? r->why : NULL, 0);
 		fprintf(f, ",\"points\":%zu,\"sampled\":%zu,\"points_agree\":%zu,\"agreement\":%.2f,\"samples\":%zu,"
-			"\"samples_agree\":%zu,\"pass\":%s,\"seconds\":%.2f,\"cases\":[", r->points, r->sampled,
-			r->points_agree, pct(r->points_agree, r->points), r->samples, r->agree,
+			"\"samples_agree\":%zu,\"whole_equal\":%zu,\"pass\":%s,\"seconds\":%.2f,\"cases\":[", r->points,
+			r->sampled, r->points_agree, pct(r->points_agree, r->points), r->samples, r->agree, r->whole,
 			r->pass ? "true" : "false", r->seconds);
 		for (size_t c = 0; c < r->ncases; c++) {
 			fprintf(f, "%s", c ? "," : "");

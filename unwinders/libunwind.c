@@ -61,11 +61,12 @@ static int lu_dso_read(struct lu_state *st, uint64_t addr, unw_word_t *val)
 		}
 		st->last = m;
 	}
+	/* perf's map_ip + dso__data_read_addr; a read that comes back short
+	 * answers 1, which libunwind takes as success (perf zeroes the value):
+	 * so does any read in [stack] past the dump (a DSO without data) */
 	const struct pv_dso *d = m->dso;
 	if (!d)
-		return -1;
-	/* perf's map_ip + dso__data_read_addr; a read that comes back short
-	 * answers 1, which libunwind takes as success (perf zeroes the value) */
+		return 1;
 	uint64_t off = addr - m->start + m->pgoff;
 	if (!d->image || off < m->pgoff || off > d->size || d->size - off < sizeof(*val))
 		return 1;
