@@ -86,6 +86,7 @@ struct pk_run {                     /* one mode */
 	enum pk_mode mode;
 	const char *emu;
 	char why[600];                  /* the mode did not run to the end: why */
+	char lost[200];                 /* perf record's word on lost events, if any */
 	struct hx_samples smp;
 	bool have_smp;
 	struct hx_ps ps;
@@ -312,6 +313,23 @@ static int pk_record(struct pk *k, struct pk_run *r, const char *data, const cha
 	return rc;
 }
 
+/* "Processed N events and lost M chunks!": a point may then have no sample */
+static void pk_lost(const struct pk *k, struct pk_run *r)
+{
+	char path[128];
+	size_t n;
+	snprintf(path, sizeof(path), "%s/record.stderr", k->dir);
+	char *t = hx_slurp(path, &n);
+	char *l = t ? strstr(t, " lost ") : NULL;
+	if (l) {
+		while (l > t && l[-1] != '\n')
+			l--;
+		char *e = strchr(l, '\n');
+		snprintf(r->lost, sizeof(r->lost), "%.*s", (int)(e ? e - l : (long)strlen(l)), l);
+	}
+	free(t);
+}
+
 /* record, inject, script; the samples file and perf's chains into r */
 static int pk_perf(struct pk *k, struct pk_run *r)
 {
@@ -324,6 +342,7 @@ static int pk_perf(struct pk *k, struct pk_run *r)
 	snprintf(out, sizeof(out), "%s/%s.inject.txt", k->dir, m);
 	if (pk_record(k, r, data, smp))
 		return -1;
+	pk_lost(k, r);
 	const char *inj[] = { "inject", "-j", "-i", data, "-o", jit, NULL };
 	const char *scr[] = { "script", "-i", jit, "-F", "pid,time,ip,dso", "--ns", "--no-inline",
 			      "--show-mmap-events", NULL };
@@ -635,6 +654,8 @@ static void print_mode(const struct pk *k, const struct pk_run *r)
 	       r->agree, r->samples, pct(r->agree, r->samples), outside, r->pass ? "pass" : "FAIL", r->seconds);
 	printf("  %s: whole chains (past the anchor, not judged) equal in %zu of %zu samples\n", m, r->whole,
 	       r->samples);
+	if (r->lost[0])
+		printf("  %s: perf record: %s\n", m, r->lost);
 }
 
 static void json_verdicts(FILE *f, const char *key, const int *v)
@@ -720,6 +741,8 @@ static int write_json(const struct pk *k, const char *path, bool pass)
 		fprintf(f, "%s{\"mode\":\"%s\",\"emulation\":\"%s\",\"error\":", i ? "," : "",
 			pk_mode_names[r->mode], r->emu);
 		hx_jsonw_str(f, r->why[0] ? r->why : NULL, 0);
+		fprintf(f, ",\"lost\":");
+		hx_jsonw_str(f, r->lost[0] ? r->lost : NULL, 0);
 		fprintf(f, ",\"points\":%zu,\"sampled\":%zu,\"points_agree\":%zu,\"agreement\":%.2f,\"samples\":%zu,"
 			"\"samples_agree\":%zu,\"whole_equal\":%zu,\"pass\":%s,\"seconds\":%.2f,\"cases\":[", r->points,
 			r->sampled, r->points_agree, pct(r->points_agree, r->points), r->samples, r->agree, r->whole,

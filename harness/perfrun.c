@@ -203,8 +203,8 @@ int hx_perf_run(const char *dir, const char *const *args, const char *const *env
 	char buf[512], *argv[PR_MAX_ARGS], home[4200], bid[4200], errf[4200];
 	snprintf(home, sizeof(home), "%s/home", dir);
 	snprintf(bid, sizeof(bid), "%s/buildid", dir);
-	snprintf(errf, sizeof(errf), "%s/stderr", dir);
 	const char *extra[PR_MAX_ARGS], *sub = args[0];
+	snprintf(errf, sizeof(errf), "%s/%s.stderr", dir, sub);
 	int n = 0;
 	extra[n++] = "--buildid-dir";
 	extra[n++] = bid;

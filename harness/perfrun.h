@@ -29,7 +29,8 @@ int hx_perf_workdir(char *dir, size_t len, const char *tag, char *err, size_t er
 void hx_perf_workdir_remove(const char *dir);
 
 /* perf ARGS... with the workdir's HOME and build-id cache; stdout to out,
- * stderr to dir/stderr; env: "K=V" strings for the process (NULL: none).
+ * stderr to dir/SUB.stderr (SUB: args[0]); env: "K=V" strings for the
+ * process (NULL: none).
  * 0, or -1 with why (the exit status and perf's first line on stderr). */
 int hx_perf_run(const char *dir, const char *const *args, const char *const *env, const char *out,
 		char *why, size_t wl);
