@@ -70,7 +70,7 @@ BIN       := $(BUILD)/jitunwind
 endif
 CHECKBIN  := $(BUILD)/tests/check
 
-.PHONY: all run check check-asan bench deps clean unit cases matrix cross-replay fuzz perf-e2e goldens lint-vs-run
+.PHONY: all run check check-asan bench deps clean unit cases matrix cross-replay fuzz perf-e2e goldens lint-vs-run perf-check
 all: deps $(BIN)
 
 deps:
@@ -141,6 +141,21 @@ kernel-fp: deps $(BIN)
 	  tail -n 3 $(BUILD)/kernel-fp.txt; \
 	  if [ $$rc = 77 ]; then grep -m1 perf_event_open $(BUILD)/kernel-fp.txt; echo "kernel-fp: skipped (the reason above)"; \
 	  elif [ $$rc != 0 ]; then cat $(BUILD)/kernel-fp.txt; exit $$rc; fi
+
+# `perf record` end to end at every sample point of a few cases (README "perf-check"): dwarf
+# and fp mode, every perf sample judged against the truth and against the emulation of that
+# perf (neg-cfa-off-by-8: broken CFI, perf wrong where the emulation says so); no perf or
+# perf_event_open refused (qemu-user: ENOSYS) prints why and skips.
+PC_CASES_x86_64  := cpython-3.13-fp cie-signal-S stack-deep neg-cfa-off-by-8
+PC_CASES_aarch64 := cpython-aarch64 jit-leaf-frameless
+check: perf-check
+.PHONY: perf-check
+perf-check: deps $(BIN)
+	@$(RUNNER) ./$(BIN) perf-check --json $(BUILD)/perf-check.json \
+	  $(foreach c,$(PC_CASES_$(ARCH)),cases/$(ARCH)/$(c).case) >$(BUILD)/perf-check.txt; rc=$$?; \
+	  grep -E '^  (dwarf|fp): |^perf-check: ' $(BUILD)/perf-check.txt; \
+	  if [ $$rc = 77 ]; then echo "perf-check: skipped (the reason above)"; \
+	  elif [ $$rc != 0 ]; then cat $(BUILD)/perf-check.txt; exit $$rc; fi
 
 # Real perf is the `perf` column of `make cases` (on by default where perf
 # works; `jitunwind: skip: the perf column: ...` where not).  tools/perf-e2e

@@ -82,8 +82,15 @@ struct pk_case {
 	char problem[512];
 };
 
-struct pk_run {                     /* one mode */
+#define PK_RETRIES 2                /* more records of a case a point of which got no sample */
+
+struct pk_run {                     /* one mode (one attempt of it) */
 	enum pk_mode mode;
+	int attempt;                    /* 0, then the retries of cases left unsampled */
+	const char *const *paths;       /* what the workload records (none: its default) */
+	int npaths;
+	struct pk_run *retry;           /* the next attempt, whose cases replaced some of these */
+	size_t retried;                 /* cases taken from retries */
 	const char *emu;
 	char why[600];                  /* the mode did not run to the end: why */
 	char lost[200];                 /* perf record's word on lost events, if any */
@@ -291,7 +298,7 @@ static int pk_record(struct pk *k, struct pk_run *r, const char *data, const cha
 		snprintf(cg, sizeof(cg), "fp");
 	snprintf(period, sizeof(period), "%d", o->period_us * 1000);
 	snprintf(spin, sizeof(spin), "JU_SPIN_CPU_US=%d", o->spin_us);
-	snprintf(out, sizeof(out), "%s/%s.record.txt", k->dir, pk_mode_names[r->mode]);
+	snprintf(out, sizeof(out), "%s/%s%d.record.txt", k->dir, pk_mode_names[r->mode], r->attempt);
 	/* -k 1: jitdump timestamps are CLOCK_MONOTONIC; cpu-clock:u: user-mode
 	 * samples only, as the harness's own sampler; no BPF side band (its
 	 * thread keeps perf waiting a second at exit) */
@@ -299,14 +306,14 @@ static int pk_record(struct pk *k, struct pk_run *r, const char *data, const cha
 				"--no-bpf-event", "-m", "1024", "-o", data, "--", k->self, "record",
 				"--spin-points", "--unwinders", "fp", "-o", smp, "--jitdump-dir", o->dump_dir };
 	size_t nf = sizeof(fixed) / sizeof(fixed[0]);
-	const char **args = calloc(nf + (size_t)o->npaths + 1, sizeof(*args));
+	const char **args = calloc(nf + (size_t)r->npaths + 1, sizeof(*args));
 	if (!args) {
 		snprintf(r->why, sizeof(r->why), "out of memory");
 		return -1;
 	}
 	memcpy(args, fixed, sizeof(fixed));
-	for (int i = 0; i < o->npaths; i++)
-		args[nf + (size_t)i] = o->paths[i];
+	for (int i = 0; i < r->npaths; i++)
+		args[nf + (size_t)i] = r->paths[i];
 	const char *env[] = { spin, NULL };
 	int rc = hx_perf_run(k->dir, args, env, out, r->why, sizeof(r->why));
 	free(args);
@@ -335,11 +342,12 @@ static int pk_perf(struct pk *k, struct pk_run *r)
 {
 	const char *m = pk_mode_names[r->mode];
 	char data[128], jit[128], smp[128], script[128], out[128], err[1024];
-	snprintf(data, sizeof(data), "%s/%s.data", k->dir, m);
-	snprintf(jit, sizeof(jit), "%s/%s.jit.data", k->dir, m);
-	snprintf(smp, sizeof(smp), "%s/%s.samples", k->dir, m);
-	snprintf(script, sizeof(script), "%s/%s.script.txt", k->dir, m);
-	snprintf(out, sizeof(out), "%s/%s.inject.txt", k->dir, m);
+	int a = r->attempt;
+	snprintf(data, sizeof(data), "%s/%s%d.data", k->dir, m, a);
+	snprintf(jit, sizeof(jit), "%s/%s%d.jit.data", k->dir, m, a);
+	snprintf(smp, sizeof(smp), "%s/%s%d.samples", k->dir, m, a);
+	snprintf(script, sizeof(script), "%s/%s%d.script.txt", k->dir, m, a);
+	snprintf(out, sizeof(out), "%s/%s%d.inject.txt", k->dir, m, a);
 	if (pk_record(k, r, data, smp))
 		return -1;
 	pk_lost(k, r);
@@ -548,37 +556,87 @@ static int pk_case_run(struct pk *k, struct pk_run *r, const struct hx_group *g,
 	return 0;
 }
 
-/* One mode: perf's steps, then every case of the samples file. */
+static void pk_totals(const struct pk *k, struct pk_run *r)
+{
+	r->points = r->sampled = r->samples = r->agree = r->points_agree = r->whole = 0;
+	bool problems = false;
+	for (size_t i = 0; i < r->ncases; i++) {
+		const struct pk_case *kc = &r->cases[i];
+		r->points += kc->npts;
+		r->sampled += kc->sampled;
+		r->samples += kc->samples;
+		r->agree += kc->agree;
+		r->points_agree += kc->points_agree;
+		r->whole += kc->whole;
+		problems |= kc->problem[0] != 0;
+	}
+	/* a point is one state, its samples repeated measurements of it */
+	r->pass = !r->why[0] && !problems && r->points && r->sampled == r->points &&
+		  100.0 * (double)r->points_agree / (double)r->points >= k->o.min_agree;
+}
+
+/* One attempt: perf's steps, then every case of the samples file. */
+static int pk_attempt(struct pk *k, struct pk_run *r)
+{
+	const char *engine = k->o.emulation ? k->o.emulation : k->perf->engine;
+	r->emu = r->mode == PK_DWARF ? engine : "fp";
+	if (pk_perf(k, r))
+		return 0;
+	r->cases = calloc(r->smp.ngroups ? r->smp.ngroups : 1, sizeof(*r->cases));
+	if (!r->cases)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->smp.ngroups; i++)
+		if (pk_case_run(k, r, &r->smp.groups[i], &r->cases[r->ncases++]))
+			return -ENOMEM;
+	return 0;
+}
+
+/* A case a point of which perf never sampled (a busy machine: the point's
+ * samples all landed elsewhere, or were lost) is recorded again, in a new
+ * process; its new capture replaces the old one if it has no such point. */
+static int pk_retry(struct pk *k, struct pk_run *r, struct pk_run *top)
+{
+	const char **paths = calloc(r->ncases ? r->ncases : 1, sizeof(*paths));
+	int n = 0;
+	if (!paths)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->ncases; i++)
+		if (!r->cases[i].problem[0] && r->cases[i].sampled < r->cases[i].npts && r->cases[i].file)
+			paths[n++] = r->cases[i].file;
+	if (!n || r->attempt >= PK_RETRIES || !(r->retry = calloc(1, sizeof(*r->retry)))) {
+		free(paths);
+		return n && !r->retry && r->attempt < PK_RETRIES ? -ENOMEM : 0;
+	}
+	struct pk_run *x = r->retry;
+	*x = (struct pk_run){ .mode = r->mode, .attempt = r->attempt + 1, .paths = paths, .npaths = n };
+	int rc = pk_attempt(k, x);
+	for (size_t i = 0; !rc && i < x->ncases; i++) {
+		struct pk_case *nc = &x->cases[i];
+		for (size_t j = 0; j < top->ncases; j++) {
+			struct pk_case *oc = &top->cases[j];
+			if (!strcmp(oc->name, nc->name) && !nc->problem[0] && nc->sampled == nc->npts) {
+				struct pk_case t = *oc;
+				*oc = *nc;
+				*nc = t;
+				top->retried++;
+			}
+		}
+	}
+	return rc ? rc : pk_retry(k, x, top);
+}
+
+/* One mode: an attempt over the paths, retries of unsampled cases, totals. */
 static int pk_mode_run(struct pk *k, struct pk_run *r)
 {
 	double t0 = pk_now();
-	const char *engine = k->o.emulation ? k->o.emulation : k->perf->engine;
-	r->emu = r->mode == PK_DWARF ? engine : "fp";
-	r->pass = false;
-	if (pk_perf(k, r) == 0) {
-		r->cases = calloc(r->smp.ngroups ? r->smp.ngroups : 1, sizeof(*r->cases));
-		if (!r->cases)
-			return -ENOMEM;
-		for (size_t i = 0; i < r->smp.ngroups; i++) {
-			struct pk_case *kc = &r->cases[r->ncases++];
-			if (pk_case_run(k, r, &r->smp.groups[i], kc))
-				return -ENOMEM;
-			r->points += kc->npts;
-			r->sampled += kc->sampled;
-			r->samples += kc->samples;
-			r->agree += kc->agree;
-			r->points_agree += kc->points_agree;
-			r->whole += kc->whole;
-		}
-		bool problems = false;
-		for (size_t i = 0; i < r->ncases; i++)
-			problems |= r->cases[i].problem[0] != 0;
-		/* a point is one state, its samples repeated measurements of it */
-		r->pass = !problems && r->points && r->sampled == r->points &&
-			  100.0 * (double)r->points_agree / (double)r->points >= k->o.min_agree;
-	}
+	r->paths = (const char *const *)k->o.paths;
+	r->npaths = k->o.npaths;
+	int rc = pk_attempt(k, r);
+	if (!rc && !r->why[0])
+		rc = pk_retry(k, r, r);
+	pk_totals(k, r);
 	r->seconds = pk_now() - t0;
-	return 0;
+	return rc;
 }
 
 static double pct(size_t a, size_t n)
@@ -654,8 +712,12 @@ static void print_mode(const struct pk *k, const struct pk_run *r)
 	       r->agree, r->samples, pct(r->agree, r->samples), outside, r->pass ? "pass" : "FAIL", r->seconds);
 	printf("  %s: whole chains (past the anchor, not judged) equal in %zu of %zu samples\n", m, r->whole,
 	       r->samples);
-	if (r->lost[0])
-		printf("  %s: perf record: %s\n", m, r->lost);
+	for (const struct pk_run *x = r; x; x = x->retry)
+		if (x->lost[0])
+			printf("  %s: perf record%s: %s\n", m, x->attempt ? " (retry)" : "", x->lost);
+	if (r->retry)
+		printf("  %s: %zu case(s) recorded again for points without a sample; %zu taken from a retry\n", m,
+		       (size_t)r->retry->npaths, r->retried);
 }
 
 static void json_verdicts(FILE *f, const char *key, const int *v)
@@ -743,6 +805,7 @@ static int write_json(const struct pk *k, const char *path, bool pass)
 		hx_jsonw_str(f, r->why[0] ? r->why : NULL, 0);
 		fprintf(f, ",\"lost\":");
 		hx_jsonw_str(f, r->lost[0] ? r->lost : NULL, 0);
+		fprintf(f, ",\"retried\":%zu", r->retried);
 		fprintf(f, ",\"points\":%zu,\"sampled\":%zu,\"points_agree\":%zu,\"agreement\":%.2f,\"samples\":%zu,"
 			"\"samples_agree\":%zu,\"whole_equal\":%zu,\"pass\":%s,\"seconds\":%.2f,\"cases\":[", r->points,
 			r->sampled, r->points_agree, pct(r->points_agree, r->points), r->samples, r->agree, r->whole,
@@ -780,25 +843,34 @@ static void remove_jit_files(const struct pk_run *r)
 	}
 }
 
+static void run_free(struct pk_run *r)
+{
+	for (size_t c = 0; c < r->ncases; c++) {
+		struct pk_case *kc = &r->cases[c];
+		if (kc->have_res)
+			hx_case_res_free(&kc->res);
+		free(kc->pts);
+		free(kc->dis);
+	}
+	free(r->cases);
+	if (r->have_smp) {
+		if (!getenv("JU_PERF_KEEP"))
+			remove_jit_files(r);
+		hx_samples_free(&r->smp);
+	}
+	hx_ps_free(&r->ps);
+	if (r->attempt)
+		free((void *)r->paths);
+	if (r->retry) {
+		run_free(r->retry);
+		free(r->retry);
+	}
+}
+
 static void pk_free(struct pk *k)
 {
-	for (int i = 0; i < k->nruns; i++) {
-		struct pk_run *r = &k->runs[i];
-		for (size_t c = 0; c < r->ncases; c++) {
-			struct pk_case *kc = &r->cases[c];
-			if (kc->have_res)
-				hx_case_res_free(&kc->res);
-			free(kc->pts);
-			free(kc->dis);
-		}
-		free(r->cases);
-		if (r->have_smp) {
-			if (!getenv("JU_PERF_KEEP"))
-				remove_jit_files(r);
-			hx_samples_free(&r->smp);
-		}
-		hx_ps_free(&r->ps);
-	}
+	for (int i = 0; i < k->nruns; i++)
+		run_free(&k->runs[i]);
 	if (k->dir[0] && getenv("JU_PERF_KEEP"))
 		printf("perf-check: kept %s\n", k->dir);
 	hx_perf_workdir_remove(k->dir);
