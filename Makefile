@@ -187,6 +187,9 @@ bench: all
 	$(RUNNER) ./$(BIN) bench cases/$(ARCH)
 	@s=$$(date +%s%N); $(RUNNER) ./$(BIN) run cases/$(ARCH) >/dev/null; e=$$(date +%s%N); \
 	  awk -v s=$$s -v e=$$e 'BEGIN { printf "  whole run of cases/$(ARCH): %.3f s wall\n", (e - s) / 1e9 }'
+	@$(RUNNER) ./$(BIN) perf-check cases/$(ARCH) >$(BUILD)/bench-perf-check.txt; rc=$$?; \
+	  if [ $$rc = 77 ]; then grep skip: $(BUILD)/bench-perf-check.txt; \
+	  else grep -E '^  (dwarf|fp): [0-9]|^perf-check: (pass|FAIL)' $(BUILD)/bench-perf-check.txt | sed 's/^/  perf-check: /'; fi
 	@$(MAKE) --no-print-directory bench-lint
 
 # the Debian roots under build/roots/ stay (slow to rebuild): tools/rootfs clean removes them

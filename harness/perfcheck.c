@@ -244,23 +244,33 @@ static int check_cases(const struct pk_opts *o, const char *arch)
 		fprintf(stderr, "jitunwind perf-check: no .case files found\n");
 		rc = 2;
 	}
-	for (int i = 0; i < n; i++) {
-		struct hx_case c;
-		if (!rc && hx_case_load(&c, paths[i], err, sizeof(err))) {
+	struct hx_case *cs = calloc(n ? (size_t)n : 1, sizeof(*cs));
+	int loaded = 0;
+	for (int i = 0; i < n && cs && !rc; i++) {
+		if (hx_case_load(&cs[i], paths[i], err, sizeof(err))) {
 			fprintf(stderr, "jitunwind perf-check: %s\n", err);
 			rc = 2;
-		} else if (!rc) {
-			if (strcmp(c.arch, arch)) {
-				fprintf(stderr, "jitunwind perf-check: %s: case arch %s cannot run on this %s host\n",
-					paths[i], c.arch, arch);
-				rc = 2;
-			}
-			hx_case_free(&c);
+			break;
 		}
-		free(paths[i]);
+		loaded++;
+		if (strcmp(cs[i].arch, arch)) {
+			fprintf(stderr, "jitunwind perf-check: %s: case arch %s cannot run on this %s host\n", paths[i],
+				cs[i].arch, arch);
+			rc = 2;
+		}
 	}
+	/* two cases of one name would be one case in the report */
+	if (!rc && cs && hx_case_unique(cs, loaded, err, sizeof(err))) {
+		fprintf(stderr, "jitunwind perf-check: %s\n", err);
+		rc = 2;
+	}
+	for (int i = 0; i < loaded; i++)
+		hx_case_free(&cs[i]);
+	for (int i = 0; i < n; i++)
+		free(paths[i]);
+	free(cs);
 	free(paths);
-	return rc;
+	return cs || rc ? rc : 2;
 }
 
 /* perf_event_open as perf record will ask for it: refused is a skip */
