@@ -90,6 +90,7 @@ struct pk_run {                     /* one mode (one attempt of it) */
 	const char *const *paths;       /* what the workload records (none: its default) */
 	int npaths;
 	struct pk_run *retry;           /* the next attempt, whose cases replaced some of these */
+	size_t recorded_again;          /* cases recorded again, over all retries */
 	size_t retried;                 /* cases taken from retries */
 	const char *emu;
 	char why[600];                  /* the mode did not run to the end: why */
@@ -603,36 +604,43 @@ static int pk_attempt(struct pk *k, struct pk_run *r)
 
 /* A case a point of which perf never sampled (a busy machine: the point's
  * samples all landed elsewhere, or were lost) is recorded again, in a new
- * process; its new capture replaces the old one if it has no such point. */
-static int pk_retry(struct pk *k, struct pk_run *r, struct pk_run *top)
+ * process, up to PK_RETRIES times; its new capture replaces the old one if
+ * it has no such point.  Each attempt hangs off the previous one. */
+static int pk_retry(struct pk *k, struct pk_run *top)
 {
-	const char **paths = calloc(r->ncases ? r->ncases : 1, sizeof(*paths));
-	int n = 0;
-	if (!paths)
-		return -ENOMEM;
-	for (size_t i = 0; i < r->ncases; i++)
-		if (!r->cases[i].problem[0] && r->cases[i].sampled < r->cases[i].npts && r->cases[i].file)
-			paths[n++] = r->cases[i].file;
-	if (!n || r->attempt >= PK_RETRIES || !(r->retry = calloc(1, sizeof(*r->retry)))) {
-		free(paths);
-		return n && !r->retry && r->attempt < PK_RETRIES ? -ENOMEM : 0;
-	}
-	struct pk_run *x = r->retry;
-	*x = (struct pk_run){ .mode = r->mode, .attempt = r->attempt + 1, .paths = paths, .npaths = n };
-	int rc = pk_attempt(k, x);
-	for (size_t i = 0; !rc && i < x->ncases; i++) {
-		struct pk_case *nc = &x->cases[i];
-		for (size_t j = 0; j < top->ncases; j++) {
-			struct pk_case *oc = &top->cases[j];
-			if (!strcmp(oc->name, nc->name) && !nc->problem[0] && nc->sampled == nc->npts) {
-				struct pk_case t = *oc;
+	struct pk_run *last = top;
+	for (int a = 1; a <= PK_RETRIES; a++) {
+		const char **paths = calloc(top->ncases ? top->ncases : 1, sizeof(*paths));
+		int n = 0;
+		if (!paths)
+			return -ENOMEM;
+		for (size_t i = 0; i < top->ncases; i++)
+			if (!top->cases[i].problem[0] && top->cases[i].sampled < top->cases[i].npts && top->cases[i].file)
+				paths[n++] = top->cases[i].file;
+		if (!n || !(last->retry = calloc(1, sizeof(*last->retry)))) {
+			free(paths);
+			return n ? -ENOMEM : 0;
+		}
+		struct pk_run *x = last = last->retry;
+		*x = (struct pk_run){ .mode = top->mode, .attempt = a, .paths = paths, .npaths = n };
+		top->recorded_again += (size_t)n;
+		if (pk_attempt(k, x))
+			return -ENOMEM;
+		for (size_t i = 0; i < x->ncases; i++) {
+			struct pk_case *nc = &x->cases[i];
+			for (size_t j = 0; j < top->ncases && !nc->problem[0] && nc->sampled == nc->npts; j++) {
+				struct pk_case *oc = &top->cases[j];
+				if (strcmp(oc->name, nc->name))
+					continue;
+				struct pk_case t = *oc;   /* the old one stays with x, freed with it */
 				*oc = *nc;
 				*nc = t;
 				top->retried++;
+				break;
 			}
 		}
 	}
-	return rc ? rc : pk_retry(k, x, top);
+	return 0;
 }
 
 /* One mode: an attempt over the paths, retries of unsampled cases, totals. */
@@ -643,7 +651,7 @@ static int pk_mode_run(struct pk *k, struct pk_run *r)
 	r->npaths = k->o.npaths;
 	int rc = pk_attempt(k, r);
 	if (!rc && !r->why[0])
-		rc = pk_retry(k, r, r);
+		rc = pk_retry(k, r);
 	pk_totals(k, r);
 	r->seconds = pk_now() - t0;
 	return rc;
@@ -722,12 +730,15 @@ static void print_mode(const struct pk *k, const struct pk_run *r)
 	       r->agree, r->samples, pct(r->agree, r->samples), outside, r->pass ? "pass" : "FAIL", r->seconds);
 	printf("  %s: whole chains (past the anchor, not judged) equal in %zu of %zu samples\n", m, r->whole,
 	       r->samples);
-	for (const struct pk_run *x = r; x; x = x->retry)
+	for (const struct pk_run *x = r; x; x = x->retry) {
 		if (x->lost[0])
 			printf("  %s: perf record%s: %s\n", m, x->attempt ? " (retry)" : "", x->lost);
+		if (x->attempt && x->why[0])
+			printf("  %s: retry %d: %s\n", m, x->attempt, x->why);
+	}
 	if (r->retry)
 		printf("  %s: %zu case(s) recorded again for points without a sample; %zu taken from a retry\n", m,
-		       (size_t)r->retry->npaths, r->retried);
+		       r->recorded_again, r->retried);
 }
 
 static void json_verdicts(FILE *f, const char *key, const int *v)
@@ -815,7 +826,7 @@ static int write_json(const struct pk *k, const char *path, bool pass)
 		hx_jsonw_str(f, r->why[0] ? r->why : NULL, 0);
 		fprintf(f, ",\"lost\":");
 		hx_jsonw_str(f, r->lost[0] ? r->lost : NULL, 0);
-		fprintf(f, ",\"retried\":%zu", r->retried);
+		fprintf(f, ",\"recorded_again\":%zu,\"retried\":%zu", r->recorded_again, r->retried);
 		fprintf(f, ",\"points\":%zu,\"sampled\":%zu,\"points_agree\":%zu,\"agreement\":%.2f,\"samples\":%zu,"
 			"\"samples_agree\":%zu,\"whole_equal\":%zu,\"pass\":%s,\"seconds\":%.2f,\"cases\":[", r->points,
 			r->sampled, r->points_agree, pct(r->points_agree, r->points), r->samples, r->agree, r->whole,
