@@ -153,7 +153,7 @@ check: perf-check
 perf-check: deps $(BIN)
 	@$(RUNNER) ./$(BIN) perf-check --json $(BUILD)/perf-check.json \
 	  $(foreach c,$(PC_CASES_$(ARCH)),cases/$(ARCH)/$(c).case) >$(BUILD)/perf-check.txt; rc=$$?; \
-	  grep -E '^  (dwarf|fp): |^perf-check: ' $(BUILD)/perf-check.txt; \
+	  grep -E '^  (dwarf|fp): |^perf-check: |skip: ' $(BUILD)/perf-check.txt; \
 	  if [ $$rc = 77 ]; then echo "perf-check: skipped (the reason above)"; \
 	  elif [ $$rc != 0 ]; then cat $(BUILD)/perf-check.txt; exit $$rc; fi
 
