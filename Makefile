@@ -46,7 +46,7 @@ WERROR    := -Werror
 endif
 ALL_CFLAGS := -std=gnu11 $(CFLAGS) $(WARN) $(WERROR) $(FRAMEFLAGS) -fasynchronous-unwind-tables \
               -I. -D_GNU_SOURCE -DJU_ARCH_$(ARCH) $(PKG_CFLAGS) $(SAN) \
-              -DUW_LU_HAVE_GLUE=$(if $(wildcard unwinders/libunwind_$(ARCH).c),1,0)
+              -DHX_CAPTURE_ARCH_H='"harness/capture_$(ARCH).h"'
 ALL_LDFLAGS := $(LDFLAGS) $(SAN)
 
 # Files named *_<arch>.c / *_<arch>.S under harness/ and unwinders/ are built
@@ -70,7 +70,7 @@ BIN       := $(BUILD)/jitunwind
 endif
 CHECKBIN  := $(BUILD)/tests/check
 
-.PHONY: all run check check-asan bench deps clean unit cases matrix cross-replay fuzz perf-e2e goldens lint-vs-run perf-check
+.PHONY: all run check check-asan bench deps clean unit cases matrix cross-replay fuzz perf-e2e goldens lint-vs-run style perf-check
 all: deps $(BIN)
 
 deps:
@@ -110,7 +110,14 @@ unit: deps $(CHECKBIN) $(BIN)
 cases: deps $(BIN)
 	$(RUNNER) ./$(BIN) run --json $(BUILD)/report.json cases/$(ARCH)
 
-check: unit cases lint-vs-run
+check: style unit cases lint-vs-run
+
+# The structure rules (README "Layout"): no function over 100 lines but the instruction
+# decoders and the CFI/expression interpreters (tools/fnlen), no unwinder name in a
+# condition and no arch test outside the tables (tools/tablecheck); tests/style.sh shows
+# each checker failing on planted violations first.  Source only: the same on every ARCH.
+style:
+	tests/style.sh
 # the goldens are the normal build's behaviour: an ASan build's frames below the anchor (which
 # no verdict compares) differ, so check-asan leaves them out (GOLDENS=no)
 GOLDENS ?= yes
@@ -196,6 +203,17 @@ bench: all
 clean:
 	find build -mindepth 1 -maxdepth 1 ! -name roots -exec rm -rf {} + 2>/dev/null || true
 	rm -f jitunwind
+
+# make install [PREFIX=/usr/local] [DESTDIR=...]: the binary, every arch's cases (the binary
+# finds them as ../share/jitunwind/cases/<arch> from its own directory) and jitunwind(1)
+PREFIX    ?= /usr/local
+.PHONY: install
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/jitunwind
+	for a in $(ARCHES); do install -d $(DESTDIR)$(PREFIX)/share/jitunwind/cases/$$a && \
+	  install -m 644 cases/$$a/*.case $(DESTDIR)$(PREFIX)/share/jitunwind/cases/$$a/ || exit 1; done
+	install -m 644 docs/jitunwind.1 $(DESTDIR)$(PREFIX)/share/man/man1/jitunwind.1
 
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/harness/main.d
 

@@ -34,7 +34,10 @@
 #include <unistd.h>
 
 enum pk_mode { PK_DWARF, PK_FP, PK_NMODES };
+/* perf's --call-graph modes; fp mode's chain is the kernel's walk, which the
+ * `fp` unwinder emulates (dwarf mode's emulation is the perf build's engine) */
 static const char *const pk_mode_names[] = { "dwarf", "fp" };
+static const char *const pk_fp_emulation = "fp";
 
 struct pk_opts {
 	const char *json;
@@ -165,7 +168,10 @@ static int parse_modes(struct pk_opts *o, const char *list)
 	snprintf(buf, sizeof(buf), "%s", list);
 	o->mode_on[PK_DWARF] = o->mode_on[PK_FP] = false;
 	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		int m = !strcmp(t, "dwarf") ? PK_DWARF : !strcmp(t, "fp") ? PK_FP : -1;
+		int m = PK_NMODES;
+		while (m > 0 && strcmp(t, pk_mode_names[m - 1]))
+			m--;
+		m--;
 		if (m < 0) {
 			fprintf(stderr, "jitunwind perf-check: --modes %s: expected dwarf, fp or dwarf,fp\n", list);
 			return -1;
@@ -590,7 +596,7 @@ static void pk_totals(const struct pk *k, struct pk_run *r)
 static int pk_attempt(struct pk *k, struct pk_run *r)
 {
 	const char *engine = k->o.emulation ? k->o.emulation : k->perf->engine;
-	r->emu = r->mode == PK_DWARF ? engine : "fp";
+	r->emu = r->mode == PK_DWARF ? engine : pk_fp_emulation;
 	if (pk_perf(k, r))
 		return 0;
 	r->cases = calloc(r->smp.ngroups ? r->smp.ngroups : 1, sizeof(*r->cases));

@@ -196,14 +196,12 @@ static int pc_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 	return 0;
 }
 
-static const char *const perf_arches[] = { "x86_64", NULL };
-
 const struct uw_unwinder uw_perf = {
 	.name = "perf",
 	.about = "real perf (--perf CMD): perf inject -j + perf script over the case's samples as a perf.data",
 	.sees = UW_SEES_DUMP,
 	.ref = UW_REF_EMULATION,
-	.default_arches = perf_arches,
+	.default_arches = uw_arches_perf_cases,   /* where the cases carry perf's expectations */
 	.quiet_why = true,
 	.open = pc_open,
 	.unwind = pc_unwind,

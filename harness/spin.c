@@ -51,13 +51,8 @@ int hx_spin_tamper;
 
 static void hx_spin_do_tamper(ucontext_t *uc)
 {
-#if defined(__x86_64__)
 	if (hx_spin_tamper == 1)
-		uc->uc_mcontext.gregs[REG_RBX] ^= 1;
-#elif defined(__aarch64__)
-	if (hx_spin_tamper == 1)
-		uc->uc_mcontext.regs[19] ^= 1;
-#endif
+		hx_cap_host.tamper(uc);
 	if (hx_spin_tamper == 2)
 		*(volatile uint8_t *)(uintptr_t)(hx_cap_host.sp(uc) + 8) ^= 0x40;
 }
