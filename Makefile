@@ -76,7 +76,7 @@ BIN       := $(BUILD)/jitunwind
 endif
 CHECKBIN  := $(BUILD)/tests/check
 
-.PHONY: all run check check-asan bench deps clean unit cases matrix cross-replay fuzz perf-e2e goldens lint-vs-run style
+.PHONY: all run check check-asan bench deps clean unit cases matrix cross-replay fuzz perf-e2e goldens lint-vs-run style perf-check
 all: deps $(BIN)
 
 deps:
@@ -155,6 +155,21 @@ kernel-fp: deps $(BIN)
 	  if [ $$rc = 77 ]; then grep -m1 perf_event_open $(BUILD)/kernel-fp.txt; echo "kernel-fp: skipped (the reason above)"; \
 	  elif [ $$rc != 0 ]; then cat $(BUILD)/kernel-fp.txt; exit $$rc; fi
 
+# `perf record` end to end at every sample point of a few cases (README "perf-check"): dwarf
+# and fp mode, every perf sample judged against the truth and against the emulation of that
+# perf (neg-cfa-off-by-8: broken CFI, perf wrong where the emulation says so); no perf or
+# perf_event_open refused (qemu-user: ENOSYS) prints why and skips.
+PC_CASES_x86_64  := cpython-3.13-fp cie-signal-S stack-deep neg-cfa-off-by-8
+PC_CASES_aarch64 := cpython-aarch64 jit-leaf-frameless
+check: perf-check
+.PHONY: perf-check
+perf-check: deps $(BIN)
+	@$(RUNNER) ./$(BIN) perf-check --json $(BUILD)/perf-check.json \
+	  $(foreach c,$(PC_CASES_$(ARCH)),cases/$(ARCH)/$(c).case) >$(BUILD)/perf-check.txt; rc=$$?; \
+	  grep -E '^  (dwarf|fp): |^perf-check: |skip: ' $(BUILD)/perf-check.txt; \
+	  if [ $$rc = 77 ]; then echo "perf-check: skipped (the reason above)"; \
+	  elif [ $$rc != 0 ]; then cat $(BUILD)/perf-check.txt; exit $$rc; fi
+
 # Real perf is the `perf` column of `make cases` (on by default where perf
 # works; `jitunwind: skip: the perf column: ...` where not).  tools/perf-e2e
 # (perf record of the live run, symbol-matched at the callee) runs by hand only.
@@ -185,6 +200,9 @@ bench: all
 	$(RUNNER) ./$(BIN) bench cases/$(ARCH)
 	@s=$$(date +%s%N); $(RUNNER) ./$(BIN) run cases/$(ARCH) >/dev/null; e=$$(date +%s%N); \
 	  awk -v s=$$s -v e=$$e 'BEGIN { printf "  whole run of cases/$(ARCH): %.3f s wall\n", (e - s) / 1e9 }'
+	@$(RUNNER) ./$(BIN) perf-check cases/$(ARCH) >$(BUILD)/bench-perf-check.txt; rc=$$?; \
+	  if [ $$rc = 77 ]; then grep skip: $(BUILD)/bench-perf-check.txt; \
+	  else grep -E '^  (dwarf|fp): [0-9]|^perf-check: (pass|FAIL)' $(BUILD)/bench-perf-check.txt | sed 's/^/  perf-check: /'; fi
 	@$(MAKE) --no-print-directory bench-lint
 
 # the Debian roots under build/roots/ stay (slow to rebuild): tools/rootfs clean removes them

@@ -22,6 +22,7 @@
 #include "harness/samples.h"
 #include "harness/toperf.h"
 #include "harness/perfcol.h"
+#include "harness/perfcheck.h"
 #include "trampolines/tramp.h"
 #include "unwinders/unwind.h"
 #include "ksampler.h"
@@ -111,6 +112,7 @@ static void usage(FILE *f)
 		"  lint    check jitdumps the way perf will read them\n"
 		"  inject  write the jitted .so files perf inject -j would build from a jitdump\n"
 		"  bench   measure capture cost and replay rates\n"
+		"  perf-check  perf record the cases at every sample point, judge perf against its emulation\n"
 		"  --version  print the version and the JSON report's schema number\n");
 }
 
@@ -719,6 +721,8 @@ int main(int argc, char **argv)
 		return cmd_inject(argc - 1, argv + 1);
 	if (!strcmp(cmd, "bench"))
 		return hx_bench_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "perf-check"))
+		return hx_perfcheck_main(argc - 1, argv + 1);
 	fprintf(stderr, "jitunwind: unknown command '%s'\n", cmd);
 	usage(stderr);
 	return 2;

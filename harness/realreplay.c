@@ -442,6 +442,8 @@ static bool same_at(const struct rr *r, const struct rr_view *v, const struct mt
 	const struct pv_map *y = pv_find(&v->pv, a);
 	if (x && !r->is_jit[x->seq] && anon_path(x->path))
 		x = NULL;
+	if (y && !y->dso)     /* [stack], [heap]: no DSO, as anon_path says */
+		y = NULL;
 	if (!x || !y)
 		return !x && !y;
 	if (r->is_jit[x->seq])

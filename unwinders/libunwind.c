@@ -72,11 +72,12 @@ static int lu_dso_read(struct lu_state *st, uint64_t addr, unw_word_t *val)
 		}
 		st->last = m;
 	}
+	/* perf's map_ip + dso__data_read_addr; a read that comes back short
+	 * answers 1, which libunwind takes as success (perf zeroes the value):
+	 * so does any read in [stack] past the dump (a DSO without data) */
 	const struct pv_dso *d = m->dso;
 	if (!d)
-		return -1;
-	/* perf's map_ip + dso__data_read_addr; a read that comes back short
-	 * answers 1, which libunwind takes as success (perf zeroes the value) */
+		return 1;
 	uint64_t off = addr - m->start + m->pgoff;
 	if (!d->image || off < m->pgoff || off > d->size || d->size - off < sizeof(*val))
 		return 1;
@@ -481,7 +482,9 @@ static int lu_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 		/* perf stores ip - 1 here unless unw_is_signal_frame: undone */
 		r->addr[r->n] = ip;
 		r->flags[r->n] = (!st->fpi_ok || st->ip_reads > st->target->lu_ip_reads) ? UW_F_FALLBACK : 0;
-		if (r->flags[r->n] && !r->fallback_why[0])
+		if (unw_is_signal_frame(&c) > 0)
+			r->flags[r->n] |= UW_F_ACTIVATION;
+		if ((r->flags[r->n] & UW_F_FALLBACK) && !r->fallback_why[0])
 			snprintf(r->fallback_why, sizeof(r->fallback_why), "frame %d from 0x%llx: %s", r->n,
 				 (unsigned long long)st->step_ip,
 				 st->fpi_fail ? st->fpi_why : "libunwind's frame-chain path");
