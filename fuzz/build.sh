@@ -7,7 +7,8 @@
 #        the sanitizer and coverage flags are in CFLAGS, the engine in
 #        LIB_FUZZING_ENGINE), WORK (scratch, default a fresh mktemp -d),
 #        JOBS (make -j, default nproc), JU_SEED_BIN (a jitunwind binary to
-#        record the seeds with; default: one is built here without sanitizers)
+#        record the seeds with; default: one is built here without sanitizers),
+#        JU_CHECK_BIN (optional: the Check suite, whose lint tests write crafted dumps)
 #   out: $OUT/<target>, $OUT/<target>_seed_corpus.zip, $OUT/<target>.dict,
 #        $OUT/<target>.options for each target below
 #
@@ -96,6 +97,10 @@ for c in "$ROOT/cases/$ARCH"/*.case; do
 	[ -f "$rec/$n/s.data" ] && cp "$rec/$n/s.data" "$SEEDS/fuzz_perfdata/$n.data"
 done
 echo "build.sh: recorded seeds from $nrec cases of cases/$ARCH" >&2
+# the lint suite's crafted dumps, one good and one bad per rule (a built tests/check)
+if [ -n "${JU_CHECK_BIN:-}" ]; then
+	JU_LINT_SEEDS="$SEEDS/fuzz_lint" JU_BIN="$BIN" CK_RUN_CASE=rules "$JU_CHECK_BIN" lint >/dev/null
+fi
 for t in $TARGETS; do
 	name=${t%%:*}
 	[ -d "$ROOT/fuzz/regress/$name" ] && cp "$ROOT/fuzz/regress/$name"/* "$SEEDS/$name/" 2>/dev/null || true
