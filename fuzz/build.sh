@@ -12,7 +12,8 @@
 #   out: $OUT/<target>, $OUT/<target>_seed_corpus.zip, $OUT/<target>.dict,
 #        $OUT/<target>.options for each target below
 #
-# The sources are found next to this script ($SRC/jitunwind on OSS-Fuzz).
+# The sources are found next to this script, or in $SRC/jitunwind when it is run
+# as $SRC/build.sh (fuzz/oss-fuzz/Dockerfile).
 # Targets:
 #   fuzz_case      the case-file parser and what the harness derives from a case
 #   fuzz_samples   the samples-file reader and the replay of what it reads
@@ -23,6 +24,8 @@
 # packages.
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# copied to $SRC/build.sh (OSS-Fuzz's and ClusterFuzzLite's place for it): the checkout is $SRC/jitunwind
+[ -f "$ROOT/fuzz/fuzz_case.c" ] || ROOT=$SRC/jitunwind
 : "${CC:?}" "${CXX:?}" "${CFLAGS:?}" "${LIB_FUZZING_ENGINE:?}" "${OUT:?}"
 CXXFLAGS=${CXXFLAGS:-$CFLAGS}
 WORK=${WORK:-$(mktemp -d)}
