@@ -223,52 +223,36 @@ install: all
 
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/harness/main.d
 
-# ---- jitunwind lint: fuzzing and throughput (tests/fuzz/, tools/gen-big-dump.c) ----
-# make fuzz: a libFuzzer target (clang, ASan + UBSan) over the strict jitdump
-# reader, the .eh_frame/.eh_frame_hdr parser and CFI interpreter, the linter and
-# `dump`, for FUZZ_SECONDS.  Seeds: the dump of every case (run --jitdump-dir)
-# and the lint suite's crafted dumps.  Fails on a crash; artifacts/ keeps it.
-FUZZ_SECONDS ?= 60
-FUZZ_CC      ?= clang
-FUZZ_DIR     := build/$(ARCH)-fuzz
-FUZZ_SRC     := tests/fuzz/fuzz_lint.c unwinders/jdwalk.c unwinders/jitdump.c unwinders/ehframe.c \
-                unwinders/lint.c unwinders/lint_hist.c unwinders/lint_code.c unwinders/lint_unwind.c \
-                unwinders/lint_read.c unwinders/decode.c unwinders/decode_x86_64.c \
-                unwinders/decode_aarch64.c unwinders/perfview.c unwinders/view.c harness/lintcmd.c \
-                harness/dumpcmd.c harness/dump_text.c harness/dump_json.c harness/jsonw.c unwinders/uwarch.c
-FUZZ_FLAGS   := -std=gnu11 -O1 -g -I. -D_GNU_SOURCE -DJU_ARCH_$(ARCH) $(PKG_CFLAGS) -Wall -Wextra \
-                -Wno-unused-parameter -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+# ---- fuzzing (fuzz/, tests/fuzz/, tools/fuzz-campaign; README "Fuzzing") ----
+# make oss-fuzz-build: fuzz/build.sh called as OSS-Fuzz calls it (clang, ASan + UBSan,
+# libFuzzer): every target in build/oss-fuzz/out with its seed corpus zip, dictionary and
+# options (seeds recorded by ./jitunwind, the lint suite's crafted dumps by tests/check).
+# make fuzz: that build, then tools/fuzz-campaign --smoke (every target statically linked,
+# its seeds and regression seeds run clean, then FUZZ_SMOKE_RUNS more inputs), then each
+# target for FUZZ_SECONDS.  Fails on a crash; build/fuzz/artifacts keeps its input.
+FUZZ_SECONDS    ?= 60
+FUZZ_SMOKE_RUNS ?= 500
+FUZZ_CC         ?= clang
+FUZZ_CXX        ?= clang++
+OSSFUZZ_OUT     := build/oss-fuzz/out
+OSSFUZZ_CFLAGS  := -O1 -fno-omit-frame-pointer -gline-tables-only -fsanitize=address,undefined \
+                   -fno-sanitize-recover=all -fsanitize=fuzzer-no-link
+.PHONY: oss-fuzz-build
+ifeq ($(ARCH),$(HOSTARCH))
+oss-fuzz-build: deps $(BIN) $(CHECKBIN)
+	CC=$(FUZZ_CC) CXX=$(FUZZ_CXX) CFLAGS="$(OSSFUZZ_CFLAGS)" CXXFLAGS="$(OSSFUZZ_CFLAGS)" \
+	  LIB_FUZZING_ENGINE=-fsanitize=fuzzer OUT=$(CURDIR)/$(OSSFUZZ_OUT) WORK=$(CURDIR)/build/oss-fuzz/work \
+	  JU_SEED_BIN=$(CURDIR)/$(BIN) JU_CHECK_BIN=$(CURDIR)/$(CHECKBIN) JOBS=2 fuzz/build.sh
 
-$(FUZZ_DIR)/fuzz_lint: $(FUZZ_SRC) $(wildcard unwinders/*.h)
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_SRC) -o $@ $(PKG_LIBS) -lm
+fuzz: oss-fuzz-build
+	tools/fuzz-campaign --out $(OSSFUZZ_OUT) --dir build/fuzz --smoke $(FUZZ_SMOKE_RUNS)
+	tools/fuzz-campaign --out $(OSSFUZZ_OUT) --dir build/fuzz --seconds $(FUZZ_SECONDS)
+else
+oss-fuzz-build fuzz:
+	@echo "$@: skipped: the fuzz targets build for this host's arch ($(HOSTARCH)) only, not ARCH=$(ARCH)"
+endif
 
-# the perf.data reader (tests/fuzz/fuzz_perfdata.c), seeded with record --perf-data files
-$(FUZZ_DIR)/fuzz_perfdata: tests/fuzz/fuzz_perfdata.c unwinders/perfdata.c unwinders/perfdata.h
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) tests/fuzz/fuzz_perfdata.c unwinders/perfdata.c -o $@
-
-fuzz: deps $(BIN) $(CHECKBIN) $(FUZZ_DIR)/fuzz_lint $(FUZZ_DIR)/fuzz_perfdata
-	@rm -rf $(FUZZ_DIR)/run $(FUZZ_DIR)/seeds
-	@mkdir -p $(FUZZ_DIR)/run $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus $(FUZZ_DIR)/artifacts
-	$(RUNNER) ./$(BIN) run --unwinders oracle --jitdump-dir $(FUZZ_DIR)/run cases/$(ARCH) >/dev/null || test $$? = 1
-	cp $(FUZZ_DIR)/run/jit-*.dump $(FUZZ_DIR)/seeds/
-	JU_LINT_SEEDS=$(CURDIR)/$(FUZZ_DIR)/seeds JU_BIN=$(CURDIR)/$(BIN) CK_RUN_CASE=rules $(RUNNER) $(CHECKBIN) lint >/dev/null
-	@echo "fuzz: $$(ls $(FUZZ_DIR)/seeds | wc -l) seeds, $(FUZZ_SECONDS) s"
-	@cd $(FUZZ_DIR) && ./fuzz_lint -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
-	  -artifact_prefix=artifacts/ corpus seeds >fuzz.log 2>&1; rc=$$?; \
-	  grep -E 'DONE|stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY|^artifact' fuzz.log; \
-	  test $$rc = 0 || { echo "fuzz: crash, see $(FUZZ_DIR)/fuzz.log and $(FUZZ_DIR)/artifacts"; exit 1; }
-	@rm -rf $(FUZZ_DIR)/pd-seeds && mkdir -p $(FUZZ_DIR)/pd-seeds $(FUZZ_DIR)/pd-corpus
-	$(RUNNER) ./$(BIN) record -o $(FUZZ_DIR)/pd-seeds/s --jitdump-dir $(FUZZ_DIR)/run \
-	  --perf-data $(FUZZ_DIR)/pd-seeds/all.data --stack-size 512 cases/$(ARCH) >/dev/null || test $$? = 1
-	@rm -f $(FUZZ_DIR)/pd-seeds/s
-	@echo "fuzz: perf.data reader, $(FUZZ_SECONDS) s"
-	@cd $(FUZZ_DIR) && ./fuzz_perfdata -max_total_time=$(FUZZ_SECONDS) -max_len=1048576 -print_final_stats=1 \
-	  -artifact_prefix=artifacts/ pd-corpus pd-seeds >fuzz-pd.log 2>&1; rc=$$?; \
-	  grep -E 'DONE|stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY|^artifact' fuzz-pd.log; \
-	  test $$rc = 0 || { echo "fuzz: crash, see $(FUZZ_DIR)/fuzz-pd.log and $(FUZZ_DIR)/artifacts"; exit 1; }
-
+# ---- lint throughput (tools/gen-big-dump.c) ----
 # make bench-lint (part of make bench): lint throughput and peak memory on a
 # generated dump of BIG_DUMP_MB MB with many loads.
 BIG_DUMP_MB ?= 128

@@ -157,6 +157,10 @@ static int parse_items(char *list, struct hx_exc *e, const char *path, int line,
 			w->inner = false;
 		} else if (!strcmp(t, "callee") || (!strncmp(t, "tramp", 5) && strchr(t, '+')) ||
 			   (!strncmp(t, "leaf", 4) && strchr(t, '+'))) {
+			/* cut short it could lose its '+0xOFF' (found by fuzz/fuzz_case.c) */
+			if (strlen(t) >= sizeof(w->where))
+				return cfail(err, errlen, path, line, "'%.40s%s' is longer than %zu characters",
+					     t, strlen(t) > 40 ? "..." : "", sizeof(w->where) - 1);
 			w->offset = -1;
 			snprintf(w->where, sizeof(w->where), "%s", t);
 		} else {
@@ -398,9 +402,9 @@ static int check_item(const struct hx_case *c, const struct code_map *m, const s
 	const char *plus = strchr(w->where, '+');
 	long long k = 1, off;
 	char fn[32];
-	snprintf(fn, sizeof(fn), "%.*s", (int)(plus - w->where), w->where);
-	if (parse_int(plus + 1, &off) || off < 0)
+	if (!plus || parse_int(plus + 1, &off) || off < 0)
 		return cfail(err, errlen, c->path, line, "'%s': expected FUNCTION+0xOFFSET", w->where);
+	snprintf(fn, sizeof(fn), "%.*s", (int)(plus - w->where), w->where);
 	const struct tr_func *f = m->tramp;
 	if (!strcmp(fn, "leaf")) {
 		if (!m->leaf)
