@@ -49,6 +49,12 @@ make -C "$ROOT" --no-print-directory -j"$JOBS" BUILD="$WORK/lib" CC="$CC" \
 INC="-std=gnu11 -I$ROOT -D_GNU_SOURCE -DJU_ARCH_$ARCH $($PKG_CONFIG --cflags libunwind-generic libdw libelf capstone)"
 STATIC_LIBS="-Wl,-Bstatic $($PKG_CONFIG --static --libs libunwind-generic libdw libelf capstone |
 	sed 's/-pthread//; s/-lpthread//g') -Wl,-Bdynamic -lpthread -lm"
+for l in $STATIC_LIBS; do
+	case "$l" in -l*)
+		a=$($CC -print-file-name="lib${l#-l}.a")
+		[ "$a" != "lib${l#-l}.a" ] || { echo "build.sh: lib${l#-l}.a not found: the targets link it statically (tools/install-deps installs it)" >&2; exit 1; } ;;
+	esac
+done
 for t in $TARGETS; do
 	name=${t%%:*}
 	src=${t#*:}
