@@ -7,12 +7,19 @@
 #include "perfcol.h"
 #include "samples.h"
 #include "toperf.h"
+#include "unwinders/jitdump.h"
+#include "unwinders/perfdata.h"
+#include "unwinders/perfview.h"
 #include "unwinders/unwind.h"
 #include "unwinders/view.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <gelf.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,12 +40,15 @@ static struct {
 	char why[256];
 	char version[64];
 	char emulation[16];
+	/* the profile whose jitted-ELF layout this perf's inject -j wrote ("" until seen) */
+	char profile[16];
 } pc = { .cmd = "perf" };
 
 void hx_perfcol_set_cmd(const char *cmd)
 {
 	snprintf(pc.cmd, sizeof(pc.cmd), "%s", cmd);
 	pc.probed = false;
+	pc.profile[0] = 0;
 }
 
 
@@ -158,14 +168,74 @@ static int probe(char *why, size_t len)
 	return pc.ok;
 }
 
-/* perf before 6 is what the 5.x-0x40 profile stands for; every other
- * profile (current, v6.1) for perf 6 and later */
+/* The perf_event_attr size that perf writes itself (PERF_ATTR_SIZE_VER* of
+ * its perf_event.h): a perf refuses a larger one ("incompatible file format"),
+ * so each reads a file as its own perf record would have made it. */
+static uint32_t attr_size_of(const char *version)
+{
+	int maj = 0, min = 0;
+	if (sscanf(version, "%d.%d", &maj, &min) != 2)
+		return PD_ATTR_SIZE_VER7;
+	if (maj < 5 || (maj == 5 && min < 13))
+		return PD_ATTR_SIZE_VER6;
+	if (maj == 5 || (maj == 6 && min < 3))
+		return PD_ATTR_SIZE_VER7;
+	return PD_ATTR_SIZE_VER8;
+}
+
+/* The profile a perf stands for is the one whose jitted-ELF layout its own
+ * `perf inject -j` wrote (.text sh_addr and PT_LOAD p_vaddr tell the four
+ * apart, see layout_profile): only under it is the emulation compared.
+ * Before any inject ran: perf 5 for the 5.x profiles, perf 6+ for the others. */
 static const char *emulated_by(const char *profile)
 {
 	if (!pc.emulation[0])
 		return NULL;
+	if (pc.profile[0])
+		return strcmp(profile, pc.profile) ? NULL : pc.emulation;
 	bool old = atoi(pc.version) < 6, p5 = !strncmp(profile, "5.", 2);
 	return old == p5 ? pc.emulation : NULL;
+}
+
+/* Which profile lays a jitted ELF out as this one: .text sh_addr and the
+ * PT_LOAD's p_vaddr; "" when none does or the file cannot be read. */
+static void layout_profile(const char *path, char *out, size_t len)
+{
+	out[0] = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	size_t shstr, nph;
+	uint64_t text = UINT64_MAX, vaddr = UINT64_MAX;
+	if (e && !elf_getshdrstrndx(e, &shstr) && !elf_getphdrnum(e, &nph)) {
+		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+			GElf_Shdr sh;
+			const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(e, shstr, sh.sh_name) : NULL;
+			if (n && !strcmp(n, ".text"))
+				text = sh.sh_addr;
+		}
+		for (size_t i = 0; i < nph && i < 64; i++) {
+			GElf_Phdr ph;
+			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD) {
+				vaddr = ph.p_vaddr;
+				break;
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	for (int p = 0; p < 16; p++) {
+		enum pv_profile pp = (enum pv_profile)p;
+		if (!strcmp(pv_profile_name(pp), "?"))
+			break;
+		if (pv_text_addr(pp) == text && pv_load_vaddr(pp) == vaddr) {
+			snprintf(out, len, "%s", pv_profile_name(pp));
+			return;
+		}
+	}
 }
 
 struct pc_map { uint64_t time, start, len, pgoff; char dso[160]; };
@@ -180,7 +250,15 @@ struct pc_run {
 
 struct pc_state {
 	const struct hx_group *g;
+	const struct uw_arch *arch;
+	uint32_t pid;
 	char dir[64];
+	/* where perf takes the jitdump to be (the view's dump dir: /tmp unless
+	 * --perf-dump-dir), its marker there, and whether that is our symlink */
+	char dump_dir[PATH_MAX];
+	char marker[PATH_MAX + 32];
+	bool linked;
+	int abs_mode;            /* perf printed frames as addresses (perf 5), not file offsets; -1 unknown */
 	struct pc_run runs[PC_MAX_SIZES];
 	int nruns;
 	struct pc_map *maps;
@@ -201,7 +279,7 @@ static bool identity_dso(const char *d)
  * through the newest mapping of that DSO perf had at the sample's time */
 static bool absolute(const struct pc_state *st, uint64_t t, const char *dso, uint64_t v, uint64_t *a)
 {
-	if (v == PC_ZERO || identity_dso(dso)) {
+	if (v == PC_ZERO || identity_dso(dso) || st->abs_mode == 1) {
 		*a = v;
 		return true;
 	}
@@ -225,6 +303,10 @@ static void add_frame(struct pc_state *st, struct pc_run *r, size_t k, uint64_t 
 	char dso[160] = "";
 	if (sscanf(line, " %llx (%159[^)])", &v, dso) < 1 || r->n[k] >= UW_MAX_FRAMES)
 		return;
+	/* perf 5 prints every frame as its address, perf 6 and later a DSO's
+	 * frame as its file offset: the first sample's ip tells which */
+	if (st->abs_mode < 0 && r->n[k] == 0 && v != PC_ZERO && !identity_dso(dso))
+		st->abs_mode = k < st->g->nsamples && v == st->g->samples[k].regs[st->arch->perf_ip];
 	uint64_t a;
 	if (!absolute(st, t, dso, v, &a)) {
 		if (!r->why[0])
@@ -307,6 +389,83 @@ static int perf_do(struct pc_state *st, const char *const *args, const char *out
 	return -1;
 }
 
+/* The jitted .so files perf inject -j wrote for this case: DIR/jitted-PID-N.so */
+static bool is_ours(const struct pc_state *st, const char *name)
+{
+	char pre[32];
+	snprintf(pre, sizeof(pre), "jitted-%u-", st->pid);
+	size_t n = strlen(name);
+	return !strncmp(name, pre, strlen(pre)) && n > 3 && !strcmp(name + n - 3, ".so");
+}
+
+/* The layout of the first jitted ELF this perf wrote names its profile. */
+static void inject_profile(struct pc_state *st)
+{
+	DIR *d = opendir(st->dump_dir);
+	for (struct dirent *e; d && (e = readdir(d));) {
+		if (!is_ours(st, e->d_name))
+			continue;
+		char p[PATH_MAX + 300];
+		snprintf(p, sizeof(p), "%s/%s", st->dump_dir, e->d_name);
+		layout_profile(p, pc.profile, sizeof(pc.profile));
+		break;
+	}
+	if (d)
+		closedir(d);
+}
+
+/* perf inject -j reads the dump through the marker's name and writes the
+ * jitted .so files next to it; perf >= 6.8's libdw path treats them as JIT
+ * code only under /tmp/jitted-.  The view took the dump to be in a directory
+ * (--perf-dump-dir, default /tmp): the marker is put there, a symlink to the
+ * dump, so real perf names the files as the emulation does. */
+static int place_dump(struct pc_state *st, const struct uw_view *v, char *err, size_t errlen)
+{
+	char real[PATH_MAX];
+	if (!realpath(st->g->dump_path, real)) {
+		snprintf(err, errlen, "%s: %s", st->g->dump_path, strerror(errno));
+		return -1;
+	}
+	const char *pn = NULL;
+	for (size_t i = 0; v->pv && i < v->pv->ndsos && !pn; i++)
+		if (v->pv->dsos[i].jitted && v->pv->dsos[i].perf_name)
+			pn = v->pv->dsos[i].perf_name;
+	char tmp[PATH_MAX];
+	snprintf(tmp, sizeof(tmp), "%s", pn ? pn : real);
+	snprintf(st->dump_dir, sizeof(st->dump_dir), "%s", dirname(tmp));
+	snprintf(st->marker, sizeof(st->marker), "%s/jit-%u.dump", st->dump_dir, st->pid);
+	if (!strcmp(st->marker, real))
+		return 0;
+	if (symlink(real, st->marker)) {
+		snprintf(err, errlen, "%s: %s (perf would read the jitdump there; remove it or use --perf-dump-dir)",
+			 st->marker, strerror(errno));
+		st->marker[0] = 0;
+		return -1;
+	}
+	st->linked = true;
+	return 0;
+}
+
+/* Remove the marker symlink and the jitted .so files perf wrote beside it. */
+static void unplace_dump(struct pc_state *st)
+{
+	if (!st->dump_dir[0])
+		return;
+	DIR *d = opendir(st->dump_dir);
+	for (struct dirent *e; d && (e = readdir(d));) {
+		char p[PATH_MAX + 300];
+		if (!is_ours(st, e->d_name))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", st->dump_dir, e->d_name);
+		unlink(p);
+	}
+	if (d)
+		closedir(d);
+	if (st->linked)
+		unlink(st->marker);
+	st->linked = false;
+}
+
 /* One dump size: write, inject, script, parse. */
 static void run_size(struct pc_state *st, const struct uw_arch *arch, struct pc_run *r)
 {
@@ -314,7 +473,8 @@ static void run_size(struct pc_state *st, const struct uw_arch *arch, struct pc_
 	snprintf(data, sizeof(data), "%s/p.data", st->dir);
 	snprintf(jit, sizeof(jit), "%s/p.jit.data", st->dir);
 	snprintf(out, sizeof(out), "%s/script.txt", st->dir);
-	struct hx_toperf_opts o = { .stack_size = (uint32_t)r->size };
+	struct hx_toperf_opts o = { .stack_size = (uint32_t)r->size, .attr_size = attr_size_of(pc.version),
+				    .marker_path = st->marker };
 	if (hx_toperf_write_group(st->g, arch, data, &o, err, sizeof(err))) {
 		snprintf(r->why, sizeof(r->why), "writing the perf.data: %s", err);
 		return;
@@ -324,7 +484,11 @@ static void run_size(struct pc_state *st, const struct uw_arch *arch, struct pc_
 			      "--show-mmap-events", NULL };
 	char inj_out[96];
 	snprintf(inj_out, sizeof(inj_out), "%s/inject.txt", st->dir);
-	if (perf_do(st, inj, inj_out, r->why, sizeof(r->why)) || perf_do(st, scr, out, r->why, sizeof(r->why)))
+	if (perf_do(st, inj, inj_out, r->why, sizeof(r->why)))
+		return;
+	if (!pc.profile[0])
+		inject_profile(st);
+	if (perf_do(st, scr, out, r->why, sizeof(r->why)))
 		return;
 	size_t n;
 	char *text = slurp(out, &n);
@@ -337,6 +501,19 @@ static void run_size(struct pc_state *st, const struct uw_arch *arch, struct pc_
 	free(text);
 }
 
+/* perf 7 without binutils in its root aborts inject unless addr2line goes
+ * through libdw; older perfs ignore the unknown key */
+static int perf_config(const char *home)
+{
+	char p[128];
+	snprintf(p, sizeof(p), "%s/.perfconfig", home);
+	FILE *f = fopen(p, "w");
+	if (!f)
+		return -1;
+	fputs("[addr2line]\n\tstyle = libdw\n", f);
+	return fclose(f) ? -1 : 0;
+}
+
 static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
 {
 	return remove(p);
@@ -347,6 +524,8 @@ static void pc_close(void *state)
 	struct pc_state *st = state;
 	if (!st)
 		return;
+	if (!getenv("JU_PERF_KEEP"))
+		unplace_dump(st);
 	for (int i = 0; i < st->nruns; i++) {
 		free(st->runs[i].chain);
 		free(st->runs[i].n);
@@ -376,6 +555,9 @@ static int pc_open(const struct uw_view *v, void **state, char *err, size_t errl
 		return -1;
 	}
 	st->g = g;
+	st->arch = v->arch;
+	st->abs_mode = -1;
+	st->pid = v->jd ? v->jd->pid : 0;
 	const char *tmp = getenv("TMPDIR");
 	snprintf(st->dir, sizeof(st->dir), "%s/jitunwind-perf-XXXXXX", tmp && strlen(tmp) < 32 ? tmp : "/tmp");
 	if (!mkdtemp(st->dir)) {
@@ -387,6 +569,15 @@ static int pc_open(const struct uw_view *v, void **state, char *err, size_t errl
 	char home[96];
 	snprintf(home, sizeof(home), "%s/home", st->dir);
 	mkdir(home, 0700);
+	if (perf_config(home)) {
+		snprintf(err, errlen, "%s/.perfconfig: %s", home, strerror(errno));
+		pc_close(st);
+		return -1;
+	}
+	if (place_dump(st, v, err, errlen)) {
+		pc_close(st);
+		return -1;
+	}
 	for (int i = 0; i < v->ndump_sizes && i < PC_MAX_SIZES; i++) {
 		struct pc_run *r = &st->runs[st->nruns++];
 		r->size = v->dump_sizes[i];
@@ -400,6 +591,8 @@ static int pc_open(const struct uw_view *v, void **state, char *err, size_t errl
 		}
 		run_size(st, v->arch, r);
 	}
+	if (!getenv("JU_PERF_KEEP"))
+		unplace_dump(st);
 	*state = st;
 	return 0;
 }
@@ -435,7 +628,9 @@ static int pc_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 	memset(r->flags, 0, sizeof(r->flags));
 	r->n = run->n[k];
 	r->stop = UW_STOP_END;
-	snprintf(r->why, sizeof(r->why), "perf %s script printed %d frames", pc.version, r->n);
+	/* tools/perf-agree reads the emulation and its profile from here */
+	snprintf(r->why, sizeof(r->why), "perf %s script printed %d frames; compared with %s under profile %s",
+		 pc.version, r->n, pc.emulation, pc.profile[0] ? pc.profile : "?");
 	return 0;
 }
 

@@ -169,7 +169,8 @@ static bool maps_overlap(const struct hx_group *g, uint64_t a, uint64_t n)
  * a munmap), so its address is reconstructed: the first free page next to
  * the arena, where the kernel's top-down allocator put it.  perf inject -j
  * reads only its name and pid, and consumes the event. */
-static void marker_event(struct pd_writer *w, const struct hx_group *g, uint32_t pid, uint64_t t)
+static void marker_event(struct pd_writer *w, const struct hx_group *g, uint32_t pid, uint64_t t,
+			 const struct hx_toperf_opts *o)
 {
 	const uint64_t page = 4096;
 	uint64_t hi = 0;
@@ -185,7 +186,7 @@ static void marker_event(struct pd_writer *w, const struct hx_group *g, uint32_t
 	stat(g->dump_path, &st);
 	/* the kernel names a mapping by its absolute path */
 	char abs[PATH_MAX];
-	const char *name = realpath(g->dump_path, abs) ? abs : g->dump_path;
+	const char *name = o->marker_path ? o->marker_path : realpath(g->dump_path, abs) ? abs : g->dump_path;
 	struct pd_mmap2 e = {
 		.pid = pid, .tid = pid, .start = at, .len = page, .pgoff = 0,
 		.maj = major(st.st_dev), .min = minor(st.st_dev), .ino = st.st_ino,
@@ -203,7 +204,7 @@ static int write_maps(struct pd_writer *w, const struct hx_group *g, uint32_t pi
 	 * arena created after it (facts section 1) */
 	for (int pass = 0; pass < 3; pass++) {
 		if (pass == 1) {
-			marker_event(w, g, pid, t0 - 2);
+			marker_event(w, g, pid, t0 - 2, o);
 			continue;
 		}
 		for (const char *l = g->maps; l < end;) {

@@ -137,7 +137,7 @@ static uint64_t dw_base(const struct pv_view *pv, const struct pv_map *m)
 			return tmp ? ly.dw_base_tmp : ly.dw_base_other;
 	}
 	/* the process's own files, and a jitted mapping cut at its front */
-	if (pv->profile != PV_V61 && tmp)
+	if (pv->profile != PV_V61 && pv->profile != PV_510 && tmp)
 		return m->start;
 	return m->start - m->pgoff;
 }

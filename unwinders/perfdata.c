@@ -301,6 +301,11 @@ void pd_w_sample(struct pd_writer *w, const struct pd_sample *s)
 	}
 	if (st & PD_SAMPLE_STACK_USER) {
 		uint64_t size = a->sample_stack_user;
+		/* the kernel's perf_sample_ustack_size: a dump that would overflow the
+		 * 16-bit record size shrinks to fit (header so far + size + dyn_size) */
+		uint64_t hs = (uint64_t)(b->len - at) + 2 * sizeof(uint64_t);
+		if (size && hs + size > UINT16_MAX)
+			size = (UINT16_MAX - hs - sizeof(uint64_t) + 7) & ~UINT64_C(7);
 		uint64_t dyn = s->dyn_size < size ? s->dyn_size : size;
 		b_u64(b, size);
 		if (size) {
