@@ -313,10 +313,8 @@ static void add_frame(struct pc_state *st, struct pc_run *r, size_t k, uint64_t 
 			snprintf(r->why, sizeof(r->why), "sample %zu: no mapping of %s holds offset 0x%llx", k, dso, v);
 		return;
 	}
-	/* every frame after the first is a return address minus 1 (perf's
-	 * callchain); a zero return address is printed as -1 */
-	if (r->n[k] > 0)
-		a = a == PC_ZERO ? 0 : a + 1;
+	/* as printed: frames after the first are made return addresses in
+	 * pc_unwind (it needs the view) */
 	r->chain[k][r->n[k]++] = a;
 }
 
@@ -597,6 +595,38 @@ static int pc_open(const struct uw_view *v, void **state, char *err, size_t errl
 	return 0;
 }
 
+/* Whether the FDE covering pc in the process (the emitted CFI for JIT code)
+ * has a CIE with augmentation 'S' (a signal frame). */
+static bool cie_signal(const struct uw_view *v, uint64_t at)
+{
+	const struct uw_region *reg = uw_view_find(v, at);
+	const struct ehf_fde *fde = reg && reg->has_cfi ? ehf_find_fde(&reg->cfi, at) : NULL;
+	return fde && fde->cie && fde->cie->signal;
+}
+
+/* perf stores every frame after the first as pc - 1 unless its unwinder
+ * calls it an activation: libunwind's unw_is_signal_frame (the frame it
+ * stepped from has an 'S' CIE), libdw's dwfl_frame_pc (that, or the frame's
+ * own CIE has 'S'); a zero return address is printed as -1.  Back to return
+ * addresses, as the emulations report them. */
+static void to_return_addresses(const struct uw_view *v, const uint64_t *printed, int n, uint64_t *out)
+{
+	bool libdw = !strcmp(pc.emulation, "libdw") || !strcmp(pc.emulation, "lr-step-dw");
+	for (int f = 0; f < n; f++) {
+		uint64_t a = printed[f];
+		if (f == 0) {
+			out[f] = a;
+			continue;
+		}
+		if (a == PC_ZERO) {
+			out[f] = 0;
+			continue;
+		}
+		bool exact = cie_signal(v, printed[f - 1]) || (libdw && cie_signal(v, a));
+		out[f] = exact ? a : a + 1;
+	}
+}
+
 static int pc_unwind(void *state, const struct uw_view *v, const struct uw_sample *s, struct uw_result *r)
 {
 	struct pc_state *st = state;
@@ -624,7 +654,7 @@ static int pc_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 		snprintf(r->why, sizeof(r->why), "%s", run->why[0] ? run->why : "perf printed no chain for it");
 		return -1;
 	}
-	memcpy(r->addr, run->chain[k], sizeof(uint64_t) * (size_t)run->n[k]);
+	to_return_addresses(v, run->chain[k], run->n[k], r->addr);
 	memset(r->flags, 0, sizeof(r->flags));
 	r->n = run->n[k];
 	r->stop = UW_STOP_END;
