@@ -197,6 +197,19 @@ static const char *emulated_by(const char *profile)
 	return old == p5 ? pc.emulation : NULL;
 }
 
+/* perf-fp's leaf step runs on the same DWARF engine: lr-step is that step
+ * over libunwind, lr-step-dw over libdw */
+static const char *lr_step_of(const char *engine)
+{
+	return !strcmp(engine, "libdw") ? "lr-step-dw" : "lr-step";
+}
+
+static const char *emulated_by_fp(const char *profile)
+{
+	const char *e = emulated_by(profile);
+	return e ? lr_step_of(e) : NULL;
+}
+
 /* Which profile lays a jitted ELF out as this one: .text sh_addr and the
  * PT_LOAD's p_vaddr; "" when none does or the file cannot be read. */
 static void layout_profile(const char *path, char *out, size_t len)
@@ -250,6 +263,7 @@ struct pc_run {
 
 struct pc_state {
 	const struct hx_group *g;
+	bool fp;                 /* perf-fp: --call-graph fp with arm64's LR record */
 	const struct uw_arch *arch;
 	uint32_t pid;
 	char dir[64];
@@ -471,8 +485,9 @@ static void run_size(struct pc_state *st, const struct uw_arch *arch, struct pc_
 	snprintf(data, sizeof(data), "%s/p.data", st->dir);
 	snprintf(jit, sizeof(jit), "%s/p.jit.data", st->dir);
 	snprintf(out, sizeof(out), "%s/script.txt", st->dir);
-	struct hx_toperf_opts o = { .stack_size = (uint32_t)r->size, .attr_size = attr_size_of(pc.version),
-				    .marker_path = st->marker };
+	struct hx_toperf_opts o = { .stack_size = st->fp ? 0 : (uint32_t)r->size,
+				    .attr_size = attr_size_of(pc.version), .marker_path = st->marker,
+				    .callchain_fp = st->fp };
 	if (hx_toperf_write_group(st->g, arch, data, &o, err, sizeof(err))) {
 		snprintf(r->why, sizeof(r->why), "writing the perf.data: %s", err);
 		return;
@@ -534,7 +549,7 @@ static void pc_close(void *state)
 	free(st);
 }
 
-static int pc_open(const struct uw_view *v, void **state, char *err, size_t errlen)
+static int pc_open_mode(const struct uw_view *v, void **state, char *err, size_t errlen, bool fp)
 {
 	const struct hx_group *g = v->capture;
 	char why[256];
@@ -553,6 +568,7 @@ static int pc_open(const struct uw_view *v, void **state, char *err, size_t errl
 		return -1;
 	}
 	st->g = g;
+	st->fp = fp;
 	st->arch = v->arch;
 	st->abs_mode = -1;
 	st->pid = v->jd ? v->jd->pid : 0;
@@ -576,9 +592,10 @@ static int pc_open(const struct uw_view *v, void **state, char *err, size_t errl
 		pc_close(st);
 		return -1;
 	}
-	for (int i = 0; i < v->ndump_sizes && i < PC_MAX_SIZES; i++) {
+	/* fp mode copies no stack: one run answers every dump size */
+	for (int i = 0; i < v->ndump_sizes && i < PC_MAX_SIZES && !(fp && i); i++) {
 		struct pc_run *r = &st->runs[st->nruns++];
-		r->size = v->dump_sizes[i];
+		r->size = fp ? 65528 : v->dump_sizes[i];
 		r->nsamples = g->nsamples;
 		r->chain = calloc(g->nsamples ? g->nsamples : 1, sizeof(*r->chain));
 		r->n = calloc(g->nsamples ? g->nsamples : 1, sizeof(*r->n));
@@ -627,6 +644,31 @@ static void to_return_addresses(const struct uw_view *v, const uint64_t *printed
 	}
 }
 
+static int pc_open(const struct uw_view *v, void **state, char *err, size_t errlen)
+{
+	return pc_open_mode(v, state, err, errlen, false);
+}
+
+static int pc_open_fp(const struct uw_view *v, void **state, char *err, size_t errlen)
+{
+	return pc_open_mode(v, state, err, errlen, true);
+}
+
+/* FP mode: perf prints the kernel's callchain as recorded (return addresses)
+ * and, after the pc, the leaf's caller from its one-step unwind, which is
+ * pc - 1 of that step (get_leaf_frame_caller_aarch64): a chain one longer
+ * than the kernel's carries it, back to a return address here. */
+static void fp_return_addresses(const struct uw_view *v, const struct uw_sample *s, const uint64_t *printed,
+				int n, uint64_t *out)
+{
+	struct uw_result k;
+	uw_fp.unwind(NULL, v, s, &k);
+	for (int f = 0; f < n; f++)
+		out[f] = printed[f] == PC_ZERO ? 0 : printed[f];
+	if (n == k.n + 1 && n > 1 && printed[1] != PC_ZERO)
+		out[1] = printed[1] + 1;
+}
+
 static int pc_unwind(void *state, const struct uw_view *v, const struct uw_sample *s, struct uw_result *r)
 {
 	struct pc_state *st = state;
@@ -654,13 +696,17 @@ static int pc_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 		snprintf(r->why, sizeof(r->why), "%s", run->why[0] ? run->why : "perf printed no chain for it");
 		return -1;
 	}
-	to_return_addresses(v, run->chain[k], run->n[k], r->addr);
+	if (st->fp)
+		fp_return_addresses(v, s, run->chain[k], run->n[k], r->addr);
+	else
+		to_return_addresses(v, run->chain[k], run->n[k], r->addr);
 	memset(r->flags, 0, sizeof(r->flags));
 	r->n = run->n[k];
 	r->stop = UW_STOP_END;
 	/* tools/perf-agree reads the emulation and its profile from here */
 	snprintf(r->why, sizeof(r->why), "perf %s script printed %d frames; compared with %s under profile %s",
-		 pc.version, r->n, pc.emulation, pc.profile[0] ? pc.profile : "?");
+		 pc.version, r->n, st->fp ? lr_step_of(pc.emulation) : pc.emulation,
+		 pc.profile[0] ? pc.profile : "?");
 	return 0;
 }
 
@@ -678,4 +724,24 @@ const struct uw_unwinder uw_perf = {
 	.close = pc_close,
 	.probe = probe,
 	.emulated_by = emulated_by,
+};
+
+/* perf-fp: arm64's --call-graph fp (the kernel's frame-pointer chain, LR in
+ * the user registers, perf script's one-step leaf record).  Named with
+ * --unwinders: a run under emulation finds this machine's perf, which
+ * cannot unwind arm64, so it is never on by default. */
+static const char *const perf_fp_arches[] = { NULL };
+
+const struct uw_unwinder uw_perf_fp = {
+	.name = "perf-fp",
+	.about = "real perf (--perf CMD), arm64 --call-graph fp with the LR record: perf script over the kernel's FP chain",
+	.sees = UW_SEES_WHOLE,
+	.ref = UW_REF_EMULATION,
+	.default_arches = perf_fp_arches,
+	.quiet_why = true,
+	.open = pc_open_fp,
+	.unwind = pc_unwind,
+	.close = pc_close,
+	.probe = probe,
+	.emulated_by = emulated_by_fp,
 };
