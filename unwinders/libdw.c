@@ -353,8 +353,14 @@ static int dw_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 	return 0;
 }
 
+/* the elfutils this process runs with */
+static const char *dw_lib_version(void)
+{
+	return dwfl_version(NULL);
+}
+
 const struct uw_unwinder uw_libdw = {
 	.name = "libdw", .about = "elfutils' DWARF unwinder, fed as perf's unwind-libdw.c feeds it",
 	.sees = UW_SEES_DUMP, .ref = UW_REF_ORACLE,
-	.open = dw_open, .unwind = dw_unwind, .close = dw_close,
+	.open = dw_open, .unwind = dw_unwind, .close = dw_close, .lib_version = dw_lib_version,
 };

@@ -20,6 +20,8 @@ enum pv_profile {
 			   segbase from .eh_frame_hdr's file offset; libdw base start - pgoff */
 };
 const char *pv_profile_name(enum pv_profile p);
+/* "current, v6.1, 5.x-0x40 or 5.10.y": every profile, for messages */
+const char *pv_profile_choices(void);
 int pv_profile_parse(const char *s, enum pv_profile *p);
 
 struct pv_sym {               /* one symbol of a DSO, as perf keeps it */

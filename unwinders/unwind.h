@@ -106,6 +106,9 @@ struct uw_unwinder {
 	/* UW_REF_EMULATION: the report key of the unwinder its chains are compared
 	 * with under that perf profile, NULL when the profile stands for another perf */
 	const char *(*emulated_by)(const char *profile);
+	/* The version of the library it unwinds with ("1.6", "0.188"), for case
+	 * keys that hold from a version on (libunwind@1.8+); NULL: none. */
+	const char *(*lib_version)(void);
 };
 
 extern const struct uw_unwinder uw_fp, uw_oracle;
