@@ -70,7 +70,7 @@ BIN       := $(BUILD)/jitunwind
 endif
 CHECKBIN  := $(BUILD)/tests/check
 
-.PHONY: all run check check-asan bench deps clean unit cases matrix cross-replay fuzz perf-e2e goldens lint-vs-run
+.PHONY: all run check check-asan bench deps clean unit cases matrix cross-replay fuzz perf-e2e goldens lint-vs-run tools-test
 all: deps $(BIN)
 
 deps:
@@ -110,13 +110,18 @@ unit: deps $(CHECKBIN) $(BIN)
 cases: deps $(BIN)
 	$(RUNNER) ./$(BIN) run --json $(BUILD)/report.json cases/$(ARCH)
 
-check: unit cases lint-vs-run
+check: unit cases lint-vs-run tools-test
 # the goldens are the normal build's behaviour: an ASan build's frames below the anchor (which
 # no verdict compares) differ, so check-asan leaves them out (GOLDENS=no)
 GOLDENS ?= yes
 ifeq ($(GOLDENS),yes)
 check: goldens
 endif
+
+# the matrix's and perf-agree's parsing (tests/tools_test.py)
+tools-test:
+	tests/tools_test.py >$(BUILD)/tools-test.txt || { cat $(BUILD)/tools-test.txt; exit 1; }
+	@tail -n 1 $(BUILD)/tools-test.txt
 
 # lint catches what run finds: every trampoline offset where a DWARF unwinder
 # loses the caller in cases/$(ARCH) is named by a lint finding on that dump.
