@@ -448,6 +448,10 @@ static int place_dump(struct pc_state *st, const struct uw_view *v, char *err, s
 	snprintf(st->marker, sizeof(st->marker), "%s/jit-%u.dump", st->dump_dir, st->pid);
 	if (!strcmp(st->marker, real))
 		return 0;
+	char was[PATH_MAX];
+	ssize_t wn = readlink(st->marker, was, sizeof(was) - 1);
+	if (wn > 0 && (size_t)wn < sizeof(was) && (was[wn] = 0, !strcmp(was, real)))
+		return 0;             /* already there (another perf column, JU_PERF_KEEP) */
 	if (symlink(real, st->marker)) {
 		snprintf(err, errlen, "%s: %s (perf would read the jitdump there; remove it or use --perf-dump-dir)",
 			 st->marker, strerror(errno));
@@ -710,6 +714,13 @@ static int pc_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 	return 0;
 }
 
+/* Case keys by perf version (?perf@6.13+: perf builds libunwind only on
+ * request from 6.13 on, so it unwinds with libdw): the perf that runs */
+static const char *perf_lib_version(void)
+{
+	return probe(NULL, 0) == 0 ? pc.version : NULL;
+}
+
 static const char *const perf_arches[] = { "x86_64", NULL };
 
 const struct uw_unwinder uw_perf = {
@@ -724,6 +735,7 @@ const struct uw_unwinder uw_perf = {
 	.close = pc_close,
 	.probe = probe,
 	.emulated_by = emulated_by,
+	.lib_version = perf_lib_version,
 };
 
 /* perf-fp: arm64's --call-graph fp (the kernel's frame-pointer chain, LR in
@@ -744,4 +756,5 @@ const struct uw_unwinder uw_perf_fp = {
 	.close = pc_close,
 	.probe = probe,
 	.emulated_by = emulated_by_fp,
+	.lib_version = perf_lib_version,
 };
