@@ -70,7 +70,7 @@ BIN       := $(BUILD)/jitunwind
 endif
 CHECKBIN  := $(BUILD)/tests/check
 
-.PHONY: all run check check-asan bench deps clean unit cases matrix cross-replay fuzz perf-e2e goldens lint-vs-run tools-test
+.PHONY: all run check check-asan bench deps clean unit cases matrix cross-replay fuzz perf-e2e goldens lint-vs-run tools-test perf-gens
 all: deps $(BIN)
 
 deps:
@@ -162,6 +162,12 @@ endif
 cross-replay: deps $(BIN)
 	@env -u PKG_CONFIG_LIBDIR $(MAKE) --no-print-directory ARCH=$(HOSTARCH) all
 	tools/cross-replay --arch $(ARCH) --runner "$(RUNNER)" --bin $(BIN) --native ./jitunwind
+
+# Real perf of other generations against their emulation (tools/perf-gens): x86_64 the host's,
+# Debian 11's, 13's and sid's perf through tools/in-root; ARCH=aarch64 Debian 13's arm64 perf under
+# qemu (dwarf and fp + LR).  Not part of check: a root takes minutes to build the first time.
+perf-gens: deps $(BIN)
+	tools/perf-gens --bin ./$(BIN) --arch $(ARCH) $(if $(RUNNER),--runner "$(RUNNER)")
 
 # make check per Debian suite x arch, each in a root built here (tools/rootfs: mmdebstrap,
 # podman or a chroot, qemu-user-static for arm64); not part of check (minutes per root).
