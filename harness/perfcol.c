@@ -754,7 +754,7 @@ const struct uw_unwinder uw_perf_fp = {
 	.open = pc_open_fp,
 	.unwind = pc_unwind,
 	.close = pc_close,
-	.probe = probe,
+	/* no probe: never a default, so nothing to leave out (pc_open probes) */
 	.emulated_by = emulated_by_fp,
 	.lib_version = perf_lib_version,
 };

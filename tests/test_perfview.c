@@ -802,9 +802,18 @@ START_TEST(self_symbols)
 	ck_assert(pv_read(&pv, bias + self->eh_frame_hdr_addr, hdr, sizeof(hdr)));
 	ck_assert_mem_eq(hdr, self->image + self->eh_frame_hdr_off, sizeof(hdr));
 	ck_assert_uint_eq(hdr[0], 1);           /* .eh_frame_hdr version */
-	/* stack and heap are not file maps */
+	/* the stack is one of perf's maps with no file behind it (perf records it
+	 * with --call-graph dwarf): no image to read, no symbol, not an ELF libdw
+	 * could be given */
 	int local = 0;
-	ck_assert_ptr_null(pv_find(&pv, (uint64_t)(uintptr_t)&local));
+	const struct pv_map *sm = pv_find(&pv, (uint64_t)(uintptr_t)&local);
+	ck_assert_ptr_nonnull(sm);
+	ck_assert_ptr_nonnull(sm->dso);
+	ck_assert(!sm->dso->is_elf && !sm->dso->image && !sm->dso->jitted);
+	ck_assert_str_eq(sm->dso->perf_name, "[stack]");
+	ck_assert_ptr_null(pv_symbolize(&pv, (uint64_t)(uintptr_t)&local));
+	uint8_t byte;
+	ck_assert(!pv_read(&pv, (uint64_t)(uintptr_t)&local, &byte, 1));
 	pv_fini(&pv);
 	uw_maps_free(maps, n);
 	free(text);
