@@ -130,8 +130,9 @@ lint-vs-run: deps $(BIN)
 
 # Behaviour goldens (tools/goldens): every verdict, frame and flag of run --json, every lint
 # finding and dump line of the cases, normalized; a change must be explained and re-saved.
-goldens: deps $(BIN)
-	tools/goldens --arch $(ARCH) --bin ./$(BIN) $(if $(RUNNER),--runner $(RUNNER)) compare
+# the cases' report of `make cases` is reused: no second run of every case
+goldens: deps $(BIN) cases
+	tools/goldens --arch $(ARCH) --bin ./$(BIN) $(if $(RUNNER),--runner $(RUNNER)) --report $(BUILD)/report.json compare
 
 # The kernel's own FP walk at every spin point of a few cases (README "Spin points and
 # kernel-fp"): kernel-fp must match the truth as fp does and equal its chain; perf_event_open
