@@ -6,6 +6,8 @@
   leg's report when there is one, with the perf columns' agreement.
 - tools/perf-agree: counts only replays with a faithful flag, lists each disagreement with
   the first divergent frame, and fails (exit 1) when a perf column was compared nowhere.
+- tools/in-root and tools/rootfs: bad usage (a suite or arch they do not know, bullseye as a
+  build root) exits 2 before anything is built.
 Every check names what it expected.  Exit 0 all passed, 1 a check failed.
 """
 import json, os, subprocess, sys, tempfile
@@ -73,6 +75,16 @@ def main():
     json.dump({'cases': [{'name': 'c', 'samples': [sample('perf', None)]}]}, open(none, 'w'))
     check('perf-agree: exit 1 when nothing was compared', run([pa, none])[0], 1)
     check('perf-agree: exit 2 on an unreadable report', run([pa, os.path.join(d, 'missing.json')])[0], 2)
+    ir = os.path.join(ROOT, 'tools/in-root')
+    rc, out = run([ir, 'wheezy', 'perf'])
+    check('in-root: an unknown suite is bad usage (exit 2)', rc, 2)
+    rc, out = run([ir, 'sid-sparc', 'perf'])
+    check('in-root: an unknown arch is bad usage (exit 2)', rc, 2)
+    rc, out = run([ir])
+    check('in-root: no arguments is bad usage (exit 2)', rc, 2)
+    rs = os.path.join(ROOT, 'tools/rootfs')
+    rc, out = run([rs, 'build', 'bullseye', 'amd64'])
+    check('rootfs: bullseye without --only is refused (exit 2)', rc, 2)
     print('tools-test: %d failed' % failed)
     return 1 if failed else 0
 
