@@ -1,10 +1,13 @@
 /* The `perf` column: real perf unwinds the case's own samples.  Per case and
- * dump size: the group is written as a perf.data (toperf.c), `perf inject -j`
- * turns the jitdump into jitted-<pid>-<n>.so files, `perf script` prints every
- * chain (addresses, never symbols) and the mmap events that place them; each
- * chain goes back to its sample point by sample order.  perf runs with a
- * private HOME and --buildid-dir in a temporary directory, removed after. */
+ * dump size: the group is written as a perf.data (toperf.c) as that perf's
+ * own `perf record` would have (its attr size), `perf inject -j` turns the
+ * jitdump into jitted-<pid>-<n>.so files, `perf script` prints every chain
+ * (addresses, never symbols) and the mmap events that place them; each chain
+ * goes back to its sample point by sample order.  perf runs with a private
+ * HOME and --buildid-dir in a temporary directory, removed after.
+ * `perf-fp` is the same over arm64's --call-graph fp with the LR record. */
 #include "perfcol.h"
+#include "perfrun.h"
 #include "samples.h"
 #include "toperf.h"
 #include "unwinders/jitdump.h"
@@ -16,156 +19,29 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <gelf.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#define PC_MAX_ARGS 16
 #define PC_MAX_SIZES 4
-#define PC_MAX_MAPS 4096
 #define PC_ZERO UINT64_MAX      /* perf prints a zero return address as ip - 1 */
 
-/* the perf command (--perf) and what its probe found */
-static struct {
-	char cmd[512];
-	bool probed;
-	int ok;
-	char why[256];
-	char version[64];
-	char emulation[16];
-	/* the profile whose jitted-ELF layout this perf's inject -j wrote ("" until seen) */
-	char profile[16];
-} pc = { .cmd = "perf" };
+/* the profile whose jitted-ELF layout this perf's inject -j wrote ("" until seen) */
+static char pc_profile[16];
 
 void hx_perfcol_set_cmd(const char *cmd)
 {
-	snprintf(pc.cmd, sizeof(pc.cmd), "%s", cmd);
-	pc.probed = false;
-	pc.profile[0] = 0;
+	hx_perf_set_cmd(cmd);
+	pc_profile[0] = 0;
 }
 
-
-/* argv of the perf command (split at spaces: "tools/in-root sid perf") + extra */
-static int perf_argv(char *buf, size_t len, char **argv, const char *const *extra)
-{
-	snprintf(buf, len, "%s", pc.cmd);
-	int n = 0;
-	for (char *save = NULL, *t = strtok_r(buf, " ", &save); t && n < PC_MAX_ARGS - 8;
-	     t = strtok_r(NULL, " ", &save))
-		argv[n++] = t;
-	for (; extra && *extra && n < PC_MAX_ARGS - 1; extra++)
-		argv[n++] = (char *)*extra;
-	argv[n] = NULL;
-	return n;
-}
-
-/* Run argv with stdout and stderr to files, HOME set; exit status, or -1. */
-static int run(char *const *argv, const char *out, const char *errf, const char *home)
-{
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (o < 0 || e < 0)
-			_exit(127);
-		dup2(o, 1);
-		dup2(e, 2);
-		int nul = open("/dev/null", O_RDONLY);
-		if (nul >= 0)
-			dup2(nul, 0);
-		if (home)
-			setenv("HOME", home, 1);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static char *slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	size_t cap = 1 << 16, len = 0;
-	char *b = malloc(cap + 1);
-	size_t r;
-	while (b && (r = fread(b + len, 1, cap - len, f)) > 0) {
-		len += r;
-		if (len == cap) {
-			char *nb = realloc(b, cap * 2 + 1);
-			if (!nb) {
-				free(b);
-				b = NULL;
-				break;
-			}
-			b = nb;
-			cap *= 2;
-		}
-	}
-	fclose(f);
-	if (b)
-		b[len] = 0;
-	*n = len;
-	return b;
-}
-
-/* `perf version --build-options`: the version, and which DWARF unwinder this
- * build uses (libunwind when built in, else libdw): its emulation is the
- * `faithful` reference. */
 static int probe(char *why, size_t len)
 {
-	if (!pc.probed) {
-		pc.probed = true;
-		pc.ok = -1;
-		pc.emulation[0] = pc.version[0] = pc.why[0] = 0;
-		char tmpl[] = "/tmp/jitunwind-perfprobe-XXXXXX";
-		char buf[512], *argv[PC_MAX_ARGS], out[64], err[64];
-		static const char *const extra[] = { "version", "--build-options", NULL };
-		perf_argv(buf, sizeof(buf), argv, extra);
-		int fd = mkstemp(tmpl);
-		if (fd >= 0)
-			close(fd);
-		snprintf(out, sizeof(out), "%s", tmpl);
-		snprintf(err, sizeof(err), "%s.err", tmpl);
-		int rc = fd >= 0 ? run(argv, out, err, NULL) : -1;
-		size_t n = 0;
-		char *t = rc == 0 ? slurp(out, &n) : NULL;
-		unlink(out);
-		unlink(err);
-		char *v = t ? strstr(t, "perf version ") : NULL;
-		if (rc == 127 || rc < 0)
-			snprintf(pc.why, sizeof(pc.why), "'%s' cannot be run (not installed?)", pc.cmd);
-		else if (!v)
-			snprintf(pc.why, sizeof(pc.why), "'%s version --build-options' failed (exit %d)", pc.cmd, rc);
-		else if (sscanf(v, "perf version %63s", pc.version) != 1)
-			snprintf(pc.why, sizeof(pc.why), "'%s version' printed no version", pc.cmd);
-		else if (strstr(t, "libunwind: [ on"))
-			snprintf(pc.emulation, sizeof(pc.emulation), "libunwind");
-		else if (strstr(t, "libdw-dwarf-unwind: [ on") || strstr(t, "libdw: [ on"))
-			snprintf(pc.emulation, sizeof(pc.emulation), "libdw");
-		else
-			snprintf(pc.why, sizeof(pc.why), "perf %s has no DWARF unwinder built in", pc.version);
-		if (pc.emulation[0])
-			pc.ok = 0;
-		free(t);
-	}
-	if (pc.ok && why)
-		snprintf(why, len, "%s", pc.why);
-	return pc.ok;
+	return hx_perf_probe(NULL, why, len);
 }
 
 /* The perf_event_attr size that perf writes itself (PERF_ATTR_SIZE_VER* of
@@ -184,30 +60,35 @@ static uint32_t attr_size_of(const char *version)
 }
 
 /* The profile a perf stands for is the one whose jitted-ELF layout its own
- * `perf inject -j` wrote (.text sh_addr and PT_LOAD p_vaddr tell the four
- * apart, see layout_profile): only under it is the emulation compared.
- * Before any inject ran: perf 5 for the 5.x profiles, perf 6+ for the others. */
+ * `perf inject -j` wrote (.text sh_addr and PT_LOAD p_vaddr tell them apart,
+ * see layout_profile): only under it is the emulation compared.  Before any
+ * inject ran: perf 5 for the 5.x profiles, perf 6+ for the others. */
 static const char *emulated_by(const char *profile)
 {
-	if (!pc.emulation[0])
+	const struct hx_perf_build *b;
+	if (hx_perf_probe(&b, NULL, 0))
 		return NULL;
-	if (pc.profile[0])
-		return strcmp(profile, pc.profile) ? NULL : pc.emulation;
-	bool old = atoi(pc.version) < 6, p5 = !strncmp(profile, "5.", 2);
-	return old == p5 ? pc.emulation : NULL;
+	if (pc_profile[0])
+		return strcmp(profile, pc_profile) ? NULL : b->engine;
+	bool old = b->major < 6, p5 = !strncmp(profile, "5.", 2);
+	return old == p5 ? b->engine : NULL;
 }
 
-/* perf-fp's leaf step runs on the same DWARF engine: lr-step is that step
- * over libunwind, lr-step-dw over libdw */
+/* perf-fp's leaf step runs on the perf build's DWARF engine: the LR-splice
+ * unwinder whose step uses that engine */
 static const char *lr_step_of(const char *engine)
 {
-	return !strcmp(engine, "libdw") ? "lr-step-dw" : "lr-step";
+	size_t n;
+	const struct uw_unwinder *const *all = uw_unwinders(&n);
+	for (size_t i = 0; engine && i < n; i++)
+		if (all[i]->ref == UW_REF_LR_SPLICE && all[i]->step_engine && !strcmp(all[i]->step_engine, engine))
+			return all[i]->name;
+	return NULL;
 }
 
 static const char *emulated_by_fp(const char *profile)
 {
-	const char *e = emulated_by(profile);
-	return e ? lr_step_of(e) : NULL;
+	return lr_step_of(emulated_by(profile));
 }
 
 /* Which profile lays a jitted ELF out as this one: .text sh_addr and the
@@ -251,20 +132,17 @@ static void layout_profile(const char *path, char *out, size_t len)
 	}
 }
 
-struct pc_map { uint64_t time, start, len, pgoff; char dso[160]; };
-
 struct pc_run {
 	int size;
-	uint64_t (*chain)[UW_MAX_FRAMES];
+	uint64_t (*chain)[UW_MAX_FRAMES];   /* as perf printed them, placed at addresses */
 	int *n;
 	size_t nsamples;
-	char why[160];           /* the run failed: why (every sample errors) */
+	char why[200];           /* the run failed: why (every sample errors) */
 };
 
 struct pc_state {
 	const struct hx_group *g;
 	bool fp;                 /* perf-fp: --call-graph fp with arm64's LR record */
-	const struct uw_arch *arch;
 	uint32_t pid;
 	char dir[64];
 	/* where perf takes the jitdump to be (the view's dump dir: /tmp unless
@@ -272,133 +150,23 @@ struct pc_state {
 	char dump_dir[PATH_MAX];
 	char marker[PATH_MAX + 32];
 	bool linked;
-	int abs_mode;            /* perf printed frames as addresses (perf 5), not file offsets; -1 unknown */
 	struct pc_run runs[PC_MAX_SIZES];
 	int nruns;
-	struct pc_map *maps;
-	size_t nmaps;
 };
 
-static bool identity_dso(const char *d)
+/* perf script's chains, in sample order (only this case's process is in the
+ * file), as printed: made return addresses in pc_unwind (it needs the view) */
+static void take_chains(struct pc_run *r, const struct hx_ps *ps)
 {
-	static const char *const id[] = { "[unknown]", "unknown", "[stack", "[heap]", "//anon",
-					  "/SYSV", "/dev/zero", "/anon_hugepage", "[vdso]" };
-	for (size_t i = 0; i < sizeof(id) / sizeof(id[0]); i++)
-		if (!strncmp(d, id[i], strlen(id[i])))
-			return true;
-	return false;
-}
-
-/* perf script prints a frame in a DSO as its file offset: back to the address
- * through the newest mapping of that DSO perf had at the sample's time */
-static bool absolute(const struct pc_state *st, uint64_t t, const char *dso, uint64_t v, uint64_t *a)
-{
-	if (v == PC_ZERO || identity_dso(dso) || st->abs_mode == 1) {
-		*a = v;
-		return true;
+	if (ps->why[0])
+		snprintf(r->why, sizeof(r->why), "%s", ps->why);
+	if (ps->n > r->nsamples)
+		snprintf(r->why, sizeof(r->why), "perf printed more samples than the %zu taken", r->nsamples);
+	for (size_t k = 0; k < ps->n && k < r->nsamples; k++) {
+		const struct hx_ps_sample *s = &ps->s[k];
+		memcpy(r->chain[k], s->addr, sizeof(uint64_t) * (size_t)s->n);
+		r->n[k] = s->n;
 	}
-	const struct pc_map *best = NULL;
-	for (size_t i = 0; i < st->nmaps; i++) {
-		const struct pc_map *m = &st->maps[i];
-		if (!strcmp(m->dso, dso) && m->time <= t && v >= m->pgoff && v - m->pgoff < m->len &&
-		    (!best || m->time >= best->time))
-			best = m;
-	}
-	if (!best)
-		return false;
-	*a = v - best->pgoff + best->start;
-	return true;
-}
-
-/* One chain line "\t    ADDR (DSO)" into the current sample. */
-static void add_frame(struct pc_state *st, struct pc_run *r, size_t k, uint64_t t, const char *line)
-{
-	unsigned long long v;
-	char dso[160] = "";
-	if (sscanf(line, " %llx (%159[^)])", &v, dso) < 1 || r->n[k] >= UW_MAX_FRAMES)
-		return;
-	/* perf 5 prints every frame as its address, perf 6 and later a DSO's
-	 * frame as its file offset: the first sample's ip tells which */
-	if (st->abs_mode < 0 && r->n[k] == 0 && v != PC_ZERO && !identity_dso(dso))
-		st->abs_mode = k < st->g->nsamples && v == st->g->samples[k].regs[st->arch->perf_ip];
-	uint64_t a;
-	if (!absolute(st, t, dso, v, &a)) {
-		if (!r->why[0])
-			snprintf(r->why, sizeof(r->why), "sample %zu: no mapping of %s holds offset 0x%llx", k, dso, v);
-		return;
-	}
-	/* as printed: frames after the first are made return addresses in
-	 * pc_unwind (it needs the view) */
-	r->chain[k][r->n[k]++] = a;
-}
-
-/* perf script -F pid,time,ip,dso --ns --show-mmap-events: the mmap events
- * (kept for placing frames) and the samples, in the order they were written */
-static int parse_script(struct pc_state *st, struct pc_run *r, char *text)
-{
-	size_t k = 0, seen = 0;
-	bool in = false;
-	uint64_t t = 0;
-	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		unsigned pid;
-		unsigned long long sec, ns, start, len, pgoff;
-		int off = 0;
-		char *mm = strstr(l, "PERF_RECORD_MMAP");
-		if (mm) {
-			in = false;
-			char *br = strchr(mm, '['), *name = strstr(mm, "]: ");
-			if (sscanf(l, " %u %llu.%llu:", &pid, &sec, &ns) != 3 || !br || !name ||
-			    st->nmaps >= PC_MAX_MAPS || sscanf(br, "[0x%llx(0x%llx) @ %lli", &start, &len, &pgoff) != 3)
-				continue;
-			name = strchr(name + 3, ' ');
-			struct pc_map *m = &st->maps[st->nmaps++];
-			*m = (struct pc_map){ .time = sec * 1000000000ull + ns, .start = start, .len = len,
-					      .pgoff = pgoff };
-			snprintf(m->dso, sizeof(m->dso), "%s", name ? name + 1 : "");
-			continue;
-		}
-		if (sscanf(l, " %u %llu.%llu:%n", &pid, &sec, &ns, &off) == 3 && strspn(l + off, " ") == strlen(l + off)) {
-			k = seen++;
-			in = true;
-			t = sec * 1000000000ull + ns;
-			if (k >= r->nsamples) {   /* only this case's process is in the file */
-				snprintf(r->why, sizeof(r->why), "perf printed more samples than the %zu taken", r->nsamples);
-				return -1;
-			}
-			continue;
-		}
-		if (in && (l[0] == '\t' || l[0] == ' '))
-			add_frame(st, r, k, t, l);
-	}
-	return 0;
-}
-
-/* perf SUB... with the private build-id cache and HOME; 0, or -1 with why */
-static int perf_do(struct pc_state *st, const char *const *args, const char *out, char *why, size_t wl)
-{
-	char buf[512], *argv[PC_MAX_ARGS], home[96], bid[96], errf[96];
-	snprintf(home, sizeof(home), "%s/home", st->dir);
-	snprintf(bid, sizeof(bid), "%s/buildid", st->dir);
-	snprintf(errf, sizeof(errf), "%s/stderr", st->dir);
-	const char *extra[PC_MAX_ARGS], *sub = args[0];
-	int n = 0;
-	extra[n++] = "--buildid-dir";
-	extra[n++] = bid;
-	for (; *args && n < PC_MAX_ARGS - 1; args++)
-		extra[n++] = *args;
-	extra[n] = NULL;
-	perf_argv(buf, sizeof(buf), argv, extra);
-	int rc = run(argv, out, errf, home);
-	if (rc == 0)
-		return 0;
-	size_t len = 0;
-	char *e = slurp(errf, &len);
-	char *nl = e ? strchr(e, '\n') : NULL;
-	if (nl)
-		*nl = 0;
-	snprintf(why, wl, "perf %s: exit %d%s%s", sub, rc, e && e[0] ? ": " : "", e ? e : "");
-	free(e);
-	return -1;
 }
 
 /* The jitted .so files perf inject -j wrote for this case: DIR/jitted-PID-N.so */
@@ -419,7 +187,7 @@ static void inject_profile(struct pc_state *st)
 			continue;
 		char p[PATH_MAX + 300];
 		snprintf(p, sizeof(p), "%s/%s", st->dump_dir, e->d_name);
-		layout_profile(p, pc.profile, sizeof(pc.profile));
+		layout_profile(p, pc_profile, sizeof(pc_profile));
 		break;
 	}
 	if (d)
@@ -465,7 +233,7 @@ static int place_dump(struct pc_state *st, const struct uw_view *v, char *err, s
 /* Remove the marker symlink and the jitted .so files perf wrote beside it. */
 static void unplace_dump(struct pc_state *st)
 {
-	if (!st->dump_dir[0])
+	if (!st->dump_dir[0] || getenv("JU_PERF_KEEP"))
 		return;
 	DIR *d = opendir(st->dump_dir);
 	for (struct dirent *e; d && (e = readdir(d));) {
@@ -489,8 +257,10 @@ static void run_size(struct pc_state *st, const struct uw_arch *arch, struct pc_
 	snprintf(data, sizeof(data), "%s/p.data", st->dir);
 	snprintf(jit, sizeof(jit), "%s/p.jit.data", st->dir);
 	snprintf(out, sizeof(out), "%s/script.txt", st->dir);
+	const struct hx_perf_build *b;
+	hx_perf_probe(&b, NULL, 0);
 	struct hx_toperf_opts o = { .stack_size = st->fp ? 0 : (uint32_t)r->size,
-				    .attr_size = attr_size_of(pc.version), .marker_path = st->marker,
+				    .attr_size = attr_size_of(b ? b->version : ""), .marker_path = st->marker,
 				    .callchain_fp = st->fp };
 	if (hx_toperf_write_group(st->g, arch, data, &o, err, sizeof(err))) {
 		snprintf(r->why, sizeof(r->why), "writing the perf.data: %s", err);
@@ -501,39 +271,25 @@ static void run_size(struct pc_state *st, const struct uw_arch *arch, struct pc_
 			      "--show-mmap-events", NULL };
 	char inj_out[96];
 	snprintf(inj_out, sizeof(inj_out), "%s/inject.txt", st->dir);
-	if (perf_do(st, inj, inj_out, r->why, sizeof(r->why)))
+	if (hx_perf_run(st->dir, inj, NULL, inj_out, r->why, sizeof(r->why)))
 		return;
-	if (!pc.profile[0])
+	if (!pc_profile[0])
 		inject_profile(st);
-	if (perf_do(st, scr, out, r->why, sizeof(r->why)))
+	if (hx_perf_run(st->dir, scr, NULL, out, r->why, sizeof(r->why)))
 		return;
 	size_t n;
-	char *text = slurp(out, &n);
+	char *text = hx_slurp(out, &n);
 	if (!text) {
 		snprintf(r->why, sizeof(r->why), "%s: %s", out, strerror(errno));
 		return;
 	}
-	st->nmaps = 0;
-	parse_script(st, r, text);
+	struct hx_ps ps;
+	if (hx_ps_parse(&ps, text))
+		snprintf(r->why, sizeof(r->why), "out of memory reading perf script's output");
+	else
+		take_chains(r, &ps);
+	hx_ps_free(&ps);
 	free(text);
-}
-
-/* perf 7 without binutils in its root aborts inject unless addr2line goes
- * through libdw; older perfs ignore the unknown key */
-static int perf_config(const char *home)
-{
-	char p[128];
-	snprintf(p, sizeof(p), "%s/.perfconfig", home);
-	FILE *f = fopen(p, "w");
-	if (!f)
-		return -1;
-	fputs("[addr2line]\n\tstyle = libdw\n", f);
-	return fclose(f) ? -1 : 0;
-}
-
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(p);
 }
 
 static void pc_close(void *state)
@@ -541,16 +297,30 @@ static void pc_close(void *state)
 	struct pc_state *st = state;
 	if (!st)
 		return;
-	if (!getenv("JU_PERF_KEEP"))
-		unplace_dump(st);
+	unplace_dump(st);
 	for (int i = 0; i < st->nruns; i++) {
 		free(st->runs[i].chain);
 		free(st->runs[i].n);
 	}
-	if (st->dir[0] && !getenv("JU_PERF_KEEP"))
-		nftw(st->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	free(st->maps);
+	hx_perf_workdir_remove(st->dir);
 	free(st);
+}
+
+static struct pc_state *pc_new(const struct uw_view *v, bool fp, char *err, size_t errlen)
+{
+	struct pc_state *st = calloc(1, sizeof(*st));
+	if (!st) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	st->g = v->capture;
+	st->fp = fp;
+	st->pid = v->jd ? v->jd->pid : 0;
+	if (hx_perf_workdir(st->dir, sizeof(st->dir), "perf", err, errlen) || place_dump(st, v, err, errlen)) {
+		pc_close(st);
+		return NULL;
+	}
+	return st;
 }
 
 static int pc_open_mode(const struct uw_view *v, void **state, char *err, size_t errlen, bool fp)
@@ -565,37 +335,9 @@ static int pc_open_mode(const struct uw_view *v, void **state, char *err, size_t
 		snprintf(err, errlen, "no capture to replay (the perf column needs the case's samples)");
 		return -1;
 	}
-	struct pc_state *st = calloc(1, sizeof(*st));
-	if (!st || !(st->maps = calloc(PC_MAX_MAPS, sizeof(*st->maps)))) {
-		free(st);
-		snprintf(err, errlen, "out of memory");
+	struct pc_state *st = pc_new(v, fp, err, errlen);
+	if (!st)
 		return -1;
-	}
-	st->g = g;
-	st->fp = fp;
-	st->arch = v->arch;
-	st->abs_mode = -1;
-	st->pid = v->jd ? v->jd->pid : 0;
-	const char *tmp = getenv("TMPDIR");
-	snprintf(st->dir, sizeof(st->dir), "%s/jitunwind-perf-XXXXXX", tmp && strlen(tmp) < 32 ? tmp : "/tmp");
-	if (!mkdtemp(st->dir)) {
-		snprintf(err, errlen, "%s: %s", st->dir, strerror(errno));
-		st->dir[0] = 0;
-		pc_close(st);
-		return -1;
-	}
-	char home[96];
-	snprintf(home, sizeof(home), "%s/home", st->dir);
-	mkdir(home, 0700);
-	if (perf_config(home)) {
-		snprintf(err, errlen, "%s/.perfconfig: %s", home, strerror(errno));
-		pc_close(st);
-		return -1;
-	}
-	if (place_dump(st, v, err, errlen)) {
-		pc_close(st);
-		return -1;
-	}
 	/* fp mode copies no stack: one run answers every dump size */
 	for (int i = 0; i < v->ndump_sizes && i < PC_MAX_SIZES && !(fp && i); i++) {
 		struct pc_run *r = &st->runs[st->nruns++];
@@ -610,10 +352,19 @@ static int pc_open_mode(const struct uw_view *v, void **state, char *err, size_t
 		}
 		run_size(st, v->arch, r);
 	}
-	if (!getenv("JU_PERF_KEEP"))
-		unplace_dump(st);
+	unplace_dump(st);
 	*state = st;
 	return 0;
+}
+
+static int pc_open(const struct uw_view *v, void **state, char *err, size_t errlen)
+{
+	return pc_open_mode(v, state, err, errlen, false);
+}
+
+static int pc_open_fp(const struct uw_view *v, void **state, char *err, size_t errlen)
+{
+	return pc_open_mode(v, state, err, errlen, true);
 }
 
 /* Whether the FDE covering pc in the process (the emitted CFI for JIT code)
@@ -625,14 +376,16 @@ static bool cie_signal(const struct uw_view *v, uint64_t at)
 	return fde && fde->cie && fde->cie->signal;
 }
 
-/* perf stores every frame after the first as pc - 1 unless its unwinder
- * calls it an activation: libunwind's unw_is_signal_frame (the frame it
- * stepped from has an 'S' CIE), libdw's dwfl_frame_pc (that, or the frame's
- * own CIE has 'S'); a zero return address is printed as -1.  Back to return
+/* DWARF mode: perf stores every frame after the first as pc - 1 unless its
+ * unwinder calls it an activation: the frame it stepped from has an 'S' CIE
+ * (libunwind's unw_is_signal_frame), or with libdw (dwfl_frame_pc) also the
+ * frame's own; a zero return address is printed as -1.  Back to return
  * addresses, as the emulations report them. */
 static void to_return_addresses(const struct uw_view *v, const uint64_t *printed, int n, uint64_t *out)
 {
-	bool libdw = !strcmp(pc.emulation, "libdw") || !strcmp(pc.emulation, "lr-step-dw");
+	const struct hx_perf_build *b;
+	const struct uw_unwinder *eng = hx_perf_probe(&b, NULL, 0) ? NULL : uw_unwinder_by_name(b->engine);
+	bool self = eng && eng->signal_self;
 	for (int f = 0; f < n; f++) {
 		uint64_t a = printed[f];
 		if (f == 0) {
@@ -643,19 +396,9 @@ static void to_return_addresses(const struct uw_view *v, const uint64_t *printed
 			out[f] = 0;
 			continue;
 		}
-		bool exact = cie_signal(v, printed[f - 1]) || (libdw && cie_signal(v, a));
+		bool exact = cie_signal(v, printed[f - 1]) || (self && cie_signal(v, a));
 		out[f] = exact ? a : a + 1;
 	}
-}
-
-static int pc_open(const struct uw_view *v, void **state, char *err, size_t errlen)
-{
-	return pc_open_mode(v, state, err, errlen, false);
-}
-
-static int pc_open_fp(const struct uw_view *v, void **state, char *err, size_t errlen)
-{
-	return pc_open_mode(v, state, err, errlen, true);
 }
 
 /* FP mode: perf prints the kernel's callchain as recorded (return addresses)
@@ -708,9 +451,11 @@ static int pc_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 	r->n = run->n[k];
 	r->stop = UW_STOP_END;
 	/* tools/perf-agree reads the emulation and its profile from here */
+	const struct hx_perf_build *b;
+	bool ok = !hx_perf_probe(&b, NULL, 0);
+	const char *emu = ok ? (st->fp ? lr_step_of(b->engine) : b->engine) : NULL;
 	snprintf(r->why, sizeof(r->why), "perf %s script printed %d frames; compared with %s under profile %s",
-		 pc.version, r->n, st->fp ? lr_step_of(pc.emulation) : pc.emulation,
-		 pc.profile[0] ? pc.profile : "?");
+		 ok ? b->version : "?", r->n, emu ? emu : "?", pc_profile[0] ? pc_profile : "?");
 	return 0;
 }
 
@@ -718,17 +463,16 @@ static int pc_unwind(void *state, const struct uw_view *v, const struct uw_sampl
  * request from 6.13 on, so it unwinds with libdw): the perf that runs */
 static const char *perf_lib_version(void)
 {
-	return probe(NULL, 0) == 0 ? pc.version : NULL;
+	const struct hx_perf_build *b;
+	return hx_perf_probe(&b, NULL, 0) ? NULL : b->version;
 }
-
-static const char *const perf_arches[] = { "x86_64", NULL };
 
 const struct uw_unwinder uw_perf = {
 	.name = "perf",
 	.about = "real perf (--perf CMD): perf inject -j + perf script over the case's samples as a perf.data",
 	.sees = UW_SEES_DUMP,
 	.ref = UW_REF_EMULATION,
-	.default_arches = perf_arches,
+	.default_arches = uw_arches_perf_cases,   /* where the cases carry perf's expectations */
 	.quiet_why = true,
 	.open = pc_open,
 	.unwind = pc_unwind,
@@ -740,8 +484,9 @@ const struct uw_unwinder uw_perf = {
 
 /* perf-fp: arm64's --call-graph fp (the kernel's frame-pointer chain, LR in
  * the user registers, perf script's one-step leaf record).  Named with
- * --unwinders: a run under emulation finds this machine's perf, which
- * cannot unwind arm64, so it is never on by default. */
+ * --unwinders: a run under emulation finds this machine's perf, which cannot
+ * unwind arm64, so it is never on by default, and has no probe (pc_open
+ * probes) so no default selection names it. */
 static const char *const perf_fp_arches[] = { NULL };
 
 const struct uw_unwinder uw_perf_fp = {
@@ -754,7 +499,6 @@ const struct uw_unwinder uw_perf_fp = {
 	.open = pc_open_fp,
 	.unwind = pc_unwind,
 	.close = pc_close,
-	/* no probe: never a default, so nothing to leave out (pc_open probes) */
 	.emulated_by = emulated_by_fp,
 	.lib_version = perf_lib_version,
 };

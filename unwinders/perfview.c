@@ -919,49 +919,23 @@ static bool perf_keeps_file_map(const struct uw_map *m)
 	return true;
 }
 
-/* The other mappings perf records (--call-graph dwarf sets mmap_data): no
- * file behind them ([stack], [heap], [vdso], //anon), so a DSO perf cannot
- * read or report to libdw.  Not the JIT's arena: perf inject -j drops the
- * anonymous maps made after the jitdump marker, and the loads replace it. */
-static const char *perf_anon_name(const struct uw_map *m, const struct jd_file *jd)
+/* The kernel's named pseudo maps: with mmap_data (--call-graph dwarf) it
+ * reports them (and every growth of the stack) as MMAP2 records by these
+ * names, which perf inject -j never strips (it strips //anon after a
+ * jitdump's marker).  perf has a map there, but a DSO without data. */
+static bool perf_keeps_pseudo_map(const struct uw_map *m)
 {
-	if (m->end <= m->start || (m->prot[0] != 'r' && m->prot[2] != 'x'))
-		return NULL;
-	const char *name = m->path && m->path[0] ? m->path : "//anon";
-	if (name[0] == '/' && strncmp(name, "//anon", 6))
-		return NULL;             /* a file (perf_keeps_file_map), or /dev/zero and the like */
-	if (!strcmp(name, "[vsyscall]"))
-		return NULL;             /* a kernel address perf does not record as a user map */
-	for (size_t i = 0; jd && name[0] != '[' && i < jd->nloads; i++)
-		if (jd->loads[i].code_addr < m->end && jd->loads[i].code_addr + jd->loads[i].code_size > m->start)
-			return NULL;
-	return name;
-}
-
-static int add_anon_map(struct pv_builder *b, const struct uw_map *m, const char *name,
-			char *err, size_t errlen)
-{
-	struct pv_dso *d = find_file_dso(b->pv, name);
-	if (!d) {
-		d = new_dso(b, name, false, err, errlen);
-		if (!d || !(d->perf_name = strdup(name))) {
-			if (d)
-				snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-	}
-	struct pv_map pm = { .start = m->start, .end = m->end, .pgoff = m->pgoff, .dso = d };
-	return insert_map(b, &pm, err, errlen);
+	return m->path && m->end > m->start && (!strcmp(m->path, "[stack]") || !strcmp(m->path, "[heap]"));
 }
 
 static int add_file_maps(struct pv_builder *b, const struct uw_map *maps, size_t nmaps,
-			 const struct jd_file *jd, char *err, size_t errlen)
+			 char *err, size_t errlen)
 {
 	for (size_t i = 0; i < nmaps; i++) {
 		const struct uw_map *m = &maps[i];
-		const char *anon = perf_keeps_file_map(m) ? NULL : perf_anon_name(m, jd);
-		if (anon) {
-			if (add_anon_map(b, m, anon, err, errlen))
+		if (perf_keeps_pseudo_map(m)) {
+			struct pv_map pm = { .start = m->start, .end = m->end, .pgoff = m->pgoff, .dso = NULL };
+			if (insert_map(b, &pm, err, errlen))
 				return -1;
 			continue;
 		}
@@ -1120,7 +1094,7 @@ int pv_build_at(struct pv_view *pv, enum pv_profile prof, const struct uw_map *m
 		}
 	}
 	/* perf sees the process's file maps first, then the MMAP2s it injects in load order */
-	if (add_file_maps(&b, maps, nmaps, jd, err, errlen))
+	if (add_file_maps(&b, maps, nmaps, err, errlen))
 		goto fail;
 	if (jd && add_jit_loads(&b, jd, err, errlen))
 		goto fail;

@@ -57,6 +57,9 @@ enum uw_stop {
 const char *uw_stop_name(enum uw_stop s);
 
 #define UW_F_FALLBACK 1u    /* frame found without the emitted CFI */
+/* a caller frame perf stores as it is, not as ip - 1: libunwind calls it a
+ * signal frame, libdw an activation (perf-check predicts perf's printed chain) */
+#define UW_F_ACTIVATION 2u
 
 struct uw_result {
 	uint64_t addr[UW_MAX_FRAMES];   /* return addresses, ip-1 adjustments undone */
@@ -109,6 +112,12 @@ struct uw_unwinder {
 	/* The version of the library it unwinds with ("1.6", "0.188"), for case
 	 * keys that hold from a version on (libunwind@1.8+); NULL: none. */
 	const char *(*lib_version)(void);
+	/* UW_REF_LR_SPLICE: the DWARF engine of its leaf step (the perf build's
+	 * engine picks the fp-mode emulation) */
+	const char *step_engine;
+	/* perf over this engine prints a signal frame's own pc without the -1 too,
+	 * not only its caller's (libdw's dwfl_frame_pc) */
+	bool signal_self;
 };
 
 extern const struct uw_unwinder uw_fp, uw_oracle;
