@@ -76,7 +76,7 @@ BIN       := $(BUILD)/jitunwind
 endif
 CHECKBIN  := $(BUILD)/tests/check
 
-.PHONY: all run check check-asan bench deps clean unit cases matrix cross-replay fuzz perf-e2e goldens lint-vs-run style perf-check
+.PHONY: all run check check-asan bench deps clean unit cases matrix cross-replay fuzz perf-e2e goldens lint-vs-run style perf-check tools-test perf-gens
 all: deps $(BIN)
 
 deps:
@@ -116,7 +116,7 @@ unit: deps $(CHECKBIN) $(BIN)
 cases: deps $(BIN)
 	$(RUNNER) ./$(BIN) run --json $(BUILD)/report.json cases/$(ARCH)
 
-check: style unit cases lint-vs-run
+check: style unit cases lint-vs-run tools-test
 
 # The structure rules (README "Layout"): no function over 100 lines but the instruction
 # decoders and the CFI/expression interpreters (tools/fnlen), no unwinder name in a
@@ -131,6 +131,11 @@ ifeq ($(GOLDENS),yes)
 check: goldens
 endif
 
+# the matrix's and perf-agree's parsing (tests/tools_test.py)
+tools-test:
+	tests/tools_test.py >$(BUILD)/tools-test.txt || { cat $(BUILD)/tools-test.txt; exit 1; }
+	@tail -n 1 $(BUILD)/tools-test.txt
+
 # lint catches what run finds: every trampoline offset where a DWARF unwinder
 # loses the caller in cases/$(ARCH) is named by a lint finding on that dump.
 lint-vs-run: deps $(BIN)
@@ -138,8 +143,9 @@ lint-vs-run: deps $(BIN)
 
 # Behaviour goldens (tools/goldens): every verdict, frame and flag of run --json, every lint
 # finding and dump line of the cases, normalized; a change must be explained and re-saved.
-goldens: deps $(BIN)
-	tools/goldens --arch $(ARCH) --bin ./$(BIN) $(if $(RUNNER),--runner $(RUNNER)) compare
+# the cases' report of `make cases` is reused: no second run of every case
+goldens: deps $(BIN) cases
+	tools/goldens --arch $(ARCH) --bin ./$(BIN) $(if $(RUNNER),--runner $(RUNNER)) --report $(BUILD)/report.json compare
 
 # The kernel's own FP walk at every spin point of a few cases (README "Spin points and
 # kernel-fp"): kernel-fp must match the truth as fp does and equal its chain; perf_event_open
@@ -185,6 +191,12 @@ endif
 cross-replay: deps $(BIN)
 	@env -u PKG_CONFIG_LIBDIR $(MAKE) --no-print-directory ARCH=$(HOSTARCH) all
 	tools/cross-replay --arch $(ARCH) --runner "$(RUNNER)" --bin $(BIN) --native ./jitunwind
+
+# Real perf of other generations against their emulation (tools/perf-gens): x86_64 the host's,
+# Debian 11's, 13's and sid's perf through tools/in-root; ARCH=aarch64 Debian 13's arm64 perf under
+# qemu (dwarf and fp + LR).  Not part of check: a root takes minutes to build the first time.
+perf-gens: deps $(BIN)
+	tools/perf-gens --bin ./$(BIN) --arch $(ARCH) $(if $(RUNNER),--runner "$(RUNNER)")
 
 # make check per Debian suite x arch, each in a root built here (tools/rootfs: mmdebstrap,
 # podman or a chroot, qemu-user-static for arm64); not part of check (minutes per root).

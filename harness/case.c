@@ -172,7 +172,49 @@ static int parse_items(char *list, struct hx_exc *e, const char *path, int line,
 	return 0;
 }
 
-#define KEY_FORMS "UNWINDER, UNWINDER@PROFILE, UNWINDER@SIZE or UNWINDER@PROFILE@SIZE, '?' in front if optional"
+#define KEY_FORMS "UNWINDER, UNWINDER@PROFILE, UNWINDER@SIZE or UNWINDER@PROFILE@SIZE, then optionally @VERSION+, '?' in front if optional"
+
+/* "1.8" -> 1008; -1 if not MAJOR.MINOR */
+static int version_code(const char *s, size_t n)
+{
+	unsigned maj, min;
+	int used = 0;
+	char buf[24];
+	if (!s || n >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	if (sscanf(buf, "%3u.%3u%n", &maj, &min, &used) != 2 || (size_t)used != n)
+		return -1;
+	return (int)(maj * 1000 + min);
+}
+
+int hx_case_version_code(const char *v)
+{
+	if (!v)
+		return -1;
+	/* "1.6" or "0.188", and "1.8.1" compares as 1.8 */
+	const char *dot = strchr(v, '.');
+	const char *end = dot ? dot + 1 + strspn(dot + 1, "0123456789") : v;
+	return version_code(v, (size_t)(end - v));
+}
+
+/* "@1.8+" at the end of a key: from that version of the unwinder's library on */
+static int parse_key_version(struct hx_case *c, struct hx_expect *x, char *buf, const char *key, int line,
+			     char *err, size_t errlen)
+{
+	char *last = strrchr(buf, '@');
+	size_t n = last ? strlen(last + 1) : 0;
+	if (!last || !n || last[n] != '+')
+		return 0;
+	int v = version_code(last + 1, n - 1);
+	if (v < 0)
+		return cfail(err, errlen, c->path, line, "'%s': '%s' is no library version (expected MAJOR.MINOR+, e.g. 1.8+)",
+			     key, last + 1);
+	*last = 0;
+	x->min_version = v;
+	return 0;
+}
 
 /* "?libdw@v6.1@8192": every part must name something that exists */
 static int parse_key(struct hx_case *c, struct hx_expect *x, const char *key, int line,
@@ -181,11 +223,14 @@ static int parse_key(struct hx_case *c, struct hx_expect *x, const char *key, in
 	x->optional = key[0] == '?';
 	key += x->optional;
 	if (strlen(key) >= sizeof(x->unwinder) || !key[0] || key[0] == '@' ||
-	    strspn(key, "abcdefghijklmnopqrstuvwxyz0123456789-.@x") != strlen(key))
+	    strspn(key, "abcdefghijklmnopqrstuvwxyz0123456789-.@x+") != strlen(key))
 		return cfail(err, errlen, c->path, line, "expectation key '%s': expected " KEY_FORMS, key);
 	snprintf(x->unwinder, sizeof(x->unwinder), "%s", key);
 	char buf[48];
 	snprintf(buf, sizeof(buf), "%s", key);
+	if (parse_key_version(c, x, buf, key, line, err, errlen))
+		return -1;
+	snprintf(x->base, sizeof(x->base), "%s", buf);
 	char *parts[4] = { buf };
 	int np = 1;
 	for (char *p = strchr(buf, '@'); p && np < 4; p = strchr(p + 1, '@')) {
@@ -200,6 +245,8 @@ static int parse_key(struct hx_case *c, struct hx_expect *x, const char *key, in
 		return cfail(err, errlen, c->path, line, "no unwinder '%s' (expected one of %s)", parts[0], names);
 	}
 	snprintf(x->uw, sizeof(x->uw), "%s", parts[0]);
+	if (x->min_version && !uw_unwinder_by_name(parts[0])->lib_version)
+		return cfail(err, errlen, c->path, line, "'%s': %s unwinds with no library a version could key", key, parts[0]);
 	x->profile = -1;
 	for (int i = 1; i < np; i++) {
 		long long v;
@@ -213,8 +260,8 @@ static int parse_key(struct hx_case *c, struct hx_expect *x, const char *key, in
 			x->profile = (int)pp;
 		} else {
 			return cfail(err, errlen, c->path, line,
-				     "'%s': no perf profile '%s' (expected current, v6.1 or 5.x-0x40, then an optional stack size)",
-				     key, parts[i]);
+				     "'%s': no perf profile '%s' (expected %s, then an optional stack size)",
+				     key, parts[i], pv_profile_choices());
 		}
 	}
 	if (np == 3 && (x->profile < 0 || !x->stack_size))
@@ -873,6 +920,9 @@ static bool item_matches(const struct hx_where *w, const char *where, int offset
 	return offset >= 0 && w->offset == offset;
 }
 
+/* The most specific key wins (profile and size, profile, size, none); among
+ * keys of one form, the highest "@VERSION+" the unwinder's library reaches,
+ * then the key without a version. */
 static const struct hx_expect *find_expect(const struct hx_case *c, const char *unwinder,
 					   const char *profile, int stack_size)
 {
@@ -881,10 +931,20 @@ static const struct hx_expect *find_expect(const struct hx_case *c, const char *
 	snprintf(keys[1], sizeof(keys[1]), "%s@%s", unwinder, profile ? profile : "");
 	snprintf(keys[2], sizeof(keys[2]), "%s@%d", unwinder, stack_size);
 	snprintf(keys[3], sizeof(keys[3]), "%s", unwinder);
-	for (int k = 0; k < 4; k++)
-		for (int i = 0; i < c->nexpect; i++)
-			if (!strcmp(c->expect[i].unwinder, keys[k]))
-				return &c->expect[i];
+	const struct uw_unwinder *u = uw_unwinder_by_name(unwinder);
+	int have = u && u->lib_version ? hx_case_version_code(u->lib_version()) : -1;
+	for (int k = 0; k < 4; k++) {
+		const struct hx_expect *best = NULL;
+		for (int i = 0; i < c->nexpect; i++) {
+			const struct hx_expect *x = &c->expect[i];
+			if (strcmp(x->base, keys[k]) || (x->min_version && x->min_version > have))
+				continue;
+			if (!best || x->min_version > best->min_version)
+				best = x;
+		}
+		if (best)
+			return best;
+	}
 	return NULL;
 }
 

@@ -29,6 +29,9 @@ struct hx_expect {
 	char uw[24];             /* the unwinder part of the key */
 	int profile;             /* enum pv_profile of the key, -1: any */
 	int stack_size;          /* dump size of the key, 0: any */
+	int min_version;         /* "@1.8+": holds from that version of the unwinder's library on
+				    (major * 1000 + minor), 0: any */
+	char base[48];           /* the key without its version part */
 	bool optional;           /* "?libdw = ...": may name an unwinder, profile or size that does not run */
 	char verdict[32];        /* default for every sample: "ok", "ok fallback", "consistent" */
 	struct hx_exc exc[HX_MAX_EXC];
@@ -82,6 +85,8 @@ void hx_case_free(struct hx_case *c);
 /* The expectation for one unwinder at one sample under a perf profile and a
  * dump size: the most specific of "name@profile@size", "name@profile",
  * "name@size", "name"; NULL if the case has none. */
+/* "1.8.1" -> 1008 (major * 1000 + minor), -1 if it is no version */
+int hx_case_version_code(const char *v);
 const char *hx_case_expect(const struct hx_case *c, const char *unwinder, const char *profile,
 			   int stack_size, const char *where, int offset);
 bool hx_case_has_expect(const struct hx_case *c, const char *unwinder, const char *profile,

@@ -183,6 +183,16 @@ int hx_perf_workdir(char *dir, size_t len, const char *tag, char *err, size_t er
 		snprintf(err, errlen, "%s: %s", home, strerror(errno));
 		return -1;
 	}
+	/* perf 7 in a root without binutils aborts inject unless addr2line goes
+	 * through libdw; older perfs ignore the key */
+	char cfg[4300];
+	snprintf(cfg, sizeof(cfg), "%s/.perfconfig", home);
+	FILE *f = fopen(cfg, "w");
+	int bad = !f || fputs("[addr2line]\n\tstyle = libdw\n", f) < 0;
+	if ((f && fclose(f)) || bad) {
+		snprintf(err, errlen, "%s: %s", cfg, strerror(errno));
+		return -1;
+	}
 	return 0;
 }
 

@@ -137,7 +137,7 @@ static uint64_t dw_base(const struct pv_view *pv, const struct pv_map *m)
 			return tmp ? ly.dw_base_tmp : ly.dw_base_other;
 	}
 	/* the process's own files, and a jitted mapping cut at its front */
-	if (pv->profile != PV_V61 && tmp)
+	if (pv->profile != PV_V61 && pv->profile != PV_510 && tmp)
 		return m->start;
 	return m->start - m->pgoff;
 }
@@ -360,8 +360,15 @@ static int dw_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 	return 0;
 }
 
+/* the elfutils this process runs with */
+static const char *dw_lib_version(void)
+{
+	return dwfl_version(NULL);
+}
+
 const struct uw_unwinder uw_libdw = {
 	.name = "libdw", .about = "elfutils' DWARF unwinder, fed as perf's unwind-libdw.c feeds it",
 	.sees = UW_SEES_DUMP, .ref = UW_REF_ORACLE,
-	.open = dw_open, .unwind = dw_unwind, .close = dw_close,
+	.open = dw_open, .unwind = dw_unwind, .close = dw_close, .lib_version = dw_lib_version,
+	.signal_self = true,
 };

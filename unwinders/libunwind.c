@@ -493,8 +493,16 @@ static int lu_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 	return 0;
 }
 
+#define LU_STR2(x) #x
+#define LU_STR(x) LU_STR2(x)
+/* the headers this build compiled against: each matrix leg builds its own */
+static const char *lu_lib_version(void)
+{
+	return LU_STR(UNW_VERSION_MAJOR) "." LU_STR(UNW_VERSION_MINOR);
+}
+
 const struct uw_unwinder uw_libunwind = {
 	.name = "libunwind", .about = "libunwind, fed as perf's unwind-libunwind-local.c feeds it",
 	.sees = UW_SEES_DUMP, .ref = UW_REF_ORACLE,
-	.open = lu_open, .unwind = lu_unwind, .close = lu_close,
+	.open = lu_open, .unwind = lu_unwind, .close = lu_close, .lib_version = lu_lib_version,
 };

@@ -12,6 +12,12 @@
  *            .eh_frame's address and the MMAP2 pgoff; PT_LOAD at 0.
  *  v6.1      v6.1-v6.7: GEN_ELF_TEXT_OFFSET = 0x80 everywhere, PT_LOAD still
  *            at p_offset = p_vaddr = 0.
+ *  5.10.y    Debian 11's perf 5.10.223, read off its `perf inject -j` output
+ *            and its chains (the perf column): the 5.x-0x40 text offset with
+ *            PT_LOAD at p_offset = p_vaddr = 0x40 (a partial backport of
+ *            1af478903fc4), and the libunwind lookup from before "perf unwind:
+ *            Fix segbase for ld.lld linked objects" (v6.0): segbase = map start
+ *            - pgoff + .eh_frame_hdr's sh_offset, 0x40 past the header here.
  *  current   v6.8+ ("perf genelf: Set ELF program header addresses properly",
  *            1af478903fc4) and stable trees with it (Debian 12's 6.1.y):
  *            PT_LOAD at 0x80. */
@@ -44,6 +50,7 @@ static const struct {
 	[PV_CURRENT] = { "current", 0x80, true },
 	[PV_V61] = { "v6.1", 0x80, false },
 	[PV_5X_0X40] = { "5.x-0x40", 0x40, false },
+	[PV_510] = { "5.10.y", 0x40, true },
 };
 #define PV_NPROFILES (sizeof(pv_profiles) / sizeof(pv_profiles[0]))
 
@@ -55,6 +62,18 @@ static bool valid_profile(enum pv_profile p)
 const char *pv_profile_name(enum pv_profile p)
 {
 	return valid_profile(p) ? pv_profiles[p].name : "?";
+}
+
+const char *pv_profile_choices(void)
+{
+	static char buf[128];
+	if (!buf[0]) {
+		size_t off = 0;
+		for (size_t i = 0; i < PV_NPROFILES && off < sizeof(buf); i++)
+			off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s", i == 0 ? "" :
+						i + 1 == PV_NPROFILES ? " or " : ", ", pv_profiles[i].name);
+	}
+	return buf;
 }
 
 int pv_profile_parse(const char *s, enum pv_profile *p)
@@ -124,7 +143,11 @@ void pv_layout(enum pv_profile prof, uint64_t code_addr, uint64_t code_size,
 	out->rt_hdr = base + out->hdr_addr;
 	/* the PT_LOAD's vaddr (0x80 or 0) rounds down to 0 on any page size */
 	out->lu_base = prof == PV_V61 ? code_addr : base;
-	out->dw_base_tmp = prof == PV_V61 ? base : code_addr;
+	/* 5.10.y: segbase = base + sh_offset, i.e. base + sh_addr + (offset - addr) */
+	if (prof == PV_510 && u)
+		out->lu_base = base + (out->hdr_off - out->hdr_addr);
+	/* the /tmp/jitted- rule of libdw is v6.8's */
+	out->dw_base_tmp = prof == PV_V61 || prof == PV_510 ? base : code_addr;
 	out->dw_base_other = base;
 }
 

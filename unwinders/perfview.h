@@ -15,8 +15,13 @@ enum pv_profile {
 	PV_V61,         /* v6.1-v6.7 without backports: PT_LOAD at 0, libunwind base without -pgoff,
 			   libdw without the /tmp/jitted- rule */
 	PV_5X_0X40,     /* 5.x stable trees: .text at 0x80 but MMAP2 pgoff 0x40 */
+	PV_510,         /* Debian 11's perf 5.10.223 (checked against it): .text sh_addr 0x40 at
+			   file offset 0x80, PT_LOAD at 0x40/0x40, MMAP2 pgoff 0x40; libunwind's
+			   segbase from .eh_frame_hdr's file offset; libdw base start - pgoff */
 };
 const char *pv_profile_name(enum pv_profile p);
+/* "current, v6.1, 5.x-0x40 or 5.10.y": every profile, for messages */
+const char *pv_profile_choices(void);
 int pv_profile_parse(const char *s, enum pv_profile *p);
 
 struct pv_sym {               /* one symbol of a DSO, as perf keeps it */

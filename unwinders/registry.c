@@ -7,7 +7,7 @@
 #include <string.h>
 
 extern const struct uw_unwinder uw_fp, uw_libunwind, uw_libdw, uw_oracle, uw_lrstep, uw_lrstep_dw,
-	uw_kernel_fp, uw_perf;
+	uw_kernel_fp, uw_perf, uw_perf_fp;
 
 static const struct uw_unwinder *const all[] = {
 	&uw_fp,
@@ -18,6 +18,7 @@ static const struct uw_unwinder *const all[] = {
 	&uw_lrstep_dw,
 	&uw_kernel_fp,
 	&uw_perf,         /* harness/perfcol.c: real perf, run per case */
+	&uw_perf_fp,      /* the same, arm64 --call-graph fp with the LR record */
 };
 
 const struct uw_unwinder *const *uw_unwinders(size_t *n)

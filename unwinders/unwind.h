@@ -109,6 +109,15 @@ struct uw_unwinder {
 	/* UW_REF_EMULATION: the report key of the unwinder its chains are compared
 	 * with under that perf profile, NULL when the profile stands for another perf */
 	const char *(*emulated_by)(const char *profile);
+	/* The version of the library it unwinds with ("1.6", "0.188"), for case
+	 * keys that hold from a version on (libunwind@1.8+); NULL: none. */
+	const char *(*lib_version)(void);
+	/* UW_REF_LR_SPLICE: the DWARF engine of its leaf step (the perf build's
+	 * engine picks the fp-mode emulation) */
+	const char *step_engine;
+	/* perf over this engine prints a signal frame's own pc without the -1 too,
+	 * not only its caller's (libdw's dwfl_frame_pc) */
+	bool signal_self;
 };
 
 extern const struct uw_unwinder uw_fp, uw_oracle;
