@@ -195,8 +195,10 @@ static char rep_dir[256];
 static void run_all_reports(void)
 {
 	snprintf(rep_dir, sizeof(rep_dir), "%s", tmp);
-	ck_assert_int_eq(sh(out, sizeof(out), "%s run --json %s/r.json --junit %s/r.xml --html %s/r.html %s",
-			    bin, tmp, tmp, tmp, REP_CASES), 0);
+	int rc = sh(out, sizeof(out), "%s run --json %s/r.json --junit %s/r.xml --html %s/r.html %s",
+		    bin, tmp, tmp, tmp, REP_CASES);
+	size_t n = strlen(out);
+	ck_assert_msg(rc == 0, "run exited %d: ...%s", rc, out + (n > 3000 ? n - 3000 : 0));
 }
 
 /* how many times needle occurs in the file */
