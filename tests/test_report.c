@@ -198,7 +198,15 @@ static void run_all_reports(void)
 	int rc = sh(out, sizeof(out), "%s run --json %s/r.json --junit %s/r.xml --html %s/r.html %s",
 		    bin, tmp, tmp, tmp, REP_CASES);
 	size_t n = strlen(out);
-	ck_assert_msg(rc == 0, "run exited %d: ...%s", rc, out + (n > 3000 ? n - 3000 : 0));
+	if (rc != 0) {
+		/* keep the reports of a failed run for a look (the fixture removes tmp) */
+		char keep[512];
+		snprintf(keep, sizeof(keep), "rm -rf /tmp/ju-report-failed && cp -r %s /tmp/ju-report-failed", tmp);
+		if (system(keep) != 0)
+			fprintf(stderr, "could not keep %s\n", tmp);
+	}
+	ck_assert_msg(rc == 0, "run exited %d (reports kept in /tmp/ju-report-failed): %.2500s ...%s", rc, out,
+		      out + (n > 1500 ? n - 1500 : 0));
 }
 
 /* how many times needle occurs in the file */
