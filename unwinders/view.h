@@ -8,6 +8,7 @@
 #include "ehframe.h"
 #include "jitdump.h"
 #include "perfview.h"
+#include "files.h"
 
 struct uw_map {
 	uint64_t start, end, pgoff;
@@ -23,13 +24,13 @@ struct uw_region {
 	const char *name;             /* jit symbol name or file path */
 	/* JIT: the load; ELF: the file image */
 	const struct jd_load *load;
-	uint8_t *file;                /* ELF: whole file read into memory */
-	size_t file_size;
+	const struct uw_file *file;   /* ELF: the file, mapped once per run (files.h) */
 	uint64_t bias;                /* ELF: runtime address - link-time address */
 	bool has_cfi;
 	bool cfi_bad;                 /* the data is there but does not parse */
 	char cfi_err[240];            /* why there is no CFI (parse error text) */
 	struct ehf_table cfi;
+	bool cfi_shared;              /* cfi belongs to the file's cache entry */
 	uint8_t *eh_copy;             /* ELF: .eh_frame bytes */
 };
 
