@@ -46,7 +46,8 @@ WERROR    := -Werror
 endif
 ALL_CFLAGS := -std=gnu11 $(CFLAGS) $(WARN) $(WERROR) $(FRAMEFLAGS) -fasynchronous-unwind-tables \
               -I. -D_GNU_SOURCE -DJU_ARCH_$(ARCH) $(PKG_CFLAGS) $(SAN) \
-              -DUW_LU_HAVE_GLUE=$(if $(wildcard unwinders/libunwind_$(ARCH).c),1,0)
+              -DUW_LU_HAVE_GLUE=$(if $(wildcard unwinders/libunwind_$(ARCH).c),1,0) \
+              -DHX_TRAP_H='"harness/trap_$(ARCH).h"'
 ALL_LDFLAGS := $(LDFLAGS) $(SAN)
 
 # Files named *_<arch>.c / *_<arch>.S under harness/ and unwinders/ are built

@@ -155,7 +155,7 @@ static void bench_kernel(char **files, int nf, const struct tr_arch *host, const
 		char sp[4352];
 		snprintf(sp, sizeof(sp), "%s/%s.ksamples", dir, c.name);
 		struct hx_samples s;
-		if (host && !strcmp(c.arch, host->name) && !hx_capture_to_file(&c, files[i], dir, sp, err, sizeof(err)) &&
+		if (host && !strcmp(c.arch, host->name) && !hx_capture_one(&c, files[i], dir, sp, err, sizeof(err)) &&
 		    !hx_samples_read(&s, sp, err, sizeof(err))) {
 			if (s.ngroups && s.groups[0].kskip)
 				snprintf(skip, sizeof(skip), "%s", s.groups[0].kskip);
@@ -212,7 +212,7 @@ int hx_bench_main(int argc, char **argv)
 		}
 		char sp[4352];
 		snprintf(sp, sizeof(sp), "%s/%s.samples", dir, c.name);
-		if (hx_capture_to_file(&c, files[i], dir, sp, err, sizeof(err)) ||
+		if (hx_capture_one(&c, files[i], dir, sp, err, sizeof(err)) ||
 		    hx_samples_read(&g[ng].s, sp, err, sizeof(err))) {
 			fprintf(stderr, "jitunwind bench: %s\n", err);
 			return 2;

@@ -11,12 +11,8 @@
  * tests/test_host.c checks the rest. */
 
 /* the breakpoint, then a jump to itself (the spin point the capture resumes
- * past, or spins on: capture.c's HX_CALLEE_OUT bytes after the label) */
-#if defined(__x86_64__)
-#define HX_HOST_BKPT "int3\n1:\n\tjmp 1b"
-#elif defined(__aarch64__)
-#define HX_HOST_BKPT "brk #0\n1:\n\tb 1b"
-#endif
+ * past, or spins on): the build's harness/trap_<arch>.h (Makefile: HX_TRAP_H) */
+#include HX_TRAP_H
 
 /* A leaf: no calls, so -momit-leaf-frame-pointer gives it no frame record;
  * the sample is taken at its breakpoint.  It spins `loops` times first (a
@@ -34,7 +30,7 @@ __attribute__((noinline, noclone)) void HX_HOST_FN(leaf)(uint64_t loops)
 #else
 	hx_host_leaf_ra = (uint64_t)(uintptr_t)__builtin_return_address(0);
 #endif
-	__asm__ volatile(".globl " HX_HOST_TRAP "\n" HX_HOST_TRAP ":\n\t" HX_HOST_BKPT "\n" ::: "memory");
+	__asm__ volatile(".globl " HX_HOST_TRAP "\n" HX_HOST_TRAP ":\n\t" HX_TRAP_SPIN "\n" ::: "memory");
 }
 
 /* The interpreter: called by the trampoline, calls the next level's

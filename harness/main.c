@@ -257,7 +257,8 @@ static int rm_private_dir(const char *dir)
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
-		unlink(p);
+		if (unlink(p) < 0 && errno == EISDIR)
+			rm_private_dir(p);     /* a case's own dump directory */
 	}
 	closedir(d);
 	return rmdir(dir);
@@ -394,61 +395,52 @@ static int cmd_run(int argc, char **argv, bool record)
 		return 2;
 	if (record)
 		priv = false;
-	int outfd = -1;
-	if (record) {
-		outfd = open(c.out, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
-		if (outfd < 0 || hx_samples_write_header(outfd, tr_arch_host()->elf_mach)) {
-			fprintf(stderr, "jitunwind: %s: %s\n", c.out, strerror(errno));
-			return 2;
-		}
-	}
+	/* one batch: a child captures every case of this host's arch in turn */
 	struct hx_case_res *res = calloc((size_t)n, sizeof(*res));
-	int status = 0;
-	for (int i = 0; i < n && res; i++) {
-		char err[1024];
-		double tc = now();
-		if (skip_other_arch(&cases[i], paths[i], &res[i]))
-			continue;
-		char sp[4352];
-		snprintf(sp, sizeof(sp), "%s/%s.samples", dir, cases[i].name);
-		if (hx_capture_to_file(&cases[i], paths[i], dir, sp, err, sizeof(err))) {
-			fprintf(stderr, "jitunwind: %s\n", err);
-			status = 2;
-			break;
-		}
-		if (record) {
-			if (hx_copy_records(outfd, sp, err, sizeof(err))) {
-				fprintf(stderr, "jitunwind: %s\n", err);
-				status = 2;
-				break;
-			}
-			unlink(sp);
-			continue;
-		}
-		struct hx_samples s;
-		if (hx_samples_read(&s, sp, err, sizeof(err))) {
-			fprintf(stderr, "jitunwind: %s\n", err);
-			status = 2;
-			break;
-		}
-		if (s.ngroups != 1) {
-			fprintf(stderr, "jitunwind: %s: expected one case group, found %zu\n", sp, s.ngroups);
-			status = 2;
-		} else if ((rc = hx_replay_group(&s.groups[0], s.elf_mach, &c.o, &res[i], err, sizeof(err)))) {
-			fprintf(stderr, "jitunwind: %s\n", err);
-			status = 2;
-		}
-		res[i].seconds = now() - tc;
-		hx_samples_free(&s);
-		if (status)
-			break;
+	struct hx_batch_case *batch = calloc((size_t)n, sizeof(*batch));
+	size_t nb = 0;
+	int status = res && batch ? 0 : 2;
+	for (int i = 0; i < n && !status; i++)
+		if (!skip_other_arch(&cases[i], paths[i], &res[i]))
+			batch[nb++] = (struct hx_batch_case){ .c = &cases[i], .path = paths[i] };
+	char err[1024], sp[4352];
+	snprintf(sp, sizeof(sp), "%s/all.samples", dir);
+	struct hx_samples s = { 0 };
+	double tc = now();
+	if (!status && (hx_batch_dirs(batch, nb, dir, err, sizeof(err)) ||
+			hx_capture_to_file(batch, nb, record ? c.out : sp, NULL, err, sizeof(err)) ||
+			(!record && hx_samples_read(&s, sp, err, sizeof(err))))) {
+		fprintf(stderr, "jitunwind: %s\n", err);
+		status = 2;
 	}
+	if (!record)
+		unlink(sp);
+	tc = nb ? (now() - tc) / (double)nb : 0;
+	/* the groups in case order; a case whose child never started it has none */
+	for (int i = 0, g = 0; i < n && !status && !record; i++) {
+		double t1 = now();
+		if (res[i].skipped)
+			continue;
+		if ((size_t)g >= s.ngroups || strcmp(s.groups[g].case_path, paths[i])) {
+			snprintf(res[i].name, sizeof(res[i].name), "%s", cases[i].name);
+			snprintf(res[i].file, sizeof(res[i].file), "%s", paths[i]);
+			snprintf(res[i].problem, sizeof(res[i].problem), "the capture did not start");
+			continue;
+		}
+		if ((rc = hx_replay_group(&s.groups[g++], s.elf_mach, &c.o, &res[i], err, sizeof(err)))) {
+			fprintf(stderr, "jitunwind: %s\n", err);
+			status = 2;
+		}
+		res[i].seconds = tc + now() - t1;
+	}
+	hx_samples_free(&s);
+	if (batch)
+		hx_batch_dirs_free(batch, nb);
+	free(batch);
 	if (record) {
-		close(outfd);
 		if (!status)
 			printf("recorded %d case(s) into %s; jitdumps in %s\n", n, c.out, dir);
 		if (!status && c.perf_data) {
-			char err[1024];
 			c.po.stack_size = (uint32_t)c.o.stack_size;
 			if (hx_toperf_write(c.out, c.perf_data, &c.po, err, sizeof(err))) {
 				fprintf(stderr, "jitunwind: %s\n", err);

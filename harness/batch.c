@@ -1,0 +1,258 @@
+/* Batch capture (capture.h): the parent's side.  One forked child captures
+ * the cases in order; a case that crashes, fails its setup or hangs ends only
+ * its child, and the next case goes on in a new one. */
+#include "capture.h"
+#include "ksampler.h"
+#include "runner.h"
+#include "samples.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The child's progress, in a page it shares with the parent. */
+struct batch_shared {
+	volatile size_t cur;      /* the case the child is on (or has finished last) */
+};
+
+/* The largest dump a case replays with, as perf --call-graph dwarf,N: what
+ * the kernel sampler asks for. */
+static uint32_t stack_user(const struct hx_case *c)
+{
+	uint32_t su = 8192;
+	for (int i = 0; i < c->nstack_sizes; i++)
+		if ((uint32_t)c->stack_sizes[i] > su)
+			su = (uint32_t)c->stack_sizes[i];
+	return su;
+}
+
+/* The child ended early: a signal (the alarm of a case that never returns,
+ * a crash the handler could not catch) is written into the group of the case
+ * it was on; the crash handler and setup errors wrote their own record. */
+static void child_ended(int st, int out_fd)
+{
+	if (!WIFSIGNALED(st))
+		return;
+	char m[160];
+	snprintf(m, sizeof(m), "child killed by signal %d (%s)%s", WTERMSIG(st), strsignal(WTERMSIG(st)),
+		 WTERMSIG(st) == SIGALRM ? ": the case did not finish in 10 s" : "");
+	hx_rec_write(out_fd, HX_REC_ERROR, m, strlen(m) + 1, NULL, 0);
+}
+
+/* Parent side of one child: serve its spin points (kernel samples), wait.
+ * 0, or -1 with err set. */
+static int child_wait(pid_t pid, const struct hx_case *c, int req[2], int out_fd, int *st, char *err,
+		      size_t errlen)
+{
+	int src = 0;
+	if (req[0] >= 0) {
+		close(req[1]);
+		src = hx_ksample_serve(pid, stack_user(c), req[0], out_fd, err, errlen);
+		close(req[0]);
+	}
+	while (waitpid(pid, st, 0) < 0 && errno == EINTR)
+		;
+	return src ? -1 : 0;
+}
+
+/* fork, with the kernel sampler's request pipe when it is on.  The child
+ * gets 0 and req[1]; -1 with err set on failure. */
+static pid_t child_fork(int req[2], char *err, size_t errlen)
+{
+	req[0] = req[1] = -1;
+	if (hx_kcfg.nsamples > 0 && pipe2(req, O_CLOEXEC)) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		if (req[0] >= 0) {
+			close(req[0]);
+			close(req[1]);
+		}
+		return -1;
+	}
+	if (pid == 0) {
+		if (req[0] >= 0)
+			close(req[0]);
+		hx_spin_configure(hx_kcfg.spin || hx_kcfg.nsamples > 0, req[1]);
+	}
+	return pid;
+}
+
+/* The fork loop.  Always inlined: the public function that runs it is the
+ * frame above hx_capture_case in the child, whichever entry the caller used,
+ * so a capture's stack has the same frames above the anchor for every
+ * caller at the same depth (the unwinders walk them; the goldens list them). */
+static inline __attribute__((always_inline)) int batch_run(const struct hx_batch_case *cases, size_t n,
+							   int out_fd, struct hx_batch_stats *stats,
+							   char *err, size_t errlen)
+{
+	struct hx_batch_stats none;
+	if (!stats)
+		stats = &none;
+	memset(stats, 0, sizeof(*stats));
+	struct batch_shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED) {
+		snprintf(err, errlen, "mmap: %s", strerror(errno));
+		return -1;
+	}
+	int rc = 0;
+	for (size_t next = 0; next < n && !rc;) {
+		/* the kernel sampler is opened per child, with the case's dump size */
+		size_t end = hx_kcfg.nsamples > 0 ? next + 1 : n;
+		int req[2], st = 0;
+		sh->cur = next;
+		pid_t pid = child_fork(req, err, errlen);
+		if (pid < 0) {
+			rc = -1;
+			break;
+		}
+		if (pid == 0) {
+			for (size_t k = next; k < end; k++) {
+				sh->cur = k;
+				if (hx_capture_case(cases[k].c, cases[k].path, cases[k].dumpdir, out_fd))
+					_exit(1);
+			}
+			_exit(0);
+		}
+		stats->children++;
+		rc = child_wait(pid, cases[next].c, req, out_fd, &st, err, errlen);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+			next = end;
+			continue;
+		}
+		child_ended(st, out_fd);
+		stats->ended++;
+		next = sh->cur + 1;
+	}
+	munmap(sh, sizeof(*sh));
+	return rc;
+}
+
+int hx_capture_batch(const struct hx_batch_case *cases, size_t n, int out_fd,
+		     struct hx_batch_stats *stats, char *err, size_t errlen)
+{
+	return batch_run(cases, n, out_fd, stats, err, errlen);
+}
+
+/* A memfd with the samples header. -1 with err set. */
+static int samples_memfd(char *err, size_t errlen)
+{
+	int fd = memfd_create("jitunwind-samples", MFD_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "memfd_create: %s", strerror(errno));
+		return -1;
+	}
+	const struct tr_arch *host = tr_arch_host();
+	int rc = hx_samples_write_header(fd, host ? host->elf_mach : 0);
+	if (rc) {
+		snprintf(err, errlen, "samples header: %s", strerror(-rc));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The memfd's samples, parsed into *out; closes fd.  0, or -1 with err set. */
+static int samples_parse_fd(int fd, struct hx_samples *out, char *err, size_t errlen)
+{
+	off_t size = lseek(fd, 0, SEEK_END);
+	uint8_t *data = size > 0 ? malloc((size_t)size) : NULL;
+	if (!data || pread(fd, data, (size_t)size, 0) != size) {
+		snprintf(err, errlen, "reading the samples back: %s", data ? strerror(errno) : "out of memory");
+		free(data);
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	if (hx_samples_parse(out, data, (size_t)size, "(captured samples)", err, errlen)) {
+		hx_samples_free(out);
+		return -1;
+	}
+	return 0;
+}
+
+int hx_capture_samples(const struct hx_batch_case *cases, size_t n, struct hx_samples *out,
+		       struct hx_batch_stats *stats, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	int fd = samples_memfd(err, errlen);
+	if (fd < 0)
+		return -1;
+	if (batch_run(cases, n, fd, stats, err, errlen)) {
+		close(fd);
+		return -1;
+	}
+	return samples_parse_fd(fd, out, err, errlen);
+}
+
+int hx_capture_to_file(const struct hx_batch_case *cases, size_t n, const char *out_path,
+		       struct hx_batch_stats *stats, char *err, size_t errlen)
+{
+	int fd = open(out_path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", out_path, strerror(errno));
+		return -1;
+	}
+	const struct tr_arch *host = tr_arch_host();
+	if (hx_samples_write_header(fd, host ? host->elf_mach : 0)) {
+		close(fd);
+		snprintf(err, errlen, "%s: write failed", out_path);
+		return -1;
+	}
+	int rc = batch_run(cases, n, fd, stats, err, errlen);
+	if (close(fd) && !rc) {
+		snprintf(err, errlen, "%s: %s", out_path, strerror(errno));
+		rc = -1;
+	}
+	return rc;
+}
+
+int hx_capture_one(const struct hx_case *c, const char *case_path, const char *dumpdir,
+		   const char *out_path, char *err, size_t errlen)
+{
+	struct hx_batch_case one = { .c = c, .path = case_path, .dumpdir = dumpdir };
+	return hx_capture_to_file(&one, 1, out_path, NULL, err, errlen);
+}
+
+int hx_batch_dirs(struct hx_batch_case *b, size_t n, const char *root, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i].dumpdir = NULL;
+	for (size_t i = 0; i < n; i++) {
+		char d[4352];
+		if (n == 1)
+			snprintf(d, sizeof(d), "%s", root);
+		else
+			snprintf(d, sizeof(d), "%s/%s", root, b[i].c->name);
+		if (n > 1 && mkdir(d, 0755) < 0 && errno != EEXIST) {
+			snprintf(err, errlen, "%s: %s", d, strerror(errno));
+			hx_batch_dirs_free(b, n);
+			return -1;
+		}
+		if (!(b[i].dumpdir = strdup(d))) {
+			snprintf(err, errlen, "out of memory");
+			hx_batch_dirs_free(b, n);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void hx_batch_dirs_free(struct hx_batch_case *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free((char *)(uintptr_t)b[i].dumpdir);
+		b[i].dumpdir = NULL;
+	}
+}
