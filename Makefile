@@ -211,7 +211,7 @@ fuzz: deps $(BIN) $(CHECKBIN) $(FUZZ_DIR)/fuzz_lint $(FUZZ_DIR)/fuzz_perfdata
 	@rm -rf $(FUZZ_DIR)/run $(FUZZ_DIR)/seeds
 	@mkdir -p $(FUZZ_DIR)/run $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus $(FUZZ_DIR)/artifacts
 	$(RUNNER) ./$(BIN) run --unwinders oracle --jitdump-dir $(FUZZ_DIR)/run cases/$(ARCH) >/dev/null || test $$? = 1
-	cp $(FUZZ_DIR)/run/jit-*.dump $(FUZZ_DIR)/seeds/
+	for d in $(FUZZ_DIR)/run/*/; do cp $$d/jit-*.dump $(FUZZ_DIR)/seeds/$$(basename $$d).dump; done
 	JU_LINT_SEEDS=$(CURDIR)/$(FUZZ_DIR)/seeds JU_BIN=$(CURDIR)/$(BIN) CK_RUN_CASE=rules $(RUNNER) $(CHECKBIN) lint >/dev/null
 	@echo "fuzz: $$(ls $(FUZZ_DIR)/seeds | wc -l) seeds, $(FUZZ_SECONDS) s"
 	@cd $(FUZZ_DIR) && ./fuzz_lint -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
