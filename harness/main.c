@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -582,6 +583,11 @@ static int cmd_inject(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* Large blocks (a case, a replay's state, perf's view) come and go once
+	 * per case: from a heap that keeps its pages rather than from fresh
+	 * mappings, whose page faults cost more than the work done in them. */
+	mallopt(M_MMAP_THRESHOLD, 256 << 20);
+	mallopt(M_TRIM_THRESHOLD, 512 << 20);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

@@ -52,4 +52,5 @@ static int fp_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 const struct uw_unwinder uw_fp = {
 	.name = "fp", .about = "the kernel's frame-pointer walk",
 	.sees = UW_SEES_WHOLE, .ref = UW_REF_FP, .quiet_why = true, .unwind = fp_unwind,
+	.bench_rate = 10e6,
 };
