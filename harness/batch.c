@@ -7,6 +7,7 @@
 #include "samples.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,10 +18,31 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* The child's progress, in a page it shares with the parent. */
+/* The child's progress, in a page it shares with the parent, and the
+ * records it wrote into the shared sink (hx_capture_sink). */
 struct batch_shared {
 	volatile size_t cur;      /* the case the child is on (or has finished last) */
+	volatile size_t used;     /* bytes of complete records in the sink */
 };
+
+#define BATCH_SINK (64u << 20)   /* address space, not memory: pages come as they are written */
+
+/* After a child: the records it left in the sink go to the fd.  0, or -1. */
+static int sink_flush(const uint8_t *sink, struct batch_shared *sh, int out_fd)
+{
+	size_t n = sh->used;
+	while (n) {
+		ssize_t w = write(out_fd, sink, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		sink += w;
+		n -= (size_t)w;
+	}
+	sh->used = 0;
+	return 0;
+}
 
 /* The largest dump a case replays with, as perf --call-graph dwarf,N: what
  * the kernel sampler asks for. */
@@ -62,6 +84,21 @@ static int child_wait(pid_t pid, const struct hx_case *c, int req[2], int out_fd
 	return src ? -1 : 0;
 }
 
+/* The child stays on the CPU it starts on: its breakpoints change code
+ * protection (mprotect) twice per sample, and each change flushes the TLB of
+ * every CPU the process has run on, by interrupt.  One CPU: no interrupts.
+ * Nothing a sample records depends on the CPU. */
+static void stay_on_cpu(void)
+{
+	int c = sched_getcpu();
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	if (c >= 0) {
+		CPU_SET(c, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+	}
+}
+
 /* fork, with the kernel sampler's request pipe when it is on.  The child
  * gets 0 and req[1]; -1 with err set on failure. */
 static pid_t child_fork(int req[2], char *err, size_t errlen)
@@ -85,6 +122,7 @@ static pid_t child_fork(int req[2], char *err, size_t errlen)
 		if (req[0] >= 0)
 			close(req[0]);
 		hx_spin_configure(hx_kcfg.spin || hx_kcfg.nsamples > 0, req[1]);
+		stay_on_cpu();
 	}
 	return pid;
 }
@@ -102,8 +140,13 @@ static inline __attribute__((always_inline)) int batch_run(const struct hx_batch
 		stats = &none;
 	memset(stats, 0, sizeof(*stats));
 	struct batch_shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (sh == MAP_FAILED) {
+	/* with the kernel sampler the parent writes records between the child's: no sink */
+	uint8_t *sink = hx_kcfg.nsamples > 0 ? NULL
+			: mmap(NULL, BATCH_SINK, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (sh == MAP_FAILED || sink == MAP_FAILED) {
 		snprintf(err, errlen, "mmap: %s", strerror(errno));
+		if (sh != MAP_FAILED)
+			munmap(sh, sizeof(*sh));
 		return -1;
 	}
 	int rc = 0;
@@ -118,6 +161,7 @@ static inline __attribute__((always_inline)) int batch_run(const struct hx_batch
 			break;
 		}
 		if (pid == 0) {
+			hx_capture_sink(sink, sink ? BATCH_SINK : 0, &sh->used);
 			for (size_t k = next; k < end; k++) {
 				sh->cur = k;
 				if (hx_capture_case(cases[k].c, cases[k].path, cases[k].dumpdir, out_fd))
@@ -127,6 +171,10 @@ static inline __attribute__((always_inline)) int batch_run(const struct hx_batch
 		}
 		stats->children++;
 		rc = child_wait(pid, cases[next].c, req, out_fd, &st, err, errlen);
+		if (sink && sink_flush(sink, sh, out_fd) && !rc) {
+			snprintf(err, errlen, "writing the samples: %s", strerror(errno));
+			rc = -1;
+		}
 		if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
 			next = end;
 			continue;
@@ -136,6 +184,8 @@ static inline __attribute__((always_inline)) int batch_run(const struct hx_batch
 		next = sh->cur + 1;
 	}
 	munmap(sh, sizeof(*sh));
+	if (sink)
+		munmap(sink, BATCH_SINK);
 	return rc;
 }
 
@@ -163,19 +213,20 @@ static int samples_memfd(char *err, size_t errlen)
 	return fd;
 }
 
-/* The memfd's samples, parsed into *out; closes fd.  0, or -1 with err set. */
+/* The memfd's samples, mapped (no copy) and parsed into *out; closes fd.
+ * 0, or -1 with err set. */
 static int samples_parse_fd(int fd, struct hx_samples *out, char *err, size_t errlen)
 {
 	off_t size = lseek(fd, 0, SEEK_END);
-	uint8_t *data = size > 0 ? malloc((size_t)size) : NULL;
-	if (!data || pread(fd, data, (size_t)size, 0) != size) {
-		snprintf(err, errlen, "reading the samples back: %s", data ? strerror(errno) : "out of memory");
-		free(data);
-		close(fd);
+	void *data = size > 0 ? mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+	close(fd);
+	if (data == MAP_FAILED) {
+		snprintf(err, errlen, "mapping the samples: %s", strerror(errno));
 		return -1;
 	}
-	close(fd);
-	if (hx_samples_parse(out, data, (size_t)size, "(captured samples)", err, errlen)) {
+	int rc = hx_samples_parse(out, data, (size_t)size, "(captured samples)", err, errlen);
+	out->mapped = true;
+	if (rc) {
 		hx_samples_free(out);
 		return -1;
 	}

@@ -64,9 +64,65 @@ static struct tr_func hx_leaf;
 static uint8_t hx_rec[HX_STACK_MAX + 4096] __attribute__((aligned(16)));
 extern const char hx_callee_trap[];
 
+/* Where the child's records go (hx_capture_sink): a buffer the parent shares
+ * and writes out after the child, so that a record costs a copy, not a
+ * system call; straight to the fd when there is none or it is full. */
+static struct {
+	uint8_t *buf;
+	size_t cap;
+	volatile size_t *used;
+} hx_sink;
+
+void hx_capture_sink(uint8_t *buf, size_t cap, volatile size_t *used)
+{
+	hx_sink.buf = buf;
+	hx_sink.cap = cap;
+	hx_sink.used = used;
+}
+
+/* One record (samples.h layout, as hx_rec_write writes it).  Async-signal-
+ * safe: *used moves only past complete records, so the parent finds whole
+ * ones however the child ends. */
+static int cap_rec(int fd, uint32_t type, const void *a, size_t alen, const void *b, size_t blen)
+{
+	size_t len = alen + blen, total = 16 + ((len + 7) & ~(size_t)7);
+	if (!hx_sink.buf)
+		return hx_rec_write(fd, type, a, alen, b, blen);
+	size_t u = *hx_sink.used;
+	if (total > hx_sink.cap - u) {
+		/* full: what it holds goes out first, in order */
+		const uint8_t *p = hx_sink.buf;
+		while (u) {
+			ssize_t w = write(fd, p, u);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return -EIO;
+			p += w;
+			u -= (size_t)w;
+		}
+		*hx_sink.used = 0;
+		if (total > hx_sink.cap)
+			return hx_rec_write(fd, type, a, alen, b, blen);
+	}
+	uint8_t *p = hx_sink.buf + u;
+	uint64_t l64 = len;
+	uint32_t flags = 0;
+	memcpy(p, &type, 4);
+	memcpy(p + 4, &flags, 4);
+	memcpy(p + 8, &l64, 8);
+	if (alen)
+		memcpy(p + 16, a, alen);
+	if (blen)
+		memcpy(p + 16 + alen, b, blen);
+	memset(p + 16 + len, 0, total - 16 - len);
+	__atomic_store_n(hx_sink.used, u + total, __ATOMIC_RELEASE);
+	return 0;
+}
+
 static void hx_write_error(const char *msg)
 {
-	hx_rec_write(hx.fd, HX_REC_ERROR, msg, strlen(msg) + 1, NULL, 0);
+	cap_rec(hx.fd, HX_REC_ERROR, msg, strlen(msg) + 1, NULL, 0);
 }
 
 /* The stack is read byte-exact, below ASan's view of it (redzones are data
@@ -181,7 +237,7 @@ static void hx_sample(const ucontext_t *uc, uint32_t func, uint32_t offset, int 
 	struct hx_spin_msg m;
 	bool spin = hx_spin_enabled();
 	hx.last_len = hx_sample_build(uc, func, offset, k, row, hx_rec, spin ? &m : NULL);
-	hx_rec_write(hx.fd, HX_REC_SAMPLE, hx_rec, hx.last_len, NULL, 0);
+	cap_rec(hx.fd, HX_REC_SAMPLE, hx_rec, hx.last_len, NULL, 0);
 	hx.last_func = func;
 	hx.last_offset = offset;
 	hx.last_k = k;
@@ -236,7 +292,7 @@ static void hx_on_crash(int sig, siginfo_t *si, void *ucv)
 	put64(&p, pc);
 	put64(&p, off);
 	put64(&p, (uint64_t)(uintptr_t)si->si_addr);
-	hx_rec_write(hx.fd, HX_REC_CRASH, b, sizeof(b), NULL, 0);
+	cap_rec(hx.fd, HX_REC_CRASH, b, sizeof(b), NULL, 0);
 	_exit(70);
 }
 
@@ -451,7 +507,7 @@ __attribute__((noinline)) static int write_maps(int fd, uint64_t sp, uint64_t *s
 	struct stack_find f = { .sp = sp };
 	maps_each(stack_of, &f);
 	*stack_top = f.top;
-	return hx_rec_write(fd, HX_REC_MAPS, hx_maps, hx_maps_len, NULL, 0);
+	return cap_rec(fd, HX_REC_MAPS, hx_maps, hx_maps_len, NULL, 0);
 }
 
 __attribute__((noinline, format(printf, 1, 2))) static int fail(const char *fmt, ...)
@@ -500,23 +556,43 @@ static void write_func(const struct tr_func *f, uint64_t addr, uint32_t index, c
 		memcpy(p, f->rows[i].insn, strnlen(f->rows[i].insn, 47));
 		p += 48;
 	}
-	hx_rec_write(out_fd, HX_REC_FUNC, fb, (size_t)(p - fb), NULL, 0);
+	cap_rec(out_fd, HX_REC_FUNC, fb, (size_t)(p - fb), NULL, 0);
 }
 
-/* Installs f at `at` (code, and its unwinding data when install_unwind),
- * writes its jitdump records and its FUNC record.  0, or -1 (message written). */
+/* The arena's bytes as they are built, then written by one tr_patch (each
+ * patch is two mprotects: one per case, not three per function). */
+struct cap_image {
+	uint8_t *bytes;          /* what goes at hx.arena.base */
+	size_t size, used;
+};
+
+/* n bytes at arena address `at` into the image; -1 outside it. */
+static int img_put(struct cap_image *im, const uint8_t *at, const void *src, size_t n)
+{
+	size_t off = (size_t)(at - hx.arena.base);
+	if (at < hx.arena.base || off > im->size || n > im->size - off)
+		return -1;
+	memcpy(im->bytes + off, src, n);
+	if (off + n > im->used)
+		im->used = off + n;
+	return 0;
+}
+
+/* Puts f at `at` (code, and its unwinding data when install_unwind) into the
+ * image, writes its jitdump records and its FUNC record.  0, or -1 (message
+ * written). */
 static int hx_install(const struct tr_func *f, const struct tr_unwind_opts *uo, bool after_load,
 		      bool install_unwind, uint8_t *at, uint32_t index, const char *name,
-		      struct jdw *w, int out_fd)
+		      struct jdw *w, struct cap_image *im, int out_fd)
 {
 	static struct tr_unwind u;
 	char err[512];
 	uint64_t addr = (uint64_t)(uintptr_t)at;
 	if (tr_unwind_build(f, uo, addr, &u, err, sizeof(err)))
 		return fail("%s", err);
-	if (tr_patch(&hx.arena, at, f->code, f->code_size) ||
-	    (install_unwind && tr_patch(&hx.arena, at + u.eh_off, u.data, u.size)))
-		return fail("%s", "tr_patch failed installing code");
+	if (img_put(im, at, f->code, f->code_size) ||
+	    (install_unwind && img_put(im, at + u.eh_off, u.data, u.size)))
+		return fail("%s", "code outside the arena");
 	bool unw = uo->cfi != TR_CFI_NONE || u.size;
 	int rc = 0;
 	if (unw && !after_load)
@@ -531,20 +607,21 @@ static int hx_install(const struct tr_func *f, const struct tr_unwind_opts *uo, 
 	return 0;
 }
 
-/* Arms a breakpoint at every instruction boundary of f (function `index`):
- * the code with every breakpoint in place, in order (a breakpoint's saved
- * bytes include an earlier one it overlaps), written by one tr_patch. */
-static int hx_arm_all(const struct tr_func *f, uint8_t *at, uint32_t index)
+/* Arms a breakpoint at every instruction boundary of f (function `index`)
+ * in the image, in order (a breakpoint's saved bytes include an earlier one
+ * it overlaps). */
+static int hx_arm_all(const struct tr_func *f, uint8_t *at, uint32_t index, struct cap_image *im)
 {
-	static uint8_t code[TR_MAX_CODE + 8];
 	const struct tr_arch *a = hx_cap_host.tr;
-	size_t end = f->code_size;
-	for (size_t i = 0; i < f->nrows; i++)
-		if (f->rows[i].offset + a->bkpt_len > end)
-			end = f->rows[i].offset + a->bkpt_len;
-	if (end > sizeof(code))
-		return fail("%s", "breakpoints past the end of the code");
-	memcpy(code, at, end);
+	size_t base = (size_t)(at - hx.arena.base);
+	for (size_t i = 0; i < f->nrows; i++) {
+		uint32_t off = f->rows[i].offset;
+		if (base + off + a->bkpt_len > im->size)
+			return fail("%s", "a breakpoint past the end of the arena");
+		if (base + off + a->bkpt_len > im->used)
+			im->used = base + off + a->bkpt_len;
+	}
+	uint8_t *code = im->bytes + base;
 	for (size_t i = 0; i < f->nrows; i++) {
 		if (hx.nbp >= HX_MAX_BP)
 			return fail("more than %d breakpoints", HX_MAX_BP);
@@ -558,8 +635,6 @@ static int hx_arm_all(const struct tr_func *f, uint8_t *at, uint32_t index)
 		b->armed = 1;
 		memcpy(code + off, a->bkpt, a->bkpt_len);
 	}
-	if (tr_patch(&hx.arena, at, code, end))
-		return fail("%s", "tr_patch failed arming the breakpoints");
 	return 0;
 }
 
@@ -634,7 +709,8 @@ static int cap_arena(const struct hx_case *c, struct cap_layout *ly)
 
 /* Every level's trampoline, then the [leaf], installed with their jitdump
  * records. */
-static int cap_install(const struct hx_case *c, const struct cap_layout *ly, struct jdw *w, int out_fd)
+static int cap_install(const struct hx_case *c, const struct cap_layout *ly, struct jdw *w,
+		       struct cap_image *im, int out_fd)
 {
 	for (int k = 1; k <= hx.depth; k++) {
 		uint8_t *at;
@@ -643,7 +719,7 @@ static int cap_install(const struct hx_case *c, const struct cap_layout *ly, str
 		char name[32];
 		snprintf(name, sizeof(name), k == 1 ? "tramp" : "tramp%d", k);
 		if (hx_install(&hx_func, &c->unw, c->unwind_after_load, ly->install_unwind, at,
-			       (uint32_t)(k - 1), name, w, out_fd))
+			       (uint32_t)(k - 1), name, w, im, out_fd))
 			return -1;
 		hx.tramp[k] = at;
 		hx.tramp_size[k] = hx_func.code_size;
@@ -654,7 +730,7 @@ static int cap_install(const struct hx_case *c, const struct cap_layout *ly, str
 		if (tr_arena_alloc(&hx.arena, ly->leaf_slot, 64, &at))
 			return fail("%s", "arena full");
 		if (hx_install(&hx_leaf, &ly->leaf_unw, c->unwind_after_load, true, at, (uint32_t)hx.depth,
-			       "leaf", w, out_fd))
+			       "leaf", w, im, out_fd))
 			return -1;
 		hx.leaf = at;
 		hx.leaf_size = hx_leaf.code_size;
@@ -664,33 +740,42 @@ static int cap_install(const struct hx_case *c, const struct cap_layout *ly, str
 }
 
 /* The jitdump (its marker before the code arena: facts section 1), the
- * arena, the code, the breakpoints at every instruction boundary. */
-__attribute__((noinline)) static int cap_build(const struct hx_case *c, const char *dumpdir, int out_fd)
+ * arena, the code, the breakpoints at every instruction boundary: built in
+ * an image, installed by one tr_patch. */
+static int cap_build(const struct hx_case *c, const char *dumpdir, int out_fd)
 {
 	static struct jdw w;
 	struct cap_layout ly;
 	int rc = jdw_open(&w, dumpdir, hx_cap_host.tr->elf_mach);
 	if (rc)
 		return fail("cannot create the jitdump: %s", strerror(-rc));
-	hx_rec_write(out_fd, HX_REC_DUMP, w.path, strlen(w.path) + 1, NULL, 0);
+	cap_rec(out_fd, HX_REC_DUMP, w.path, strlen(w.path) + 1, NULL, 0);
 	rc = cap_arena(c, &ly);
+	struct cap_image im = { .size = hx.arena.size };
+	if (!rc && !(im.bytes = calloc(1, im.size)))
+		rc = fail("%s", "out of memory for the arena's image");
 	if (!rc)
-		rc = cap_install(c, &ly, &w, out_fd);
+		rc = cap_install(c, &ly, &w, &im, out_fd);
 	jdw_close(&w);
-	if (rc || !c->every_insn)
-		return rc;
-	for (int k = 1; k <= hx.depth; k++)
-		if (hx_arm_all(&hx_func, hx.tramp[k], (uint32_t)(k - 1)))
-			return -1;
-	if (hx.leaf && hx_arm_all(&hx_leaf, hx.leaf, (uint32_t)hx.depth))
-		return -1;
-	return 0;
+	for (int k = 1; !rc && c->every_insn && k <= hx.depth; k++)
+		rc = hx_arm_all(&hx_func, hx.tramp[k], (uint32_t)(k - 1), &im);
+	if (!rc && c->every_insn && hx.leaf)
+		rc = hx_arm_all(&hx_leaf, hx.leaf, (uint32_t)hx.depth, &im);
+	if (!rc && tr_patch(&hx.arena, hx.arena.base, im.bytes, im.used))
+		rc = fail("%s", "tr_patch failed installing the code");
+	free(im.bytes);
+	return rc;
 }
 
 /* The trap handler (on an alternate stack), the crash handlers, the spin
- * points' release.  0, or -1 (message written). */
+ * points' release: once per child (a crash ends the child, so the crash
+ * handlers' SA_RESETHAND never has to be undone).  0, or -1 (message written). */
 __attribute__((noinline)) static int cap_handlers(void)
 {
+	static bool done;
+	if (done)
+		return 0;
+	done = true;
 	static uint8_t altstack[1 << 16];
 	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof(altstack) };
 	sigaltstack(&ss, NULL);
@@ -743,7 +828,7 @@ int hx_capture_case(const struct hx_case *c, const char *case_path, const char *
 	for (size_t i = 0; i < sizeof(above); i++)
 		above[i] = 0;
 	cap_reset(c, out_fd);
-	hx_rec_write(out_fd, HX_REC_CASE, case_path, strlen(case_path) + 1, c->text, c->text_len);
+	cap_rec(out_fd, HX_REC_CASE, case_path, strlen(case_path) + 1, c->text, c->text_len);
 	if (cap_emit(c) || cap_build(c, dumpdir, out_fd))
 		return -1;
 	uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0);
@@ -760,7 +845,7 @@ int hx_capture_case(const struct hx_case *c, const char *case_path, const char *
 	if (hx.truth_error)
 		return fail("truth mismatch: the C target under level %d was not called from tramp+ret_off",
 			    hx.truth_error);
-	hx_rec_write(out_fd, HX_REC_END, NULL, 0, NULL, 0);
+	cap_rec(out_fd, HX_REC_END, NULL, 0, NULL, 0);
 	/* the next case of the batch maps its own arena where this one was */
 	tr_arena_fini(&hx.arena);
 	return 0;
