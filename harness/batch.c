@@ -130,7 +130,9 @@ static pid_t child_fork(int req[2], char *err, size_t errlen)
 /* The fork loop.  Always inlined: the public function that runs it is the
  * frame above hx_capture_case in the child, whichever entry the caller used,
  * so a capture's stack has the same frames above the anchor for every
- * caller at the same depth (the unwinders walk them; the goldens list them). */
+ * caller at the same depth (the unwinders walk them; the goldens list them,
+ * and where perf's 8 KB dump ends among them: keep this frame small, as
+ * hx_capture_case's is sized on purpose, HX_ABOVE_ANCHOR in capture.c). */
 static inline __attribute__((always_inline)) int batch_run(const struct hx_batch_case *cases, size_t n,
 							   int out_fd, struct hx_batch_stats *stats,
 							   char *err, size_t errlen)

@@ -83,7 +83,7 @@ void hx_capture_sink(uint8_t *buf, size_t cap, volatile size_t *used)
 /* One record (samples.h layout, as hx_rec_write writes it).  Async-signal-
  * safe: *used moves only past complete records, so the parent finds whole
  * ones however the child ends. */
-static int cap_rec(int fd, uint32_t type, const void *a, size_t alen, const void *b, size_t blen)
+__attribute__((noinline)) static int cap_rec(int fd, uint32_t type, const void *a, size_t alen, const void *b, size_t blen)
 {
 	size_t len = alen + blen, total = 16 + ((len + 7) & ~(size_t)7);
 	if (!hx_sink.buf)
@@ -742,7 +742,7 @@ static int cap_install(const struct hx_case *c, const struct cap_layout *ly, str
 /* The jitdump (its marker before the code arena: facts section 1), the
  * arena, the code, the breakpoints at every instruction boundary: built in
  * an image, installed by one tr_patch. */
-static int cap_build(const struct hx_case *c, const char *dumpdir, int out_fd)
+__attribute__((noinline)) static int cap_build(const struct hx_case *c, const char *dumpdir, int out_fd)
 {
 	static struct jdw w;
 	struct cap_layout ly;
