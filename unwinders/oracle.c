@@ -143,8 +143,7 @@ static int oracle_unwind(void *state, const struct uw_view *v, const struct uw_s
 		ra_ok = rac < EHF_NREGS && N.ok[rac];
 		if (!ra_ok) {
 			res->stop = UW_STOP_END;
-			snprintf(res->why, sizeof(res->why), "return address undefined at 0x%llx",
-				 (unsigned long long)pc);
+			uw_why_hex(res->why, sizeof(res->why), "return address undefined at ", pc, "");
 			return 0;
 		}
 		uint64_t ra = N.val[rac];

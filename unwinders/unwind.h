@@ -55,6 +55,9 @@ enum uw_stop {
 	UW_STOP_ERROR,      /* the unwinder library failed */
 };
 const char *uw_stop_name(enum uw_stop s);
+/* why = a "0x<hex of x>" b, as snprintf("%s0x%llx%s") would write it, at a
+ * fraction of the cost: every replayed chain ends with a reason. */
+void uw_why_hex(char *why, size_t n, const char *a, uint64_t x, const char *b);
 
 #define UW_F_FALLBACK 1u    /* frame found without the emitted CFI */
 
