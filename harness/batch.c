@@ -134,13 +134,13 @@ static pid_t child_fork(int req[2], char *err, size_t errlen)
  * and where perf's 8 KB dump ends among them: keep this frame small, as
  * hx_capture_case's is sized on purpose, HX_ABOVE_ANCHOR in capture.c). */
 static inline __attribute__((always_inline)) int batch_run(const struct hx_batch_case *cases, size_t n,
-							   int out_fd, struct hx_batch_stats *stats,
+							   int out_fd, struct hx_batch_run *run,
 							   char *err, size_t errlen)
 {
-	struct hx_batch_stats none;
-	if (!stats)
-		stats = &none;
-	memset(stats, 0, sizeof(*stats));
+	struct hx_batch_run none = { 0 };
+	if (!run)
+		run = &none;
+	run->children = run->ended = 0;
 	struct batch_shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	/* with the kernel sampler the parent writes records between the child's: no sink */
 	uint8_t *sink = hx_kcfg.nsamples > 0 ? NULL
@@ -155,6 +155,8 @@ static inline __attribute__((always_inline)) int batch_run(const struct hx_batch
 	for (size_t next = 0; next < n && !rc;) {
 		/* the kernel sampler is opened per child, with the case's dump size */
 		size_t end = hx_kcfg.nsamples > 0 ? next + 1 : n;
+		if (run->per_child && end - next > run->per_child)
+			end = next + run->per_child;
 		int req[2], st = 0;
 		sh->cur = next;
 		pid_t pid = child_fork(req, err, errlen);
@@ -171,7 +173,7 @@ static inline __attribute__((always_inline)) int batch_run(const struct hx_batch
 			}
 			_exit(0);
 		}
-		stats->children++;
+		run->children++;
 		rc = child_wait(pid, cases[next].c, req, out_fd, &st, err, errlen);
 		if (sink && sink_flush(sink, sh, out_fd) && !rc) {
 			snprintf(err, errlen, "writing the samples: %s", strerror(errno));
@@ -182,7 +184,7 @@ static inline __attribute__((always_inline)) int batch_run(const struct hx_batch
 			continue;
 		}
 		child_ended(st, out_fd);
-		stats->ended++;
+		run->ended++;
 		next = sh->cur + 1;
 	}
 	munmap(sh, sizeof(*sh));
@@ -192,9 +194,9 @@ static inline __attribute__((always_inline)) int batch_run(const struct hx_batch
 }
 
 int hx_capture_batch(const struct hx_batch_case *cases, size_t n, int out_fd,
-		     struct hx_batch_stats *stats, char *err, size_t errlen)
+		     struct hx_batch_run *run, char *err, size_t errlen)
 {
-	return batch_run(cases, n, out_fd, stats, err, errlen);
+	return batch_run(cases, n, out_fd, run, err, errlen);
 }
 
 /* A memfd with the samples header. -1 with err set. */
@@ -236,13 +238,13 @@ static int samples_parse_fd(int fd, struct hx_samples *out, char *err, size_t er
 }
 
 int hx_capture_samples(const struct hx_batch_case *cases, size_t n, struct hx_samples *out,
-		       struct hx_batch_stats *stats, char *err, size_t errlen)
+		       struct hx_batch_run *run, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
 	int fd = samples_memfd(err, errlen);
 	if (fd < 0)
 		return -1;
-	if (batch_run(cases, n, fd, stats, err, errlen)) {
+	if (batch_run(cases, n, fd, run, err, errlen)) {
 		close(fd);
 		return -1;
 	}
@@ -250,7 +252,7 @@ int hx_capture_samples(const struct hx_batch_case *cases, size_t n, struct hx_sa
 }
 
 int hx_capture_to_file(const struct hx_batch_case *cases, size_t n, const char *out_path,
-		       struct hx_batch_stats *stats, char *err, size_t errlen)
+		       struct hx_batch_run *run, char *err, size_t errlen)
 {
 	int fd = open(out_path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
 	if (fd < 0) {
@@ -263,7 +265,7 @@ int hx_capture_to_file(const struct hx_batch_case *cases, size_t n, const char *
 		snprintf(err, errlen, "%s: write failed", out_path);
 		return -1;
 	}
-	int rc = batch_run(cases, n, fd, stats, err, errlen);
+	int rc = batch_run(cases, n, fd, run, err, errlen);
 	if (close(fd) && !rc) {
 		snprintf(err, errlen, "%s: %s", out_path, strerror(errno));
 		rc = -1;
@@ -278,17 +280,19 @@ int hx_capture_one(const struct hx_case *c, const char *case_path, const char *d
 	return hx_capture_to_file(&one, 1, out_path, NULL, err, errlen);
 }
 
-int hx_batch_dirs(struct hx_batch_case *b, size_t n, const char *root, char *err, size_t errlen)
+int hx_batch_dirs(struct hx_batch_case *b, size_t n, const char *root, unsigned per_child,
+		  char *err, size_t errlen)
 {
+	bool shared = n > 1 && per_child != 1;
 	for (size_t i = 0; i < n; i++)
 		b[i].dumpdir = NULL;
 	for (size_t i = 0; i < n; i++) {
 		char d[4352];
-		if (n == 1)
+		if (!shared)
 			snprintf(d, sizeof(d), "%s", root);
 		else
 			snprintf(d, sizeof(d), "%s/%s", root, b[i].c->name);
-		if (n > 1 && mkdir(d, 0755) < 0 && errno != EEXIST) {
+		if (shared && mkdir(d, 0755) < 0 && errno != EEXIST) {
 			snprintf(err, errlen, "%s: %s", d, strerror(errno));
 			hx_batch_dirs_free(b, n);
 			return -1;

@@ -118,7 +118,7 @@ static int bench_load(struct bench *b)
 		b->nb++;
 	}
 	snprintf(b->dir, sizeof(b->dir), "/tmp/jitunwind-bench-XXXXXX");
-	if (!mkdtemp(b->dir) || hx_batch_dirs(b->batch, b->nb, b->dir, err, sizeof(err))) {
+	if (!mkdtemp(b->dir) || hx_batch_dirs(b->batch, b->nb, b->dir, 0, err, sizeof(err))) {
 		fprintf(stderr, "jitunwind bench: %s\n", b->dir[0] ? err : "mkdtemp failed");
 		return -1;
 	}
@@ -130,7 +130,7 @@ static int bench_capture(struct bench *b)
 {
 	char err[1024], m[64], note[160];
 	double t0 = wall(), c0 = cpu_all();
-	struct hx_batch_stats st;
+	struct hx_batch_run st = { 0 };
 	if (hx_capture_samples(b->batch, b->nb, &b->s, &st, err, sizeof(err))) {
 		fprintf(stderr, "jitunwind bench: %s\n", err);
 		return -1;

@@ -22,7 +22,7 @@
  *     struct hx_case c[N];          // hx_case_parse(&c[i], "gen-i", text, len, ...)
  *     struct hx_batch_case b[N];    // { &c[i], "gen-i", dir_i } (dir_i exists, one per case)
  *     struct hx_samples s;
- *     if (hx_capture_samples(b, N, &s, NULL, err, sizeof(err)) == 0) {
+ *     if (hx_capture_samples(b, N, &s, NULL, err, sizeof(err)) == 0) {   // one child
  *             // s.groups[j]: one per case that started, in order; case_path names it
  *             hx_replay_group(&s.groups[j], s.elf_mach, &opts, &res, ...);  // runner.h
  *             hx_samples_free(&s);
@@ -46,25 +46,33 @@ struct hx_batch_case {
 	const char *path;             /* what its CASE record names: the file, or any label */
 	const char *dumpdir;          /* an existing directory of its own for jit-<pid>.dump */
 };
-struct hx_batch_stats {
+struct hx_batch_run {
+	/* in: cases per child; 0: all in one.  1: a process per case, each with
+	 * its own pid as separate programs have (record: a perf.data of the run
+	 * then has one process per case, and the dumps can share a directory) */
+	unsigned per_child;
+	/* out */
 	unsigned children;            /* children forked */
 	unsigned ended;               /* children a case ended early (crash, error, alarm) */
 };
 /* Capture cases[0..n) into out_fd (a samples file whose header the caller
- * wrote).  0, or -1 with err set when the harness failed. */
+ * wrote); run may be NULL (all in one child).  0, or -1 with err set when
+ * the harness failed. */
 int hx_capture_batch(const struct hx_batch_case *cases, size_t n, int out_fd,
-		     struct hx_batch_stats *stats, char *err, size_t errlen);
+		     struct hx_batch_run *run, char *err, size_t errlen);
 /* The same into memory (a memfd), parsed into *out (hx_samples_free). */
 int hx_capture_samples(const struct hx_batch_case *cases, size_t n, struct hx_samples *out,
-		       struct hx_batch_stats *stats, char *err, size_t errlen);
-/* Per-case jitdump directories for cases[0..n) (their c set): root itself
- * for one case, else root/<case name>, created.  0, or -1 with err set;
- * hx_batch_dirs_free frees the names. */
-int hx_batch_dirs(struct hx_batch_case *cases, size_t n, const char *root, char *err, size_t errlen);
+		       struct hx_batch_run *run, char *err, size_t errlen);
+/* Jitdump directories for cases[0..n) (their c set): root itself when no
+ * two of them share a child (one case, or per_child 1), else
+ * root/<case name>, created.  0, or -1 with err set; hx_batch_dirs_free
+ * frees the names. */
+int hx_batch_dirs(struct hx_batch_case *cases, size_t n, const char *root, unsigned per_child,
+		  char *err, size_t errlen);
 void hx_batch_dirs_free(struct hx_batch_case *cases, size_t n);
 /* The same into a new samples file (header included). */
 int hx_capture_to_file(const struct hx_batch_case *cases, size_t n, const char *out_path,
-		       struct hx_batch_stats *stats, char *err, size_t errlen);
+		       struct hx_batch_run *run, char *err, size_t errlen);
 /* One case into a new samples file. */
 int hx_capture_one(const struct hx_case *c, const char *case_path, const char *dumpdir,
 		   const char *out_path, char *err, size_t errlen);

@@ -396,7 +396,7 @@ static int cmd_run(int argc, char **argv, bool record)
 		return 2;
 	if (record)
 		priv = false;
-	/* one batch: a child captures every case of this host's arch in turn */
+	/* one batch: a child captures every case of this host's arch in turn (run) */
 	struct hx_case_res *res = calloc((size_t)n, sizeof(*res));
 	struct hx_batch_case *batch = calloc((size_t)n, sizeof(*batch));
 	size_t nb = 0;
@@ -408,8 +408,10 @@ static int cmd_run(int argc, char **argv, bool record)
 	snprintf(sp, sizeof(sp), "%s/all.samples", dir);
 	struct hx_samples s = { 0 };
 	double tc = now();
-	if (!status && (hx_batch_dirs(batch, nb, dir, err, sizeof(err)) ||
-			hx_capture_to_file(batch, nb, record ? c.out : sp, NULL, err, sizeof(err)) ||
+	/* record: a process per case, as separate programs (its perf.data, its dumps) */
+	struct hx_batch_run br = { .per_child = record ? 1 : 0 };
+	if (!status && (hx_batch_dirs(batch, nb, dir, br.per_child, err, sizeof(err)) ||
+			hx_capture_to_file(batch, nb, record ? c.out : sp, &br, err, sizeof(err)) ||
 			(!record && hx_samples_read(&s, sp, err, sizeof(err))))) {
 		fprintf(stderr, "jitunwind: %s\n", err);
 		status = 2;

@@ -146,7 +146,7 @@ struct batch {
 	struct hx_batch_case b[NB_MAX];
 	size_t n;
 	struct hx_samples s;
-	struct hx_batch_stats st;
+	struct hx_batch_run st;
 };
 
 /* A case of this host's arch: code lines, then sample points. */
@@ -163,7 +163,7 @@ static void batch_add(struct batch *bt, const char *name, const char *code, cons
 static void batch_run(struct batch *bt)
 {
 	char err[512];
-	ck_assert_msg(hx_batch_dirs(bt->b, bt->n, dir, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(hx_batch_dirs(bt->b, bt->n, dir, bt->st.per_child, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_msg(hx_capture_samples(bt->b, bt->n, &bt->s, &bt->st, err, sizeof(err)) == 0, "%s", err);
 }
 
@@ -219,6 +219,27 @@ START_TEST(batch_one_child)
 			ck_assert(j == i || !memmem(g->maps, g->maps_len, d, strlen(d)));
 		}
 	}
+	batch_free(&bt);
+}
+END_TEST
+
+/* per_child 1 (record): a process per case, each dump in the one directory
+ * under its own pid, as separate programs write them. */
+START_TEST(batch_per_case)
+{
+	struct batch bt = { 0 };
+	batch_add(&bt, "a", FP_CODE, "in-callee");
+	batch_add(&bt, "b", NOFP_CODE, "every-insn");
+	bt.st.per_child = 1;
+	batch_run(&bt);
+	ck_assert_uint_eq(bt.st.children, 2);
+	ck_assert_uint_eq(bt.s.ngroups, 2);
+	const struct hx_group *g = bt.s.groups;
+	ck_assert(g[0].ended && g[1].ended);
+	ck_assert_str_ne(g[0].dump_path, g[1].dump_path);
+	char d[256];
+	snprintf(d, sizeof(d), "%s/jit-", dir);
+	ck_assert(!strncmp(g[0].dump_path, d, strlen(d)) && !strncmp(g[1].dump_path, d, strlen(d)));
 	batch_free(&bt);
 }
 END_TEST
@@ -304,6 +325,7 @@ Suite *suite_capture(void)
 	TCase *tb = tcase_create("batch");
 	tcase_add_checked_fixture(tb, setup, teardown);
 	tcase_add_test(tb, batch_one_child);
+	tcase_add_test(tb, batch_per_case);
 	tcase_add_test(tb, batch_as_fresh);
 	tcase_add_test(tb, batch_crash_goes_on);
 	suite_add_tcase(s, tb);

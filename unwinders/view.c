@@ -338,6 +338,7 @@ int uw_view_init(struct uw_view *v, const struct uw_arch *arch,
 		region_elf(r, m, 8);
 	}
 	qsort(v->regions, v->nregions, sizeof(*v->regions), cmp_region);
+	v->rows = uw_row_cache_new();     /* NULL: the oracle computes every row */
 	return 0;
 }
 
@@ -350,6 +351,8 @@ void uw_view_fini(struct uw_view *v)
 	}
 	free(v->regions);
 	v->regions = NULL;
+	uw_row_cache_free(v->rows);
+	v->rows = NULL;
 }
 
 const struct uw_region *uw_view_find(const struct uw_view *v, uint64_t pc)

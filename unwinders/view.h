@@ -42,6 +42,7 @@ struct uw_view {
 	struct uw_region *regions;    /* sorted by start, JIT regions shadow file maps */
 	size_t nregions;
 	const struct pv_view *pv;     /* perf's view (perfview.h), for libunwind and libdw; may be NULL */
+	struct uw_row_cache *rows;    /* the oracle's rows by pc (oracle.c), made as it meets them; may be NULL */
 	/* for an unwinder that replays the capture through a real profiler (perf):
 	 * the harness's sample group (struct hx_group) and the dump sizes replayed */
 	const void *capture;
@@ -58,6 +59,8 @@ int uw_view_init(struct uw_view *v, const struct uw_arch *arch,
 		 const struct uw_map *maps, size_t nmaps, const struct jd_file *jd,
 		 char *err, size_t errlen);
 void uw_view_fini(struct uw_view *v);
+struct uw_row_cache *uw_row_cache_new(void);
+void uw_row_cache_free(struct uw_row_cache *c);
 const struct uw_region *uw_view_find(const struct uw_view *v, uint64_t pc);
 
 /* perf's mapping length for a load (facts section 2). */
