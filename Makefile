@@ -169,11 +169,10 @@ check-asan:
 	$(MAKE) --no-print-directory BUILD=build/$(ARCH)-asan BIN=build/$(ARCH)-asan/jitunwind \
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" OPT=-O1 GOLDENS=no check
 
-bench: all
-	$(RUNNER) ./$(BIN) bench cases/$(ARCH)
-	@s=$$(date +%s%N); $(RUNNER) ./$(BIN) run cases/$(ARCH) >/dev/null; e=$$(date +%s%N); \
-	  awk -v s=$$s -v e=$$e 'BEGIN { printf "  whole run of cases/$(ARCH): %.3f s wall\n", (e - s) / 1e9 }'
-	@$(MAKE) --no-print-directory bench-lint
+# every figure beside its target (README "Speed"): capture, replay rates, the whole run
+# without and with the perf column (as a child `run`), lint over a generated dump
+bench: all $(BUILD)/bench-lint/jit-1.dump
+	$(RUNNER) ./$(BIN) bench --lint $(BUILD)/bench-lint/jit-1.dump cases/$(ARCH)
 
 # the Debian roots under build/roots/ stay (slow to rebuild): tools/rootfs clean removes them
 clean:
