@@ -156,17 +156,21 @@ struct btimes {
 	struct uw_result r;
 };
 
-/* The samples of one map set as the DWARF unwinders get them (perf's
- * default 8 KB dump; whole-stack unwinders get the rest back). */
+/* The samples of one map set as the unwinders get them: the first n with
+ * perf's default 8 KB dump (DWARF unwinders), the next n with the whole
+ * stack (the FP walk, the oracle). */
 static struct uw_sample *bench_samples(const struct hx_group *gr, const struct uw_arch *a)
 {
-	struct uw_sample *us = calloc(gr->nsamples + 1, sizeof(*us));
-	for (size_t k = 0; us && k < gr->nsamples; k++) {
+	size_t n = gr->nsamples;
+	struct uw_sample *us = calloc(2 * n + 1, sizeof(*us));
+	for (size_t k = 0; us && k < n; k++) {
 		const struct hx_sample *x = &gr->samples[k];
 		us[k] = (struct uw_sample){ .arch = a, .abi = x->abi, .mask = x->mask,
 					    .stack_addr = x->stack_addr, .stack = x->stack,
 					    .stack_size = x->stack_size > 8192 ? 8192 : x->stack_size };
 		memcpy(us[k].regs, x->regs, sizeof(us[k].regs));
+		us[n + k] = us[k];
+		us[n + k].stack_size = x->stack_size;
 	}
 	return us;
 }
@@ -186,16 +190,13 @@ static void bench_one(struct btimes *t, size_t u, struct uw_view *v, const struc
 	if (uw->open && uw->open(v, &state, err, sizeof(err)))
 		state = NULL;
 	t->topen[u] += cpu() - c0;
-	bool whole = uw->sees == UW_SEES_WHOLE;
+	const struct uw_sample *set = uw->sees == UW_SEES_WHOLE ? us + gr->nsamples : us;
 	double best = 0;
 	for (int round = 0; round < BENCH_ROUNDS; round++) {
 		c0 = cpu();
 		for (size_t rep = 0; rep < reps; rep++)
 			for (size_t k = 0; k < gr->nsamples; k++) {
-				struct uw_sample one = us[k];
-				if (whole)
-					one.stack_size = gr->samples[k].stack_size;
-				uw->unwind(state, v, &one, &t->r);
+				uw->unwind(state, v, &set[k], &t->r);
 				t->frames[u] += round ? 0 : (size_t)t->r.n;
 				t->done[u] += round ? 0 : 1;
 			}
