@@ -5,6 +5,7 @@
 #include "ksampler.h"
 #include "runner.h"
 #include "samples.h"
+#include "unwinders/files.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -119,6 +120,7 @@ static pid_t child_fork(int req[2], char *err, size_t errlen)
 		return -1;
 	}
 	if (pid == 0) {
+		uw_files_child();   /* the maps perf is told of hold only the case's */
 		if (req[0] >= 0)
 			close(req[0]);
 		hx_spin_configure(hx_kcfg.spin || hx_kcfg.nsamples > 0, req[1]);

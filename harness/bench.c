@@ -457,7 +457,8 @@ int hx_bench_main(int argc, char **argv)
 	snprintf(defp, sizeof(defp), "cases/%s", b.host ? b.host->name : "unknown");
 	b.paths = i < argc ? (const char *const *)argv + i : def;
 	b.npaths = i < argc ? argc - i : 1;
-	if (!b.host || bench_load(&b) || (printf("jitunwind bench (%s): figure, target, met\n", defp), bench_capture(&b)))
+	if (!b.host || bench_load(&b) || (printf("jitunwind bench (%s%s): figure, target, met\n", b.paths[0], b.npaths > 1 ? ", ..." : ""),
+					    bench_capture(&b)))
 		return 2;
 	bench_replay(&b);
 	bench_kernel(&b);

@@ -219,3 +219,11 @@ unsigned long uw_files_opened(void)
 	pthread_mutex_unlock(&lock);
 	return n;
 }
+
+void uw_files_child(void)
+{
+	for (struct entry *e = entries; e; e = e->next)
+		if (e->pub.data)
+			munmap((void *)e->pub.data, e->pub.size);
+	entries = NULL;
+}

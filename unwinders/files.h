@@ -38,6 +38,11 @@ void *uw_file_derived(const struct uw_file *f, enum uw_file_kind kind, uint64_t 
 void *uw_file_set_derived(const struct uw_file *f, enum uw_file_kind kind, uint64_t key, void *p,
 			  void (*fr)(void *));
 
+/* In a forked child, first thing: no file of the cache stays mapped there
+ * (MADV_DONTFORK already keeps them out, except under qemu-user, which
+ * ignores it) and the child's cache starts empty. */
+void uw_files_child(void);
+
 /* Unmaps every file nobody holds (tests; the cache otherwise lives for the run). */
 void uw_files_flush(void);
 /* Files opened and mapped since the start (a file served again is not counted). */
