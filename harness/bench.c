@@ -272,9 +272,8 @@ static void bench_replay(struct bench *b)
 		snprintf(w, sizeof(w), "replay %s", t.uws[u]->name);
 		snprintf(m, sizeof(m), "%ssamples/s", si(rate, x, sizeof(x)));
 		snprintf(tg, sizeof(tg), ">= %ssamples/s", si(t.uws[u]->bench_rate, x, sizeof(x)));
-		snprintf(note, sizeof(note), "%.1f frames/sample, state %.2f ms per map set%s%s", (double)t.frames[u] / (double)t.done[u],
-			 t.topen[u] * 1e3 / (double)(b->s.ngroups ? b->s.ngroups : 1),
-			 t.uws[u]->bench_why ? "; " : "", t.uws[u]->bench_why ? t.uws[u]->bench_why : "");
+		snprintf(note, sizeof(note), "%.1f frames/sample, state %.2f ms per map set", (double)t.frames[u] / (double)t.done[u],
+			 t.topen[u] * 1e3 / (double)(b->s.ngroups ? b->s.ngroups : 1));
 		line(w, m, t.uws[u]->bench_rate > 0 ? tg : "-", t.uws[u]->bench_rate > 0 ? rate >= t.uws[u]->bench_rate : -1, note);
 	}
 	char m[64], x[32];

@@ -109,10 +109,8 @@ struct uw_unwinder {
 	/* UW_REF_EMULATION: the report key of the unwinder its chains are compared
 	 * with under that perf profile, NULL when the profile stands for another perf */
 	const char *(*emulated_by)(const char *profile);
-	/* make bench: the replay rate to reach (samples per CPU second; 0: none),
-	 * and what bounds it where the target is out of reach (NULL: nothing known) */
+	/* make bench: the replay rate to reach (samples per CPU second; 0: none) */
 	double bench_rate;
-	const char *bench_why;
 };
 
 extern const struct uw_unwinder uw_fp, uw_oracle;
