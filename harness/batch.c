@@ -19,31 +19,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* The child's progress, in a page it shares with the parent, and the
- * records it wrote into the shared sink (hx_capture_sink). */
+/* The child's progress, in a page it shares with the parent. */
 struct batch_shared {
 	volatile size_t cur;      /* the case the child is on (or has finished last) */
-	volatile size_t used;     /* bytes of complete records in the sink */
 };
-
-#define BATCH_SINK (64u << 20)   /* address space, not memory: pages come as they are written */
-
-/* After a child: the records it left in the sink go to the fd.  0, or -1. */
-static int sink_flush(const uint8_t *sink, struct batch_shared *sh, int out_fd)
-{
-	size_t n = sh->used;
-	while (n) {
-		ssize_t w = write(out_fd, sink, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		sink += w;
-		n -= (size_t)w;
-	}
-	sh->used = 0;
-	return 0;
-}
 
 /* The largest dump a case replays with, as perf --call-graph dwarf,N: what
  * the kernel sampler asks for. */
@@ -144,13 +123,8 @@ static inline __attribute__((always_inline)) int batch_run(const struct hx_batch
 		run = &none;
 	run->children = run->ended = 0;
 	struct batch_shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	/* with the kernel sampler the parent writes records between the child's: no sink */
-	uint8_t *sink = hx_kcfg.nsamples > 0 ? NULL
-			: mmap(NULL, BATCH_SINK, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (sh == MAP_FAILED || sink == MAP_FAILED) {
+	if (sh == MAP_FAILED) {
 		snprintf(err, errlen, "mmap: %s", strerror(errno));
-		if (sh != MAP_FAILED)
-			munmap(sh, sizeof(*sh));
 		return -1;
 	}
 	int rc = 0;
@@ -167,7 +141,6 @@ static inline __attribute__((always_inline)) int batch_run(const struct hx_batch
 			break;
 		}
 		if (pid == 0) {
-			hx_capture_sink(sink, sink ? BATCH_SINK : 0, &sh->used);
 			for (size_t k = next; k < end; k++) {
 				sh->cur = k;
 				if (hx_capture_case(cases[k].c, cases[k].path, cases[k].dumpdir, out_fd))
@@ -177,10 +150,6 @@ static inline __attribute__((always_inline)) int batch_run(const struct hx_batch
 		}
 		run->children++;
 		rc = child_wait(pid, cases[next].c, req, out_fd, &st, err, errlen);
-		if (sink && sink_flush(sink, sh, out_fd) && !rc) {
-			snprintf(err, errlen, "writing the samples: %s", strerror(errno));
-			rc = -1;
-		}
 		if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
 			next = end;
 			continue;
@@ -190,8 +159,6 @@ static inline __attribute__((always_inline)) int batch_run(const struct hx_batch
 		next = sh->cur + 1;
 	}
 	munmap(sh, sizeof(*sh));
-	if (sink)
-		munmap(sink, BATCH_SINK);
 	return rc;
 }
 

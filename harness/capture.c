@@ -64,65 +64,9 @@ static struct tr_func hx_leaf;
 static uint8_t hx_rec[HX_STACK_MAX + 4096] __attribute__((aligned(16)));
 extern const char hx_callee_trap[];
 
-/* Where the child's records go (hx_capture_sink): a buffer the parent shares
- * and writes out after the child, so that a record costs a copy, not a
- * system call; straight to the fd when there is none or it is full. */
-static struct {
-	uint8_t *buf;
-	size_t cap;
-	volatile size_t *used;
-} hx_sink;
-
-void hx_capture_sink(uint8_t *buf, size_t cap, volatile size_t *used)
-{
-	hx_sink.buf = buf;
-	hx_sink.cap = cap;
-	hx_sink.used = used;
-}
-
-/* One record (samples.h layout, as hx_rec_write writes it).  Async-signal-
- * safe: *used moves only past complete records, so the parent finds whole
- * ones however the child ends. */
-__attribute__((noinline)) static int cap_rec(int fd, uint32_t type, const void *a, size_t alen, const void *b, size_t blen)
-{
-	size_t len = alen + blen, total = 16 + ((len + 7) & ~(size_t)7);
-	if (!hx_sink.buf)
-		return hx_rec_write(fd, type, a, alen, b, blen);
-	size_t u = *hx_sink.used;
-	if (total > hx_sink.cap - u) {
-		/* full: what it holds goes out first, in order */
-		const uint8_t *p = hx_sink.buf;
-		while (u) {
-			ssize_t w = write(fd, p, u);
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				return -EIO;
-			p += w;
-			u -= (size_t)w;
-		}
-		*hx_sink.used = 0;
-		if (total > hx_sink.cap)
-			return hx_rec_write(fd, type, a, alen, b, blen);
-	}
-	uint8_t *p = hx_sink.buf + u;
-	uint64_t l64 = len;
-	uint32_t flags = 0;
-	memcpy(p, &type, 4);
-	memcpy(p + 4, &flags, 4);
-	memcpy(p + 8, &l64, 8);
-	if (alen)
-		memcpy(p + 16, a, alen);
-	if (blen)
-		memcpy(p + 16 + alen, b, blen);
-	memset(p + 16 + len, 0, total - 16 - len);
-	__atomic_store_n(hx_sink.used, u + total, __ATOMIC_RELEASE);
-	return 0;
-}
-
 static void hx_write_error(const char *msg)
 {
-	cap_rec(hx.fd, HX_REC_ERROR, msg, strlen(msg) + 1, NULL, 0);
+	hx_rec_write(hx.fd, HX_REC_ERROR, msg, strlen(msg) + 1, NULL, 0);
 }
 
 /* The stack is read byte-exact, below ASan's view of it (redzones are data
@@ -237,7 +181,7 @@ static void hx_sample(const ucontext_t *uc, uint32_t func, uint32_t offset, int 
 	struct hx_spin_msg m;
 	bool spin = hx_spin_enabled();
 	hx.last_len = hx_sample_build(uc, func, offset, k, row, hx_rec, spin ? &m : NULL);
-	cap_rec(hx.fd, HX_REC_SAMPLE, hx_rec, hx.last_len, NULL, 0);
+	hx_rec_write(hx.fd, HX_REC_SAMPLE, hx_rec, hx.last_len, NULL, 0);
 	hx.last_func = func;
 	hx.last_offset = offset;
 	hx.last_k = k;
@@ -292,7 +236,7 @@ static void hx_on_crash(int sig, siginfo_t *si, void *ucv)
 	put64(&p, pc);
 	put64(&p, off);
 	put64(&p, (uint64_t)(uintptr_t)si->si_addr);
-	cap_rec(hx.fd, HX_REC_CRASH, b, sizeof(b), NULL, 0);
+	hx_rec_write(hx.fd, HX_REC_CRASH, b, sizeof(b), NULL, 0);
 	_exit(70);
 }
 
@@ -507,7 +451,7 @@ __attribute__((noinline)) static int write_maps(int fd, uint64_t sp, uint64_t *s
 	struct stack_find f = { .sp = sp };
 	maps_each(stack_of, &f);
 	*stack_top = f.top;
-	return cap_rec(fd, HX_REC_MAPS, hx_maps, hx_maps_len, NULL, 0);
+	return hx_rec_write(fd, HX_REC_MAPS, hx_maps, hx_maps_len, NULL, 0);
 }
 
 __attribute__((noinline, format(printf, 1, 2))) static int fail(const char *fmt, ...)
@@ -556,7 +500,7 @@ static void write_func(const struct tr_func *f, uint64_t addr, uint32_t index, c
 		memcpy(p, f->rows[i].insn, strnlen(f->rows[i].insn, 47));
 		p += 48;
 	}
-	cap_rec(out_fd, HX_REC_FUNC, fb, (size_t)(p - fb), NULL, 0);
+	hx_rec_write(out_fd, HX_REC_FUNC, fb, (size_t)(p - fb), NULL, 0);
 }
 
 /* The arena's bytes as they are built, then written by one tr_patch (each
@@ -749,7 +693,7 @@ __attribute__((noinline)) static int cap_build(const struct hx_case *c, const ch
 	int rc = jdw_open(&w, dumpdir, hx_cap_host.tr->elf_mach);
 	if (rc)
 		return fail("cannot create the jitdump: %s", strerror(-rc));
-	cap_rec(out_fd, HX_REC_DUMP, w.path, strlen(w.path) + 1, NULL, 0);
+	hx_rec_write(out_fd, HX_REC_DUMP, w.path, strlen(w.path) + 1, NULL, 0);
 	rc = cap_arena(c, &ly);
 	struct cap_image im = { .size = hx.arena.size };
 	if (!rc && !(im.bytes = calloc(1, im.size)))
@@ -828,7 +772,7 @@ int hx_capture_case(const struct hx_case *c, const char *case_path, const char *
 	for (size_t i = 0; i < sizeof(above); i++)
 		above[i] = 0;
 	cap_reset(c, out_fd);
-	cap_rec(out_fd, HX_REC_CASE, case_path, strlen(case_path) + 1, c->text, c->text_len);
+	hx_rec_write(out_fd, HX_REC_CASE, case_path, strlen(case_path) + 1, c->text, c->text_len);
 	if (cap_emit(c) || cap_build(c, dumpdir, out_fd))
 		return -1;
 	uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0);
@@ -845,7 +789,7 @@ int hx_capture_case(const struct hx_case *c, const char *case_path, const char *
 	if (hx.truth_error)
 		return fail("truth mismatch: the C target under level %d was not called from tramp+ret_off",
 			    hx.truth_error);
-	cap_rec(out_fd, HX_REC_END, NULL, 0, NULL, 0);
+	hx_rec_write(out_fd, HX_REC_END, NULL, 0, NULL, 0);
 	/* the next case of the batch maps its own arena where this one was */
 	tr_arena_fini(&hx.arena);
 	return 0;

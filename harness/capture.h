@@ -77,14 +77,6 @@ int hx_capture_to_file(const struct hx_batch_case *cases, size_t n, const char *
 int hx_capture_one(const struct hx_case *c, const char *case_path, const char *dumpdir,
 		   const char *out_path, char *err, size_t errlen);
 
-/* In the child, before hx_capture_case: its records go into buf (cap
- * bytes), a mapping it shares with the parent; *used counts the bytes of
- * complete records there, which the parent writes to the fd after the child
- * ends.  When buf is full the child writes it out itself.  buf NULL: each
- * record straight to the fd (the kernel sampler's records, written by the
- * parent, interleave with them). */
-void hx_capture_sink(uint8_t *buf, size_t cap, volatile size_t *used);
-
 /* In the child: one case.  Returns 0 when the case ran to its end; on setup
  * errors writes an ERROR record and returns -1.  Crashes are written as
  * CRASH records by the signal handler, which then _exit()s. */
