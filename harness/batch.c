@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The child's progress, in a page it shares with the parent. */
@@ -48,19 +49,40 @@ static void child_ended(int st, int out_fd)
 	hx_rec_write(out_fd, HX_REC_ERROR, m, strlen(m) + 1, NULL, 0);
 }
 
+/* Wait for the child, telling run->progress which case it is on meanwhile
+ * (polled: only a progress line asks for it, so a plain run never sleeps).
+ * Out of line: batch_run's frame is above every capture's anchor. */
+static __attribute__((noinline)) void child_reap(pid_t pid, int *st, const struct hx_batch_run *run,
+						 const struct batch_shared *sh)
+{
+	if (!run->progress) {
+		while (waitpid(pid, st, 0) < 0 && errno == EINTR)
+			;
+		return;
+	}
+	for (;;) {
+		pid_t r = waitpid(pid, st, WNOHANG);
+		if (r == pid || (r < 0 && errno != EINTR))
+			return;
+		run->progress(run->progress_arg, sh->cur);
+		nanosleep(&(struct timespec){ 0, 50 * 1000 * 1000 }, NULL);
+	}
+}
+
 /* Parent side of one child: serve its spin points (kernel samples), wait.
  * 0, or -1 with err set. */
-static int child_wait(pid_t pid, const struct hx_case *c, int req[2], int out_fd, int *st, char *err,
-		      size_t errlen)
+static int child_wait(pid_t pid, const struct hx_case *c, int req[2], int out_fd, int *st,
+		      const struct hx_batch_run *run, const struct batch_shared *sh, char *err, size_t errlen)
 {
 	int src = 0;
 	if (req[0] >= 0) {
 		close(req[1]);
+		if (run->progress)
+			run->progress(run->progress_arg, sh->cur);
 		src = hx_ksample_serve(pid, stack_user(c), req[0], out_fd, err, errlen);
 		close(req[0]);
 	}
-	while (waitpid(pid, st, 0) < 0 && errno == EINTR)
-		;
+	child_reap(pid, st, run, sh);
 	return src ? -1 : 0;
 }
 
@@ -149,7 +171,7 @@ static inline __attribute__((always_inline)) int batch_run(const struct hx_batch
 			_exit(0);
 		}
 		run->children++;
-		rc = child_wait(pid, cases[next].c, req, out_fd, &st, err, errlen);
+		rc = child_wait(pid, cases[next].c, req, out_fd, &st, run, sh, err, errlen);
 		if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
 			next = end;
 			continue;

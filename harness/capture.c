@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include HX_TRAP_H   /* the build's harness/trap_<arch>.h (Makefile) */
+#include HX_CAPTURE_ARCH_H   /* the build's harness/capture_<arch>.h (Makefile) */
 
 #define HX_STACK_MAX (1u << 20)
 #define HX_MAX_BP (HX_MAX_DEPTH * TR_MAX_INSNS)
@@ -324,7 +324,7 @@ __attribute__((noinline, noclone)) void hx_target(struct hx_ctx *ctx)
 		for (uint64_t t0 = ctx->spin_ns ? hx_now_ns() : 0, i = 0; ctx->spin_ns; i++)
 			if (!(i & 0xffff) && hx_now_ns() - t0 >= ctx->spin_ns)
 				break;
-		__asm__ volatile(".globl hx_callee_trap\nhx_callee_trap:\n\t" HX_TRAP_SPIN "\n" ::: "memory");
+		__asm__ volatile(".globl hx_callee_trap\nhx_callee_trap:\n\t" HX_ARCH_TRAP_SPIN "\n" ::: "memory");
 	}
 	__asm__ volatile("" ::: "memory");
 }

@@ -51,6 +51,11 @@ struct hx_batch_run {
 	 * its own pid as separate programs have (record: a perf.data of the run
 	 * then has one process per case, and the dumps can share a directory) */
 	unsigned per_child;
+	/* in, optional: called in the parent about every 50 ms while a child
+	 * captures, with the index of the case it is on (a progress line).  The
+	 * parent then polls for the child's end instead of blocking on it. */
+	void (*progress)(void *arg, size_t k);
+	void *progress_arg;
 	/* out */
 	unsigned children;            /* children forked */
 	unsigned ended;               /* children a case ended early (crash, error, alarm) */
@@ -99,6 +104,9 @@ struct hx_cap_arch {
 	/* A jump to itself (x86_64 `jmp .`, arm64 `b .`): a spin point's bytes */
 	const uint8_t *spin;
 	size_t spin_len;
+	/* Tests only (spin.c's negative control): flip a bit of a callee-saved
+	 * register, one no code at a spin point may see changed */
+	void (*tamper)(ucontext_t *uc);
 };
 extern const struct hx_cap_arch hx_cap_host;
 

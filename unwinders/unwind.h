@@ -60,6 +60,9 @@ const char *uw_stop_name(enum uw_stop s);
 void uw_why_hex(char *why, size_t n, const char *a, uint64_t x, const char *b);
 
 #define UW_F_FALLBACK 1u    /* frame found without the emitted CFI */
+/* a caller frame perf stores as it is, not as ip - 1: libunwind calls it a
+ * signal frame, libdw an activation (perf-check predicts perf's printed chain) */
+#define UW_F_ACTIVATION 2u
 
 struct uw_result {
 	uint64_t addr[UW_MAX_FRAMES];   /* return addresses, ip-1 adjustments undone */
