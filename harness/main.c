@@ -442,14 +442,20 @@ struct run_ctx {
 	struct hx_batch_case *batch;     /* the cases of this host's arch, in order */
 	size_t nb;
 	struct hx_samples s;             /* run: what the batch captured */
+	size_t shown_k;                  /* the case the progress line shows, + 1 (0: none yet) */
 };
 
 /* hx_batch_run.progress: the case the capture is on, as "[i/n] name" */
 static void run_progress(void *arg, size_t k)
 {
-	const struct run_ctx *r = arg;
+	struct run_ctx *r = arg;
+	if (r->shown_k == k + 1)
+		return;   /* drawn already: redrawn when the capture moves on */
 	size_t i = (size_t)(r->batch[k].c - r->cases);
-	hx_progress(i, (size_t)r->n, r->cases[i].name, now() - r->t0);
+	double t = now() - r->t0;
+	hx_progress(i, (size_t)r->n, r->cases[i].name, t);
+	if (t >= 1.0)   /* hx_progress draws from the first second on */
+		r->shown_k = k + 1;
 }
 
 /* The batch of this host's arch's cases; the others become visible skips. */
