@@ -203,7 +203,7 @@ bench: all $(BUILD)/bench-lint/jit-1.dump
 	$(RUNNER) ./$(BIN) bench --lint $(BUILD)/bench-lint/jit-1.dump cases/$(ARCH)
 	@$(RUNNER) ./$(BIN) perf-check cases/$(ARCH) >$(BUILD)/bench-perf-check.txt; rc=$$?; \
 	  if [ $$rc = 77 ]; then grep skip: $(BUILD)/bench-perf-check.txt; \
-	  else grep -E '^  (dwarf|fp): [0-9]|^perf-check: (pass|FAIL)' $(BUILD)/bench-perf-check.txt | sed 's/^/  perf-check: /'; fi
+	  else grep -E '^  (dwarf|fp): [0-9]|^perf-check: (pass|FAIL)' $(BUILD)/bench-perf-check.txt | sed 's/^\(perf-check: \)*/  perf-check: /'; fi
 
 # the Debian roots under build/roots/ stay (slow to rebuild): tools/rootfs clean removes them
 clean:
