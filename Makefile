@@ -208,14 +208,14 @@ check-asan:
 	$(MAKE) --no-print-directory BUILD=build/$(ARCH)-asan BIN=build/$(ARCH)-asan/jitunwind \
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" OPT=-O1 GOLDENS=no check
 
-bench: all
-	$(RUNNER) ./$(BIN) bench cases/$(ARCH)
-	@s=$$(date +%s%N); $(RUNNER) ./$(BIN) run cases/$(ARCH) >/dev/null; e=$$(date +%s%N); \
-	  awk -v s=$$s -v e=$$e 'BEGIN { printf "  whole run of cases/$(ARCH): %.3f s wall\n", (e - s) / 1e9 }'
+# every figure beside its target (README "Speed"): capture, replay rates, the whole run
+# without and with the perf column (as a child `run`), lint over a generated dump, and
+# perf-check's time over the arch's cases (its dwarf and fp lines)
+bench: all $(BUILD)/bench-lint/jit-1.dump
+	$(RUNNER) ./$(BIN) bench --lint $(BUILD)/bench-lint/jit-1.dump cases/$(ARCH)
 	@$(RUNNER) ./$(BIN) perf-check cases/$(ARCH) >$(BUILD)/bench-perf-check.txt; rc=$$?; \
 	  if [ $$rc = 77 ]; then grep skip: $(BUILD)/bench-perf-check.txt; \
-	  else grep -E '^  (dwarf|fp): [0-9]|^perf-check: (pass|FAIL)' $(BUILD)/bench-perf-check.txt | sed 's/^/  perf-check: /'; fi
-	@$(MAKE) --no-print-directory bench-lint
+	  else grep -E '^  (dwarf|fp): [0-9]|^perf-check: (pass|FAIL)' $(BUILD)/bench-perf-check.txt | sed 's/^\(perf-check: \)*/  perf-check: /'; fi
 
 # the Debian roots under build/roots/ stay (slow to rebuild): tools/rootfs clean removes them
 clean:

@@ -9,6 +9,7 @@
 #include <dwarf.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +163,7 @@ static int parse_items(char *list, struct hx_exc *e, const char *path, int line,
 				return cfail(err, errlen, path, line, "'%.40s%s' is longer than %zu characters",
 					     t, strlen(t) > 40 ? "..." : "", sizeof(w->where) - 1);
 			w->offset = -1;
+			w->inner = false;
 			snprintf(w->where, sizeof(w->where), "%s", t);
 		} else {
 			return cfail(err, errlen, path, line,
@@ -276,7 +278,11 @@ static int parse_expect(struct hx_case *c, const char *key, char *val, int line,
 	if (c->nexpect >= HX_MAX_EXPECT)
 		return cfail(err, errlen, c->path, line, "more than %d expectations", HX_MAX_EXPECT);
 	struct hx_expect *x = &c->expect[c->nexpect];
-	memset(x, 0, sizeof(*x));
+	/* the header only: an exception is cleared when it is used (20 KB of
+	 * them per expectation, mostly never) */
+	memset(x, 0, offsetof(struct hx_expect, exc));
+	x->nexc = 0;
+	x->line = 0;
 	if (parse_key(c, x, key, line, err, errlen))
 		return -1;
 	for (int i = 0; i < c->nexpect; i++)
@@ -307,6 +313,7 @@ static int parse_expect(struct hx_case *c, const char *key, char *val, int line,
 		if (!valid_verdict(v))
 			return cfail(err, errlen, c->path, line, "unknown verdict '%s'", v);
 		struct hx_exc *e = &x->exc[x->nexc++];
+		e->nitems = 0;
 		snprintf(e->verdict, sizeof(e->verdict), "%s", v);
 		if (parse_items(at + 4, e, c->path, line, err, errlen))
 			return -1;
@@ -818,6 +825,25 @@ static int check_case(struct pstate *ps, int line)
 	return check_expects(c, ps->err, ps->errlen);
 }
 
+/* Zero a case but for its three big arrays (420 KB, mostly never used):
+ * tr_op_parse and parse_expect clear each element they fill, and nothing
+ * reads past nops, nleaf or nexpect.  A run loads every case and the runner
+ * parses each again: zeroing them all cost more than the rest of the parse. */
+static void case_clear(struct hx_case *c)
+{
+	_Static_assert(offsetof(struct hx_case, ops) < offsetof(struct hx_case, nops) &&
+		       offsetof(struct hx_case, nops) < offsetof(struct hx_case, leaf_ops) &&
+		       offsetof(struct hx_case, leaf_ops) < offsetof(struct hx_case, nleaf) &&
+		       offsetof(struct hx_case, nleaf) < offsetof(struct hx_case, expect) &&
+		       offsetof(struct hx_case, expect) < offsetof(struct hx_case, nexpect),
+		       "case_clear's ranges follow struct hx_case's field order");
+	uint8_t *p = (uint8_t *)c;
+	memset(p, 0, offsetof(struct hx_case, ops));
+	memset(p + offsetof(struct hx_case, nops), 0, offsetof(struct hx_case, leaf_ops) - offsetof(struct hx_case, nops));
+	memset(p + offsetof(struct hx_case, nleaf), 0, offsetof(struct hx_case, expect) - offsetof(struct hx_case, nleaf));
+	memset(p + offsetof(struct hx_case, nexpect), 0, sizeof(*c) - offsetof(struct hx_case, nexpect));
+}
+
 int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t len,
 		  char *err, size_t errlen)
 {
@@ -827,7 +853,7 @@ int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t 
 int hx_case_parse_ex(struct hx_case *c, const char *path, const char *text, size_t len,
 		     unsigned flags, char *err, size_t errlen)
 {
-	memset(c, 0, sizeof(*c));
+	case_clear(c);
 	snprintf(c->path, sizeof(c->path), "%s", path);
 	tr_unwind_opts_default(&c->unw);
 	c->depth = 1;
@@ -871,7 +897,7 @@ int hx_case_load(struct hx_case *c, const char *path, char *err, size_t errlen)
 
 int hx_case_load_ex(struct hx_case *c, const char *path, unsigned flags, char *err, size_t errlen)
 {
-	memset(c, 0, sizeof(*c));
+	case_clear(c);
 	FILE *f = fopen(path, "rb");
 	if (!f) {
 		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));

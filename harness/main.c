@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -280,7 +281,8 @@ static int rm_private_dir(const char *dir)
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
-		unlink(p);
+		if (unlink(p) < 0 && errno == EISDIR)
+			rm_private_dir(p);     /* a case's own dump directory */
 	}
 	closedir(d);
 	return rmdir(dir);
@@ -427,118 +429,186 @@ static bool skip_other_arch(const struct hx_case *c, const char *path, struct hx
 	return true;
 }
 
-static int cmd_run(int argc, char **argv, bool record)
-{
+/* One run or record: its cases and where their results go. */
+struct run_ctx {
 	struct common c;
-	int rc = parse_common(argc, argv, &c, record, usage_run);
-	if (rc)
-		return rc == 1 ? 0 : 2;
-	if (record && !c.out) {
-		fprintf(stderr, "jitunwind record: -o SAMPLES is required\n");
-		return 2;
-	}
-	double t0 = now();
+	bool record;
+	double t0;
 	struct hx_case *cases;
 	char **paths;
 	int n;
-	if ((rc = load_cases(&c, &cases, &paths, &n)))
+	char dir[4096];
+	struct hx_case_res *res;
+	struct hx_batch_case *batch;     /* the cases of this host's arch, in order */
+	size_t nb;
+	struct hx_samples s;             /* run: what the batch captured */
+	size_t shown_k;                  /* the case the progress line shows, + 1 (0: none yet) */
+};
+
+/* hx_batch_run.progress: the case the capture is on, as "[i/n] name" */
+static void run_progress(void *arg, size_t k)
+{
+	struct run_ctx *r = arg;
+	if (r->shown_k == k + 1)
+		return;   /* drawn already: redrawn when the capture moves on */
+	size_t i = (size_t)(r->batch[k].c - r->cases);
+	double t = now() - r->t0;
+	hx_progress(i, (size_t)r->n, r->cases[i].name, t);
+	if (t >= 1.0)   /* hx_progress draws from the first second on */
+		r->shown_k = k + 1;
+}
+
+/* The batch of this host's arch's cases; the others become visible skips. */
+static int run_batch(struct run_ctx *r)
+{
+	r->res = calloc((size_t)r->n, sizeof(*r->res));
+	r->batch = calloc((size_t)r->n, sizeof(*r->batch));
+	if (!r->res || !r->batch) {
+		fprintf(stderr, "jitunwind: out of memory\n");
+		return 2;
+	}
+	for (int i = 0; i < r->n; i++)
+		if (!skip_other_arch(&r->cases[i], r->paths[i], &r->res[i]))
+			r->batch[r->nb++] = (struct hx_batch_case){ .c = &r->cases[i], .path = r->paths[i] };
+	return 0;
+}
+
+/* One batch: run's child captures every case in turn into a samples file
+ * read back here; record's children (a process per case, as separate
+ * programs: its perf.data, its dumps) capture into -o.  0 or 2.  Inlined:
+ * cmd_run calls the batch directly, so the capture's stack has the callers
+ * above its anchor the goldens list (capture.c, HX_ABOVE_ANCHOR). */
+static inline __attribute__((always_inline)) int run_capture(struct run_ctx *r)
+{
+	char err[1024], sp[4352];
+	snprintf(sp, sizeof(sp), "%s/all.samples", r->dir);
+	struct hx_batch_run br = { .per_child = r->record ? 1 : 0 };
+	if (isatty(2)) {
+		br.progress = run_progress;
+		br.progress_arg = r;
+	}
+	int status = 0;
+	if (hx_batch_dirs(r->batch, r->nb, r->dir, br.per_child, err, sizeof(err)) ||
+	    hx_capture_to_file(r->batch, r->nb, r->record ? r->c.out : sp, &br, err, sizeof(err)) ||
+	    (!r->record && hx_samples_read(&r->s, sp, err, sizeof(err)))) {
+		fprintf(stderr, "jitunwind: %s\n", err);
+		status = 2;
+	}
+	if (!r->record)
+		unlink(sp);
+	return status;
+}
+
+/* Replay the groups in case order (a case whose child never started it has
+ * none); each case's time is its replay plus its share of the capture.  0 or 2. */
+static int run_replay(struct run_ctx *r, double capture_per_case)
+{
+	char err[1024];
+	for (int i = 0, g = 0; i < r->n; i++) {
+		double t1 = now();
+		hx_progress((size_t)i, (size_t)r->n, r->cases[i].name, t1 - r->t0);
+		struct hx_case_res *res = &r->res[i];
+		if (res->skipped)
+			continue;
+		if ((size_t)g >= r->s.ngroups || strcmp(r->s.groups[g].case_path, r->paths[i])) {
+			snprintf(res->name, sizeof(res->name), "%s", r->cases[i].name);
+			snprintf(res->file, sizeof(res->file), "%s", r->paths[i]);
+			snprintf(res->problem, sizeof(res->problem), "the capture did not start");
+			continue;
+		}
+		if (hx_replay_group(&r->s.groups[g++], r->s.elf_mach, &r->c.o, res, err, sizeof(err))) {
+			fprintf(stderr, "jitunwind: %s\n", err);
+			return 2;
+		}
+		res->seconds = capture_per_case + now() - t1;
+	}
+	return 0;
+}
+
+/* record's last words, and -o's perf.data (--perf-data).  0 or 2. */
+static int record_finish(struct run_ctx *r)
+{
+	struct common *c = &r->c;
+	printf("recorded %d case(s) into %s; jitdumps in %s\n", r->n, c->out, r->dir);
+	if (!c->perf_data)
+		return 0;
+	char err[1024];
+	c->po.stack_size = (uint32_t)c->o.stack_size;
+	if (hx_toperf_write(c->out, c->perf_data, &c->po, err, sizeof(err))) {
+		fprintf(stderr, "jitunwind: %s\n", err);
+		return 2;
+	}
+	printf("wrote %s (perf inject -j -i %s -o OUT, then perf script)\n", c->perf_data, c->perf_data);
+	return 0;
+}
+
+/* run's report: --observe's [expect] blocks, else the reporters. */
+static int run_report(struct run_ctx *r)
+{
+	if (!r->c.o.observe)
+		return finish(r->res, (size_t)r->n, &r->c, r->t0, host_arch());
+	char err[1024];
+	if (hx_observe_run(stdout, r->res, (size_t)r->n, &r->c.o, host_arch(), r->c.write, err, sizeof(err))) {
+		fprintf(stderr, "jitunwind: %s\n", err);
+		return 2;
+	}
+	return 0;
+}
+
+static void run_free(struct run_ctx *r)
+{
+	hx_samples_free(&r->s);
+	if (r->batch)
+		hx_batch_dirs_free(r->batch, r->nb);
+	free(r->batch);
+	for (int i = 0; i < r->n; i++) {
+		if (r->res)
+			hx_case_res_free(&r->res[i]);
+		hx_case_free(&r->cases[i]);
+		free(r->paths[i]);
+	}
+	free(r->res);
+	free(r->cases);
+	free(r->paths);
+}
+
+static int cmd_run(int argc, char **argv, bool record)
+{
+	struct run_ctx r = { .record = record };
+	int rc = parse_common(argc, argv, &r.c, record, usage_run);
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	if (record && !r.c.out) {
+		fprintf(stderr, "jitunwind record: -o SAMPLES is required\n");
+		return 2;
+	}
+	r.t0 = now();
+	if ((rc = load_cases(&r.c, &r.cases, &r.paths, &r.n)))
 		return rc;
-	if (n == 0) {
+	if (r.n == 0) {
 		fprintf(stderr, "jitunwind: no .case files found\n");
 		return 2;
 	}
-	char dir[4096];
 	bool priv;
-	if (make_dir(&c, dir, sizeof(dir), &priv))
+	if (make_dir(&r.c, r.dir, sizeof(r.dir), &priv))
 		return 2;
 	if (record)
 		priv = false;
-	int outfd = -1;
-	if (record) {
-		outfd = open(c.out, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
-		if (outfd < 0 || hx_samples_write_header(outfd, tr_arch_host()->elf_mach)) {
-			fprintf(stderr, "jitunwind: %s: %s\n", c.out, strerror(errno));
-			return 2;
-		}
-	}
-	struct hx_case_res *res = calloc((size_t)n, sizeof(*res));
-	int status = 0;
-	for (int i = 0; i < n && res; i++) {
-		char err[1024];
-		double tc = now();
-		hx_progress((size_t)i, (size_t)n, cases[i].name, tc - t0);
-		if (skip_other_arch(&cases[i], paths[i], &res[i]))
-			continue;
-		char sp[4352];
-		snprintf(sp, sizeof(sp), "%s/%s.samples", dir, cases[i].name);
-		if (hx_capture_to_file(&cases[i], paths[i], dir, sp, err, sizeof(err))) {
-			fprintf(stderr, "jitunwind: %s\n", err);
-			status = 2;
-			break;
-		}
-		if (record) {
-			if (hx_copy_records(outfd, sp, err, sizeof(err))) {
-				fprintf(stderr, "jitunwind: %s\n", err);
-				status = 2;
-				break;
-			}
-			unlink(sp);
-			continue;
-		}
-		struct hx_samples s;
-		if (hx_samples_read(&s, sp, err, sizeof(err))) {
-			fprintf(stderr, "jitunwind: %s\n", err);
-			status = 2;
-			break;
-		}
-		if (s.ngroups != 1) {
-			fprintf(stderr, "jitunwind: %s: expected one case group, found %zu\n", sp, s.ngroups);
-			status = 2;
-		} else if ((rc = hx_replay_group(&s.groups[0], s.elf_mach, &c.o, &res[i], err, sizeof(err)))) {
-			fprintf(stderr, "jitunwind: %s\n", err);
-			status = 2;
-		}
-		res[i].seconds = now() - tc;
-		hx_samples_free(&s);
-		if (status)
-			break;
-	}
+	int status = run_batch(&r);
+	double tc = now();
+	if (!status)
+		status = run_capture(&r);
+	tc = r.nb ? (now() - tc) / (double)r.nb : 0;
+	if (!status && !record)
+		status = run_replay(&r, tc);
 	hx_progress(0, 0, NULL, 0);
-	if (record) {
-		close(outfd);
-		if (!status)
-			printf("recorded %d case(s) into %s; jitdumps in %s\n", n, c.out, dir);
-		if (!status && c.perf_data) {
-			char err[1024];
-			c.po.stack_size = (uint32_t)c.o.stack_size;
-			if (hx_toperf_write(c.out, c.perf_data, &c.po, err, sizeof(err))) {
-				fprintf(stderr, "jitunwind: %s\n", err);
-				status = 2;
-			} else {
-				printf("wrote %s (perf inject -j -i %s -o OUT, then perf script)\n", c.perf_data, c.perf_data);
-			}
-		}
-	}
+	if (!status && record)
+		status = record_finish(&r);
 	if (priv)
-		rm_private_dir(dir);
-	if (!status && !record && c.o.observe) {
-		char err[1024];
-		if (hx_observe_run(stdout, res, (size_t)n, &c.o, host_arch(), c.write, err, sizeof(err))) {
-			fprintf(stderr, "jitunwind: %s\n", err);
-			status = 2;
-		}
-	} else if (!status && !record) {
-		status = finish(res, (size_t)n, &c, t0, host_arch());
-	}
-	for (int i = 0; i < n; i++) {
-		if (res)
-			hx_case_res_free(&res[i]);
-		hx_case_free(&cases[i]);
-		free(paths[i]);
-	}
-	free(res);
-	free(cases);
-	free(paths);
+		rm_private_dir(r.dir);
+	if (!status && !record)
+		status = run_report(&r);
+	run_free(&r);
 	return status;
 }
 
@@ -685,6 +755,11 @@ static int cmd_inject(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* Large blocks (a case, a replay's state, perf's view) come and go once
+	 * per case: from a heap that keeps its pages rather than from fresh
+	 * mappings, whose page faults cost more than the work done in them. */
+	mallopt(M_MMAP_THRESHOLD, 256 << 20);
+	mallopt(M_TRIM_THRESHOLD, 512 << 20);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

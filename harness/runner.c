@@ -1,4 +1,4 @@
-/* Runner: fork per case, read the samples back, replay, judge. */
+/* Runner: replay each case's samples, judge. */
 #include "runner.h"
 #include "unwinders/view.h"
 #include "unwinders/lrstep.h"
@@ -10,86 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
-#include "capture.h"
 #include "cfarow.h"
-#include "ksampler.h"
 
 void hx_case_res_free(struct hx_case_res *r)
 {
 	free(r->samples);
 	r->samples = NULL;
-}
-
-int hx_capture_to_file(const struct hx_case *c, const char *case_path, const char *dumpdir,
-		       const char *out_path, char *err, size_t errlen)
-{
-	int fd = open(out_path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", out_path, strerror(errno));
-		return -1;
-	}
-	const struct tr_arch *host = tr_arch_host();
-	if (hx_samples_write_header(fd, host ? host->elf_mach : 0)) {
-		close(fd);
-		snprintf(err, errlen, "%s: write failed", out_path);
-		return -1;
-	}
-	/* kernel samples: the child asks the parent's sampler at each spin point */
-	int req[2] = { -1, -1 };
-	if (hx_kcfg.nsamples > 0 && pipe2(req, O_CLOEXEC)) {
-		close(fd);
-		snprintf(err, errlen, "pipe: %s", strerror(errno));
-		return -1;
-	}
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(fd);
-		snprintf(err, errlen, "fork: %s", strerror(errno));
-		return -1;
-	}
-	if (pid == 0) {
-		if (req[0] >= 0)
-			close(req[0]);
-		hx_spin_configure(hx_kcfg.spin || hx_kcfg.nsamples > 0, req[1]);
-		int rc = hx_capture_case(c, case_path, dumpdir, fd);
-		close(fd);
-		_exit(rc ? 1 : 0);
-	}
-	int src = 0;
-	if (req[0] >= 0) {
-		close(req[1]);
-		/* the largest dump the case replays with, as perf --call-graph dwarf,N */
-		uint32_t su = 8192;
-		for (int i = 0; i < c->nstack_sizes; i++)
-			if ((uint32_t)c->stack_sizes[i] > su)
-				su = (uint32_t)c->stack_sizes[i];
-		src = hx_ksample_serve(pid, su, req[0], fd, err, errlen);
-		close(req[0]);
-	}
-	close(fd);
-	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (src)
-		return -1;
-	if (WIFSIGNALED(st)) {
-		/* the crash handler exits normally; a signal here means the child was
-		 * killed (the alarm for a trampoline that never returns, or a crash
-		 * the handler could not catch) */
-		int fd2 = open(out_path, O_WRONLY | O_APPEND | O_CLOEXEC);
-		if (fd2 >= 0) {
-			char m[160];
-			snprintf(m, sizeof(m), "child killed by signal %d (%s)%s", WTERMSIG(st),
-				 strsignal(WTERMSIG(st)),
-				 WTERMSIG(st) == SIGALRM ? ": the case did not finish in 10 s" : "");
-			hx_rec_write(fd2, HX_REC_ERROR, m, strlen(m) + 1, NULL, 0);
-			close(fd2);
-		}
-	}
-	return 0;
 }
 
 static void where_of(const struct hx_group *g, const struct hx_sample *s, char *where,

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include "case.h"
+#include "capture.h"
 #include "judge.h"
 #include "samples.h"
 #include "unwinders/unwind.h"
@@ -74,9 +75,6 @@ struct hx_case_res {
 /* Replay one group of a samples file. 0, or -errno on bad input (err set). */
 int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx_opts *o,
 		    struct hx_case_res *res, char *err, size_t errlen);
-/* Capture one case into a group file (fork + child); 0, or -1 with err set. */
-int hx_capture_to_file(const struct hx_case *c, const char *case_path, const char *dumpdir,
-		       const char *out_path, char *err, size_t errlen);
 void hx_case_res_free(struct hx_case_res *r);
 
 #endif

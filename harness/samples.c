@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -385,17 +386,41 @@ int hx_samples_parse(struct hx_samples *s, uint8_t *data, size_t size, const cha
 	return 0;
 }
 
+/* The file mapped (copy-on-write): a replay reads a few KB of each sample's
+ * stack, so most of a large file is never paged in.  0, or -1 (the caller
+ * reads it instead: an empty file cannot be mapped). */
+static int map_whole(const char *path, uint8_t **data, size_t *size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	void *m = MAP_FAILED;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (uint64_t)st.st_size <= HX_MAX_SAMPLES_FILE)
+		m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return -1;
+	*data = m;
+	*size = (size_t)st.st_size;
+	return 0;
+}
+
 int hx_samples_read(struct hx_samples *s, const char *path, char *err, size_t errlen)
 {
 	uint8_t *d;
 	size_t n;
 	memset(s, 0, sizeof(*s));
-	if (read_whole(path, &d, &n, err, errlen))
+	bool mapped = map_whole(path, &d, &n) == 0;
+	if (!mapped && read_whole(path, &d, &n, err, errlen))
 		return -1;
 	if (hx_samples_parse(s, d, n, path, err, errlen)) {
+		s->mapped = mapped;
 		hx_samples_free(s);
 		return -1;
 	}
+	s->mapped = mapped;
 	return 0;
 }
 
@@ -412,6 +437,9 @@ void hx_samples_free(struct hx_samples *s)
 			free(g->funcs[f].rows);
 	}
 	free(s->groups);
-	free(s->data);
+	if (s->mapped)
+		munmap(s->data, s->size);
+	else
+		free(s->data);
 	memset(s, 0, sizeof(*s));
 }

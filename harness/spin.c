@@ -30,6 +30,7 @@ static struct {
 	struct tr_arena *arena;
 	void (*check)(ucontext_t *uc);
 	timer_t timer;
+	bool have_timer;
 	bool spinning;
 	uint8_t *addr;                 /* patched bytes (NULL: the callee's own spin site) */
 	uint8_t saved[8];
@@ -112,11 +113,15 @@ int hx_spin_install(struct tr_arena *a, void (*check)(ucontext_t *uc))
 			return -EINVAL;
 		sp.cpu_ns = v * 1000u;
 	}
+	/* one timer for the child's life: a batch's child installs this per case */
+	if (sp.have_timer)
+		return 0;
 	struct sigevent ev = { 0 };
 	ev.sigev_notify = SIGEV_SIGNAL;
 	ev.sigev_signo = HX_SPIN_SIG;
 	if (timer_create(CLOCK_MONOTONIC, &ev, &sp.timer))
 		return -errno;
+	sp.have_timer = true;
 	return 0;
 }
 

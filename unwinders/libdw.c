@@ -370,5 +370,5 @@ const struct uw_unwinder uw_libdw = {
 	.name = "libdw", .about = "elfutils' DWARF unwinder, fed as perf's unwind-libdw.c feeds it",
 	.sees = UW_SEES_DUMP, .ref = UW_REF_ORACLE,
 	.open = dw_open, .unwind = dw_unwind, .close = dw_close, .lib_version = dw_lib_version,
-	.signal_self = true,
+	.signal_self = true, .bench_rate = 300e3,
 };

@@ -8,6 +8,8 @@
 #include <libunwind.h>
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -426,6 +428,33 @@ static void lu_stop(struct lu_state *st, int ret, struct uw_result *r)
 	}
 }
 
+/* libunwind 1.6 blocks every signal around each use of its memory pool
+ * and locks (lock_acquire: sigprocmask, mutex, sigprocmask back): some
+ * twenty system calls per sample, most of a replay's time.  The blocking is
+ * for unwinding the local process from a signal handler; here libunwind
+ * walks a copied stack through accessors, never from a handler.  So while a
+ * replay walk runs on this thread, sigprocmask (which libunwind calls
+ * through the PLT: this executable's definition wins) is answered without
+ * the system call; everywhere else it is libc's. */
+static __thread bool lu_walking;
+
+int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	if (lu_walking) {
+		if (old)
+			sigemptyset(old);
+		return 0;
+	}
+	int e = pthread_sigmask(how, set, old);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+static int lu_walk(struct lu_state *st, const struct uw_sample *s, struct uw_result *r);
+
 static int lu_unwind(void *state, const struct uw_view *v, const struct uw_sample *s,
 		     struct uw_result *r)
 {
@@ -441,6 +470,14 @@ static int lu_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 		lu_fail(r, UW_STOP_ERROR, "libunwind of this build cannot unwind another arch's samples");
 		return 0;
 	}
+	lu_walking = true;
+	int rc = lu_walk(st, s, r);
+	lu_walking = false;
+	return rc;
+}
+
+static int lu_walk(struct lu_state *st, const struct uw_sample *s, struct uw_result *r)
+{
 	st->s = s;
 	st->last = NULL;
 	r->fallback_why[0] = 0;
@@ -505,4 +542,5 @@ const struct uw_unwinder uw_libunwind = {
 	.name = "libunwind", .about = "libunwind, fed as perf's unwind-libunwind-local.c feeds it",
 	.sees = UW_SEES_DUMP, .ref = UW_REF_ORACLE,
 	.open = lu_open, .unwind = lu_unwind, .close = lu_close, .lib_version = lu_lib_version,
+	.bench_rate = 100e3,
 };

@@ -224,6 +224,11 @@ void lint_report(struct lint_ctx *c, enum lint_rule_id id, uint64_t off, const c
 	va_end(ap);
 }
 
+bool lint_quiet(const struct lint_ctx *c, enum lint_rule_id id)
+{
+	return c->o->max_per_rule && c->sum->per_rule[id] >= c->o->max_per_rule;
+}
+
 void lint_report_at(struct lint_ctx *c, enum lint_rule_id id, uint64_t off, const struct lint_where *w,
 		    const char *fmt, ...)
 {

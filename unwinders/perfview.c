@@ -22,6 +22,7 @@
  *            1af478903fc4) and stable trees with it (Debian 12's 6.1.y):
  *            PT_LOAD at 0x80. */
 #include "perfview.h"
+#include "files.h"
 #include "view.h"
 
 #include <errno.h>
@@ -682,7 +683,7 @@ static int scan_dso(struct pv_dso *d, char *err, size_t errlen)
 		snprintf(err, errlen, "libelf: %s", elf_errmsg(-1));
 		return -1;
 	}
-	Elf *e = elf_memory((char *)d->image, d->size);
+	Elf *e = elf_memory((char *)(uintptr_t)d->image, d->size);
 	if (!e)
 		return 0;
 	GElf_Ehdr ehdr;
@@ -754,10 +755,16 @@ static int scan_dso(struct pv_dso *d, char *err, size_t errlen)
 
 static void dso_clear(struct pv_dso *d)
 {
-	free(d->image);
-	free(d->syms);
+	if (d->file)
+		uw_file_put(d->file);
+	else
+		free((void *)(uintptr_t)d->image);
+	if (!d->syms_shared)
+		free(d->syms);
+	d->file = NULL;
 	d->image = NULL;
 	d->syms = NULL;
+	d->syms_shared = false;
 	d->size = 0;
 	d->nsyms = 0;
 	d->is_elf = d->has_first_load = false;
@@ -767,33 +774,78 @@ static void dso_clear(struct pv_dso *d)
 	d->first_load_vaddr = d->first_load_offset = 0;
 }
 
-/* Only ELF files feed perf's unwinders and symbols: others (the jitdump
- * marker, locale archives) stay DSOs without an image. */
-static bool is_elf_file(const char *path)
+static void scan_free(void *p)
 {
-	unsigned char magic[SELFMAG];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	bool elf = read(fd, magic, SELFMAG) == SELFMAG && !memcmp(magic, ELFMAG, SELFMAG);
-	close(fd);
-	return elf;
+	struct pv_dso *x = p;
+	free(x->syms);
+	free(x);
+}
+
+/* A file of the process maps, mapped once per run (files.h) and scanned once:
+ * d gets the file's data and shares its symbols.  Gone, too large or not an
+ * ELF (the jitdump marker, locale archives): a DSO without data, as in perf. */
+static int dso_load_mapped(struct pv_dso *d, char *err, size_t errlen)
+{
+	const struct uw_file *f;
+	if (uw_file_get(d->path, &f))
+		return 0;
+	if (f->size > PV_MAX_FILE || f->size < SELFMAG || memcmp(f->data, ELFMAG, SELFMAG)) {
+		uw_file_put(f);
+		return 0;
+	}
+	const struct pv_dso *x = uw_file_derived(f, UW_FILE_PV_SCAN, 0);
+	if (!x) {
+		struct pv_dso *n = calloc(1, sizeof(*n));
+		if (!n) {
+			uw_file_put(f);
+			snprintf(err, errlen, "%s: out of memory", d->path);
+			return -1;
+		}
+		snprintf(n->path, sizeof(n->path), "%s", d->path);
+		n->image = f->data;
+		n->size = f->size;
+		if (scan_dso(n, err, errlen)) {
+			scan_free(n);
+			uw_file_put(f);
+			return -1;
+		}
+		x = uw_file_set_derived(f, UW_FILE_PV_SCAN, 0, n, scan_free);
+		if (!x) {
+			uw_file_put(f);
+			snprintf(err, errlen, "%s: out of memory", d->path);
+			return -1;
+		}
+	}
+	char path[sizeof(d->path)];
+	memcpy(path, d->path, sizeof(path));
+	char *perf_name = d->perf_name;
+	bool jitted = d->jitted;
+	const struct jd_load *load = d->load;
+	*d = *x;
+	memcpy(d->path, path, sizeof(path));
+	d->perf_name = perf_name;
+	d->jitted = jitted;
+	d->load = load;
+	d->file = f;
+	d->syms_shared = true;
+	return 0;
 }
 
 /* Read the file behind d (again) and scan it.  mapped: a file of the process
- * maps, which may be gone or not an ELF: then a DSO without data, as in perf. */
+ * maps (dso_load_mapped); else a jitted file this view wrote, read into memory
+ * (it may be written again while this view lives). */
 static int dso_load(struct pv_dso *d, bool mapped, char *err, size_t errlen)
 {
 	dso_clear(d);
-	if (mapped && !is_elf_file(d->path))
-		return 0;
-	int rc = read_file(d->path, &d->image, &d->size);
+	if (mapped)
+		return dso_load_mapped(d, err, errlen);
+	uint8_t *image = NULL;
+	int rc = read_file(d->path, &image, &d->size);
 	if (rc) {
-		if (mapped)
-			return 0;
 		snprintf(err, errlen, "%s: cannot read back: %s", d->path, strerror(-rc));
 		return -1;
 	}
+	d->image = image;
 	return scan_dso(d, err, errlen);
 }
 

@@ -33,8 +33,10 @@ struct pv_dso {
 	char path[4096];          /* jitted-<pid>-<index>.so, or the mapped file */
 	bool jitted;
 	const struct jd_load *load;   /* jitted: the CODE_LOAD it was made from */
-	uint8_t *image;           /* the whole file in memory (owned) */
+	const uint8_t *image;     /* the whole file: a mapped file's is shared for the run
+				   (files.h, held by `file`); a jitted one's is read in, owned */
 	size_t size;
+	const struct uw_file *file;
 	/* from the ELF's section headers (by name, as perf finds them) */
 	bool has_eh_frame_hdr;
 	uint64_t eh_frame_hdr_addr, eh_frame_hdr_off, eh_frame_hdr_size;
@@ -45,8 +47,9 @@ struct pv_dso {
 	/* added: symbols as perf loads them (file-relative, see pv_symbolize) */
 	bool is_elf;
 	bool has_first_load;
-	struct pv_sym *syms;          /* sorted by start, duplicates removed (owned) */
+	struct pv_sym *syms;          /* sorted by start, duplicates removed */
 	size_t nsyms;
+	bool syms_shared;             /* syms belong to the file's cache entry, not to this DSO */
 	/* the name perf gives this DSO (its long_name, owned): for a jitted one the
 	 * dump's own directory + /jitted-<pid>-<index>.so, because perf inject
 	 * writes next to the dump, wherever `path` was written; else `path`.
@@ -73,6 +76,7 @@ struct pv_view {
 };
 
 struct uw_map;  /* view.h */
+struct uw_file; /* files.h */
 
 /* Build perf's view from the process maps and the jitdump (jd may be NULL).
  * outdir: where to write the jitted .so files (NULL: a private temp dir).

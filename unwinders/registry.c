@@ -84,3 +84,22 @@ const char *uw_stop_name(enum uw_stop s)
 	};
 	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
 }
+
+void uw_why_hex(char *why, size_t n, const char *a, uint64_t x, const char *b)
+{
+	char hex[19] = "0x";
+	int d = 0;
+	for (uint64_t t = x; t; t >>= 4)
+		d++;
+	if (!d)
+		d = 1;
+	for (int i = 0; i < d; i++)
+		hex[2 + d - 1 - i] = "0123456789abcdef"[(x >> (4 * i)) & 15];
+	hex[2 + d] = 0;
+	size_t o = 0;
+	for (const char *const *p = (const char *const[]){ a, hex, b, NULL }; *p && n; p++)
+		for (const char *c = *p; *c && o + 1 < n; c++)
+			why[o++] = *c;
+	if (n)
+		why[o] = 0;
+}

@@ -55,6 +55,9 @@ enum uw_stop {
 	UW_STOP_ERROR,      /* the unwinder library failed */
 };
 const char *uw_stop_name(enum uw_stop s);
+/* why = a "0x<hex of x>" b, as snprintf("%s0x%llx%s") would write it, at a
+ * fraction of the cost: every replayed chain ends with a reason. */
+void uw_why_hex(char *why, size_t n, const char *a, uint64_t x, const char *b);
 
 #define UW_F_FALLBACK 1u    /* frame found without the emitted CFI */
 /* a caller frame perf stores as it is, not as ip - 1: libunwind calls it a
@@ -118,6 +121,8 @@ struct uw_unwinder {
 	/* perf over this engine prints a signal frame's own pc without the -1 too,
 	 * not only its caller's (libdw's dwfl_frame_pc) */
 	bool signal_self;
+	/* make bench: the replay rate to reach (samples per CPU second; 0: none) */
+	double bench_rate;
 };
 
 extern const struct uw_unwinder uw_fp, uw_oracle;
