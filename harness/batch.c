@@ -7,6 +7,7 @@
 #include "samples.h"
 #include "unwinders/files.h"
 
+#include <alloca.h>
 #include <errno.h>
 #include <sched.h>
 #include <fcntl.h>
@@ -163,6 +164,13 @@ static inline __attribute__((always_inline)) int batch_run(const struct hx_batch
 			break;
 		}
 		if (pid == 0) {
+			/* the same stack addresses in every environment (hx_stack_pad) */
+			size_t pad = hx_stack_pad((uint64_t)(uintptr_t)__builtin_frame_address(0));
+			if (pad) {
+				uint8_t *p = alloca(pad);
+				memset(p, 0, pad);
+				__asm__ volatile("" : : "r"(p) : "memory");
+			}
 			for (size_t k = next; k < end; k++) {
 				sh->cur = k;
 				if (hx_capture_case(cases[k].c, cases[k].path, cases[k].dumpdir, out_fd))

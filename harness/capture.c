@@ -417,6 +417,23 @@ static bool stack_of(uint64_t s, uint64_t e, const char *line, void *arg)
 	return f->top != 0;
 }
 
+/* The bytes a capture child allocates before its first case, so that its
+ * frame starts HX_ARCH_STACK_DEPTH below the stack's top (why: the arch's
+ * capture header).  0 where the arch leaves the stack where it is, or the
+ * frame is deeper already. */
+size_t hx_stack_pad(uint64_t frame)
+{
+	const uint64_t depth = HX_ARCH_STACK_DEPTH;
+	const char *off = getenv("JU_STACK_PAD");   /* "0": tests only, the control */
+	if (!depth || (off && !strcmp(off, "0")) || maps_read())
+		return 0;
+	struct stack_find f = { .sp = frame };
+	maps_each(stack_of, &f);
+	if (f.top <= frame || f.top - frame >= depth)
+		return 0;
+	return (size_t)(depth - (f.top - frame));
+}
+
 /* Where the code arena goes: 2 GiB below the lowest shared library, in
  * address space nothing in this process was ever mapped at (the kernel's
  * top-down allocator fills the holes next to the libraries first).  A

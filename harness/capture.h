@@ -63,6 +63,10 @@ struct hx_batch_run {
 /* Capture cases[0..n) into out_fd (a samples file whose header the caller
  * wrote); run may be NULL (all in one child).  0, or -1 with err set when
  * the harness failed. */
+/* Bytes to allocate in a capture child above its first case so that every
+ * run has the same stack addresses where the arch needs it (0: none). */
+size_t hx_stack_pad(uint64_t frame);
+
 int hx_capture_batch(const struct hx_batch_case *cases, size_t n, int out_fd,
 		     struct hx_batch_run *run, char *err, size_t errlen);
 /* The same into memory (a memfd), parsed into *out (hx_samples_free). */

@@ -21,4 +21,15 @@
  * trampoline's caller (hx_host_nofp_call, stubs_aarch64.S) holds the state
  * in it. */
 
+/* How far below the stack's top the capture child starts each batch.  qemu-user
+ * maps the guest stack at the same place in every run, but the environment
+ * above it moves SP by its size; SP is the modifier of every PAC signature,
+ * and one in about 128 signatures has a zero PAC field (the return address
+ * then reads right unstripped), so a verdict past a signed return address
+ * would follow the environment (a make check saw hybrid-pac-nofp-leaf-*'s
+ * lr-step go "ok" where the case says "wrong").  Starting at a fixed depth
+ * gives every sample the same stack addresses, and with QEMU_RAND_SEED the
+ * same keys, in every environment. */
+#define HX_ARCH_STACK_DEPTH (256u << 10)
+
 #endif

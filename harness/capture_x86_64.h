@@ -20,4 +20,8 @@
  * silently keep them. */
 #define HX_ARCH_STATE_IN_FP "rbp"
 
+/* 0: the stack's place is left as it is (the kernel randomizes it anyway;
+ * x86_64 signs no return address) */
+#define HX_ARCH_STACK_DEPTH 0u
+
 #endif

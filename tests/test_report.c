@@ -419,6 +419,44 @@ START_TEST(install_finds_cases)
 }
 END_TEST
 
+#if defined(__aarch64__)
+/* The signed return addresses (lr-step's second frame at every sample of a
+ * PAC case) of a run with a short and with a 3000-byte environment: the
+ * capture starts at a fixed depth below the stack's top, so they are equal;
+ * JU_STACK_PAD=0 (the control) leaves SP where the environment puts it, and
+ * the signatures, whose modifier SP is, differ. */
+static void signed_ras(char *dst, size_t n, const char *env)
+{
+	char j[512];
+	snprintf(j, sizeof(j), "%s/pac.json", tmp);
+	/* 1 allowed for the control: an unpadded run may leave the case's [expect] */
+	int rc = sh(out, sizeof(out), "env %s %s run --json %s cases/aarch64/hybrid-pac-nofp-leaf-none.case", env, bin, j);
+	ck_assert_msg(rc == 0 || (rc == 1 && strstr(env, "JU_STACK_PAD=0")), "run exited %d: %s", rc, out);
+	ck_assert_int_eq(sh(out, sizeof(out), "python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); "
+			    "print(\" \".join(s[\"unwinders\"][\"lr-step\"][\"frames\"][1] for s in r[\"cases\"][0][\"samples\"]))' %s", j), 0);
+	ck_assert_msg(strstr(out, "0x"), "no frames: %s", out);
+	snprintf(dst, n, "%s", out);
+}
+
+START_TEST(pac_same_in_any_env)
+{
+	static char a[8192], b[8192];
+	char big[3100];
+	memset(big, 'x', 3000);
+	big[3000] = 0;
+	char env[3200];
+	snprintf(env, sizeof(env), "JU_PAD_TEST=%s", big);
+	signed_ras(a, sizeof(a), "JU_PAD_TEST=x");
+	signed_ras(b, sizeof(b), env);
+	ck_assert_msg(!strcmp(a, b), "the signatures follow the environment:\n%s\n%s", a, b);
+	signed_ras(a, sizeof(a), "JU_STACK_PAD=0 JU_PAD_TEST=x");
+	snprintf(env, sizeof(env), "JU_STACK_PAD=0 JU_PAD_TEST=%s", big);
+	signed_ras(b, sizeof(b), env);
+	ck_assert_msg(strcmp(a, b), "the control: without the pad the signatures did not move:\n%s", a);
+}
+END_TEST
+#endif
+
 Suite *suite_report(void);
 Suite *suite_report(void)
 {
@@ -433,6 +471,9 @@ Suite *suite_report(void)
 	tcase_add_test(tc, tap_parses);
 	tcase_add_test(tc, observe_roundtrip);
 	tcase_add_test(tc, install_finds_cases);
+#if defined(__aarch64__)
+	tcase_add_test(tc, pac_same_in_any_env);
+#endif
 #if defined(__x86_64__)
 	tcase_add_test(tc, colour_only_on_tty);
 	tcase_add_test(tc, failure_names_symbols);
