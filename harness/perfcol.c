@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define PC_MAX_ARGS 16
+#define PC_MAX_ARGS 40
 #define PC_MAX_SIZES 4
 #define PC_MAX_MAPS 4096
 #define PC_ZERO UINT64_MAX      /* perf prints a zero return address as ip - 1 */
@@ -47,7 +47,7 @@ static int perf_argv(char *buf, size_t len, char **argv, const char *const *extr
 {
 	snprintf(buf, len, "%s", pc.cmd);
 	int n = 0;
-	for (char *save = NULL, *t = strtok_r(buf, " ", &save); t && n < PC_MAX_ARGS - 8;
+	for (char *save = NULL, *t = strtok_r(buf, " ", &save); t && n < PC_MAX_ARGS - 24;
 	     t = strtok_r(NULL, " ", &save))
 		argv[n++] = t;
 	for (; extra && *extra && n < PC_MAX_ARGS - 1; extra++)
@@ -156,6 +156,24 @@ static int probe(char *why, size_t len)
 	if (pc.ok && why)
 		snprintf(why, len, "%s", pc.why);
 	return pc.ok;
+}
+
+int hx_perf_probe(const char *cmd, char *version, size_t vl, char *emulation, size_t el,
+		  char *why, size_t wl)
+{
+	hx_perfcol_set_cmd(cmd ? cmd : "perf");
+	if (probe(why, wl))
+		return -1;
+	snprintf(version, vl, "%s", pc.version);
+	snprintf(emulation, el, "%s", pc.emulation);
+	return 0;
+}
+
+int hx_perf_exec(const char *const *args, const char *out, const char *errf, const char *home)
+{
+	char buf[512], *argv[PC_MAX_ARGS];
+	perf_argv(buf, sizeof(buf), argv, args);
+	return run(argv, out, errf, home);
 }
 
 /* perf before 6 is what the 5.x-0x40 profile stands for; every other
