@@ -41,6 +41,7 @@ struct rp_diff {
 struct hx_rp {
 	char version[64], emulation[16], dir[4096];
 	int emu_col;
+	int absolute;                  /* perf prints addresses (1), map offsets (0), not known yet (-1) */
 	bool injected_here;
 	/* perf script's output */
 	char **dsos;
@@ -346,6 +347,7 @@ int hx_rp_open(struct hx_rp **out, struct rr *r, const char *cmd)
 		return -1;
 	}
 	p->emu_col = hx_rr_column(r, p->emulation);
+	p->absolute = -1;
 	if (work_dir(p, r) || jitted_names(p, r)) {
 		snprintf(r->err, sizeof(r->err), "the perf column: %s", p->dir[0] ? strerror(errno) : "out of memory");
 		hx_rp_free(p);
@@ -437,7 +439,7 @@ static bool kernel_dso(const char *d, uint64_t v)
 /* perf's chain of one printed sample as the unwinders give chains: the pc,
  * then return addresses (perf printed them less one; -1 is a zero one). */
 static int place_chain(struct hx_rp *p, const struct rr *r, const struct mt_snap *at, const struct rp_smp *s,
-		       struct uw_result *pc)
+		       uint64_t ip, struct uw_result *pc)
 {
 	memset(pc, 0, offsetof(struct uw_result, why));
 	if (index_snap(p, at, s->pid))
@@ -449,7 +451,10 @@ static int place_chain(struct hx_rp *p, const struct rr *r, const struct mt_snap
 		uint64_t a = 0;
 		if (kernel_dso(d, f->v))
 			continue;
-		bool placed = f->v == RP_ZERO || !strcmp(d, "[unknown]") ? (a = f->v, true)
+		/* perf 6 prints map offsets, perf 7 addresses: the sampled ip says which */
+		if (p->absolute < 0 && pc->n == 0 && strcmp(d, "[unknown]"))
+			p->absolute = f->v == ip;
+		bool placed = p->absolute > 0 ? (a = f->v, true) : f->v == RP_ZERO || !strcmp(d, "[unknown]") ? (a = f->v, true)
 			      : strstr(d, "/jitted-") ? place_jitted(p, r, d, s->time, f->v, &a)
 			      : place_file(p, at, d, f->v, &a) ||
 				((hx_rr_anon_path(d) || !strncmp(d, "/tmp/perf-", 10) || d[0] == '[') &&
@@ -523,7 +528,8 @@ static void compare(struct hx_rp *p, const struct rr *r, const struct rr_view *v
 }
 
 int hx_rp_sample(struct hx_rp *p, const struct rr *r, const struct rr_view *v, const struct mt_snap *at,
-		 const struct rr_sample *rs, bool regs, const struct uw_result *res, struct uw_result *pc)
+		 const struct rr_sample *rs, bool regs, uint64_t ip, const struct uw_result *res,
+		 struct uw_result *pc)
 {
 	const struct rp_smp *s = find_smp(p, rs->time, rs->tid);
 	if (!regs) {
@@ -534,7 +540,7 @@ int hx_rp_sample(struct hx_rp *p, const struct rr *r, const struct rr_view *v, c
 		p->missing++;
 		return 0;
 	}
-	int rc = place_chain(p, r, at, s, pc);
+	int rc = place_chain(p, r, at, s, ip, pc);
 	if (rc < 0)
 		return -1;
 	if (rc == 0) {

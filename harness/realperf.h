@@ -6,6 +6,7 @@
 #define HX_REALPERF_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct hx_rp;
@@ -23,7 +24,8 @@ int hx_rp_open(struct hx_rp **out, struct rr *r, const char *cmd);
  * give them), compared with the emulation's column of res.  1 perf has it,
  * 0 it has none (counted), -1 out of memory. */
 int hx_rp_sample(struct hx_rp *p, const struct rr *r, const struct rr_view *v, const struct mt_snap *at,
-		 const struct rr_sample *rs, bool regs, const struct uw_result *res, struct uw_result *pc);
+		 const struct rr_sample *rs, bool regs, uint64_t ip, const struct uw_result *res,
+		 struct uw_result *pc);
 void hx_rp_report_text(const struct hx_rp *p, const struct rr *r);
 void hx_rp_report_json(const struct hx_rp *p, const struct rr *r, FILE *f);
 void hx_rp_free(struct hx_rp *p);

@@ -743,7 +743,7 @@ static int replay_one(struct rr *r, struct rr_view *fin, struct rr_view *tv, con
 		}
 	}
 	/* real perf's chain of the same sample, placed in the same tree */
-	bool pf = r->perf && hx_rp_sample(r->perf, r, cur, at, rs, regs, res, &res[r->nu + 1]) == 1;
+	bool pf = r->perf && hx_rp_sample(r->perf, r, cur, at, rs, regs, pc, res, &res[r->nu + 1]) == 1;
 	struct rr_jit jx;
 	uint64_t kpc = pc;
 	if (!hx_rr_jit_at(r, cur, pc, &jx)) {
@@ -788,7 +788,7 @@ static int replay_one(struct rr *r, struct rr_view *fin, struct rr_view *tv, con
 		k->out[u][hx_rr_classify(r, cur, &res[u])]++;
 	if (pf)
 		k->out[r->nu + 1][hx_rr_classify(r, cur, &res[r->nu + 1])]++;
-	if (r->lint && regs && hx_rl_sample(r->lint, r, cur, res) < 0)
+	if (r->lint && regs && hx_rl_sample(r->lint, r, cur, &s, res) < 0)
 		return -1;
 	char dd[sizeof(k->div_desc)];
 	int dv = c0 ? -1 : diverge(r, res, ncol, dd, sizeof(dd));
@@ -968,6 +968,8 @@ static void usage(FILE *f)
 		   "  --no-perf    leave the perf column out\n"
 		   "  --lint       lint each dump and line its findings up with every pc where a DWARF\n"
 		   "               unwinder loses a JIT frame's caller\n"
+		   "  --lint-ignore RULES  leave these lint rules (ids or names, comma separated) out of that\n"
+		   "               pairing\n"
 		   "  Exit: 0 all unwinders' chains agree on every JIT sample, 1 some differ, 2 bad usage or input.\n");
 }
 
@@ -1034,11 +1036,12 @@ int hx_realreplay_main(int argc, char **argv)
 		{ "perf-profile", required_argument, 0, 'p' }, { "top", required_argument, 0, 't' },
 		{ "max-views", required_argument, 0, 'm' }, { "help", no_argument, 0, 'h' },
 		{ "perf", required_argument, 0, 'P' }, { "no-perf", no_argument, 0, 'N' },
-		{ "lint", no_argument, 0, 'L' }, { 0, 0, 0, 0 },
+		{ "lint", no_argument, 0, 'L' }, { "lint-ignore", required_argument, 0, 'I' }, { 0, 0, 0, 0 },
 	};
 	struct rr *r = calloc(1, sizeof(*r));
 	const char *dumps[RR_MAX_DUMPS], *list = NULL, *perf_cmd = NULL;
 	int nd = 0, c;
+	const char *lint_ignore = NULL;
 	bool no_perf = false, lint = false;
 	if (!r)
 		return 2;
@@ -1070,6 +1073,7 @@ int hx_realreplay_main(int argc, char **argv)
 		case 'P': perf_cmd = optarg; break;
 		case 'N': no_perf = true; break;
 		case 'L': lint = true; break;
+		case 'I': lint_ignore = optarg; break;
 		case 'h': usage(stdout); free(r); return 0;
 		default: goto usage_err;
 		}
@@ -1079,7 +1083,7 @@ int hx_realreplay_main(int argc, char **argv)
 	r->path = argv[optind];
 	int status = 2;
 	if (read_events(r, dumps, nd) || pick_unwinders(r, list) ||
-	    (!no_perf && hx_rp_open(&r->perf, r, perf_cmd)) || (lint && hx_rl_open(&r->lint, r))) {
+	    (!no_perf && hx_rp_open(&r->perf, r, perf_cmd)) || (lint && hx_rl_open(&r->lint, r, lint_ignore))) {
 		if (r->err[0])
 			fprintf(stderr, "jitunwind: %s\n", r->err);
 	} else if (replay_all(r)) {

@@ -20,6 +20,7 @@
 #define RL_MAX_LOSSES 4096        /* distinct loss pcs kept (counted past it) */
 #define RL_SHOW_RULES 6           /* explaining findings listed per loss */
 #define RL_LOADS 4
+#define RL_STACK_SPAN (64ull << 20)   /* a read this far above SP is still the thread's stack */
 
 enum rl_kind { RL_ENDS, RL_LOST, RL_FALLBACK, RL_NKIND };
 static const char *const kind_name[RL_NKIND] = { "ends", "lost", "fallback" };
@@ -39,6 +40,7 @@ struct rl_dump {
 
 struct rl_loss {
 	const char *name;
+	const char *engine;           /* the DWARF unwinder that loses it */
 	size_t dump;
 	uint64_t off;                 /* of the instruction whose row unwinds the frame */
 	bool ra;                      /* a caller frame: off is the call before the return address */
@@ -57,9 +59,10 @@ struct hx_rl {
 	size_t ncols;
 	struct rl_loss *loss;
 	size_t nloss, cap;
-	uint64_t dropped, pmap_losses;
+	uint64_t dropped, pmap_losses, copy_losses;
 	csh cs;
 	bool cs_ok;
+	bool ignored[LR__COUNT];
 };
 
 static void on_finding(const struct lint_finding *f, void *arg)
@@ -76,7 +79,7 @@ static void on_finding(const struct lint_finding *f, void *arg)
 	d->f[d->n++] = (struct rl_finding){ f->rule, f->offset, f->where };
 }
 
-int hx_rl_open(struct hx_rl **out, struct rr *r)
+int hx_rl_open(struct hx_rl **out, struct rr *r, const char *ignore)
 {
 	struct hx_rl *l = calloc(1, sizeof(*l));
 	*out = NULL;
@@ -84,12 +87,23 @@ int hx_rl_open(struct hx_rl **out, struct rr *r)
 		snprintf(r->err, sizeof(r->err), "out of memory");
 		return -1;
 	}
+	char buf[512];
+	snprintf(buf, sizeof(buf), "%s", ignore ? ignore : "");
+	for (char *sv = NULL, *t = strtok_r(buf, ",", &sv); t; t = strtok_r(NULL, ",", &sv)) {
+		const struct lint_rule *ru = lint_rule_find(t);
+		if (!ru) {
+			snprintf(r->err, sizeof(r->err), "--lint-ignore %s: no such lint rule", t);
+			free(l);
+			return -1;
+		}
+		l->ignored[ru - lint_rules] = true;
+	}
 	for (size_t u = 0; u < r->nu; u++)
 		if (!strcmp(r->uws[u]->name, "libunwind") || !strcmp(r->uws[u]->name, "libdw"))
 			l->cols[l->ncols++] = (int)u;
 	for (size_t i = 0; i < r->ndumps; i++) {
 		struct lint_opts o = { .profile = r->prof, .name = r->recorded[i],
-				       .stack_size = r->stack_size ? r->stack_size : 8192 };
+				       .stack_size = r->stack_size ? r->stack_size : 8192, .dump_dir = r->dump_dir[i] };
 		struct lint_summary sum;
 		struct rl_dump *d = &l->d[l->nd++];
 		if (lint_file(r->dump_path[i], &o, on_finding, d, &sum, d->err, sizeof(d->err)))
@@ -128,10 +142,17 @@ static uint64_t call_before(const struct hx_rl *l, const struct rr *r, const str
 	return ret - 1;
 }
 
-static struct rl_loss *loss_of(struct hx_rl *l, const struct rr *r, const struct rr_jit *j, uint64_t off, bool ra)
+static struct rl_loss *loss_of(struct hx_rl *l, const struct rr *r, const struct rr_jit *j, uint64_t off, bool ra,
+			       int col)
 {
+	size_t dump = 0;
+	for (size_t d = 0; d < r->ndumps; d++)
+		if (j->load >= r->jd[d].loads && j->load < r->jd[d].loads + r->jd[d].nloads)
+			dump = d;
+	const char *eng = r->uws[col]->name;
 	for (size_t i = 0; i < l->nloss; i++)
-		if (l->loss[i].off == off && l->loss[i].ra == ra && !strcmp(l->loss[i].name, j->name))
+		if (l->loss[i].off == off && l->loss[i].ra == ra && l->loss[i].dump == dump &&
+		    !strcmp(l->loss[i].name, j->name) && !strcmp(l->loss[i].engine, eng))
 			return &l->loss[i];
 	if (l->nloss == RL_MAX_LOSSES)
 		return NULL;
@@ -148,16 +169,20 @@ static struct rl_loss *loss_of(struct hx_rl *l, const struct rr *r, const struct
 	x->name = j->name;
 	x->off = off;
 	x->ra = ra;
-	for (size_t d = 0; d < r->ndumps; d++)
-		if (j->load >= r->jd[d].loads && j->load < r->jd[d].loads + r->jd[d].nloads)
-			x->dump = d;
+	x->dump = dump;
+	x->engine = eng;
 	return x;
 }
 
-/* where column c's chain first loses a JIT frame's caller, if it does */
-static int first_loss(const struct rr *r, const struct rr_view *v, const struct uw_result *c, struct rr_jit *j,
-		      enum rl_kind *kind)
+/* where column c's chain first loses a JIT frame's caller, if it does (a
+ * chain without even the sampled JIT pc loses it there) */
+static int first_loss(const struct rr *r, const struct rr_view *v, uint64_t pc, const struct uw_result *c,
+		      struct rr_jit *j, enum rl_kind *kind)
 {
+	if (c->n == 0 && hx_rr_jit_at(r, v, pc, j)) {
+		*kind = RL_ENDS;
+		return 0;
+	}
 	for (int i = 0; i < c->n; i++) {
 		if (!hx_rr_jit_at(r, v, c->addr[i] - (i ? 1 : 0), j))
 			continue;
@@ -179,23 +204,40 @@ static int first_loss(const struct rr *r, const struct rr_view *v, const struct 
 	return -1;
 }
 
-int hx_rl_sample(struct hx_rl *l, const struct rr *r, const struct rr_view *v, const struct uw_result *res)
+/* The chain ended at a read above the stack copy: the stack is deeper than
+ * perf's dump (--call-graph dwarf,SIZE), whatever the JIT's CFI says.  The
+ * unwinders' own stop message names the address. */
+static bool past_copy(const struct uw_sample *s, const struct uw_result *c)
 {
+	const char *p = strstr(c->why, "read of 0x");
+	unsigned long long a;
+	return c->stop == UW_STOP_MEM && p && sscanf(p, "read of 0x%llx", &a) == 1 &&
+	       a >= s->stack_addr + s->stack_size && a - s->stack_addr < RL_STACK_SPAN;
+}
+
+int hx_rl_sample(struct hx_rl *l, const struct rr *r, const struct rr_view *v, const struct uw_sample *s,
+		 const struct uw_result *res)
+{
+	uint64_t pc = uw_reg(s, r->arch->perf_ip);
 	for (size_t k = 0; k < l->ncols; k++) {
 		struct rr_jit j;
 		enum rl_kind kind;
 		const struct uw_result *c = &res[l->cols[k]];
-		int i = first_loss(r, v, c, &j, &kind);
+		int i = first_loss(r, v, pc, c, &j, &kind);
 		if (i < 0)
 			continue;
 		if (!j.load) {
 			l->pmap_losses++;       /* perf map code: no dump to lint */
 			continue;
 		}
-		uint64_t off = c->addr[i] - j.start;
+		if (kind == RL_ENDS && past_copy(s, c)) {
+			l->copy_losses++;
+			continue;
+		}
+		uint64_t off = (c->n ? c->addr[i] : pc) - j.start;
 		if (i > 0)
 			off = call_before(l, r, j.load, off);
-		struct rl_loss *x = loss_of(l, r, &j, off, i > 0);
+		struct rl_loss *x = loss_of(l, r, &j, off, i > 0, l->cols[k]);
 		if (!x) {
 			l->dropped++;
 			continue;
@@ -210,9 +252,32 @@ int hx_rl_sample(struct hx_rl *l, const struct rr *r, const struct rr_view *v, c
 	return 0;
 }
 
-static bool names(const struct rl_finding *f, const struct rl_loss *x)
+/* Rules that say nothing about how perf unwinds (file naming, line info,
+ * readers other than perf, lint's own limits), and the rules about one
+ * DWARF unwinder's input only. */
+static const char *const not_unwinding[] = { "JD006", "JD007", "JD014", "JD024", "JD038", "JD044", "JD070",
+					     "JD071", "JD072", "JD073", "JD074", "JD075", "JD076", "JD099" };
+static const struct { const char *rule, *engine; } one_engine[] = {
+	{ "JD040", "libunwind" }, { "JD041", "libunwind" }, { "JD042", "libunwind" }, { "JD043", "libunwind" },
+	{ "JD091", "libdw" },
+};
+
+static bool about_unwinding(const struct lint_rule *ru, const char *engine)
+{
+	for (size_t i = 0; i < sizeof(not_unwinding) / sizeof(not_unwinding[0]); i++)
+		if (!strcmp(ru->id, not_unwinding[i]))
+			return false;
+	for (size_t i = 0; i < sizeof(one_engine) / sizeof(one_engine[0]); i++)
+		if (!strcmp(ru->id, one_engine[i].rule))
+			return !strcmp(engine, one_engine[i].engine);
+	return true;
+}
+
+static bool names(const struct hx_rl *l, const struct rl_finding *f, const struct rl_loss *x)
 {
 	const struct lint_where *w = &f->where;
+	if (l->ignored[f->rule - lint_rules] || !about_unwinding(f->rule, x->engine))
+		return false;
 	if (!w->load)
 		return w->whole;
 	bool load = false;
@@ -238,7 +303,7 @@ static void pair(struct hx_rl *l)
 		x->matched = true;
 		const struct rl_dump *d = &l->d[x->dump];
 		for (size_t k = 0; k < d->n && x->nexpl < RL_SHOW_RULES; k++)
-			if (names(&d->f[k], x))
+			if (names(l, &d->f[k], x))
 				x->expl[x->nexpl++] = k;
 	}
 }
@@ -277,6 +342,9 @@ void hx_rl_report_text(const struct hx_rl *cl, const struct rr *r)
 	printf("lint meets replay: %zu pc(s) where a DWARF unwinder loses a JIT frame's caller, %lu explained by "
 	       "a lint finding, %lu unexplained%s\n", l->nloss, (unsigned long)l->nloss - un, un,
 	       l->dropped ? " (more not kept)" : "");
+	if (l->copy_losses)
+		printf("  %" PRIu64 " chain end(s) in JIT frames at the end of perf's stack copy (%" PRIu64 " bytes: "
+		       "--call-graph dwarf,SIZE), not a property of the dump\n", l->copy_losses, r->stack_size);
 	if (l->pmap_losses)
 		printf("  %" PRIu64 " loss(es) in perf map code (no jitdump: nothing to lint, no unwinding info)\n",
 		       l->pmap_losses);
@@ -306,8 +374,8 @@ void hx_rl_report_json(const struct hx_rl *cl, const struct rr *r, FILE *f)
 {
 	struct hx_rl *l = (struct hx_rl *)cl;
 	pair(l);
-	fprintf(f, "{\"losses\":%zu,\"unexplained\":%lu,\"perf_map_losses\":%" PRIu64 ",\"pcs\":[", l->nloss,
-		hx_rl_unexplained(l), l->pmap_losses);
+	fprintf(f, "{\"losses\":%zu,\"unexplained\":%lu,\"perf_map_losses\":%" PRIu64 ",\"stack_copy_ends\":%" PRIu64
+		",\"pcs\":[", l->nloss, hx_rl_unexplained(l), l->pmap_losses, l->copy_losses);
 	for (size_t i = 0; i < l->nloss; i++) {
 		const struct rl_loss *x = &l->loss[i];
 		fprintf(f, "%s\n{\"symbol\":", i ? "," : "");
