@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #define RP_MAX_FRAMES 1024        /* per sample kept from perf's output (it stops at 127) */
@@ -335,6 +336,14 @@ int hx_rp_open(struct hx_rp **out, struct rr *r, const char *cmd)
 		free(p);
 		snprintf(r->err, sizeof(r->err), "out of memory");
 		return -1;
+	}
+	struct utsname un;
+	if (!cmd && !uname(&un) && strcmp(un.machine, r->arch->name)) {
+		/* Debian's perf unwinds its own arch only (no cross-arch libunwind) */
+		fprintf(stderr, "jitunwind: skip: the perf column: the perf of this %s machine does not unwind a %s "
+			"recording (--perf CMD names one that does)\n", un.machine, r->arch->name);
+		hx_rp_free(p);
+		return 0;
 	}
 	if (hx_perf_probe(cmd, p->version, sizeof(p->version), p->emulation, sizeof(p->emulation),
 			  why, sizeof(why))) {

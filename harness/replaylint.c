@@ -9,6 +9,7 @@
 #include "harness/replaylint.h"
 #include "harness/realreplay_int.h"
 #include "harness/jsonw.h"
+#include "unwinders/ehframe.h"
 #include "unwinders/lint.h"
 #include "unwinders/uwarch.h"
 
@@ -50,6 +51,7 @@ struct rl_loss {
 	size_t expl[RL_SHOW_RULES];   /* indices into the dump's findings */
 	unsigned nexpl;
 	bool matched;
+	uint64_t native_pc, native_below, native_n;   /* losses caused by the native frame below */
 };
 
 struct hx_rl {
@@ -207,12 +209,48 @@ static int first_loss(const struct rr *r, const struct rr_view *v, uint64_t pc, 
 /* The chain ended at a read above the stack copy: the stack is deeper than
  * perf's dump (--call-graph dwarf,SIZE), whatever the JIT's CFI says.  The
  * unwinders' own stop message names the address. */
-static bool past_copy(const struct uw_sample *s, const struct uw_result *c)
+static bool failed_read(const struct uw_result *c, uint64_t *a)
 {
 	const char *p = strstr(c->why, "read of 0x");
-	unsigned long long a;
-	return c->stop == UW_STOP_MEM && p && sscanf(p, "read of 0x%llx", &a) == 1 &&
-	       a >= s->stack_addr + s->stack_size && a - s->stack_addr < RL_STACK_SPAN;
+	unsigned long long v;
+	if (c->stop != UW_STOP_MEM || !p || sscanf(p, "read of 0x%llx", &v) != 1)
+		return false;
+	*a = v;
+	return true;
+}
+
+static bool past_copy(const struct uw_sample *s, const struct uw_result *c)
+{
+	uint64_t a;
+	return failed_read(c, &a) && a >= s->stack_addr + s->stack_size && a - s->stack_addr < RL_STACK_SPAN;
+}
+
+static bool row_at(const struct rr_view *v, uint64_t pc, struct ehf_row *row)
+{
+	const struct uw_region *reg = uw_view_find(&v->v, pc);
+	const struct ehf_fde *fde = reg && reg->has_cfi ? ehf_find_fde(&reg->cfi, pc) : NULL;
+	struct ehf_err ee;
+	return fde && !ehf_row_at(fde, pc, row, &ee) && row->cfa_defined && row->cfa_kind == EHF_CFA_REG_OFF;
+}
+
+/* A JIT frame right above the sampled native frame, whose CFA is computed
+ * from a register that native frame's row restores from under SP (gcc's
+ * rows at `leave; ret` keep rbp "saved" at cfa-16 = sp-8), outside perf's
+ * stack copy: the JIT frame's caller is lost, and nothing in the dump says
+ * so.  0, or how many bytes below SP. */
+static uint64_t native_below_sp(const struct rr *r, const struct rr_view *v, const struct uw_result *c, int i)
+{
+	struct rr_jit j;
+	struct ehf_row nat, jit;
+	if (i != 1 || hx_rr_jit_at(r, v, c->addr[0], &j) || !row_at(v, c->addr[0], &nat) ||
+	    !row_at(v, c->addr[1] - 1, &jit))
+		return 0;
+	int sp = r->arch->dw_sp;
+	unsigned cr = jit.cfa_reg;
+	if (nat.cfa_reg != sp || cr == (unsigned)sp || cr >= EHF_NREGS || nat.reg[cr].kind != EHF_OFFSET)
+		return 0;
+	int64_t at = nat.cfa_off + nat.reg[cr].off;     /* the slot, from the sampled SP */
+	return at < 0 ? (uint64_t)-at : 0;
 }
 
 int hx_rl_sample(struct hx_rl *l, const struct rr *r, const struct rr_view *v, const struct uw_sample *s,
@@ -234,6 +272,7 @@ int hx_rl_sample(struct hx_rl *l, const struct rr *r, const struct rr_view *v, c
 			l->copy_losses++;
 			continue;
 		}
+		uint64_t below = kind == RL_ENDS ? native_below_sp(r, v, c, i) : 0;
 		uint64_t off = (c->n ? c->addr[i] : pc) - j.start;
 		if (i > 0)
 			off = call_before(l, r, j.load, off);
@@ -243,6 +282,10 @@ int hx_rl_sample(struct hx_rl *l, const struct rr *r, const struct rr_view *v, c
 			continue;
 		}
 		x->count[k][kind]++;
+		if (below && !x->native_n++) {
+			x->native_pc = c->addr[0];
+			x->native_below = below;
+		}
 		bool seen = false;
 		for (unsigned n = 0; n < x->nloads; n++)
 			seen |= x->load_off[n] == j.load->file_off;
@@ -308,15 +351,6 @@ static void pair(struct hx_rl *l)
 	}
 }
 
-unsigned long hx_rl_unexplained(const struct hx_rl *l)
-{
-	pair((struct hx_rl *)l);
-	unsigned long n = 0;
-	for (size_t i = 0; i < l->nloss; i++)
-		n += !l->loss[i].nexpl;
-	return n;
-}
-
 static uint64_t total(const struct hx_rl *l, const struct rl_loss *x)
 {
 	uint64_t t = 0;
@@ -326,6 +360,21 @@ static uint64_t total(const struct hx_rl *l, const struct rl_loss *x)
 	return t;
 }
 
+/* every loss at this pc came from the native frame below it */
+static bool by_native(const struct hx_rl *l, const struct rl_loss *x)
+{
+	return x->native_n && x->native_n == total(l, x);
+}
+
+unsigned long hx_rl_unexplained(const struct hx_rl *l)
+{
+	pair((struct hx_rl *)l);
+	unsigned long n = 0;
+	for (size_t i = 0; i < l->nloss; i++)
+		n += !l->loss[i].nexpl && !by_native(l, &l->loss[i]);
+	return n;
+}
+
 static int cmp_loss(const void *a, const void *b, void *arg)
 {
 	const struct hx_rl *l = arg;
@@ -333,15 +382,22 @@ static int cmp_loss(const void *a, const void *b, void *arg)
 	return (x < y) - (x > y);
 }
 
+static const char *verdict(const struct hx_rl *l, const struct rl_loss *x)
+{
+	return x->nexpl ? "explained" : by_native(l, x) ? "native-below" : "UNEXPLAINED";
+}
+
 void hx_rl_report_text(const struct hx_rl *cl, const struct rr *r)
 {
 	struct hx_rl *l = (struct hx_rl *)cl;
 	pair(l);
 	qsort_r(l->loss, l->nloss, sizeof(*l->loss), cmp_loss, l);
-	unsigned long un = hx_rl_unexplained(l);
-	printf("lint meets replay: %zu pc(s) where a DWARF unwinder loses a JIT frame's caller, %lu explained by "
-	       "a lint finding, %lu unexplained%s\n", l->nloss, (unsigned long)l->nloss - un, un,
-	       l->dropped ? " (more not kept)" : "");
+	unsigned long un = hx_rl_unexplained(l), nat = 0;
+	for (size_t i = 0; i < l->nloss; i++)
+		nat += !l->loss[i].nexpl && by_native(l, &l->loss[i]);
+	printf("lint meets replay: %zu pc(s) where a DWARF unwinder loses a JIT frame's caller: %lu explained by "
+	       "a lint finding, %lu by the native frame below, %lu unexplained%s\n", l->nloss,
+	       (unsigned long)l->nloss - un - nat, nat, un, l->dropped ? " (more not kept)" : "");
 	if (l->copy_losses)
 		printf("  %" PRIu64 " chain end(s) in JIT frames at the end of perf's stack copy (%" PRIu64 " bytes: "
 		       "--call-graph dwarf,SIZE), not a property of the dump\n", l->copy_losses, r->stack_size);
@@ -351,23 +407,23 @@ void hx_rl_report_text(const struct hx_rl *cl, const struct rr *r)
 	for (size_t i = 0; i < l->nd; i++)
 		if (l->d[i].unreadable)
 			printf("  %s: lint could not read it: %s\n", r->dump_path[i], l->d[i].err);
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < l->nloss; i++) {
-			const struct rl_loss *x = &l->loss[i];
-			if ((pass == 0) != (x->nexpl == 0))
-				continue;
-			printf("  %s %s+0x%" PRIx64 "%s ", x->nexpl ? "explained  " : "UNEXPLAINED", x->name, x->off,
-			       x->ra ? " (call)" : "");
-			for (size_t k = 0; k < l->ncols; k++)
-				for (int o = 0; o < RL_NKIND; o++)
-					if (x->count[k][o])
-						printf(" %s %s x%" PRIu64, r->uws[l->cols[k]]->name, kind_name[o], x->count[k][o]);
-			for (unsigned e = 0; e < x->nexpl; e++) {
-				const struct rl_finding *f = &l->d[x->dump].f[x->expl[e]];
-				printf("%s %s %s @0x%" PRIx64, e ? "," : "  <-", f->rule->id, f->rule->name, f->offset);
-			}
-			printf("\n");
+	for (size_t i = 0; i < l->nloss; i++) {
+		const struct rl_loss *x = &l->loss[i];
+		printf("  %-12s %s+0x%" PRIx64 "%s ", verdict(l, x), x->name, x->off, x->ra ? " (call)" : "");
+		for (size_t k = 0; k < l->ncols; k++)
+			for (int o = 0; o < RL_NKIND; o++)
+				if (x->count[k][o])
+					printf(" %s %s x%" PRIu64, r->uws[l->cols[k]]->name, kind_name[o], x->count[k][o]);
+		for (unsigned e = 0; e < x->nexpl; e++) {
+			const struct rl_finding *f = &l->d[x->dump].f[x->expl[e]];
+			printf("%s %s %s @0x%" PRIx64, e ? "," : "  <-", f->rule->id, f->rule->name, f->offset);
 		}
+		if (!x->nexpl && x->native_n)
+			printf("  <- the native frame below (pc 0x%" PRIx64 ") restores a register from %" PRIu64
+			       " bytes below SP, outside perf's stack copy, and this frame's CFA needs it",
+			       x->native_pc, x->native_below);
+		printf("\n");
+	}
 }
 
 void hx_rl_report_json(const struct hx_rl *cl, const struct rr *r, FILE *f)
@@ -380,7 +436,9 @@ void hx_rl_report_json(const struct hx_rl *cl, const struct rr *r, FILE *f)
 		const struct rl_loss *x = &l->loss[i];
 		fprintf(f, "%s\n{\"symbol\":", i ? "," : "");
 		hx_jsonw_str(f, x->name, HX_JSONW_LATIN1);
-		fprintf(f, ",\"offset\":%" PRIu64 ",\"call\":%s,\"counts\":{", x->off, x->ra ? "true" : "false");
+		fprintf(f, ",\"offset\":%" PRIu64 ",\"call\":%s,\"verdict\":\"%s\",\"native_pc\":%" PRIu64
+			",\"native_below_sp\":%" PRIu64 ",\"counts\":{", x->off, x->ra ? "true" : "false", verdict(l, x),
+			x->native_pc, x->native_below);
 		bool first = true;
 		for (size_t k = 0; k < l->ncols; k++)
 			for (int o = 0; o < RL_NKIND; o++)

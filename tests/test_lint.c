@@ -1608,7 +1608,7 @@ START_TEST(harness_dumps)
 		snprintf(cf, sizeof(cf), "%s/%s.case", cdir, names[i]);
 		if (!case_dump(cf, names[i], dump, sizeof(dump)))
 			continue;
-		struct lint_opts o = { PV_CURRENT, dump, 0, 8192 };
+		struct lint_opts o = { PV_CURRENT, dump, 0, 8192, NULL };
 		struct lint_summary s;
 		memset(&G, 0, sizeof(G));
 		ck_assert_msg(lint_file(dump, &o, collect, &G, &s, e2, sizeof(e2)) == 0, "%s", e2);
