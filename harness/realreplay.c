@@ -381,7 +381,8 @@ static int view_build(struct rr *r, struct rr_view *v, uint32_t pid, uint64_t t)
 		u->pgoff = m->pgoff;
 		snprintf(u->prot, sizeof(u->prot), "%c%c%cp", m->prot & 1 ? 'r' : '-', m->prot & 2 ? 'w' : '-',
 			 m->prot & 4 ? 'x' : '-');
-		if (!(u->path = with_symfs(r, m->path)))
+		/* anonymous maps keep their name: perf has no file for them */
+		if (!(u->path = hx_rr_anon_path(m->path) ? strdup(m->path) : with_symfs(r, m->path)))
 			goto oom;
 		v->nmaps++;
 	}
@@ -708,6 +709,7 @@ static int replay_one(struct rr *r, struct rr_view *fin, struct rr_view *tv, con
 	user_chain(p, chain, &nchain);
 	s.callchain = chain;
 	s.ncallchain = nchain;
+	s.dwfl_epoch = rs->off + 1;      /* perf's libdw path: a new Dwfl for every sample */
 	/* with --call-graph dwarf the kernel records no user callchain */
 	bool kfp = nchain > 0 && !pd_attr_flag(ev.attr, PD_ATTR_EXCLUDE_CALLCHAIN_USER);
 	if (!regs) {

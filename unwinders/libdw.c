@@ -29,7 +29,10 @@ struct dw_state {
 	Dwfl_Module **mod_of_map;   /* per pv map: the module perf's __report_module settled on */
 	int8_t *map_tried;          /* per pv map: 1 reported, -1 perf could not report it */
 	struct dw_cfi_slot cache[DW_CACHE];
+	uint64_t dwfl_epoch;        /* the sample epoch its modules were reported in */
+	size_t nmaps;
 	/* per sample */
+	const struct uw_view *v;
 	const struct uw_sample *s;
 	struct uw_result *r;
 	bool next_fallback;         /* the frame the current one unwinds to has no CFI */
@@ -146,11 +149,27 @@ static uint64_t dw_base(const struct pv_view *pv, const struct pv_map *m)
  * else the module covering addr must start at the map's base, or one is
  * reported there.  Modules accumulate in the cached Dwfl; each map's outcome
  * is kept, since reporting it again gives the same answer. */
+/* An anonymous mapping perf keeps: without a jitdump for the process
+ * (perf inject -j strips a JIT process's //anon maps), e.g. CPython -X perf's
+ * trampolines named by a perf map.  Its DSO is no ELF. */
+static bool dw_anon_kept(const struct uw_view *v, uint64_t addr)
+{
+	if (!v || v->jd)
+		return false;
+	for (size_t i = 0; i < v->nmaps; i++) {
+		const struct uw_map *m = &v->maps[i];
+		if (addr >= m->start && addr < m->end && m->path &&
+		    (!strncmp(m->path, "//anon", 6) || !strncmp(m->path, "[anon:", 6) || !strncmp(m->path, "/memfd:", 7)))
+			return true;
+	}
+	return false;
+}
+
 static bool dw_report(struct dw_state *st, uint64_t addr)
 {
 	const struct pv_map *m = pv_find(st->pv, addr);
 	if (!m || !m->dso)
-		return true;
+		return !(!m && dw_anon_kept(st->v, addr));   /* dwfl_report_elf of a non-ELF fails */
 	size_t i = (size_t)(m - st->pv->maps);
 	if (!st->map_tried[i]) {
 		uint64_t base = dw_base(st->pv, m);
@@ -272,6 +291,7 @@ static int dw_open(const struct uw_view *v, void **state, char *err, size_t errl
 	size_t n = pv->nmaps ? pv->nmaps : 1;
 	st->mod_of_map = calloc(n, sizeof(*st->mod_of_map));
 	st->map_tried = calloc(n, sizeof(*st->map_tried));
+	st->nmaps = n;
 	st->dwfl = dwfl_begin(&dw_offline);
 	if (!st->mod_of_map || !st->map_tried || !st->dwfl) {
 		snprintf(err, errlen, "libdw: dwfl_begin: %s", dwfl_errmsg(-1));
@@ -296,6 +316,24 @@ static int dw_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 		return 0;
 	}
 	uint64_t ip = uw_reg(s, s->arch->perf_ip);
+	st->v = v;
+	if (s->dwfl_epoch != st->dwfl_epoch) {
+		/* a new Dwfl, as perf makes one per sample: no module reported
+		 * for an earlier sample (it may overlap this one's) */
+		Dwfl *d = dwfl_begin(&dw_offline);
+		if (!d) {
+			r->stop = UW_STOP_ERROR;
+			snprintf(r->why, sizeof(r->why), "dwfl_begin: %s", dwfl_errmsg(-1));
+			return 0;
+		}
+		dwfl_end(st->dwfl);
+		st->dwfl = d;
+		st->attached = false;
+		memset(st->map_tried, 0, st->nmaps * sizeof(*st->map_tried));
+		memset(st->mod_of_map, 0, st->nmaps * sizeof(*st->mod_of_map));
+		memset(st->cache, 0, sizeof(st->cache));
+		st->dwfl_epoch = s->dwfl_epoch;
+	}
 	/* perf reports the sampled ip's module, then attaches (EM_NONE: the arch
 	 * comes from the modules); its Dwfl is new for each sample, so without a
 	 * module for the ip the attach fails and nothing is unwound */
