@@ -709,7 +709,7 @@ static int replay_one(struct rr *r, struct rr_view *fin, struct rr_view *tv, con
 	user_chain(p, chain, &nchain);
 	s.callchain = chain;
 	s.ncallchain = nchain;
-	s.dwfl_epoch = rs->off + 1;      /* perf's libdw path: a new Dwfl for every sample */
+	s.dwfl_proc = (uint64_t)rs->pid + 1;   /* perf >= 7: one Dwfl per process, all recording long */
 	/* with --call-graph dwarf the kernel records no user callchain */
 	bool kfp = nchain > 0 && !pd_attr_flag(ev.attr, PD_ATTR_EXCLUDE_CALLCHAIN_USER);
 	if (!regs) {
