@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ftw.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #define RR_CTX_USER 0xfffffffffffffe00ull   /* PERF_CONTEXT_USER */
 #define RR_CTX_MAX 0xfffffffffffff001ull    /* callchain context markers are >= this */
@@ -362,6 +364,26 @@ static void view_fini(struct rr *r, struct rr_view *v)
 	v->built = false;
 }
 
+/* Where views write their jitted .so files: one directory in memory
+ * (/dev/shm) for every view of the replay (a load's file is the same in
+ * every view that has it), removed at the end; NULL: perf view's own. */
+static const char *view_dir(struct rr *r)
+{
+	if (!r->pvdir[0] && !r->pvdir_failed) {
+		snprintf(r->pvdir, sizeof(r->pvdir), "/dev/shm/jitunwind-rr-XXXXXX");
+		if (!mkdtemp(r->pvdir)) {
+			r->pvdir[0] = 0;
+			r->pvdir_failed = true;
+		}
+	}
+	return r->pvdir[0] ? r->pvdir : NULL;
+}
+
+static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	return remove(p);
+}
+
 /* perf's view of pid at time t: the file maps of the tree, then the loads
  * with a timestamp up to t (as perf inject adds them, in dump order). */
 static int view_build(struct rr *r, struct rr_view *v, uint32_t pid, uint64_t t)
@@ -398,7 +420,7 @@ static int view_build(struct rr *r, struct rr_view *v, uint32_t pid, uint64_t t)
 		v->jd.nloads = k;
 	}
 	char e[600];
-	if (pv_build_at(&v->pv, r->prof, v->maps, v->nmaps, jd ? &v->jd : NULL, NULL,
+	if (pv_build_at(&v->pv, r->prof, v->maps, v->nmaps, jd ? &v->jd : NULL, view_dir(r),
 			jd ? r->dump_dir[di] : NULL, e, sizeof(e))) {
 		snprintf(r->err, sizeof(r->err), "%s: %s", jd ? r->dump_path[di] : r->path, e);
 		uw_maps_free(v->maps, v->nmaps);
@@ -1025,6 +1047,8 @@ static void rr_free(struct rr *r)
 		free(r->pmaps[i].syms);
 		free(r->pmaps[i].path);
 	}
+	if (r->pvdir[0])
+		nftw(r->pvdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	hx_rp_free(r->perf);
 	hx_rl_free(r->lint);
 	pd_close(&r->pf);

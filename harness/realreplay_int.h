@@ -97,6 +97,8 @@ struct rr {
 	uint64_t stack_size;          /* the attr's sample_stack_user */
 	struct hx_rp *perf;           /* the real perf column (--perf), NULL without */
 	struct hx_rl *lint;           /* replay --lint, NULL without */
+	char pvdir[64];               /* the views' jitted .so files (view_dir) */
+	bool pvdir_failed;
 	char err[1024];
 };
 
