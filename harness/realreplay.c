@@ -20,10 +20,15 @@
 #include <ftw.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 
 #define RR_CTX_USER 0xfffffffffffffe00ull   /* PERF_CONTEXT_USER */
 #define RR_CTX_MAX 0xfffffffffffff001ull    /* callchain context markers are >= this */
 #define RR_PMAP_MAX_LINES 10000000          /* bound on a perf map's lines */
+#define RR_RELEASE (16u << 20)              /* file bytes read before their pages are dropped */
+#define RR_RELEASE_STEP (1u << 20)          /* in the replay, once past this much */
 
 static const char *const out_name[OUT_N] = { "full", "truncated", "fallback", "name-lost" };
 
@@ -300,6 +305,16 @@ static const struct rr_pmap_sym *pmap_find(const struct rr *r, uint32_t pid, uin
 	return NULL;
 }
 
+/* Drop the pages of the file's [a, b) from memory (the kernel reads them
+ * again if they are used again; MMAP names point into them): the replay's
+ * memory stays flat in the file size. */
+static void release(const struct rr *r, uint64_t a, uint64_t b)
+{
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE), s = (a + pg - 1) & ~(pg - 1), e = b & ~(pg - 1);
+	if (r->pf.mapped && e > s && e <= r->pf.size)
+		madvise((void *)(r->pf.data + s), (size_t)(e - s), MADV_DONTNEED);
+}
+
 static int read_events(struct rr *r, const char *const *dumps, int ndumps)
 {
 	if (pd_open(&r->pf, r->path, r->err, sizeof(r->err)))
@@ -322,9 +337,15 @@ static int read_events(struct rr *r, const char *const *dumps, int ndumps)
 	struct pd_iter it = { 0 };
 	struct pd_event ev;
 	int rc;
-	while ((rc = pd_next(&r->pf, &it, &ev, r->err, sizeof(r->err))) == 1)
+	uint64_t done = 0;
+	while ((rc = pd_next(&r->pf, &it, &ev, r->err, sizeof(r->err))) == 1) {
 		if (on_event(r, &ev, dumps, ndumps))
 			return -1;
+		if (it.off - done > RR_RELEASE) {
+			release(r, done, it.off);
+			done = it.off;
+		}
+	}
 	if (rc < 0)
 		return -1;
 	return add_loads(r) || load_pmaps(r) ? -1 : 0;
@@ -712,6 +733,9 @@ static void run_all(struct rr *r, struct rr_view *v, const struct uw_sample *s,
 		kernel_chain(s, &res[r->nu]);
 }
 
+static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, const struct mt_snap *at,
+			 const struct rr_sample *rs, struct uw_result *res, const struct pd_event *evp);
+
 /* Replay against perf's view at the end of the recording; a sample that
  * resolves differently in the tree at its own time replays against the
  * time view (rebuilt at its time while the budget lasts). */
@@ -722,6 +746,20 @@ static int replay_one(struct rr *r, struct rr_view *fin, struct rr_view *tv, con
 	struct pd_event ev;
 	if (pd_next(&r->pf, &it, &ev, r->err, sizeof(r->err)) != 1)
 		return -1;
+	int rc = replay_sample(r, fin, tv, at, rs, res, &ev);
+	/* samples come in time order, close to file order: the pages behind
+	 * this one go (a later sample in them reads them back) */
+	if (rs->off > r->released + RR_RELEASE_STEP) {
+		release(r, r->released, rs->off);
+		r->released = rs->off;
+	}
+	return rc;
+}
+
+static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, const struct mt_snap *at,
+			 const struct rr_sample *rs, struct uw_result *res, const struct pd_event *evp)
+{
+	const struct pd_event ev = *evp;
 	const struct pd_sample *p = &ev.sample;
 	bool regs = p->abi && p->stack && p->dyn_size;
 	struct uw_sample s;
@@ -977,6 +1015,20 @@ static int report_json(const struct rr *r, const struct rr_cols *cc)
 	return bad ? -1 : 0;
 }
 
+static void print_stats(const struct rr *r, const struct timespec *t0)
+{
+	struct timespec t1;
+	struct rusage ru;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	getrusage(RUSAGE_SELF, &ru);
+	double wall = (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+	double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+		     ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
+	fprintf(stderr, "replay stats: %zu samples, %zu bytes, %.3f s wall (%.0f samples/s), %.3f s CPU, "
+		"peak RSS %ld KiB, %" PRIu64 " view(s)\n", r->nsmp, r->pf.size, wall, wall > 0 ? (double)r->nsmp / wall : 0.0,
+		cpu, ru.ru_maxrss, r->nviews);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: jitunwind replay [--json FILE] [--jitdump DUMP]... [--symfs DIR] [--unwinders LIST]\n"
@@ -992,6 +1044,7 @@ static void usage(FILE *f)
 		   "  --no-perf    leave the perf column out\n"
 		   "  --lint       lint each dump and line its findings up with every pc where a DWARF\n"
 		   "               unwinder loses a JIT frame's caller\n"
+		   "  --stats      wall time, samples per second, CPU time and peak memory on stderr\n"
 		   "  --lint-ignore RULES  leave these lint rules (ids or names, comma separated) out of that\n"
 		   "               pairing\n"
 		   "  Exit: 0 all unwinders' chains agree on every JIT sample, 1 some differ, 2 bad usage or input.\n");
@@ -1062,13 +1115,16 @@ int hx_realreplay_main(int argc, char **argv)
 		{ "perf-profile", required_argument, 0, 'p' }, { "top", required_argument, 0, 't' },
 		{ "max-views", required_argument, 0, 'm' }, { "help", no_argument, 0, 'h' },
 		{ "perf", required_argument, 0, 'P' }, { "no-perf", no_argument, 0, 'N' },
-		{ "lint", no_argument, 0, 'L' }, { "lint-ignore", required_argument, 0, 'I' }, { 0, 0, 0, 0 },
+		{ "lint", no_argument, 0, 'L' }, { "lint-ignore", required_argument, 0, 'I' },
+		{ "stats", no_argument, 0, 'S' }, { 0, 0, 0, 0 },
 	};
 	struct rr *r = calloc(1, sizeof(*r));
 	const char *dumps[RR_MAX_DUMPS], *list = NULL, *perf_cmd = NULL;
 	int nd = 0, c;
 	const char *lint_ignore = NULL;
-	bool no_perf = false, lint = false;
+	bool no_perf = false, lint = false, stats = false;
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (!r)
 		return 2;
 	r->top = 50;
@@ -1099,6 +1155,7 @@ int hx_realreplay_main(int argc, char **argv)
 		case 'P': perf_cmd = optarg; break;
 		case 'N': no_perf = true; break;
 		case 'L': lint = true; break;
+		case 'S': stats = true; break;
 		case 'I': lint_ignore = optarg; break;
 		case 'h': usage(stdout); free(r); return 0;
 		default: goto usage_err;
@@ -1129,6 +1186,8 @@ int hx_realreplay_main(int argc, char **argv)
 			cc.idx[cc.n++] = r->nu + 1;
 		report_text(r, &cc);
 		status = r->json && report_json(r, &cc) ? 2 : r->ndiverge ? 1 : 0;
+		if (stats)
+			print_stats(r, &t0);
 	}
 	rr_free(r);
 	free(r);

@@ -95,6 +95,7 @@ struct rr {
 	uint64_t njit, nunder, nstale, ninexact, max_views, nviews, ndiverge, nnoregs, ninjected;
 	bool clock_ok;
 	uint64_t stack_size;          /* the attr's sample_stack_user */
+	uint64_t released;            /* file pages before this offset dropped (replay_one) */
 	struct hx_rp *perf;           /* the real perf column (--perf), NULL without */
 	struct hx_rl *lint;           /* replay --lint, NULL without */
 	char pvdir[64];               /* the views' jitted .so files (view_dir) */
