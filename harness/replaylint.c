@@ -222,7 +222,10 @@ static bool failed_read(const struct uw_result *c, uint64_t *a)
 static bool past_copy(const struct uw_sample *s, const struct uw_result *c)
 {
 	uint64_t a;
-	return failed_read(c, &a) && a >= s->stack_addr + s->stack_size && a - s->stack_addr < RL_STACK_SPAN;
+	/* perf's libunwind accessor takes the copy to end 8 bytes early
+	 * (addr + 8 >= end): its last word is past it too */
+	return failed_read(c, &a) && a + 8 >= s->stack_addr + s->stack_size && a >= s->stack_addr &&
+	       a - s->stack_addr < RL_STACK_SPAN;
 }
 
 static bool row_at(const struct rr_view *v, uint64_t pc, struct ehf_row *row)
