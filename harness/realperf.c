@@ -357,6 +357,7 @@ int hx_rp_open(struct hx_rp **out, struct rr *r, const char *cmd)
 	}
 	p->emu_col = hx_rr_column(r, p->emulation);
 	p->absolute = -1;
+	r->dwfl_per_sample = atoi(p->version) < 7;
 	if (work_dir(p, r) || jitted_names(p, r)) {
 		snprintf(r->err, sizeof(r->err), "the perf column: %s", p->dir[0] ? strerror(errno) : "out of memory");
 		hx_rp_free(p);

@@ -769,7 +769,9 @@ static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, 
 	user_chain(p, chain, &nchain);
 	s.callchain = chain;
 	s.ncallchain = nchain;
-	s.dwfl_proc = (uint64_t)rs->pid + 1;   /* perf >= 7: one Dwfl per process, all recording long */
+	/* perf >= 7 keeps one Dwfl per process all recording long; perf 6
+	 * makes one per sample (a key per sample) */
+	s.dwfl_proc = r->dwfl_per_sample ? rs->off + 1 : (uint64_t)rs->pid + 1;
 	/* with --call-graph dwarf the kernel records no user callchain */
 	bool kfp = nchain > 0 && !pd_attr_flag(ev.attr, PD_ATTR_EXCLUDE_CALLCHAIN_USER);
 	if (!regs) {

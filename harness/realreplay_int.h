@@ -96,6 +96,8 @@ struct rr {
 	bool clock_ok;
 	uint64_t stack_size;          /* the attr's sample_stack_user */
 	uint64_t released;            /* file pages before this offset dropped (replay_one) */
+	bool dwfl_per_sample;         /* the perf column's perf is older than 7: its libdw path
+				       * makes a Dwfl per sample (else one per process) */
 	struct hx_rp *perf;           /* the real perf column (--perf), NULL without */
 	struct hx_rl *lint;           /* replay --lint, NULL without */
 	char pvdir[64];               /* the views' jitted .so files (view_dir) */
