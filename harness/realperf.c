@@ -27,7 +27,7 @@
 #define RP_MAX_DIFFS 4096         /* disagreeing samples kept for the report */
 #define RP_PERF_MAX_STACK 127     /* perf's default --max-stack (kernel.perf_event_max_stack) */
 #define RP_ZERO UINT64_MAX        /* perf prints a zero return address as -1 */
-#define RP_HASH_BITS 16
+#define RP_HASH_BITS 20            /* up to 2^19 DSO names (jitted .so files) */
 
 struct rp_frame { uint64_t v; uint32_t dso; };
 struct rp_smp { uint64_t time; uint32_t pid, tid, n; size_t first; };
@@ -90,7 +90,7 @@ static uint32_t dso_id(struct hx_rp *p, const char *s, size_t len)
 			return e - 1;
 	}
 	if (p->ndsos >= mask / 2 || p->hash[h])
-		return UINT32_MAX;       /* a recording with 32768 DSOs: out of the table */
+		return UINT32_MAX;       /* more DSOs than the table holds: reported as such */
 	if (p->ndsos == p->cdsos) {
 		size_t c = p->cdsos ? p->cdsos * 2 : 256;
 		char **d = realloc(p->dsos, c * sizeof(*d));
@@ -121,8 +121,15 @@ static int grow(void **a, size_t *cap, size_t need, size_t sz)
 }
 
 /* "\t    ADDR (DSO)": one frame of the current sample */
-static int parse_frame(struct hx_rp *p, const char *l, const char *end)
+static int parse_frame(struct hx_rp *p, const char *line, const char *lend)
 {
+	/* a NUL-terminated copy: the output is mapped, and its last line may
+	 * end the mapping */
+	char buf[PD_PATH_MAX + 64];
+	size_t n = (size_t)(lend - line) < sizeof(buf) - 1 ? (size_t)(lend - line) : sizeof(buf) - 1;
+	memcpy(buf, line, n);
+	buf[n] = 0;
+	const char *l = buf, *end = buf + n;
 	while (l < end && (*l == ' ' || *l == '\t'))
 		l++;
 	char *e;
@@ -320,7 +327,8 @@ static int run_perf(struct hx_rp *p, struct rr *r)
 	if (t)
 		munmap(t, len);
 	if (rc) {
-		snprintf(r->err, sizeof(r->err), "out of memory");
+		snprintf(r->err, sizeof(r->err), "the perf column: out of memory, or more than %u DSO names in perf "
+			 "script's output", 1u << (RP_HASH_BITS - 1));
 		return -1;
 	}
 	qsort(p->smp, p->nsmp, sizeof(*p->smp), cmp_rsmp);
