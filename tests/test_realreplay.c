@@ -164,6 +164,12 @@ START_TEST(malformed)
 	ck_assert_int_eq(sh("%s replay --jitdump %s/none.dump %s/p.data >/dev/null 2>%s", bin(), tmp, tmp, log), 2);
 	ck_assert_ptr_nonnull(strstr(slurp(log), "none.dump"));
 	ck_assert_int_eq(sh("%s replay --unwinders nosuch %s/p.data >/dev/null 2>/dev/null", bin(), tmp), 2);
+	/* a perf map (read under --symfs) that is not "START SIZE NAME": its file and line */
+	ck_assert_int_eq(sh("cd %s && d=$(ls jit-*.dump | head -1) && pid=${d#jit-} && pid=${pid%%.dump} && "
+			    "mkdir -p sym/tmp && printf '1000 10 ok\\nzz not hex\\n' > sym/tmp/perf-$pid.map && "
+			    "%s replay --no-perf --symfs %s/sym --jitdump $d p.data >/dev/null 2>%s", tmp, bin(), tmp, log), 2);
+	const char *e = slurp(log);
+	ck_assert_msg(strstr(e, "perf-") && strstr(e, ".map: line 2"), "%s", e);
 	sh("rm -rf %s", tmp);
 }
 END_TEST
