@@ -331,7 +331,8 @@ static int run_perf(struct hx_rp *p, struct rr *r)
 			 "script's output", 1u << (RP_HASH_BITS - 1));
 		return -1;
 	}
-	qsort(p->smp, p->nsmp, sizeof(*p->smp), cmp_rsmp);
+	if (p->nsmp)
+		qsort(p->smp, p->nsmp, sizeof(*p->smp), cmp_rsmp);
 	return 0;
 }
 
@@ -395,7 +396,8 @@ static int index_snap(struct hx_rp *p, const struct mt_snap *at, uint32_t pid)
 		return -1;
 	for (size_t i = 0; i < at->n; i++)
 		p->idx[i] = i;
-	qsort_r(p->idx, at->n, sizeof(*p->idx), cmp_idx_path, (void *)at);
+	if (at->n)
+		qsort_r(p->idx, at->n, sizeof(*p->idx), cmp_idx_path, (void *)at);
 	p->idx_of = at;
 	p->idx_applied = at->applied;
 	p->idx_n = at->n;
@@ -494,7 +496,7 @@ static int place_chain(struct hx_rp *p, const struct rr *r, const struct mt_snap
 static const struct rp_smp *find_smp(const struct hx_rp *p, uint64_t t, uint32_t tid)
 {
 	struct rp_smp key = { .time = t, .tid = tid };
-	return bsearch(&key, p->smp, p->nsmp, sizeof(*p->smp), cmp_rsmp);
+	return p->nsmp ? bsearch(&key, p->smp, p->nsmp, sizeof(*p->smp), cmp_rsmp) : NULL;
 }
 
 /* chain length less a trailing zero return address, within perf's max stack */

@@ -264,7 +264,8 @@ static int load_pmap(struct rr *r, uint32_t pid)
 		pm->n++;
 	}
 	fclose(f);
-	qsort(pm->syms, pm->n, sizeof(*pm->syms), cmp_psym);
+	if (pm->n)
+		qsort(pm->syms, pm->n, sizeof(*pm->syms), cmp_psym);
 	return 0;
 oom:
 	fclose(f);
@@ -868,7 +869,8 @@ static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, 
 
 static int replay_all(struct rr *r)
 {
-	qsort(r->smp, r->nsmp, sizeof(*r->smp), cmp_smp);
+	if (r->nsmp)
+		qsort(r->smp, r->nsmp, sizeof(*r->smp), cmp_smp);
 	struct rr_view fin = { 0 }, tv = { 0 };
 	struct mt_snap at = { 0 };
 	struct uw_result *res = calloc(RR_NCOL, sizeof(*res));
@@ -1174,7 +1176,8 @@ int hx_realreplay_main(int argc, char **argv)
 	} else if (replay_all(r)) {
 		fprintf(stderr, "jitunwind: %s\n", r->err);
 	} else {
-		qsort(r->keys, r->nkeys, sizeof(*r->keys), cmp_key);
+		if (r->nkeys)
+			qsort(r->keys, r->nkeys, sizeof(*r->keys), cmp_key);
 		struct rr_cols cc = { .n = 0 };
 		for (size_t u = 0; u < r->nu; u++)
 			cc.idx[cc.n++] = u;

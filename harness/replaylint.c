@@ -394,7 +394,8 @@ void hx_rl_report_text(const struct hx_rl *cl, const struct rr *r)
 {
 	struct hx_rl *l = (struct hx_rl *)cl;
 	pair(l);
-	qsort_r(l->loss, l->nloss, sizeof(*l->loss), cmp_loss, l);
+	if (l->nloss)
+		qsort_r(l->loss, l->nloss, sizeof(*l->loss), cmp_loss, l);
 	unsigned long un = hx_rl_unexplained(l), nat = 0;
 	for (size_t i = 0; i < l->nloss; i++)
 		nat += !l->loss[i].nexpl && by_native(l, &l->loss[i]);
