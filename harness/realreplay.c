@@ -757,6 +757,38 @@ static int replay_one(struct rr *r, struct rr_view *fin, struct rr_view *tv, con
 	return rc;
 }
 
+/* The chains against perf's view at the end of the recording; a sample
+ * any of whose frames resolves differently in the tree at its own time
+ * replays against the time view (rebuilt at its time while the budget
+ * lasts).  The view the chains in res come from, or NULL (r->err). */
+static struct rr_view *pick_view(struct rr *r, struct rr_view *fin, struct rr_view *tv, const struct mt_snap *at,
+				 const struct rr_sample *rs, const struct uw_sample *s, bool regs, bool kfp,
+				 struct uw_result *res)
+{
+	size_t c0 = regs ? 0 : r->nu, ncol = r->nu + kfp;
+	run_all(r, fin, s, regs, kfp, res);
+	if (!stale(r, fin, at, res + c0, ncol - c0))
+		return fin;
+	bool ok = false;
+	if (tv->built && tv->pid == rs->pid) {
+		run_all(r, tv, s, regs, kfp, res);
+		ok = !stale(r, tv, at, res + c0, ncol - c0);
+	}
+	if (!ok && r->nviews < r->max_views) {
+		if (view_build(r, tv, rs->pid, rs->time))
+			return NULL;
+		run_all(r, tv, s, regs, kfp, res);
+		ok = true;
+	}
+	if (ok) {
+		r->nstale++;
+		return tv;
+	}
+	run_all(r, fin, s, regs, kfp, res);
+	r->ninexact++;
+	return fin;
+}
+
 static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, const struct mt_snap *at,
 			 const struct rr_sample *rs, struct uw_result *res, const struct pd_event *evp)
 {
@@ -785,28 +817,9 @@ static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, 
 	size_t c0 = regs ? 0 : r->nu, ncol = r->nu + kfp;
 	if (!fin->built && view_build(r, fin, rs->pid, UINT64_MAX))
 		return -1;
-	struct rr_view *cur = fin;
-	run_all(r, cur, &s, regs, kfp, res);
-	if (stale(r, cur, at, res + c0, ncol - c0)) {
-		bool ok = false;
-		if (tv->built && tv->pid == rs->pid) {
-			run_all(r, tv, &s, regs, kfp, res);
-			ok = !stale(r, tv, at, res + c0, ncol - c0);
-		}
-		if (!ok && r->nviews < r->max_views) {
-			if (view_build(r, tv, rs->pid, rs->time))
-				return -1;
-			run_all(r, tv, &s, regs, kfp, res);
-			ok = true;
-		}
-		if (ok) {
-			cur = tv;
-			r->nstale++;
-		} else {
-			run_all(r, fin, &s, regs, kfp, res);
-			r->ninexact++;
-		}
-	}
+	struct rr_view *cur = pick_view(r, fin, tv, at, rs, &s, regs, kfp, res);
+	if (!cur)
+		return -1;
 	/* real perf's chain of the same sample, placed in the same tree */
 	bool pf = r->perf && hx_rp_sample(r->perf, r, cur, at, rs, regs, pc, res, &res[r->nu + 1]) == 1;
 	struct rr_jit jx;
