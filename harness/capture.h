@@ -33,6 +33,9 @@ struct hx_cap_arch {
 	/* A jump to itself (x86_64 `jmp .`, arm64 `b .`): a spin point's bytes */
 	const uint8_t *spin;
 	size_t spin_len;
+	/* Tests only (spin.c's negative control): flip a bit of a callee-saved
+	 * register, one no code at a spin point may see changed */
+	void (*tamper)(ucontext_t *uc);
 };
 extern const struct hx_cap_arch hx_cap_host;
 

@@ -157,6 +157,10 @@ static int parse_items(char *list, struct hx_exc *e, const char *path, int line,
 			w->inner = false;
 		} else if (!strcmp(t, "callee") || (!strncmp(t, "tramp", 5) && strchr(t, '+')) ||
 			   (!strncmp(t, "leaf", 4) && strchr(t, '+'))) {
+			/* cut short it could lose its '+0xOFF' (found by fuzz/fuzz_case.c) */
+			if (strlen(t) >= sizeof(w->where))
+				return cfail(err, errlen, path, line, "'%.40s%s' is longer than %zu characters",
+					     t, strlen(t) > 40 ? "..." : "", sizeof(w->where) - 1);
 			w->offset = -1;
 			snprintf(w->where, sizeof(w->where), "%s", t);
 		} else {
@@ -398,9 +402,9 @@ static int check_item(const struct hx_case *c, const struct code_map *m, const s
 	const char *plus = strchr(w->where, '+');
 	long long k = 1, off;
 	char fn[32];
-	snprintf(fn, sizeof(fn), "%.*s", (int)(plus - w->where), w->where);
-	if (parse_int(plus + 1, &off) || off < 0)
+	if (!plus || parse_int(plus + 1, &off) || off < 0)
 		return cfail(err, errlen, c->path, line, "'%s': expected FUNCTION+0xOFFSET", w->where);
+	snprintf(fn, sizeof(fn), "%.*s", (int)(plus - w->where), w->where);
 	const struct tr_func *f = m->tramp;
 	if (!strcmp(fn, "leaf")) {
 		if (!m->leaf)
@@ -509,6 +513,7 @@ struct pstate {
 	bool seen[S_COUNT];
 	int leaf_line, expect_line;
 	bool have_at;
+	bool expect_optional;    /* run --observe: no [expect] yet */
 	char *err;
 	size_t errlen;
 };
@@ -747,9 +752,9 @@ static int check_case(struct pstate *ps, int line)
 		if (c->host != HX_HOST_FP)
 			return PFAIL(ps, ps->leaf_line, "a [leaf] replaces the host's C target: it needs host = fp");
 	}
-	if (!ps->seen[S_EXPECT])
+	if (!ps->seen[S_EXPECT] && !ps->expect_optional)
 		return PFAIL(ps, line, "missing [expect]");
-	if (!c->nexpect) {
+	if (!c->nexpect && !ps->expect_optional) {
 		char names[256];
 		uw_unwinder_list(c->arch, names, sizeof(names));
 		return PFAIL(ps, ps->expect_line,
@@ -769,6 +774,12 @@ static int check_case(struct pstate *ps, int line)
 int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t len,
 		  char *err, size_t errlen)
 {
+	return hx_case_parse_ex(c, path, text, len, 0, err, errlen);
+}
+
+int hx_case_parse_ex(struct hx_case *c, const char *path, const char *text, size_t len,
+		     unsigned flags, char *err, size_t errlen)
+{
 	memset(c, 0, sizeof(*c));
 	snprintf(c->path, sizeof(c->path), "%s", path);
 	tr_unwind_opts_default(&c->unw);
@@ -781,7 +792,8 @@ int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t 
 	c->text_len = len;
 	if (memchr(text, 0, len))
 		return cfail(err, errlen, path, 1, "NUL byte in a case file");
-	struct pstate ps = { .c = c, .sec = S_NONE, .err = err, .errlen = errlen };
+	struct pstate ps = { .c = c, .sec = S_NONE, .err = err, .errlen = errlen,
+			     .expect_optional = flags & HX_CASE_NO_EXPECT };
 	int line = 0;
 	size_t pos = 0;
 	while (pos < len) {
@@ -807,6 +819,11 @@ int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t 
 
 int hx_case_load(struct hx_case *c, const char *path, char *err, size_t errlen)
 {
+	return hx_case_load_ex(c, path, 0, err, errlen);
+}
+
+int hx_case_load_ex(struct hx_case *c, const char *path, unsigned flags, char *err, size_t errlen)
+{
 	memset(c, 0, sizeof(*c));
 	FILE *f = fopen(path, "rb");
 	if (!f) {
@@ -826,7 +843,7 @@ int hx_case_load(struct hx_case *c, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: larger than %d bytes", path, HX_CASE_MAX_BYTES);
 		return -1;
 	}
-	int rc = hx_case_parse(c, path, buf, n, err, errlen);
+	int rc = hx_case_parse_ex(c, path, buf, n, flags, err, errlen);
 	free(buf);
 	return rc;
 }

@@ -69,6 +69,11 @@ struct hx_case {
 int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t len,
 		  char *err, size_t errlen);
 int hx_case_load(struct hx_case *c, const char *path, char *err, size_t errlen);
+/* HX_CASE_NO_EXPECT: a missing or empty [expect] is accepted (run --observe) */
+#define HX_CASE_NO_EXPECT 1u
+int hx_case_parse_ex(struct hx_case *c, const char *path, const char *text, size_t len,
+		     unsigned flags, char *err, size_t errlen);
+int hx_case_load_ex(struct hx_case *c, const char *path, unsigned flags, char *err, size_t errlen);
 /* Two cases of one run may not share a name (their samples files would
  * overwrite each other). 0, or -1 with both files named in err. */
 int hx_case_unique(const struct hx_case *cases, int n, char *err, size_t errlen);

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "harness/case.h"
+#include "harness/explain.h"
+#include "harness/observe.h"
 #include "harness/realreplay.h"
 #include "harness/host.h"
 #include "harness/report.h"
@@ -20,6 +22,7 @@
 #include "harness/samples.h"
 #include "harness/toperf.h"
 #include "harness/perfcol.h"
+#include "harness/perfcheck.h"
 #include "trampolines/tramp.h"
 #include "unwinders/unwind.h"
 #include "ksampler.h"
@@ -65,11 +68,18 @@ static void usage_unwinders(FILE *f)
 static void usage_run(FILE *f)
 {
 	fprintf(f,
-		"usage: jitunwind run [--json FILE] [--unwinders LIST] [--jitdump-dir DIR]\n"
+		"usage: jitunwind run [--json FILE] [--junit FILE] [--html FILE] [--tap] [--observe [--write]]\n"
+		"                     [--unwinders LIST] [--jitdump-dir DIR]\n"
 		"                     [--perf-profile P] [--stack-size N] [PATH...]\n"
-		"  Capture every case (default cases/%s), replay each sample through the unwinders\n"
-		"  and judge it against the truth and the case's [expect].\n"
-		"  --json FILE        write the JSON report (schema 1)\n",
+		"  Capture every case (default cases/%s here, else the installed ones), replay each\n"
+		"  sample through the unwinders and judge it against the truth and the case's [expect].\n"
+		"  --json FILE        write the JSON report (schema 1)\n"
+		"  --junit FILE       write JUnit XML: a testsuite per case, a testcase per unwinder\n"
+		"  --html FILE        write one self-contained HTML heatmap (case x sample x unwinder)\n"
+		"  --tap              print TAP (version 13) instead of the matrix\n"
+		"  --observe          no judging: print per case the [expect] block it would pass with\n"
+		"                     and what perf does in plain words (cases need no [expect])\n"
+		"  --write            with --observe: put that block into each case file (comments kept)\n",
 		host_arch());
 	usage_unwinders(f);
 	fprintf(f,
@@ -86,6 +96,7 @@ static void usage_run(FILE *f)
 		"  %s (frame pointers, none, none in leaves; default fp)\n"
 		"exit: 0 all cases pass, 1 a case failed, 2 bad usage or input, 77 nothing could run\n",
 		hx_host_names);
+	hx_vocab_print(f);
 }
 
 static void usage(FILE *f)
@@ -95,16 +106,20 @@ static void usage(FILE *f)
 		"  run     capture, replay and judge cases\n"
 		"  record  capture cases into a samples file\n"
 		"  replay  replay and judge a samples file\n"
+		"  explain one sample's story: instruction, registers, CFA rows, chains\n"
 		"  list    list cases\n"
 		"  dump    decode a jitdump: records, eh_frame, rows, perf's view\n"
 		"  lint    check jitdumps the way perf will read them\n"
 		"  inject  write the jitted .so files perf inject -j would build from a jitdump\n"
-		"  bench   measure capture cost and replay rates\n");
+		"  bench   measure capture cost and replay rates\n"
+		"  perf-check  perf record the cases at every sample point, judge perf against its emulation\n"
+		"  --version  print the version and the JSON report's schema number\n");
 }
 
 struct common {
 	struct hx_opts o;
-	const char *json;
+	const char *json, *junit, *html;
+	bool tap, write;
 	const char *out;
 	int npaths;
 	char **paths;
@@ -165,6 +180,9 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 		{ "jitdump-dir", required_argument, 0, 'd' }, { "help", no_argument, 0, 'h' },
 		{ "output", required_argument, 0, 'o' }, { "perf-profile", required_argument, 0, 'p' },
 		{ "stack-size", required_argument, 0, 's' }, { "perf-dump-dir", required_argument, 0, 'D' },
+		{ "junit", required_argument, 0, 'J' }, { "html", required_argument, 0, 'H' },
+		{ "tap", no_argument, 0, 'T' }, { "observe", no_argument, 0, 'O' },
+		{ "write", no_argument, 0, 'W' },
 		{ "perf-data", required_argument, 0, 'P' }, { "perf-data-abi", required_argument, 0, 'A' },
 		{ "kernel-samples", required_argument, 0, 'k' }, { "spin-points", no_argument, 0, 'S' },
 		{ "perf", required_argument, 0, 'f' }, { 0, 0, 0, 0 },
@@ -180,6 +198,11 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 	while ((ch = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'j': c->json = optarg; break;
+		case 'J': c->junit = optarg; break;
+		case 'H': c->html = optarg; break;
+		case 'T': c->tap = true; break;
+		case 'O': c->o.observe = true; break;
+		case 'W': c->write = true; break;
 		case 'u':
 			if (parse_unwinders(c, optarg))
 				return 2;
@@ -283,16 +306,43 @@ static int make_dir(const struct common *c, char *dir, size_t n, bool *private_d
 	return 0;
 }
 
+/* The default cases: cases/<arch> here (a source tree), else the installed
+ * ones, <bindir>/../share/jitunwind/cases/<arch> (make install), else the
+ * ones beside the binary (a source tree's binary run from elsewhere). */
+static void default_cases(char *buf, size_t n)
+{
+	struct stat st;
+	snprintf(buf, n, "cases/%s", host_arch());
+	if (stat(buf, &st) == 0)
+		return;
+	char exe[4096];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len <= 0)
+		return;
+	exe[len] = 0;
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return;
+	*slash = 0;
+	static const char *const rel[] = { "../share/jitunwind/cases", "cases" };
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		snprintf(buf, n, "%s/%s/%s", exe, rel[i], host_arch());
+		if (stat(buf, &st) == 0)
+			return;
+	}
+	snprintf(buf, n, "cases/%s", host_arch());
+}
+
 /* Load every case first: a malformed one stops everything with exit 2. */
 static int load_cases(struct common *c, struct hx_case **cases, char ***paths, int *n)
 {
 	char err[1024];
 	const char *defp[1];
-	char def[64];
+	char def[4200];
 	const char *const *pp = (const char *const *)c->paths;
 	int np = c->npaths;
 	if (!np) {
-		snprintf(def, sizeof(def), "cases/%s", host_arch());
+		default_cases(def, sizeof(def));
 		defp[0] = def;
 		pp = defp;
 		np = 1;
@@ -308,7 +358,7 @@ static int load_cases(struct common *c, struct hx_case **cases, char ***paths, i
 	if (!*cases)
 		return 2;
 	for (int i = 0; i < *n; i++) {
-		if (hx_case_load(&(*cases)[i], (*paths)[i], err, sizeof(err))) {
+		if (hx_case_load_ex(&(*cases)[i], (*paths)[i], c->o.observe ? HX_CASE_NO_EXPECT : 0, err, sizeof(err))) {
 			fprintf(stderr, "jitunwind: %s\n", err);
 			for (int k = 0; k < *n; k++) {
 				if (k <= i)
@@ -336,18 +386,27 @@ static int load_cases(struct common *c, struct hx_case **cases, char ***paths, i
 static int finish(struct hx_case_res *res, size_t n, const struct common *c, double t0, const char *arch)
 {
 	struct hx_report rep = { .arch = arch, .cases = res, .n = n, .o = &c->o };
-	hx_report_write(hx_reporter_by_name("terminal"), NULL, &rep);
 	size_t pass = 0, fail = 0, skip = 0;
 	for (size_t i = 0; i < n; i++)
 		res[i].skipped ? skip++ : res[i].pass ? pass++ : fail++;
 	double secs = now() - t0;
 	rep.seconds = secs;
-	int rc;
-	if (c->json && (rc = hx_report_write(hx_reporter_by_name("json"), c->json, &rep))) {
-		fprintf(stderr, "jitunwind: cannot write %s: %s\n", c->json, strerror(-rc));
-		return 2;
+	/* --tap: stdout is TAP only, the summary a TAP comment */
+	hx_report_write(hx_reporter_by_name(c->tap ? "tap" : "terminal"), NULL, &rep);
+	const struct { const char *reporter, *path; } files[] = {
+		{ "json", c->json }, { "junit", c->junit }, { "html", c->html },
+	};
+	for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
+		int rc;
+		if (files[k].path && (rc = hx_report_write(hx_reporter_by_name(files[k].reporter), files[k].path, &rep))) {
+			fprintf(stderr, "jitunwind: cannot write the %s report %s: %s\n", files[k].reporter,
+				files[k].path, strerror(-rc));
+			return 2;
+		}
 	}
-	printf("\ncases: %zu passed, %zu failed, %zu skipped (%.2f s)\n", pass, fail, skip, secs);
+	/* "passed" = met its [expect] (tools/matrix reads this line) */
+	printf("\n%scases: %zu passed, %zu failed, %zu skipped (%.2f s); passed = met its [expect]\n",
+	       c->tap ? "# " : "", pass, fail, skip, secs);
 	if (fail)
 		return 1;
 	if (!pass && skip)
@@ -407,6 +466,7 @@ static int cmd_run(int argc, char **argv, bool record)
 	for (int i = 0; i < n && res; i++) {
 		char err[1024];
 		double tc = now();
+		hx_progress((size_t)i, (size_t)n, cases[i].name, tc - t0);
 		if (skip_other_arch(&cases[i], paths[i], &res[i]))
 			continue;
 		char sp[4352];
@@ -443,6 +503,7 @@ static int cmd_run(int argc, char **argv, bool record)
 		if (status)
 			break;
 	}
+	hx_progress(0, 0, NULL, 0);
 	if (record) {
 		close(outfd);
 		if (!status)
@@ -460,8 +521,15 @@ static int cmd_run(int argc, char **argv, bool record)
 	}
 	if (priv)
 		rm_private_dir(dir);
-	if (!status && !record)
+	if (!status && !record && c.o.observe) {
+		char err[1024];
+		if (hx_observe_run(stdout, res, (size_t)n, &c.o, host_arch(), c.write, err, sizeof(err))) {
+			fprintf(stderr, "jitunwind: %s\n", err);
+			status = 2;
+		}
+	} else if (!status && !record) {
 		status = finish(res, (size_t)n, &c, t0, host_arch());
+	}
 	for (int i = 0; i < n; i++) {
 		if (res)
 			hx_case_res_free(&res[i]);
@@ -476,7 +544,8 @@ static int cmd_run(int argc, char **argv, bool record)
 
 static void usage_replay(FILE *f)
 {
-	fprintf(f, "usage: jitunwind replay [--json FILE] [--unwinders LIST] [--perf-profile P] [--stack-size N] SAMPLES\n"
+	fprintf(f, "usage: jitunwind replay [--json FILE] [--junit FILE] [--html FILE] [--tap] [--unwinders LIST]\n"
+		   "                        [--perf-profile P] [--stack-size N] SAMPLES\n"
 		   "  Replay a samples file written by `jitunwind record` and judge it.\n");
 	usage_unwinders(f);
 }
@@ -515,6 +584,32 @@ static int cmd_replay(int argc, char **argv)
 	free(res);
 	hx_samples_free(&s);
 	return status;
+}
+
+static void usage_explain(FILE *f)
+{
+	fprintf(f, "usage: jitunwind explain [--unwinders LIST] [--perf-profile P] [--stack-size N] CASE WHERE\n"
+		   "  Capture and replay CASE, then tell the story of sample point WHERE (tramp+0x7, 7, callee):\n"
+		   "  instruction, registers, the emitted CFI row and the true one, each unwinder's chain\n"
+		   "  next to the truth with perf's symbols, its stop reason and first divergent frame.\n");
+	usage_unwinders(f);
+}
+
+static int cmd_explain(int argc, char **argv)
+{
+	struct common c;
+	int rc = parse_common(argc, argv, &c, false, usage_explain);
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	if (c.npaths != 2) {
+		usage_explain(stderr);
+		return 2;
+	}
+	char err[1024];
+	rc = hx_explain(stdout, &c.o, c.paths[0], c.paths[1], err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "jitunwind: %s\n", err);
+	return rc == -ENOTSUP ? 77 : rc ? 2 : 0;
 }
 
 static void usage_list(FILE *f)
@@ -595,6 +690,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *cmd = argv[1];
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+		hx_version_print(stdout);
+		return 0;
+	}
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
 		usage(stdout);
 		return 0;
@@ -612,6 +711,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "list"))
 		return cmd_list(argc - 1, argv + 1);
+	if (!strcmp(cmd, "explain"))
+		return cmd_explain(argc - 1, argv + 1);
 	if (!strcmp(cmd, "dump"))
 		return hx_dump_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "lint"))
@@ -620,6 +721,8 @@ int main(int argc, char **argv)
 		return cmd_inject(argc - 1, argv + 1);
 	if (!strcmp(cmd, "bench"))
 		return hx_bench_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "perf-check"))
+		return hx_perfcheck_main(argc - 1, argv + 1);
 	fprintf(stderr, "jitunwind: unknown command '%s'\n", cmd);
 	usage(stderr);
 	return 2;

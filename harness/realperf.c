@@ -8,13 +8,12 @@
  * to the recording (a perf in a Debian root sees the tree only), removed
  * after (JU_PERF_KEEP=1 keeps it). */
 #include "harness/realperf.h"
-#include "harness/perfcol.h"
+#include "harness/perfrun.h"
 #include "harness/realreplay_int.h"
 #include "harness/jsonw.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,11 +218,6 @@ static int jitted_names(struct hx_rp *p, const struct rr *r)
 	return 0;
 }
 
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
 static char *map_file(const char *path, size_t *len)
 {
 	int fd = open(path, O_RDONLY);
@@ -241,48 +235,20 @@ static char *map_file(const char *path, size_t *len)
 	return t;
 }
 
-/* perf SUB ARGS in the work dir; 0, or -1 with why (perf's first stderr line) */
-static int perf_do(struct hx_rp *p, const char *const *args, const char *out, char *why, size_t wl)
-{
-	char home[PD_PATH_MAX + 8], bid[PD_PATH_MAX + 16], errf[PD_PATH_MAX + 16];
-	snprintf(home, sizeof(home), "%s/home", p->dir);
-	snprintf(bid, sizeof(bid), "%s/buildid", p->dir);
-	snprintf(errf, sizeof(errf), "%s/stderr", p->dir);
-	const char *a[32];
-	int n = 0;
-	a[n++] = "--buildid-dir";
-	a[n++] = bid;
-	for (; *args && n < 31; args++)
-		a[n++] = *args;
-	a[n] = NULL;
-	int rc = hx_perf_exec(a, out, errf, home);
-	if (rc == 0)
-		return 0;
-	size_t len = 0;
-	char *e = map_file(errf, &len);
-	const char *nl = e ? memchr(e, '\n', len) : NULL;
-	snprintf(why, wl, "perf %s: exit %d%s%.*s", a[2], rc, e ? ": " : "",
-		 e ? (int)((nl ? (size_t)(nl - e) : len) < 300 ? (nl ? (size_t)(nl - e) : len) : 300) : 0, e ? e : "");
-	if (e)
-		munmap(e, len);
-	return -1;
-}
-
+/* next to the recording (a perf in a Debian root sees the tree only), else
+ * perfrun.c's temporary one */
 static int work_dir(struct hx_rp *p, const struct rr *r)
 {
 	const char *sl = strrchr(r->path, '/');
 	snprintf(p->dir, sizeof(p->dir), "%.*s/.jitunwind-perf-XXXXXX", sl ? (int)(sl - r->path) : 1,
 		 sl ? r->path : ".");
 	if (!mkdtemp(p->dir)) {
-		const char *tmp = getenv("TMPDIR");
-		snprintf(p->dir, sizeof(p->dir), "%s/jitunwind-perf-XXXXXX", tmp ? tmp : "/tmp");
-		if (!mkdtemp(p->dir))
-			return -1;
+		char err[256];
+		return hx_perf_workdir(p->dir, sizeof(p->dir), "perf", err, sizeof(err));
 	}
 	char home[PD_PATH_MAX + 8];
 	snprintf(home, sizeof(home), "%s/home", p->dir);
-	mkdir(home, 0700);
-	return 0;
+	return mkdir(home, 0700);
 }
 
 /* inject when the recording has dumps and no injected maps; then script */
@@ -302,7 +268,7 @@ static int run_perf(struct hx_rp *p, struct rr *r)
 		snprintf(out, sizeof(out), "%s/inject.txt", p->dir);
 		const char *inj[] = { "inject", "-j", "-i", r->path, "-o", data, NULL };
 		char why[400];
-		if (perf_do(p, inj, out, why, sizeof(why))) {
+		if (hx_perf_run(p->dir, inj, NULL, out, why, sizeof(why))) {
 			snprintf(r->err, sizeof(r->err), "the perf column: %s", why);
 			return -1;
 		}
@@ -317,7 +283,7 @@ static int run_perf(struct hx_rp *p, struct rr *r)
 	}
 	scr[n] = NULL;
 	char why[400];
-	if (perf_do(p, scr, out, why, sizeof(why))) {
+	if (hx_perf_run(p->dir, scr, NULL, out, why, sizeof(why))) {
 		snprintf(r->err, sizeof(r->err), "the perf column: %s", why);
 		return -1;
 	}
@@ -354,8 +320,9 @@ int hx_rp_open(struct hx_rp **out, struct rr *r, const char *cmd)
 		hx_rp_free(p);
 		return 0;
 	}
-	if (hx_perf_probe(cmd, p->version, sizeof(p->version), p->emulation, sizeof(p->emulation),
-			  why, sizeof(why))) {
+	const struct hx_perf_build *b;
+	hx_perf_set_cmd(cmd ? cmd : "perf");
+	if (hx_perf_probe(&b, why, sizeof(why))) {
 		hx_rp_free(p);
 		if (!cmd) {
 			fprintf(stderr, "jitunwind: skip: the perf column: %s\n", why);
@@ -364,9 +331,11 @@ int hx_rp_open(struct hx_rp **out, struct rr *r, const char *cmd)
 		snprintf(r->err, sizeof(r->err), "--perf %s: %s", cmd, why);
 		return -1;
 	}
+	snprintf(p->version, sizeof(p->version), "%s", b->version);
+	snprintf(p->emulation, sizeof(p->emulation), "%s", b->engine);
 	p->emu_col = hx_rr_column(r, p->emulation);
 	p->absolute = -1;
-	r->dwfl_per_sample = atoi(p->version) < 7;
+	r->dwfl_per_sample = b->major < 7;
 	if (work_dir(p, r) || jitted_names(p, r)) {
 		snprintf(r->err, sizeof(r->err), "the perf column: %s", p->dir[0] ? strerror(errno) : "out of memory");
 		hx_rp_free(p);
@@ -625,8 +594,7 @@ void hx_rp_free(struct hx_rp *p)
 {
 	if (!p)
 		return;
-	if (p->dir[0] && !getenv("JU_PERF_KEEP"))
-		nftw(p->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	hx_perf_workdir_remove(p->dir);
 	for (size_t i = 0; i < p->ndsos; i++)
 		free(p->dsos[i]);
 	for (size_t i = 0; i < p->njn; i++)

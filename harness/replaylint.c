@@ -101,7 +101,7 @@ int hx_rl_open(struct hx_rl **out, struct rr *r, const char *ignore)
 		l->ignored[ru - lint_rules] = true;
 	}
 	for (size_t u = 0; u < r->nu; u++)
-		if (!strcmp(r->uws[u]->name, "libunwind") || !strcmp(r->uws[u]->name, "libdw"))
+		if (r->uws[u]->ref == UW_REF_ORACLE)   /* perf's DWARF unwinders (libunwind, libdw) */
 			l->cols[l->ncols++] = (int)u;
 	for (size_t i = 0; i < r->ndumps; i++) {
 		struct lint_opts o = { .profile = r->prof, .name = r->recorded[i],

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "capture.h"
+#include "cfarow.h"
 #include "ksampler.h"
 
 void hx_case_res_free(struct hx_case_res *r)
@@ -245,7 +246,8 @@ static int replay_load(struct replay *rp, uint32_t elf_mach, struct hx_case_res 
 {
 	const struct hx_group *g = rp->g;
 	snprintf(res->file, sizeof(res->file), "%s", g->case_path ? g->case_path : "?");
-	if (hx_case_parse(&rp->c, res->file, g->case_text, g->case_len, err, errlen)) {
+	if (hx_case_parse_ex(&rp->c, res->file, g->case_text, g->case_len,
+			     rp->o->observe ? HX_CASE_NO_EXPECT : 0, err, errlen)) {
 		hx_case_free(&rp->c);
 		return -EINVAL;
 	}
@@ -367,8 +369,8 @@ static void judge_one(struct replay *rp, int u, const struct hx_sample *s, const
 		ur->r.n = 0;
 		ur->r.stop = UW_STOP_ERROR;
 		snprintf(ur->r.why, sizeof(ur->r.why), "unwinder not available");
-	} else if (uw == &uw_oracle) {
-		ur->r = rp->oracle_full;     /* already unwound for `emitted` */
+	} else if (uw->ref == UW_REF_TRUTH) {
+		ur->r = rp->oracle_full;     /* the truth reference (oracle) already ran, for `emitted` */
 	} else {
 		uw->unwind(rp->state[u], &rp->view, uw->sees == UW_SEES_DUMP ? dump : full, &ur->r);
 	}
@@ -415,6 +417,14 @@ static void replay_sample(struct replay *rp, const struct hx_sample *s, const st
 		snprintf(sr->profile, sizeof(sr->profile), "%s", prof);
 		sr->nt = (int)s->ntruth;
 		memcpy(sr->truth, s->truth, sizeof(uint64_t) * s->ntruth);
+		sr->pc = uw_reg(&full, rp->arch->perf_ip);
+		sr->src = (uint32_t)(s - rp->g->samples);
+		hx_cfa_row_text(&rp->view, sr->pc, sr->cfa_row, sizeof(sr->cfa_row));
+		for (int t = 0; rp->have_pv && t < sr->nt; t++) {
+			/* as symbolize(): return addresses looked up at ip - 1 */
+			const char *n = pv_symbolize(&rp->pv, t ? sr->truth[t] - 1 : sr->truth[t]);
+			snprintf(sr->tsym[t], HX_SYM_LEN, "%s", n ? n : "");
+		}
 		/* perf's dump: only the first stack_size bytes */
 		struct uw_sample dump = full;
 		if (live) {

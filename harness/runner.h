@@ -20,6 +20,7 @@ struct hx_opts {
 	enum pv_profile profile;            /* perf generation whose view is reproduced */
 	bool profile_set;                   /* --perf-profile given: overrides the case's profiles */
 	const char *perf_dump_dir;          /* where perf takes the jitdump to be (NULL: /tmp) */
+	bool observe;                       /* run --observe: cases need no [expect] */
 };
 
 #define HX_SYM_LEN 40
@@ -47,6 +48,10 @@ struct hx_sample_res {
 	char profile[16];                   /* perf profile this replay used */
 	uint64_t truth[HX_MAX_TRUTH];
 	int nt;
+	char tsym[HX_MAX_TRUTH][HX_SYM_LEN];/* the truth's symbols as perf names them ("": none) */
+	uint64_t pc;                        /* the sampled ip */
+	uint32_t src;                       /* index of the group's sample it replays */
+	char cfa_row[160];                  /* the emitted CFI's row at pc (harness/cfarow.c) */
 	struct hx_uw_res uw[HX_MAX_UW];
 	int nuw;
 };

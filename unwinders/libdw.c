@@ -149,10 +149,6 @@ static uint64_t dw_base(const struct pv_view *pv, const struct pv_map *m)
 	return m->start - m->pgoff;
 }
 
-/* perf's __report_module(addr): nothing to do without a map or a DSO;
- * else the module covering addr must start at the map's base, or one is
- * reported there.  Modules accumulate in the cached Dwfl; each map's outcome
- * is kept, since reporting it again gives the same answer. */
 /* An anonymous mapping perf keeps: without a jitdump for the process
  * (perf inject -j strips a JIT process's //anon maps), e.g. CPython -X perf's
  * trampolines named by a perf map.  Its DSO is no ELF. */
@@ -169,41 +165,47 @@ static bool dw_anon_kept(const struct uw_view *v, uint64_t addr)
 	return false;
 }
 
+/* The module perf's __report_module settles on for map m: the Dwfl's module
+ * at addr if it starts at the map's base, else one reported there (perf's
+ * short name; the file is read where the view wrote it); NULL when that
+ * fails. */
+static Dwfl_Module *dw_module_at(struct dw_state *st, const struct pv_map *m, uint64_t addr)
+{
+	uint64_t base = dw_base(st->pv, m);
+	Dwfl_Module *mod = dwfl_addrmodule(st->dwfl, addr);
+	Dwarf_Addr start = 0;
+	if (mod && (!dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL) || start != base))
+		mod = NULL;
+	if (!mod && m->dso->is_elf) {
+		const char *name = dw_perf_name(m->dso), *slash = strrchr(name, '/');
+		mod = dwfl_report_elf(st->dwfl, slash ? slash + 1 : name, m->dso->path, -1, base, false);
+	}
+	return mod;
+}
+
+/* perf's __report_module(addr): nothing to do without a map (but an
+ * anonymous map perf keeps is one: dwfl_report_elf of a non-ELF fails); in
+ * [stack] or [heap] dwfl_report_elf of the pseudo file fails, so entry()
+ * does and the chain ends before that frame; else the module covering addr
+ * must start at the map's base, or one is reported there.  Modules
+ * accumulate in the cached Dwfl; each map's outcome is kept, since reporting
+ * it again gives the same answer (but not in perf 7's Dwfl per process,
+ * which other views' samples fill too). */
 static bool dw_report(struct dw_state *st, uint64_t addr)
 {
 	const struct pv_map *m = pv_find(st->pv, addr);
-	if (!m || !m->dso)
-		return !(!m && dw_anon_kept(st->v, addr));   /* dwfl_report_elf of a non-ELF fails */
+	if (!m)
+		return !dw_anon_kept(st->v, addr);
+	if (!m->dso)
+		return false;
 	if (st->proc) {
-		/* perf's __report_module as it is: a module the cached Dwfl has at
-		 * addr counts only if it starts at this map's base */
-		uint64_t base = dw_base(st->pv, m);
-		Dwfl_Module *mod = dwfl_addrmodule(st->dwfl, addr);
-		Dwarf_Addr start = 0;
-		if (mod && (!dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL) || start != base))
-			mod = NULL;
-		if (!mod && m->dso->is_elf) {
-			const char *name = dw_perf_name(m->dso), *slash = strrchr(name, '/');
-			mod = dwfl_report_elf(st->dwfl, slash ? slash + 1 : name, m->dso->path, -1, base, false);
-		}
+		Dwfl_Module *mod = dw_module_at(st, m, addr);
 		return mod && dwfl_addrmodule(st->dwfl, addr) == mod;
 	}
 	size_t i = (size_t)(m - st->pv->maps);
 	if (!st->map_tried[i]) {
-		uint64_t base = dw_base(st->pv, m);
-		Dwfl_Module *mod = dwfl_addrmodule(st->dwfl, addr);
-		Dwarf_Addr start = 0;
-		if (mod && (!dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL) ||
-			    start != base))
-			mod = NULL;
-		if (!mod && m->dso->is_elf) {
-			/* perf's short name; the file is read where the view wrote it */
-			const char *name = dw_perf_name(m->dso), *slash = strrchr(name, '/');
-			mod = dwfl_report_elf(st->dwfl, slash ? slash + 1 : name, m->dso->path, -1, base,
-					      false);
-		}
-		st->mod_of_map[i] = mod;
-		st->map_tried[i] = mod ? 1 : -1;
+		st->mod_of_map[i] = dw_module_at(st, m, addr);
+		st->map_tried[i] = st->mod_of_map[i] ? 1 : -1;
 	}
 	return st->mod_of_map[i] && dwfl_addrmodule(st->dwfl, addr) == st->mod_of_map[i];
 }
@@ -262,14 +264,17 @@ static int dw_frame_cb(Dwfl_Frame *state, void *arg)
 		return dw_stop(st, UW_STOP_ERROR, "dwfl_frame_pc: %s", dwfl_errmsg(-1));
 	uint64_t adj = act ? pc : pc - 1;
 	if (!dw_report(st, adj))
-		return dw_stop(st, UW_STOP_NO_INFO, "perf reports no module covering 0x%llx",
-			       (unsigned long long)adj);
+		return dw_stop(st, UW_STOP_NO_INFO, "perf reports no module covering 0x%llx%s",
+			       (unsigned long long)adj,
+			       pv_find(st->pv, adj) && !pv_find(st->pv, adj)->dso ? " (its map is [stack] or [heap])" : "");
 	if (first)
 		cfi = dw_has_cfi(st, pc);
 	/* perf stores pc - 1 for non-activation frames: undone */
 	r->addr[r->n] = pc;
 	r->flags[r->n] = !first && st->next_fallback ? UW_F_FALLBACK : 0;
-	if (r->flags[r->n] && !r->fallback_why[0])
+	if (!first && act)
+		r->flags[r->n] |= UW_F_ACTIVATION;
+	if ((r->flags[r->n] & UW_F_FALLBACK) && !r->fallback_why[0])
 		snprintf(r->fallback_why, sizeof(r->fallback_why),
 			 "frame %d: no CFI for 0x%llx in perf's view (libdw walked frame pointers)", r->n,
 			 (unsigned long long)st->fallback_pc);

@@ -162,17 +162,15 @@ static void lr_close(void *state)
 	free(st);
 }
 
-/* perf's arm64-only splice: by default only there; named explicitly
- * (--unwinders) it replays anywhere */
-static const char *const lr_arches[] = { "aarch64", NULL };
-
+/* perf's splice: by default only where perf does it (the arch table's list);
+ * named explicitly (--unwinders) it replays anywhere */
 const struct uw_unwinder uw_lrstep = {
 	.name = "lr-step", .about = "arm64 --call-graph fp leaf record, DWARF step by libunwind",
-	.sees = UW_SEES_WHOLE, .ref = UW_REF_LR_SPLICE, .default_arches = lr_arches,
+	.sees = UW_SEES_WHOLE, .ref = UW_REF_LR_SPLICE, .default_arches = uw_arches_lr_leaf,
 	.open = lr_open_lu, .unwind = lr_unwind, .close = lr_close,
 };
 const struct uw_unwinder uw_lrstep_dw = {
 	.name = "lr-step-dw", .about = "arm64 --call-graph fp leaf record, DWARF step by libdw",
-	.sees = UW_SEES_WHOLE, .ref = UW_REF_LR_SPLICE, .default_arches = lr_arches,
+	.sees = UW_SEES_WHOLE, .ref = UW_REF_LR_SPLICE, .default_arches = uw_arches_lr_leaf,
 	.open = lr_open_dw, .unwind = lr_unwind, .close = lr_close,
 };

@@ -887,11 +887,26 @@ static bool perf_keeps_file_map(const struct uw_map *m)
 	return true;
 }
 
+/* The kernel's named pseudo maps: with mmap_data (--call-graph dwarf) it
+ * reports them (and every growth of the stack) as MMAP2 records by these
+ * names, which perf inject -j never strips (it strips //anon after a
+ * jitdump's marker).  perf has a map there, but a DSO without data. */
+static bool perf_keeps_pseudo_map(const struct uw_map *m)
+{
+	return m->path && m->end > m->start && (!strcmp(m->path, "[stack]") || !strcmp(m->path, "[heap]"));
+}
+
 static int add_file_maps(struct pv_builder *b, const struct uw_map *maps, size_t nmaps,
 			 char *err, size_t errlen)
 {
 	for (size_t i = 0; i < nmaps; i++) {
 		const struct uw_map *m = &maps[i];
+		if (perf_keeps_pseudo_map(m)) {
+			struct pv_map pm = { .start = m->start, .end = m->end, .pgoff = m->pgoff, .dso = NULL };
+			if (insert_map(b, &pm, err, errlen))
+				return -1;
+			continue;
+		}
 		if (!perf_keeps_file_map(m))
 			continue;
 		struct pv_dso *d = find_file_dso(b->pv, m->path);

@@ -51,6 +51,9 @@ struct pv_dso {
 
 struct pv_map {               /* one entry of perf's map tree for the pid */
 	uint64_t start, end, pgoff;
+	/* NULL: a map perf has whose DSO holds no data it can read or report
+	 * ([stack], [heap]): a read there comes back short, a frame there has
+	 * no module (unlike an address no map covers) */
 	struct pv_dso *dso;
 };
 

@@ -64,6 +64,9 @@ enum uw_stop {
 const char *uw_stop_name(enum uw_stop s);
 
 #define UW_F_FALLBACK 1u    /* frame found without the emitted CFI */
+/* a caller frame perf stores as it is, not as ip - 1: libunwind calls it a
+ * signal frame, libdw an activation (perf-check predicts perf's printed chain) */
+#define UW_F_ACTIVATION 2u
 
 struct uw_result {
 	uint64_t addr[UW_MAX_FRAMES];   /* return addresses, ip-1 adjustments undone */
