@@ -119,11 +119,13 @@ START_TEST(colour_only_on_tty)
 	ck_assert_msg(strstr(out, "\033[32mmet"), "no colour on a tty: %s", out);
 	sh(out, sizeof(out), "NO_COLOR=1 TERM=xterm script -qec '%s' /dev/null", c);
 	ck_assert_msg(!strchr(out, '\033'), "NO_COLOR ignored: %s", out);
-	/* the progress line: on a tty, only once a run passes a second, never on a pipe */
+	/* the progress line: on a tty, only once a run passes a second, never on a pipe.
+	 * The whole case set (about 4 s with fp alone here): the 11 c*.case ran in
+	 * 0.7 s here after the merge of realjit2, too short for any */
 	ck_assert_msg(!strstr(out, "[1/"), "progress on a short run: %s", out);
-	sh(out, sizeof(out), "script -qec '%s run --unwinders fp cases/x86_64/c*.case >/dev/null' /dev/null", bin);
+	sh(out, sizeof(out), "script -qec '%s run --unwinders fp cases/x86_64 >/dev/null' /dev/null", bin);
 	ck_assert_msg(strstr(out, "\r\033[K["), "no progress line on a tty: %s", out);
-	sh(out, sizeof(out), "%s run --unwinders fp cases/x86_64/c*.case 2>&1 >/dev/null", bin);
+	sh(out, sizeof(out), "%s run --unwinders fp cases/x86_64 2>&1 >/dev/null", bin);
 	ck_assert_msg(!strchr(out, '\r'), "progress on a pipe: %s", out);
 }
 END_TEST
