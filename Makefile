@@ -76,7 +76,7 @@ BIN       := $(BUILD)/jitunwind
 endif
 CHECKBIN  := $(BUILD)/tests/check
 
-.PHONY: all run check check-asan bench deps clean unit cases matrix cross-replay fuzz perf-e2e goldens lint-vs-run style perf-check tools-test perf-gens
+.PHONY: all run check check-asan bench bench-replay deps clean unit cases matrix cross-replay fuzz perf-e2e goldens lint-vs-run style perf-check tools-test perf-gens
 all: deps $(BIN)
 
 deps:
@@ -216,6 +216,7 @@ bench: all $(BUILD)/bench-lint/jit-1.dump
 	@$(RUNNER) ./$(BIN) perf-check cases/$(ARCH) >$(BUILD)/bench-perf-check.txt; rc=$$?; \
 	  if [ $$rc = 77 ]; then grep skip: $(BUILD)/bench-perf-check.txt; \
 	  else grep -E '^  (dwarf|fp): [0-9]|^perf-check: (pass|FAIL)' $(BUILD)/bench-perf-check.txt | sed 's/^\(perf-check: \)*/  perf-check: /'; fi
+	@$(MAKE) --no-print-directory bench-replay
 
 # the Debian roots under build/roots/ stay (slow to rebuild): tools/rootfs clean removes them
 clean:
@@ -276,6 +277,12 @@ $(BUILD)/tools/gen-big-dump: tools/gen-big-dump.c $(BUILD)/libjitunwind.a
 $(BUILD)/bench-lint/jit-1.dump: $(BUILD)/tools/gen-big-dump
 	@mkdir -p $(dir $@)
 	$(RUNNER) $(BUILD)/tools/gen-big-dump $@ $(BIG_DUMP_MB)
+
+# replay of a real recording (node, this host's perf): rate per unwinder against perf script,
+# peak RSS on the recording grown to 10,000 and BENCH_SAMPLES samples (tools/bench-replay)
+BENCH_SAMPLES ?= 100000
+bench-replay: deps $(BIN)
+	$(if $(RUNNER),@echo "bench-replay: skipped: the recording is made on this host's arch",tools/bench-replay --bin ./$(BIN) --samples $(BENCH_SAMPLES) || test $$? = 77)
 
 bench-lint: deps $(BIN) $(BUILD)/bench-lint/jit-1.dump
 	$(RUNNER) ./$(BIN) lint --stats $(BUILD)/bench-lint/jit-1.dump >/dev/null || test $$? = 1   # findings are expected: the figure is the point

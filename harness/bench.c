@@ -436,7 +436,7 @@ static void lint_quiet(const struct lint_finding *x, void *arg)
 /* lint over a dump (findings counted, not printed): throughput per CPU second. */
 static void bench_lint(const char *path)
 {
-	struct lint_opts o = { PV_CURRENT, path, 20, 8192 };
+	struct lint_opts o = { .profile = PV_CURRENT, .name = path, .max_per_rule = 20, .stack_size = 8192 };
 	struct lint_summary sum;
 	char err[512], m[64], note[128];
 	double c0 = cpu(), t0 = wall();

@@ -145,7 +145,7 @@ static void usage_lint(FILE *f)
 {
 	fprintf(f,
 		"usage: jitunwind lint [--json] [--perf-profile P] [--all] [--sort severity|offset]\n"
-		"                      [--min-severity S] [--stack-size N] [--stats] FILE...\n"
+		"                      [--min-severity S] [--stack-size N] [--perf-dump-dir D] [--stats] FILE...\n"
 		"       jitunwind lint --rules\n"
 		"  Check jitdumps the way perf will read them: each finding has a stable rule id,\n"
 		"  a severity, the file offset and what perf will do with it.\n"
@@ -158,6 +158,7 @@ static void usage_lint(FILE *f)
 		"                    warning, error (the summary and exit code count every one)\n"
 		"  --stack-size N    perf's user stack copy per sample, for JD080 (default 8192,\n"
 		"                    perf's --call-graph dwarf default; 0: no check)\n"
+		"  --perf-dump-dir D the directory perf reads the dump in, for JD091 (default: no check)\n"
 		"  --stats           throughput and peak memory on stderr\n"
 		"  --rules           list the rules\n"
 		"exit: 0 clean (infos and warnings allowed), 1 an error-level finding, 2 a file is\n"
@@ -215,7 +216,8 @@ static int lint_args(int argc, char **argv, struct lint_cli *cl)
 		{ "all", no_argument, 0, 'a' }, { "stats", no_argument, 0, 's' },
 		{ "rules", no_argument, 0, 'r' }, { "help", no_argument, 0, 'h' },
 		{ "sort", required_argument, 0, 'o' }, { "min-severity", required_argument, 0, 'm' },
-		{ "stack-size", required_argument, 0, 'k' }, { 0, 0, 0, 0 },
+		{ "stack-size", required_argument, 0, 'k' }, { "perf-dump-dir", required_argument, 0, 'D' },
+		{ 0, 0, 0, 0 },
 	};
 	optind = 1;
 	int ch;
@@ -251,6 +253,7 @@ static int lint_args(int argc, char **argv, struct lint_cli *cl)
 				return 2;
 			}
 			break;
+		case 'D': cl->opts.dump_dir = optarg; break;
 		case 'h': usage_lint(stdout); return 1;
 		default: usage_lint(stderr); return 2;
 		}

@@ -164,6 +164,129 @@ START_TEST(malformed)
 	ck_assert_int_eq(sh("%s replay --jitdump %s/none.dump %s/p.data >/dev/null 2>%s", bin(), tmp, tmp, log), 2);
 	ck_assert_ptr_nonnull(strstr(slurp(log), "none.dump"));
 	ck_assert_int_eq(sh("%s replay --unwinders nosuch %s/p.data >/dev/null 2>/dev/null", bin(), tmp), 2);
+	/* a perf map (read under --symfs) that is not "START SIZE NAME": its file and line */
+	ck_assert_int_eq(sh("cd %s && d=$(ls jit-*.dump | head -1) && pid=${d#jit-} && pid=${pid%%.dump} && "
+			    "mkdir -p sym/tmp && printf '1000 10 ok\\nzz not hex\\n' > sym/tmp/perf-$pid.map && "
+			    "%s replay --no-perf --symfs %s/sym --jitdump $d p.data >/dev/null 2>%s", tmp, bin(), tmp, log), 2);
+	const char *e = slurp(log);
+	ck_assert_msg(strstr(e, "perf-") && strstr(e, ".map: line 2"), "%s", e);
+	sh("rm -rf %s", tmp);
+}
+END_TEST
+
+static bool have_perf(void)
+{
+	return sh("perf version >/dev/null 2>&1") == 0;
+}
+
+static double json_frac(const char *j, const char *a, const char *b)
+{
+	long x = json_num(j, a), y = json_num(j, b);
+	ck_assert_int_gt(y, 0);
+	return (double)x / (double)y;
+}
+
+/* The perf column: real perf over the same perf.data (injected by replay,
+ * then an injected file), placed by address, agrees with the emulation of
+ * that perf build; a wrong emulation (the v6.1 profile for a perf that is
+ * not) drops the agreement; a perf that cannot run is an error when named,
+ * a visible skip when not. */
+START_TEST(perf_column)
+{
+#if defined(__aarch64__)
+	if (sh("uname -m | grep -q aarch64")) {
+		fprintf(stderr, "realreplay perf_column: skipped: this machine's perf does not unwind arm64 recordings\n");
+		return;
+	}
+#endif
+	if (!have_perf()) {
+		fprintf(stderr, "realreplay perf_column: skipped: no working perf on this machine\n");
+		return;
+	}
+	record();
+	char path[128];
+	snprintf(path, sizeof(path), "%s/r.json", tmp);
+	int rc = sh("%s replay --json %s %s/p.data >%s/out 2>&1", bin(), path, tmp, tmp);
+	const char *j = slurp(path);
+	ck_assert_msg(j && (rc == 0 || rc == 1), "exit %d", rc);
+	ck_assert_ptr_nonnull(strstr(j, "\"perf\":{"));
+	ck_assert_ptr_nonnull(strstr(j, "\"injected_here\":true"));
+	long samples = json_num(j, "samples"), compared = json_num(j, "compared");
+	ck_assert_int_eq(compared + json_num(j, "missing") + json_num(j, "unplaced"), samples - json_num(j, "no_regs"));
+	ck_assert_int_eq(json_num(j, "missing"), 0);
+	ck_assert_int_eq(json_num(j, "unplaced"), 0);
+	double good = json_frac(j, "agree", "compared");
+	ck_assert_msg(good >= 0.99, "agreement %.3f", good);
+	long jit = json_num(j, "jit_compared");
+	ck_assert_int_gt(jit, 0);
+	/* negative control: an emulation of another perf generation */
+	rc = sh("%s replay --perf-profile v6.1 --json %s %s/p.data >%s/out 2>&1", bin(), path, tmp, tmp);
+	j = slurp(path);
+	ck_assert_msg(j, "exit %d", rc);
+	double bad = json_frac(j, "agree", "compared");
+	ck_assert_msg(bad < good && json_num(j, "jit_agree") < jit, "v6.1 emulation still agrees: %.3f", bad);
+	/* an injected file: the dump found from the jitted maps, the same samples */
+	ck_assert_int_eq(sh("cd %s && HOME=%s perf inject -j -i p.data -o p.jit.data >/dev/null 2>&1", tmp, tmp), 0);
+	rc = sh("%s replay --json %s %s/p.jit.data >%s/out 2>&1", bin(), path, tmp, tmp);
+	j = slurp(path);
+	ck_assert_msg(j, "exit %d", rc);
+	ck_assert_int_eq(json_num(j, "samples"), samples);
+	ck_assert_int_gt(json_num(j, "injected_maps"), 0);
+	ck_assert_ptr_nonnull(strstr(j, "\"injected_here\":false"));
+	ck_assert_msg(json_frac(j, "agree", "compared") >= 0.99, "injected file: agreement %.3f",
+		      json_frac(j, "agree", "compared"));
+	/* a named perf that cannot run: exit 2 with its name; none found: a visible skip */
+	char log[128];
+	snprintf(log, sizeof(log), "%s/err", tmp);
+	ck_assert_int_eq(sh("%s replay --perf /nonexistent/perf %s/p.data >/dev/null 2>%s", bin(), tmp, log), 2);
+	ck_assert_ptr_nonnull(strstr(slurp(log), "/nonexistent/perf"));
+	rc = sh("PATH=/nonexistent %s replay --json %s %s/p.data >/dev/null 2>%s", bin(), path, tmp, log);
+	ck_assert_msg(rc == 0 || rc == 1, "exit %d", rc);
+	ck_assert_ptr_nonnull(strstr(slurp(log), "skip: the perf column"));
+	ck_assert_ptr_null(strstr(slurp(path), "\"perf\":{"));
+	sh("rm -rf %s", tmp);
+}
+END_TEST
+
+/* replay --lint: the cases whose DWARF chains lose the trampoline's caller
+ * (wrong CFA rows, UNWINDING_INFO after its load, a dump outside /tmp for
+ * perf's libdw) have every loss explained by a finding naming it; with
+ * those rules left out of the pairing (negative control) none is. */
+START_TEST(lint_pairs)
+{
+	snprintf(tmp, sizeof(tmp), "/tmp/jutest-rr-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+#if defined(__aarch64__)
+	const char *cases = RR_CASES "/neg-ra-column.case";
+#else
+	const char *cases = RR_CASES "/neg-cfa-off-by-8.case " RR_CASES "/unwind-after-load.case";
+#endif
+	ck_assert_int_eq(sh("%s record -o %s/s.bin --jitdump-dir %s --perf-data %s/p.data %s >%s/log 2>&1", bin(), tmp,
+			    tmp, tmp, cases, tmp), 0);
+	char path[128];
+	snprintf(path, sizeof(path), "%s/r.json", tmp);
+	int rc = sh("%s replay --no-perf --lint --json %s %s/p.data >%s/out 2>&1", bin(), path, tmp, tmp);
+	const char *j = slurp(path);
+	ck_assert_msg(j, "exit %d", rc);
+	long losses = json_num(j, "losses");
+	ck_assert_int_gt(losses, 0);
+	ck_assert_msg(json_num(j, "unexplained") == 0, "%s", slurp(path));
+	/* the rules that explained them */
+	char ignore[256] = "";
+	for (const char *p = strstr(j, "\"rule\":\""); p; p = strstr(p + 1, "\"rule\":\"")) {
+		char id[8];
+		snprintf(id, sizeof(id), "%.5s", p + 8);
+		if (!strstr(ignore, id))
+			snprintf(ignore + strlen(ignore), sizeof(ignore) - strlen(ignore), "%s%s", ignore[0] ? "," : "", id);
+	}
+	ck_assert_msg(ignore[0], "no rule named in %s", j);
+	rc = sh("%s replay --no-perf --lint --lint-ignore %s --json %s %s/p.data >%s/out 2>&1", bin(), ignore, path,
+		tmp, tmp);
+	j = slurp(path);
+	ck_assert_msg(j, "exit %d", rc);
+	ck_assert_int_eq(json_num(j, "losses"), losses);
+	ck_assert_int_eq(json_num(j, "unexplained"), losses);
+	ck_assert_int_eq(sh("%s replay --no-perf --lint --lint-ignore JD999 %s/p.data >/dev/null 2>&1", bin(), tmp), 2);
 	sh("rm -rf %s", tmp);
 }
 END_TEST
@@ -176,6 +299,8 @@ Suite *suite_realreplay(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, replays_own_recording);
 	tcase_add_test(tc, malformed);
+	tcase_add_test(tc, perf_column);
+	tcase_add_test(tc, lint_pairs);
 	suite_add_tcase(s, tc);
 	return s;
 }

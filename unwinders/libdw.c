@@ -29,7 +29,12 @@ struct dw_state {
 	Dwfl_Module **mod_of_map;   /* per pv map: the module perf's __report_module settled on */
 	int8_t *map_tried;          /* per pv map: 1 reported, -1 perf could not report it */
 	struct dw_cfi_slot cache[DW_CACHE];
+	/* sharing the process's Dwfl (uw_sample.dwfl_proc) for one sample:
+	 * the view's own, set aside */
+	bool proc, own_attached;
+	Dwfl *own;
 	/* per sample */
+	const struct uw_view *v;
 	const struct uw_sample *s;
 	struct uw_result *r;
 	bool next_fallback;         /* the frame the current one unwinds to has no CFI */
@@ -66,9 +71,11 @@ static bool dw_dso_read(const struct pv_view *pv, uint64_t addr, Dwarf_Word *val
 	return true;
 }
 
+static struct dw_state *dw_arg(void *arg);
+
 static bool dw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
-	struct dw_state *st = arg;
+	struct dw_state *st = dw_arg(arg);
 	const struct uw_sample *s = st->s;
 	int sp_id = s->arch->perf_sp;
 	if (!(s->mask >> sp_id & 1))
@@ -93,7 +100,7 @@ static bool dw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
  * ones (x86_64: 0-16, the last being the ip; arm64: x0-x30, sp), then the pc. */
 static bool dw_set_initial_registers(Dwfl_Thread *thread, void *arg)
 {
-	struct dw_state *st = arg;
+	struct dw_state *st = dw_arg(arg);
 	const struct uw_sample *s = st->s;
 	const struct uw_arch *a = s->arch;
 	Dwarf_Word regs[40];
@@ -142,35 +149,63 @@ static uint64_t dw_base(const struct pv_view *pv, const struct pv_map *m)
 	return m->start - m->pgoff;
 }
 
-/* perf's __report_module(addr): nothing to do without a map; in [stack] or
- * [heap] dwfl_report_elf of the pseudo file fails, so entry() does and the
- * chain ends before that frame; else the module covering addr must start at
- * the map's base, or one is reported there.  Modules accumulate in the
- * cached Dwfl; each map's outcome is kept, since reporting it again gives
- * the same answer. */
+/* An anonymous mapping perf keeps: without a jitdump for the process
+ * (perf inject -j strips a JIT process's //anon maps), e.g. CPython -X perf's
+ * trampolines named by a perf map.  Its DSO is no ELF. */
+static bool dw_anon_kept(const struct uw_view *v, uint64_t addr)
+{
+	if (!v || v->jd)
+		return false;
+	for (size_t i = 0; i < v->nmaps; i++) {
+		const struct uw_map *m = &v->maps[i];
+		if (addr >= m->start && addr < m->end && m->path &&
+		    (!strncmp(m->path, "//anon", 6) || !strncmp(m->path, "[anon:", 6) || !strncmp(m->path, "/memfd:", 7)))
+			return true;
+	}
+	return false;
+}
+
+/* The module perf's __report_module settles on for map m: the Dwfl's module
+ * at addr if it starts at the map's base, else one reported there (perf's
+ * short name; the file is read where the view wrote it); NULL when that
+ * fails. */
+static Dwfl_Module *dw_module_at(struct dw_state *st, const struct pv_map *m, uint64_t addr)
+{
+	uint64_t base = dw_base(st->pv, m);
+	Dwfl_Module *mod = dwfl_addrmodule(st->dwfl, addr);
+	Dwarf_Addr start = 0;
+	if (mod && (!dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL) || start != base))
+		mod = NULL;
+	if (!mod && m->dso->is_elf) {
+		const char *name = dw_perf_name(m->dso), *slash = strrchr(name, '/');
+		mod = dwfl_report_elf(st->dwfl, slash ? slash + 1 : name, m->dso->path, -1, base, false);
+	}
+	return mod;
+}
+
+/* perf's __report_module(addr): nothing to do without a map (but an
+ * anonymous map perf keeps is one: dwfl_report_elf of a non-ELF fails); in
+ * [stack] or [heap] dwfl_report_elf of the pseudo file fails, so entry()
+ * does and the chain ends before that frame; else the module covering addr
+ * must start at the map's base, or one is reported there.  Modules
+ * accumulate in the cached Dwfl; each map's outcome is kept, since reporting
+ * it again gives the same answer (but not in perf 7's Dwfl per process,
+ * which other views' samples fill too). */
 static bool dw_report(struct dw_state *st, uint64_t addr)
 {
 	const struct pv_map *m = pv_find(st->pv, addr);
 	if (!m)
-		return true;
+		return !dw_anon_kept(st->v, addr);
 	if (!m->dso)
 		return false;
+	if (st->proc) {
+		Dwfl_Module *mod = dw_module_at(st, m, addr);
+		return mod && dwfl_addrmodule(st->dwfl, addr) == mod;
+	}
 	size_t i = (size_t)(m - st->pv->maps);
 	if (!st->map_tried[i]) {
-		uint64_t base = dw_base(st->pv, m);
-		Dwfl_Module *mod = dwfl_addrmodule(st->dwfl, addr);
-		Dwarf_Addr start = 0;
-		if (mod && (!dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL) ||
-			    start != base))
-			mod = NULL;
-		if (!mod && m->dso->is_elf) {
-			/* perf's short name; the file is read where the view wrote it */
-			const char *name = dw_perf_name(m->dso), *slash = strrchr(name, '/');
-			mod = dwfl_report_elf(st->dwfl, slash ? slash + 1 : name, m->dso->path, -1, base,
-					      false);
-		}
-		st->mod_of_map[i] = mod;
-		st->map_tried[i] = mod ? 1 : -1;
+		st->mod_of_map[i] = dw_module_at(st, m, addr);
+		st->map_tried[i] = st->mod_of_map[i] ? 1 : -1;
 	}
 	return st->mod_of_map[i] && dwfl_addrmodule(st->dwfl, addr) == st->mod_of_map[i];
 }
@@ -289,6 +324,43 @@ static int dw_open(const struct uw_view *v, void **state, char *err, size_t errl
 	return 0;
 }
 
+/* perf >= 7's Dwfl per process, kept across samples and views */
+static struct {
+	uint64_t key;
+	Dwfl *dwfl;
+	bool attached;
+	struct dw_state *cur;         /* the state the thread callbacks read through */
+} dw_proc;
+
+static struct dw_state *dw_arg(void *arg)
+{
+	return arg == (void *)&dw_proc ? dw_proc.cur : arg;
+}
+
+static int dw_use_proc(struct dw_state *st, uint64_t key)
+{
+	if (dw_proc.key != key || !dw_proc.dwfl) {
+		Dwfl *d = dwfl_begin(&dw_offline);
+		if (!d)
+			return -1;
+		if (dw_proc.dwfl)
+			dwfl_end(dw_proc.dwfl);
+		dw_proc.dwfl = d;
+		dw_proc.key = key;
+		dw_proc.attached = false;
+	}
+	st->own = st->dwfl;
+	st->own_attached = st->attached;
+	st->dwfl = dw_proc.dwfl;
+	st->attached = dw_proc.attached;
+	st->proc = true;
+	dw_proc.cur = st;
+	memset(st->cache, 0, sizeof(st->cache));   /* another state's modules may answer now */
+	return 0;
+}
+
+static int dw_unwind_in(struct dw_state *st, const struct uw_sample *s, struct uw_result *r, uint64_t ip);
+
 static int dw_unwind(void *state, const struct uw_view *v, const struct uw_sample *s,
 		     struct uw_result *r)
 {
@@ -303,6 +375,25 @@ static int dw_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 		return 0;
 	}
 	uint64_t ip = uw_reg(s, s->arch->perf_ip);
+	st->v = v;
+	if (s->dwfl_proc && dw_use_proc(st, s->dwfl_proc)) {
+		r->stop = UW_STOP_ERROR;
+		snprintf(r->why, sizeof(r->why), "dwfl_begin: %s", dwfl_errmsg(-1));
+		return 0;
+	}
+	int rc = dw_unwind_in(st, s, r, ip);
+	if (st->proc) {
+		/* back to the view's own Dwfl */
+		dw_proc.attached = st->attached;
+		st->dwfl = st->own;
+		st->attached = st->own_attached;
+		st->proc = false;
+	}
+	return rc;
+}
+
+static int dw_unwind_in(struct dw_state *st, const struct uw_sample *s, struct uw_result *r, uint64_t ip)
+{
 	/* perf reports the sampled ip's module, then attaches (EM_NONE: the arch
 	 * comes from the modules); its Dwfl is new for each sample, so without a
 	 * module for the ip the attach fails and nothing is unwound */
@@ -321,7 +412,8 @@ static int dw_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 	}
 	if (!st->attached) {
 		/* once: the thread callbacks read the current sample through st */
-		st->attached = dwfl_attach_state(st->dwfl, NULL, st->pid, &dw_thread_cbs, st);
+		st->attached = dwfl_attach_state(st->dwfl, NULL, st->pid, &dw_thread_cbs,
+						 st->proc ? (void *)&dw_proc : (void *)st);
 		if (!st->attached) {
 			r->stop = UW_STOP_ERROR;
 			snprintf(r->why, sizeof(r->why), "dwfl_attach_state: %s", dwfl_errmsg(-1));

@@ -146,6 +146,8 @@ const struct lint_rule lint_rules[LR__COUNT] = {
 		"perf copies only this many bytes of user stack per sample (--call-graph dwarf,SIZE), so a return address above that is outside the copy and the DWARF unwinders stop at this frame." },
 	[LR_DEBUG_NAME] = { "JD076", "debug-name", LINT_WARNING,
 		"perf copies each line entry's file name as a C string into the jitted .so's .debug_line, so non-printable bytes or a name that does not end where the next entry starts give perf report garbage file names or misplaced lines." },
+	[LR_DUMP_DIR] = { "JD091", "dump-dir", LINT_WARNING,
+		"perf >= 6.8's libdw unwinder (perf 7's only DWARF unwinder) takes a jitted .so for JIT code only when it is named /tmp/jitted-*, so for a dump read elsewhere it finds no module for the code and unwinds no frame of it." },
 };
 
 const char *lint_sev_name(enum lint_sev s)
@@ -280,6 +282,15 @@ static void check_header(struct lint_ctx *c)
 		int n = 0;
 		if (sscanf(b, "jit-%u.dump%n", &pid, &n) != 1 || b[n] || pid != h->pid)
 			lint_report(c, LR_FILE_NAME, 0, "file name '%s' is not jit-%u.dump (the header's pid)", b, h->pid);
+	}
+	/* perf inject writes the .so files next to the dump; the libdw path of
+	 * perf >= 6.8 tests the name's prefix (the v6.1 profile feeds libdw
+	 * every DSO alike) */
+	if (c->o->dump_dir && c->prof == PV_CURRENT && strcmp(c->o->dump_dir, "/tmp") &&
+	    strcmp(c->o->dump_dir, "/tmp/")) {
+		static const struct lint_where all = { .whole = true };
+		lint_report_at(c, LR_DUMP_DIR, 0, &all, "perf reads this dump in %.200s, so its jitted .so files are "
+			       "%.200s/jitted-%u-<index>.so, not /tmp/jitted-*", c->o->dump_dir, c->o->dump_dir, h->pid);
 	}
 	if (!c->profile_said && c->prof != PV_CURRENT) {
 		c->profile_said = true;

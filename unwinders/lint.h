@@ -90,6 +90,7 @@ enum lint_rule_id {
 	LR_RA_VS_CODE,          /* JD059 */
 	LR_FRAME_BEYOND_STACK,  /* JD080 */
 	LR_DEBUG_NAME,          /* JD076 */
+	LR_DUMP_DIR,            /* JD091 */
 	LR__COUNT
 };
 
@@ -137,6 +138,7 @@ struct lint_opts {
 	const char *name;         /* the file's path, for JD007; NULL skips it */
 	unsigned max_per_rule;    /* report at most this many findings per rule (0: all) */
 	uint64_t stack_size;      /* perf's user stack copy for JD080 (0: no check) */
+	const char *dump_dir;     /* where perf reads the dump, for JD091 (NULL: no check) */
 };
 
 struct lint_summary {

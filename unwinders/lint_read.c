@@ -32,7 +32,7 @@ void lint_release_behind(struct lint_ctx *c, size_t off)
 static int lint_run(const uint8_t *data, size_t size, const struct lint_opts *o, lint_report_fn cb,
 		    void *arg, struct lint_summary *sum, bool release)
 {
-	static const struct lint_opts defo = { PV_CURRENT, NULL, 0, 0 };
+	static const struct lint_opts defo = { PV_CURRENT, NULL, 0, 0, NULL };
 	struct lint_ctx *c = calloc(1, sizeof(*c));
 	memset(sum, 0, sizeof(*sum));
 	sum->bytes = size;

@@ -31,6 +31,7 @@ static int push(struct mt_tree *t, const struct mt_event *e)
 	}
 	if (t->n && t->ev[t->n - 1].time > e->time)
 		t->sorted = false;
+	t->gen++;
 	t->ev[t->n] = *e;
 	t->ev[t->n].seq = t->n;
 	t->ev[t->n].map.seq = t->n;
@@ -160,12 +161,45 @@ size_t mt_count_upto(struct mt_tree *t, uint64_t at)
 	return lo;
 }
 
+/* The events [from, upto) of pid applied to a snapshot of its tree at
+ * from: -1 when one of them is a fork of pid (the tree starts anew). */
+static int advance(const struct mt_tree *t, uint32_t pid, size_t from, size_t upto, struct mt_snap *out)
+{
+	for (size_t i = from; i < upto; i++) {
+		const struct mt_event *e = &t->ev[i];
+		if (e->pid != pid)
+			continue;
+		if (e->kind != MT_MMAP) {
+			if (e->ppid != pid)
+				return -1;   /* a new process: its parent's tree, rebuilt */
+			out->applied++;      /* a new thread changes nothing */
+			continue;
+		}
+		if (insert(out, &e->map))
+			return -ENOMEM;
+		out->applied++;
+	}
+	return 0;
+}
+
 int mt_at(struct mt_tree *t, uint32_t pid, uint64_t at, struct mt_snap *out)
 {
 	size_t lo = mt_count_upto(t, at);
-	out->n = 0;
-	out->applied = 0;
-	int rc = build(t, pid, lo, out, 0);
+	int rc = -1;
+	if (out->valid && out->pid == pid && out->gen == t->gen && out->upto <= lo) {
+		rc = advance(t, pid, out->upto, lo, out);
+		if (rc == -ENOMEM)
+			return rc;
+	}
+	if (rc) {
+		out->n = 0;
+		out->applied = 0;
+		rc = build(t, pid, lo, out, 0);
+	}
+	out->valid = !rc;
+	out->pid = pid;
+	out->upto = lo;
+	out->gen = t->gen;
 	if (!rc && out->n)
 		qsort(out->maps, out->n, sizeof(*out->maps), cmp_start);
 	return rc;

@@ -32,6 +32,7 @@ struct mt_tree {
 	struct mt_event *ev;
 	size_t n, cap;
 	bool sorted;
+	uint64_t gen;                /* bumped by every event added (snapshots built before are rebuilt) */
 };
 
 /* A snapshot: non-overlapping, sorted by start. */
@@ -39,6 +40,12 @@ struct mt_snap {
 	struct mt_map *maps;
 	size_t n, cap;
 	size_t applied;              /* events that built it: equal counts, equal trees */
+	/* what mt_at built it from, so a later time only applies the events
+	 * in between (a replay walks forward in time) */
+	bool valid;
+	uint32_t pid;
+	size_t upto;
+	uint64_t gen;
 };
 
 void mt_init(struct mt_tree *t);

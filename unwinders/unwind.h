@@ -24,6 +24,13 @@ struct uw_sample {
 	 * dropped; [0] is the ip); NULL for a breakpoint sample */
 	const uint64_t *callchain;
 	uint32_t ncallchain;
+	/* perf >= 7's libdw path keeps one Dwfl per process for the whole
+	 * recording (its address-space cache): a module reported for an earlier
+	 * sample stays, and a later load over the same addresses cannot be
+	 * reported (dwfl_report_elf refuses an overlap).  Nonzero (the replay of
+	 * a real recording: the pid + 1): the libdw emulation shares one Dwfl
+	 * per value across all its views.  0: one Dwfl per view (a case). */
+	uint64_t dwfl_proc;
 };
 
 static inline uint64_t uw_reg(const struct uw_sample *s, int perf_id)
