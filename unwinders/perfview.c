@@ -34,7 +34,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -498,16 +497,27 @@ static int read_file(const char *path, uint8_t **data, size_t *size)
 		return -EINVAL;
 	}
 	size_t n = (size_t)st.st_size;
-	/* mapped (copy on write), not read: pages are read as they are used,
-	 * and views of the same file share the page cache (an empty file maps
-	 * one page it never reads) */
-	void *buf = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-	int e = errno;
+	uint8_t *buf = malloc(n ? n : 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = read(fd, buf + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			int e = r < 0 ? -errno : -EIO;
+			free(buf);
+			close(fd);
+			return e;
+		}
+		got += (size_t)r;
+	}
 	close(fd);
-	if (buf == MAP_FAILED)
-		return -e;
 	*data = buf;
-	*size = n;
+	*size = got;
 	return 0;
 }
 
