@@ -28,6 +28,7 @@
 int hx_bench_main(int argc, char **argv);
 int hx_dump_main(int argc, char **argv);
 int hx_lint_main(int argc, char **argv);
+int hx_fuzzcfi_main(int argc, char **argv);
 
 static double now(void)
 {
@@ -99,7 +100,8 @@ static void usage(FILE *f)
 		"  dump    decode a jitdump: records, eh_frame, rows, perf's view\n"
 		"  lint    check jitdumps the way perf will read them\n"
 		"  inject  write the jitted .so files perf inject -j would build from a jitdump\n"
-		"  bench   measure capture cost and replay rates\n");
+		"  bench   measure capture cost and replay rates\n"
+		"  fuzz-cfi  generate trampolines and CFI encodings, find where the unwinders part ways\n");
 }
 
 struct common {
@@ -620,6 +622,8 @@ int main(int argc, char **argv)
 		return cmd_inject(argc - 1, argv + 1);
 	if (!strcmp(cmd, "bench"))
 		return hx_bench_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "fuzz-cfi"))
+		return hx_fuzzcfi_main(argc - 1, argv + 1);
 	fprintf(stderr, "jitunwind: unknown command '%s'\n", cmd);
 	usage(stderr);
 	return 2;

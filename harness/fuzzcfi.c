@@ -1,0 +1,1357 @@
+/* `jitunwind fuzz-cfi`: generate, run, classify, minimize, write (README
+ * "fuzz-cfi").  Cases are drawn from (seed, index) and examined in batches:
+ * the workers evaluate a batch, the parent picks in index order which
+ * findings to minimize, the workers minimize them, the parent writes the
+ * results in task order.  So a run with --cases N writes the same files
+ * whatever --jobs is. */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <libunwind.h>
+#include <elfutils/libdwfl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness/fuzzcfi.h"
+#include "harness/runner.h"
+#include "harness/samples.h"
+
+#define FZ_MAX_SIG 8
+#define FZ_SIG_LEN 64
+#define FZ_TEXT_MAX (48 << 10)
+#define FZ_MAX_SIGS_RUN 256    /* distinct signatures one run tracks */
+
+struct fz_opts {
+	uint64_t seed;
+	double time_s;             /* 0: no limit */
+	uint64_t ncases;           /* 0: until the time is up */
+	int jobs;
+	const char *out;
+	bool mutate;
+	int min_runs;              /* runs a minimization may spend */
+	int per_sig;               /* findings minimized per signature */
+	long long print_index;     /* --print I, else -1 */
+	const char *arches;
+};
+
+struct fz_ctx {
+	struct fz_opts o;
+	const struct tr_arch *arch;
+	char dir[256];             /* this process's scratch directory (capture files) */
+	struct hx_opts fuzz_uw;    /* the arch's unwinders, every machine's */
+	char fuzz_names[256];
+	struct hx_opts final_uw;   /* what `jitunwind run` selects here (the perf column where perf works) */
+	char final_names[256];
+	double t0, deadline;
+	bool plant;
+	uint64_t batch0;           /* the batch being evaluated starts at this index */
+	const struct task *tasks;  /* the minimizations of the batch */
+};
+
+struct task {
+	uint64_t index;
+	char sig[64];
+};
+
+/* What one case's run says. */
+struct fz_class {
+	char sig[FZ_MAX_SIG][FZ_SIG_LEN];
+	int nsig;
+	bool any_inconsistent;
+	char problem[200];
+};
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static bool past_deadline(const struct fz_ctx *x)
+{
+	return x->deadline > 0 && now() >= x->deadline;
+}
+
+static void clean_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *de;
+	char p[512];
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+			unlink(p);
+		}
+	closedir(d);
+}
+
+/* The one call into the capture path (a fork per case, a samples file, the
+ * replay): the batch-capture API replaces this function alone.  0; -1 the
+ * case did not run (err); -2 the text is no valid case (a fuzz-cfi bug). */
+static int run_text(struct fz_ctx *x, const char *text, const struct hx_opts *o, struct hx_case_res *res,
+		    char *err, size_t errlen)
+{
+	struct hx_case *c = calloc(1, sizeof(*c));
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	int rc = -1;
+	if (hx_case_parse(c, "fuzz-cfi.case", text, strlen(text), err, errlen)) {
+		hx_case_free(c);
+		free(c);
+		return -2;
+	}
+	char sp[512];
+	snprintf(sp, sizeof(sp), "%s/case.samples", x->dir);
+	if (!hx_capture_to_file(c, "fuzz-cfi.case", x->dir, sp, err, errlen)) {
+		struct hx_samples s;
+		if (!hx_samples_read(&s, sp, err, errlen)) {
+			if (s.ngroups != 1)
+				snprintf(err, errlen, "%s: %zu case groups", sp, s.ngroups);
+			else if (!hx_replay_group(&s.groups[0], s.elf_mach, o, res, err, errlen))
+				rc = 0;
+			hx_samples_free(&s);
+		}
+	}
+	clean_dir(x->dir);
+	hx_case_free(c);
+	free(c);
+	return rc;
+}
+
+/* ---- classification ---- */
+
+static bool is_dwarf(const struct hx_uw_res *u)
+{
+	return u->uw && u->uw->ref == UW_REF_ORACLE;
+}
+
+/* chains compared down to the anchor's return address (truth's last frame) */
+static bool same_chain(const struct hx_sample_res *sr, const struct uw_result *a, const struct uw_result *b)
+{
+	uint64_t anchor = sr->nt ? sr->truth[sr->nt - 1] : 0;
+	int na = a->n, nb = b->n;
+	for (int i = 0; i < a->n; i++)
+		if (a->addr[i] == anchor) {
+			na = i + 1;
+			break;
+		}
+	for (int i = 0; i < b->n; i++)
+		if (b->addr[i] == anchor) {
+			nb = i + 1;
+			break;
+		}
+	return na == nb && hx_chain_prefix_eq(a->addr, a->n, b->addr, b->n, na);
+}
+
+__attribute__((format(printf, 2, 3)))
+static void add_sig(struct fz_class *k, const char *fmt, ...)
+{
+	char s[FZ_SIG_LEN];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s, sizeof(s), fmt, ap);
+	va_end(ap);
+	for (int i = 0; i < k->nsig; i++)
+		if (!strcmp(k->sig[i], s))
+			return;
+	if (k->nsig < FZ_MAX_SIG)
+		snprintf(k->sig[k->nsig++], FZ_SIG_LEN, "%s", s);
+}
+
+static bool sample_consistent(const struct hx_sample_res *sr)
+{
+	for (int u = 0; u < sr->nuw; u++)
+		if (sr->uw[u].uw && sr->uw[u].uw->ref == UW_REF_TRUTH)
+			return sr->uw[u].consistent;
+	return true;
+}
+
+/* The findings of one sample (README "fuzz-cfi": what counts). */
+static void classify_sample(bool mutate, const struct hx_sample_res *sr, struct fz_class *k)
+{
+	bool consistent = sample_consistent(sr);
+	int before = k->nsig;
+	if (!consistent) {
+		k->any_inconsistent = true;
+		if (!mutate)
+			add_sig(k, "inconsistent:oracle");
+	}
+	for (int u = 0; u < sr->nuw; u++) {
+		const struct hx_uw_res *ur = &sr->uw[u];
+		const char *v = hx_verdict_name(ur->j.v);
+		if (is_dwarf(ur)) {
+			if (consistent && ur->j.v != HX_OK && !(ur->has_faithful && ur->faithful))
+				add_sig(k, "not-ok:%s:%s", ur->name, v);
+			else if (consistent && ur->j.v == HX_OK && ur->fallback)
+				add_sig(k, "fallback:%s", ur->name);
+			else if (!consistent && ur->has_faithful && !ur->faithful)
+				add_sig(k, "unfaithful:%s:%s", ur->name, v);
+		} else if (ur->uw && ur->uw->ref == UW_REF_FP && ur->has_faithful && !ur->faithful) {
+			add_sig(k, "unfaithful:%s:%s", ur->name, v);
+		}
+	}
+	if (k->nsig > before)
+		return;    /* a DWARF unwinder's own finding here says more than the disagreement */
+	for (int a = 0; a < sr->nuw; a++)
+		for (int b = a + 1; b < sr->nuw; b++)
+			if (is_dwarf(&sr->uw[a]) && is_dwarf(&sr->uw[b]) &&
+			    !same_chain(sr, &sr->uw[a].r, &sr->uw[b].r))
+				add_sig(k, "disagree:%s/%s", sr->uw[a].name, sr->uw[b].name);
+}
+
+static void classify(const struct fz_ctx *x, const struct hx_case_res *r, struct fz_class *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (r->problem[0])
+		snprintf(k->problem, sizeof(k->problem), "%s", r->problem);
+	for (size_t i = 0; i < r->nsamples; i++)
+		classify_sample(x->o.mutate, &r->samples[i], k);
+}
+
+static bool has_sig(const struct fz_class *k, const char *sig)
+{
+	for (int i = 0; i < k->nsig; i++)
+		if (!strcmp(k->sig[i], sig))
+			return true;
+	return false;
+}
+
+/* The samples (their `where`) that show sig, comma-separated. */
+static void sig_wheres(const struct fz_ctx *x, const struct hx_case_res *r, const char *sig, char *buf, size_t len)
+{
+	size_t off = 0;
+	int n = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < r->nsamples && off < len; i++) {
+		struct fz_class k = { .nsig = 0 };
+		classify_sample(x->o.mutate, &r->samples[i], &k);
+		if (!has_sig(&k, sig))
+			continue;
+		if (n++ == 8) {
+			off += (size_t)snprintf(buf + off, len - off, ", ...");
+			break;
+		}
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "", r->samples[i].where);
+	}
+}
+
+/* ---- building and testing a generated case ---- */
+
+static char *text_buf(void)
+{
+	static char buf[FZ_TEXT_MAX];
+	return buf;
+}
+
+/* Runs g (a placeholder [expect]) through the fuzz unwinders. 0, or -1
+ * (it does not build or run; err says why), -2 (not a valid case). */
+static int run_gen(struct fz_ctx *x, struct hx_fz_gen *g, struct hx_case_res *res, struct fz_class *k,
+		   uint64_t *features, char *err, size_t errlen)
+{
+	char *text = text_buf();
+	memset(res, 0, sizeof(*res));
+	if (hx_fz_case_text(g, "fuzz-cfi", "a generated case", NULL, text, FZ_TEXT_MAX, features, err, errlen))
+		return -1;
+	int rc = run_text(x, text, &x->fuzz_uw, res, err, errlen);
+	if (rc)
+		return rc;
+	classify(x, res, k);
+	return 0;
+}
+
+static bool sig_is_inconsistency(const char *sig)
+{
+	return !strncmp(sig, "inconsistent:", 13);
+}
+
+/* Does candidate g still show sig (and, generating, stay consistent elsewhere)? */
+static bool still_found(struct fz_ctx *x, struct hx_fz_gen *g, const char *sig, int *runs)
+{
+	char why[160], err[512];
+	if (hx_fz_valid(g, why, sizeof(why)))
+		return false;
+	struct hx_case_res res;
+	struct fz_class k;
+	(*runs)++;
+	if (run_gen(x, g, &res, &k, NULL, err, sizeof(err))) {
+		hx_case_res_free(&res);
+		return false;
+	}
+	bool found = has_sig(&k, sig) && !k.problem[0] &&
+		     (x->o.mutate || sig_is_inconsistency(sig) || !k.any_inconsistent);
+	hx_case_res_free(&res);
+	return found;
+}
+
+/* ---- minimization ---- */
+
+struct min_state {
+	struct fz_ctx *x;
+	const char *sig;
+	int runs, budget;
+};
+
+static bool budget_left(const struct min_state *m)
+{
+	return m->runs < m->budget && !past_deadline(m->x);
+}
+
+/* b undoes what a did (removing both keeps the stack balanced) */
+static bool inverse_of(const struct tr_op *a, const struct tr_op *b)
+{
+	switch (a->kind) {
+	case TR_OP_PUSH_FP:
+		return b->kind == TR_OP_POP_FP || b->kind == TR_OP_LEAVE || b->kind == TR_OP_SET_FP;
+	case TR_OP_SAVE_REG:
+		return b->kind == TR_OP_RESTORE_REG && b->n == a->n;
+	case TR_OP_ALLOC:
+		return b->kind == TR_OP_FREE && b->n == a->n;
+	default:
+		return false;
+	}
+}
+
+/* g without the ops marked in drop; a dropped jump takes its skipped block along */
+static void without(const struct hx_fz_gen *g, const bool *drop, struct hx_fz_gen *out)
+{
+	*out = *g;
+	out->nops = 0;
+	bool jump_dropped = false;
+	for (size_t i = 0; i < g->nops; i++) {
+		if (g->place[i] != HX_FZ_DEAD)
+			jump_dropped = g->place[i] == HX_FZ_JUMP && drop[i];
+		if (drop[i] || (g->place[i] == HX_FZ_DEAD && jump_dropped))
+			continue;
+		out->ops[out->nops] = g->ops[i];
+		out->place[out->nops++] = g->place[i];
+	}
+}
+
+/* fewest ops: each op alone, then with every later op that undoes it */
+static bool min_ops(struct min_state *m, struct hx_fz_gen *g)
+{
+	static struct hx_fz_gen c;
+	bool any = false;
+	for (size_t i = 0; i < g->nops && budget_left(m);) {
+		bool took = false;
+		for (int pass = 0; pass < 2 && !took && budget_left(m); pass++) {
+			bool drop[HX_FZ_MAX_OPS] = { false };
+			drop[i] = true;
+			int extra = 0;
+			for (size_t j = i + 1; pass == 1 && j < g->nops; j++)
+				if (inverse_of(&g->ops[i], &g->ops[j]))
+					extra += drop[j] = true;
+			if (pass == 1 && !extra)
+				continue;
+			without(g, drop, &c);
+			if (c.nops && still_found(m->x, &c, m->sig, &m->runs)) {
+				*g = c;
+				took = any = true;
+			}
+		}
+		if (!took)
+			i++;
+	}
+	return any;
+}
+
+/* the unwinding options and the depth back to their defaults, one at a time */
+static bool min_unwind(struct min_state *m, struct hx_fz_gen *g)
+{
+	static struct hx_fz_gen c;
+	struct tr_unwind_opts d;
+	tr_unwind_opts_default(&d);
+	bool any = false;
+	for (int f = 0; f < 9 && budget_left(m); f++) {
+		c = *g;
+		struct tr_unwind_opts *u = &c.unw;
+		switch (f) {
+		case 0: c.depth = 1; break;
+		case 1: memcpy(u->cie_aug, d.cie_aug, sizeof(u->cie_aug)); u->lsda_enc = d.lsda_enc; break;
+		case 2: u->cie_version = d.cie_version; break;
+		case 3: u->fde_enc = d.fde_enc; break;
+		case 4: u->lsda_enc = d.lsda_enc; break;
+		case 5: u->hdr = d.hdr; break;
+		case 6: u->table_enc = d.table_enc; u->hdr_table = d.hdr_table; break;
+		case 7: u->terminator = d.terminator; break;
+		default: u->eh_unaligned = d.eh_unaligned; break;
+		}
+		if (!memcmp(&c.unw, &g->unw, sizeof(c.unw)) && c.depth == g->depth)
+			continue;
+		if (still_found(m->x, &c, m->sig, &m->runs)) {
+			*g = c;
+			any = true;
+		}
+	}
+	return any;
+}
+
+/* the plainest encoding: choices zeroed, the whole tape first, then halves, ... */
+static bool min_tape(struct min_state *m, struct hx_fz_gen *g)
+{
+	static struct hx_fz_gen c;
+	bool any = false;
+	size_t n = g->tape.n;
+	for (size_t block = n; block >= 1 && budget_left(m); block /= 2) {
+		for (size_t s = 0; s < n && budget_left(m); s += block) {
+			size_t e = s + block < n ? s + block : n;
+			bool nz = false;
+			for (size_t k = s; k < e; k++)
+				nz |= g->tape.v[k] != 0;
+			if (!nz)
+				continue;
+			c = *g;
+			memset(&c.tape.v[s], 0, (e - s) * sizeof(c.tape.v[0]));
+			if (still_found(m->x, &c, m->sig, &m->runs)) {
+				*g = c;
+				any = true;
+			}
+		}
+		if (block == 1)
+			break;
+	}
+	return any;
+}
+
+/* fewest CFA instructions: each one left out (mutants, and inconsistencies) */
+static bool min_insns(struct min_state *m, struct hx_fz_gen *g)
+{
+	static struct hx_fz_gen c;
+	char err[256];
+	size_t all, now_n;
+	bool any = false;
+	if (hx_fz_count(g, &all, &now_n, err, sizeof(err)))
+		return false;
+	for (size_t k = 0; k < all && g->ndel < HX_FZ_MAX_DEL && budget_left(m); k++) {
+		bool gone = false;
+		for (size_t d = 0; d < g->ndel; d++)
+			gone |= g->del[d] == k;
+		if (gone)
+			continue;
+		c = *g;
+		c.del[c.ndel++] = (uint16_t)k;
+		if (still_found(m->x, &c, m->sig, &m->runs)) {
+			*g = c;
+			any = true;
+		}
+	}
+	return any;
+}
+
+struct min_result {
+	uint32_t runs, status;            /* status: 0 written, 1 not reproduced, 2 unstable, 3 failed */
+	uint32_t ops0, ops1, insns0, insns1;
+	char note[256];
+};
+
+static void minimize(struct fz_ctx *x, struct hx_fz_gen *g, const char *sig, struct min_result *mr)
+{
+	struct min_state m = { x, sig, 0, x->o.min_runs };
+	char err[256];
+	size_t all, n0 = 0;
+	hx_fz_count(g, &all, &n0, err, sizeof(err));
+	mr->ops0 = (uint32_t)g->nops;
+	mr->insns0 = (uint32_t)n0;
+	g->tape.fresh = false;     /* past the tape's end: the plain choice */
+	if (!still_found(x, g, sig, &m.runs)) {
+		mr->status = 1;
+		snprintf(mr->note, sizeof(mr->note), "not reproduced by a second run");
+		mr->runs = (uint32_t)m.runs;
+		return;
+	}
+	for (int round = 0; round < 3 && budget_left(&m); round++) {
+		bool changed = min_ops(&m, g);
+		changed |= min_unwind(&m, g);
+		changed |= min_tape(&m, g);
+		if (x->o.mutate || sig_is_inconsistency(sig))
+			changed |= min_insns(&m, g);
+		if (!changed)
+			break;
+	}
+	size_t n1 = 0;
+	hx_fz_count(g, &all, &n1, err, sizeof(err));
+	mr->ops1 = (uint32_t)g->nops;
+	mr->insns1 = (uint32_t)n1;
+	mr->runs = (uint32_t)m.runs;
+	if (!budget_left(&m))
+		snprintf(mr->note, sizeof(mr->note), "minimization stopped by its budget (%d runs or --time)", x->o.min_runs);
+}
+
+/* ---- the written case ---- */
+
+/* A sample's verdict as an [expect] word. */
+static void verdict_word(const struct hx_uw_res *ur, char *buf, size_t len)
+{
+	if (ur->uw && ur->uw->ref == UW_REF_TRUTH)
+		snprintf(buf, len, "%s", ur->consistent ? "consistent" : "inconsistent");
+	else
+		snprintf(buf, len, "%s%s", hx_verdict_name(ur->j.v), ur->fallback ? " fallback" : "");
+}
+
+/* One unwinder's [expect] line from what it did: its most frequent verdict,
+ * the others as exceptions.  0, or -1 when it does not fit a case line. */
+static int expect_line(const struct hx_case_res *r, const char *name, int depth, char *buf, size_t len)
+{
+	char words[8][24];
+	int count[8] = { 0 }, nw = 0;
+	for (size_t i = 0; i < r->nsamples; i++)
+		for (int u = 0; u < r->samples[i].nuw; u++) {
+			if (strcmp(r->samples[i].uw[u].name, name))
+				continue;
+			char w[24];
+			verdict_word(&r->samples[i].uw[u], w, sizeof(w));
+			int k = 0;
+			while (k < nw && strcmp(words[k], w))
+				k++;
+			if (k == nw && nw == 8)
+				return -1;
+			if (k == nw)
+				snprintf(words[nw++], sizeof(words[0]), "%s", w);
+			count[k]++;
+		}
+	if (!nw)
+		return -1;
+	int def = 0;
+	for (int k = 1; k < nw; k++)
+		if (count[k] > count[def])
+			def = k;
+	const struct uw_unwinder *uw = uw_unwinder_by_name(name);
+	size_t off = (size_t)snprintf(buf, len, "%s%s = %s", uw && uw->probe ? "?" : "", name, words[def]);
+	for (int k = 0; k < nw && off < len; k++) {
+		if (k == def)
+			continue;
+		off += (size_t)snprintf(buf + off, len - off, "; %s at ", words[k]);
+		int items = 0;
+		for (size_t i = 0; i < r->nsamples && off < len; i++)
+			for (int u = 0; u < r->samples[i].nuw; u++) {
+				char w[24];
+				const struct hx_sample_res *sr = &r->samples[i];
+				if (strcmp(sr->uw[u].name, name))
+					continue;
+				verdict_word(&sr->uw[u], w, sizeof(w));
+				if (strcmp(w, words[k]))
+					continue;
+				if (items == HX_MAX_ITEMS)
+					return -1;
+				if (depth == 1 && sr->offset >= 0)
+					off += (size_t)snprintf(buf + off, len - off, "%s%d", items ? "," : "", sr->offset);
+				else
+					off += (size_t)snprintf(buf + off, len - off, "%s%s", items ? "," : "", sr->where);
+				items++;
+			}
+	}
+	if (off + 2 >= len || nw > HX_MAX_EXC)
+		return -1;
+	snprintf(buf + off, len - off, "\n");
+	return 0;
+}
+
+static int observed_expect(const struct fz_ctx *x, const struct hx_case_res *r, int depth, char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = 0;
+	for (int u = 0; u < x->final_uw.nuw; u++) {
+		if (expect_line(r, x->final_uw.unwinders[u], depth, buf + off, len - off))
+			return -1;
+		off += strlen(buf + off);
+	}
+	return 0;
+}
+
+static void lib_versions(char *buf, size_t len)
+{
+	const char *dw = dwfl_version(NULL);
+	snprintf(buf, len, "libunwind %d.%d.%d, elfutils %s", UNW_VERSION_MAJOR, UNW_VERSION_MINOR,
+		 UNW_VERSION_EXTRA, dw ? dw : "?");
+}
+
+/* The case's about: what was found where, under which libraries, minimized how far. */
+static void describe(const struct fz_ctx *x, const struct hx_fz_gen *g, const char *sig, const char *wheres,
+		     const struct min_result *mr, char *buf, size_t len)
+{
+	char kind[24] = "", a[40] = "", b[40] = "", libs[96];
+	sscanf(sig, "%23[^:]:%39[^:/]%*[:/]%39s", kind, a, b);
+	lib_versions(libs, sizeof(libs));
+	size_t off = (size_t)snprintf(buf, len, "Found by jitunwind fuzz-cfi (seed %llu, case %llu%s; %s): ",
+				      (unsigned long long)g->seed, (unsigned long long)g->index,
+				      x->o.mutate ? ", --mutate" : "", libs);
+	if (!strcmp(kind, "not-ok"))
+		off += (size_t)snprintf(buf + off, len - off, "%s says '%s' at %s, where the emitted CFI is consistent with the truth.", a, b, wheres);
+	else if (!strcmp(kind, "fallback"))
+		off += (size_t)snprintf(buf + off, len - off, "%s finds the chain at %s only by its fallback, although the emitted CFI is consistent with the truth.", a, wheres);
+	else if (!strcmp(kind, "disagree"))
+		off += (size_t)snprintf(buf + off, len - off, "%s and %s give different chains at %s.", a, b, wheres);
+	else if (!strcmp(kind, "unfaithful"))
+		off += (size_t)snprintf(buf + off, len - off, "%s's chain at %s ('%s') is not what the emitted CFI says (the oracle's reading).", a, wheres, b);
+	else
+		off += (size_t)snprintf(buf + off, len - off, "the emitted CFI is inconsistent with the truth at %s although the generator meant to encode the truth rows: a bug of jitunwind's generator, encoder or oracle%s.",
+					wheres, g->plant ? " (here JU_FUZZ_PLANT's deliberately wrong CFA offset: the negative control)" : "");
+	if (off < len)
+		snprintf(buf + off, len - off, " Minimized from %u ops and %u CFA instructions to %u and %u.",
+			 mr->ops0, mr->insns0, mr->ops1, mr->insns1);
+}
+
+static uint64_t fnv1a(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* The reproducer's name: a hash of its [code], [unwind] and [sample]. */
+static void case_name(const char *text, char *name, size_t len)
+{
+	const char *a = strstr(text, "\n[code]"), *b = strstr(text, "\n[expect]");
+	if (!a || !b || b < a)
+		a = b = text;
+	snprintf(name, len, "fuzz-%012llx", (unsigned long long)(fnv1a(a, (size_t)(b - a)) & 0xffffffffffffull));
+}
+
+/* Runs g as `jitunwind run` would, writes its observed [expect] and checks the
+ * result passes a second run.  0 (text set), or -1 with mr->status/note set. */
+static int finalize(struct fz_ctx *x, struct hx_fz_gen *g, const char *sig, struct min_result *mr,
+		    char *text, size_t cap)
+{
+	static char expect[16 << 10], about[1000], wheres[400], name[32];
+	struct hx_case_res res;
+	char err[512];
+	memset(&res, 0, sizeof(res));
+	if (hx_fz_case_text(g, "fuzz-cfi", "a generated case", NULL, text, cap, NULL, err, sizeof(err)) ||
+	    run_text(x, text, &x->final_uw, &res, err, sizeof(err))) {
+		hx_case_res_free(&res);
+		mr->status = 3;
+		snprintf(mr->note, sizeof(mr->note), "final run: %s", err);
+		return -1;
+	}
+	int rc = observed_expect(x, &res, g->depth, expect, sizeof(expect));
+	sig_wheres(x, &res, sig, wheres, sizeof(wheres));
+	hx_case_res_free(&res);
+	if (rc) {
+		mr->status = 3;
+		snprintf(mr->note, sizeof(mr->note), "the observed verdicts do not fit an [expect] section");
+		return -1;
+	}
+	describe(x, g, sig, wheres[0] ? wheres : "no sample of the final run", mr, about, sizeof(about));
+	case_name(text, name, sizeof(name));
+	if (hx_fz_case_text(g, name, about, expect, text, cap, NULL, err, sizeof(err))) {
+		mr->status = 3;
+		snprintf(mr->note, sizeof(mr->note), "%s", err);
+		return -1;
+	}
+	memset(&res, 0, sizeof(res));
+	rc = run_text(x, text, &x->final_uw, &res, err, sizeof(err));
+	if (rc || !res.pass) {
+		mr->status = 2;
+		snprintf(mr->note, sizeof(mr->note), "a second run does not meet the observed [expect]%s%s",
+			 rc ? ": " : "", rc ? err : "");
+	}
+	hx_case_res_free(&res);
+	return 0;
+}
+
+/* ---- workers: batches of evaluations, then of minimizations ---- */
+
+struct eval_rec {
+	uint64_t index, features;
+	uint32_t nsamples, nsig, flags, pad;
+	char aug[8];
+	uint8_t fde_enc, pad2[7];
+	char sig[FZ_MAX_SIG][FZ_SIG_LEN];
+	char problem[200];
+};
+#define EF_INCONSISTENT 1u    /* the emitted CFI differs from the truth at some sample */
+#define EF_ERROR 2u           /* the case did not build or run */
+
+struct min_rec {
+	uint64_t index;
+	uint32_t task, pad;
+	char sig[FZ_SIG_LEN];
+	char name[32];
+	struct min_result mr;
+	uint32_t textlen;
+};
+
+static void generate(const struct fz_ctx *x, uint64_t index, struct hx_fz_gen *g)
+{
+	hx_fz_generate(g, x->arch, x->o.seed, index, x->o.mutate);
+	g->plant = x->plant;
+}
+
+static void eval_one(struct fz_ctx *x, uint64_t index, struct eval_rec *rec)
+{
+	static struct hx_fz_gen g;
+	struct hx_case_res res;
+	struct fz_class k;
+	char err[512];
+	memset(rec, 0, sizeof(*rec));
+	rec->index = index;
+	generate(x, index, &g);
+	snprintf(rec->aug, sizeof(rec->aug), "%s", g.unw.cie_aug);
+	rec->fde_enc = strchr(g.unw.cie_aug, 'R') ? g.unw.fde_enc : 0;
+	int rc = run_gen(x, &g, &res, &k, &rec->features, err, sizeof(err));
+	if (rc) {
+		rec->flags |= EF_ERROR;
+		snprintf(rec->problem, sizeof(rec->problem), "%s%s", rc == -2 ? "not a valid case: " : "", err);
+		hx_case_res_free(&res);
+		return;
+	}
+	rec->nsamples = (uint32_t)res.nsamples;
+	rec->nsig = (uint32_t)k.nsig;
+	memcpy(rec->sig, k.sig, sizeof(rec->sig));
+	rec->flags |= k.any_inconsistent ? EF_INCONSISTENT : 0;
+	if (k.problem[0]) {
+		rec->flags |= EF_ERROR;
+		snprintf(rec->problem, sizeof(rec->problem), "%s", k.problem);
+	}
+	hx_case_res_free(&res);
+}
+
+static void min_one(struct fz_ctx *x, const struct task *t, uint32_t task, FILE *out)
+{
+	static struct hx_fz_gen g;
+	struct min_rec rec;
+	char *text = malloc(FZ_TEXT_MAX);
+	memset(&rec, 0, sizeof(rec));
+	rec.index = t->index;
+	rec.task = task;
+	snprintf(rec.sig, sizeof(rec.sig), "%s", t->sig);
+	generate(x, t->index, &g);
+	char err[256];
+	uint64_t f;
+	/* fill the tape as the evaluation did */
+	if (!text || hx_fz_case_text(&g, "fuzz-cfi", "a generated case", NULL, text, FZ_TEXT_MAX, &f, err, sizeof(err))) {
+		rec.mr.status = 3;
+		snprintf(rec.mr.note, sizeof(rec.mr.note), "%s", text ? err : "out of memory");
+	} else {
+		minimize(x, &g, t->sig, &rec.mr);
+		if (!rec.mr.status && !finalize(x, &g, t->sig, &rec.mr, text, FZ_TEXT_MAX)) {
+			rec.textlen = (uint32_t)strlen(text);
+			case_name(text, rec.name, sizeof(rec.name));
+		}
+	}
+	fwrite(&rec, sizeof(rec), 1, out);
+	if (rec.textlen)
+		fwrite(text, 1, rec.textlen, out);
+	free(text);
+}
+
+/* Forks `jobs` workers; worker w runs fn on items w, w + jobs, ... writing to
+ * dir/w.res.  0, or -1 when a worker could not start or died. */
+static int fan_out(struct fz_ctx *x, size_t nitems, void (*fn)(struct fz_ctx *, size_t, FILE *), const char *tag)
+{
+	pid_t pids[64];
+	int jobs = x->o.jobs;
+	fflush(NULL);
+	for (int w = 0; w < jobs; w++) {
+		pids[w] = fork();
+		if (pids[w] < 0)
+			return -1;
+		if (pids[w])
+			continue;
+		char p[320];
+		snprintf(p, sizeof(p), "%s/%s%d.res", x->dir, tag, w);
+		FILE *out = fopen(p, "wb");
+		snprintf(x->dir + strlen(x->dir), sizeof(x->dir) - strlen(x->dir), "/w%d", w);
+		if (!out || mkdir(x->dir, 0700))
+			_exit(3);
+		for (size_t i = (size_t)w; i < nitems; i += (size_t)jobs)
+			fn(x, i, out);
+		fclose(out);
+		clean_dir(x->dir);
+		rmdir(x->dir);
+		_exit(0);
+	}
+	int bad = 0;
+	for (int w = 0; w < jobs; w++) {
+		int st;
+		while (waitpid(pids[w], &st, 0) < 0 && errno == EINTR)
+			;
+		bad |= !WIFEXITED(st) || WEXITSTATUS(st);
+	}
+	return bad ? -1 : 0;
+}
+
+/* ---- the run: batches, statistics, files ---- */
+
+struct sig_stat {
+	char sig[FZ_SIG_LEN];
+	uint64_t cases, first;
+	int tasks;
+	char file[96];
+	struct min_result mr;
+};
+
+struct fz_stats {
+	uint64_t cases, samples, errors, inconsistent;
+	uint64_t feature[FZF__COUNT];
+	struct { char aug[8]; uint64_t n; } aug[32];
+	int naug;
+	struct { uint8_t enc; uint64_t n; } enc[16];
+	int nenc;
+	struct sig_stat sig[FZ_MAX_SIGS_RUN];
+	int nsig;
+	uint64_t first_error_index;
+	char first_error[200];
+	int written, unstable, lost;
+};
+
+static void eval_item(struct fz_ctx *x, size_t i, FILE *out)
+{
+	struct eval_rec rec;
+	if (past_deadline(x))
+		return;
+	eval_one(x, x->batch0 + i, &rec);
+	fwrite(&rec, sizeof(rec), 1, out);
+}
+
+static void min_item(struct fz_ctx *x, size_t i, FILE *out)
+{
+	min_one(x, &x->tasks[i], (uint32_t)i, out);
+}
+
+static struct sig_stat *sig_entry(struct fz_stats *st, const char *sig)
+{
+	for (int i = 0; i < st->nsig; i++)
+		if (!strcmp(st->sig[i].sig, sig))
+			return &st->sig[i];
+	if (st->nsig == FZ_MAX_SIGS_RUN)
+		return NULL;
+	struct sig_stat *s = &st->sig[st->nsig++];
+	memset(s, 0, sizeof(*s));
+	snprintf(s->sig, sizeof(s->sig), "%s", sig);
+	return s;
+}
+
+static void count_encodings(struct fz_stats *st, const struct eval_rec *r)
+{
+	int i = 0;
+	while (i < st->naug && strcmp(st->aug[i].aug, r->aug))
+		i++;
+	if (i == st->naug && st->naug < 32)
+		snprintf(st->aug[st->naug++].aug, sizeof(st->aug[0].aug), "%s", r->aug);
+	if (i < 32)
+		st->aug[i].n++;
+	for (i = 0; i < st->nenc && st->enc[i].enc != r->fde_enc; i++)
+		;
+	if (i == st->nenc && st->nenc < 16)
+		st->enc[st->nenc++].enc = r->fde_enc;
+	if (i < 16)
+		st->enc[i].n++;
+}
+
+/* Accounts one evaluation; queues its new signatures for minimization. */
+static void account(struct fz_ctx *x, struct fz_stats *st, const struct eval_rec *r, struct task *tasks, size_t *nt)
+{
+	st->cases++;
+	st->samples += r->nsamples;
+	for (int f = 0; f < FZF__COUNT; f++)
+		st->feature[f] += r->features >> f & 1;
+	count_encodings(st, r);
+	st->inconsistent += (r->flags & EF_INCONSISTENT) != 0;
+	if (r->flags & EF_ERROR) {
+		if (!st->errors++) {
+			st->first_error_index = r->index;
+			snprintf(st->first_error, sizeof(st->first_error), "%s", r->problem);
+		}
+		return;
+	}
+	for (uint32_t k = 0; k < r->nsig && k < FZ_MAX_SIG; k++) {
+		struct sig_stat *s = sig_entry(st, r->sig[k]);
+		if (!s)
+			continue;
+		if (!s->cases++)
+			s->first = r->index;
+		if (s->tasks < x->o.per_sig) {
+			s->tasks++;
+			tasks[*nt].index = r->index;
+			snprintf(tasks[(*nt)++].sig, sizeof(tasks[0].sig), "%s", r->sig[k]);
+		}
+	}
+}
+
+static void *read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap);
+	size_t r;
+	while (buf && (r = fread(buf + n, 1, cap - n, f)) > 0) {
+		n += r;
+		if (n == cap) {
+			char *nb = realloc(buf, cap *= 2);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+			}
+			buf = nb;
+		}
+	}
+	fclose(f);
+	*len = n;
+	return buf;
+}
+
+static int cmp_eval(const void *a, const void *b)
+{
+	uint64_t x = ((const struct eval_rec *)a)->index, y = ((const struct eval_rec *)b)->index;
+	return x < y ? -1 : x > y;
+}
+
+/* Evaluates one batch; the tasks it yields, in index order. */
+static int eval_batch(struct fz_ctx *x, struct fz_stats *st, size_t n, struct task *tasks, size_t *nt)
+{
+	static struct eval_rec recs[512];
+	size_t nrec = 0;
+	if (fan_out(x, n, eval_item, "e"))
+		return -1;
+	for (int w = 0; w < x->o.jobs; w++) {
+		char p[320];
+		size_t len = 0;
+		snprintf(p, sizeof(p), "%s/e%d.res", x->dir, w);
+		struct eval_rec *r = read_all(p, &len);
+		for (size_t i = 0; r && i < len / sizeof(*r) && nrec < 512; i++)
+			recs[nrec++] = r[i];
+		free(r);
+		unlink(p);
+	}
+	qsort(recs, nrec, sizeof(recs[0]), cmp_eval);
+	*nt = 0;
+	for (size_t i = 0; i < nrec; i++)
+		account(x, st, &recs[i], tasks, nt);
+	return 0;
+}
+
+static int write_case(const struct fz_ctx *x, const char *sub, const char *name, const char *text, size_t len,
+		      char *path, size_t plen)
+{
+	char dir[640];
+	snprintf(dir, sizeof(dir), "%s/%s%s", x->o.out, x->arch->name, sub);
+	mkdir(x->o.out, 0755);
+	char adir[640];
+	snprintf(adir, sizeof(adir), "%s/%s", x->o.out, x->arch->name);
+	mkdir(adir, 0755);
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return -1;
+	snprintf(path, plen, "%s/%s.case", dir, name);
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	size_t w = fwrite(text, 1, len, f);
+	return fclose(f) || w != len ? -1 : 0;
+}
+
+/* One minimization's outcome into the statistics and, with a case, a file
+ * (the first task of a name wins: later ones of the same reproducer are counted). */
+static void take_result(struct fz_ctx *x, struct fz_stats *st, const struct min_rec *rec, const char *text,
+			char (*names)[32], size_t *nnames)
+{
+	struct sig_stat *s = sig_entry(st, rec->sig);
+	char path[800] = "";
+	bool dup = false;
+	for (size_t i = 0; i < *nnames && rec->textlen; i++)
+		dup |= !strcmp(names[i], rec->name);
+	if (rec->textlen && !dup) {
+		if (*nnames < 4096)
+			snprintf(names[(*nnames)++], 32, "%s", rec->name);
+		if (write_case(x, rec->mr.status == 2 ? "/unstable" : "", rec->name, text, rec->textlen, path,
+			       sizeof(path))) {
+			st->lost++;
+			path[0] = 0;
+		} else {
+			rec->mr.status == 2 ? st->unstable++ : st->written++;
+		}
+	} else if (!rec->textlen) {
+		st->lost++;
+	}
+	if (s && !s->file[0]) {
+		s->mr = rec->mr;
+		if (path[0] || dup)
+			snprintf(s->file, sizeof(s->file), "%s", path[0] ? path : rec->name);
+	}
+}
+
+/* Minimizes the batch's tasks; takes the results in task order. */
+static int min_batch(struct fz_ctx *x, struct fz_stats *st, const struct task *tasks, size_t nt)
+{
+	static char names[4096][32];
+	static size_t nnames;
+	x->tasks = tasks;
+	if (fan_out(x, nt, min_item, "m"))
+		return -1;
+	char *bufs[64] = { NULL };
+	size_t lens[64] = { 0 };
+	const char **texts = calloc(nt ? nt : 1, sizeof(*texts));
+	struct min_rec *recs = calloc(nt ? nt : 1, sizeof(*recs));
+	bool *have = calloc(nt ? nt : 1, sizeof(*have));
+	for (int w = 0; w < x->o.jobs && texts && recs && have; w++) {
+		char p[320];
+		snprintf(p, sizeof(p), "%s/m%d.res", x->dir, w);
+		bufs[w] = read_all(p, &lens[w]);
+		unlink(p);
+		for (size_t off = 0; bufs[w] && off + sizeof(struct min_rec) <= lens[w];) {
+			struct min_rec rec;
+			memcpy(&rec, bufs[w] + off, sizeof(rec));
+			off += sizeof(rec);
+			if (rec.textlen > lens[w] - off || rec.task >= nt)
+				break;
+			recs[rec.task] = rec;
+			texts[rec.task] = bufs[w] + off;
+			have[rec.task] = true;
+			off += rec.textlen;
+		}
+	}
+	for (size_t t = 0; t < nt && texts && recs && have; t++)
+		if (have[t])
+			take_result(x, st, &recs[t], texts[t], names, &nnames);
+	for (int w = 0; w < x->o.jobs; w++)
+		free(bufs[w]);
+	free(texts);
+	free(recs);
+	free(have);
+	return 0;
+}
+
+static void summary(const struct fz_ctx *x, const struct fz_stats *st, FILE *f)
+{
+	double secs = now() - x->t0;
+	char libs[96], e[32];
+	lib_versions(libs, sizeof(libs));
+	fprintf(f, "fuzz-cfi %s: seed %llu%s, %llu cases, %llu samples in %.1f s: %.2f cases/s, %.1f samples/s "
+		"(--jobs %d; a fork and a capture per case; %s)\n", x->arch->name, (unsigned long long)x->o.seed,
+		x->o.mutate ? ", --mutate" : "", (unsigned long long)st->cases, (unsigned long long)st->samples, secs,
+		secs > 0 ? (double)st->cases / secs : 0, secs > 0 ? (double)st->samples / secs : 0, x->o.jobs, libs);
+	fprintf(f, "unwinders: %s\n", x->fuzz_names);
+	if (x->o.mutate)
+		fprintf(f, "mutants the oracle saw (the CFI differs from the truth at a sample): %llu of %llu\n",
+			(unsigned long long)st->inconsistent, (unsigned long long)st->cases);
+	fprintf(f, "findings: %d signature(s); %d case(s) written, %d unstable, %d not written\n", st->nsig,
+		st->written, st->unstable, st->lost);
+	for (int i = 0; i < st->nsig; i++) {
+		const struct sig_stat *s = &st->sig[i];
+		fprintf(f, "  %-34s %6llu case(s), first %llu", s->sig, (unsigned long long)s->cases,
+			(unsigned long long)s->first);
+		if (s->file[0])
+			fprintf(f, " -> %s (%u ops, %u CFA instructions; from %u and %u in %u runs)", s->file,
+				s->mr.ops1, s->mr.insns1, s->mr.ops0, s->mr.insns0, s->mr.runs);
+		if (s->mr.note[0])
+			fprintf(f, " [%s]", s->mr.note);
+		fprintf(f, "\n");
+	}
+	if (st->errors)
+		fprintf(f, "cases that did not build or run: %llu (first: case %llu: %s)\n",
+			(unsigned long long)st->errors, (unsigned long long)st->first_error_index, st->first_error);
+	fprintf(f, "coverage (cases using each):");
+	for (int i = 0; i < FZF__COUNT; i++)
+		fprintf(f, "%s %s %llu", i ? "," : "", hx_fz_feature_name((enum hx_fz_feature)i),
+			(unsigned long long)st->feature[i]);
+	fprintf(f, "\nCIE augmentations:");
+	for (int i = 0; i < st->naug; i++)
+		fprintf(f, " %s %llu", st->aug[i].aug[0] ? st->aug[i].aug : "none", (unsigned long long)st->aug[i].n);
+	fprintf(f, "\nFDE pointer encodings:");
+	for (int i = 0; i < st->nenc; i++) {
+		const char *n = "absptr";
+		if (st->enc[i].enc) {
+			snprintf(e, sizeof(e), "0x%02x", st->enc[i].enc);
+			n = e;
+		}
+		fprintf(f, " %s %llu", n, (unsigned long long)st->enc[i].n);
+	}
+	fprintf(f, "\n");
+}
+
+static int fuzz_arch(struct fz_ctx *x)
+{
+	struct fz_stats *st = calloc(1, sizeof(*st));
+	struct task *tasks = calloc(512, sizeof(*tasks));
+	int rc = 0;
+	size_t per = 4 * (size_t)x->o.jobs;
+	for (uint64_t start = 0; st && tasks && !past_deadline(x); start += per) {
+		if (x->o.ncases && start >= x->o.ncases)
+			break;
+		size_t n = per, nt = 0;
+		if (x->o.ncases && start + n > x->o.ncases)
+			n = (size_t)(x->o.ncases - start);
+		x->batch0 = start;
+		if (eval_batch(x, st, n, tasks, &nt) || (nt && min_batch(x, st, tasks, nt))) {
+			fprintf(stderr, "jitunwind fuzz-cfi: a worker failed (fork, or it died)\n");
+			rc = 2;
+			break;
+		}
+	}
+	if (!st || !tasks) {
+		fprintf(stderr, "jitunwind fuzz-cfi: out of memory\n");
+		rc = 2;
+	} else {
+		summary(x, st, stdout);
+		char p[700];
+		snprintf(p, sizeof(p), "%s/%s", x->o.out, x->arch->name);
+		mkdir(x->o.out, 0755);
+		mkdir(p, 0755);
+		snprintf(p, sizeof(p), "%s/%s/summary.txt", x->o.out, x->arch->name);
+		FILE *f = fopen(p, "w");
+		if (f) {
+			summary(x, st, f);
+			fclose(f);
+		}
+		if (!rc && (st->written || st->unstable || st->lost || st->errors))
+			rc = 1;
+		if (!rc && !st->cases)
+			rc = 77;
+	}
+	free(st);
+	free(tasks);
+	return rc;
+}
+
+/* --print I: case I as a file, with the verdicts this machine gives it. */
+static int print_case(struct fz_ctx *x, uint64_t index)
+{
+	static struct hx_fz_gen g;
+	static char expect[16 << 10], about[600], name[32];
+	char *text = text_buf(), err[512], libs[96];
+	struct hx_case_res res;
+	memset(&res, 0, sizeof(res));
+	generate(x, index, &g);
+	if (hx_fz_case_text(&g, "fuzz-cfi", "a generated case", NULL, text, FZ_TEXT_MAX, NULL, err, sizeof(err)) ||
+	    run_text(x, text, &x->final_uw, &res, err, sizeof(err))) {
+		hx_case_res_free(&res);
+		fprintf(stderr, "jitunwind fuzz-cfi: case %llu: %s\n", (unsigned long long)index, err);
+		return 1;
+	}
+	int rc = observed_expect(x, &res, g.depth, expect, sizeof(expect));
+	hx_case_res_free(&res);
+	lib_versions(libs, sizeof(libs));
+	snprintf(about, sizeof(about), "Generated by jitunwind fuzz-cfi --seed %llu --print %llu%s (%s); [expect] as observed.",
+		 (unsigned long long)x->o.seed, (unsigned long long)index, x->o.mutate ? " --mutate" : "", libs);
+	case_name(text, name, sizeof(name));
+	if (rc || hx_fz_case_text(&g, name, about, expect, text, FZ_TEXT_MAX, NULL, err, sizeof(err))) {
+		fprintf(stderr, "jitunwind fuzz-cfi: case %llu: %s\n", (unsigned long long)index,
+			rc ? "the observed verdicts do not fit an [expect] section" : err);
+		return 1;
+	}
+	fputs(text, stdout);
+	return 0;
+}
+
+/* ---- command line ---- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: jitunwind fuzz-cfi [--seed N] [--time S] [--cases N] [--jobs N] [--out DIR]\n"
+		"                          [--arch LIST] [--mutate] [--minimize-runs N] [--per-signature N]\n"
+		"                          [--print I]\n"
+		"  Generate trampolines from random stack ops, encode their CFI in random valid forms\n"
+		"  (--mutate: then corrupt one element), run each case through the capture and every\n"
+		"  unwinder; write each finding, minimized, as DIR/<arch>/fuzz-<hash>.case with the\n"
+		"  verdicts observed as its [expect], and DIR/<arch>/summary.txt.\n"
+		"  --seed N           the cases drawn (default 1): the same seed gives the same cases\n"
+		"  --time S           stop after S seconds (default 60 when --cases is not given)\n"
+		"  --cases N          stop after N cases (with the same seed: the same files, any --jobs)\n"
+		"  --jobs N           worker processes (default 1)\n"
+		"  --out DIR          where cases go (default fuzz-cfi-out)\n"
+		"  --arch LIST        x86_64, aarch64 or both (default: this machine's); another arch runs\n"
+		"                     its cross build under qemu-user (build/<arch>/jitunwind, qemu-<arch>)\n"
+		"  --mutate           corrupt one element of each encoded program\n"
+		"  --minimize-runs N  runs one minimization may spend (default 120)\n"
+		"  --per-signature N  findings minimized per signature (default 2)\n"
+		"  --print I          print case I as a case file with this machine's verdicts, and stop\n"
+		"exit: 0 nothing found, 1 findings written, 2 bad usage, 77 nothing could run\n");
+}
+
+static int parse_num(const char *opt, const char *s, unsigned long long max, unsigned long long *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (errno || end == s || *end || s[0] == '-' || v > max) {
+		fprintf(stderr, "jitunwind fuzz-cfi: %s %s: expected a number up to %llu\n", opt, s, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct fz_opts *o)
+{
+	static const struct option lo[] = {
+		{ "seed", required_argument, 0, 's' }, { "time", required_argument, 0, 't' },
+		{ "cases", required_argument, 0, 'c' }, { "jobs", required_argument, 0, 'j' },
+		{ "out", required_argument, 0, 'o' }, { "arch", required_argument, 0, 'a' },
+		{ "mutate", no_argument, 0, 'm' }, { "minimize-runs", required_argument, 0, 'r' },
+		{ "per-signature", required_argument, 0, 'k' }, { "print", required_argument, 0, 'p' },
+		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+	};
+	*o = (struct fz_opts){ .seed = 1, .jobs = 1, .out = "fuzz-cfi-out", .min_runs = 120, .per_sig = 2,
+			       .print_index = -1 };
+	unsigned long long v;
+	int ch;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (ch) {
+		case 's': if (parse_num("--seed", optarg, UINT64_MAX, &v)) return 2; o->seed = v; break;
+		case 't': if (parse_num("--time", optarg, 86400 * 7, &v)) return 2; o->time_s = (double)v; break;
+		case 'c': if (parse_num("--cases", optarg, 1ull << 40, &v)) return 2; o->ncases = v; break;
+		case 'j': if (parse_num("--jobs", optarg, 16, &v) || !v) return 2; o->jobs = (int)v; break;
+		case 'r': if (parse_num("--minimize-runs", optarg, 100000, &v)) return 2; o->min_runs = (int)v; break;
+		case 'k': if (parse_num("--per-signature", optarg, 64, &v)) return 2; o->per_sig = (int)v; break;
+		case 'p': if (parse_num("--print", optarg, 1ull << 40, &v)) return 2; o->print_index = (long long)v; break;
+		case 'o': o->out = optarg; break;
+		case 'a': o->arches = optarg; break;
+		case 'm': o->mutate = true; break;
+		case 'h': usage(stdout); return 1;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "jitunwind fuzz-cfi: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (!o->time_s && !o->ncases)
+		o->time_s = 60;
+	return 0;
+}
+
+static void set_unwinders(struct hx_opts *o, char *names, size_t len, const char *arch, bool machine)
+{
+	memset(o, 0, sizeof(*o));
+	if (machine)
+		uw_unwinder_defaults(arch, names, len);
+	else
+		uw_unwinder_list(arch, names, len);
+	static char copy[2][256];
+	static int which;
+	char *buf = copy[which++ & 1];
+	snprintf(buf, sizeof(copy[0]), "%s", names);
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && o->nuw < HX_MAX_UW; t = strtok_r(NULL, ",", &save))
+		o->unwinders[o->nuw++] = t;
+}
+
+/* Another arch: its own build under its runner, with this run's options
+ * (--arch and --time last: getopt keeps the last).  Its exit code. */
+static int delegate(const char *arch, int argc, char **argv, double secs)
+{
+	char self[4096], bin[4400], runner[64], tbuf[32];
+	const char *env_bin = getenv("JU_FUZZ_CROSS_BIN"), *env_run = getenv("JU_FUZZ_CROSS_RUNNER");
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = 0;
+	char *slash = strrchr(self, '/');
+	if (slash)
+		*slash = 0;
+	snprintf(bin, sizeof(bin), "%s", env_bin ? env_bin : "");
+	if (!env_bin)
+		snprintf(bin, sizeof(bin), "%s/build/%s/jitunwind", self, arch);
+	snprintf(runner, sizeof(runner), "%s", env_run ? env_run : "");
+	if (!env_run)
+		snprintf(runner, sizeof(runner), "qemu-%s", arch);
+	if (access(bin, X_OK)) {
+		printf("jitunwind: skip: fuzz-cfi --arch %s: no %s build at %s (make ARCH=%s)\n", arch, arch, bin, arch);
+		return 77;
+	}
+	char **av = calloc((size_t)argc + 8, sizeof(*av));
+	int k = 0;
+	if (!av)
+		return 2;
+	if (runner[0])
+		av[k++] = runner;
+	av[k++] = bin;
+	av[k++] = "fuzz-cfi";
+	for (int i = 1; i < argc; i++)
+		av[k++] = argv[i];
+	av[k++] = "--arch";
+	av[k++] = (char *)arch;
+	if (secs > 0) {
+		snprintf(tbuf, sizeof(tbuf), "%.0f", secs < 1 ? 1 : secs);
+		av[k++] = "--time";
+		av[k++] = tbuf;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		execvp(av[0], av);
+		fprintf(stderr, "jitunwind fuzz-cfi: cannot run %s: %s\n", av[0], strerror(errno));
+		_exit(77);
+	}
+	free(av);
+	int st;
+	if (pid < 0 || waitpid(pid, &st, 0) < 0)
+		return 2;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 2;
+}
+
+static int run_here(struct fz_opts *o, const struct tr_arch *arch)
+{
+	static struct fz_ctx x;
+	memset(&x, 0, sizeof(x));
+	x.o = *o;
+	x.arch = arch;
+	const char *plant = getenv("JU_FUZZ_PLANT");
+	x.plant = plant && !strcmp(plant, "cfa");
+	set_unwinders(&x.fuzz_uw, x.fuzz_names, sizeof(x.fuzz_names), arch->name, false);
+	set_unwinders(&x.final_uw, x.final_names, sizeof(x.final_names), arch->name, true);
+	snprintf(x.dir, sizeof(x.dir), "/tmp/jitunwind-fuzz-XXXXXX");
+	if (!mkdtemp(x.dir)) {
+		fprintf(stderr, "jitunwind fuzz-cfi: mkdtemp: %s\n", strerror(errno));
+		return 2;
+	}
+	x.t0 = now();
+	x.deadline = o->time_s > 0 ? x.t0 + o->time_s : 0;
+	int rc = o->print_index >= 0 ? print_case(&x, (uint64_t)o->print_index) : fuzz_arch(&x);
+	clean_dir(x.dir);
+	rmdir(x.dir);
+	return rc;
+}
+
+int hx_fuzzcfi_main(int argc, char **argv)
+{
+	struct fz_opts o;
+	int rc = parse_opts(argc, argv, &o);
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	const struct tr_arch *host = tr_arch_host();
+	char list[64];
+	snprintf(list, sizeof(list), "%s", o.arches ? o.arches : host ? host->name : "");
+	const char *arches[4];
+	int n = 0;
+	for (char *save = NULL, *t = strtok_r(list, ",", &save); t && n < 4; t = strtok_r(NULL, ",", &save)) {
+		const struct tr_arch *a = tr_arch_by_name(t);
+		if (!a || strcmp(a->name, t)) {
+			char names[128];
+			tr_arch_names(names, sizeof(names));
+			fprintf(stderr, "jitunwind fuzz-cfi: --arch %s: expected one of %s\n", t, names);
+			return 2;
+		}
+		arches[n++] = a->name;
+	}
+	if (!n) {
+		fprintf(stderr, "jitunwind fuzz-cfi: no arch to fuzz\n");
+		return 2;
+	}
+	/* every arch gets its share of the time; the worst exit code wins (77 only when all skipped) */
+	int worst = -1;
+	bool all_skip = true;
+	for (int i = 0; i < n; i++) {
+		const struct tr_arch *a = tr_arch_by_name(arches[i]);
+		struct fz_opts oi = o;
+		oi.time_s = o.time_s / n;
+		rc = a == host ? run_here(&oi, a) : delegate(arches[i], argc, argv, oi.time_s);
+		all_skip &= rc == 77;
+		if (rc != 77 && rc > worst)
+			worst = rc;
+	}
+	return all_skip ? 77 : worst < 0 ? 0 : worst;
+}
