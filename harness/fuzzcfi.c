@@ -136,22 +136,41 @@ static bool is_dwarf(const struct hx_uw_res *u)
 	return u->uw && u->uw->ref == UW_REF_ORACLE;
 }
 
+/* frames that count: a zero return address ends a chain (the judge's rule) */
+static int chain_len(const struct uw_result *r)
+{
+	int n = r->n;
+	while (n > 0 && !r->addr[n - 1])
+		n--;
+	return n;
+}
+
 /* chains compared down to the anchor's return address (truth's last frame) */
 static bool same_chain(const struct hx_sample_res *sr, const struct uw_result *a, const struct uw_result *b)
 {
 	uint64_t anchor = sr->nt ? sr->truth[sr->nt - 1] : 0;
-	int na = a->n, nb = b->n;
-	for (int i = 0; i < a->n; i++)
+	int na = chain_len(a), nb = chain_len(b);
+	for (int i = 0; i < na; i++)
 		if (a->addr[i] == anchor) {
 			na = i + 1;
 			break;
 		}
-	for (int i = 0; i < b->n; i++)
+	for (int i = 0; i < nb; i++)
 		if (b->addr[i] == anchor) {
 			nb = i + 1;
 			break;
 		}
-	return na == nb && hx_chain_prefix_eq(a->addr, a->n, b->addr, b->n, na);
+	return na == nb && hx_chain_prefix_eq(a->addr, na, b->addr, nb, na);
+}
+
+/* Under CFI that departs from the truth, what the CFI says reaches up to the
+ * oracle's first frame off the truth; past it every reader reads junk.  Does
+ * u read the same frames as the oracle up to there? */
+static bool reads_as_oracle(const struct hx_uw_res *u, const struct hx_uw_res *o)
+{
+	int no = chain_len(&o->r), nu = chain_len(&u->r);
+	int lim = o->j.diverge_got >= 0 && o->j.diverge_got + 1 < no ? o->j.diverge_got + 1 : no;
+	return u->faithful || hx_chain_prefix_eq(u->r.addr, nu, o->r.addr, no, lim);
 }
 
 __attribute__((format(printf, 2, 3)))
@@ -169,19 +188,19 @@ static void add_sig(struct fz_class *k, const char *fmt, ...)
 		snprintf(k->sig[k->nsig++], FZ_SIG_LEN, "%s", s);
 }
 
-static bool sample_consistent(const struct hx_sample_res *sr)
+static const struct hx_uw_res *oracle_of(const struct hx_sample_res *sr)
 {
 	for (int u = 0; u < sr->nuw; u++)
 		if (sr->uw[u].uw && sr->uw[u].uw->ref == UW_REF_TRUTH)
-			return sr->uw[u].consistent;
-	return true;
+			return &sr->uw[u];
+	return NULL;
 }
 
 /* The findings of one sample (README "fuzz-cfi": what counts). */
 static void classify_sample(bool mutate, const struct hx_sample_res *sr, struct fz_class *k)
 {
-	bool consistent = sample_consistent(sr);
-	int before = k->nsig;
+	const struct hx_uw_res *o = oracle_of(sr);
+	bool consistent = !o || o->consistent, own = false;
 	if (!consistent) {
 		k->any_inconsistent = true;
 		if (!mutate)
@@ -189,19 +208,21 @@ static void classify_sample(bool mutate, const struct hx_sample_res *sr, struct 
 	}
 	for (int u = 0; u < sr->nuw; u++) {
 		const struct hx_uw_res *ur = &sr->uw[u];
-		const char *v = hx_verdict_name(ur->j.v);
 		if (is_dwarf(ur)) {
-			if (consistent && ur->j.v != HX_OK && !(ur->has_faithful && ur->faithful))
-				add_sig(k, "not-ok:%s:%s", ur->name, v);
-			else if (consistent && ur->j.v == HX_OK && ur->fallback)
+			if (consistent && ur->j.v != HX_OK && !(ur->has_faithful && ur->faithful)) {
+				add_sig(k, "not-ok:%s", ur->name);
+				own = true;
+			} else if (consistent && ur->j.v == HX_OK && ur->fallback) {
 				add_sig(k, "fallback:%s", ur->name);
-			else if (!consistent && ur->has_faithful && !ur->faithful)
-				add_sig(k, "unfaithful:%s:%s", ur->name, v);
+				own = true;
+			} else if (!consistent && o && !reads_as_oracle(ur, o)) {
+				add_sig(k, "unfaithful:%s", ur->name);
+			}
 		} else if (ur->uw && ur->uw->ref == UW_REF_FP && ur->has_faithful && !ur->faithful) {
-			add_sig(k, "unfaithful:%s:%s", ur->name, v);
+			add_sig(k, "unfaithful:%s", ur->name);
 		}
 	}
-	if (k->nsig > before)
+	if (own || !consistent)
 		return;    /* a DWARF unwinder's own finding here says more than the disagreement */
 	for (int a = 0; a < sr->nuw; a++)
 		for (int b = a + 1; b < sr->nuw; b++)
@@ -227,22 +248,30 @@ static bool has_sig(const struct fz_class *k, const char *sig)
 	return false;
 }
 
-/* The samples (their `where`) that show sig, comma-separated. */
+/* The samples (their `where`) that show sig, comma-separated, each with the
+ * verdict of the unwinder sig names. */
 static void sig_wheres(const struct fz_ctx *x, const struct hx_case_res *r, const char *sig, char *buf, size_t len)
 {
+	char who[40] = "";
+	sscanf(sig, "%*[^:]:%39[^:/]", who);
 	size_t off = 0;
 	int n = 0;
 	buf[0] = 0;
 	for (size_t i = 0; i < r->nsamples && off < len; i++) {
+		const struct hx_sample_res *sr = &r->samples[i];
 		struct fz_class k = { .nsig = 0 };
-		classify_sample(x->o.mutate, &r->samples[i], &k);
+		classify_sample(x->o.mutate, sr, &k);
 		if (!has_sig(&k, sig))
 			continue;
 		if (n++ == 8) {
 			off += (size_t)snprintf(buf + off, len - off, ", ...");
 			break;
 		}
-		off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "", r->samples[i].where);
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "", sr->where);
+		for (int u = 0; u < sr->nuw && off < len; u++)
+			if (!strcmp(sr->uw[u].name, who) && sr->uw[u].uw && sr->uw[u].uw->ref != UW_REF_TRUTH)
+				off += (size_t)snprintf(buf + off, len - off, " (%s%s)", hx_verdict_name(sr->uw[u].j.v),
+							sr->uw[u].fallback ? " fallback" : "");
 	}
 }
 
@@ -291,6 +320,9 @@ static bool still_found(struct fz_ctx *x, struct hx_fz_gen *g, const char *sig, 
 	bool found = has_sig(&k, sig) && !k.problem[0] &&
 		     (x->o.mutate || sig_is_inconsistency(sig) || !k.any_inconsistent);
 	hx_case_res_free(&res);
+	if (getenv("JU_FUZZ_DEBUG"))
+		fprintf(stderr, "fuzz-cfi: case %llu, run %d: %zu ops, %zu deletions: %s\n",
+			(unsigned long long)g->index, *runs, g->nops, g->ndel, found ? "still found" : "gone");
 	return found;
 }
 
@@ -322,27 +354,69 @@ static bool inverse_of(const struct tr_op *a, const struct tr_op *b)
 	}
 }
 
-/* g without the ops marked in drop; a dropped jump takes its skipped block along */
-static void without(const struct hx_fz_gen *g, const bool *drop, struct hx_fz_gen *out)
+/* g without the ops marked in drop; a dropped jump takes its skipped block
+ * along, a dropped op its row of choices and the deletions in its row.
+ * false when the mutated instruction's row goes. */
+static bool without(const struct hx_fz_gen *g, const bool *drop, struct hx_fz_gen *out)
 {
+	int16_t map[HX_FZ_MAX_OPS];
 	*out = *g;
 	out->nops = 0;
+	memset(out->tape.n, 0, sizeof(out->tape.n));
 	bool jump_dropped = false;
 	for (size_t i = 0; i < g->nops; i++) {
 		if (g->place[i] != HX_FZ_DEAD)
 			jump_dropped = g->place[i] == HX_FZ_JUMP && drop[i];
+		map[i] = -1;
 		if (drop[i] || (g->place[i] == HX_FZ_DEAD && jump_dropped))
 			continue;
+		map[i] = (int16_t)out->nops;
 		out->ops[out->nops] = g->ops[i];
-		out->place[out->nops++] = g->place[i];
+		out->place[out->nops] = g->place[i];
+		memcpy(out->tape.v[out->nops], g->tape.v[i], sizeof(g->tape.v[0]));
+		out->tape.n[out->nops++] = g->tape.n[i];
 	}
+	out->ndel = 0;
+	for (size_t d = 0; d < g->ndel; d++)
+		if (g->del[d].row >= 0 && (size_t)g->del[d].row < g->nops && map[g->del[d].row] >= 0)
+			out->del[out->ndel++] = (struct hx_fz_ref){ map[g->del[d].row], g->del[d].k };
+	if (g->mut.kind != HX_FZ_MUT_NONE && g->mut.placed && g->mut.at.row >= 0) {
+		if ((size_t)g->mut.at.row >= g->nops || map[g->mut.at.row] < 0)
+			return false;
+		out->mut.at.row = map[g->mut.at.row];
+	}
+	return true;
+}
+
+/* two frees in a row as one (so an alloc and its frees can go as a pair) */
+static bool merge_frees(struct min_state *m, struct hx_fz_gen *g)
+{
+	static struct hx_fz_gen c;
+	bool any = false;
+	for (size_t i = 0; i + 1 < g->nops && budget_left(m);) {
+		bool drop[HX_FZ_MAX_OPS] = { false };
+		drop[i + 1] = true;
+		if (g->ops[i].kind != TR_OP_FREE || g->ops[i + 1].kind != TR_OP_FREE || g->place[i] != g->place[i + 1] ||
+		    !without(g, drop, &c)) {
+			i++;
+			continue;
+		}
+		c.ops[i].n = g->ops[i].n + g->ops[i + 1].n;
+		if (still_found(m->x, &c, m->sig, &m->runs)) {
+			*g = c;
+			any = true;
+		} else {
+			i++;
+		}
+	}
+	return any;
 }
 
 /* fewest ops: each op alone, then with every later op that undoes it */
 static bool min_ops(struct min_state *m, struct hx_fz_gen *g)
 {
 	static struct hx_fz_gen c;
-	bool any = false;
+	bool any = merge_frees(m, g);
 	for (size_t i = 0; i < g->nops && budget_left(m);) {
 		bool took = false;
 		for (int pass = 0; pass < 2 && !took && budget_left(m); pass++) {
@@ -354,8 +428,7 @@ static bool min_ops(struct min_state *m, struct hx_fz_gen *g)
 					extra += drop[j] = true;
 			if (pass == 1 && !extra)
 				continue;
-			without(g, drop, &c);
-			if (c.nops && still_found(m->x, &c, m->sig, &m->runs)) {
+			if (without(g, drop, &c) && c.nops && still_found(m->x, &c, m->sig, &m->runs)) {
 				*g = c;
 				took = any = true;
 			}
@@ -397,23 +470,23 @@ static bool min_unwind(struct min_state *m, struct hx_fz_gen *g)
 	return any;
 }
 
-/* the plainest encoding: choices zeroed, the whole tape first, then halves, ... */
+/* the plainest encoding: choices zeroed, all rows first, then halves of the
+ * rows, then each row, then each choice */
 static bool min_tape(struct min_state *m, struct hx_fz_gen *g)
 {
 	static struct hx_fz_gen c;
 	bool any = false;
-	size_t n = g->tape.n;
-	for (size_t block = n; block >= 1 && budget_left(m); block /= 2) {
-		for (size_t s = 0; s < n && budget_left(m); s += block) {
-			size_t e = s + block < n ? s + block : n;
-			bool nz = false;
-			for (size_t k = s; k < e; k++)
-				nz |= g->tape.v[k] != 0;
-			if (!nz)
-				continue;
+	size_t rows = g->nops;
+	for (size_t block = rows; block >= 1 && budget_left(m); block /= 2) {
+		for (size_t s = 0; s < rows && budget_left(m); s += block) {
 			c = *g;
-			memset(&c.tape.v[s], 0, (e - s) * sizeof(c.tape.v[0]));
-			if (still_found(m->x, &c, m->sig, &m->runs)) {
+			bool nz = false;
+			for (size_t r = s; r < s + block && r < rows; r++)
+				for (size_t k = 0; k < HX_FZ_ROW_CHOICES; k++) {
+					nz |= c.tape.v[r][k] != 0;
+					c.tape.v[r][k] = 0;
+				}
+			if (nz && still_found(m->x, &c, m->sig, &m->runs)) {
 				*g = c;
 				any = true;
 			}
@@ -421,30 +494,48 @@ static bool min_tape(struct min_state *m, struct hx_fz_gen *g)
 		if (block == 1)
 			break;
 	}
+	for (size_t r = 0; r < rows && budget_left(m); r++)
+		for (size_t k = 0; k < g->tape.n[r] && budget_left(m); k++) {
+			if (!g->tape.v[r][k])
+				continue;
+			c = *g;
+			c.tape.v[r][k] = 0;
+			if (still_found(m->x, &c, m->sig, &m->runs)) {
+				*g = c;
+				any = true;
+			}
+		}
 	return any;
 }
 
-/* fewest CFA instructions: each one left out (mutants, and inconsistencies) */
+/* fewest CFA instructions (mutants, and inconsistencies): blocks of them left
+ * out, halves first, then single ones */
 static bool min_insns(struct min_state *m, struct hx_fz_gen *g)
 {
 	static struct hx_fz_gen c;
+	static struct hx_fz_prog p;
 	char err[256];
-	size_t all, now_n;
 	bool any = false;
-	if (hx_fz_count(g, &all, &now_n, err, sizeof(err)))
+	if (hx_fz_program(g, true, &p, err, sizeof(err)))
 		return false;
-	for (size_t k = 0; k < all && g->ndel < HX_FZ_MAX_DEL && budget_left(m); k++) {
-		bool gone = false;
-		for (size_t d = 0; d < g->ndel; d++)
-			gone |= g->del[d] == k;
-		if (gone)
-			continue;
-		c = *g;
-		c.del[c.ndel++] = (uint16_t)k;
-		if (still_found(m->x, &c, m->sig, &m->runs)) {
-			*g = c;
-			any = true;
+	size_t all = p.n;
+	for (size_t block = all; block >= 1 && budget_left(m); block /= 2) {
+		for (size_t s = 0; s < all && budget_left(m); s += block) {
+			c = *g;
+			for (size_t k = s; k < s + block && k < all && c.ndel < HX_FZ_MAX_DEL; k++) {
+				bool gone = false;
+				for (size_t d = 0; d < c.ndel; d++)
+					gone |= c.del[d].row == p.insn[k].ref.row && c.del[d].k == p.insn[k].ref.k;
+				if (!gone)
+					c.del[c.ndel++] = p.insn[k].ref;
+			}
+			if (c.ndel > g->ndel && still_found(m->x, &c, m->sig, &m->runs)) {
+				*g = c;
+				any = true;
+			}
 		}
+		if (block == 1)
+			break;
 	}
 	return any;
 }
@@ -457,12 +548,13 @@ struct min_result {
 
 static void minimize(struct fz_ctx *x, struct hx_fz_gen *g, const char *sig, struct min_result *mr)
 {
+	static struct hx_fz_prog p;
 	struct min_state m = { x, sig, 0, x->o.min_runs };
 	char err[256];
-	size_t all, n0 = 0;
-	hx_fz_count(g, &all, &n0, err, sizeof(err));
+	p.n = 0;
+	hx_fz_program(g, false, &p, err, sizeof(err));
 	mr->ops0 = (uint32_t)g->nops;
-	mr->insns0 = (uint32_t)n0;
+	mr->insns0 = (uint32_t)p.n;
 	g->tape.fresh = false;     /* past the tape's end: the plain choice */
 	if (!still_found(x, g, sig, &m.runs)) {
 		mr->status = 1;
@@ -470,19 +562,20 @@ static void minimize(struct fz_ctx *x, struct hx_fz_gen *g, const char *sig, str
 		mr->runs = (uint32_t)m.runs;
 		return;
 	}
-	for (int round = 0; round < 3 && budget_left(&m); round++) {
+	for (int round = 0; round < 8 && budget_left(&m); round++) {
 		bool changed = min_ops(&m, g);
 		changed |= min_unwind(&m, g);
 		changed |= min_tape(&m, g);
-		if (x->o.mutate || sig_is_inconsistency(sig))
+		/* generating, a left-out instruction makes an inconsistency of its own */
+		if (x->o.mutate)
 			changed |= min_insns(&m, g);
 		if (!changed)
 			break;
 	}
-	size_t n1 = 0;
-	hx_fz_count(g, &all, &n1, err, sizeof(err));
+	p.n = 0;
+	hx_fz_program(g, false, &p, err, sizeof(err));
 	mr->ops1 = (uint32_t)g->nops;
-	mr->insns1 = (uint32_t)n1;
+	mr->insns1 = (uint32_t)p.n;
 	mr->runs = (uint32_t)m.runs;
 	if (!budget_left(&m))
 		snprintf(mr->note, sizeof(mr->note), "minimization stopped by its budget (%d runs or --time)", x->o.min_runs);
@@ -587,13 +680,15 @@ static void describe(const struct fz_ctx *x, const struct hx_fz_gen *g, const ch
 				      (unsigned long long)g->seed, (unsigned long long)g->index,
 				      x->o.mutate ? ", --mutate" : "", libs);
 	if (!strcmp(kind, "not-ok"))
-		off += (size_t)snprintf(buf + off, len - off, "%s says '%s' at %s, where the emitted CFI is consistent with the truth.", a, b, wheres);
+		off += (size_t)snprintf(buf + off, len - off, "%s does not find the true chain at %s, where the emitted CFI is consistent with the truth.", a, wheres);
 	else if (!strcmp(kind, "fallback"))
 		off += (size_t)snprintf(buf + off, len - off, "%s finds the chain at %s only by its fallback, although the emitted CFI is consistent with the truth.", a, wheres);
 	else if (!strcmp(kind, "disagree"))
-		off += (size_t)snprintf(buf + off, len - off, "%s and %s give different chains at %s.", a, b, wheres);
+		off += (size_t)snprintf(buf + off, len - off, "%s and %s give different chains at %s, where the emitted CFI is consistent with the truth.", a, b, wheres);
+	else if (!strcmp(kind, "unfaithful") && !strcmp(a, "fp"))
+		off += (size_t)snprintf(buf + off, len - off, "fp's chain at %s is not what the frame-pointer convention predicts from the truth rows (the faithful check of fp).", wheres);
 	else if (!strcmp(kind, "unfaithful"))
-		off += (size_t)snprintf(buf + off, len - off, "%s's chain at %s ('%s') is not what the emitted CFI says (the oracle's reading).", a, wheres, b);
+		off += (size_t)snprintf(buf + off, len - off, "%s does not read the emitted CFI as the oracle does at %s (up to the first frame where the CFI departs from the truth).", a, wheres);
 	else
 		off += (size_t)snprintf(buf + off, len - off, "the emitted CFI is inconsistent with the truth at %s although the generator meant to encode the truth rows: a bug of jitunwind's generator, encoder or oracle%s.",
 					wheres, g->plant ? " (here JU_FUZZ_PLANT's deliberately wrong CFA offset: the negative control)" : "");
@@ -1168,7 +1263,7 @@ static void usage(FILE *f)
 		"                     its cross build under qemu-user (build/<arch>/jitunwind, qemu-<arch>)\n"
 		"  --mutate           corrupt one element of each encoded program\n"
 		"  --minimize-runs N  runs one minimization may spend (default 120)\n"
-		"  --per-signature N  findings minimized per signature (default 2)\n"
+		"  --per-signature N  findings minimized per signature (default 3)\n"
 		"  --print I          print case I as a case file with this machine's verdicts, and stop\n"
 		"exit: 0 nothing found, 1 findings written, 2 bad usage, 77 nothing could run\n");
 }
@@ -1196,7 +1291,7 @@ static int parse_opts(int argc, char **argv, struct fz_opts *o)
 		{ "per-signature", required_argument, 0, 'k' }, { "print", required_argument, 0, 'p' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
-	*o = (struct fz_opts){ .seed = 1, .jobs = 1, .out = "fuzz-cfi-out", .min_runs = 120, .per_sig = 2,
+	*o = (struct fz_opts){ .seed = 1, .jobs = 1, .out = "fuzz-cfi-out", .min_runs = 120, .per_sig = 3,
 			       .print_index = -1 };
 	unsigned long long v;
 	int ch;

@@ -30,17 +30,27 @@ uint64_t hx_fz_next(struct hx_fz_rng *r);
 uint32_t hx_fz_below(struct hx_fz_rng *r, uint32_t n);
 void hx_fz_seed(struct hx_fz_rng *r, uint64_t seed, uint64_t index, uint64_t stream);
 
-/* The encoder's choices: replayed from v[], then drawn (fresh) or 0, the
- * simplest form, when the minimizer replays a shortened tape. */
+/* The encoder's choices, one row of them per op (removing an op removes its
+ * choices and no other op's): replayed, then drawn (fresh) or 0, the simplest
+ * form, past what was drawn when the minimizer replays. */
+#define HX_FZ_ROW_CHOICES 40
 struct hx_fz_tape {
-	uint32_t v[HX_FZ_TAPE_MAX];
-	size_t n, pos;
+	uint32_t v[HX_FZ_MAX_OPS][HX_FZ_ROW_CHOICES];
+	uint8_t n[HX_FZ_MAX_OPS];
+	size_t row, pos;
 	bool fresh;
 	struct hx_fz_rng rng;
 };
+void hx_fz_tape_at(struct hx_fz_tape *t, size_t row);
 uint32_t hx_fz_choose(struct hx_fz_tape *t, uint32_t n);
 /* true once in n draws; false (the plain encoding) where the tape says 0 */
 bool hx_fz_rare(struct hx_fz_tape *t, uint32_t n);
+
+/* An encoded instruction by the op whose row it states and its place there. */
+struct hx_fz_ref {
+	int16_t row;
+	uint16_t k;
+};
 
 /* An op's place in the layout: executed, or in the block a forward jump
  * skips (an early exit laid out before the landing pad that runs). */
@@ -53,7 +63,9 @@ enum hx_fz_mut_kind {
 };
 struct hx_fz_mut {
 	enum hx_fz_mut_kind kind;
-	uint32_t at, a, b;          /* instruction, and kind-specific values */
+	uint32_t pick, a, b;        /* the instruction (pick % count), kind-specific values */
+	bool placed;                /* at: the instruction picked, kept through the minimizer */
+	struct hx_fz_ref at;
 };
 
 struct hx_fz_gen {
@@ -64,7 +76,7 @@ struct hx_fz_gen {
 	int depth;
 	struct tr_unwind_opts unw;             /* cfi and prog are the encoder's */
 	struct hx_fz_tape tape;
-	uint16_t del[HX_FZ_MAX_DEL];           /* encoded instructions left out (minimizer) */
+	struct hx_fz_ref del[HX_FZ_MAX_DEL];   /* encoded instructions left out (minimizer) */
 	size_t ndel;
 	struct hx_fz_mut mut;
 	bool plant;                            /* JU_FUZZ_PLANT=cfa: a wrong CFA offset (negative control) */
@@ -81,8 +93,7 @@ enum hx_fz_feature {
 	FZF_VAL_OFFSET, FZF_VAL_OFFSET_SF, FZF_VAL_EXPR, FZF_NOP_PAD, FZF_ARGS_SIZE, FZF_RESTATE,
 	FZF_FP, FZF_SET_FP, FZF_LEAVE, FZF_SAVE_REG, FZF_BIG_ALLOC, FZF_NO_CALL, FZF_DEAD_RET,
 	FZF_DEAD_TAIL, FZF_PAD_RESTORE_STATE, FZF_DEPTH2, FZF_CIE_V3, FZF_TERMINATOR,
-	FZF_EH_UNALIGNED, FZF_HDR_BEFORE, FZF_HDR_NONE, FZF_TABLE_SDATA8, FZF_TABLE_OMIT,
-	FZF_LSDA, FZF_MUTATED,
+	FZF_LSDA, FZF_OTHER_REG, FZF_MUTATED,
 	FZF__COUNT
 };
 const char *hx_fz_feature_name(enum hx_fz_feature f);
@@ -91,6 +102,7 @@ const char *hx_fz_feature_name(enum hx_fz_feature f);
 struct hx_fz_insn {
 	uint8_t bytes[24];
 	uint8_t len;
+	struct hx_fz_ref ref;
 	char text[64];
 };
 
@@ -126,9 +138,8 @@ void hx_fz_mutate_pick(struct hx_fz_gen *g, struct hx_fz_rng *r, size_t ninsns);
  * placeholder).  0, or -1 with a message. */
 int hx_fz_case_text(struct hx_fz_gen *g, const char *name, const char *about, const char *expect_text,
 		    char *buf, size_t cap, uint64_t *features, char *err, size_t errlen);
-/* Instructions of g's program: before the minimizer's deletions and the
- * mutation (what g->del indexes), and as written. */
-int hx_fz_count(struct hx_fz_gen *g, size_t *insns_all, size_t *insns, char *err, size_t errlen);
+/* g's program; plain: without the minimizer's deletions and the mutation. */
+int hx_fz_program(struct hx_fz_gen *g, bool plain, struct hx_fz_prog *p, char *err, size_t errlen);
 /* The op as a [code] line (register names of g's arch). */
 void hx_fz_op_line(const struct tr_arch *a, const struct tr_op *op, char *buf, size_t len);
 

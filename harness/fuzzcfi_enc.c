@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "harness/fuzzcfi.h"
 
@@ -42,6 +43,8 @@ struct enc {
 	bool stack_pad[ENC_STATE_MAX];
 	int depth;
 	uint32_t loc;
+	int row;                      /* the op whose row is being stated */
+	uint16_t row_k;               /* instructions written for it so far */
 	bool plant, planted;
 	bool overflow;
 };
@@ -97,6 +100,7 @@ static void put(struct enc *e, const struct ib *x, enum hx_fz_feature f, const c
 	struct hx_fz_insn *in = &e->p->insn[e->p->n++];
 	memcpy(in->bytes, x->b, x->len);
 	in->len = (uint8_t)x->len;
+	in->ref = (struct hx_fz_ref){ (int16_t)e->row, e->row_k++ };
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(in->text, sizeof(in->text), fmt, ap);
@@ -508,10 +512,45 @@ static void sp_rule(struct enc *e)
 	}
 }
 
+/* A register the code never touches, with a rule saying so: the ABI's
+ * numbers past the general registers (x86_64 xmm0-15, rflags, segment
+ * registers; arm64 v0-v31), restored to the CIE's rule or same_value. */
+static void other_reg_rule(struct enc *e)
+{
+	static const int x86[] = { 17, 18, 24, 32, 48, 49, 50, 55 };
+	static const int a64[] = { 64, 72, 79, 95 };
+	bool x = e->a == &tr_arch_x86_64;
+	int r = x ? x86[ch(e, sizeof(x86) / sizeof(x86[0]))] : a64[ch(e, sizeof(a64) / sizeof(a64[0]))];
+	struct ib b = { .len = 0 };
+	switch (ch(e, 3)) {
+	case 0:
+		ib_u8(&b, DW_CFA_same_value);
+		ib_uleb(&b, (uint64_t)r);
+		put(e, &b, FZF_OTHER_REG, "same_value r%d", r);
+		break;
+	case 1:
+		ib_u8(&b, DW_CFA_restore_extended);
+		ib_uleb(&b, (uint64_t)r);
+		put(e, &b, FZF_OTHER_REG, "restore_extended r%d", r);
+		break;
+	default:
+		if (r < 64) {
+			ib_u8(&b, (uint8_t)(DW_CFA_restore | r));
+			put(e, &b, FZF_OTHER_REG, "restore r%d", r);
+		} else {
+			ib_u8(&b, DW_CFA_same_value);
+			ib_uleb(&b, (uint64_t)r);
+			put(e, &b, FZF_OTHER_REG, "same_value r%d", r);
+		}
+	}
+}
+
 static void extras(struct enc *e)
 {
 	if (rare(e, 12))
 		sp_rule(e);
+	if (rare(e, 30))
+		other_reg_rule(e);
 	if (rare(e, 24)) {
 		struct ib x = { .len = 0 };
 		ib_u8(&x, DW_CFA_GNU_args_size);
@@ -610,24 +649,51 @@ static void insert_random(struct hx_fz_prog *p, size_t k, uint32_t a)
 	case 6: in->bytes[0] = DW_CFA_def_cfa_register; in->bytes[1] = v & 0x1f; in->len = 2; break;
 	default: in->bytes[0] = DW_CFA_same_value; in->bytes[1] = v & 0x1f; in->len = 2; break;
 	}
+	in->ref = (struct hx_fz_ref){ -1, 0 };
 	snprintf(in->text, sizeof(in->text), "(inserted)");
 }
 
-static void mutate(struct hx_fz_prog *p, const struct hx_fz_mut *m)
+static ssize_t find_ref(const struct hx_fz_prog *p, struct hx_fz_ref r)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->insn[i].ref.row == r.row && p->insn[i].ref.k == r.k)
+			return (ssize_t)i;
+	return -1;
+}
+
+/* The instruction to corrupt: picked once, then found again by its row and
+ * place (ops the minimizer removes do not move it).  -1: it is gone. */
+static ssize_t mutation_site(struct hx_fz_prog *p, struct hx_fz_mut *m)
+{
+	if (!m->placed) {
+		if (!p->n)
+			return -1;
+		m->at = p->insn[m->pick % p->n].ref;
+		m->placed = true;
+	}
+	return find_ref(p, m->at);
+}
+
+/* 0, or -1 when the instruction to corrupt is gone */
+static int mutate(struct hx_fz_prog *p, struct hx_fz_mut *m)
 {
 	if (m->kind == HX_FZ_MUT_NONE)
-		return;
+		return 0;
 	p->features |= 1ull << FZF_MUTATED;
-	if (!p->n) {
+	ssize_t at = mutation_site(p, m);
+	if (at < 0 && !m->placed) {
+		/* an empty program: only an insertion has something to do */
 		if (m->kind == HX_FZ_MUT_INSERT)
 			insert_random(p, 0, m->a);
-		return;
+		return 0;
 	}
-	size_t k = m->at % p->n;
+	if (at < 0)
+		return -1;
+	size_t k = (size_t)at;
 	struct hx_fz_insn *in = &p->insn[k];
 	char t[64];
 	switch (m->kind) {
-	case HX_FZ_MUT_OPERAND: {
+	case HX_FZ_MUT_OPERAND:
 		/* the first instruction from k on with an operand: one bit of it */
 		for (size_t i = 0; i < p->n; i++) {
 			in = &p->insn[(k + i) % p->n];
@@ -641,7 +707,6 @@ static void mutate(struct hx_fz_prog *p, const struct hx_fz_mut *m)
 		snprintf(t, sizeof(t), "%.40s [operand bit flipped]", in->text);
 		snprintf(in->text, sizeof(in->text), "%s", t);
 		break;
-	}
 	case HX_FZ_MUT_DELETE:
 		drop_insn(p, k);
 		break;
@@ -674,11 +739,7 @@ static void mutate(struct hx_fz_prog *p, const struct hx_fz_mut *m)
 	default:
 		break;
 	}
-}
-
-static int cmp_u16(const void *a, const void *b)
-{
-	return (int)*(const uint16_t *)b - (int)*(const uint16_t *)a;   /* descending */
+	return 0;
 }
 
 int hx_fz_encode(struct hx_fz_gen *g, const struct tr_func *truth, struct hx_fz_prog *p,
@@ -698,27 +759,35 @@ int hx_fz_encode(struct hx_fz_gen *g, const struct tr_func *truth, struct hx_fz_
 	e->t = &g->tape;
 	e->p = p;
 	e->plant = g->plant;
-	g->tape.pos = 0;
 	/* the CIE's row: CFA = SP + entry offset, the return address where the arch has it */
 	struct tr_row entry = { .cfa_reg = g->arch->dw_sp, .cfa_off = g->arch->entry_cfa_off,
 				.ra_where = g->arch->entry_ra_where, .ra_off = g->arch->entry_ra_off,
 				.ra_reg = g->arch->entry_ra_reg };
 	state_of(g->arch, &entry, &e->init);
 	e->cur = e->init;
-	for (size_t i = 0; i < truth->nrows; i++)
+	for (size_t i = 0; i < truth->nrows; i++) {
+		/* row i is the state op i - 1 left: its choices and instructions
+		 * belong to that op, and go with it when the minimizer drops it */
+		hx_fz_tape_at(e->t, i ? i - 1 : 0);
+		e->row = i ? (int)i - 1 : 0;
+		e->row_k = 0;
 		encode_row(e, &rows[i], dead[i] && (!i || !dead[i - 1]), !dead[i] && i && dead[i - 1]);
+	}
 	bool overflow = e->overflow;
 	free(e);
 	if (overflow) {
 		snprintf(err, errlen, "CFA program: more than %d instructions", HX_FZ_MAX_INSNS);
 		return -1;
 	}
-	uint16_t del[HX_FZ_MAX_DEL];
-	memcpy(del, g->del, g->ndel * sizeof(del[0]));
-	qsort(del, g->ndel, sizeof(del[0]), cmp_u16);
-	for (size_t i = 0; i < g->ndel; i++)
-		drop_insn(p, del[i]);
-	mutate(p, &g->mut);
+	for (size_t i = 0; i < g->ndel; i++) {
+		ssize_t k = find_ref(p, g->del[i]);
+		if (k >= 0)
+			drop_insn(p, (size_t)k);
+	}
+	if (mutate(p, &g->mut)) {
+		snprintf(err, errlen, "the instruction the mutation corrupts is gone");
+		return -1;
+	}
 	size_t total = 0;
 	for (size_t i = 0; i < p->n; i++)
 		total += p->insn[i].len;
@@ -749,9 +818,8 @@ static const char *const feature_names[FZF__COUNT] = {
 	[FZF_BIG_ALLOC] = "alloc >= 4 KiB", [FZF_NO_CALL] = "no call", [FZF_DEAD_RET] = "skipped exit: ret",
 	[FZF_DEAD_TAIL] = "skipped exit: tail_jump", [FZF_PAD_RESTORE_STATE] = "landing pad by restore_state",
 	[FZF_DEPTH2] = "depth 2", [FZF_CIE_V3] = "CIE version 3", [FZF_TERMINATOR] = "terminator",
-	[FZF_EH_UNALIGNED] = "eh_frame unaligned", [FZF_HDR_BEFORE] = "hdr before", [FZF_HDR_NONE] = "no hdr",
-	[FZF_TABLE_SDATA8] = "table datarel|sdata8", [FZF_TABLE_OMIT] = "no hdr table",
-	[FZF_LSDA] = "LSDA pointer", [FZF_MUTATED] = "mutated",
+	[FZF_LSDA] = "LSDA pointer", [FZF_OTHER_REG] = "rule for a register the code keeps (xmm, v)",
+	[FZF_MUTATED] = "mutated",
 };
 
 const char *hx_fz_feature_name(enum hx_fz_feature f)

@@ -28,30 +28,36 @@ void hx_fz_seed(struct hx_fz_rng *r, uint64_t seed, uint64_t index, uint64_t str
 
 /* The tape holds effective choices (0 = the simplest form), so the minimizer
  * can tell which entries made the encoding differ from the plain one. */
+void hx_fz_tape_at(struct hx_fz_tape *t, size_t row)
+{
+	t->row = row < HX_FZ_MAX_OPS ? row : HX_FZ_MAX_OPS - 1;
+	t->pos = 0;
+}
+
+static uint32_t draw(struct hx_fz_tape *t, uint32_t fresh_value_below, bool rare)
+{
+	uint32_t v = 0;
+	if (t->pos < t->n[t->row]) {
+		v = t->v[t->row][t->pos];
+	} else if (t->fresh && t->pos < HX_FZ_ROW_CHOICES) {
+		uint32_t r = hx_fz_below(&t->rng, fresh_value_below ? fresh_value_below : 1);
+		v = rare ? r == 0 : r;
+		t->v[t->row][t->pos] = v;
+		t->n[t->row] = (uint8_t)(t->pos + 1);
+	}
+	t->pos++;
+	return v;
+}
+
 uint32_t hx_fz_choose(struct hx_fz_tape *t, uint32_t n)
 {
-	uint32_t v;
-	if (t->pos < t->n)
-		v = t->v[t->pos];
-	else if (t->fresh && t->n < HX_FZ_TAPE_MAX)
-		v = t->v[t->n++] = hx_fz_below(&t->rng, n ? n : 1);
-	else
-		v = 0;
-	t->pos++;
+	uint32_t v = draw(t, n, false);
 	return n ? v % n : 0;
 }
 
 bool hx_fz_rare(struct hx_fz_tape *t, uint32_t n)
 {
-	uint32_t v;
-	if (t->pos < t->n)
-		v = t->v[t->pos];
-	else if (t->fresh && t->n < HX_FZ_TAPE_MAX)
-		v = t->v[t->n++] = hx_fz_below(&t->rng, n ? n : 1) == 0;
-	else
-		v = 0;
-	t->pos++;
-	return v != 0;
+	return draw(t, n, true) != 0;
 }
 
 /* ---- the stack simulation (what may run) ---- */
@@ -94,6 +100,12 @@ static void push_slot(struct sim *s, int kind, int reg, int64_t size)
 	s->pushed += size;
 }
 
+/* arm64 add/sub sp take 0..4095 or a multiple of 4096 (a shifted immediate) */
+static bool imm_ok(const struct tr_arch *a, int64_t n)
+{
+	return is_x86(a) || n < 4096 || !(n & 0xfff);
+}
+
 /* x86 `leave`: only allocations between SP and the frame record, so no
  * register slot is dropped while the CFI still says where it is */
 static bool leave_ok(const struct sim *s)
@@ -126,12 +138,13 @@ static const char *sim_op(struct sim *s, const struct tr_arch *a, const struct t
 		s->fp_set = true;
 		return NULL;
 	case TR_OP_ALLOC:
-		if (op->n <= 0 || op->n % u || s->pushed + op->n > 0x8000)
+		if (op->n <= 0 || op->n % u || s->pushed + op->n > 0x8000 || !imm_ok(a, op->n))
 			return "alloc size";
 		push_slot(s, SL_ALLOC, 0, op->n);
 		return NULL;
 	case TR_OP_FREE:
-		if (!top || top->kind != SL_ALLOC || op->n <= 0 || op->n > top->size || op->n % u)
+		if (!top || top->kind != SL_ALLOC || op->n <= 0 || op->n > top->size || op->n % u ||
+		    !imm_ok(a, op->n) || !imm_ok(a, top->size - op->n))
 			return "free without that much allocated on top";
 		top->size -= op->n;
 		s->pushed -= op->n;
@@ -336,8 +349,11 @@ static void gen_teardown(struct hx_fz_gen *g, struct sim *s, struct hx_fz_rng *r
 			emit(g, s, TR_OP_LEAVE, 0, p);
 		} else if (t->kind == SL_ALLOC) {
 			int64_t n = t->size;
-			if (n > u && !hx_fz_below(r, 4))
-				n = u * (1 + hx_fz_below(r, (uint32_t)(n / u - 1)));
+			if (n > u && !hx_fz_below(r, 4)) {
+				int64_t part = u * (1 + hx_fz_below(r, (uint32_t)(n / u - 1)));
+				if (imm_ok(g->arch, part) && imm_ok(g->arch, n - part))
+					n = part;
+			}
 			emit(g, s, TR_OP_FREE, n, p);
 		} else if (t->kind == SL_REG) {
 			emit(g, s, TR_OP_RESTORE_REG, t->reg, p);
@@ -440,7 +456,7 @@ void hx_fz_generate(struct hx_fz_gen *g, const struct tr_arch *arch, uint64_t se
 	gen_unwind(g, &r);
 	if (mutate) {
 		g->mut.kind = (enum hx_fz_mut_kind)(1 + hx_fz_below(&r, HX_FZ_MUT__COUNT - 1));
-		g->mut.at = (uint32_t)hx_fz_next(&r);
+		g->mut.pick = (uint32_t)hx_fz_next(&r);
 		g->mut.a = (uint32_t)hx_fz_next(&r);
 		g->mut.b = (uint32_t)hx_fz_next(&r);
 	}

@@ -108,11 +108,6 @@ static uint64_t case_features(const struct hx_fz_gen *g)
 	f |= g->depth > 1 ? 1ull << FZF_DEPTH2 : 0;
 	f |= u->cie_version == 3 ? 1ull << FZF_CIE_V3 : 0;
 	f |= u->terminator ? 1ull << FZF_TERMINATOR : 0;
-	f |= u->eh_unaligned ? 1ull << FZF_EH_UNALIGNED : 0;
-	f |= u->hdr == TR_HDR_BEFORE ? 1ull << FZF_HDR_BEFORE : 0;
-	f |= u->hdr == TR_HDR_NONE ? 1ull << FZF_HDR_NONE : 0;
-	f |= u->hdr_table && u->table_enc == (DW_EH_PE_datarel | DW_EH_PE_sdata8) ? 1ull << FZF_TABLE_SDATA8 : 0;
-	f |= !u->hdr_table ? 1ull << FZF_TABLE_OMIT : 0;
 	f |= strchr(u->cie_aug, 'L') && u->lsda_enc != DW_EH_PE_omit ? 1ull << FZF_LSDA : 0;
 	return f;
 }
@@ -154,7 +149,8 @@ static void unwind_section(struct out *o, const struct hx_fz_gen *g, const struc
 		o_printf(o, " %s%s", p->insn[i].text, i + 1 < p->n ? ";" : "");
 		col += l;
 	}
-	o_printf(o, "\ncfi = bytes");
+	/* an empty program is written as one DW_CFA_nop (a case's bytes are never empty) */
+	o_printf(o, "\ncfi = bytes%s", p->n ? "" : " 00");
 	for (size_t i = 0; i < p->n; i++)
 		for (size_t b = 0; b < p->insn[i].len; b++)
 			o_printf(o, " %02x", p->insn[i].bytes[b]);
@@ -210,22 +206,18 @@ int hx_fz_case_text(struct hx_fz_gen *g, const char *name, const char *about, co
 	return 0;
 }
 
-int hx_fz_count(struct hx_fz_gen *g, size_t *insns_all, size_t *insns, char *err, size_t errlen)
+int hx_fz_program(struct hx_fz_gen *g, bool plain, struct hx_fz_prog *p, char *err, size_t errlen)
 {
 	static struct tr_op ops[HX_FZ_MAX_OPS];
 	static struct tr_func truth;
-	static struct hx_fz_prog prog;
+	static struct hx_fz_gen copy;
 	size_t n;
 	if (hx_fz_exec_ops(g, ops, &n, err, errlen) || tr_emit(g->arch, ops, n, &truth, err, errlen))
 		return -1;
-	struct hx_fz_gen plain = *g;
-	plain.ndel = 0;
-	plain.mut.kind = HX_FZ_MUT_NONE;
-	if (hx_fz_encode(&plain, &truth, &prog, err, errlen))
-		return -1;
-	*insns_all = prog.n;
-	if (hx_fz_encode(g, &truth, &prog, err, errlen))
-		return -1;
-	*insns = prog.n;
-	return 0;
+	if (!plain)
+		return hx_fz_encode(g, &truth, p, err, errlen);
+	copy = *g;
+	copy.ndel = 0;
+	copy.mut.kind = HX_FZ_MUT_NONE;
+	return hx_fz_encode(&copy, &truth, p, err, errlen);
 }
