@@ -145,22 +145,20 @@ static int chain_len(const struct uw_result *r)
 	return n;
 }
 
-/* chains compared down to the anchor's return address (truth's last frame) */
-static bool same_chain(const struct hx_sample_res *sr, const struct uw_result *a, const struct uw_result *b)
+/* Two chains down to the anchor's return address (truth's last frame): do
+ * they name different frames at one depth?  (One stopping sooner is the
+ * other finding, not-ok, or perf's dump size.) */
+static bool contradict(const struct hx_sample_res *sr, const struct uw_result *a, const struct uw_result *b)
 {
 	uint64_t anchor = sr->nt ? sr->truth[sr->nt - 1] : 0;
 	int na = chain_len(a), nb = chain_len(b);
-	for (int i = 0; i < na; i++)
-		if (a->addr[i] == anchor) {
-			na = i + 1;
-			break;
-		}
-	for (int i = 0; i < nb; i++)
-		if (b->addr[i] == anchor) {
-			nb = i + 1;
-			break;
-		}
-	return na == nb && hx_chain_prefix_eq(a->addr, na, b->addr, nb, na);
+	for (int i = 0; i < na && i < nb; i++) {
+		if (a->addr[i] != b->addr[i])
+			return true;
+		if (a->addr[i] == anchor)
+			return false;
+	}
+	return false;
 }
 
 /* Under CFI that departs from the truth, what the CFI says reaches up to the
@@ -227,7 +225,7 @@ static void classify_sample(bool mutate, const struct hx_sample_res *sr, struct 
 	for (int a = 0; a < sr->nuw; a++)
 		for (int b = a + 1; b < sr->nuw; b++)
 			if (is_dwarf(&sr->uw[a]) && is_dwarf(&sr->uw[b]) &&
-			    !same_chain(sr, &sr->uw[a].r, &sr->uw[b].r))
+			    contradict(sr, &sr->uw[a].r, &sr->uw[b].r))
 				add_sig(k, "disagree:%s/%s", sr->uw[a].name, sr->uw[b].name);
 }
 
