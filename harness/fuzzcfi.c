@@ -4,6 +4,7 @@
  * findings to minimize, the workers minimize them, the parent writes the
  * results in task order.  So a run with --cases N writes the same files
  * whatever --jobs is. */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
@@ -26,6 +27,8 @@
 #define FZ_SIG_LEN 64
 #define FZ_TEXT_MAX (48 << 10)
 #define FZ_MAX_SIGS_RUN 256    /* distinct signatures one run tracks */
+#define FZ_MAX_TASKS 1024      /* minimizations one run queues */
+#define FZ_EVAL_SHARE 0.6      /* of --time: evaluating; the rest: minimizing what was found */
 
 struct fz_opts {
 	uint64_t seed;
@@ -51,7 +54,9 @@ struct fz_ctx {
 	double t0, deadline;
 	bool plant;
 	uint64_t batch0;           /* the batch being evaluated starts at this index */
-	const struct task *tasks;  /* the minimizations of the batch */
+	const struct task *tasks;  /* the minimizations */
+	size_t ntasks;
+	double task_deadline;      /* a worker's share of the time for its current task (0: none) */
 };
 
 struct task {
@@ -186,6 +191,28 @@ static void add_sig(struct fz_class *k, const char *fmt, ...)
 		snprintf(k->sig[k->nsig++], FZ_SIG_LEN, "%s", s);
 }
 
+/* An unwinder's stop reason without its addresses and numbers (so one cause
+ * is one signature): "unw_step at X: bad register number (-N)". */
+static void why_key(const struct uw_result *r, char *buf, size_t len)
+{
+	const char *w = r->why[0] ? r->why : uw_stop_name(r->stop);
+	size_t o = 0;
+	for (size_t i = 0; w[i] && o + 1 < len;) {
+		if (w[i] == '0' && w[i + 1] == 'x') {
+			buf[o++] = 'X';
+			for (i += 2; isxdigit((unsigned char)w[i]); i++)
+				;
+		} else if (isdigit((unsigned char)w[i])) {
+			buf[o++] = 'N';
+			while (isdigit((unsigned char)w[i]))
+				i++;
+		} else {
+			buf[o++] = w[i++];
+		}
+	}
+	buf[o] = 0;
+}
+
 static const struct hx_uw_res *oracle_of(const struct hx_sample_res *sr)
 {
 	for (int u = 0; u < sr->nuw; u++)
@@ -206,15 +233,17 @@ static void classify_sample(bool mutate, const struct hx_sample_res *sr, struct 
 	}
 	for (int u = 0; u < sr->nuw; u++) {
 		const struct hx_uw_res *ur = &sr->uw[u];
+		char why[48];
+		why_key(&ur->r, why, sizeof(why));
 		if (is_dwarf(ur)) {
 			if (consistent && ur->j.v != HX_OK && !(ur->has_faithful && ur->faithful)) {
-				add_sig(k, "not-ok:%s", ur->name);
+				add_sig(k, "not-ok:%s:%s", ur->name, why);
 				own = true;
 			} else if (consistent && ur->j.v == HX_OK && ur->fallback) {
 				add_sig(k, "fallback:%s", ur->name);
 				own = true;
 			} else if (!consistent && o && !reads_as_oracle(ur, o)) {
-				add_sig(k, "unfaithful:%s", ur->name);
+				add_sig(k, "unfaithful:%s:%s", ur->name, why);
 			}
 		} else if (ur->uw && ur->uw->ref == UW_REF_FP && ur->has_faithful && !ur->faithful) {
 			add_sig(k, "unfaithful:%s", ur->name);
@@ -334,7 +363,7 @@ struct min_state {
 
 static bool budget_left(const struct min_state *m)
 {
-	return m->runs < m->budget && !past_deadline(m->x);
+	return m->runs < m->budget && !past_deadline(m->x) && (!m->x->task_deadline || now() < m->x->task_deadline);
 }
 
 /* b undoes what a did (removing both keeps the stack balanced) */
@@ -690,6 +719,9 @@ static void describe(const struct fz_ctx *x, const struct hx_fz_gen *g, const ch
 	else
 		off += (size_t)snprintf(buf + off, len - off, "the emitted CFI is inconsistent with the truth at %s although the generator meant to encode the truth rows: a bug of jitunwind's generator, encoder or oracle%s.",
 					wheres, g->plant ? " (here JU_FUZZ_PLANT's deliberately wrong CFA offset: the negative control)" : "");
+	const char *why = strchr(sig, ':') ? strchr(strchr(sig, ':') + 1, ':') : NULL;
+	if (why && off < len && (!strcmp(kind, "not-ok") || !strcmp(kind, "unfaithful")))
+		off += (size_t)snprintf(buf + off, len - off, " Its stop: %s.", why + 1);
 	if (off < len)
 		snprintf(buf + off, len - off, " Minimized from %u ops and %u CFA instructions to %u and %u.",
 			 mr->ops0, mr->insns0, mr->ops1, mr->insns1);
@@ -888,6 +920,8 @@ struct sig_stat {
 
 struct fz_stats {
 	uint64_t cases, samples, errors, inconsistent;
+	double eval_secs;
+	size_t tasks;
 	uint64_t feature[FZF__COUNT];
 	struct { char aug[8]; uint64_t n; } aug[32];
 	int naug;
@@ -909,8 +943,11 @@ static void eval_item(struct fz_ctx *x, size_t i, FILE *out)
 	fwrite(&rec, sizeof(rec), 1, out);
 }
 
+/* A worker's tasks are i, i + jobs, ...: each gets an equal share of the time left. */
 static void min_item(struct fz_ctx *x, size_t i, FILE *out)
 {
+	size_t mine_left = (x->ntasks - i + (size_t)x->o.jobs - 1) / (size_t)x->o.jobs;
+	x->task_deadline = x->deadline > 0 ? now() + (x->deadline - now()) / (double)mine_left : 0;
 	min_one(x, &x->tasks[i], (uint32_t)i, out);
 }
 
@@ -966,7 +1003,7 @@ static void account(struct fz_ctx *x, struct fz_stats *st, const struct eval_rec
 			continue;
 		if (!s->cases++)
 			s->first = r->index;
-		if (s->tasks < x->o.per_sig) {
+		if (s->tasks < x->o.per_sig && *nt < FZ_MAX_TASKS) {
 			s->tasks++;
 			tasks[*nt].index = r->index;
 			snprintf(tasks[(*nt)++].sig, sizeof(tasks[0].sig), "%s", r->sig[k]);
@@ -1022,7 +1059,6 @@ static int eval_batch(struct fz_ctx *x, struct fz_stats *st, size_t n, struct ta
 		unlink(p);
 	}
 	qsort(recs, nrec, sizeof(recs[0]), cmp_eval);
-	*nt = 0;
 	for (size_t i = 0; i < nrec; i++)
 		account(x, st, &recs[i], tasks, nt);
 	return 0;
@@ -1083,6 +1119,7 @@ static int min_batch(struct fz_ctx *x, struct fz_stats *st, const struct task *t
 	static char names[4096][32];
 	static size_t nnames;
 	x->tasks = tasks;
+	x->ntasks = nt;
 	if (fan_out(x, nt, min_item, "m"))
 		return -1;
 	char *bufs[64] = { NULL };
@@ -1123,10 +1160,12 @@ static void summary(const struct fz_ctx *x, const struct fz_stats *st, FILE *f)
 	double secs = now() - x->t0;
 	char libs[96], e[32];
 	lib_versions(libs, sizeof(libs));
-	fprintf(f, "fuzz-cfi %s: seed %llu%s, %llu cases, %llu samples in %.1f s: %.2f cases/s, %.1f samples/s "
-		"(--jobs %d; a fork and a capture per case; %s)\n", x->arch->name, (unsigned long long)x->o.seed,
-		x->o.mutate ? ", --mutate" : "", (unsigned long long)st->cases, (unsigned long long)st->samples, secs,
-		secs > 0 ? (double)st->cases / secs : 0, secs > 0 ? (double)st->samples / secs : 0, x->o.jobs, libs);
+	double es = st->eval_secs > 0 ? st->eval_secs : secs;
+	fprintf(f, "fuzz-cfi %s: seed %llu%s, %llu cases, %llu samples evaluated in %.1f s: %.2f cases/s, %.1f samples/s; "
+		"%zu minimization(s) in %.1f s (--jobs %d; a fork and a capture per case; %s)\n", x->arch->name,
+		(unsigned long long)x->o.seed, x->o.mutate ? ", --mutate" : "", (unsigned long long)st->cases,
+		(unsigned long long)st->samples, es, es > 0 ? (double)st->cases / es : 0,
+		es > 0 ? (double)st->samples / es : 0, st->tasks, secs - es, x->o.jobs, libs);
 	fprintf(f, "unwinders: %s\n", x->fuzz_names);
 	if (x->o.mutate)
 		fprintf(f, "mutants the oracle saw (the CFI differs from the truth at a sample): %llu of %llu\n",
@@ -1166,25 +1205,38 @@ static void summary(const struct fz_ctx *x, const struct fz_stats *st, FILE *f)
 	fprintf(f, "\n");
 }
 
+/* Evaluates batches until --cases or the evaluation's share of --time, then
+ * minimizes what it found, in index order, in the time left. */
 static int fuzz_arch(struct fz_ctx *x)
 {
 	struct fz_stats *st = calloc(1, sizeof(*st));
-	struct task *tasks = calloc(512, sizeof(*tasks));
+	struct task *tasks = calloc(FZ_MAX_TASKS, sizeof(*tasks));
 	int rc = 0;
-	size_t per = 4 * (size_t)x->o.jobs;
+	size_t per = 4 * (size_t)x->o.jobs, nt = 0;
+	double end = x->deadline;
+	if (end > 0)
+		x->deadline = x->t0 + (end - x->t0) * FZ_EVAL_SHARE;
 	for (uint64_t start = 0; st && tasks && !past_deadline(x); start += per) {
 		if (x->o.ncases && start >= x->o.ncases)
 			break;
-		size_t n = per, nt = 0;
+		size_t n = per;
 		if (x->o.ncases && start + n > x->o.ncases)
 			n = (size_t)(x->o.ncases - start);
 		x->batch0 = start;
-		if (eval_batch(x, st, n, tasks, &nt) || (nt && min_batch(x, st, tasks, nt))) {
-			fprintf(stderr, "jitunwind fuzz-cfi: a worker failed (fork, or it died)\n");
+		if (eval_batch(x, st, n, tasks, &nt)) {
 			rc = 2;
 			break;
 		}
 	}
+	x->deadline = end;
+	if (st) {
+		st->eval_secs = now() - x->t0;
+		st->tasks = nt;
+	}
+	if (!rc && st && tasks && nt && min_batch(x, st, tasks, nt))
+		rc = 2;
+	if (rc == 2)
+		fprintf(stderr, "jitunwind fuzz-cfi: a worker failed (fork, or it died)\n");
 	if (!st || !tasks) {
 		fprintf(stderr, "jitunwind fuzz-cfi: out of memory\n");
 		rc = 2;
