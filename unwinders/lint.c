@@ -143,7 +143,9 @@ const struct lint_rule lint_rules[LR__COUNT] = {
 	[LR_RA_VS_CODE] = { "JD059", "ra-vs-code", LINT_ERROR,
 		"perf's DWARF unwinders take the caller's pc from the return address rule, so a rule that does not say where the code keeps the return address gives a wrong caller or ends the chain." },
 	[LR_FRAME_BEYOND_STACK] = { "JD080", "frame-beyond-stack", LINT_WARNING,
-		"perf copies only this many bytes of user stack per sample (--call-graph dwarf,SIZE), so a return address above that is outside the copy and the DWARF unwinders stop at this frame." },
+		"perf copies only this many bytes of user stack per sample (--call-graph dwarf,SIZE), so a return address above that is outside the copy and the DWARF unwinders stop at this frame; its libunwind path never reads the copy's last word (access_mem wants addr + 8 < end)." },
+	[LR_REG_PAST_LIBUNWIND] = { "JD055", "reg-past-libunwind", LINT_WARNING,
+		"perf's libunwind path fails the whole step at a CFA instruction that names a register past libunwind's table (x86_64: DWARF 0-16, so no xmm, rflags or segment register; DW_CFA_restore gives -UNW_EINVAL, the others -UNW_EBADREG), so the chain ends at this frame; libdw ignores such rules." },
 	[LR_DEBUG_NAME] = { "JD076", "debug-name", LINT_WARNING,
 		"perf copies each line entry's file name as a C string into the jitted .so's .debug_line, so non-printable bytes or a name that does not end where the next entry starts give perf report garbage file names or misplaced lines." },
 };

@@ -90,6 +90,7 @@ enum lint_rule_id {
 	LR_RA_VS_CODE,          /* JD059 */
 	LR_FRAME_BEYOND_STACK,  /* JD080 */
 	LR_DEBUG_NAME,          /* JD076 */
+	LR_REG_PAST_LIBUNWIND,  /* JD055 */
 	LR__COUNT
 };
 
