@@ -1194,14 +1194,8 @@ static void summary(const struct fz_ctx *x, const struct fz_stats *st, FILE *f)
 	for (int i = 0; i < st->naug; i++)
 		fprintf(f, " %s %llu", st->aug[i].aug[0] ? st->aug[i].aug : "none", (unsigned long long)st->aug[i].n);
 	fprintf(f, "\nFDE pointer encodings:");
-	for (int i = 0; i < st->nenc; i++) {
-		const char *n = "absptr";
-		if (st->enc[i].enc) {
-			snprintf(e, sizeof(e), "0x%02x", st->enc[i].enc);
-			n = e;
-		}
-		fprintf(f, " %s %llu", n, (unsigned long long)st->enc[i].n);
-	}
+	for (int i = 0; i < st->nenc; i++)
+		fprintf(f, " %s %llu", hx_fz_enc_name(st->enc[i].enc, e, sizeof(e)), (unsigned long long)st->enc[i].n);
 	fprintf(f, "\n");
 }
 

@@ -140,6 +140,8 @@ int hx_fz_case_text(struct hx_fz_gen *g, const char *name, const char *about, co
 		    char *buf, size_t cap, uint64_t *features, char *err, size_t errlen);
 /* g's program; plain: without the minimizer's deletions and the mutation. */
 int hx_fz_program(struct hx_fz_gen *g, bool plain, struct hx_fz_prog *p, char *err, size_t errlen);
+/* A DW_EH_PE_* encoding as a case file writes it ("pcrel|sdata4", "omit"). */
+const char *hx_fz_enc_name(uint8_t enc, char *buf, size_t len);
 /* The op as a [code] line (register names of g's arch). */
 void hx_fz_op_line(const struct tr_arch *a, const struct tr_op *op, char *buf, size_t len);
 

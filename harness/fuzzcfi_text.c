@@ -48,7 +48,7 @@ void hx_fz_op_line(const struct tr_arch *a, const struct tr_op *op, char *buf, s
 	}
 }
 
-static const char *enc_name(uint8_t enc, char *buf, size_t len)
+const char *hx_fz_enc_name(uint8_t enc, char *buf, size_t len)
 {
 	static const char *const fmt[16] = {
 		[DW_EH_PE_absptr] = "absptr", [DW_EH_PE_uleb128] = "uleb128", [DW_EH_PE_udata2] = "udata2",
@@ -157,12 +157,12 @@ static void unwind_section(struct out *o, const struct hx_fz_gen *g, const struc
 	o_printf(o, "\ncie = %s\n", u->cie_aug[0] ? u->cie_aug : "none");
 	if (u->cie_version != 1)
 		o_printf(o, "cie_version = %d\n", u->cie_version);
-	o_printf(o, "fde_enc = %s\n", enc_name(u->fde_enc, e1, sizeof(e1)));
+	o_printf(o, "fde_enc = %s\n", hx_fz_enc_name(u->fde_enc, e1, sizeof(e1)));
 	if (strchr(u->cie_aug, 'L'))
-		o_printf(o, "lsda_enc = %s\n", enc_name(u->lsda_enc, e1, sizeof(e1)));
+		o_printf(o, "lsda_enc = %s\n", hx_fz_enc_name(u->lsda_enc, e1, sizeof(e1)));
 	o_printf(o, "hdr = %s\n", u->hdr == TR_HDR_BEFORE ? "before" : u->hdr == TR_HDR_NONE ? "none" : "after");
 	if (u->hdr != TR_HDR_NONE)
-		o_printf(o, "table_enc = %s\n", u->hdr_table ? enc_name(u->table_enc, e1, sizeof(e1)) : "omit");
+		o_printf(o, "table_enc = %s\n", u->hdr_table ? hx_fz_enc_name(u->table_enc, e1, sizeof(e1)) : "omit");
 	if (u->terminator)
 		o_printf(o, "terminator = yes\n");
 	if (u->eh_unaligned)
