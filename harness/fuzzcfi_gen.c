@@ -3,6 +3,7 @@
  * [code] of a case (a skipped early exit becomes raw bytes without effect). */
 #include <dwarf.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness/fuzzcfi.h"
@@ -345,7 +346,7 @@ static void gen_teardown(struct hx_fz_gen *g, struct sim *s, struct hx_fz_rng *r
 	for (int guard = 0; s->n && guard < 2 * HX_FZ_MAX_OPS; guard++) {
 		struct slot *t = &s->s[s->n - 1];
 		size_t before = g->nops;
-		if (leave_ok(s) && !hx_fz_below(r, 3)) {
+		if (is_x86(g->arch) && leave_ok(s) && !hx_fz_below(r, 3)) {
 			emit(g, s, TR_OP_LEAVE, 0, p);
 		} else if (t->kind == SL_ALLOC) {
 			int64_t n = t->size;
@@ -462,6 +463,9 @@ void hx_fz_generate(struct hx_fz_gen *g, const struct tr_arch *arch, uint64_t se
 	}
 	char why[128];
 	if (hx_fz_valid(g, why, sizeof(why))) {
+		if (getenv("JU_FUZZ_DEBUG"))
+			fprintf(stderr, "fuzz-cfi: %s case %llu: generated ops invalid (%s): the plainest case instead\n",
+				arch->name, (unsigned long long)index, why);
 		/* the generator's own simulation failed to keep up: the simplest trampoline */
 		g->nops = 0;
 		add(g, TR_OP_RET, 0, HX_FZ_LIVE);

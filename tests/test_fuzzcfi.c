@@ -145,9 +145,11 @@ START_TEST(test_generated_valid_and_encoded)
 	static struct hx_fz_gen g;
 	char why[256], msg[256];
 	uint64_t features = 0;
-	for (size_t a = 0; a < 2; a++)
+	for (size_t a = 0; a < 2; a++) {
+		int plain = 0;
 		for (uint64_t i = 0; i < 400; i++) {
 			hx_fz_generate(&g, arches[a], 7, i, false);
+			plain += g.nops <= 1;
 			ck_assert_msg(!hx_fz_valid(&g, why, sizeof(why)), "%s case %llu: %s", arches[a]->name,
 				      (unsigned long long)i, why);
 			ck_assert_msg(!check_gen(&g, msg, sizeof(msg)), "%s seed 7 case %llu: %s", arches[a]->name,
@@ -158,6 +160,10 @@ START_TEST(test_generated_valid_and_encoded)
 			features |= f;
 			free(text);
 		}
+		/* the generator falls back to a lone ret when its own shapes fail to run:
+		 * rarely (an arm64 teardown by x86's leave once made it a quarter) */
+		ck_assert_msg(plain <= 8, "%s: %d of 400 cases are a lone ret", arches[a]->name, plain);
+	}
 	/* and the generator reaches every form (mutation aside) */
 	for (int f = 0; f < FZF__COUNT; f++)
 		ck_assert_msg(f == FZF_MUTATED || (features >> f & 1), "800 cases never used '%s'",
