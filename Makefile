@@ -13,6 +13,12 @@ export PKG_CONFIG_LIBDIR := /usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgc
 # make 4.3 does not export to $(shell): the :arm64 .pc files are named here too
 PKG_CONFIG := PKG_CONFIG_LIBDIR=$(PKG_CONFIG_LIBDIR) $(PKG_CONFIG)
 RUNNER    := qemu-aarch64
+# qemu-user draws each process's pointer-authentication keys at random, as arm64 Linux does:
+# a return address signed with a key whose PAC bits happen to strip to a mapped address lets
+# libunwind walk on (hybrid-pac-nofp-none's duplicate instead of wrong, seen once in ~10
+# runs). make's checks seed qemu's generator so every run signs with the same keys; a run
+# by hand without it samples a new key each time, as on hardware.
+export QEMU_RAND_SEED := 1
 endif
 
 PKGS      := libunwind-generic libdw libelf capstone check
@@ -46,7 +52,7 @@ WERROR    := -Werror
 endif
 ALL_CFLAGS := -std=gnu11 $(CFLAGS) $(WARN) $(WERROR) $(FRAMEFLAGS) -fasynchronous-unwind-tables \
               -I. -D_GNU_SOURCE -DJU_ARCH_$(ARCH) $(PKG_CFLAGS) $(SAN) \
-              -DUW_LU_HAVE_GLUE=$(if $(wildcard unwinders/libunwind_$(ARCH).c),1,0)
+              -DHX_CAPTURE_ARCH_H='"harness/capture_$(ARCH).h"'
 ALL_LDFLAGS := $(LDFLAGS) $(SAN)
 
 # Files named *_<arch>.c / *_<arch>.S under harness/ and unwinders/ are built
@@ -70,7 +76,7 @@ BIN       := $(BUILD)/jitunwind
 endif
 CHECKBIN  := $(BUILD)/tests/check
 
-.PHONY: all run check check-asan bench deps clean unit cases matrix cross-replay fuzz perf-e2e goldens lint-vs-run
+.PHONY: all run check check-asan bench deps clean unit cases matrix cross-replay fuzz perf-e2e goldens lint-vs-run style perf-check tools-test perf-gens
 all: deps $(BIN)
 
 deps:
@@ -110,13 +116,25 @@ unit: deps $(CHECKBIN) $(BIN)
 cases: deps $(BIN)
 	$(RUNNER) ./$(BIN) run --json $(BUILD)/report.json cases/$(ARCH)
 
-check: unit cases lint-vs-run
+check: style unit cases lint-vs-run tools-test
+
+# The structure rules (README "Layout"): no function over 100 lines but the instruction
+# decoders and the CFI/expression interpreters (tools/fnlen), no unwinder name in a
+# condition and no arch test outside the tables (tools/tablecheck); tests/style.sh shows
+# each checker failing on planted violations first.  Source only: the same on every ARCH.
+style:
+	tests/style.sh
 # the goldens are the normal build's behaviour: an ASan build's frames below the anchor (which
 # no verdict compares) differ, so check-asan leaves them out (GOLDENS=no)
 GOLDENS ?= yes
 ifeq ($(GOLDENS),yes)
 check: goldens
 endif
+
+# the matrix's and perf-agree's parsing (tests/tools_test.py)
+tools-test:
+	tests/tools_test.py >$(BUILD)/tools-test.txt || { cat $(BUILD)/tools-test.txt; exit 1; }
+	@tail -n 1 $(BUILD)/tools-test.txt
 
 # lint catches what run finds: every trampoline offset where a DWARF unwinder
 # loses the caller in cases/$(ARCH) is named by a lint finding on that dump.
@@ -125,8 +143,9 @@ lint-vs-run: deps $(BIN)
 
 # Behaviour goldens (tools/goldens): every verdict, frame and flag of run --json, every lint
 # finding and dump line of the cases, normalized; a change must be explained and re-saved.
-goldens: deps $(BIN)
-	tools/goldens --arch $(ARCH) --bin ./$(BIN) $(if $(RUNNER),--runner $(RUNNER)) compare
+# the cases' report of `make cases` is reused: no second run of every case
+goldens: deps $(BIN) cases
+	tools/goldens --arch $(ARCH) --bin ./$(BIN) $(if $(RUNNER),--runner $(RUNNER)) --report $(BUILD)/report.json compare
 
 # The kernel's own FP walk at every spin point of a few cases (README "Spin points and
 # kernel-fp"): kernel-fp must match the truth as fp does and equal its chain; perf_event_open
@@ -141,6 +160,21 @@ kernel-fp: deps $(BIN)
 	  tail -n 3 $(BUILD)/kernel-fp.txt; \
 	  if [ $$rc = 77 ]; then grep -m1 perf_event_open $(BUILD)/kernel-fp.txt; echo "kernel-fp: skipped (the reason above)"; \
 	  elif [ $$rc != 0 ]; then cat $(BUILD)/kernel-fp.txt; exit $$rc; fi
+
+# `perf record` end to end at every sample point of a few cases (README "perf-check"): dwarf
+# and fp mode, every perf sample judged against the truth and against the emulation of that
+# perf (neg-cfa-off-by-8: broken CFI, perf wrong where the emulation says so); no perf or
+# perf_event_open refused (qemu-user: ENOSYS) prints why and skips.
+PC_CASES_x86_64  := cpython-3.13-fp cie-signal-S stack-deep neg-cfa-off-by-8
+PC_CASES_aarch64 := cpython-aarch64 jit-leaf-frameless
+check: perf-check
+.PHONY: perf-check
+perf-check: deps $(BIN)
+	@$(RUNNER) ./$(BIN) perf-check --json $(BUILD)/perf-check.json \
+	  $(foreach c,$(PC_CASES_$(ARCH)),cases/$(ARCH)/$(c).case) >$(BUILD)/perf-check.txt; rc=$$?; \
+	  grep -E '^  (dwarf|fp): |^perf-check: |skip: ' $(BUILD)/perf-check.txt; \
+	  if [ $$rc = 77 ]; then echo "perf-check: skipped (the reason above)"; \
+	  elif [ $$rc != 0 ]; then cat $(BUILD)/perf-check.txt; exit $$rc; fi
 
 # Real perf is the `perf` column of `make cases` (on by default where perf
 # works; `jitunwind: skip: the perf column: ...` where not).  tools/perf-e2e
@@ -158,6 +192,12 @@ cross-replay: deps $(BIN)
 	@env -u PKG_CONFIG_LIBDIR $(MAKE) --no-print-directory ARCH=$(HOSTARCH) all
 	tools/cross-replay --arch $(ARCH) --runner "$(RUNNER)" --bin $(BIN) --native ./jitunwind
 
+# Real perf of other generations against their emulation (tools/perf-gens): x86_64 the host's,
+# Debian 11's, 13's and sid's perf through tools/in-root; ARCH=aarch64 Debian 13's arm64 perf under
+# qemu (dwarf and fp + LR).  Not part of check: a root takes minutes to build the first time.
+perf-gens: deps $(BIN)
+	tools/perf-gens --bin ./$(BIN) --arch $(ARCH) $(if $(RUNNER),--runner "$(RUNNER)")
+
 # make check per Debian suite x arch, each in a root built here (tools/rootfs: mmdebstrap,
 # podman or a chroot, qemu-user-static for arm64); not part of check (minutes per root).
 # MATRIX_ARGS: e.g. "--json m.json trixie-amd64 sid-amd64"
@@ -168,65 +208,63 @@ check-asan:
 	$(MAKE) --no-print-directory BUILD=build/$(ARCH)-asan BIN=build/$(ARCH)-asan/jitunwind \
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" OPT=-O1 GOLDENS=no check
 
-bench: all
-	$(RUNNER) ./$(BIN) bench cases/$(ARCH)
-	@s=$$(date +%s%N); $(RUNNER) ./$(BIN) run cases/$(ARCH) >/dev/null; e=$$(date +%s%N); \
-	  awk -v s=$$s -v e=$$e 'BEGIN { printf "  whole run of cases/$(ARCH): %.3f s wall\n", (e - s) / 1e9 }'
-	@$(MAKE) --no-print-directory bench-lint
+# every figure beside its target (README "Speed"): capture, replay rates, the whole run
+# without and with the perf column (as a child `run`), lint over a generated dump, and
+# perf-check's time over the arch's cases (its dwarf and fp lines)
+bench: all $(BUILD)/bench-lint/jit-1.dump
+	$(RUNNER) ./$(BIN) bench --lint $(BUILD)/bench-lint/jit-1.dump cases/$(ARCH)
+	@$(RUNNER) ./$(BIN) perf-check cases/$(ARCH) >$(BUILD)/bench-perf-check.txt; rc=$$?; \
+	  if [ $$rc = 77 ]; then grep skip: $(BUILD)/bench-perf-check.txt; \
+	  else grep -E '^  (dwarf|fp): [0-9]|^perf-check: (pass|FAIL)' $(BUILD)/bench-perf-check.txt | sed 's/^\(perf-check: \)*/  perf-check: /'; fi
 
 # the Debian roots under build/roots/ stay (slow to rebuild): tools/rootfs clean removes them
 clean:
 	find build -mindepth 1 -maxdepth 1 ! -name roots -exec rm -rf {} + 2>/dev/null || true
 	rm -f jitunwind
 
+# make install [PREFIX=/usr/local] [DESTDIR=...]: the binary, every arch's cases (the binary
+# finds them as ../share/jitunwind/cases/<arch> from its own directory) and jitunwind(1)
+PREFIX    ?= /usr/local
+.PHONY: install
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/jitunwind
+	for a in $(ARCHES); do install -d $(DESTDIR)$(PREFIX)/share/jitunwind/cases/$$a && \
+	  install -m 644 cases/$$a/*.case $(DESTDIR)$(PREFIX)/share/jitunwind/cases/$$a/ || exit 1; done
+	install -m 644 docs/jitunwind.1 $(DESTDIR)$(PREFIX)/share/man/man1/jitunwind.1
+
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/harness/main.d
 
-# ---- jitunwind lint: fuzzing and throughput (tests/fuzz/, tools/gen-big-dump.c) ----
-# make fuzz: a libFuzzer target (clang, ASan + UBSan) over the strict jitdump
-# reader, the .eh_frame/.eh_frame_hdr parser and CFI interpreter, the linter and
-# `dump`, for FUZZ_SECONDS.  Seeds: the dump of every case (run --jitdump-dir)
-# and the lint suite's crafted dumps.  Fails on a crash; artifacts/ keeps it.
-FUZZ_SECONDS ?= 60
-FUZZ_CC      ?= clang
-FUZZ_DIR     := build/$(ARCH)-fuzz
-FUZZ_SRC     := tests/fuzz/fuzz_lint.c unwinders/jdwalk.c unwinders/jitdump.c unwinders/ehframe.c \
-                unwinders/lint.c unwinders/lint_hist.c unwinders/lint_code.c unwinders/lint_unwind.c \
-                unwinders/lint_read.c unwinders/decode.c unwinders/decode_x86_64.c \
-                unwinders/decode_aarch64.c unwinders/perfview.c unwinders/view.c harness/lintcmd.c \
-                harness/dumpcmd.c harness/dump_text.c harness/dump_json.c harness/jsonw.c unwinders/uwarch.c
-FUZZ_FLAGS   := -std=gnu11 -O1 -g -I. -D_GNU_SOURCE -DJU_ARCH_$(ARCH) $(PKG_CFLAGS) -Wall -Wextra \
-                -Wno-unused-parameter -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+# ---- fuzzing (fuzz/, tests/fuzz/, tools/fuzz-campaign; README "Fuzzing") ----
+# make oss-fuzz-build: fuzz/build.sh called as OSS-Fuzz calls it (clang, ASan + UBSan,
+# libFuzzer): every target in build/oss-fuzz/out with its seed corpus zip, dictionary and
+# options (seeds recorded by ./jitunwind, the lint suite's crafted dumps by tests/check).
+# make fuzz: that build, then tools/fuzz-campaign --smoke (every target statically linked,
+# its seeds and regression seeds run clean, then FUZZ_SMOKE_RUNS more inputs), then each
+# target for FUZZ_SECONDS.  Fails on a crash; build/fuzz/artifacts keeps its input.
+FUZZ_SECONDS    ?= 60
+FUZZ_SMOKE_RUNS ?= 500
+FUZZ_CC         ?= clang
+FUZZ_CXX        ?= clang++
+OSSFUZZ_OUT     := build/oss-fuzz/out
+OSSFUZZ_CFLAGS  := -O1 -fno-omit-frame-pointer -gline-tables-only -fsanitize=address,undefined \
+                   -fno-sanitize-recover=all -fsanitize=fuzzer-no-link
+.PHONY: oss-fuzz-build
+ifeq ($(ARCH),$(HOSTARCH))
+oss-fuzz-build: deps $(BIN) $(CHECKBIN)
+	CC=$(FUZZ_CC) CXX=$(FUZZ_CXX) CFLAGS="$(OSSFUZZ_CFLAGS)" CXXFLAGS="$(OSSFUZZ_CFLAGS)" \
+	  LIB_FUZZING_ENGINE=-fsanitize=fuzzer OUT=$(CURDIR)/$(OSSFUZZ_OUT) WORK=$(CURDIR)/build/oss-fuzz/work \
+	  JU_SEED_BIN=$(CURDIR)/$(BIN) JU_CHECK_BIN=$(CURDIR)/$(CHECKBIN) JOBS=2 fuzz/build.sh
 
-$(FUZZ_DIR)/fuzz_lint: $(FUZZ_SRC) $(wildcard unwinders/*.h)
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_SRC) -o $@ $(PKG_LIBS) -lm
+fuzz: oss-fuzz-build
+	tools/fuzz-campaign --out $(OSSFUZZ_OUT) --dir build/fuzz --smoke $(FUZZ_SMOKE_RUNS)
+	tools/fuzz-campaign --out $(OSSFUZZ_OUT) --dir build/fuzz --seconds $(FUZZ_SECONDS)
+else
+oss-fuzz-build fuzz:
+	@echo "$@: skipped: the fuzz targets build for this host's arch ($(HOSTARCH)) only, not ARCH=$(ARCH)"
+endif
 
-# the perf.data reader (tests/fuzz/fuzz_perfdata.c), seeded with record --perf-data files
-$(FUZZ_DIR)/fuzz_perfdata: tests/fuzz/fuzz_perfdata.c unwinders/perfdata.c unwinders/perfdata.h
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) tests/fuzz/fuzz_perfdata.c unwinders/perfdata.c -o $@
-
-fuzz: deps $(BIN) $(CHECKBIN) $(FUZZ_DIR)/fuzz_lint $(FUZZ_DIR)/fuzz_perfdata
-	@rm -rf $(FUZZ_DIR)/run $(FUZZ_DIR)/seeds
-	@mkdir -p $(FUZZ_DIR)/run $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus $(FUZZ_DIR)/artifacts
-	$(RUNNER) ./$(BIN) run --unwinders oracle --jitdump-dir $(FUZZ_DIR)/run cases/$(ARCH) >/dev/null || test $$? = 1
-	cp $(FUZZ_DIR)/run/jit-*.dump $(FUZZ_DIR)/seeds/
-	JU_LINT_SEEDS=$(CURDIR)/$(FUZZ_DIR)/seeds JU_BIN=$(CURDIR)/$(BIN) CK_RUN_CASE=rules $(RUNNER) $(CHECKBIN) lint >/dev/null
-	@echo "fuzz: $$(ls $(FUZZ_DIR)/seeds | wc -l) seeds, $(FUZZ_SECONDS) s"
-	@cd $(FUZZ_DIR) && ./fuzz_lint -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
-	  -artifact_prefix=artifacts/ corpus seeds >fuzz.log 2>&1; rc=$$?; \
-	  grep -E 'DONE|stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY|^artifact' fuzz.log; \
-	  test $$rc = 0 || { echo "fuzz: crash, see $(FUZZ_DIR)/fuzz.log and $(FUZZ_DIR)/artifacts"; exit 1; }
-	@rm -rf $(FUZZ_DIR)/pd-seeds && mkdir -p $(FUZZ_DIR)/pd-seeds $(FUZZ_DIR)/pd-corpus
-	$(RUNNER) ./$(BIN) record -o $(FUZZ_DIR)/pd-seeds/s --jitdump-dir $(FUZZ_DIR)/run \
-	  --perf-data $(FUZZ_DIR)/pd-seeds/all.data --stack-size 512 cases/$(ARCH) >/dev/null || test $$? = 1
-	@rm -f $(FUZZ_DIR)/pd-seeds/s
-	@echo "fuzz: perf.data reader, $(FUZZ_SECONDS) s"
-	@cd $(FUZZ_DIR) && ./fuzz_perfdata -max_total_time=$(FUZZ_SECONDS) -max_len=1048576 -print_final_stats=1 \
-	  -artifact_prefix=artifacts/ pd-corpus pd-seeds >fuzz-pd.log 2>&1; rc=$$?; \
-	  grep -E 'DONE|stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY|^artifact' fuzz-pd.log; \
-	  test $$rc = 0 || { echo "fuzz: crash, see $(FUZZ_DIR)/fuzz-pd.log and $(FUZZ_DIR)/artifacts"; exit 1; }
-
+# ---- lint throughput (tools/gen-big-dump.c) ----
 # make bench-lint (part of make bench): lint throughput and peak memory on a
 # generated dump of BIG_DUMP_MB MB with many loads.
 BIG_DUMP_MB ?= 128

@@ -1,269 +1,516 @@
-/* `jitunwind bench [PATH...]`: capture cost per sample, replay rate per
- * unwinder and for the judge, and the wall time of a whole run.  Figures,
- * never pass/fail: speed targets are shown here, not asserted in tests. */
+/* `jitunwind bench [--no-run] [--lint DUMP] [PATH...]`: each speed figure
+ * beside its target (README "Speed"), and whether this run met it.  Figures,
+ * never pass/fail: the exit code says only whether the bench could run.
+ *
+ * The machine is shared and noisy, so every rate is per CPU second of the
+ * thread doing the work (CLOCK_THREAD_CPUTIME_ID, which other processes'
+ * load does not inflate), and the whole run is given as wall time beside its
+ * own CPU time and the load average: a wall figure over the target on a
+ * loaded machine says so. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "harness/capture.h"
 #include "harness/case.h"
 #include "harness/judge.h"
 #include "harness/ksampler.h"
 #include "harness/runner.h"
 #include "harness/samples.h"
 #include "trampolines/tramp.h"
+#include "unwinders/lint.h"
 #include "unwinders/view.h"
 #include "unwinders/perfview.h"
 
 int hx_bench_main(int argc, char **argv);
 
-static double now(void)
+/* The targets of issue 12 that are not an unwinder's (uw_unwinder.bench_rate). */
+#define BENCH_RUN_S 0.4           /* run of the arch's cases, wall */
+#define BENCH_CAPTURE_US 50.0     /* capture per sample, amortized over one batch */
+#define BENCH_LINT_MBS 300.0      /* lint throughput */
+
+static double wall(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-struct bgroup {
+static double cpu(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* CPU seconds of this process and of its waited-for children. */
+static double cpu_all(void)
+{
+	struct rusage s, c;
+	getrusage(RUSAGE_SELF, &s);
+	getrusage(RUSAGE_CHILDREN, &c);
+	return (double)(s.ru_utime.tv_sec + s.ru_stime.tv_sec + c.ru_utime.tv_sec + c.ru_stime.tv_sec) +
+	       (double)(s.ru_utime.tv_usec + s.ru_stime.tv_usec + c.ru_utime.tv_usec + c.ru_stime.tv_usec) / 1e6;
+}
+
+/* One line: the figure, its target, met or not (and why not, if known). */
+static void line(const char *what, const char *measured, const char *target, int met, const char *note)
+{
+	printf("  %-34s %-26s %-16s %s%s%s\n", what, measured, target,
+	       met < 0 ? "" : met ? "met" : "NOT MET", note && note[0] ? ": " : "", note ? note : "");
+}
+
+static const char *si(double v, char *buf, size_t n)
+{
+	if (v >= 1e6)
+		snprintf(buf, n, "%.2f M", v / 1e6);
+	else if (v >= 1e3)
+		snprintf(buf, n, "%.1f k", v / 1e3);
+	else
+		snprintf(buf, n, "%.0f", v);
+	return buf;
+}
+
+struct bench {
+	const char *const *paths;
+	int npaths;
+	const struct tr_arch *host;
+	char **files;
+	int nf;
+	struct hx_case *cases;
+	struct hx_batch_case *batch;
+	size_t nb;
+	char dir[64];
 	struct hx_samples s;
-	struct jd_file jd;
-	struct uw_map *maps;
-	size_t nmaps;
-	struct uw_view view;
-	struct pv_view pv;
-	struct uw_sample *us;
-	size_t n;
+	size_t nsamples;
+	double cap_wall;
 };
 
-/* timings summed over every group, per unwinder of the table */
+/* Load the host arch's cases; 0, or -1 with a message printed. */
+static int bench_load(struct bench *b)
+{
+	char err[1024];
+	if (hx_case_glob(b->paths, b->npaths, &b->files, &b->nf, err, sizeof(err))) {
+		fprintf(stderr, "jitunwind bench: %s\n", err);
+		return -1;
+	}
+	b->cases = calloc((size_t)b->nf + 1, sizeof(*b->cases));
+	b->batch = calloc((size_t)b->nf + 1, sizeof(*b->batch));
+	if (!b->cases || !b->batch)
+		return -1;
+	for (int i = 0; i < b->nf; i++) {
+		struct hx_case *c = &b->cases[b->nb];
+		if (hx_case_load(c, b->files[i], err, sizeof(err))) {
+			fprintf(stderr, "jitunwind bench: %s\n", err);
+			return -1;
+		}
+		if (!b->host || strcmp(c->arch, b->host->name)) {
+			hx_case_free(c);
+			continue;
+		}
+		b->batch[b->nb] = (struct hx_batch_case){ .c = c, .path = b->files[i] };
+		b->nb++;
+	}
+	snprintf(b->dir, sizeof(b->dir), "/tmp/jitunwind-bench-XXXXXX");
+	if (!mkdtemp(b->dir) || hx_batch_dirs(b->batch, b->nb, b->dir, 0, err, sizeof(err))) {
+		fprintf(stderr, "jitunwind bench: %s\n", b->dir[0] ? err : "mkdtemp failed");
+		return -1;
+	}
+	return 0;
+}
+
+/* What one breakpoint restore costs here: tr_patch's two mprotects (W^X),
+ * the floor of a sample's capture.  CPU us per pair, best of 5 rounds. */
+static double mprotect_pair_us(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p = mmap(NULL, (size_t)page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return 0;
+	double best = 0;
+	for (int round = 0; round < 5; round++) {
+		double c0 = cpu();
+		for (int i = 0; i < 100; i++) {
+			mprotect(p, (size_t)page, PROT_READ | PROT_WRITE);
+			mprotect(p, (size_t)page, PROT_READ | PROT_EXEC);
+		}
+		double d = (cpu() - c0) * 1e6 / 100;
+		if (!round || d < best)
+			best = d;
+	}
+	munmap(p, (size_t)page);
+	return best;
+}
+
+/* Capture every case in one batch: the amortized cost per sample. */
+static int bench_capture(struct bench *b)
+{
+	char err[1024], m[64], note[160];
+	double t0 = wall(), c0 = cpu_all();
+	struct hx_batch_run st = { 0 };
+	if (hx_capture_samples(b->batch, b->nb, &b->s, &st, err, sizeof(err))) {
+		fprintf(stderr, "jitunwind bench: %s\n", err);
+		return -1;
+	}
+	b->cap_wall = wall() - t0;
+	double c = cpu_all() - c0;
+	for (size_t g = 0; g < b->s.ngroups; g++)
+		b->nsamples += b->s.groups[g].nsamples;
+	double per = b->nsamples ? c * 1e6 / (double)b->nsamples : 0;
+	snprintf(m, sizeof(m), "%.1f us/sample", per);
+	snprintf(note, sizeof(note), "CPU of %u child(ren) and parent, %zu cases, %zu samples: %.1f ms (%.1f ms wall)",
+		 st.children, b->nb, b->nsamples, c * 1e3, b->cap_wall * 1e3);
+	line("capture", m, "<= 50 us", per <= BENCH_CAPTURE_US, note);
+	if (per > BENCH_CAPTURE_US)
+		printf("  %-34s a case creates its jitdump and perf map and maps, writes and unmaps its arena;\n"
+		       "  %-34s a sample is a trap, a breakpoint restore (two mprotects, %.1f us here) and its\n"
+		       "  %-34s stack written: page faults and page-table changes are slow here (README \"Speed\")\n",
+		       "", "", mprotect_pair_us(), "");
+	return 0;
+}
+
+/* Replay timings summed over every map set, per unwinder of the table. */
 struct btimes {
-	const struct tr_arch *host;
 	const struct uw_unwinder *const *uws;
 	size_t nu;
 	double *secs, *topen, tjudge;
 	size_t *done, *frames, judged;
-	struct uw_result *r;
+	struct uw_result r;
 };
 
-/* One map set, as the runner replays it: its views built once (not timed),
- * then every default unwinder replays its samples, timed, then the judge.
- * 0, or -errno with err set. */
-static int bench_group(struct bgroup *bg, struct btimes *t, char *err, size_t errlen)
+/* The samples of one map set as the unwinders get them: the first n with
+ * perf's default 8 KB dump (DWARF unwinders), the next n with the whole
+ * stack (the FP walk, the oracle). */
+static struct uw_sample *bench_samples(const struct hx_group *gr, const struct uw_arch *a)
 {
-	struct hx_group *gr = &bg->s.groups[0];
-	struct jd_err je;
-	const struct uw_arch *a = uw_arch_by_mach((uint16_t)bg->s.elf_mach);
-	if (!gr->dump_path || jd_open(&bg->jd, gr->dump_path, &je) ||
-	    uw_maps_parse(gr->maps, gr->maps_len, &bg->maps, &bg->nmaps, err, errlen) ||
-	    uw_view_init(&bg->view, a, bg->maps, bg->nmaps, &bg->jd, err, errlen)) {
-		snprintf(err, errlen, "cannot build the view for %s", gr->case_path);
-		return -EINVAL;
-	}
-	/* perf's view, as the runner builds it (dump taken to be in /tmp) */
-	if (pv_build_at(&bg->pv, PV_CURRENT, bg->maps, bg->nmaps, &bg->jd, NULL, "/tmp",
-			err, errlen)) {
-		snprintf(err + strlen(err), errlen - strlen(err), " (perf view for %s)", gr->case_path);
-		return -EINVAL;
-	}
-	bg->view.pv = &bg->pv;
-	bg->n = gr->nsamples;
-	bg->us = calloc(bg->n + 1, sizeof(*bg->us));
-	if (!bg->us) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	for (size_t k = 0; k < bg->n; k++) {
+	size_t n = gr->nsamples;
+	struct uw_sample *us = calloc(2 * n + 1, sizeof(*us));
+	for (size_t k = 0; us && k < n; k++) {
 		const struct hx_sample *x = &gr->samples[k];
-		struct uw_sample *u = &bg->us[k];
-		u->arch = a;
-		u->abi = x->abi;
-		u->mask = x->mask;
-		memcpy(u->regs, x->regs, sizeof(u->regs));
-		u->stack_addr = x->stack_addr;
-		u->stack = x->stack;
-		/* DWARF unwinders get perf's default dump */
-		u->stack_size = x->stack_size > 8192 ? 8192 : x->stack_size;
+		us[k] = (struct uw_sample){ .arch = a, .abi = x->abi, .mask = x->mask,
+					    .stack_addr = x->stack_addr, .stack = x->stack,
+					    .stack_size = x->stack_size > 8192 ? 8192 : x->stack_size };
+		memcpy(us[k].regs, x->regs, sizeof(us[k].regs));
+		us[n + k] = us[k];
+		us[n + k].stack_size = x->stack_size;
 	}
-	size_t reps = bg->n ? 3000 / bg->n + 1 : 0;
-	for (size_t u = 0; u < t->nu; u++) {
-		const struct uw_unwinder *uw = t->uws[u];
-		/* the unwinders a run on this host replays by default (not the
-		 * perf column: it runs perf per case, not per sample) */
-		if (!t->host || !uw_unwinder_default_on(uw, t->host->name) || uw->probe)
-			continue;
-		void *state = NULL;
-		double ts = now();
-		if (uw->open && uw->open(&bg->view, &state, err, errlen))
-			state = NULL;
-		t->topen[u] += now() - ts;
-		ts = now();
-		/* the kernel's FP walk and the oracle read the whole stack,
-		 * DWARF unwinders perf's dump */
-		bool whole = uw->sees == UW_SEES_WHOLE;
+	return us;
+}
+
+/* One unwinder over one map set's samples, in BENCH_ROUNDS rounds of reps
+ * replays each: state opened once (timed apart), then the fastest round's
+ * CPU time counts (a round another process preempted, or whose caches it
+ * emptied, is slower: the best round is this code's own speed). */
+#define BENCH_ROUNDS 5
+static void bench_one(struct btimes *t, size_t u, struct uw_view *v, const struct hx_group *gr,
+		      const struct uw_sample *us, size_t reps)
+{
+	const struct uw_unwinder *uw = t->uws[u];
+	char err[512];
+	void *state = NULL;
+	double c0 = cpu();
+	if (uw->open && uw->open(v, &state, err, sizeof(err)))
+		state = NULL;
+	t->topen[u] += cpu() - c0;
+	const struct uw_sample *set = uw->sees == UW_SEES_WHOLE ? us + gr->nsamples : us;
+	double best = 0;
+	for (int round = 0; round < BENCH_ROUNDS; round++) {
+		c0 = cpu();
 		for (size_t rep = 0; rep < reps; rep++)
-			for (size_t k = 0; k < bg->n; k++) {
-				struct uw_sample one = bg->us[k];
-				if (whole)
-					one.stack_size = gr->samples[k].stack_size;
-				uw->unwind(state, &bg->view, &one, t->r);
-				t->frames[u] += (size_t)t->r->n;
-				t->done[u]++;
+			for (size_t k = 0; k < gr->nsamples; k++) {
+				uw->unwind(state, v, &set[k], &t->r);
+				t->frames[u] += round ? 0 : (size_t)t->r.n;
+				t->done[u] += round ? 0 : 1;
 			}
-		t->secs[u] += now() - ts;
-		if (uw->close && state)
-			uw->close(state);
+		double d = cpu() - c0;
+		if (!round || d < best)
+			best = d;
 	}
-	/* the judge: each sample's FP chain against its truth */
-	for (size_t k = 0; k < bg->n; k++) {
-		const struct hx_sample *x = &gr->samples[k];
-		uw_fp.unwind(NULL, &bg->view, &bg->us[k], t->r);
+	t->secs[u] += best;
+	if (uw->close && state)
+		uw->close(state);
+}
+
+/* Every replayed unwinder (the host's defaults that need no probe: the perf
+ * column runs perf per case, timed with the whole run) and the judge over
+ * one map set, its views built once (not timed), as the runner does. */
+static int bench_group(const struct hx_group *gr, uint32_t mach, const char *host, struct btimes *t)
+{
+	struct jd_file jd;
+	struct jd_err je;
+	struct uw_map *maps = NULL;
+	size_t nmaps = 0;
+	struct uw_view v;
+	struct pv_view pv;
+	char err[512];
+	const struct uw_arch *a = uw_arch_by_mach((uint16_t)mach);
+	if (!gr->dump_path || !a || jd_open(&jd, gr->dump_path, &je))
+		return -1;
+	if (uw_maps_parse(gr->maps, gr->maps_len, &maps, &nmaps, err, sizeof(err)) ||
+	    uw_view_init(&v, a, maps, nmaps, &jd, err, sizeof(err)) ||
+	    pv_build_at(&pv, PV_CURRENT, maps, nmaps, &jd, NULL, "/tmp", err, sizeof(err))) {
+		fprintf(stderr, "jitunwind bench: %s: %s\n", gr->case_path, err);
+		jd_close(&jd);
+		return -1;
+	}
+	v.pv = &pv;
+	struct uw_sample *us = bench_samples(gr, a);
+	size_t reps = gr->nsamples ? 1000 / gr->nsamples + 1 : 0;
+	for (size_t u = 0; us && u < t->nu; u++)
+		if (uw_unwinder_default_on(t->uws[u], host) && !t->uws[u]->probe)
+			bench_one(t, u, &v, gr, us, reps);
+	for (size_t k = 0; us && k < gr->nsamples; k++) {
 		struct hx_judgement j;
-		double ts = now();
+		uw_fp.unwind(NULL, &v, &us[k], &t->r);
+		double c0 = cpu();
 		for (size_t rep = 0; rep < reps; rep++)
-			hx_judge(x->truth, (int)x->ntruth, t->r->addr, t->r->n, &j);
-		t->tjudge += now() - ts;
+			hx_judge(gr->samples[k].truth, (int)gr->samples[k].ntruth, t->r.addr, t->r.n, &j);
+		t->tjudge += cpu() - c0;
 		t->judged += reps;
 	}
-	pv_fini(&bg->pv);
-	uw_view_fini(&bg->view);
-	uw_maps_free(bg->maps, bg->nmaps);
-	jd_close(&bg->jd);
-	free(bg->us);
-	hx_samples_free(&bg->s);
-	return 0;
+	free(us);
+	pv_fini(&pv);
+	uw_view_fini(&v);
+	uw_maps_free(maps, nmaps);
+	jd_close(&jd);
+	return us ? 0 : -1;
 }
 
-/* Spin-point sampling cost: every case captured again with the kernel
- * sampler (3 samples per point); the extra time per spin point. */
-static void bench_kernel(char **files, int nf, const struct tr_arch *host, const char *dir,
-			 double tcap, size_t points)
+static void bench_replay(struct bench *b)
 {
-	char err[1024];
-	struct hx_kcfg saved = hx_kcfg;
-	hx_kstats = (struct hx_kstats){ 0 };
-	hx_kcfg.nsamples = 3;
-	char skip[512] = "";
-	size_t nk = 0;
-	double t0 = now();
-	for (int i = 0; i < nf && !skip[0]; i++) {
-		struct hx_case c;
-		if (hx_case_load(&c, files[i], err, sizeof(err)))
-			continue;
-		char sp[4352];
-		snprintf(sp, sizeof(sp), "%s/%s.ksamples", dir, c.name);
-		struct hx_samples s;
-		if (host && !strcmp(c.arch, host->name) && !hx_capture_to_file(&c, files[i], dir, sp, err, sizeof(err)) &&
-		    !hx_samples_read(&s, sp, err, sizeof(err))) {
-			if (s.ngroups && s.groups[0].kskip)
-				snprintf(skip, sizeof(skip), "%s", s.groups[0].kskip);
-			nk += s.ngroups ? s.groups[0].nkernel : 0;
-			hx_samples_free(&s);
-		}
-		hx_case_free(&c);
-	}
-	double tk = now() - t0;
-	hx_kcfg = saved;
-	if (skip[0])
-		printf("  spin points: skipped (%s)\n", skip);
-	else
-		printf("  spin points: %.2f ms per point sampling 3 kernel samples (%llu points, %zu kernel samples; "
-		       "capture %.3f s vs %.3f s without)\n",
-		       hx_kstats.points ? (double)hx_kstats.ns / 1e6 / (double)hx_kstats.points : 0.0,
-		       (unsigned long long)hx_kstats.points, nk, tk, tcap);
-}
-
-int hx_bench_main(int argc, char **argv)
-{
-	const char *def[1];
-	char defp[64];
-	const struct tr_arch *host = tr_arch_host();
-	snprintf(defp, sizeof(defp), "cases/%s", host ? host->name : "unknown");
-	def[0] = defp;
-	const char *const *paths = argc > 1 ? (const char *const *)argv + 1 : def;
-	int npaths = argc > 1 ? argc - 1 : 1;
-	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf("usage: jitunwind bench [PATH...]\n  capture cost per sample, replay rate per unwinder and for the judge\n");
-		return 0;
-	}
-	char err[1024], **files;
-	int nf;
-	if (hx_case_glob(paths, npaths, &files, &nf, err, sizeof(err))) {
-		fprintf(stderr, "jitunwind bench: %s\n", err);
-		return 2;
-	}
-	char dir[] = "/tmp/jitunwind-bench-XXXXXX";
-	if (!mkdtemp(dir))
-		return 2;
-	struct bgroup *g = calloc((size_t)nf, sizeof(*g));
-	size_t total = 0, ng = 0;
-	double t0 = now();
-	for (int i = 0; i < nf; i++) {
-		struct hx_case c;
-		if (hx_case_load(&c, files[i], err, sizeof(err))) {
-			fprintf(stderr, "jitunwind bench: %s\n", err);
-			return 2;
-		}
-		if (!host || strcmp(c.arch, host->name)) {
-			hx_case_free(&c);
-			continue;
-		}
-		char sp[4352];
-		snprintf(sp, sizeof(sp), "%s/%s.samples", dir, c.name);
-		if (hx_capture_to_file(&c, files[i], dir, sp, err, sizeof(err)) ||
-		    hx_samples_read(&g[ng].s, sp, err, sizeof(err))) {
-			fprintf(stderr, "jitunwind bench: %s\n", err);
-			return 2;
-		}
-		hx_case_free(&c);
-		ng++;
-	}
-	double tcap = now() - t0;
-	/* one map set at a time, as the runner replays: its views are built once
-	 * (not timed), then every unwinder replays its samples, timed */
-	struct btimes t = { .host = host };
+	struct btimes t = { 0 };
 	t.uws = uw_unwinders(&t.nu);
 	t.secs = calloc(t.nu, sizeof(double));
 	t.topen = calloc(t.nu, sizeof(double));
 	t.done = calloc(t.nu, sizeof(size_t));
 	t.frames = calloc(t.nu, sizeof(size_t));
-	t.r = malloc(sizeof(*t.r));
-	if (!t.secs || !t.topen || !t.done || !t.frames || !t.r)
-		return 2;
-	for (size_t i = 0; i < ng; i++) {
-		if (bench_group(&g[i], &t, err, sizeof(err))) {
-			fprintf(stderr, "jitunwind bench: %s\n", err);
-			return 2;
-		}
-		total += g[i].n;
+	for (size_t g = 0; t.secs && t.topen && t.done && t.frames && g < b->s.ngroups; g++)
+		bench_group(&b->s.groups[g], b->s.elf_mach, b->host->name, &t);
+	for (size_t u = 0; t.done && u < t.nu; u++) {
+		if (!t.done[u])
+			continue;
+		char w[48], m[64], tg[32], note[160], x[32];
+		double rate = t.secs[u] > 0 ? (double)t.done[u] / t.secs[u] : 0;
+		snprintf(w, sizeof(w), "replay %s", t.uws[u]->name);
+		snprintf(m, sizeof(m), "%ssamples/s", si(rate, x, sizeof(x)));
+		snprintf(tg, sizeof(tg), ">= %ssamples/s", si(t.uws[u]->bench_rate, x, sizeof(x)));
+		snprintf(note, sizeof(note), "%.1f frames/sample, state %.2f ms per map set", (double)t.frames[u] / (double)t.done[u],
+			 t.topen[u] * 1e3 / (double)(b->s.ngroups ? b->s.ngroups : 1));
+		line(w, m, t.uws[u]->bench_rate > 0 ? tg : "-", t.uws[u]->bench_rate > 0 ? rate >= t.uws[u]->bench_rate : -1, note);
 	}
-	printf("jitunwind bench: %zu cases, %zu samples (%s)\n", ng, total, defp);
-	printf("  capture: %.1f us per sample (%.3f s for all cases, fork and jitdump included)\n",
-	       total ? tcap * 1e6 / (double)total : 0.0, tcap);
-	for (size_t u = 0; u < t.nu; u++)
-		if (t.done[u])
-			printf("  replay %-10s %10.0f samples/s  %5.1f frames/sample  (state built in %.2f ms per map set)\n",
-			       t.uws[u]->name, (double)t.done[u] / t.secs[u], (double)t.frames[u] / (double)t.done[u],
-			       t.topen[u] * 1e3 / (double)(ng ? ng : 1));
-	bench_kernel(files, nf, host, dir, tcap, total);
-	printf("  judge             %10.0f samples/s\n", t.tjudge > 0 ? (double)t.judged / t.tjudge : 0.0);
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	printf("  peak RSS %ld KiB\n", ru.ru_maxrss);
-	free(t.r);
+	char m[64], x[32];
+	snprintf(m, sizeof(m), "%ssamples/s", si(t.tjudge > 0 ? (double)t.judged / t.tjudge : 0, x, sizeof(x)));
+	line("judge", m, "-", -1, NULL);
 	free(t.secs);
 	free(t.topen);
 	free(t.done);
 	free(t.frames);
-	free(g);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd))
-		return 2;
-	for (int i = 0; i < nf; i++)
-		free(files[i]);
-	free(files);
+}
+
+/* Spin-point sampling cost: every case captured again with the kernel
+ * sampler (3 samples per point, one child per case); the time per point. */
+static void bench_kernel(struct bench *b)
+{
+	char err[1024];
+	struct hx_kcfg saved = hx_kcfg;
+	hx_kstats = (struct hx_kstats){ 0 };
+	hx_kcfg.nsamples = 3;
+	struct hx_samples s;
+	double t0 = wall();
+	int rc = hx_capture_samples(b->batch, b->nb, &s, NULL, err, sizeof(err));
+	double tk = wall() - t0;
+	hx_kcfg = saved;
+	if (rc) {
+		printf("  spin points: %s\n", err);
+		return;
+	}
+	size_t nk = 0;
+	const char *skip = NULL;
+	for (size_t g = 0; g < s.ngroups; g++) {
+		nk += s.groups[g].nkernel;
+		if (s.groups[g].kskip && !skip)
+			skip = s.groups[g].kskip;
+	}
+	char m[64], note[200];
+	snprintf(m, sizeof(m), "%.2f ms/point", hx_kstats.points ? (double)hx_kstats.ns / 1e6 / (double)hx_kstats.points : 0.0);
+	snprintf(note, sizeof(note), "%llu points, %zu kernel samples; capture %.2f s wall vs %.3f s without",
+		 (unsigned long long)hx_kstats.points, nk, tk, b->cap_wall);
+	if (skip)
+		printf("  spin points: skipped (%s)\n", skip);
+	else
+		line("spin points (3 kernel samples)", m, "-", -1, note);
+	hx_samples_free(&s);
+}
+
+/* `jitunwind run` of the bench's paths as a child: its wall time, its CPU
+ * time (children included) and peak RSS.  0, or -1 if it could not run. */
+static int run_child(const struct bench *b, const char *unwinders, double *w, double *c, long *rss, int *status)
+{
+	char *argv[64];
+	int n = 0;
+	argv[n++] = "jitunwind";
+	argv[n++] = "run";
+	if (unwinders) {
+		argv[n++] = "--unwinders";
+		argv[n++] = (char *)unwinders;
+	}
+	for (int i = 0; i < b->npaths && n < 62; i++)
+		argv[n++] = (char *)b->paths[i];
+	argv[n] = NULL;
+	fflush(NULL);
+	double t0 = wall();
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0) {
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	struct rusage ru;
+	int st;
+	while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
+		;
+	*w = wall() - t0;
+	*c = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	*rss = ru.ru_maxrss;
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	return 0;
+}
+
+/* The whole run, without the perf column and with it (where a perf works). */
+static void bench_run(const struct bench *b)
+{
+	char list[256], def[256], what[96], m[96], note[300];
+	uw_unwinder_list(b->host->name, list, sizeof(list));
+	uw_unwinder_defaults(b->host->name, def, sizeof(def));
+	double load[1] = { 0 };
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	for (int k = 0; k < 2; k++) {
+		bool perf = k == 1;
+		if (perf && !strcmp(list, def)) {
+			printf("  run with the perf column: skipped (no working perf here: the column is off by default)\n");
+			continue;
+		}
+		double w, c;
+		long rss;
+		int st;
+		if (getloadavg(load, 1) < 1)
+			load[0] = 0;
+		if (run_child(b, perf ? NULL : list, &w, &c, &rss, &st)) {
+			printf("  run: cannot fork\n");
+			return;
+		}
+		snprintf(what, sizeof(what), "run %s%s", b->npaths == 1 ? b->paths[0] : "PATHS", perf ? " +perf" : "");
+		snprintf(m, sizeof(m), "%.2f s wall (%.2f s CPU)", w, c);
+		int met = w <= BENCH_RUN_S;
+		const char *why = perf ? "the perf column runs real perf (perf inject -j, perf script) once per case: most of the figure is perf itself"
+			 : !met && c <= BENCH_RUN_S && load[0] > (double)ncpu ? "the machine is loaded: the run's own CPU time is within the target"
+			 : "";
+		snprintf(note, sizeof(note), "--unwinders %s; peak RSS %.1f MB; load average %.1f on %ld CPUs%s%s%s",
+			 perf ? def : list, (double)rss / 1024.0, load[0], ncpu, st > 1 ? "; EXIT " : "",
+			 st > 1 ? (st == 77 ? "77" : "non-zero") : "", met ? "" : "");
+		line(what, m, "<= 0.4 s wall", met, note);
+		if (!met && why[0])
+			printf("  %-34s %s\n", "", why);
+	}
+}
+
+static void lint_quiet(const struct lint_finding *x, void *arg)
+{
+	(void)x;
+	(void)arg;
+}
+
+/* lint over a dump (findings counted, not printed): throughput per CPU second. */
+static void bench_lint(const char *path)
+{
+	struct lint_opts o = { PV_CURRENT, path, 20, 8192 };
+	struct lint_summary sum;
+	char err[512], m[64], note[128];
+	double c0 = cpu(), t0 = wall();
+	int rc = lint_file(path, &o, lint_quiet, NULL, &sum, err, sizeof(err));
+	double c = cpu() - c0, w = wall() - t0;
+	if (rc && sum.unreadable) {
+		printf("  lint: %s\n", err);
+		return;
+	}
+	double mbs = c > 0 ? (double)sum.bytes / c / 1e6 : 0;
+	snprintf(m, sizeof(m), "%.0f MB/s", mbs);
+	snprintf(note, sizeof(note), "%.1f MB, %llu loads in %.2f s CPU (%.2f s wall)", (double)sum.bytes / 1e6,
+		 (unsigned long long)sum.loads, c, w);
+	line("lint", m, ">= 300 MB/s", mbs >= BENCH_LINT_MBS, note);
+	if (mbs < BENCH_LINT_MBS && sum.loads)
+		printf("  %-34s %.2f us per load: every load's code is decoded and its FDEs' CFA programs run\n", "",
+		       c * 1e6 / (double)sum.loads);
+}
+
+static void usage_bench(FILE *f)
+{
+	fprintf(f, "usage: jitunwind bench [--no-run] [--lint DUMP] [PATH...]\n"
+		   "  Capture cost per sample, replay rate per unwinder, the whole run (without and with\n"
+		   "  the perf column), lint throughput on DUMP: each beside its target, met or not.\n"
+		   "  --no-run  leave out the whole runs (they run `jitunwind run` as a child)\n");
+}
+
+int hx_bench_main(int argc, char **argv)
+{
+	struct bench b = { .host = tr_arch_host() };
+	const char *lint = NULL;
+	bool run = true;
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage_bench(stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--no-run")) {
+			run = false;
+		} else if (!strcmp(argv[i], "--lint") && i + 1 < argc) {
+			lint = argv[++i];
+		} else {
+			usage_bench(stderr);
+			return 2;
+		}
+	}
+	char defp[64];
+	const char *def[1] = { defp };
+	snprintf(defp, sizeof(defp), "cases/%s", b.host ? b.host->name : "unknown");
+	b.paths = i < argc ? (const char *const *)argv + i : def;
+	b.npaths = i < argc ? argc - i : 1;
+	if (!b.host || bench_load(&b) || (printf("jitunwind bench (%s%s): figure, target, met\n", b.paths[0], b.npaths > 1 ? ", ..." : ""),
+					    bench_capture(&b)))
+		return 2;
+	bench_replay(&b);
+	bench_kernel(&b);
+	if (run)
+		bench_run(&b);
+	if (lint)
+		bench_lint(lint);
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	printf("  peak RSS of the bench: %.1f MB\n", (double)ru.ru_maxrss / 1024.0);
+	hx_samples_free(&b.s);
+	hx_batch_dirs_free(b.batch, b.nb);
+	for (size_t k = 0; k < b.nb; k++)
+		hx_case_free(&b.cases[k]);
+	free(b.cases);
+	free(b.batch);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", b.dir);
+	int rc = system(cmd);
+	for (int k = 0; k < b.nf; k++)
+		free(b.files[k]);
+	free(b.files);
+	return rc ? 2 : 0;
 }

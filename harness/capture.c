@@ -18,15 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#if defined(__x86_64__)
-#define HX_TRAP "int3"
-#define HX_SELF_JUMP "jmp"     /* eb fe */
-#define HX_CALLEE_OUT 3        /* int3 + jmp . : where the callee goes on */
-#elif defined(__aarch64__)
-#define HX_TRAP "brk #0"
-#define HX_SELF_JUMP "b"
-#define HX_CALLEE_OUT 8
-#endif
+#include HX_CAPTURE_ARCH_H   /* the build's harness/capture_<arch>.h (Makefile) */
 
 #define HX_STACK_MAX (1u << 20)
 #define HX_MAX_BP (HX_MAX_DEPTH * TR_MAX_INSNS)
@@ -69,7 +61,7 @@ struct hx_ctx {
 static struct hx_ctx hx;
 static struct tr_func hx_func;
 static struct tr_func hx_leaf;
-static uint8_t hx_rec[HX_STACK_MAX + 4096];
+static uint8_t hx_rec[HX_STACK_MAX + 4096] __attribute__((aligned(16)));
 extern const char hx_callee_trap[];
 
 static void hx_write_error(const char *msg)
@@ -78,13 +70,21 @@ static void hx_write_error(const char *msg)
 }
 
 /* The stack is read byte-exact, below ASan's view of it (redzones are data
- * here, as perf's copy sees them). */
+ * here, as perf's copy sees them): volatile loads, a word at a time where
+ * the source is aligned (not libc's memcpy: ASan's interceptor would check
+ * the source against its redzones). */
 __attribute__((no_sanitize_address, no_sanitize("undefined")))
 static void hx_copy_stack(uint8_t *dst, uint64_t src, uint64_t n)
 {
-	const volatile uint8_t *s = (const volatile uint8_t *)(uintptr_t)src;
-	for (uint64_t i = 0; i < n; i++)
-		dst[i] = s[i];
+	uint64_t i = 0;
+	for (; i < n && (src + i) % 8; i++)
+		dst[i] = *(const volatile uint8_t *)(uintptr_t)(src + i);
+	for (; n - i >= 8; i += 8) {
+		uint64_t w = *(const volatile uint64_t *)(uintptr_t)(src + i);
+		memcpy(dst + i, &w, 8);
+	}
+	for (; i < n; i++)
+		dst[i] = *(const volatile uint8_t *)(uintptr_t)(src + i);
 }
 
 static void put32(uint8_t **p, uint32_t v) { memcpy(*p, &v, 4); *p += 4; }
@@ -263,7 +263,8 @@ static void hx_on_trap(int sig, siginfo_t *si, void *ucv)
 		hx_cap_host.skip_trap(uc);
 		/* the pc is after the trap, a jump to itself: the sample's pc; the
 		 * child goes on past it now, or when its spin point is released */
-		uint64_t out = (uint64_t)(uintptr_t)hx.host->trap + HX_CALLEE_OUT;
+		uint64_t out = (uint64_t)(uintptr_t)hx.host->trap + hx_cap_host.tr->bkpt_len +
+			       hx_cap_host.spin_len;
 		hx_sample(uc, HX_FUNC_CALLEE, 0, hx.level, -1, NULL, out);
 		if (!hx_spin_enabled())
 			hx_cap_host.resume_at(uc, out);
@@ -323,8 +324,7 @@ __attribute__((noinline, noclone)) void hx_target(struct hx_ctx *ctx)
 		for (uint64_t t0 = ctx->spin_ns ? hx_now_ns() : 0, i = 0; ctx->spin_ns; i++)
 			if (!(i & 0xffff) && hx_now_ns() - t0 >= ctx->spin_ns)
 				break;
-		__asm__ volatile(".globl hx_callee_trap\nhx_callee_trap:\n\t" HX_TRAP "\n"
-				 "1:\n\t" HX_SELF_JUMP " 1b\n" ::: "memory");
+		__asm__ volatile(".globl hx_callee_trap\nhx_callee_trap:\n\t" HX_ARCH_TRAP_SPIN "\n" ::: "memory");
 	}
 	__asm__ volatile("" ::: "memory");
 }
@@ -358,71 +358,103 @@ __attribute__((noinline, no_sanitize_address)) static void hx_scrub_stack(void)
 	__asm__ volatile("" : : "r"(w) : "memory");
 }
 
-/* Where the code arena goes: 2 GiB below the lowest shared library, in
- * address space nothing in this process was ever mapped at (the kernel's
- * top-down allocator fills the holes next to the libraries first).  A
- * profiler then sees the same thing past the code whatever this process
- * mapped and unmapped before (the parent's /etc/ld.so.cache, read buffers):
- * nothing, as in a JIT whose arena is fresh address space, which is what
- * perf synthesizes from the final maps and what a `perf record` of the run
- * records too.  0 when no library is mapped (a static build): anywhere. */
-static uintptr_t arena_place(void)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	if (!f)
-		return 0;
-	char line[4352];
-	uint64_t low = UINT64_MAX;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long s, e;
-		if (sscanf(line, "%llx-%llx", &s, &e) == 2 && strstr(line, ".so") && s < low)
-			low = s;
-	}
-	fclose(f);
-	const uint64_t gib = 1ull << 30;
-	if (low == UINT64_MAX || low < 8 * gib)
-		return 0;
-	return (uintptr_t)((low - 2 * gib) & ~(gib - 1));
-}
+/* The child's /proc/self/maps, read whole (one read per case: the MAPS
+ * record; the stack's top and the arena's place come from the same text). */
+static char hx_maps[1 << 20];
+static size_t hx_maps_len;
 
-static uint64_t stack_top_of(uint64_t sp)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	if (!f)
-		return 0;
-	char line[4352];
-	uint64_t top = 0;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long s, e;
-		if (sscanf(line, "%llx-%llx", &s, &e) == 2 && sp >= s && sp < e) {
-			top = e;
-			break;
-		}
-	}
-	fclose(f);
-	return top;
-}
-
-static int write_maps(int fd)
+static int maps_read(void)
 {
 	int m = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (m < 0)
 		return -1;
-	static char buf[1 << 20];
 	size_t n = 0;
 	for (;;) {
-		ssize_t r = read(m, buf + n, sizeof(buf) - n);
+		ssize_t r = read(m, hx_maps + n, sizeof(hx_maps) - 1 - n);
 		if (r <= 0)
 			break;
 		n += (size_t)r;
-		if (n == sizeof(buf))
+		if (n == sizeof(hx_maps) - 1)
 			break;
 	}
 	close(m);
-	return hx_rec_write(fd, HX_REC_MAPS, buf, n, NULL, 0);
+	hx_maps[n] = 0;
+	hx_maps_len = n;
+	return 0;
 }
 
-__attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
+/* Calls f(start, end, line) for each line of hx_maps until it returns true. */
+static void maps_each(bool (*f)(uint64_t s, uint64_t e, const char *line, void *arg), void *arg)
+{
+	for (char *l = hx_maps; l && *l;) {
+		char *nl = strchr(l, '\n');
+		if (nl)
+			*nl = 0;
+		unsigned long long s, e;
+		bool stop = sscanf(l, "%llx-%llx", &s, &e) == 2 && f(s, e, l, arg);
+		if (nl)
+			*nl = '\n';
+		if (stop)
+			return;
+		l = nl ? nl + 1 : NULL;
+	}
+}
+
+static bool lowest_so(uint64_t s, uint64_t e, const char *line, void *arg)
+{
+	uint64_t *low = arg;
+	if (strstr(line, ".so") && s < *low)
+		*low = s;
+	return false;
+}
+
+struct stack_find { uint64_t sp, top; };
+static bool stack_of(uint64_t s, uint64_t e, const char *line, void *arg)
+{
+	struct stack_find *f = arg;
+	if (f->sp >= s && f->sp < e)
+		f->top = e;
+	return f->top != 0;
+}
+
+/* Where the code arena goes: 2 GiB below the lowest shared library, in
+ * address space nothing in this process was ever mapped at (the kernel's
+ * top-down allocator fills the holes next to the libraries first).  A
+ * profiler then sees the same thing past the code whatever this process
+ * mapped and unmapped before (the parent's /etc/ld.so.cache, read buffers,
+ * an earlier case's arena in a batch): nothing, as in a JIT whose arena is
+ * fresh address space, which is what perf synthesizes from the final maps
+ * and what a `perf record` of the run records too.  0 when no library is
+ * mapped (a static build): anywhere.  The libraries stay where they are for
+ * the child's life: found once. */
+static uintptr_t arena_place(void)
+{
+	static uintptr_t place;
+	static bool known;
+	if (known)
+		return place;
+	if (maps_read())
+		return 0;
+	uint64_t low = UINT64_MAX;
+	maps_each(lowest_so, &low);
+	const uint64_t gib = 1ull << 30;
+	known = true;
+	place = low == UINT64_MAX || low < 8 * gib ? 0 : (uintptr_t)((low - 2 * gib) & ~(gib - 1));
+	return place;
+}
+
+/* The MAPS record (the maps perf is told of) and the stack's top from it. */
+__attribute__((noinline)) static int write_maps(int fd, uint64_t sp, uint64_t *stack_top)
+{
+	if (maps_read())
+		return -1;
+	struct stack_find f = { .sp = sp };
+	maps_each(stack_of, &f);
+	*stack_top = f.top;
+	return hx_rec_write(fd, HX_REC_MAPS, hx_maps, hx_maps_len, NULL, 0);
+}
+
+__attribute__((noinline, format(printf, 1, 2))) static int fail(const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -448,31 +480,11 @@ static int hx_slot(const struct tr_func *f, const struct tr_unwind_opts *uo, siz
 	return 0;
 }
 
-/* Installs f at `at` (code, and its unwinding data when install_unwind),
- * writes its jitdump records and its FUNC record.  0, or -1 (message written). */
-static int hx_install(const struct tr_func *f, const struct tr_unwind_opts *uo, bool after_load,
-		      bool install_unwind, uint8_t *at, uint32_t index, const char *name,
-		      struct jdw *w, int out_fd)
+/* FUNC record: where each instruction of f (function `index` at addr) is
+ * and what it is. */
+static void write_func(const struct tr_func *f, uint64_t addr, uint32_t index, const char *name,
+		       int out_fd)
 {
-	static struct tr_unwind u;
-	char err[512];
-	uint64_t addr = (uint64_t)(uintptr_t)at;
-	if (tr_unwind_build(f, uo, addr, &u, err, sizeof(err)))
-		return fail("%s", err);
-	if (tr_patch(&hx.arena, at, f->code, f->code_size) ||
-	    (install_unwind && tr_patch(&hx.arena, at + u.eh_off, u.data, u.size)))
-		return fail("%s", "tr_patch failed installing code");
-	bool unw = uo->cfi != TR_CFI_NONE || u.size;
-	int rc = 0;
-	if (unw && !after_load)
-		rc = jdw_unwinding_info(w, u.data, u.size, u.hdr_size, u.mapped_size);
-	if (!rc)
-		rc = jdw_code_load(w, name, addr, f->code, f->code_size, NULL);
-	if (!rc && unw && after_load)
-		rc = jdw_unwinding_info(w, u.data, u.size, u.hdr_size, u.mapped_size);
-	if (rc)
-		return fail("jitdump write: %s", strerror(-rc));
-	/* FUNC record: where each instruction is and what it is */
 	static uint8_t fb[56 + TR_MAX_INSNS * 56];
 	uint8_t *p = fb;
 	memset(fb, 0, sizeof(fb));
@@ -489,44 +501,97 @@ static int hx_install(const struct tr_func *f, const struct tr_unwind_opts *uo, 
 		p += 48;
 	}
 	hx_rec_write(out_fd, HX_REC_FUNC, fb, (size_t)(p - fb), NULL, 0);
+}
+
+/* The arena's bytes as they are built, then written by one tr_patch (each
+ * patch is two mprotects: one per case, not three per function). */
+struct cap_image {
+	uint8_t *bytes;          /* what goes at hx.arena.base */
+	size_t size, used;
+};
+
+/* n bytes at arena address `at` into the image; -1 outside it. */
+static int img_put(struct cap_image *im, const uint8_t *at, const void *src, size_t n)
+{
+	size_t off = (size_t)(at - hx.arena.base);
+	if (at < hx.arena.base || off > im->size || n > im->size - off)
+		return -1;
+	memcpy(im->bytes + off, src, n);
+	if (off + n > im->used)
+		im->used = off + n;
 	return 0;
 }
 
-/* Arms a breakpoint at every instruction boundary of f (function `index`). */
-static int hx_arm_all(const struct tr_func *f, uint8_t *at, uint32_t index)
+/* Puts f at `at` (code, and its unwinding data when install_unwind) into the
+ * image, writes its jitdump records and its FUNC record.  0, or -1 (message
+ * written). */
+static int hx_install(const struct tr_func *f, const struct tr_unwind_opts *uo, bool after_load,
+		      bool install_unwind, uint8_t *at, uint32_t index, const char *name,
+		      struct jdw *w, struct cap_image *im, int out_fd)
 {
+	static struct tr_unwind u;
+	char err[512];
+	uint64_t addr = (uint64_t)(uintptr_t)at;
+	if (tr_unwind_build(f, uo, addr, &u, err, sizeof(err)))
+		return fail("%s", err);
+	if (img_put(im, at, f->code, f->code_size) ||
+	    (install_unwind && img_put(im, at + u.eh_off, u.data, u.size)))
+		return fail("%s", "code outside the arena");
+	bool unw = uo->cfi != TR_CFI_NONE || u.size;
+	int rc = 0;
+	if (unw && !after_load)
+		rc = jdw_unwinding_info(w, u.data, u.size, u.hdr_size, u.mapped_size);
+	if (!rc)
+		rc = jdw_code_load(w, name, addr, f->code, f->code_size, NULL);
+	if (!rc && unw && after_load)
+		rc = jdw_unwinding_info(w, u.data, u.size, u.hdr_size, u.mapped_size);
+	if (rc)
+		return fail("jitdump write: %s", strerror(-rc));
+	write_func(f, addr, index, name, out_fd);
+	return 0;
+}
+
+/* Arms a breakpoint at every instruction boundary of f (function `index`)
+ * in the image, in order (a breakpoint's saved bytes include an earlier one
+ * it overlaps). */
+static int hx_arm_all(const struct tr_func *f, uint8_t *at, uint32_t index, struct cap_image *im)
+{
+	const struct tr_arch *a = hx_cap_host.tr;
+	size_t base = (size_t)(at - hx.arena.base);
+	for (size_t i = 0; i < f->nrows; i++) {
+		uint32_t off = f->rows[i].offset;
+		if (base + off + a->bkpt_len > im->size)
+			return fail("%s", "a breakpoint past the end of the arena");
+		if (base + off + a->bkpt_len > im->used)
+			im->used = base + off + a->bkpt_len;
+	}
+	uint8_t *code = im->bytes + base;
 	for (size_t i = 0; i < f->nrows; i++) {
 		if (hx.nbp >= HX_MAX_BP)
 			return fail("more than %d breakpoints", HX_MAX_BP);
+		uint32_t off = f->rows[i].offset;
 		struct hx_bp *b = &hx.bp[hx.nbp++];
-		b->addr = at + f->rows[i].offset;
-		memcpy(b->orig, b->addr, hx_cap_host.tr->bkpt_len);
+		b->addr = at + off;
+		memcpy(b->orig, code + off, a->bkpt_len);
 		b->func = index;
-		b->offset = f->rows[i].offset;
+		b->offset = off;
 		b->row = (int)i;
-		if (tr_patch(&hx.arena, b->addr, hx_cap_host.tr->bkpt, hx_cap_host.tr->bkpt_len))
-			return fail("%s", "tr_patch failed arming a breakpoint");
 		b->armed = 1;
+		memcpy(code + off, a->bkpt, a->bkpt_len);
 	}
 	return 0;
 }
 
-int hx_capture_case(const struct hx_case *c, const char *case_path, const char *dumpdir, int out_fd)
+/* The steps of hx_capture_case are never inlined into it: its frame is the
+ * one above the anchor, sized on purpose (HX_ABOVE_ANCHOR). */
+
+/* The case's code (and [leaf]) emitted for this host, with the checks that
+ * need the emitted rows.  0, or -1 (message written). */
+__attribute__((noinline)) static int cap_emit(const struct hx_case *c)
 {
 	char err[512];
-	memset(&hx, 0, sizeof(hx));
-	hx.fd = out_fd;
-	hx.depth = c->depth;
-	hx.in_callee = c->in_callee;
-	const char *spin = getenv("JU_SPIN_MS");
-	if (spin && c->in_callee)
-		hx.spin_ns = strtoull(spin, NULL, 10) % 60000 * 1000000ull;
-	hx.func = &hx_func;
-	hx.host = hx_host_get(c->host);
-	hx_rec_write(out_fd, HX_REC_CASE, case_path, strlen(case_path) + 1, c->text, c->text_len);
-
 	const struct tr_arch *arch = tr_arch_by_name(c->arch);
-	if (!arch || arch != tr_arch_host())
+	if (!arch || arch != hx_cap_host.tr)
 		return fail("case arch %s cannot run on this host", c->arch);
 	if (tr_emit(arch, c->ops, c->nops, &hx_func, err, sizeof(err)))
 		return fail("%s", err);
@@ -544,48 +609,61 @@ int hx_capture_case(const struct hx_case *c, const char *case_path, const char *
 		if (hx.call_row < 0)
 			return fail("%s", "a [leaf] needs a call_target in [code] to call it");
 	}
+	return 0;
+}
 
-	/* the dump and its marker come before the code arena (facts section 1) */
-	static struct jdw w;
-	int rc = jdw_open(&w, dumpdir, arch->elf_mach);
-	if (rc)
-		return fail("cannot create the jitdump: %s", strerror(-rc));
-	hx_rec_write(out_fd, HX_REC_DUMP, w.path, strlen(w.path) + 1, NULL, 0);
+/* Where the generated functions go: one slot per level, spaced so perf's
+ * mappings never overlap, and the [leaf]'s, in an arena of their size. */
+struct cap_layout {
+	size_t slot, leaf_slot;
+	bool install_unwind;
+	struct tr_unwind_opts leaf_unw;
+};
 
-	/* one slot per level, spaced so perf's mappings never overlap */
-	size_t slot, leaf_slot = 0;
-	if (hx_slot(&hx_func, &c->unw, &slot, err, sizeof(err)))
+static int cap_arena(const struct hx_case *c, struct cap_layout *ly)
+{
+	char err[512];
+	ly->leaf_slot = 0;
+	if (hx_slot(&hx_func, &c->unw, &ly->slot, err, sizeof(err)))
 		return fail("%s", err);
 	/* a case may pack trampolines closer than their mappings (stride-overlap);
 	 * their unwinding data then lives only in the jitdump, which is all perf reads */
-	bool install_unwind = true;
+	ly->install_unwind = true;
 	if (c->stride) {
 		if ((size_t)c->stride < hx_func.code_size)
 			return fail("stride %d is smaller than the code (%zu bytes)", c->stride, hx_func.code_size);
-		install_unwind = (size_t)c->stride >= slot;
-		slot = (size_t)c->stride;
+		ly->install_unwind = (size_t)c->stride >= ly->slot;
+		ly->slot = (size_t)c->stride;
 	}
 	/* the [leaf]'s CFI is always derived from its ops (none if the case has none) */
-	struct tr_unwind_opts leaf_unw = c->unw;
-	if (leaf_unw.cfi != TR_CFI_NONE)
-		leaf_unw.cfi = TR_CFI_DERIVED;
-	if (c->has_leaf && hx_slot(&hx_leaf, &leaf_unw, &leaf_slot, err, sizeof(err)))
+	ly->leaf_unw = c->unw;
+	if (ly->leaf_unw.cfi != TR_CFI_NONE)
+		ly->leaf_unw.cfi = TR_CFI_DERIVED;
+	if (c->has_leaf && hx_slot(&hx_leaf, &ly->leaf_unw, &ly->leaf_slot, err, sizeof(err)))
 		return fail("[leaf]: %s", err);
-	size_t arena_size = slot * (size_t)hx.depth + leaf_slot + 8192;
+	size_t arena_size = ly->slot * (size_t)hx.depth + ly->leaf_slot + 8192;
 	uintptr_t place = arena_place();
-	rc = place ? tr_arena_init_at(&hx.arena, arena_size, place) : -EEXIST;
+	int rc = place ? tr_arena_init_at(&hx.arena, arena_size, place) : -EEXIST;
 	if (rc == -EEXIST)
 		rc = tr_arena_init(&hx.arena, arena_size);
 	if (rc)
 		return fail("arena: %s", strerror(-rc));
+	return 0;
+}
+
+/* Every level's trampoline, then the [leaf], installed with their jitdump
+ * records. */
+static int cap_install(const struct hx_case *c, const struct cap_layout *ly, struct jdw *w,
+		       struct cap_image *im, int out_fd)
+{
 	for (int k = 1; k <= hx.depth; k++) {
 		uint8_t *at;
-		if (tr_arena_alloc(&hx.arena, slot, c->stride ? 1 : 64, &at))
+		if (tr_arena_alloc(&hx.arena, ly->slot, c->stride ? 1 : 64, &at))
 			return fail("%s", "arena full");
 		char name[32];
 		snprintf(name, sizeof(name), k == 1 ? "tramp" : "tramp%d", k);
-		if (hx_install(&hx_func, &c->unw, c->unwind_after_load, install_unwind, at,
-			       (uint32_t)(k - 1), name, &w, out_fd))
+		if (hx_install(&hx_func, &c->unw, c->unwind_after_load, ly->install_unwind, at,
+			       (uint32_t)(k - 1), name, w, im, out_fd))
 			return -1;
 		hx.tramp[k] = at;
 		hx.tramp_size[k] = hx_func.code_size;
@@ -593,28 +671,55 @@ int hx_capture_case(const struct hx_case *c, const char *case_path, const char *
 	hx.target = (void *)hx.host->target;
 	if (c->has_leaf) {
 		uint8_t *at;
-		if (tr_arena_alloc(&hx.arena, leaf_slot, 64, &at))
+		if (tr_arena_alloc(&hx.arena, ly->leaf_slot, 64, &at))
 			return fail("%s", "arena full");
-		if (hx_install(&hx_leaf, &leaf_unw, c->unwind_after_load, true, at, (uint32_t)hx.depth,
-			       "leaf", &w, out_fd))
+		if (hx_install(&hx_leaf, &ly->leaf_unw, c->unwind_after_load, true, at, (uint32_t)hx.depth,
+			       "leaf", w, im, out_fd))
 			return -1;
 		hx.leaf = at;
 		hx.leaf_size = hx_leaf.code_size;
 		hx.target = at;
 	}
+	return 0;
+}
+
+/* The jitdump (its marker before the code arena: facts section 1), the
+ * arena, the code, the breakpoints at every instruction boundary: built in
+ * an image, installed by one tr_patch. */
+__attribute__((noinline)) static int cap_build(const struct hx_case *c, const char *dumpdir, int out_fd)
+{
+	static struct jdw w;
+	struct cap_layout ly;
+	int rc = jdw_open(&w, dumpdir, hx_cap_host.tr->elf_mach);
+	if (rc)
+		return fail("cannot create the jitdump: %s", strerror(-rc));
+	hx_rec_write(out_fd, HX_REC_DUMP, w.path, strlen(w.path) + 1, NULL, 0);
+	rc = cap_arena(c, &ly);
+	struct cap_image im = { .size = hx.arena.size };
+	if (!rc && !(im.bytes = calloc(1, im.size)))
+		rc = fail("%s", "out of memory for the arena's image");
+	if (!rc)
+		rc = cap_install(c, &ly, &w, &im, out_fd);
 	jdw_close(&w);
+	for (int k = 1; !rc && c->every_insn && k <= hx.depth; k++)
+		rc = hx_arm_all(&hx_func, hx.tramp[k], (uint32_t)(k - 1), &im);
+	if (!rc && c->every_insn && hx.leaf)
+		rc = hx_arm_all(&hx_leaf, hx.leaf, (uint32_t)hx.depth, &im);
+	if (!rc && tr_patch(&hx.arena, hx.arena.base, im.bytes, im.used))
+		rc = fail("%s", "tr_patch failed installing the code");
+	free(im.bytes);
+	return rc;
+}
 
-	/* breakpoints at every instruction boundary of every generated function */
-	if (c->every_insn) {
-		for (int k = 1; k <= hx.depth; k++)
-			if (hx_arm_all(&hx_func, hx.tramp[k], (uint32_t)(k - 1)))
-				return -1;
-		if (hx.leaf && hx_arm_all(&hx_leaf, hx.leaf, (uint32_t)hx.depth))
-			return -1;
-	}
-	if (write_maps(out_fd))
-		return fail("%s", "cannot read /proc/self/maps");
-
+/* The trap handler (on an alternate stack), the crash handlers, the spin
+ * points' release: once per child (a crash ends the child, so the crash
+ * handlers' SA_RESETHAND never has to be undone).  0, or -1 (message written). */
+__attribute__((noinline)) static int cap_handlers(void)
+{
+	static bool done;
+	if (done)
+		return 0;
+	done = true;
 	static uint8_t altstack[1 << 16];
 	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof(altstack) };
 	sigaltstack(&ss, NULL);
@@ -632,24 +737,60 @@ int hx_capture_case(const struct hx_case *c, const char *case_path, const char *
 	sigaction(SIGBUS, &sa, NULL);
 	sigaction(SIGILL, &sa, NULL);
 	sigaction(SIGFPE, &sa, NULL);
+	int rc;
 	if (hx_spin_enabled() && (rc = hx_spin_install(&hx.arena, hx_spin_check)))
 		return fail("spin points: %s", strerror(-rc));
+	return 0;
+}
 
+/* The case's state before its code runs (a batch's child has run others). */
+__attribute__((noinline)) static void cap_reset(const struct hx_case *c, int out_fd)
+{
+	memset(&hx, 0, sizeof(hx));
+	hx.fd = out_fd;
+	hx.depth = c->depth;
+	hx.in_callee = c->in_callee;
+	const char *spin = getenv("JU_SPIN_MS");
+	if (spin && c->in_callee)
+		hx.spin_ns = strtoull(spin, NULL, 10) % 60000 * 1000000ull;
+	hx.func = &hx_func;
+	hx.host = hx_host_get(c->host);
+}
+
+/* Stack the frames above the anchor are given, as a program's deep stack
+ * has it: perf's default 8 KB dump then ends inside the harness's callers
+ * (hx_capture_case, the batch, the CLI), where it ended before the capture
+ * was split into small functions, and not at the stack's top.  Every golden
+ * lists the frames the unwinders find there: this keeps them.  Zeroed, as
+ * the stack below is (hx_scrub_stack): an unwinder misled into this frame
+ * reads defined bytes, not whatever text the harness left there. */
+#define HX_ABOVE_ANCHOR 6248
+
+int hx_capture_case(const struct hx_case *c, const char *case_path, const char *dumpdir, int out_fd)
+{
+	volatile uint8_t above[HX_ABOVE_ANCHOR];
+	for (size_t i = 0; i < sizeof(above); i++)
+		above[i] = 0;
+	cap_reset(c, out_fd);
+	hx_rec_write(out_fd, HX_REC_CASE, case_path, strlen(case_path) + 1, c->text, c->text_len);
+	if (cap_emit(c) || cap_build(c, dumpdir, out_fd))
+		return -1;
 	uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0);
-	hx.stack_top = stack_top_of(here);
+	if (write_maps(out_fd, here, &hx.stack_top))
+		return fail("%s", "cannot read /proc/self/maps");
 	if (!hx.stack_top)
 		return fail("%s", "cannot find the stack mapping");
+	if (cap_handlers())
+		return -1;
 	alarm(10);   /* a trampoline that never returns ends the child */
 	hx_scrub_stack();
 	hx_anchor(&hx);
 	alarm(0);
-	if (hx.truth_error) {
-		char m[128];
-		snprintf(m, sizeof(m), "truth mismatch: the C target under level %d was not called from tramp+ret_off",
-			 hx.truth_error);
-		hx_write_error(m);
-		return -1;
-	}
+	if (hx.truth_error)
+		return fail("truth mismatch: the C target under level %d was not called from tramp+ret_off",
+			    hx.truth_error);
 	hx_rec_write(out_fd, HX_REC_END, NULL, 0, NULL, 0);
+	/* the next case of the batch maps its own arena where this one was */
+	tr_arena_fini(&hx.arena);
 	return 0;
 }

@@ -27,11 +27,12 @@ static uint64_t a64_trap_addr(const ucontext_t *uc) { return a64_pc(uc); }
 static void a64_resume_at(ucontext_t *uc, uint64_t addr) { uc->uc_mcontext.pc = addr; }
 /* the callee's own brk stays in place: continue after it */
 static void a64_skip_trap(ucontext_t *uc) { uc->uc_mcontext.pc += A64_INSN; }
+static void a64_tamper(ucontext_t *uc) { uc->uc_mcontext.regs[19] ^= 1; }   /* x19 */
 
 static const uint8_t a64_spin[4] = { 0x00, 0x00, 0x00, 0x14 };   /* b . */
 
 const struct hx_cap_arch hx_cap_host = {
 	.tr = &tr_arch_aarch64, .regs = a64_regs, .pc = a64_pc, .sp = a64_sp,
 	.trap_addr = a64_trap_addr, .resume_at = a64_resume_at, .skip_trap = a64_skip_trap,
-	.spin = a64_spin, .spin_len = sizeof(a64_spin),
+	.spin = a64_spin, .spin_len = sizeof(a64_spin), .tamper = a64_tamper,
 };

@@ -38,11 +38,12 @@ static uint64_t x86_sp(const ucontext_t *uc) { return (uint64_t)uc->uc_mcontext.
 static uint64_t x86_trap_addr(const ucontext_t *uc) { return x86_pc(uc) - 1; }
 static void x86_resume_at(ucontext_t *uc, uint64_t addr) { uc->uc_mcontext.gregs[REG_RIP] = (greg_t)addr; }
 static void x86_skip_trap(ucontext_t *uc) { (void)uc; }
+static void x86_tamper(ucontext_t *uc) { uc->uc_mcontext.gregs[REG_RBX] ^= 1; }
 
 static const uint8_t x86_spin[2] = { 0xeb, 0xfe };   /* jmp . */
 
 const struct hx_cap_arch hx_cap_host = {
 	.tr = &tr_arch_x86_64, .regs = x86_regs, .pc = x86_pc, .sp = x86_sp,
 	.trap_addr = x86_trap_addr, .resume_at = x86_resume_at, .skip_trap = x86_skip_trap,
-	.spin = x86_spin, .spin_len = sizeof(x86_spin),
+	.spin = x86_spin, .spin_len = sizeof(x86_spin), .tamper = x86_tamper,
 };

@@ -9,6 +9,7 @@
 #include <dwarf.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,7 +158,12 @@ static int parse_items(char *list, struct hx_exc *e, const char *path, int line,
 			w->inner = false;
 		} else if (!strcmp(t, "callee") || (!strncmp(t, "tramp", 5) && strchr(t, '+')) ||
 			   (!strncmp(t, "leaf", 4) && strchr(t, '+'))) {
+			/* cut short it could lose its '+0xOFF' (found by fuzz/fuzz_case.c) */
+			if (strlen(t) >= sizeof(w->where))
+				return cfail(err, errlen, path, line, "'%.40s%s' is longer than %zu characters",
+					     t, strlen(t) > 40 ? "..." : "", sizeof(w->where) - 1);
 			w->offset = -1;
+			w->inner = false;
 			snprintf(w->where, sizeof(w->where), "%s", t);
 		} else {
 			return cfail(err, errlen, path, line,
@@ -168,7 +174,49 @@ static int parse_items(char *list, struct hx_exc *e, const char *path, int line,
 	return 0;
 }
 
-#define KEY_FORMS "UNWINDER, UNWINDER@PROFILE, UNWINDER@SIZE or UNWINDER@PROFILE@SIZE, '?' in front if optional"
+#define KEY_FORMS "UNWINDER, UNWINDER@PROFILE, UNWINDER@SIZE or UNWINDER@PROFILE@SIZE, then optionally @VERSION+, '?' in front if optional"
+
+/* "1.8" -> 1008; -1 if not MAJOR.MINOR */
+static int version_code(const char *s, size_t n)
+{
+	unsigned maj, min;
+	int used = 0;
+	char buf[24];
+	if (!s || n >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	if (sscanf(buf, "%3u.%3u%n", &maj, &min, &used) != 2 || (size_t)used != n)
+		return -1;
+	return (int)(maj * 1000 + min);
+}
+
+int hx_case_version_code(const char *v)
+{
+	if (!v)
+		return -1;
+	/* "1.6" or "0.188", and "1.8.1" compares as 1.8 */
+	const char *dot = strchr(v, '.');
+	const char *end = dot ? dot + 1 + strspn(dot + 1, "0123456789") : v;
+	return version_code(v, (size_t)(end - v));
+}
+
+/* "@1.8+" at the end of a key: from that version of the unwinder's library on */
+static int parse_key_version(struct hx_case *c, struct hx_expect *x, char *buf, const char *key, int line,
+			     char *err, size_t errlen)
+{
+	char *last = strrchr(buf, '@');
+	size_t n = last ? strlen(last + 1) : 0;
+	if (!last || !n || last[n] != '+')
+		return 0;
+	int v = version_code(last + 1, n - 1);
+	if (v < 0)
+		return cfail(err, errlen, c->path, line, "'%s': '%s' is no library version (expected MAJOR.MINOR+, e.g. 1.8+)",
+			     key, last + 1);
+	*last = 0;
+	x->min_version = v;
+	return 0;
+}
 
 /* "?libdw@v6.1@8192": every part must name something that exists */
 static int parse_key(struct hx_case *c, struct hx_expect *x, const char *key, int line,
@@ -177,11 +225,14 @@ static int parse_key(struct hx_case *c, struct hx_expect *x, const char *key, in
 	x->optional = key[0] == '?';
 	key += x->optional;
 	if (strlen(key) >= sizeof(x->unwinder) || !key[0] || key[0] == '@' ||
-	    strspn(key, "abcdefghijklmnopqrstuvwxyz0123456789-.@x") != strlen(key))
+	    strspn(key, "abcdefghijklmnopqrstuvwxyz0123456789-.@x+") != strlen(key))
 		return cfail(err, errlen, c->path, line, "expectation key '%s': expected " KEY_FORMS, key);
 	snprintf(x->unwinder, sizeof(x->unwinder), "%s", key);
 	char buf[48];
 	snprintf(buf, sizeof(buf), "%s", key);
+	if (parse_key_version(c, x, buf, key, line, err, errlen))
+		return -1;
+	snprintf(x->base, sizeof(x->base), "%s", buf);
 	char *parts[4] = { buf };
 	int np = 1;
 	for (char *p = strchr(buf, '@'); p && np < 4; p = strchr(p + 1, '@')) {
@@ -196,6 +247,8 @@ static int parse_key(struct hx_case *c, struct hx_expect *x, const char *key, in
 		return cfail(err, errlen, c->path, line, "no unwinder '%s' (expected one of %s)", parts[0], names);
 	}
 	snprintf(x->uw, sizeof(x->uw), "%s", parts[0]);
+	if (x->min_version && !uw_unwinder_by_name(parts[0])->lib_version)
+		return cfail(err, errlen, c->path, line, "'%s': %s unwinds with no library a version could key", key, parts[0]);
 	x->profile = -1;
 	for (int i = 1; i < np; i++) {
 		long long v;
@@ -209,8 +262,8 @@ static int parse_key(struct hx_case *c, struct hx_expect *x, const char *key, in
 			x->profile = (int)pp;
 		} else {
 			return cfail(err, errlen, c->path, line,
-				     "'%s': no perf profile '%s' (expected current, v6.1 or 5.x-0x40, then an optional stack size)",
-				     key, parts[i]);
+				     "'%s': no perf profile '%s' (expected %s, then an optional stack size)",
+				     key, parts[i], pv_profile_choices());
 		}
 	}
 	if (np == 3 && (x->profile < 0 || !x->stack_size))
@@ -225,7 +278,11 @@ static int parse_expect(struct hx_case *c, const char *key, char *val, int line,
 	if (c->nexpect >= HX_MAX_EXPECT)
 		return cfail(err, errlen, c->path, line, "more than %d expectations", HX_MAX_EXPECT);
 	struct hx_expect *x = &c->expect[c->nexpect];
-	memset(x, 0, sizeof(*x));
+	/* the header only: an exception is cleared when it is used (20 KB of
+	 * them per expectation, mostly never) */
+	memset(x, 0, offsetof(struct hx_expect, exc));
+	x->nexc = 0;
+	x->line = 0;
 	if (parse_key(c, x, key, line, err, errlen))
 		return -1;
 	for (int i = 0; i < c->nexpect; i++)
@@ -256,6 +313,7 @@ static int parse_expect(struct hx_case *c, const char *key, char *val, int line,
 		if (!valid_verdict(v))
 			return cfail(err, errlen, c->path, line, "unknown verdict '%s'", v);
 		struct hx_exc *e = &x->exc[x->nexc++];
+		e->nitems = 0;
 		snprintf(e->verdict, sizeof(e->verdict), "%s", v);
 		if (parse_items(at + 4, e, c->path, line, err, errlen))
 			return -1;
@@ -402,9 +460,9 @@ static int check_item(const struct hx_case *c, const struct code_map *m, const s
 	const char *plus = strchr(w->where, '+');
 	long long k = 1, off;
 	char fn[32];
-	snprintf(fn, sizeof(fn), "%.*s", (int)(plus - w->where), w->where);
-	if (parse_int(plus + 1, &off) || off < 0)
+	if (!plus || parse_int(plus + 1, &off) || off < 0)
 		return cfail(err, errlen, c->path, line, "'%s': expected FUNCTION+0xOFFSET", w->where);
+	snprintf(fn, sizeof(fn), "%.*s", (int)(plus - w->where), w->where);
 	const struct tr_func *f = m->tramp;
 	if (!strcmp(fn, "leaf")) {
 		if (!m->leaf)
@@ -513,6 +571,7 @@ struct pstate {
 	bool seen[S_COUNT];
 	int leaf_line, expect_line;
 	bool have_at;
+	bool expect_optional;    /* run --observe: no [expect] yet */
 	char *err;
 	size_t errlen;
 };
@@ -751,9 +810,9 @@ static int check_case(struct pstate *ps, int line)
 		if (c->host != HX_HOST_FP)
 			return PFAIL(ps, ps->leaf_line, "a [leaf] replaces the host's C target: it needs host = fp");
 	}
-	if (!ps->seen[S_EXPECT])
+	if (!ps->seen[S_EXPECT] && !ps->expect_optional)
 		return PFAIL(ps, line, "missing [expect]");
-	if (!c->nexpect) {
+	if (!c->nexpect && !ps->expect_optional) {
 		char names[256];
 		uw_unwinder_list(c->arch, names, sizeof(names));
 		return PFAIL(ps, ps->expect_line,
@@ -770,10 +829,35 @@ static int check_case(struct pstate *ps, int line)
 	return check_expects(c, ps->err, ps->errlen);
 }
 
+/* Zero a case but for its three big arrays (420 KB, mostly never used):
+ * tr_op_parse and parse_expect clear each element they fill, and nothing
+ * reads past nops, nleaf or nexpect.  A run loads every case and the runner
+ * parses each again: zeroing them all cost more than the rest of the parse. */
+static void case_clear(struct hx_case *c)
+{
+	_Static_assert(offsetof(struct hx_case, ops) < offsetof(struct hx_case, nops) &&
+		       offsetof(struct hx_case, nops) < offsetof(struct hx_case, leaf_ops) &&
+		       offsetof(struct hx_case, leaf_ops) < offsetof(struct hx_case, nleaf) &&
+		       offsetof(struct hx_case, nleaf) < offsetof(struct hx_case, expect) &&
+		       offsetof(struct hx_case, expect) < offsetof(struct hx_case, nexpect),
+		       "case_clear's ranges follow struct hx_case's field order");
+	uint8_t *p = (uint8_t *)c;
+	memset(p, 0, offsetof(struct hx_case, ops));
+	memset(p + offsetof(struct hx_case, nops), 0, offsetof(struct hx_case, leaf_ops) - offsetof(struct hx_case, nops));
+	memset(p + offsetof(struct hx_case, nleaf), 0, offsetof(struct hx_case, expect) - offsetof(struct hx_case, nleaf));
+	memset(p + offsetof(struct hx_case, nexpect), 0, sizeof(*c) - offsetof(struct hx_case, nexpect));
+}
+
 int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t len,
 		  char *err, size_t errlen)
 {
-	memset(c, 0, sizeof(*c));
+	return hx_case_parse_ex(c, path, text, len, 0, err, errlen);
+}
+
+int hx_case_parse_ex(struct hx_case *c, const char *path, const char *text, size_t len,
+		     unsigned flags, char *err, size_t errlen)
+{
+	case_clear(c);
 	snprintf(c->path, sizeof(c->path), "%s", path);
 	tr_unwind_opts_default(&c->unw);
 	c->depth = 1;
@@ -785,7 +869,8 @@ int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t 
 	c->text_len = len;
 	if (memchr(text, 0, len))
 		return cfail(err, errlen, path, 1, "NUL byte in a case file");
-	struct pstate ps = { .c = c, .sec = S_NONE, .err = err, .errlen = errlen };
+	struct pstate ps = { .c = c, .sec = S_NONE, .err = err, .errlen = errlen,
+			     .expect_optional = flags & HX_CASE_NO_EXPECT };
 	int line = 0;
 	size_t pos = 0;
 	while (pos < len) {
@@ -811,7 +896,12 @@ int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t 
 
 int hx_case_load(struct hx_case *c, const char *path, char *err, size_t errlen)
 {
-	memset(c, 0, sizeof(*c));
+	return hx_case_load_ex(c, path, 0, err, errlen);
+}
+
+int hx_case_load_ex(struct hx_case *c, const char *path, unsigned flags, char *err, size_t errlen)
+{
+	case_clear(c);
 	FILE *f = fopen(path, "rb");
 	if (!f) {
 		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
@@ -830,7 +920,7 @@ int hx_case_load(struct hx_case *c, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: larger than %d bytes", path, HX_CASE_MAX_BYTES);
 		return -1;
 	}
-	int rc = hx_case_parse(c, path, buf, n, err, errlen);
+	int rc = hx_case_parse_ex(c, path, buf, n, flags, err, errlen);
 	free(buf);
 	return rc;
 }
@@ -860,6 +950,9 @@ static bool item_matches(const struct hx_where *w, const char *where, int offset
 	return offset >= 0 && w->offset == offset;
 }
 
+/* The most specific key wins (profile and size, profile, size, none); among
+ * keys of one form, the highest "@VERSION+" the unwinder's library reaches,
+ * then the key without a version. */
 static const struct hx_expect *find_expect(const struct hx_case *c, const char *unwinder,
 					   const char *profile, int stack_size)
 {
@@ -868,10 +961,20 @@ static const struct hx_expect *find_expect(const struct hx_case *c, const char *
 	snprintf(keys[1], sizeof(keys[1]), "%s@%s", unwinder, profile ? profile : "");
 	snprintf(keys[2], sizeof(keys[2]), "%s@%d", unwinder, stack_size);
 	snprintf(keys[3], sizeof(keys[3]), "%s", unwinder);
-	for (int k = 0; k < 4; k++)
-		for (int i = 0; i < c->nexpect; i++)
-			if (!strcmp(c->expect[i].unwinder, keys[k]))
-				return &c->expect[i];
+	const struct uw_unwinder *u = uw_unwinder_by_name(unwinder);
+	int have = u && u->lib_version ? hx_case_version_code(u->lib_version()) : -1;
+	for (int k = 0; k < 4; k++) {
+		const struct hx_expect *best = NULL;
+		for (int i = 0; i < c->nexpect; i++) {
+			const struct hx_expect *x = &c->expect[i];
+			if (strcmp(x->base, keys[k]) || (x->min_version && x->min_version > have))
+				continue;
+			if (!best || x->min_version > best->min_version)
+				best = x;
+		}
+		if (best)
+			return best;
+	}
 	return NULL;
 }
 

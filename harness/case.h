@@ -29,6 +29,9 @@ struct hx_expect {
 	char uw[24];             /* the unwinder part of the key */
 	int profile;             /* enum pv_profile of the key, -1: any */
 	int stack_size;          /* dump size of the key, 0: any */
+	int min_version;         /* "@1.8+": holds from that version of the unwinder's library on
+				    (major * 1000 + minor), 0: any */
+	char base[48];           /* the key without its version part */
 	bool optional;           /* "?libdw = ...": may name an unwinder, profile or size that does not run */
 	char verdict[32];        /* default for every sample: "ok", "ok fallback", "consistent" */
 	struct hx_exc exc[HX_MAX_EXC];
@@ -69,6 +72,11 @@ struct hx_case {
 int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t len,
 		  char *err, size_t errlen);
 int hx_case_load(struct hx_case *c, const char *path, char *err, size_t errlen);
+/* HX_CASE_NO_EXPECT: a missing or empty [expect] is accepted (run --observe) */
+#define HX_CASE_NO_EXPECT 1u
+int hx_case_parse_ex(struct hx_case *c, const char *path, const char *text, size_t len,
+		     unsigned flags, char *err, size_t errlen);
+int hx_case_load_ex(struct hx_case *c, const char *path, unsigned flags, char *err, size_t errlen);
 /* Two cases of one run may not share a name (their samples files would
  * overwrite each other). 0, or -1 with both files named in err. */
 int hx_case_unique(const struct hx_case *cases, int n, char *err, size_t errlen);
@@ -77,6 +85,8 @@ void hx_case_free(struct hx_case *c);
 /* The expectation for one unwinder at one sample under a perf profile and a
  * dump size: the most specific of "name@profile@size", "name@profile",
  * "name@size", "name"; NULL if the case has none. */
+/* "1.8.1" -> 1008 (major * 1000 + minor), -1 if it is no version */
+int hx_case_version_code(const char *v);
 const char *hx_case_expect(const struct hx_case *c, const char *unwinder, const char *profile,
 			   int stack_size, const char *where, int offset);
 bool hx_case_has_expect(const struct hx_case *c, const char *unwinder, const char *profile,

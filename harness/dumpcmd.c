@@ -496,7 +496,7 @@ static int dump_args(int argc, char **argv, struct dump_cli *cl)
 		case 'n': cl->code = false; break;
 		case 'p':
 			if (pv_profile_parse(optarg, &cl->prof)) {
-				fprintf(stderr, "jitunwind dump: --perf-profile %s: expected current, v6.1 or 5.x-0x40\n", optarg);
+				fprintf(stderr, "jitunwind dump: --perf-profile %s: expected %s\n", optarg, pv_profile_choices());
 				return 2;
 			}
 			break;

@@ -118,7 +118,7 @@ static int run_text(struct fz_ctx *x, const char *text, const struct hx_opts *o,
 	}
 	char sp[512];
 	snprintf(sp, sizeof(sp), "%s/case.samples", x->dir);
-	if (!hx_capture_to_file(c, "fuzz-cfi.case", x->dir, sp, err, errlen)) {
+	if (!hx_capture_one(c, "fuzz-cfi.case", x->dir, sp, err, errlen)) {
 		struct hx_samples s;
 		if (!hx_samples_read(&s, sp, err, errlen)) {
 			if (s.ngroups != 1)
@@ -701,6 +701,7 @@ static void describe(const struct fz_ctx *x, const struct hx_fz_gen *g, const ch
 		     const struct min_result *mr, char *buf, size_t len)
 {
 	char kind[24] = "", a[40] = "", b[40] = "", libs[96];
+	const struct uw_unwinder *ua;
 	sscanf(sig, "%23[^:]:%39[^:/]%*[:/]%39s", kind, a, b);
 	lib_versions(libs, sizeof(libs));
 	size_t off = (size_t)snprintf(buf, len, "Found by jitunwind fuzz-cfi (seed %llu, case %llu%s; %s): ",
@@ -712,7 +713,7 @@ static void describe(const struct fz_ctx *x, const struct hx_fz_gen *g, const ch
 		off += (size_t)snprintf(buf + off, len - off, "%s finds the chain at %s only by its fallback, although the emitted CFI is consistent with the truth.", a, wheres);
 	else if (!strcmp(kind, "disagree"))
 		off += (size_t)snprintf(buf + off, len - off, "%s and %s give different chains at %s, where the emitted CFI is consistent with the truth.", a, b, wheres);
-	else if (!strcmp(kind, "unfaithful") && !strcmp(a, "fp"))
+	else if (!strcmp(kind, "unfaithful") && (ua = uw_unwinder_by_name(a)) && ua->ref == UW_REF_FP)
 		off += (size_t)snprintf(buf + off, len - off, "fp's chain at %s is not what the frame-pointer convention predicts from the truth rows (the faithful check of fp).", wheres);
 	else if (!strcmp(kind, "unfaithful"))
 		off += (size_t)snprintf(buf + off, len - off, "%s does not read the emitted CFI as the oracle does at %s (up to the first frame where the CFI departs from the truth).", a, wheres);

@@ -3,20 +3,11 @@
  * HX_HOST_FN(x) names this build's functions, HX_HOST_TRAP its breakpoint
  * label, HX_HOST_CALL the function that calls the next trampoline, and
  * HX_HOST_STATE_IN_FP says the target keeps the interpreter state in the
- * frame-pointer register (x86_64; see host_nofp.c for aarch64). */
+ * frame-pointer register (where the arch names one: host_nofp.c).  The
+ * arch's inline assembly comes from harness/capture_<arch>.h. */
 #include "host.h"
 
-/* With frame pointers on, GCC refuses rbp as a register variable ("bp cannot
- * be used in asm here"): the nofp build cannot silently keep them on x86_64;
- * tests/test_host.c checks the rest. */
-
-/* the breakpoint, then a jump to itself (the spin point the capture resumes
- * past, or spins on: capture.c's HX_CALLEE_OUT bytes after the label) */
-#if defined(__x86_64__)
-#define HX_HOST_BKPT "int3\n1:\n\tjmp 1b"
-#elif defined(__aarch64__)
-#define HX_HOST_BKPT "brk #0\n1:\n\tb 1b"
-#endif
+#include HX_CAPTURE_ARCH_H
 
 /* A leaf: no calls, so -momit-leaf-frame-pointer gives it no frame record;
  * the sample is taken at its breakpoint.  It spins `loops` times first (a
@@ -25,16 +16,9 @@ __attribute__((noinline, noclone)) void HX_HOST_FN(leaf)(uint64_t loops)
 {
 	for (uint64_t i = 0; i < loops; i++)
 		__asm__ volatile("" ::: "memory");
-#if defined(__aarch64__)
-	/* x30 as is: __builtin_return_address strips PAC bits with xpaclri,
-	 * which clobbers x30 and so makes GCC save it in a frame record */
-	uint64_t ra;
-	__asm__ volatile("mov %0, x30" : "=r"(ra));
-	hx_host_leaf_ra = ra;
-#else
-	hx_host_leaf_ra = (uint64_t)(uintptr_t)__builtin_return_address(0);
-#endif
-	__asm__ volatile(".globl " HX_HOST_TRAP "\n" HX_HOST_TRAP ":\n\t" HX_HOST_BKPT "\n" ::: "memory");
+	hx_host_leaf_ra = HX_ARCH_LEAF_RA();
+	/* the breakpoint and its spin (capture.c resumes past both) */
+	__asm__ volatile(".globl " HX_HOST_TRAP "\n" HX_HOST_TRAP ":\n\t" HX_ARCH_TRAP_SPIN "\n" ::: "memory");
 }
 
 /* The interpreter: called by the trampoline, calls the next level's

@@ -7,7 +7,8 @@
 #define HX_HOST_FN(x) hx_host_nofp_##x
 #define HX_HOST_TRAP "hx_host_nofp_trap"
 #define HX_HOST_CALL hx_host_nofp_call
-#if defined(__x86_64__)
-#define HX_HOST_STATE_IN_FP "rbp"
+#include HX_CAPTURE_ARCH_H
+#ifdef HX_ARCH_STATE_IN_FP
+#define HX_HOST_STATE_IN_FP HX_ARCH_STATE_IN_FP
 #endif
 #include "host_body.h"

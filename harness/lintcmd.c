@@ -227,7 +227,7 @@ static int lint_args(int argc, char **argv, struct lint_cli *cl)
 		case 'r': cl->rules = true; break;
 		case 'p':
 			if (pv_profile_parse(optarg, &cl->opts.profile)) {
-				fprintf(stderr, "jitunwind lint: --perf-profile %s: expected current, v6.1 or 5.x-0x40\n", optarg);
+				fprintf(stderr, "jitunwind lint: --perf-profile %s: expected %s\n", optarg, pv_profile_choices());
 				return 2;
 			}
 			break;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,8 @@
 #include <unistd.h>
 
 #include "harness/case.h"
+#include "harness/explain.h"
+#include "harness/observe.h"
 #include "harness/realreplay.h"
 #include "harness/host.h"
 #include "harness/report.h"
@@ -20,6 +23,7 @@
 #include "harness/samples.h"
 #include "harness/toperf.h"
 #include "harness/perfcol.h"
+#include "harness/perfcheck.h"
 #include "trampolines/tramp.h"
 #include "unwinders/unwind.h"
 #include "ksampler.h"
@@ -66,11 +70,18 @@ static void usage_unwinders(FILE *f)
 static void usage_run(FILE *f)
 {
 	fprintf(f,
-		"usage: jitunwind run [--json FILE] [--unwinders LIST] [--jitdump-dir DIR]\n"
+		"usage: jitunwind run [--json FILE] [--junit FILE] [--html FILE] [--tap] [--observe [--write]]\n"
+		"                     [--unwinders LIST] [--jitdump-dir DIR]\n"
 		"                     [--perf-profile P] [--stack-size N] [PATH...]\n"
-		"  Capture every case (default cases/%s), replay each sample through the unwinders\n"
-		"  and judge it against the truth and the case's [expect].\n"
-		"  --json FILE        write the JSON report (schema 1)\n",
+		"  Capture every case (default cases/%s here, else the installed ones), replay each\n"
+		"  sample through the unwinders and judge it against the truth and the case's [expect].\n"
+		"  --json FILE        write the JSON report (schema 1)\n"
+		"  --junit FILE       write JUnit XML: a testsuite per case, a testcase per unwinder\n"
+		"  --html FILE        write one self-contained HTML heatmap (case x sample x unwinder)\n"
+		"  --tap              print TAP (version 13) instead of the matrix\n"
+		"  --observe          no judging: print per case the [expect] block it would pass with\n"
+		"                     and what perf does in plain words (cases need no [expect])\n"
+		"  --write            with --observe: put that block into each case file (comments kept)\n",
 		host_arch());
 	usage_unwinders(f);
 	fprintf(f,
@@ -87,6 +98,7 @@ static void usage_run(FILE *f)
 		"  %s (frame pointers, none, none in leaves; default fp)\n"
 		"exit: 0 all cases pass, 1 a case failed, 2 bad usage or input, 77 nothing could run\n",
 		hx_host_names);
+	hx_vocab_print(f);
 }
 
 static void usage(FILE *f)
@@ -96,17 +108,21 @@ static void usage(FILE *f)
 		"  run     capture, replay and judge cases\n"
 		"  record  capture cases into a samples file\n"
 		"  replay  replay and judge a samples file\n"
+		"  explain one sample's story: instruction, registers, CFA rows, chains\n"
 		"  list    list cases\n"
 		"  dump    decode a jitdump: records, eh_frame, rows, perf's view\n"
 		"  lint    check jitdumps the way perf will read them\n"
 		"  inject  write the jitted .so files perf inject -j would build from a jitdump\n"
 		"  bench   measure capture cost and replay rates\n"
-		"  fuzz-cfi  generate trampolines and CFI encodings, find where the unwinders part ways\n");
+		"  perf-check  perf record the cases at every sample point, judge perf against its emulation\n"
+		"  fuzz-cfi  generate trampolines and CFI encodings, find where the unwinders part ways\n"
+		"  --version  print the version and the JSON report's schema number\n");
 }
 
 struct common {
 	struct hx_opts o;
-	const char *json;
+	const char *json, *junit, *html;
+	bool tap, write;
 	const char *out;
 	int npaths;
 	char **paths;
@@ -167,6 +183,9 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 		{ "jitdump-dir", required_argument, 0, 'd' }, { "help", no_argument, 0, 'h' },
 		{ "output", required_argument, 0, 'o' }, { "perf-profile", required_argument, 0, 'p' },
 		{ "stack-size", required_argument, 0, 's' }, { "perf-dump-dir", required_argument, 0, 'D' },
+		{ "junit", required_argument, 0, 'J' }, { "html", required_argument, 0, 'H' },
+		{ "tap", no_argument, 0, 'T' }, { "observe", no_argument, 0, 'O' },
+		{ "write", no_argument, 0, 'W' },
 		{ "perf-data", required_argument, 0, 'P' }, { "perf-data-abi", required_argument, 0, 'A' },
 		{ "kernel-samples", required_argument, 0, 'k' }, { "spin-points", no_argument, 0, 'S' },
 		{ "perf", required_argument, 0, 'f' }, { 0, 0, 0, 0 },
@@ -182,6 +201,11 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 	while ((ch = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'j': c->json = optarg; break;
+		case 'J': c->junit = optarg; break;
+		case 'H': c->html = optarg; break;
+		case 'T': c->tap = true; break;
+		case 'O': c->o.observe = true; break;
+		case 'W': c->write = true; break;
 		case 'u':
 			if (parse_unwinders(c, optarg))
 				return 2;
@@ -259,7 +283,8 @@ static int rm_private_dir(const char *dir)
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
-		unlink(p);
+		if (unlink(p) < 0 && errno == EISDIR)
+			rm_private_dir(p);     /* a case's own dump directory */
 	}
 	closedir(d);
 	return rmdir(dir);
@@ -285,16 +310,43 @@ static int make_dir(const struct common *c, char *dir, size_t n, bool *private_d
 	return 0;
 }
 
+/* The default cases: cases/<arch> here (a source tree), else the installed
+ * ones, <bindir>/../share/jitunwind/cases/<arch> (make install), else the
+ * ones beside the binary (a source tree's binary run from elsewhere). */
+static void default_cases(char *buf, size_t n)
+{
+	struct stat st;
+	snprintf(buf, n, "cases/%s", host_arch());
+	if (stat(buf, &st) == 0)
+		return;
+	char exe[4096];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len <= 0)
+		return;
+	exe[len] = 0;
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return;
+	*slash = 0;
+	static const char *const rel[] = { "../share/jitunwind/cases", "cases" };
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		snprintf(buf, n, "%s/%s/%s", exe, rel[i], host_arch());
+		if (stat(buf, &st) == 0)
+			return;
+	}
+	snprintf(buf, n, "cases/%s", host_arch());
+}
+
 /* Load every case first: a malformed one stops everything with exit 2. */
 static int load_cases(struct common *c, struct hx_case **cases, char ***paths, int *n)
 {
 	char err[1024];
 	const char *defp[1];
-	char def[64];
+	char def[4200];
 	const char *const *pp = (const char *const *)c->paths;
 	int np = c->npaths;
 	if (!np) {
-		snprintf(def, sizeof(def), "cases/%s", host_arch());
+		default_cases(def, sizeof(def));
 		defp[0] = def;
 		pp = defp;
 		np = 1;
@@ -310,7 +362,7 @@ static int load_cases(struct common *c, struct hx_case **cases, char ***paths, i
 	if (!*cases)
 		return 2;
 	for (int i = 0; i < *n; i++) {
-		if (hx_case_load(&(*cases)[i], (*paths)[i], err, sizeof(err))) {
+		if (hx_case_load_ex(&(*cases)[i], (*paths)[i], c->o.observe ? HX_CASE_NO_EXPECT : 0, err, sizeof(err))) {
 			fprintf(stderr, "jitunwind: %s\n", err);
 			for (int k = 0; k < *n; k++) {
 				if (k <= i)
@@ -338,18 +390,27 @@ static int load_cases(struct common *c, struct hx_case **cases, char ***paths, i
 static int finish(struct hx_case_res *res, size_t n, const struct common *c, double t0, const char *arch)
 {
 	struct hx_report rep = { .arch = arch, .cases = res, .n = n, .o = &c->o };
-	hx_report_write(hx_reporter_by_name("terminal"), NULL, &rep);
 	size_t pass = 0, fail = 0, skip = 0;
 	for (size_t i = 0; i < n; i++)
 		res[i].skipped ? skip++ : res[i].pass ? pass++ : fail++;
 	double secs = now() - t0;
 	rep.seconds = secs;
-	int rc;
-	if (c->json && (rc = hx_report_write(hx_reporter_by_name("json"), c->json, &rep))) {
-		fprintf(stderr, "jitunwind: cannot write %s: %s\n", c->json, strerror(-rc));
-		return 2;
+	/* --tap: stdout is TAP only, the summary a TAP comment */
+	hx_report_write(hx_reporter_by_name(c->tap ? "tap" : "terminal"), NULL, &rep);
+	const struct { const char *reporter, *path; } files[] = {
+		{ "json", c->json }, { "junit", c->junit }, { "html", c->html },
+	};
+	for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
+		int rc;
+		if (files[k].path && (rc = hx_report_write(hx_reporter_by_name(files[k].reporter), files[k].path, &rep))) {
+			fprintf(stderr, "jitunwind: cannot write the %s report %s: %s\n", files[k].reporter,
+				files[k].path, strerror(-rc));
+			return 2;
+		}
 	}
-	printf("\ncases: %zu passed, %zu failed, %zu skipped (%.2f s)\n", pass, fail, skip, secs);
+	/* "passed" = met its [expect] (tools/matrix reads this line) */
+	printf("\n%scases: %zu passed, %zu failed, %zu skipped (%.2f s); passed = met its [expect]\n",
+	       c->tap ? "# " : "", pass, fail, skip, secs);
 	if (fail)
 		return 1;
 	if (!pass && skip)
@@ -370,115 +431,193 @@ static bool skip_other_arch(const struct hx_case *c, const char *path, struct hx
 	return true;
 }
 
-static int cmd_run(int argc, char **argv, bool record)
-{
+/* One run or record: its cases and where their results go. */
+struct run_ctx {
 	struct common c;
-	int rc = parse_common(argc, argv, &c, record, usage_run);
-	if (rc)
-		return rc == 1 ? 0 : 2;
-	if (record && !c.out) {
-		fprintf(stderr, "jitunwind record: -o SAMPLES is required\n");
-		return 2;
-	}
-	double t0 = now();
+	bool record;
+	double t0;
 	struct hx_case *cases;
 	char **paths;
 	int n;
-	if ((rc = load_cases(&c, &cases, &paths, &n)))
+	char dir[4096];
+	struct hx_case_res *res;
+	struct hx_batch_case *batch;     /* the cases of this host's arch, in order */
+	size_t nb;
+	struct hx_samples s;             /* run: what the batch captured */
+	size_t shown_k;                  /* the case the progress line shows, + 1 (0: none yet) */
+};
+
+/* hx_batch_run.progress: the case the capture is on, as "[i/n] name" */
+static void run_progress(void *arg, size_t k)
+{
+	struct run_ctx *r = arg;
+	if (r->shown_k == k + 1)
+		return;   /* drawn already: redrawn when the capture moves on */
+	size_t i = (size_t)(r->batch[k].c - r->cases);
+	double t = now() - r->t0;
+	hx_progress(i, (size_t)r->n, r->cases[i].name, t);
+	if (t >= 1.0)   /* hx_progress draws from the first second on */
+		r->shown_k = k + 1;
+}
+
+/* The batch of this host's arch's cases; the others become visible skips. */
+static int run_batch(struct run_ctx *r)
+{
+	r->res = calloc((size_t)r->n, sizeof(*r->res));
+	r->batch = calloc((size_t)r->n, sizeof(*r->batch));
+	if (!r->res || !r->batch) {
+		fprintf(stderr, "jitunwind: out of memory\n");
+		return 2;
+	}
+	for (int i = 0; i < r->n; i++)
+		if (!skip_other_arch(&r->cases[i], r->paths[i], &r->res[i]))
+			r->batch[r->nb++] = (struct hx_batch_case){ .c = &r->cases[i], .path = r->paths[i] };
+	return 0;
+}
+
+/* One batch: run's child captures every case in turn into a samples file
+ * read back here; record's children (a process per case, as separate
+ * programs: its perf.data, its dumps) capture into -o.  0 or 2.  Inlined:
+ * cmd_run calls the batch directly, so the capture's stack has the callers
+ * above its anchor the goldens list (capture.c, HX_ABOVE_ANCHOR). */
+static inline __attribute__((always_inline)) int run_capture(struct run_ctx *r)
+{
+	char err[1024], sp[4352];
+	snprintf(sp, sizeof(sp), "%s/all.samples", r->dir);
+	struct hx_batch_run br = { .per_child = r->record ? 1 : 0 };
+	if (isatty(2)) {
+		br.progress = run_progress;
+		br.progress_arg = r;
+	}
+	int status = 0;
+	if (hx_batch_dirs(r->batch, r->nb, r->dir, br.per_child, err, sizeof(err)) ||
+	    hx_capture_to_file(r->batch, r->nb, r->record ? r->c.out : sp, &br, err, sizeof(err)) ||
+	    (!r->record && hx_samples_read(&r->s, sp, err, sizeof(err)))) {
+		fprintf(stderr, "jitunwind: %s\n", err);
+		status = 2;
+	}
+	if (!r->record)
+		unlink(sp);
+	return status;
+}
+
+/* Replay the groups in case order (a case whose child never started it has
+ * none); each case's time is its replay plus its share of the capture.  0 or 2. */
+static int run_replay(struct run_ctx *r, double capture_per_case)
+{
+	char err[1024];
+	for (int i = 0, g = 0; i < r->n; i++) {
+		double t1 = now();
+		hx_progress((size_t)i, (size_t)r->n, r->cases[i].name, t1 - r->t0);
+		struct hx_case_res *res = &r->res[i];
+		if (res->skipped)
+			continue;
+		if ((size_t)g >= r->s.ngroups || strcmp(r->s.groups[g].case_path, r->paths[i])) {
+			snprintf(res->name, sizeof(res->name), "%s", r->cases[i].name);
+			snprintf(res->file, sizeof(res->file), "%s", r->paths[i]);
+			snprintf(res->problem, sizeof(res->problem), "the capture did not start");
+			continue;
+		}
+		if (hx_replay_group(&r->s.groups[g++], r->s.elf_mach, &r->c.o, res, err, sizeof(err))) {
+			fprintf(stderr, "jitunwind: %s\n", err);
+			return 2;
+		}
+		res->seconds = capture_per_case + now() - t1;
+	}
+	return 0;
+}
+
+/* record's last words, and -o's perf.data (--perf-data).  0 or 2. */
+static int record_finish(struct run_ctx *r)
+{
+	struct common *c = &r->c;
+	printf("recorded %d case(s) into %s; jitdumps in %s\n", r->n, c->out, r->dir);
+	if (!c->perf_data)
+		return 0;
+	char err[1024];
+	c->po.stack_size = (uint32_t)c->o.stack_size;
+	if (hx_toperf_write(c->out, c->perf_data, &c->po, err, sizeof(err))) {
+		fprintf(stderr, "jitunwind: %s\n", err);
+		return 2;
+	}
+	printf("wrote %s (perf inject -j -i %s -o OUT, then perf script)\n", c->perf_data, c->perf_data);
+	return 0;
+}
+
+/* run's report: --observe's [expect] blocks, else the reporters. */
+static int run_report(struct run_ctx *r)
+{
+	if (!r->c.o.observe)
+		return finish(r->res, (size_t)r->n, &r->c, r->t0, host_arch());
+	char err[1024];
+	if (hx_observe_run(stdout, r->res, (size_t)r->n, &r->c.o, host_arch(), r->c.write, err, sizeof(err))) {
+		fprintf(stderr, "jitunwind: %s\n", err);
+		return 2;
+	}
+	return 0;
+}
+
+static void run_free(struct run_ctx *r)
+{
+	hx_samples_free(&r->s);
+	if (r->batch)
+		hx_batch_dirs_free(r->batch, r->nb);
+	free(r->batch);
+	for (int i = 0; i < r->n; i++) {
+		if (r->res)
+			hx_case_res_free(&r->res[i]);
+		hx_case_free(&r->cases[i]);
+		free(r->paths[i]);
+	}
+	free(r->res);
+	free(r->cases);
+	free(r->paths);
+}
+
+static int cmd_run(int argc, char **argv, bool record)
+{
+	struct run_ctx r = { .record = record };
+	int rc = parse_common(argc, argv, &r.c, record, usage_run);
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	if (record && !r.c.out) {
+		fprintf(stderr, "jitunwind record: -o SAMPLES is required\n");
+		return 2;
+	}
+	r.t0 = now();
+	if ((rc = load_cases(&r.c, &r.cases, &r.paths, &r.n)))
 		return rc;
-	if (n == 0) {
+	if (r.n == 0) {
 		fprintf(stderr, "jitunwind: no .case files found\n");
 		return 2;
 	}
-	char dir[4096];
 	bool priv;
-	if (make_dir(&c, dir, sizeof(dir), &priv))
+	if (make_dir(&r.c, r.dir, sizeof(r.dir), &priv))
 		return 2;
 	if (record)
 		priv = false;
-	int outfd = -1;
-	if (record) {
-		outfd = open(c.out, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
-		if (outfd < 0 || hx_samples_write_header(outfd, tr_arch_host()->elf_mach)) {
-			fprintf(stderr, "jitunwind: %s: %s\n", c.out, strerror(errno));
-			return 2;
-		}
-	}
-	struct hx_case_res *res = calloc((size_t)n, sizeof(*res));
-	int status = 0;
-	for (int i = 0; i < n && res; i++) {
-		char err[1024];
-		double tc = now();
-		if (skip_other_arch(&cases[i], paths[i], &res[i]))
-			continue;
-		char sp[4352];
-		snprintf(sp, sizeof(sp), "%s/%s.samples", dir, cases[i].name);
-		if (hx_capture_to_file(&cases[i], paths[i], dir, sp, err, sizeof(err))) {
-			fprintf(stderr, "jitunwind: %s\n", err);
-			status = 2;
-			break;
-		}
-		if (record) {
-			if (hx_copy_records(outfd, sp, err, sizeof(err))) {
-				fprintf(stderr, "jitunwind: %s\n", err);
-				status = 2;
-				break;
-			}
-			unlink(sp);
-			continue;
-		}
-		struct hx_samples s;
-		if (hx_samples_read(&s, sp, err, sizeof(err))) {
-			fprintf(stderr, "jitunwind: %s\n", err);
-			status = 2;
-			break;
-		}
-		if (s.ngroups != 1) {
-			fprintf(stderr, "jitunwind: %s: expected one case group, found %zu\n", sp, s.ngroups);
-			status = 2;
-		} else if ((rc = hx_replay_group(&s.groups[0], s.elf_mach, &c.o, &res[i], err, sizeof(err)))) {
-			fprintf(stderr, "jitunwind: %s\n", err);
-			status = 2;
-		}
-		res[i].seconds = now() - tc;
-		hx_samples_free(&s);
-		if (status)
-			break;
-	}
-	if (record) {
-		close(outfd);
-		if (!status)
-			printf("recorded %d case(s) into %s; jitdumps in %s\n", n, c.out, dir);
-		if (!status && c.perf_data) {
-			char err[1024];
-			c.po.stack_size = (uint32_t)c.o.stack_size;
-			if (hx_toperf_write(c.out, c.perf_data, &c.po, err, sizeof(err))) {
-				fprintf(stderr, "jitunwind: %s\n", err);
-				status = 2;
-			} else {
-				printf("wrote %s (perf inject -j -i %s -o OUT, then perf script)\n", c.perf_data, c.perf_data);
-			}
-		}
-	}
-	if (priv)
-		rm_private_dir(dir);
+	int status = run_batch(&r);
+	double tc = now();
+	if (!status)
+		status = run_capture(&r);
+	tc = r.nb ? (now() - tc) / (double)r.nb : 0;
 	if (!status && !record)
-		status = finish(res, (size_t)n, &c, t0, host_arch());
-	for (int i = 0; i < n; i++) {
-		if (res)
-			hx_case_res_free(&res[i]);
-		hx_case_free(&cases[i]);
-		free(paths[i]);
-	}
-	free(res);
-	free(cases);
-	free(paths);
+		status = run_replay(&r, tc);
+	hx_progress(0, 0, NULL, 0);
+	if (!status && record)
+		status = record_finish(&r);
+	if (priv)
+		rm_private_dir(r.dir);
+	if (!status && !record)
+		status = run_report(&r);
+	run_free(&r);
 	return status;
 }
 
 static void usage_replay(FILE *f)
 {
-	fprintf(f, "usage: jitunwind replay [--json FILE] [--unwinders LIST] [--perf-profile P] [--stack-size N] SAMPLES\n"
+	fprintf(f, "usage: jitunwind replay [--json FILE] [--junit FILE] [--html FILE] [--tap] [--unwinders LIST]\n"
+		   "                        [--perf-profile P] [--stack-size N] SAMPLES\n"
 		   "  Replay a samples file written by `jitunwind record` and judge it.\n");
 	usage_unwinders(f);
 }
@@ -517,6 +656,32 @@ static int cmd_replay(int argc, char **argv)
 	free(res);
 	hx_samples_free(&s);
 	return status;
+}
+
+static void usage_explain(FILE *f)
+{
+	fprintf(f, "usage: jitunwind explain [--unwinders LIST] [--perf-profile P] [--stack-size N] CASE WHERE\n"
+		   "  Capture and replay CASE, then tell the story of sample point WHERE (tramp+0x7, 7, callee):\n"
+		   "  instruction, registers, the emitted CFI row and the true one, each unwinder's chain\n"
+		   "  next to the truth with perf's symbols, its stop reason and first divergent frame.\n");
+	usage_unwinders(f);
+}
+
+static int cmd_explain(int argc, char **argv)
+{
+	struct common c;
+	int rc = parse_common(argc, argv, &c, false, usage_explain);
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	if (c.npaths != 2) {
+		usage_explain(stderr);
+		return 2;
+	}
+	char err[1024];
+	rc = hx_explain(stdout, &c.o, c.paths[0], c.paths[1], err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "jitunwind: %s\n", err);
+	return rc == -ENOTSUP ? 77 : rc ? 2 : 0;
 }
 
 static void usage_list(FILE *f)
@@ -592,11 +757,20 @@ static int cmd_inject(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* Large blocks (a case, a replay's state, perf's view) come and go once
+	 * per case: from a heap that keeps its pages rather than from fresh
+	 * mappings, whose page faults cost more than the work done in them. */
+	mallopt(M_MMAP_THRESHOLD, 256 << 20);
+	mallopt(M_TRIM_THRESHOLD, 512 << 20);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
 	}
 	const char *cmd = argv[1];
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+		hx_version_print(stdout);
+		return 0;
+	}
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
 		usage(stdout);
 		return 0;
@@ -614,6 +788,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "list"))
 		return cmd_list(argc - 1, argv + 1);
+	if (!strcmp(cmd, "explain"))
+		return cmd_explain(argc - 1, argv + 1);
 	if (!strcmp(cmd, "dump"))
 		return hx_dump_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "lint"))
@@ -622,6 +798,8 @@ int main(int argc, char **argv)
 		return cmd_inject(argc - 1, argv + 1);
 	if (!strcmp(cmd, "bench"))
 		return hx_bench_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "perf-check"))
+		return hx_perfcheck_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "fuzz-cfi"))
 		return hx_fuzzcfi_main(argc - 1, argv + 1);
 	fprintf(stderr, "jitunwind: unknown command '%s'\n", cmd);

@@ -232,7 +232,7 @@ static int read_events(struct rr *r, const char *const *dumps, int ndumps)
 	const char *arch = NULL;
 	if (pd_feat_string(&r->pf, PD_FEAT_ARCH, &arch, r->err, sizeof(r->err)) == -EINVAL)
 		return -1;
-	r->arch = arch ? uw_arch_by_name(!strcmp(arch, "arm64") ? "aarch64" : arch) : NULL;
+	r->arch = arch ? uw_arch_by_name(arch) : NULL;   /* uname -m, or the table's other spelling of it */
 	if (!r->arch) {
 		snprintf(r->err, sizeof(r->err), "%s: HEADER_ARCH '%s': not an arch jitunwind knows", r->path,
 			 arch ? arch : "(none)");
@@ -376,9 +376,11 @@ static void user_chain(const struct pd_sample *p, uint64_t *buf, uint32_t *n)
 	}
 }
 
+/* a recording's own user callchain (--call-graph fp) read as kernel-fp reads one */
+extern const struct uw_unwinder uw_kernel_fp;
+
 static void kernel_chain(const struct uw_sample *s, struct uw_result *res)
 {
-	extern const struct uw_unwinder uw_kernel_fp;
 	memset(res, 0, offsetof(struct uw_result, why));
 	uw_kernel_fp.unwind(NULL, NULL, s, res);
 }
@@ -440,6 +442,8 @@ static bool same_at(const struct rr *r, const struct rr_view *v, const struct mt
 	const struct pv_map *y = pv_find(&v->pv, a);
 	if (x && !r->is_jit[x->seq] && anon_path(x->path))
 		x = NULL;
+	if (y && !y->dso)     /* [stack], [heap]: no DSO, as anon_path says */
+		y = NULL;
 	if (!x || !y)
 		return !x && !y;
 	if (r->is_jit[x->seq])
@@ -534,7 +538,7 @@ static void cfa_row(const struct uw_view *v, uint64_t pc, char *b, size_t n)
 
 static const char *col_name(const struct rr *r, size_t u)
 {
-	return u < r->nu ? r->uws[u]->name : "kernel-fp";
+	return u < r->nu ? r->uws[u]->name : uw_kernel_fp.name;
 }
 
 /* The first frame where the chains differ (a chain that ended differs
@@ -631,11 +635,12 @@ static int replay_one(struct rr *r, struct rr_view *fin, struct rr_view *tv, con
 	uint64_t kpc = pc;
 	if (!in_jit(&cur->pv, pc, &d) || !d->load) {
 		/* a native pc under JIT frames (CPython's trampolines): keyed by
-		 * the innermost JIT return address, the oracle's if it has one */
+		 * the innermost JIT return address, the reference's (the oracle's:
+		 * judged against the truth, UW_REF_TRUTH) if it has one */
 		int j = -1;
 		size_t pick = ncol;
 		for (size_t u = c0; u < r->nu; u++)
-			if (!strcmp(r->uws[u]->name, "oracle"))
+			if (r->uws[u]->ref == UW_REF_TRUTH)
 				pick = u;
 		for (size_t t = 0; t <= ncol - c0 && j < 0; t++) {
 			size_t u = t == 0 ? pick : c0 + t - 1;

@@ -1,4 +1,4 @@
-/* Runner: fork per case, read the samples back, replay, judge. */
+/* Runner: replay each case's samples, judge. */
 #include "runner.h"
 #include "unwinders/view.h"
 #include "unwinders/lrstep.h"
@@ -10,85 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
-#include "capture.h"
-#include "ksampler.h"
+#include "cfarow.h"
 
 void hx_case_res_free(struct hx_case_res *r)
 {
 	free(r->samples);
 	r->samples = NULL;
-}
-
-int hx_capture_to_file(const struct hx_case *c, const char *case_path, const char *dumpdir,
-		       const char *out_path, char *err, size_t errlen)
-{
-	int fd = open(out_path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", out_path, strerror(errno));
-		return -1;
-	}
-	const struct tr_arch *host = tr_arch_host();
-	if (hx_samples_write_header(fd, host ? host->elf_mach : 0)) {
-		close(fd);
-		snprintf(err, errlen, "%s: write failed", out_path);
-		return -1;
-	}
-	/* kernel samples: the child asks the parent's sampler at each spin point */
-	int req[2] = { -1, -1 };
-	if (hx_kcfg.nsamples > 0 && pipe2(req, O_CLOEXEC)) {
-		close(fd);
-		snprintf(err, errlen, "pipe: %s", strerror(errno));
-		return -1;
-	}
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(fd);
-		snprintf(err, errlen, "fork: %s", strerror(errno));
-		return -1;
-	}
-	if (pid == 0) {
-		if (req[0] >= 0)
-			close(req[0]);
-		hx_spin_configure(hx_kcfg.spin || hx_kcfg.nsamples > 0, req[1]);
-		int rc = hx_capture_case(c, case_path, dumpdir, fd);
-		close(fd);
-		_exit(rc ? 1 : 0);
-	}
-	int src = 0;
-	if (req[0] >= 0) {
-		close(req[1]);
-		/* the largest dump the case replays with, as perf --call-graph dwarf,N */
-		uint32_t su = 8192;
-		for (int i = 0; i < c->nstack_sizes; i++)
-			if ((uint32_t)c->stack_sizes[i] > su)
-				su = (uint32_t)c->stack_sizes[i];
-		src = hx_ksample_serve(pid, su, req[0], fd, err, errlen);
-		close(req[0]);
-	}
-	close(fd);
-	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (src)
-		return -1;
-	if (WIFSIGNALED(st)) {
-		/* the crash handler exits normally; a signal here means the child was
-		 * killed (the alarm for a trampoline that never returns, or a crash
-		 * the handler could not catch) */
-		int fd2 = open(out_path, O_WRONLY | O_APPEND | O_CLOEXEC);
-		if (fd2 >= 0) {
-			char m[160];
-			snprintf(m, sizeof(m), "child killed by signal %d (%s)%s", WTERMSIG(st),
-				 strsignal(WTERMSIG(st)),
-				 WTERMSIG(st) == SIGALRM ? ": the case did not finish in 10 s" : "");
-			hx_rec_write(fd2, HX_REC_ERROR, m, strlen(m) + 1, NULL, 0);
-			close(fd2);
-		}
-	}
-	return 0;
 }
 
 static void where_of(const struct hx_group *g, const struct hx_sample *s, char *where,
@@ -245,7 +173,8 @@ static int replay_load(struct replay *rp, uint32_t elf_mach, struct hx_case_res 
 {
 	const struct hx_group *g = rp->g;
 	snprintf(res->file, sizeof(res->file), "%s", g->case_path ? g->case_path : "?");
-	if (hx_case_parse(&rp->c, res->file, g->case_text, g->case_len, err, errlen)) {
+	if (hx_case_parse_ex(&rp->c, res->file, g->case_text, g->case_len,
+			     rp->o->observe ? HX_CASE_NO_EXPECT : 0, err, errlen)) {
 		hx_case_free(&rp->c);
 		return -EINVAL;
 	}
@@ -367,8 +296,8 @@ static void judge_one(struct replay *rp, int u, const struct hx_sample *s, const
 		ur->r.n = 0;
 		ur->r.stop = UW_STOP_ERROR;
 		snprintf(ur->r.why, sizeof(ur->r.why), "unwinder not available");
-	} else if (uw == &uw_oracle) {
-		ur->r = rp->oracle_full;     /* already unwound for `emitted` */
+	} else if (uw->ref == UW_REF_TRUTH) {
+		ur->r = rp->oracle_full;     /* the truth reference (oracle) already ran, for `emitted` */
 	} else {
 		uw->unwind(rp->state[u], &rp->view, uw->sees == UW_SEES_DUMP ? dump : full, &ur->r);
 	}
@@ -415,6 +344,14 @@ static void replay_sample(struct replay *rp, const struct hx_sample *s, const st
 		snprintf(sr->profile, sizeof(sr->profile), "%s", prof);
 		sr->nt = (int)s->ntruth;
 		memcpy(sr->truth, s->truth, sizeof(uint64_t) * s->ntruth);
+		sr->pc = uw_reg(&full, rp->arch->perf_ip);
+		sr->src = (uint32_t)(s - rp->g->samples);
+		hx_cfa_row_text(&rp->view, sr->pc, sr->cfa_row, sizeof(sr->cfa_row));
+		for (int t = 0; rp->have_pv && t < sr->nt; t++) {
+			/* as symbolize(): return addresses looked up at ip - 1 */
+			const char *n = pv_symbolize(&rp->pv, t ? sr->truth[t] - 1 : sr->truth[t]);
+			snprintf(sr->tsym[t], HX_SYM_LEN, "%s", n ? n : "");
+		}
 		/* perf's dump: only the first stack_size bytes */
 		struct uw_sample dump = full;
 		if (live) {

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include "case.h"
+#include "capture.h"
 #include "judge.h"
 #include "samples.h"
 #include "unwinders/unwind.h"
@@ -20,6 +21,7 @@ struct hx_opts {
 	enum pv_profile profile;            /* perf generation whose view is reproduced */
 	bool profile_set;                   /* --perf-profile given: overrides the case's profiles */
 	const char *perf_dump_dir;          /* where perf takes the jitdump to be (NULL: /tmp) */
+	bool observe;                       /* run --observe: cases need no [expect] */
 };
 
 #define HX_SYM_LEN 40
@@ -47,6 +49,10 @@ struct hx_sample_res {
 	char profile[16];                   /* perf profile this replay used */
 	uint64_t truth[HX_MAX_TRUTH];
 	int nt;
+	char tsym[HX_MAX_TRUTH][HX_SYM_LEN];/* the truth's symbols as perf names them ("": none) */
+	uint64_t pc;                        /* the sampled ip */
+	uint32_t src;                       /* index of the group's sample it replays */
+	char cfa_row[160];                  /* the emitted CFI's row at pc (harness/cfarow.c) */
 	struct hx_uw_res uw[HX_MAX_UW];
 	int nuw;
 };
@@ -69,9 +75,6 @@ struct hx_case_res {
 /* Replay one group of a samples file. 0, or -errno on bad input (err set). */
 int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx_opts *o,
 		    struct hx_case_res *res, char *err, size_t errlen);
-/* Capture one case into a group file (fork + child); 0, or -1 with err set. */
-int hx_capture_to_file(const struct hx_case *c, const char *case_path, const char *dumpdir,
-		       const char *out_path, char *err, size_t errlen);
 void hx_case_res_free(struct hx_case_res *r);
 
 #endif

@@ -87,6 +87,7 @@ struct hx_group {                /* one case's records */
 struct hx_samples {
 	uint8_t *data;
 	size_t size;
+	bool mapped;                 /* data is the file mapped (hx_samples_read), else malloc'd */
 	uint32_t elf_mach;
 	struct hx_group *groups;
 	size_t ngroups;

@@ -4,18 +4,25 @@
  * stack.  HX_SPIN_SIG releases it: the handler puts the original bytes back
  * and returns to the same pc, after checking the state is still the
  * breakpoint's.  The release comes from the parent (its kernel sampler got
- * its samples) or, without one, from a one-shot timer of the child's own. */
+ * its samples) or, without one, from a timer of the child's own: one shot
+ * after 0.2 ms, or (JU_SPIN_CPU_US=N, perf-check) a 0.1 ms tick that releases
+ * once the spin has used N us of the child's CPU time, so that an outside
+ * profiler's cpu-clock, which counts only time on the CPU, gets its samples
+ * there however busy the machine is. */
 #include "capture.h"
 #include "samples.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #define HX_SPIN_SELF_NS 200000     /* the child's own release: 0.2 ms of spinning */
+#define HX_SPIN_TICK_NS 100000     /* JU_SPIN_CPU_US: how often the budget is checked */
+#define HX_SPIN_CPU_MAX_US 100000  /* at most 0.1 s of CPU per point */
 
 static struct {
 	bool on;
@@ -23,11 +30,21 @@ static struct {
 	struct tr_arena *arena;
 	void (*check)(ucontext_t *uc);
 	timer_t timer;
+	bool have_timer;
 	bool spinning;
 	uint8_t *addr;                 /* patched bytes (NULL: the callee's own spin site) */
 	uint8_t saved[8];
 	uint64_t pc, resume;
+	uint64_t cpu_ns;               /* JU_SPIN_CPU_US: CPU time to spend per point (0: off) */
+	uint64_t cpu0;                 /* the thread's CPU time when the spin began */
 } sp = { .req_fd = -1 };
+
+static uint64_t cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* tests only (negative controls): 1 changes a register, 2 a stack byte
  * during the spin, so the release's check must fail */
@@ -35,13 +52,8 @@ int hx_spin_tamper;
 
 static void hx_spin_do_tamper(ucontext_t *uc)
 {
-#if defined(__x86_64__)
 	if (hx_spin_tamper == 1)
-		uc->uc_mcontext.gregs[REG_RBX] ^= 1;
-#elif defined(__aarch64__)
-	if (hx_spin_tamper == 1)
-		uc->uc_mcontext.regs[19] ^= 1;
-#endif
+		hx_cap_host.tamper(uc);
 	if (hx_spin_tamper == 2)
 		*(volatile uint8_t *)(uintptr_t)(hx_cap_host.sp(uc) + 8) ^= 0x40;
 }
@@ -65,6 +77,13 @@ static void hx_spin_release(int sig, siginfo_t *si, void *ucv)
 	/* a stray release (not spinning, or not yet at the spin pc) changes nothing */
 	if (!sp.spinning || hx_cap_host.pc(uc) != sp.pc)
 		return;
+	/* the CPU budget's tick: spin on until it is used */
+	if (sp.cpu_ns && sp.req_fd < 0) {
+		if (cpu_now() - sp.cpu0 < sp.cpu_ns)
+			return;
+		struct itimerspec off = { { 0, 0 }, { 0, 0 } };
+		timer_settime(sp.timer, 0, &off, NULL);
+	}
 	sp.spinning = false;
 	if (hx_spin_tamper)
 		hx_spin_do_tamper(uc);
@@ -86,11 +105,23 @@ int hx_spin_install(struct tr_arena *a, void (*check)(ucontext_t *uc))
 		return -errno;
 	if (sp.req_fd >= 0)
 		return 0;
+	const char *cpu = getenv("JU_SPIN_CPU_US");
+	if (cpu) {
+		char *end;
+		unsigned long v = strtoul(cpu, &end, 10);
+		if (*end || !v || v > HX_SPIN_CPU_MAX_US)
+			return -EINVAL;
+		sp.cpu_ns = v * 1000u;
+	}
+	/* one timer for the child's life: a batch's child installs this per case */
+	if (sp.have_timer)
+		return 0;
 	struct sigevent ev = { 0 };
 	ev.sigev_notify = SIGEV_SIGNAL;
 	ev.sigev_signo = HX_SPIN_SIG;
 	if (timer_create(CLOCK_MONOTONIC, &ev, &sp.timer))
 		return -errno;
+	sp.have_timer = true;
 	return 0;
 }
 
@@ -113,6 +144,10 @@ int hx_spin_begin(uint8_t *addr, uint64_t resume, const struct hx_spin_msg *m)
 		return w == (ssize_t)sizeof(*m) ? 0 : -EIO;
 	}
 	struct itimerspec its = { .it_value = { 0, HX_SPIN_SELF_NS } };
+	if (sp.cpu_ns) {
+		sp.cpu0 = cpu_now();
+		its.it_value.tv_nsec = its.it_interval.tv_nsec = HX_SPIN_TICK_NS;
+	}
 	return timer_settime(sp.timer, 0, &its, NULL) ? -errno : 0;
 }
 

@@ -111,7 +111,8 @@ static void map_event(struct pd_writer *w, const struct mline *m, uint32_t pid, 
 	if (!strcmp(m->path, "[vsyscall]"))
 		return;               /* a kernel address: not a user mapping perf resolves */
 	bool exec = m->perms[2] == 'x';
-	if (!exec && m->perms[0] != 'r')
+	/* data mappings only with mmap_data, which --call-graph dwarf sets */
+	if (!exec && (m->perms[0] != 'r' || o->callchain_fp))
 		return;
 	struct pd_mmap2 e = {
 		.pid = pid, .tid = pid, .start = m->start, .len = m->end - m->start, .pgoff = m->pgoff,
@@ -169,7 +170,8 @@ static bool maps_overlap(const struct hx_group *g, uint64_t a, uint64_t n)
  * a munmap), so its address is reconstructed: the first free page next to
  * the arena, where the kernel's top-down allocator put it.  perf inject -j
  * reads only its name and pid, and consumes the event. */
-static void marker_event(struct pd_writer *w, const struct hx_group *g, uint32_t pid, uint64_t t)
+static void marker_event(struct pd_writer *w, const struct hx_group *g, uint32_t pid, uint64_t t,
+			 const struct hx_toperf_opts *o)
 {
 	const uint64_t page = 4096;
 	uint64_t hi = 0;
@@ -185,7 +187,7 @@ static void marker_event(struct pd_writer *w, const struct hx_group *g, uint32_t
 	stat(g->dump_path, &st);
 	/* the kernel names a mapping by its absolute path */
 	char abs[PATH_MAX];
-	const char *name = realpath(g->dump_path, abs) ? abs : g->dump_path;
+	const char *name = o->marker_path ? o->marker_path : realpath(g->dump_path, abs) ? abs : g->dump_path;
 	struct pd_mmap2 e = {
 		.pid = pid, .tid = pid, .start = at, .len = page, .pgoff = 0,
 		.maj = major(st.st_dev), .min = minor(st.st_dev), .ino = st.st_ino,
@@ -203,7 +205,7 @@ static int write_maps(struct pd_writer *w, const struct hx_group *g, uint32_t pi
 	 * arena created after it (facts section 1) */
 	for (int pass = 0; pass < 3; pass++) {
 		if (pass == 1) {
-			marker_event(w, g, pid, t0 - 2);
+			marker_event(w, g, pid, t0 - 2, o);
 			continue;
 		}
 		for (const char *l = g->maps; l < end;) {
@@ -225,6 +227,23 @@ static int write_maps(struct pd_writer *w, const struct hx_group *g, uint32_t pi
 		}
 	}
 	return 0;
+}
+
+/* The user callchain the kernel records in FP mode (perf_callchain_user):
+ * PERF_CONTEXT_USER, the pc, then its frame-record walk over live memory,
+ * which is the fp unwinder over the sample's whole stack copy (the kernel-fp
+ * column checks that equality where perf_event_open works). */
+static uint64_t kernel_chain(const struct hx_sample *s, const struct uw_arch *arch, uint64_t *ips)
+{
+	struct uw_sample us = { .arch = arch, .abi = s->abi, .mask = s->mask, .stack_addr = s->stack_addr,
+				.stack = s->stack, .stack_size = s->stack_size };
+	memcpy(us.regs, s->regs, sizeof(us.regs));
+	struct uw_result r;
+	uw_fp.unwind(NULL, NULL, &us, &r);
+	ips[0] = UINT64_C(0xfffffffffffffe00);      /* PERF_CONTEXT_USER */
+	for (int f = 0; f < r.n && f < UW_MAX_FRAMES; f++)
+		ips[1 + f] = r.addr[f];
+	return 1 + (uint64_t)(r.n < UW_MAX_FRAMES ? r.n : UW_MAX_FRAMES);
 }
 
 static int write_group(struct pd_writer *w, const struct hx_group *g, const struct uw_arch *arch,
@@ -253,6 +272,7 @@ static int write_group(struct pd_writer *w, const struct hx_group *g, const stru
 	if (write_maps(w, g, pid, first, o, err, errlen))
 		return -1;
 	uint32_t size = w->attr.sample_stack_user;
+	uint64_t ips[UW_MAX_FRAMES + 1];
 	for (size_t i = 0; i < g->nsamples; i++) {
 		const struct hx_sample *s = &g->samples[i];
 		struct pd_sample ps = {
@@ -262,6 +282,10 @@ static int write_group(struct pd_writer *w, const struct hx_group *g, const stru
 			.dyn_size = s->stack_size < size ? s->stack_size : size,
 		};
 		memcpy(ps.regs, s->regs, sizeof(ps.regs));
+		if (o->callchain_fp) {
+			ps.nr = kernel_chain(s, arch, ips);
+			ps.ips_w = ips;
+		}
 		pd_w_sample(w, &ps);
 	}
 	return 0;
@@ -290,6 +314,18 @@ static int write_groups(const struct hx_group *gs, size_t n, const struct uw_arc
 		.regs_mask = arch->sample_mask,
 		.stack_size = o->stack_size ? o->stack_size : 8192,
 	};
+	if (o->callchain_fp) {
+		/* perf record --call-graph fp on arm64 (arch__add_leaf_frame_record_opts):
+		 * LR alone, so perf script can add the leaf's caller */
+		if (arch->perf_lr < 0) {
+			snprintf(err, errlen, "%s: fp mode with the LR record is arm64's; %s has no link register",
+				 out, arch->name);
+			return -1;
+		}
+		wo.sample_type &= ~(uint64_t)PD_SAMPLE_STACK_USER;
+		wo.regs_mask = UINT64_C(1) << arch->perf_lr;
+		wo.stack_size = 0;
+	}
 	struct pd_writer w;
 	int rc = pd_writer_init(&w, &wo);
 	if (rc) {

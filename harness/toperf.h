@@ -10,6 +10,12 @@ struct hx_toperf_opts {
 	uint32_t attr_size;          /* perf_event_attr size of the perf that reads it (perfdata.h) */
 	uint32_t stack_size;         /* sample_stack_user (perf --call-graph dwarf,N); 0: 8192 */
 	int buildid_mmap;            /* MMAP2 with build-ids (perf record --buildid-mmap) */
+	int callchain_fp;            /* --call-graph fp as perf records it on arm64: the
+					kernel's frame-pointer chain as CALLCHAIN, LR alone in
+					the user registers, no stack (default: dwarf) */
+	const char *marker_path;     /* the jitdump marker's name (NULL: the dump's real path):
+					perf inject -j opens the dump there and writes the jitted
+					.so files next to it */
 };
 
 /* Parses "5.10", "6.1", "6.3" (the perf that will read the file) into an attr size. */

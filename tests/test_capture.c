@@ -1,12 +1,15 @@
 /* Capture: the registers and stack of each sample against what the code at
  * that offset must have done; crashes in generated code are contained. */
 #include <check.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "harness/capture.h"
 #include "harness/runner.h"
 #include "harness/samples.h"
+#include "unwinders/uwarch.h"
 
 static char dir[64];
 
@@ -29,7 +32,7 @@ __attribute__((unused)) static void capture(const char *text, struct hx_samples 
 	char err[512], out[256];
 	ck_assert_msg(hx_case_parse(&c, "t.case", text, strlen(text), err, sizeof(err)) == 0, "%s", err);
 	snprintf(out, sizeof(out), "%s/t.samples", dir);
-	ck_assert_msg(hx_capture_to_file(&c, "t.case", dir, out, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(hx_capture_one(&c, "t.case", dir, out, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_msg(hx_samples_read(s, out, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_eq(s->ngroups, 1);
 	hx_case_free(&c);
@@ -135,6 +138,182 @@ START_TEST(nested_truth)
 END_TEST
 #endif
 
+/* ---- batch capture: one child, many cases (capture.h) ---- */
+
+#define NB_MAX 4
+struct batch {
+	struct hx_case c[NB_MAX];
+	struct hx_batch_case b[NB_MAX];
+	size_t n;
+	struct hx_samples s;
+	struct hx_batch_run st;
+};
+
+/* A case of this host's arch: code lines, then sample points. */
+static void batch_add(struct batch *bt, const char *name, const char *code, const char *at)
+{
+	char text[1024], err[512];
+	snprintf(text, sizeof(text), "[case]\nname=%s\narch=%s\nabout=a\n[code]\n%s[sample]\nat=%s\n[expect]\nfp=ok\n",
+		 name, tr_arch_host()->name, code, at);
+	size_t i = bt->n++;
+	ck_assert_msg(hx_case_parse(&bt->c[i], name, text, strlen(text), err, sizeof(err)) == 0, "%s", err);
+	bt->b[i] = (struct hx_batch_case){ .c = &bt->c[i], .path = bt->c[i].name };
+}
+
+static void batch_run(struct batch *bt)
+{
+	char err[512];
+	ck_assert_msg(hx_batch_dirs(bt->b, bt->n, dir, bt->st.per_child, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(hx_capture_samples(bt->b, bt->n, &bt->s, &bt->st, err, sizeof(err)) == 0, "%s", err);
+}
+
+static void batch_free(struct batch *bt)
+{
+	hx_batch_dirs_free(bt->b, bt->n);
+	for (size_t i = 0; i < bt->n; i++)
+		hx_case_free(&bt->c[i]);
+	hx_samples_free(&bt->s);
+}
+
+#define FP_CODE "push_fp\nset_fp\ncall_target\npop_fp\nret\n"
+/* no frame record, a valid trampoline on both arches (arm64 keeps x30 in the pair) */
+#define NOFP_CODE "push_fp\ncall_target\npop_fp\nret\n"
+
+/* An instruction that raises SIGILL, as a raw op of this arch */
+static const char *ill_code(void)
+{
+	return !strcmp(tr_arch_host()->name, "x86_64") ? "push_fp\nraw 0f 0b ; nop\npop_fp\nret\n"   /* ud2 */
+						       : "push_fp\nraw 00 00 00 00 ; nop\npop_fp\nret\n";  /* udf #0 */
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+/* Three cases in one child, each with its own dump directory, the same pid. */
+START_TEST(batch_one_child)
+{
+	struct batch bt = { 0 };
+	batch_add(&bt, "a", FP_CODE, "every-insn, in-callee");
+	batch_add(&bt, "b", NOFP_CODE, "every-insn");
+	batch_add(&bt, "c", FP_CODE, "in-callee");
+	batch_run(&bt);
+	ck_assert_uint_eq(bt.st.children, 1);
+	ck_assert_uint_eq(bt.st.ended, 0);
+	ck_assert_uint_eq(bt.s.ngroups, 3);
+	size_t want[3] = { 6, 4, 1 };
+	for (size_t i = 0; i < 3; i++) {
+		const struct hx_group *g = &bt.s.groups[i];
+		ck_assert_str_eq(g->case_path, bt.c[i].name);
+		ck_assert(g->ended && !g->crashed && !g->error);
+		ck_assert_uint_eq(g->nsamples, want[i]);
+		char d[256];
+		snprintf(d, sizeof(d), "%s/%s/", dir, bt.c[i].name);
+		ck_assert_msg(!strncmp(g->dump_path, d, strlen(d)), "%s not in %s", g->dump_path, d);
+		ck_assert_str_eq(base_name(g->dump_path), base_name(bt.s.groups[0].dump_path));
+		ck_assert(access(g->dump_path, R_OK) == 0);
+		/* the maps perf is told of name no other case's files */
+		for (size_t j = 0; j < 3; j++) {
+			snprintf(d, sizeof(d), "%s/%s/", dir, bt.c[j].name);
+			ck_assert(j == i || !memmem(g->maps, g->maps_len, d, strlen(d)));
+		}
+	}
+	batch_free(&bt);
+}
+END_TEST
+
+/* per_child 1 (record): a process per case, each dump in the one directory
+ * under its own pid, as separate programs write them. */
+START_TEST(batch_per_case)
+{
+	struct batch bt = { 0 };
+	batch_add(&bt, "a", FP_CODE, "in-callee");
+	batch_add(&bt, "b", NOFP_CODE, "every-insn");
+	bt.st.per_child = 1;
+	batch_run(&bt);
+	ck_assert_uint_eq(bt.st.children, 2);
+	ck_assert_uint_eq(bt.s.ngroups, 2);
+	const struct hx_group *g = bt.s.groups;
+	ck_assert_msg(g[0].ended && g[1].ended, "%s | %s (signal %u func %u offset %llu; %zu samples)",
+		      g[0].error ? g[0].error : (g[0].crashed ? "crash" : "-"),
+		      g[1].error ? g[1].error : (g[1].crashed ? "crash" : "-"), g[1].crash.signo, g[1].crash.func,
+		      (unsigned long long)g[1].crash.offset, g[0].nsamples);
+	ck_assert_str_ne(g[0].dump_path, g[1].dump_path);
+	char d[256];
+	snprintf(d, sizeof(d), "%s/jit-", dir);
+	ck_assert(!strncmp(g[0].dump_path, d, strlen(d)) && !strncmp(g[1].dump_path, d, strlen(d)));
+	batch_free(&bt);
+}
+END_TEST
+
+/* A case after others in a batch sees what it sees alone in a fresh child:
+ * the arena at the same place, the same stack depth, the same truth. */
+START_TEST(batch_as_fresh)
+{
+	struct batch alone = { 0 }, after = { 0 };
+	batch_add(&alone, "b", FP_CODE, "every-insn, in-callee");
+	batch_add(&after, "a", NOFP_CODE, "every-insn");
+	batch_add(&after, "c", FP_CODE, "in-callee");
+	batch_add(&after, "b", FP_CODE, "every-insn, in-callee");
+	batch_run(&alone);
+	batch_free(&alone);   /* its directory is reused by the batch */
+	memset(&alone, 0, sizeof(alone));
+	batch_add(&alone, "b", FP_CODE, "every-insn, in-callee");
+	batch_run(&alone);
+	batch_run(&after);
+	ck_assert_uint_eq(after.st.children, 1);
+	const struct hx_group *x = &alone.s.groups[0], *y = &after.s.groups[2];
+	ck_assert_uint_eq(x->funcs[0].addr, y->funcs[0].addr);
+	ck_assert_uint_eq(x->nsamples, y->nsamples);
+	const struct uw_arch *a = uw_arch_by_mach((uint16_t)alone.s.elf_mach);
+	ck_assert_ptr_nonnull(a);
+	for (size_t i = 0; i < x->nsamples; i++) {
+		const struct hx_sample *p = &x->samples[i], *q = &y->samples[i];
+		ck_assert_uint_eq(p->regs[a->perf_ip], q->regs[a->perf_ip]);
+		ck_assert_uint_eq(p->regs[a->perf_sp], q->regs[a->perf_sp]);
+		ck_assert_uint_eq(p->stack_size, q->stack_size);
+		ck_assert_uint_eq(p->ntruth, q->ntruth);
+		ck_assert_mem_eq(p->truth, q->truth, 8 * p->ntruth);
+	}
+	batch_free(&alone);
+	batch_free(&after);
+}
+END_TEST
+
+/* A crash ends its case only: reported with its offset, the batch goes on
+ * in a new child; a setup error (another arch's case) likewise. */
+START_TEST(batch_crash_goes_on)
+{
+	struct batch bt = { 0 };
+	char text[512], err[512];
+	batch_add(&bt, "a", FP_CODE, "every-insn");
+	batch_add(&bt, "ill", ill_code(), "every-insn");
+	snprintf(text, sizeof(text), "[case]\nname=other\narch=%s\nabout=a\n[code]\nret\n[expect]\nfp=ok\n",
+		 strcmp(tr_arch_host()->name, "x86_64") ? "x86_64" : "aarch64");
+	ck_assert_msg(hx_case_parse(&bt.c[2], "other", text, strlen(text), err, sizeof(err)) == 0, "%s", err);
+	bt.b[2] = (struct hx_batch_case){ .c = &bt.c[2], .path = "other" };
+	bt.n = 3;
+	batch_add(&bt, "d", NOFP_CODE, "every-insn");
+	batch_run(&bt);
+	ck_assert_uint_eq(bt.st.children, 3);
+	ck_assert_uint_eq(bt.st.ended, 2);
+	ck_assert_uint_eq(bt.s.ngroups, 4);
+	const struct hx_group *g = bt.s.groups;
+	ck_assert(g[0].ended && g[0].nsamples == 5);
+	ck_assert(g[1].crashed && !g[1].ended);
+	ck_assert_uint_eq(g[1].crash.signo, SIGILL);
+	ck_assert_uint_eq(g[1].crash.func, 0);
+	ck_assert_uint_eq(g[1].crash.offset, g[1].funcs[0].rows[1].offset);
+	ck_assert_uint_eq(g[1].crash.pc, g[1].funcs[0].addr + g[1].crash.offset);
+	ck_assert_uint_eq(g[1].nsamples, 2);      /* the first two instructions were sampled */
+	ck_assert(g[2].error && strstr(g[2].error, "cannot run on this host") && !g[2].ended);
+	ck_assert(g[3].ended && !g[3].crashed && g[3].nsamples == 4);
+	batch_free(&bt);
+}
+END_TEST
+
 Suite *suite_capture(void);
 Suite *suite_capture(void)
 {
@@ -147,5 +326,12 @@ Suite *suite_capture(void)
 	tcase_add_test(tc, nested_truth);
 #endif
 	suite_add_tcase(s, tc);
+	TCase *tb = tcase_create("batch");
+	tcase_add_checked_fixture(tb, setup, teardown);
+	tcase_add_test(tb, batch_one_child);
+	tcase_add_test(tb, batch_per_case);
+	tcase_add_test(tb, batch_as_fresh);
+	tcase_add_test(tb, batch_crash_goes_on);
+	suite_add_tcase(s, tb);
 	return s;
 }

@@ -62,7 +62,10 @@ static const struct {
 	/* [expect] must name only what exists for the case's arch and code
 	 * (code: push_fp 0, set_fp 1, call_target 4, pop_fp 6, ret 7) */
 	{ EXP("libdwarf = ok"), "no unwinder 'libdwarf' (expected one of fp,libunwind,libdw,oracle", 14 },
-	{ EXP("libdw@v6.2 = error"), "no perf profile 'v6.2' (expected current, v6.1 or 5.x-0x40", 14 },
+	{ EXP("libdw@v6.2 = error"), "no perf profile 'v6.2' (expected current, v6.1, 5.x-0x40 or 5.10.y", 14 },
+	{ EXP("fp@1.8+ = ok"), "'fp@1.8+': fp unwinds with no library a version could key", 14 },
+	{ EXP("libunwind@1.x+ = ok"), "'libunwind@1.x+': '1.x+' is no library version (expected MAJOR.MINOR+", 14 },
+	{ EXP("libunwind@v6.2@1.8+ = ok"), "no perf profile 'v6.2'", 14 },
 	{ EXP("libunwind@8191 = error"), "invalid stack size 8191 (perf's dump size is a multiple of 8 in 8..65528)", 14 },
 	{ EXP("libdw@v6.1@v6.1 = ok"), "no perf profile 'v6.1'", 14 },
 	{ EXP("fp = ok; skipped at 2"), "offset 2 is inside an instruction (instructions start at tramp: 0,1,4,6,7)", 14 },
@@ -77,6 +80,8 @@ static const struct {
 	{ EXP("lr-step = ok"), "lr-step does not run on x86_64 by default (there: fp,libunwind,libdw,oracle); write '?lr-step'", 14 },
 	{ EXP("libdw@v6.1 = ok"), "never replays under profile v6.1", 14 },
 	{ EXP("libdw@65528 = ok"), "never replays with stack size 65528", 14 },
+	/* a sample point cut at 31 characters lost its '+': a crash (fuzz/regress/fuzz_case/) */
+	{ EXP("fp = ok; skipped at trampaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa+0x1"), "is longer than 31 characters", 14 },
 	{ EXP(""), "[expect] is empty: give each unwinder that runs on x86_64 a verdict (fp,libunwind,libdw,oracle)", 13 },
 };
 
@@ -115,6 +120,27 @@ START_TEST(parse_optional)
 }
 END_TEST
 
+/* "@1.8+": the key holds from that version of the unwinder's library on;
+ * the highest version reached wins over the key without one */
+START_TEST(parse_version_key)
+{
+	static const char *const text = EXP("fp = ok\nlibunwind = ok; wrong at 1\nlibunwind@0.1+ = skipped\n"
+					    "libunwind@99.0+ = error\nlibdw = ok\nlibdw@99.0+ = error\n"
+					    "oracle = consistent");
+	struct hx_case c;
+	char err[512];
+	int rc = hx_case_parse(&c, "ver.case", text, strlen(text), err, sizeof(err));
+	ck_assert_msg(rc == 0, "%s", err);
+	/* every libunwind is >= 0.1 and < 99.0; libdw (elfutils 0.x) never reaches 99.0 */
+	ck_assert_str_eq(hx_case_expect(&c, "libunwind", "current", 8192, "tramp+0x1", 1), "skipped");
+	ck_assert_str_eq(hx_case_expect(&c, "libdw", "current", 8192, "tramp+0x1", 1), "ok");
+	ck_assert_int_eq(hx_case_version_code("1.8.1"), 1008);
+	ck_assert_int_eq(hx_case_version_code("0.188"), 188);
+	ck_assert_int_eq(hx_case_version_code("x"), -1);
+	hx_case_free(&c);
+}
+END_TEST
+
 START_TEST(repo_cases_parse)
 {
 	const char *dirs[] = { "cases/x86_64", "cases/aarch64" };
@@ -141,6 +167,7 @@ Suite *suite_caseparse(void)
 	tcase_add_test(tc, parse_good);
 	tcase_add_loop_test(tc, parse_bad, 0, sizeof(bad) / sizeof(bad[0]));
 	tcase_add_test(tc, parse_optional);
+	tcase_add_test(tc, parse_version_key);
 	tcase_add_test(tc, repo_cases_parse);
 	suite_add_tcase(s, tc);
 	return s;

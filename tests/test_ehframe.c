@@ -1567,6 +1567,56 @@ static void rule_text(char *buf, size_t n, bool is_val, uint64_t v)
 	snprintf(buf, n, "%s 0x%" PRIx64, is_val ? "value" : "saved at", v);
 }
 
+/* Every register row sets: libdw's rule at pc equals ours; returns how many. */
+static int compare_rules(const struct elfsec *s, uint64_t pc, Dwarf_Frame *fr, const struct ehf_row *row,
+			 uint64_t cfa_dw, uint64_t cfa_us)
+{
+	int n = 0;
+	bool is_val;
+	struct ehf_err err = { 0 };
+	for (unsigned r = 0; r < EHF_NREGS; r++) {
+		const struct ehf_rule *ru = &row->reg[r];
+		if (ru->kind == EHF_INITIAL)
+			continue;
+		Dwarf_Op mem[3], *rops;
+		size_t nr;
+		ck_assert_int_eq(dwarf_frame_register(fr, (int)r, mem, &rops, &nr), 0);
+		char dw[64], us[64];
+		if (nr == 0)
+			snprintf(dw, sizeof(dw), rops ? "undefined" : "same value");
+		else if (nr == 1 && rops[0].atom == DW_OP_regx)
+			snprintf(dw, sizeof(dw), "register %" PRIu64, (uint64_t)rops[0].number);
+		else if (nr == 2 && rops[0].atom == DW_OP_bregx && rops[0].number2 == 0 &&
+			 rops[1].atom == DW_OP_stack_value)
+			snprintf(dw, sizeof(dw), "register %" PRIu64, (uint64_t)rops[0].number);
+		else {
+			uint64_t v;
+			ck_assert_msg(dw_eval(rops, nr, cfa_dw, &is_val, &v) == 0,
+				      "%s r%u: op 0x%x", s->name, r, rops[0].atom);
+			rule_text(dw, sizeof(dw), is_val, v);
+		}
+		uint64_t v;
+		switch (ru->kind) {
+		case EHF_UNDEF: snprintf(us, sizeof(us), "undefined"); break;
+		case EHF_SAME: snprintf(us, sizeof(us), "same value"); break;
+		case EHF_REGISTER: snprintf(us, sizeof(us), "register %u", ru->reg); break;
+		case EHF_OFFSET: case EHF_VAL_OFFSET:
+			rule_text(us, sizeof(us), ru->kind == EHF_VAL_OFFSET,
+				  cfa_us + (uint64_t)ru->off);
+			break;
+		default:
+			ck_assert_int_eq(ehf_eval_expr(ru->expr, ru->expr_len, &fake_ctx, true,
+						       cfa_us, &v, &err), 0);
+			rule_text(us, sizeof(us), ru->kind == EHF_VAL_EXPRESSION, v);
+			break;
+		}
+		ck_assert_msg(!strcmp(dw, us), "%s pc 0x%" PRIx64 " r%u: libdw \"%s\", ours"
+			      " \"%s\"", s->name, pc, r, dw, us);
+		n++;
+	}
+	return n;
+}
+
 START_TEST(test_libdw_crosscheck)
 {
 	struct elfsec s;
@@ -1622,46 +1672,7 @@ START_TEST(test_libdw_crosscheck)
 		ck_assert_uint_eq(cfa_dw, cfa_us);
 
 		/* every register our row sets: the same rule */
-		for (unsigned r = 0; r < EHF_NREGS; r++) {
-			const struct ehf_rule *ru = &row.reg[r];
-			if (ru->kind == EHF_INITIAL)
-				continue;
-			Dwarf_Op mem[3], *rops;
-			size_t nr;
-			ck_assert_int_eq(dwarf_frame_register(fr, (int)r, mem, &rops, &nr), 0);
-			char dw[64], us[64];
-			if (nr == 0)
-				snprintf(dw, sizeof(dw), rops ? "undefined" : "same value");
-			else if (nr == 1 && rops[0].atom == DW_OP_regx)
-				snprintf(dw, sizeof(dw), "register %" PRIu64, (uint64_t)rops[0].number);
-			else if (nr == 2 && rops[0].atom == DW_OP_bregx && rops[0].number2 == 0 &&
-				 rops[1].atom == DW_OP_stack_value)
-				snprintf(dw, sizeof(dw), "register %" PRIu64, (uint64_t)rops[0].number);
-			else {
-				uint64_t v;
-				ck_assert_msg(dw_eval(rops, nr, cfa_dw, &is_val, &v) == 0,
-					      "%s r%u: op 0x%x", s.name, r, rops[0].atom);
-				rule_text(dw, sizeof(dw), is_val, v);
-			}
-			uint64_t v;
-			switch (ru->kind) {
-			case EHF_UNDEF: snprintf(us, sizeof(us), "undefined"); break;
-			case EHF_SAME: snprintf(us, sizeof(us), "same value"); break;
-			case EHF_REGISTER: snprintf(us, sizeof(us), "register %u", ru->reg); break;
-			case EHF_OFFSET: case EHF_VAL_OFFSET:
-				rule_text(us, sizeof(us), ru->kind == EHF_VAL_OFFSET,
-					  cfa_us + (uint64_t)ru->off);
-				break;
-			default:
-				ck_assert_int_eq(ehf_eval_expr(ru->expr, ru->expr_len, &fake_ctx, true,
-							       cfa_us, &v, &err), 0);
-				rule_text(us, sizeof(us), ru->kind == EHF_VAL_EXPRESSION, v);
-				break;
-			}
-			ck_assert_msg(!strcmp(dw, us), "%s pc 0x%" PRIx64 " r%u: libdw \"%s\", ours"
-				      " \"%s\"", s.name, pc, r, dw, us);
-			compared++;
-		}
+		compared += compare_rules(&s, pc, fr, &row, cfa_dw, cfa_us);
 		free(fr);
 	}
 	ck_assert_int_gt(compared, 0);

@@ -107,6 +107,41 @@ static void setup(void)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 }
 
+/* The dump, pid/tid/timestamps masked, against GOLDEN (JU_UPDATE_GOLDEN=1 rewrites it). */
+static void compare_golden(const uint8_t *d, size_t len, const bool *mask)
+{
+	static char text[262144];
+	size_t o = 0;
+	o += (size_t)snprintf(text + o, sizeof(text) - o, "header\n");
+	o += dump_masked(text + o, sizeof(text) - o, d, 40, mask);
+	for (size_t off = 40; off < len; off += rd32(d + off + 4)) {
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "record id %u size %u\n", rd32(d + off), rd32(d + off + 4));
+		o += dump_masked(text + o, sizeof(text) - o, d + off, rd32(d + off + 4), mask + off);
+	}
+	if (getenv("JU_UPDATE_GOLDEN")) {
+		FILE *g = fopen(GOLDEN, "w");
+		ck_assert_ptr_nonnull(g);
+		fputs(text, g);
+		fclose(g);
+		printf("jdwrite: wrote %s\n", GOLDEN);
+	}
+	size_t glen;
+	const char *golden = (const char *)slurp(GOLDEN, &glen);
+	ck_assert_msg(glen == o && !memcmp(golden, text, o), "jitdump differs from " GOLDEN ":\n%s", text);
+}
+
+/* perf map: "<addr hex> <size hex> <name>" per load */
+static void check_perf_map(void)
+{
+	char mpath[4200];
+	snprintf(mpath, sizeof(mpath), "%s/perf-%u.map", dir, (unsigned)getpid());
+	size_t mlen;
+	const char *map = (const char *)slurp(mpath, &mlen);
+	static const char want_map[] = "7f1000 8 tramp\n7f1080 b py::trampoline2\n";
+	ck_assert_uint_eq(mlen, strlen(want_map));
+	ck_assert_mem_eq(map, want_map, mlen);
+}
+
 START_TEST(test_dump)
 {
 	static const char *const fp[] = { "push_fp", "set_fp", "call_target", "pop_fp", "ret" };
@@ -196,33 +231,8 @@ START_TEST(test_dump)
 	ck_assert_uint_eq(nrec, 5);
 	ck_assert_uint_eq(off, len);
 
-	static char text[262144];
-	size_t o = 0;
-	o += (size_t)snprintf(text + o, sizeof(text) - o, "header\n");
-	o += dump_masked(text + o, sizeof(text) - o, d, 40, mask);
-	for (off = 40; off < len; off += rd32(d + off + 4)) {
-		o += (size_t)snprintf(text + o, sizeof(text) - o, "record id %u size %u\n", rd32(d + off), rd32(d + off + 4));
-		o += dump_masked(text + o, sizeof(text) - o, d + off, rd32(d + off + 4), mask + off);
-	}
-	if (getenv("JU_UPDATE_GOLDEN")) {
-		FILE *g = fopen(GOLDEN, "w");
-		ck_assert_ptr_nonnull(g);
-		fputs(text, g);
-		fclose(g);
-		printf("jdwrite: wrote %s\n", GOLDEN);
-	}
-	size_t glen;
-	const char *golden = (const char *)slurp(GOLDEN, &glen);
-	ck_assert_msg(glen == o && !memcmp(golden, text, o), "jitdump differs from " GOLDEN ":\n%s", text);
-
-	/* perf map: "<addr hex> <size hex> <name>" per load */
-	char mpath[4200];
-	snprintf(mpath, sizeof(mpath), "%s/perf-%u.map", dir, (unsigned)getpid());
-	size_t mlen;
-	const char *map = (const char *)slurp(mpath, &mlen);
-	static const char want_map[] = "7f1000 8 tramp\n7f1080 b py::trampoline2\n";
-	ck_assert_uint_eq(mlen, strlen(want_map));
-	ck_assert_mem_eq(map, want_map, mlen);
+	compare_golden(d, len, mask);
+	check_perf_map();
 	free(f1);
 	free(f2);
 }

@@ -574,6 +574,49 @@ START_TEST(lr_fallback)
 END_TEST
 #endif
 
+/* libunwind's registers to perf's, as the unwinder maps them (the arch table's
+ * perf_of_dw, libunwind numbering registers as DWARF does), against the pairs
+ * perf's arch/<arch>/util/unwind-libunwind.c maps: libunwind's own register
+ * constants and the kernel's perf register ids (asm/perf_regs.h). */
+#include <libunwind.h>
+#include <asm/perf_regs.h>
+
+START_TEST(register_map_is_perfs)
+{
+	static const struct { int unw, perf; } pairs[] = {
+#if defined(__x86_64__)
+		{ UNW_X86_64_RAX, PERF_REG_X86_AX }, { UNW_X86_64_RDX, PERF_REG_X86_DX },
+		{ UNW_X86_64_RCX, PERF_REG_X86_CX }, { UNW_X86_64_RBX, PERF_REG_X86_BX },
+		{ UNW_X86_64_RSI, PERF_REG_X86_SI }, { UNW_X86_64_RDI, PERF_REG_X86_DI },
+		{ UNW_X86_64_RBP, PERF_REG_X86_BP }, { UNW_X86_64_RSP, PERF_REG_X86_SP },
+		{ UNW_X86_64_R8, PERF_REG_X86_R8 }, { UNW_X86_64_R9, PERF_REG_X86_R9 },
+		{ UNW_X86_64_R10, PERF_REG_X86_R10 }, { UNW_X86_64_R11, PERF_REG_X86_R11 },
+		{ UNW_X86_64_R12, PERF_REG_X86_R12 }, { UNW_X86_64_R13, PERF_REG_X86_R13 },
+		{ UNW_X86_64_R14, PERF_REG_X86_R14 }, { UNW_X86_64_R15, PERF_REG_X86_R15 },
+		{ UNW_X86_64_RIP, PERF_REG_X86_IP }, { UNW_REG_IP, PERF_REG_X86_IP },
+		{ UNW_REG_SP, PERF_REG_X86_SP },
+#elif defined(__aarch64__)
+		{ UNW_AARCH64_X0, PERF_REG_ARM64_X0 }, { UNW_AARCH64_X1, PERF_REG_ARM64_X1 },
+		{ UNW_AARCH64_X16, PERF_REG_ARM64_X16 }, { UNW_AARCH64_X19, PERF_REG_ARM64_X19 },
+		{ UNW_AARCH64_X28, PERF_REG_ARM64_X28 }, { UNW_AARCH64_X29, PERF_REG_ARM64_X29 },
+		{ UNW_AARCH64_X30, PERF_REG_ARM64_LR }, { UNW_AARCH64_SP, PERF_REG_ARM64_SP },
+		{ UNW_AARCH64_PC, PERF_REG_ARM64_PC }, { UNW_REG_IP, PERF_REG_ARM64_LR },
+		{ UNW_REG_SP, PERF_REG_ARM64_SP },
+#endif
+	};
+	const struct uw_arch *a = uw_arch_host();
+	ck_assert_ptr_nonnull(a);
+	ck_assert_uint_gt(sizeof(pairs), 0);
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		ck_assert_int_lt(pairs[i].unw, a->ndw);
+		ck_assert_msg(a->perf_of_dw[pairs[i].unw] == pairs[i].perf, "libunwind register %d: perf id %d, perf maps it to %d",
+			      pairs[i].unw, a->perf_of_dw[pairs[i].unw], pairs[i].perf);
+	}
+	/* past the table's DWARF registers (aarch64 PSTATE, V0..): no perf register */
+	ck_assert_int_le(a->ndw, (int)(sizeof(a->perf_of_dw) / sizeof(a->perf_of_dw[0])));
+}
+END_TEST
+
 Suite *suite_libunwind(void);
 Suite *suite_libunwind(void)
 {
@@ -582,6 +625,7 @@ Suite *suite_libunwind(void)
 	tcase_add_checked_fixture(tc, set_libunwind, NULL);
 	tcase_set_timeout(tc, 60);
 	uwt_add_common(tc);
+	tcase_add_test(tc, register_map_is_perfs);
 #if defined(__x86_64__)
 	tcase_add_test(tc, mapped_zero_stops);
 	tcase_add_test(tc, no_eh_frame_hdr_stops);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "harness/judge.h"
 #include "unwinders/lrstep.h"
+#include "trampolines/arch.h"
 
 enum { LR = 30, SP = 31, PC = 32, FP = 29 };
 
@@ -188,6 +189,31 @@ START_TEST(registered)
 }
 END_TEST
 
+/* The policies' arch lists name arches of the table (a misspelt one would
+ * silently turn an unwinder off), and by default lr-step runs where perf
+ * splices LR (arm64) only; the build's own arch is in the table, the JIT
+ * side's host arch. */
+START_TEST(default_arches_are_the_tables)
+{
+	size_t n;
+	const struct uw_unwinder *const *all = uw_unwinders(&n);
+	int named = 0;
+	for (size_t i = 0; i < n; i++)
+		for (const char *const *a = all[i]->default_arches; a && *a; a++, named++) {
+			const struct uw_arch *ua = uw_arch_by_name(*a);
+			ck_assert_msg(ua && !strcmp(ua->name, *a), "%s: default arch '%s' is no name of the arch table",
+				      all[i]->name, *a);
+		}
+	ck_assert_int_gt(named, 0);
+	ck_assert(uw_unwinder_default_on(&uw_lrstep, "aarch64"));
+	ck_assert(!uw_unwinder_default_on(&uw_lrstep, "x86_64"));
+	ck_assert(uw_unwinder_default_on(&uw_fp, "x86_64") && uw_unwinder_default_on(&uw_fp, "aarch64"));
+	ck_assert_ptr_nonnull(uw_arch_host());
+	ck_assert_ptr_nonnull(tr_arch_host());
+	ck_assert_uint_eq(uw_arch_host()->elf_mach, tr_arch_host()->elf_mach);
+}
+END_TEST
+
 Suite *suite_lrstep(void);
 Suite *suite_lrstep(void)
 {
@@ -199,6 +225,7 @@ Suite *suite_lrstep(void)
 	tcase_add_test(tc, duplicate_verdict);
 	tcase_add_test(tc, whole_unwinder);
 	tcase_add_test(tc, registered);
+	tcase_add_test(tc, default_arches_are_the_tables);
 	suite_add_tcase(s, tc);
 	return s;
 }

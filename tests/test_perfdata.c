@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "harness/samples.h"
+#include "harness/toperf.h"
 #include "unwinders/perfdata.h"
 
 #define X86_MASK 0xff0fffull
@@ -126,6 +127,47 @@ START_TEST(attr_matches_kernel_layout)
 	memcpy(&h, p + data_off, sizeof(h));
 	ck_assert_uint_eq(h.type, PERF_RECORD_COMM);
 	ck_assert_uint_eq(h.size, 8 + 8 + 16 + 16);   /* pid/tid, "jitunwind\0" padded, sample_id */
+	pd_writer_free(&w);
+}
+END_TEST
+
+/* A 65528-byte dump does not fit a record (16-bit size): the kernel shrinks it
+ * to USHRT_MAX - header - 8, rounded up to 8 (perf_sample_ustack_size), and
+ * so does the writer; the header counted here from the sample layout. */
+START_TEST(big_dump_shrinks_as_the_kernel)
+{
+	static uint8_t big[65528];
+	struct pd_writer_opts o = {
+		.attr_size = PD_ATTR_SIZE_VER7,
+		.sample_type = PD_SAMPLE_IP | PD_SAMPLE_TID | PD_SAMPLE_TIME | PD_SAMPLE_CALLCHAIN |
+			       PD_SAMPLE_REGS_USER | PD_SAMPLE_STACK_USER,
+		.regs_mask = X86_MASK, .stack_size = 65528,
+	};
+	struct pd_writer w;
+	ck_assert_int_eq(pd_writer_init(&w, &o), 0);
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)i;
+	struct pd_sample s = { .ip = 0x401234, .pid = 1, .tid = 1, .time = 10, .abi = 2, .mask = X86_MASK,
+			       .stack = big, .dyn_size = sizeof(big) };
+	pd_w_sample(&w, &s);
+	struct pd_features ft = { .arch = "x86_64", .osrelease = "r", .hostname = "h", .version = "v", .nr_cpus = 1 };
+	char err[256];
+	ck_assert_msg(pd_w_finish(&w, &ft, NULL, err, sizeof(err)) == 0, "%s", err);
+	/* header 8, ip, pid/tid, time, callchain nr (0 entries), abi + 20 registers */
+	uint64_t hs = 8 + 8 + 8 + 8 + 8 + 8 + 20 * 8 + 2 * 8;
+	uint64_t want = (65535 - hs - 8 + 7) & ~7ull;
+	uint8_t *c = copy(w.b.p, w.b.len);
+	struct pd_file f;
+	ck_assert_msg(pd_parse_mem(&f, c, w.b.len, "t.data", err, sizeof(err)) == 0, "%s", err);
+	struct pd_iter it = { 0 };
+	struct pd_event ev;
+	ck_assert_int_eq(pd_next(&f, &it, &ev, err, sizeof(err)), 1);
+	ck_assert_uint_eq(ev.type, PD_REC_SAMPLE);
+	ck_assert_uint_eq(ev.sample.stack_size, want);
+	ck_assert_uint_eq(ev.sample.dyn_size, want);
+	ck_assert_mem_eq(ev.sample.stack, big, want);
+	ck_assert_uint_le(hs + want, 65535);
+	free(c);
 	pd_writer_free(&w);
 }
 END_TEST
@@ -480,6 +522,71 @@ END_TEST
 /* The reader on a file `perf record --call-graph dwarf` wrote itself (its
  * sample_type, ids, features and perf's own record types): it must see the
  * events perf report -D counts.  Skipped, visibly, where perf cannot record. */
+/* --call-graph fp as perf records it on arm64 (the perf-fp column): no stack,
+ * LR alone in the user registers, the kernel's user callchain after
+ * PERF_CONTEXT_USER starting at the pc; at the callee (the C target keeps a
+ * frame record) it holds the return address into the trampoline, the
+ * truth's second frame.  Other arches have no LR: refused with the reason. */
+START_TEST(fp_mode_writer)
+{
+	const char *b = getenv("JU_BIN");
+	char bin[512], tmp[64] = "/tmp/jutest-fp-XXXXXX";
+	snprintf(bin, sizeof(bin), "%s", b ? b : "./jitunwind");
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+#if defined(__aarch64__)
+	const char *c = "cases/aarch64";
+#else
+	const char *c = "cases/x86_64";
+#endif
+	ck_assert_int_eq(sh("%s record -o %s/s.bin --jitdump-dir %s %s/nested-depth3.case >%s/log 2>&1",
+			    bin, tmp, tmp, c, tmp), 0);
+	char in[128], out[128], err[512];
+	snprintf(in, sizeof(in), "%s/s.bin", tmp);
+	snprintf(out, sizeof(out), "%s/fp.data", tmp);
+	struct hx_toperf_opts o = { .callchain_fp = 1 };
+	int rc = hx_toperf_write(in, out, &o, err, sizeof(err));
+#if !defined(__aarch64__)
+	ck_assert_int_eq(rc, -1);
+	ck_assert_msg(strstr(err, "has no link register"), "%s", err);
+#else
+	ck_assert_msg(rc == 0, "%s", err);
+	struct hx_samples s;
+	ck_assert_msg(hx_samples_read(&s, in, err, sizeof(err)) == 0, "%s", err);
+	struct pd_file f;
+	ck_assert_msg(pd_open(&f, out, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(f.attrs[0].sample_type & PD_SAMPLE_STACK_USER, 0);
+	ck_assert_uint_eq(f.attrs[0].sample_regs_user, 1ull << 30);
+	ck_assert(!pd_attr_flag(&f.attrs[0], PD_ATTR_EXCLUDE_CALLCHAIN_USER));
+	struct pd_iter it = { 0 };
+	struct pd_event ev;
+	size_t k = 0, callee = 0;
+	while ((rc = pd_next(&f, &it, &ev, err, sizeof(err))) == 1) {
+		if (ev.type != PD_REC_SAMPLE)
+			continue;
+		const struct hx_sample *hs = &s.groups[0].samples[k++];
+		ck_assert_uint_ge(ev.sample.nr, 2);
+		ck_assert_uint_eq(pd_u64(ev.sample.ips), 0xfffffffffffffe00ull);
+		ck_assert_uint_eq(pd_u64(ev.sample.ips + 8), hs->regs[32]);
+		ck_assert_uint_eq(ev.sample.mask, 1ull << 30);
+		ck_assert_uint_eq(ev.sample.regs[30], hs->regs[30]);
+		if (hs->func == HX_FUNC_CALLEE && hs->ntruth > 1) {      /* the C target */
+			bool has = false;
+			for (uint64_t i = 2; i < ev.sample.nr; i++)
+				has |= pd_u64(ev.sample.ips + 8 * i) == hs->truth[1];
+			ck_assert_msg(has, "callee sample: the kernel chain lacks the trampoline's return address");
+			callee++;
+		}
+	}
+	ck_assert_msg(rc == 0, "%s", err);
+	ck_assert_uint_eq(k, s.groups[0].nsamples);
+	ck_assert_uint_ge(callee, 1);
+	pd_close(&f);
+	hx_samples_free(&s);
+#endif
+	sh("rm -rf %s", tmp);
+}
+END_TEST
+
 START_TEST(reads_perf_record)
 {
 	char tmp[64] = "/tmp/jutest-pdr-XXXXXX", path[128], err[512];
@@ -529,6 +636,7 @@ Suite *suite_perfdata(void)
 	tcase_add_loop_test(tc, attr_matches_kernel_layout, 0, (int)nabi);
 	tcase_add_loop_test(tc, round_trip, 0, (int)nabi);
 	tcase_add_test(tc, writer_refuses);
+	tcase_add_test(tc, big_dump_shrinks_as_the_kernel);
 	tcase_add_loop_test(tc, malformed, 0, sizeof(bad) / sizeof(bad[0]));
 	tcase_add_test(tc, every_truncation_and_byte);
 	suite_add_tcase(s, tc);
@@ -536,6 +644,7 @@ Suite *suite_perfdata(void)
 	tcase_set_timeout(cli, 120);
 	tcase_add_test(cli, record_perf_data);
 	tcase_add_test(cli, reads_perf_record);
+	tcase_add_test(cli, fp_mode_writer);
 	suite_add_tcase(s, cli);
 	return s;
 }

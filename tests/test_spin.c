@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include "harness/capture.h"
 #include "harness/ksampler.h"
@@ -51,7 +52,7 @@ static void capture(struct hx_samples *s)
 	char err[512], out[256];
 	ck_assert_msg(hx_case_parse(&c, "t.case", case_text, strlen(case_text), err, sizeof(err)) == 0, "%s", err);
 	snprintf(out, sizeof(out), "%s/t.samples", dir);
-	ck_assert_msg(hx_capture_to_file(&c, "t.case", dir, out, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(hx_capture_one(&c, "t.case", dir, out, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_msg(hx_samples_read(s, out, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_eq(s->ngroups, 1);
 	hx_case_free(&c);
@@ -91,6 +92,38 @@ START_TEST(spin_tamper_caught)
 	ck_assert_msg(strstr(g->error, "spin point") && strstr(g->error, want[_i]), "%s", g->error);
 	ck_assert(!g->ended);
 	hx_samples_free(&s);
+}
+END_TEST
+
+static double child_cpu_s(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_CHILDREN, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* JU_SPIN_CPU_US (perf-check): each point spins until it has used that much
+ * of the child's CPU time, and still releases with the breakpoint's state;
+ * a value out of range is an error of the capture */
+START_TEST(spin_cpu_budget)
+{
+	struct hx_samples s;
+	hx_kcfg.spin = true;
+	setenv("JU_SPIN_CPU_US", "10000", 1);
+	double t0 = child_cpu_s();
+	capture(&s);
+	double used = child_cpu_s() - t0;
+	const struct hx_group *g = &s.groups[0];
+	ck_assert_msg(g->ended && !g->error, "%s", g->error ? g->error : "no END");
+	ck_assert_msg(used >= 0.010 * (double)g->nsamples, "%zu points spun %.4f s of CPU", g->nsamples, used);
+	hx_samples_free(&s);
+	setenv("JU_SPIN_CPU_US", "0", 1);
+	capture(&s);
+	ck_assert_msg(s.groups[0].error && strstr(s.groups[0].error, "spin points"), "%s",
+		      s.groups[0].error ? s.groups[0].error : "no error");
+	hx_samples_free(&s);
+	unsetenv("JU_SPIN_CPU_US");
 }
 END_TEST
 
@@ -277,6 +310,7 @@ Suite *suite_spin(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, spin_state_is_the_breakpoints);
 	tcase_add_loop_test(tc, spin_tamper_caught, 0, 2);
+	tcase_add_test(tc, spin_cpu_budget);
 	tcase_add_test(tc, diff_payloads);
 	tcase_add_test(tc, kernel_chain_is_fp_emulation);
 	tcase_add_test(tc, kernel_fp_replay);

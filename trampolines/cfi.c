@@ -328,119 +328,205 @@ static int split_args(char *s, char *argv[CFI_MAX_ARGS])
 	}
 }
 
+/* One handler per directive; cfi_one checks the argument count first. */
+typedef int cfi_dir_fn(struct cfi_ctx *c, char **argv, int argc);
+
+static int d_nothing(struct cfi_ctx *c, char **argv, int argc)
+{
+	return 0; /* the FDE's bounds are the code's; nothing to encode */
+}
+
+static int d_def_cfa(struct cfi_ctx *c, char **argv, int argc)
+{
+	unsigned r = 0;
+	int64_t v = 0, fo = 0;
+	if (arg_reg(c, argv[0], &r) || arg_num(c, argv[1], &v))
+		return -1;
+	if (v < 0 && arg_factored(c, v, &fo))
+		return -1;
+	cfa_def_cfa(&c->b, c->a->data_align, (int)r, v);
+	c->cfa_reg = (int)r;
+	c->cfa_off = v;
+	return 0;
+}
+
+static int d_def_cfa_register(struct cfi_ctx *c, char **argv, int argc)
+{
+	unsigned r = 0;
+	if (arg_reg(c, argv[0], &r))
+		return -1;
+	cfa_op_reg(&c->b, DW_CFA_def_cfa_register, r);
+	c->cfa_reg = (int)r;
+	return 0;
+}
+
+static int d_def_cfa_offset(struct cfi_ctx *c, char **argv, int argc)
+{
+	int64_t v = 0;
+	return arg_num(c, argv[0], &v) || cfi_set_cfa_off(c, v) ? -1 : 0;
+}
+
+static int d_adjust_cfa_offset(struct cfi_ctx *c, char **argv, int argc)
+{
+	int64_t v = 0;
+	return arg_num(c, argv[0], &v) || cfi_set_cfa_off(c, c->cfa_off + v) ? -1 : 0;
+}
+
+static int d_offset(struct cfi_ctx *c, char **argv, int argc)
+{
+	unsigned r = 0;
+	int64_t v = 0;
+	return arg_reg(c, argv[0], &r) || arg_num(c, argv[1], &v) || cfi_save(c, r, v) ? -1 : 0;
+}
+
+/* GNU as: relative to the CFA register, i.e. CFA + (off - cfa_offset). */
+static int d_rel_offset(struct cfi_ctx *c, char **argv, int argc)
+{
+	unsigned r = 0;
+	int64_t v = 0;
+	return arg_reg(c, argv[0], &r) || arg_num(c, argv[1], &v) || cfi_save(c, r, v - c->cfa_off) ? -1 : 0;
+}
+
+static int d_val_offset(struct cfi_ctx *c, char **argv, int argc)
+{
+	unsigned r = 0;
+	int64_t v = 0, fo = 0;
+	if (arg_reg(c, argv[0], &r) || arg_num(c, argv[1], &v) || arg_factored(c, v, &fo))
+		return -1;
+	tr_buf_u8(&c->b, fo < 0 ? DW_CFA_val_offset_sf : DW_CFA_val_offset);
+	tr_buf_uleb(&c->b, r);
+	if (fo < 0)
+		tr_buf_sleb(&c->b, fo);
+	else
+		tr_buf_uleb(&c->b, (uint64_t)fo);
+	return 0;
+}
+
+static int d_restore(struct cfi_ctx *c, char **argv, int argc)
+{
+	unsigned r = 0;
+	if (arg_reg(c, argv[0], &r))
+		return -1;
+	cfa_restore(&c->b, r);
+	return 0;
+}
+
+static int d_undefined(struct cfi_ctx *c, char **argv, int argc)
+{
+	unsigned r = 0;
+	if (arg_reg(c, argv[0], &r))
+		return -1;
+	cfa_op_reg(&c->b, DW_CFA_undefined, r);
+	return 0;
+}
+
+static int d_same_value(struct cfi_ctx *c, char **argv, int argc)
+{
+	unsigned r = 0;
+	if (arg_reg(c, argv[0], &r))
+		return -1;
+	cfa_op_reg(&c->b, DW_CFA_same_value, r);
+	return 0;
+}
+
+static int d_register(struct cfi_ctx *c, char **argv, int argc)
+{
+	unsigned r1 = 0, r2 = 0;
+	if (arg_reg(c, argv[0], &r1) || arg_reg(c, argv[1], &r2))
+		return -1;
+	tr_buf_u8(&c->b, DW_CFA_register);
+	tr_buf_uleb(&c->b, r1);
+	tr_buf_uleb(&c->b, r2);
+	return 0;
+}
+
+static int d_remember_state(struct cfi_ctx *c, char **argv, int argc)
+{
+	if (c->depth == CFI_STATE_MAX)
+		return cfi_fail(c, "more than %d nested states", CFI_STATE_MAX);
+	c->stack[c->depth].reg = c->cfa_reg;
+	c->stack[c->depth].off = c->cfa_off;
+	c->depth++;
+	tr_buf_u8(&c->b, DW_CFA_remember_state);
+	return 0;
+}
+
+static int d_restore_state(struct cfi_ctx *c, char **argv, int argc)
+{
+	if (!c->depth)
+		return cfi_fail(c, "no .cfi_remember_state to restore");
+	c->depth--;
+	c->cfa_reg = c->stack[c->depth].reg;
+	c->cfa_off = c->stack[c->depth].off;
+	tr_buf_u8(&c->b, DW_CFA_restore_state);
+	return 0;
+}
+
+static int d_escape(struct cfi_ctx *c, char **argv, int argc)
+{
+	int64_t v = 0;
+	if (!argc)
+		return cfi_fail(c, "expected bytes");
+	for (int i = 0; i < argc; i++) {
+		if (arg_num(c, argv[i], &v))
+			return -1;
+		if (v < 0 || v > 255)
+			return cfi_fail(c, "'%s' is not a byte", argv[i]);
+		tr_buf_u8(&c->b, (uint8_t)v);
+	}
+	return 0;
+}
+
+static int d_negate_ra_state(struct cfi_ctx *c, char **argv, int argc)
+{
+	tr_buf_u8(&c->b, DW_CFA_AARCH64_negate_ra_state);
+	return 0;
+}
+
+static int d_cie_only(struct cfi_ctx *c, char **argv, int argc)
+{
+	return cfi_fail(c, "changes the CIE, not the FDE program: use the [unwind] keys");
+}
+
+#define ANY_ARGS (-1)
+static const struct {
+	const char *name;
+	int nargs;
+	cfi_dir_fn *fn;
+} cfi_dirs[] = {
+	{ ".cfi_startproc", ANY_ARGS, d_nothing }, { ".cfi_endproc", ANY_ARGS, d_nothing },
+	{ ".cfi_sections", ANY_ARGS, d_nothing },
+	{ ".cfi_def_cfa", 2, d_def_cfa }, { ".cfi_def_cfa_register", 1, d_def_cfa_register },
+	{ ".cfi_def_cfa_offset", 1, d_def_cfa_offset }, { ".cfi_adjust_cfa_offset", 1, d_adjust_cfa_offset },
+	{ ".cfi_offset", 2, d_offset }, { ".cfi_rel_offset", 2, d_rel_offset },
+	{ ".cfi_val_offset", 2, d_val_offset }, { ".cfi_restore", 1, d_restore },
+	{ ".cfi_undefined", 1, d_undefined }, { ".cfi_same_value", 1, d_same_value },
+	{ ".cfi_register", 2, d_register },
+	{ ".cfi_remember_state", 0, d_remember_state }, { ".cfi_restore_state", 0, d_restore_state },
+	{ ".cfi_escape", ANY_ARGS, d_escape },
+	{ ".cfi_negate_ra_state", 0, d_negate_ra_state }, { ".cfi_window_save", 0, d_negate_ra_state },
+	{ ".cfi_signal_frame", ANY_ARGS, d_cie_only }, { ".cfi_personality", ANY_ARGS, d_cie_only },
+	{ ".cfi_lsda", ANY_ARGS, d_cie_only }, { ".cfi_return_column", ANY_ARGS, d_cie_only },
+};
+
 static int cfi_one(struct cfi_ctx *c, char *argstr)
 {
 	char *argv[CFI_MAX_ARGS];
 	int argc = split_args(argstr, argv);
 	if (argc < 0)
 		return cfi_fail(c, "more than %d arguments", CFI_MAX_ARGS);
-	const char *n = c->name;
-	unsigned r1 = 0, r2 = 0;
-	int64_t v = 0;
-#define NARGS(k) do { if (argc != (k)) return cfi_fail(c, "expected %d argument%s, got %d", (k), (k) == 1 ? "" : "s", argc); } while (0)
-	if (!strcmp(n, ".cfi_startproc") || !strcmp(n, ".cfi_endproc") || !strcmp(n, ".cfi_sections")) {
-		return 0; /* the FDE's bounds are the code's; nothing to encode */
-	} else if (!strcmp(n, ".cfi_def_cfa")) {
-		NARGS(2);
-		if (arg_reg(c, argv[0], &r1) || arg_num(c, argv[1], &v))
-			return -1;
-		int64_t fo = 0;
-		if (v < 0 && arg_factored(c, v, &fo))
-			return -1;
-		cfa_def_cfa(&c->b, c->a->data_align, (int)r1, v);
-		c->cfa_reg = (int)r1;
-		c->cfa_off = v;
-	} else if (!strcmp(n, ".cfi_def_cfa_register")) {
-		NARGS(1);
-		if (arg_reg(c, argv[0], &r1))
-			return -1;
-		cfa_op_reg(&c->b, DW_CFA_def_cfa_register, r1);
-		c->cfa_reg = (int)r1;
-	} else if (!strcmp(n, ".cfi_def_cfa_offset")) {
-		NARGS(1);
-		if (arg_num(c, argv[0], &v) || cfi_set_cfa_off(c, v))
-			return -1;
-	} else if (!strcmp(n, ".cfi_adjust_cfa_offset")) {
-		NARGS(1);
-		if (arg_num(c, argv[0], &v) || cfi_set_cfa_off(c, c->cfa_off + v))
-			return -1;
-	} else if (!strcmp(n, ".cfi_offset")) {
-		NARGS(2);
-		if (arg_reg(c, argv[0], &r1) || arg_num(c, argv[1], &v) || cfi_save(c, r1, v))
-			return -1;
-	} else if (!strcmp(n, ".cfi_rel_offset")) {
-		/* GNU as: relative to the CFA register, i.e. CFA + (off - cfa_offset). */
-		NARGS(2);
-		if (arg_reg(c, argv[0], &r1) || arg_num(c, argv[1], &v) || cfi_save(c, r1, v - c->cfa_off))
-			return -1;
-	} else if (!strcmp(n, ".cfi_val_offset")) {
-		NARGS(2);
-		int64_t fo = 0;
-		if (arg_reg(c, argv[0], &r1) || arg_num(c, argv[1], &v) || arg_factored(c, v, &fo))
-			return -1;
-		tr_buf_u8(&c->b, fo < 0 ? DW_CFA_val_offset_sf : DW_CFA_val_offset);
-		tr_buf_uleb(&c->b, r1);
-		if (fo < 0)
-			tr_buf_sleb(&c->b, fo);
-		else
-			tr_buf_uleb(&c->b, (uint64_t)fo);
-	} else if (!strcmp(n, ".cfi_restore")) {
-		NARGS(1);
-		if (arg_reg(c, argv[0], &r1))
-			return -1;
-		cfa_restore(&c->b, r1);
-	} else if (!strcmp(n, ".cfi_undefined") || !strcmp(n, ".cfi_same_value")) {
-		NARGS(1);
-		if (arg_reg(c, argv[0], &r1))
-			return -1;
-		cfa_op_reg(&c->b, n[5] == 'u' ? DW_CFA_undefined : DW_CFA_same_value, r1);
-	} else if (!strcmp(n, ".cfi_register")) {
-		NARGS(2);
-		if (arg_reg(c, argv[0], &r1) || arg_reg(c, argv[1], &r2))
-			return -1;
-		tr_buf_u8(&c->b, DW_CFA_register);
-		tr_buf_uleb(&c->b, r1);
-		tr_buf_uleb(&c->b, r2);
-	} else if (!strcmp(n, ".cfi_remember_state")) {
-		NARGS(0);
-		if (c->depth == CFI_STATE_MAX)
-			return cfi_fail(c, "more than %d nested states", CFI_STATE_MAX);
-		c->stack[c->depth].reg = c->cfa_reg;
-		c->stack[c->depth].off = c->cfa_off;
-		c->depth++;
-		tr_buf_u8(&c->b, DW_CFA_remember_state);
-	} else if (!strcmp(n, ".cfi_restore_state")) {
-		NARGS(0);
-		if (!c->depth)
-			return cfi_fail(c, "no .cfi_remember_state to restore");
-		c->depth--;
-		c->cfa_reg = c->stack[c->depth].reg;
-		c->cfa_off = c->stack[c->depth].off;
-		tr_buf_u8(&c->b, DW_CFA_restore_state);
-	} else if (!strcmp(n, ".cfi_escape")) {
-		if (!argc)
-			return cfi_fail(c, "expected bytes");
-		for (int i = 0; i < argc; i++) {
-			if (arg_num(c, argv[i], &v))
-				return -1;
-			if (v < 0 || v > 255)
-				return cfi_fail(c, "'%s' is not a byte", argv[i]);
-			tr_buf_u8(&c->b, (uint8_t)v);
-		}
-	} else if (!strcmp(n, ".cfi_negate_ra_state") || !strcmp(n, ".cfi_window_save")) {
-		NARGS(0);
-		tr_buf_u8(&c->b, DW_CFA_AARCH64_negate_ra_state);
-	} else if (!strcmp(n, ".cfi_signal_frame") || !strcmp(n, ".cfi_personality") ||
-		   !strcmp(n, ".cfi_lsda") || !strcmp(n, ".cfi_return_column")) {
-		return cfi_fail(c, "changes the CIE, not the FDE program: use the [unwind] keys");
-	} else {
-		return cfi_fail(c, "unsupported directive (supported: .cfi_def_cfa, .cfi_def_cfa_register, "
-			       ".cfi_def_cfa_offset, .cfi_adjust_cfa_offset, .cfi_offset, .cfi_rel_offset, "
-			       ".cfi_val_offset, .cfi_restore, .cfi_undefined, .cfi_same_value, .cfi_register, "
-			       ".cfi_remember_state, .cfi_restore_state, .cfi_escape, .cfi_negate_ra_state)");
+	for (size_t i = 0; i < sizeof(cfi_dirs) / sizeof(cfi_dirs[0]); i++) {
+		if (strcmp(c->name, cfi_dirs[i].name))
+			continue;
+		int k = cfi_dirs[i].nargs;
+		if (k != ANY_ARGS && argc != k)
+			return cfi_fail(c, "expected %d argument%s, got %d", k, k == 1 ? "" : "s", argc);
+		return cfi_dirs[i].fn(c, argv, argc);
 	}
-#undef NARGS
-	return 0;
+	return cfi_fail(c, "unsupported directive (supported: .cfi_def_cfa, .cfi_def_cfa_register, "
+		       ".cfi_def_cfa_offset, .cfi_adjust_cfa_offset, .cfi_offset, .cfi_rel_offset, "
+		       ".cfi_val_offset, .cfi_restore, .cfi_undefined, .cfi_same_value, .cfi_register, "
+		       ".cfi_remember_state, .cfi_restore_state, .cfi_escape, .cfi_negate_ra_state)");
 }
 
 int tr_cfi_compile(const struct tr_func *f, uint8_t *prog, size_t cap, size_t *len,

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,6 +40,33 @@ static void put32(uint8_t *p, uint32_t v)
 static void put64(uint8_t *p, uint64_t v)
 {
 	memcpy(p, &v, 8);
+}
+
+/* One record in one writev (a JIT emits thousands; a write per field
+ * would be a system call per field).  Partial writes go on from where
+ * they stopped. */
+static int write_allv(int fd, struct iovec *iov, int n)
+{
+	while (n > 0) {
+		ssize_t w = writev(fd, iov, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (w == 0)
+			return -EIO;
+		while (n > 0 && (size_t)w >= iov->iov_len) {
+			w -= (ssize_t)iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n > 0) {
+			iov->iov_base = (uint8_t *)iov->iov_base + w;
+			iov->iov_len -= (size_t)w;
+		}
+	}
+	return 0;
 }
 
 static int write_all(int fd, const void *buf, size_t n)
@@ -145,12 +173,9 @@ int jdw_unwinding_info(struct jdw *w, const uint8_t *data, uint64_t unwinding_si
 	put64(r + 16, unwinding_size);
 	put64(r + 24, eh_frame_hdr_size);
 	put64(r + 32, mapped_size);
-	int err;
-	if ((err = write_all(w->fd, r, sizeof(r))) ||
-	    (err = write_all(w->fd, data, unwinding_size)) ||
-	    (err = write_all(w->fd, jdw_zeros, pad)))
-		return err;
-	return 0;
+	struct iovec iov[3] = { { r, sizeof(r) }, { (void *)data, unwinding_size },
+				{ (void *)jdw_zeros, pad } };
+	return write_allv(w->fd, iov, 3);
 }
 
 int jdw_code_load(struct jdw *w, const char *name, uint64_t code_addr,
@@ -171,11 +196,10 @@ int jdw_code_load(struct jdw *w, const char *name, uint64_t code_addr,
 	put64(r + 32, code_addr);
 	put64(r + 40, size);
 	put64(r + 48, index);
-	int err;
-	if ((err = write_all(w->fd, r, sizeof(r))) ||
-	    (err = write_all(w->fd, name, nlen)) ||
-	    (err = write_all(w->fd, jdw_zeros, pad)) ||
-	    (err = write_all(w->fd, code, size)))
+	struct iovec iov[4] = { { r, sizeof(r) }, { (void *)name, nlen }, { (void *)jdw_zeros, pad },
+				{ (void *)code, size } };
+	int err = write_allv(w->fd, iov, 4);
+	if (err)
 		return err;
 	w->next_index++;
 	if (index_out)

@@ -74,6 +74,55 @@ static int x86_dwarf_reg(const char *name)
 	return -1;
 }
 
+/* alloc / free N: sub / add $N,%rsp (imm8 when it fits) */
+static int x86_sp_adjust(enum tr_op_kind kind, int64_t n, struct x86_buf *b,
+			 char *text, size_t textcap, struct tr_eff *eff, int *neff,
+			 char *err, size_t errlen)
+{
+	bool alloc = kind == TR_OP_ALLOC;
+	if (n < 0 || n > 0x7fffffff) {
+		snprintf(err, errlen, "%s: size %lld out of range (0..0x7fffffff)",
+			 tr_op_name(kind), (long long)n);
+		return -1;
+	}
+	if (n <= 127) {
+		put(b, alloc ? x86_sub8_rsp : x86_add8_rsp, 3);
+		put8(b, (uint8_t)n);
+	} else {
+		put(b, alloc ? x86_sub32_rsp : x86_add32_rsp, 3);
+		put32(b, (uint32_t)n);
+	}
+	snprintf(text, textcap, "%s $0x%llx,%%rsp", alloc ? "sub" : "add", (unsigned long long)n);
+	eff_add(eff, neff, TR_EFF_SP_ADD, 0, alloc ? -n : n);
+	return 0;
+}
+
+/* save_reg / restore_reg R: push / pop of DWARF register R */
+static int x86_push_pop(enum tr_op_kind kind, int64_t n, struct x86_buf *b,
+			char *text, size_t textcap, struct tr_eff *eff, int *neff,
+			char *err, size_t errlen)
+{
+	bool save = kind == TR_OP_SAVE_REG;
+	if (n < 0 || n > 15 || n == X86_SP) {
+		snprintf(err, errlen, "%s: DWARF register %lld cannot be %s on x86_64",
+			 tr_op_name(kind), (long long)n, save ? "pushed" : "popped");
+		return -1;
+	}
+	uint8_t hw = x86_hw[n];
+	if (hw >= 8)
+		put8(b, X86_REX_B);
+	put8(b, (uint8_t)((save ? X86_PUSH : X86_POP) + (hw & 7)));
+	snprintf(text, textcap, "%s %%%s", save ? "push" : "pop", x86_names[n]);
+	if (save) {
+		eff_add(eff, neff, TR_EFF_SP_ADD, 0, -8);
+		eff_add(eff, neff, TR_EFF_SAVE, (int)n, 0);
+	} else {
+		eff_add(eff, neff, TR_EFF_RESTORE, (int)n, 0);
+		eff_add(eff, neff, TR_EFF_SP_ADD, 0, 8);
+	}
+	return 0;
+}
+
 /* Encodes a non-RAW op. */
 static int x86_encode_op(enum tr_op_kind kind, int64_t n, struct x86_buf *b,
 			 char *text, size_t textcap, struct tr_eff *eff, int *neff,
@@ -92,46 +141,11 @@ static int x86_encode_op(enum tr_op_kind kind, int64_t n, struct x86_buf *b,
 		eff_add(eff, neff, TR_EFF_FP_FROM_SP, 0, 0);
 		return 0;
 	case TR_OP_ALLOC:
-	case TR_OP_FREE: {
-		bool alloc = kind == TR_OP_ALLOC;
-		if (n < 0 || n > 0x7fffffff) {
-			snprintf(err, errlen, "%s: size %lld out of range (0..0x7fffffff)",
-				 tr_op_name(kind), (long long)n);
-			return -1;
-		}
-		if (n <= 127) {
-			put(b, alloc ? x86_sub8_rsp : x86_add8_rsp, 3);
-			put8(b, (uint8_t)n);
-		} else {
-			put(b, alloc ? x86_sub32_rsp : x86_add32_rsp, 3);
-			put32(b, (uint32_t)n);
-		}
-		snprintf(text, textcap, "%s $0x%llx,%%rsp", alloc ? "sub" : "add", (unsigned long long)n);
-		eff_add(eff, neff, TR_EFF_SP_ADD, 0, alloc ? -n : n);
-		return 0;
-	}
+	case TR_OP_FREE:
+		return x86_sp_adjust(kind, n, b, text, textcap, eff, neff, err, errlen);
 	case TR_OP_SAVE_REG:
-	case TR_OP_RESTORE_REG: {
-		bool save = kind == TR_OP_SAVE_REG;
-		if (n < 0 || n > 15 || n == X86_SP) {
-			snprintf(err, errlen, "%s: DWARF register %lld cannot be %s on x86_64",
-				 tr_op_name(kind), (long long)n, save ? "pushed" : "popped");
-			return -1;
-		}
-		uint8_t hw = x86_hw[n];
-		if (hw >= 8)
-			put8(b, X86_REX_B);
-		put8(b, (uint8_t)((save ? X86_PUSH : X86_POP) + (hw & 7)));
-		snprintf(text, textcap, "%s %%%s", save ? "push" : "pop", x86_names[n]);
-		if (save) {
-			eff_add(eff, neff, TR_EFF_SP_ADD, 0, -8);
-			eff_add(eff, neff, TR_EFF_SAVE, (int)n, 0);
-		} else {
-			eff_add(eff, neff, TR_EFF_RESTORE, (int)n, 0);
-			eff_add(eff, neff, TR_EFF_SP_ADD, 0, 8);
-		}
-		return 0;
-	}
+	case TR_OP_RESTORE_REG:
+		return x86_push_pop(kind, n, b, text, textcap, eff, neff, err, errlen);
 	case TR_OP_CALL_TARGET:
 		put(b, x86_call_rcx, sizeof(x86_call_rcx));
 		snprintf(text, textcap, "call *%%rcx");

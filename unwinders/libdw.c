@@ -137,20 +137,24 @@ static uint64_t dw_base(const struct pv_view *pv, const struct pv_map *m)
 			return tmp ? ly.dw_base_tmp : ly.dw_base_other;
 	}
 	/* the process's own files, and a jitted mapping cut at its front */
-	if (pv->profile != PV_V61 && tmp)
+	if (pv->profile != PV_V61 && pv->profile != PV_510 && tmp)
 		return m->start;
 	return m->start - m->pgoff;
 }
 
-/* perf's __report_module(addr): nothing to do without a map or a DSO;
- * else the module covering addr must start at the map's base, or one is
- * reported there.  Modules accumulate in the cached Dwfl; each map's outcome
- * is kept, since reporting it again gives the same answer. */
+/* perf's __report_module(addr): nothing to do without a map; in [stack] or
+ * [heap] dwfl_report_elf of the pseudo file fails, so entry() does and the
+ * chain ends before that frame; else the module covering addr must start at
+ * the map's base, or one is reported there.  Modules accumulate in the
+ * cached Dwfl; each map's outcome is kept, since reporting it again gives
+ * the same answer. */
 static bool dw_report(struct dw_state *st, uint64_t addr)
 {
 	const struct pv_map *m = pv_find(st->pv, addr);
-	if (!m || !m->dso)
+	if (!m)
 		return true;
+	if (!m->dso)
+		return false;
 	size_t i = (size_t)(m - st->pv->maps);
 	if (!st->map_tried[i]) {
 		uint64_t base = dw_base(st->pv, m);
@@ -225,14 +229,17 @@ static int dw_frame_cb(Dwfl_Frame *state, void *arg)
 		return dw_stop(st, UW_STOP_ERROR, "dwfl_frame_pc: %s", dwfl_errmsg(-1));
 	uint64_t adj = act ? pc : pc - 1;
 	if (!dw_report(st, adj))
-		return dw_stop(st, UW_STOP_NO_INFO, "perf reports no module covering 0x%llx",
-			       (unsigned long long)adj);
+		return dw_stop(st, UW_STOP_NO_INFO, "perf reports no module covering 0x%llx%s",
+			       (unsigned long long)adj,
+			       pv_find(st->pv, adj) && !pv_find(st->pv, adj)->dso ? " (its map is [stack] or [heap])" : "");
 	if (first)
 		cfi = dw_has_cfi(st, pc);
 	/* perf stores pc - 1 for non-activation frames: undone */
 	r->addr[r->n] = pc;
 	r->flags[r->n] = !first && st->next_fallback ? UW_F_FALLBACK : 0;
-	if (r->flags[r->n] && !r->fallback_why[0])
+	if (!first && act)
+		r->flags[r->n] |= UW_F_ACTIVATION;
+	if ((r->flags[r->n] & UW_F_FALLBACK) && !r->fallback_why[0])
 		snprintf(r->fallback_why, sizeof(r->fallback_why),
 			 "frame %d: no CFI for 0x%llx in perf's view (libdw walked frame pointers)", r->n,
 			 (unsigned long long)st->fallback_pc);
@@ -353,8 +360,15 @@ static int dw_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 	return 0;
 }
 
+/* the elfutils this process runs with */
+static const char *dw_lib_version(void)
+{
+	return dwfl_version(NULL);
+}
+
 const struct uw_unwinder uw_libdw = {
 	.name = "libdw", .about = "elfutils' DWARF unwinder, fed as perf's unwind-libdw.c feeds it",
 	.sees = UW_SEES_DUMP, .ref = UW_REF_ORACLE,
-	.open = dw_open, .unwind = dw_unwind, .close = dw_close,
+	.open = dw_open, .unwind = dw_unwind, .close = dw_close, .lib_version = dw_lib_version,
+	.signal_self = true, .bench_rate = 300e3,
 };

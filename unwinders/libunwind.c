@@ -4,14 +4,27 @@
  * emitted CFI (x86_64: its rbp chain; aarch64: x30 after a failed
  * dwarf_step) are flagged UW_F_FALLBACK. */
 #include "view.h"
-#include "libunwind_arch.h"
+
+#include <libunwind.h>
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* libunwind-generic unwinds the arch it was built for, this build's (uw_arch_host).
+ * Its register numbers are the DWARF numbers on every arch of the table (x86_64:
+ * UNW_X86_64_RAX 0 .. RIP 16; aarch64: X0 0 .. SP 31, PC 32), so perf's mapping of
+ * them (arch/<arch>/util/unwind-libunwind.c) is the table's perf_of_dw;
+ * tests/test_libunwind.c checks it against libunwind's and the kernel's headers.
+ * dwarf_search_unwind_table: exported by libunwind 1.6 but not declared in its
+ * headers (facts section 3); UNW_OBJ gives it the target's prefix. */
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
+					      unw_proc_info_t *pi, int need_unwind_info, void *arg);
 
 /* What perf's find_proc_info returns without a map, a DSO or an
  * .eh_frame_hdr (its `ret = -EINVAL` when the .debug_frame fallback finds
@@ -27,7 +40,7 @@ enum {
 
 struct lu_state {
 	unw_addr_space_t as;
-	const struct uw_lu_arch *glue;
+	const struct uw_arch *target;  /* libunwind's (this build's) arch */
 	const struct pv_view *pv;
 	uint64_t *base;             /* per DSO: perf's load base, UINT64_MAX when unmapped */
 	bool arch_ok;
@@ -38,7 +51,7 @@ struct lu_state {
 	bool in_step;
 	uint64_t step_ip;           /* ip of the frame being unwound */
 	bool fpi_ok;                /* find_proc_info found its FDE for step_ip (or step_ip - 1) */
-	int ip_reads;               /* reads of [step_ip]: beyond glue->ip_reads, the non-DWARF path's probe */
+	int ip_reads;               /* reads of [step_ip]: beyond target->lu_ip_reads, the non-DWARF path's probe */
 	bool mem_fail;
 	uint64_t mem_fail_addr;
 	bool fpi_fail;
@@ -61,11 +74,12 @@ static int lu_dso_read(struct lu_state *st, uint64_t addr, unw_word_t *val)
 		}
 		st->last = m;
 	}
+	/* perf's map_ip + dso__data_read_addr; a read that comes back short
+	 * answers 1, which libunwind takes as success (perf zeroes the value):
+	 * so does any read in [stack] past the dump (a DSO without data) */
 	const struct pv_dso *d = m->dso;
 	if (!d)
-		return -1;
-	/* perf's map_ip + dso__data_read_addr; a read that comes back short
-	 * answers 1, which libunwind takes as success (perf zeroes the value) */
+		return 1;
 	uint64_t off = addr - m->start + m->pgoff;
 	if (!d->image || off < m->pgoff || off > d->size || d->size - off < sizeof(*val))
 		return 1;
@@ -113,7 +127,8 @@ static int lu_access_reg(unw_addr_space_t as, unw_regnum_t regnum, unw_word_t *v
 	struct lu_state *st = arg;
 	if (write)
 		return 0;
-	int id = st->glue->perf_reg(regnum);
+	const struct uw_arch *a = st->target;
+	int id = regnum >= 0 && regnum < a->ndw ? a->perf_of_dw[regnum] : -1;
 	if (id < 0 || id >= UW_PERF_REGS || !(st->s->mask >> id & 1))
 		return -EINVAL;
 	*valp = st->s->regs[id];
@@ -265,7 +280,7 @@ static int lu_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t
 	di.u.rti.table_data = segbase + table_off;
 	/* struct table_entry is two 32-bit words; table_len counts machine words */
 	di.u.rti.table_len = fde_count * 8 / sizeof(unw_word_t);
-	int ret = st->glue->search_table(as, ip, &di, pi, need_unwind_info, arg);
+	int ret = UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need_unwind_info, arg);
 	if (ret >= 0) {
 		if (st->in_step && (ip == st->step_ip || ip + 1 == st->step_ip))
 			st->fpi_ok = true;
@@ -354,23 +369,21 @@ static void lu_close(void *state)
 static int lu_open(const struct uw_view *v, void **state, char *err, size_t errlen)
 {
 	*state = NULL;
-#if !UW_LU_HAVE_GLUE
-	if (!&uw_lu_host) {
-		snprintf(err, errlen, "libunwind: no glue for this build's arch");
+	if (!uw_arch_host()) {
+		snprintf(err, errlen, "libunwind: this build's arch is not in the arch table");
 		return -1;
 	}
-#endif
 	struct lu_state *st = calloc(1, sizeof(*st));
 	if (!st) {
 		snprintf(err, errlen, "libunwind: out of memory");
 		return -1;
 	}
-	st->glue = &uw_lu_host;
+	st->target = uw_arch_host();
 	*state = st;
 	if (!v || !v->pv)
 		return 0;   /* every sample then says "no perf view" */
 	st->pv = v->pv;
-	st->arch_ok = !v->arch || v->arch->elf_mach == st->glue->elf_mach;
+	st->arch_ok = !v->arch || v->arch->elf_mach == st->target->elf_mach;
 	st->as = unw_create_addr_space(&lu_accessors, 0);
 	if (!st->as || lu_bases(st)) {
 		snprintf(err, errlen, "libunwind: cannot create the address space");
@@ -415,6 +428,33 @@ static void lu_stop(struct lu_state *st, int ret, struct uw_result *r)
 	}
 }
 
+/* libunwind 1.6 blocks every signal around each use of its memory pool
+ * and locks (lock_acquire: sigprocmask, mutex, sigprocmask back): some
+ * twenty system calls per sample, most of a replay's time.  The blocking is
+ * for unwinding the local process from a signal handler; here libunwind
+ * walks a copied stack through accessors, never from a handler.  So while a
+ * replay walk runs on this thread, sigprocmask (which libunwind calls
+ * through the PLT: this executable's definition wins) is answered without
+ * the system call; everywhere else it is libc's. */
+static __thread bool lu_walking;
+
+int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	if (lu_walking) {
+		if (old)
+			sigemptyset(old);
+		return 0;
+	}
+	int e = pthread_sigmask(how, set, old);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+static int lu_walk(struct lu_state *st, const struct uw_sample *s, struct uw_result *r);
+
 static int lu_unwind(void *state, const struct uw_view *v, const struct uw_sample *s,
 		     struct uw_result *r)
 {
@@ -426,10 +466,18 @@ static int lu_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 		lu_fail(r, UW_STOP_ERROR, "no perf view");
 		return 0;
 	}
-	if (!st->arch_ok || s->arch->elf_mach != st->glue->elf_mach) {
+	if (!st->arch_ok || s->arch->elf_mach != st->target->elf_mach) {
 		lu_fail(r, UW_STOP_ERROR, "libunwind of this build cannot unwind another arch's samples");
 		return 0;
 	}
+	lu_walking = true;
+	int rc = lu_walk(st, s, r);
+	lu_walking = false;
+	return rc;
+}
+
+static int lu_walk(struct lu_state *st, const struct uw_sample *s, struct uw_result *r)
+{
 	st->s = s;
 	st->last = NULL;
 	r->fallback_why[0] = 0;
@@ -470,8 +518,10 @@ static int lu_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 		}
 		/* perf stores ip - 1 here unless unw_is_signal_frame: undone */
 		r->addr[r->n] = ip;
-		r->flags[r->n] = (!st->fpi_ok || st->ip_reads > st->glue->ip_reads) ? UW_F_FALLBACK : 0;
-		if (r->flags[r->n] && !r->fallback_why[0])
+		r->flags[r->n] = (!st->fpi_ok || st->ip_reads > st->target->lu_ip_reads) ? UW_F_FALLBACK : 0;
+		if (unw_is_signal_frame(&c) > 0)
+			r->flags[r->n] |= UW_F_ACTIVATION;
+		if ((r->flags[r->n] & UW_F_FALLBACK) && !r->fallback_why[0])
 			snprintf(r->fallback_why, sizeof(r->fallback_why), "frame %d from 0x%llx: %s", r->n,
 				 (unsigned long long)st->step_ip,
 				 st->fpi_fail ? st->fpi_why : "libunwind's frame-chain path");
@@ -480,8 +530,17 @@ static int lu_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 	return 0;
 }
 
+#define LU_STR2(x) #x
+#define LU_STR(x) LU_STR2(x)
+/* the headers this build compiled against: each matrix leg builds its own */
+static const char *lu_lib_version(void)
+{
+	return LU_STR(UNW_VERSION_MAJOR) "." LU_STR(UNW_VERSION_MINOR);
+}
+
 const struct uw_unwinder uw_libunwind = {
 	.name = "libunwind", .about = "libunwind, fed as perf's unwind-libunwind-local.c feeds it",
 	.sees = UW_SEES_DUMP, .ref = UW_REF_ORACLE,
-	.open = lu_open, .unwind = lu_unwind, .close = lu_close,
+	.open = lu_open, .unwind = lu_unwind, .close = lu_close, .lib_version = lu_lib_version,
+	.bench_rate = 100e3,
 };

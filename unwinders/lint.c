@@ -226,6 +226,11 @@ void lint_report(struct lint_ctx *c, enum lint_rule_id id, uint64_t off, const c
 	va_end(ap);
 }
 
+bool lint_quiet(const struct lint_ctx *c, enum lint_rule_id id)
+{
+	return c->o->max_per_rule && c->sum->per_rule[id] >= c->o->max_per_rule;
+}
+
 void lint_report_at(struct lint_ctx *c, enum lint_rule_id id, uint64_t off, const struct lint_where *w,
 		    const char *fmt, ...)
 {
@@ -285,6 +290,11 @@ static void check_header(struct lint_ctx *c)
 			lint_report_at(c, LR_PERF_PROFILE, 0, &every, "profile v6.1: perf v6.1-v6.7 computes libunwind's base as the map "
 			       "start without -pgoff and writes PT_LOAD at 0, so every .eh_frame_hdr lookup is 0x80 off: "
 			       "its libunwind path unwinds no jitted code; libdw is fed correctly");
+		else if (c->prof == PV_510)
+			lint_report_at(c, LR_PERF_PROFILE, 0, &every, "profile 5.10.y: perf 5.10.223 gives the jitted .so section "
+			       "addresses, PT_LOAD and an MMAP2 pgoff of 0x40 while libelf lays .text out at file offset "
+			       "0x80: symbols resolve, but its libunwind path computes the .eh_frame_hdr's address from "
+			       "the file offset, 0x40 too far, so it unwinds no jitted code");
 		else
 			lint_report_at(c, LR_PERF_PROFILE, 0, &every, "profile 5.x-0x40: perf gives the jitted .so section addresses and "
 			       "an MMAP2 pgoff of 0x40 while libelf lays .text out at file offset 0x80, so every pc in JIT "

@@ -55,6 +55,8 @@ static int collect_row(const struct ehf_row *row, void *arg)
 	r->ra_off = row->reg[c->ra_col].off;
 	for (unsigned k = 0; k < LINT_CODE_REGS && k < EHF_NREGS; k++) {
 		r->kind[k] = row->reg[k].kind;
+		if (r->kind[k] == EHF_OFFSET)
+			r->saved |= 1u << k;
 		r->off[k] = row->reg[k].off > INT32_MAX || row->reg[k].off < INT32_MIN ? INT32_MIN : (int32_t)row->reg[k].off;
 	}
 	return 0;
@@ -63,6 +65,7 @@ static int collect_row(const struct ehf_row *row, void *arg)
 /* One rule's failures in one FDE: how many boundaries, which (the first
  * LINT_MAX_PCS), and what the first one was. */
 struct cc_hits {
+	bool quiet;               /* the rule's findings are only counted now: no message */
 	size_t n;
 	struct lint_where w;
 	char first[240];
@@ -77,7 +80,7 @@ static void cc_hit(struct cc_hits *h, uint64_t off, const char *fmt, ...)
 {
 	if (h->w.npc && h->w.pc[h->w.npc - 1] == off)
 		return;                   /* one hit per boundary: the first register says it */
-	if (!h->n++) {
+	if (!h->n++ && !h->quiet) {
 		va_list ap;
 		va_start(ap, fmt);
 		vsnprintf(h->first, sizeof(h->first), fmt, ap);
@@ -163,9 +166,15 @@ static void cc_compare(struct lint_ctx *c, const struct uw_decoder *dc, const st
 		       row->ra_kind == EHF_UNDEF ? "undefined" : row->ra_kind == EHF_SAME ? "same value" :
 		       row->ra_kind == EHF_INITIAL ? "unset" : row->ra_kind == EHF_OFFSET ? "at another offset" :
 		       "not an offset", dc->ra_cfa_off);
-	for (unsigned r = 0; r < LINT_CODE_REGS; r++)
-		if (r != dc->sp && (row->kind[r] != EHF_UNDEF || r == dc->ra))
-			cc_reg(c, dc, row, st, r, off, res);
+	/* cc_reg acts on saved registers, and on a return-address register
+	 * that is not at the CFA (arm64's x30) whatever its rule, in order */
+	uint32_t todo = row->saved;
+	if (dc->ra < LINT_CODE_REGS && !dc->ra_at_cfa)
+		todo |= 1u << dc->ra;
+	if (dc->sp < LINT_CODE_REGS)
+		todo &= ~(1u << dc->sp);
+	for (; todo; todo &= todo - 1)
+		cc_reg(c, dc, row, st, (unsigned)__builtin_ctz(todo), off, res);
 	/* the CFA as far up as the return address slot must lie in perf's copy, and the
 	 * caller's return address (at the CFA or above) too; perf's libunwind path
 	 * never reads the copy's last word (its access_mem wants addr + 8 < end) */
@@ -235,6 +244,10 @@ static void cc_say(struct lint_ctx *c, enum lint_rule_id id, uint64_t load_off, 
 {
 	if (!h->n)
 		return;
+	if (h->quiet) {
+		lint_report_at(c, id, fo, &h->w, "%s", "");   /* counted, not shown */
+		return;
+	}
 	char list[160] = "";
 	size_t o = 0;
 	for (unsigned i = 0; h->n > 1 && i < h->w.npc && o < sizeof(list); i++)
@@ -274,6 +287,13 @@ void lint_code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *code,
 		return;
 	struct cc_result res;
 	memset(&res, 0, sizeof(res));
+	res.cfa.quiet = lint_quiet(c, LR_CFA_VS_CODE);
+	res.ra.quiet = lint_quiet(c, LR_RA_RULE);
+	res.below.quiet = lint_quiet(c, LR_REG_BELOW_SP);
+	res.early.quiet = lint_quiet(c, LR_REG_SAVED_EARLY);
+	res.ravc.quiet = lint_quiet(c, LR_RA_VS_CODE);
+	res.deep.quiet = lint_quiet(c, LR_FRAME_BEYOND_STACK);
+	res.lureg.quiet = lint_quiet(c, LR_REG_PAST_LIBUNWIND);
 	cc_follow(c, dc, code, code_addr, s, e, &res);
 	cc_say(c, LR_CFA_VS_CODE, load_off, fde_file_off, &res.cfa);
 	cc_say(c, LR_RA_RULE, load_off, fde_file_off, &res.ra);

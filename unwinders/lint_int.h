@@ -60,6 +60,7 @@ struct crow {                 /* a compact CFI row for the code check */
 	int64_t ra_off;
 	uint8_t kind[LINT_CODE_REGS];   /* enum ehf_rule_kind of each register */
 	uint16_t max_reg;         /* the highest register the program named so far */
+	uint32_t saved;                 /* bit r: kind[r] is EHF_OFFSET (the code check's loop) */
 	int32_t off[LINT_CODE_REGS];    /* its offset for EHF_OFFSET */
 };
 
@@ -109,6 +110,9 @@ void lint_report(struct lint_ctx *c, enum lint_rule_id id, uint64_t off, const c
 /* The same about some code (where: see struct lint_where). */
 void lint_report_at(struct lint_ctx *c, enum lint_rule_id id, uint64_t off, const struct lint_where *w,
 		    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* The next finding of rule id will only be counted (max_per_rule reached):
+ * a check may then skip composing its message. */
+bool lint_quiet(const struct lint_ctx *c, enum lint_rule_id id);
 /* The walk over c->data (lint.c); -1 when it is not a jitdump. */
 int lint_walk_ctx(struct lint_ctx *c);
 /* lint_file: drop mapped pages well behind the walk (lint_read.c). */

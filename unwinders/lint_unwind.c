@@ -243,8 +243,8 @@ static void unw_report_coverage(struct lint_ctx *c, const struct jdr_rec *r, con
 	if (pad && shift == (int64_t)pad)
 		snprintf(hint, sizeof(hint), ": %" PRId64 " bytes = ALIGN_8(code_size) - code_size, "
 			 ".eh_frame was encoded as if it sat right after the code", shift);
-	else if (c->prof == PV_5X_0X40 && shift == 0x40)
-		snprintf(hint, sizeof(hint), ": the 0x40 of the 5.x-0x40 profile");
+	else if ((c->prof == PV_5X_0X40 || c->prof == PV_510) && shift == 0x40)
+		snprintf(hint, sizeof(hint), ": the 0x40 of the %s profile", pv_profile_name(c->prof));
 	lint_report(c, LR_FDE_COVERAGE, data_file + f0->offset, "FDE at .eh_frame+0x%" PRIx64 " covers "
 	       "[0x%" PRIx64 ", 0x%" PRIx64 ") in perf's layout, the code of the CODE_LOAD at 0x%"
 	       PRIx64 " is [0x%" PRIx64 ", 0x%" PRIx64 ") (shifted %+" PRId64 "%s)", f0->offset,

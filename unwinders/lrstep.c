@@ -162,17 +162,34 @@ static void lr_close(void *state)
 	free(st);
 }
 
-/* perf's arm64-only splice: by default only there; named explicitly
- * (--unwinders) it replays anywhere */
-static const char *const lr_arches[] = { "aarch64", NULL };
+/* the step's engine's library */
+static const char *lr_version_of(const char *engine)
+{
+	const struct uw_unwinder *e = uw_unwinder_by_name(engine);
+	return e && e->lib_version ? e->lib_version() : NULL;
+}
 
+static const char *lr_version_lu(void)
+{
+	return lr_version_of("libunwind");
+}
+
+static const char *lr_version_dw(void)
+{
+	return lr_version_of("libdw");
+}
+
+/* perf's splice: by default only where perf does it (the arch table's list);
+ * named explicitly (--unwinders) it replays anywhere */
 const struct uw_unwinder uw_lrstep = {
 	.name = "lr-step", .about = "arm64 --call-graph fp leaf record, DWARF step by libunwind",
-	.sees = UW_SEES_WHOLE, .ref = UW_REF_LR_SPLICE, .default_arches = lr_arches,
-	.open = lr_open_lu, .unwind = lr_unwind, .close = lr_close,
+	.sees = UW_SEES_WHOLE, .ref = UW_REF_LR_SPLICE, .default_arches = uw_arches_lr_leaf,
+	.open = lr_open_lu, .unwind = lr_unwind, .close = lr_close, .lib_version = lr_version_lu,
+	.step_engine = "libunwind",
 };
 const struct uw_unwinder uw_lrstep_dw = {
 	.name = "lr-step-dw", .about = "arm64 --call-graph fp leaf record, DWARF step by libdw",
-	.sees = UW_SEES_WHOLE, .ref = UW_REF_LR_SPLICE, .default_arches = lr_arches,
-	.open = lr_open_dw, .unwind = lr_unwind, .close = lr_close,
+	.sees = UW_SEES_WHOLE, .ref = UW_REF_LR_SPLICE, .default_arches = uw_arches_lr_leaf,
+	.open = lr_open_dw, .unwind = lr_unwind, .close = lr_close, .lib_version = lr_version_dw,
+	.step_engine = "libdw",
 };

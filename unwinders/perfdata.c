@@ -201,11 +201,14 @@ int pd_writer_init(struct pd_writer *w, const struct pd_writer_opts *o)
 	a->sample_max_stack = 127;
 	static const int bits[] = { PD_ATTR_DISABLED, PD_ATTR_INHERIT, PD_ATTR_EXCLUDE_KERNEL,
 				    PD_ATTR_EXCLUDE_HV, PD_ATTR_MMAP, PD_ATTR_COMM, PD_ATTR_ENABLE_ON_EXEC,
-				    PD_ATTR_TASK, PD_ATTR_MMAP_DATA, PD_ATTR_SAMPLE_ID_ALL,
-				    PD_ATTR_EXCLUDE_CALLCHAIN_USER, PD_ATTR_MMAP2, PD_ATTR_COMM_EXEC,
+				    PD_ATTR_TASK, PD_ATTR_SAMPLE_ID_ALL, PD_ATTR_MMAP2, PD_ATTR_COMM_EXEC,
 				    PD_ATTR_USE_CLOCKID };
 	for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
 		a->flags |= 1ull << bits[i];
+	/* --call-graph dwarf: the user stack instead of the kernel's user
+	 * callchain, and data mappings too; --call-graph fp: neither */
+	if (o->sample_type & PD_SAMPLE_STACK_USER)
+		a->flags |= 1ull << PD_ATTR_EXCLUDE_CALLCHAIN_USER | 1ull << PD_ATTR_MMAP_DATA;
 
 	struct pd_buf *b = &w->b;
 	b_bytes(b, PD_MAGIC, 8);
@@ -301,6 +304,11 @@ void pd_w_sample(struct pd_writer *w, const struct pd_sample *s)
 	}
 	if (st & PD_SAMPLE_STACK_USER) {
 		uint64_t size = a->sample_stack_user;
+		/* the kernel's perf_sample_ustack_size: a dump that would overflow the
+		 * 16-bit record size shrinks to fit (header so far + size + dyn_size) */
+		uint64_t hs = (uint64_t)(b->len - at) + 2 * sizeof(uint64_t);
+		if (size && hs + size > UINT16_MAX)
+			size = (UINT16_MAX - hs - sizeof(uint64_t) + 7) & ~UINT64_C(7);
 		uint64_t dyn = s->dyn_size < size ? s->dyn_size : size;
 		b_u64(b, size);
 		if (size) {

@@ -12,10 +12,17 @@
  *            .eh_frame's address and the MMAP2 pgoff; PT_LOAD at 0.
  *  v6.1      v6.1-v6.7: GEN_ELF_TEXT_OFFSET = 0x80 everywhere, PT_LOAD still
  *            at p_offset = p_vaddr = 0.
+ *  5.10.y    Debian 11's perf 5.10.223, read off its `perf inject -j` output
+ *            and its chains (the perf column): the 5.x-0x40 text offset with
+ *            PT_LOAD at p_offset = p_vaddr = 0x40 (a partial backport of
+ *            1af478903fc4), and the libunwind lookup from before "perf unwind:
+ *            Fix segbase for ld.lld linked objects" (v6.0): segbase = map start
+ *            - pgoff + .eh_frame_hdr's sh_offset, 0x40 past the header here.
  *  current   v6.8+ ("perf genelf: Set ELF program header addresses properly",
  *            1af478903fc4) and stable trees with it (Debian 12's 6.1.y):
  *            PT_LOAD at 0x80. */
 #include "perfview.h"
+#include "files.h"
 #include "view.h"
 
 #include <errno.h>
@@ -44,6 +51,7 @@ static const struct {
 	[PV_CURRENT] = { "current", 0x80, true },
 	[PV_V61] = { "v6.1", 0x80, false },
 	[PV_5X_0X40] = { "5.x-0x40", 0x40, false },
+	[PV_510] = { "5.10.y", 0x40, true },
 };
 #define PV_NPROFILES (sizeof(pv_profiles) / sizeof(pv_profiles[0]))
 
@@ -55,6 +63,18 @@ static bool valid_profile(enum pv_profile p)
 const char *pv_profile_name(enum pv_profile p)
 {
 	return valid_profile(p) ? pv_profiles[p].name : "?";
+}
+
+const char *pv_profile_choices(void)
+{
+	static char buf[128];
+	if (!buf[0]) {
+		size_t off = 0;
+		for (size_t i = 0; i < PV_NPROFILES && off < sizeof(buf); i++)
+			off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s", i == 0 ? "" :
+						i + 1 == PV_NPROFILES ? " or " : ", ", pv_profiles[i].name);
+	}
+	return buf;
 }
 
 int pv_profile_parse(const char *s, enum pv_profile *p)
@@ -124,7 +144,11 @@ void pv_layout(enum pv_profile prof, uint64_t code_addr, uint64_t code_size,
 	out->rt_hdr = base + out->hdr_addr;
 	/* the PT_LOAD's vaddr (0x80 or 0) rounds down to 0 on any page size */
 	out->lu_base = prof == PV_V61 ? code_addr : base;
-	out->dw_base_tmp = prof == PV_V61 ? base : code_addr;
+	/* 5.10.y: segbase = base + sh_offset, i.e. base + sh_addr + (offset - addr) */
+	if (prof == PV_510 && u)
+		out->lu_base = base + (out->hdr_off - out->hdr_addr);
+	/* the /tmp/jitted- rule of libdw is v6.8's */
+	out->dw_base_tmp = prof == PV_V61 || prof == PV_510 ? base : code_addr;
 	out->dw_base_other = base;
 }
 
@@ -659,7 +683,7 @@ static int scan_dso(struct pv_dso *d, char *err, size_t errlen)
 		snprintf(err, errlen, "libelf: %s", elf_errmsg(-1));
 		return -1;
 	}
-	Elf *e = elf_memory((char *)d->image, d->size);
+	Elf *e = elf_memory((char *)(uintptr_t)d->image, d->size);
 	if (!e)
 		return 0;
 	GElf_Ehdr ehdr;
@@ -731,10 +755,16 @@ static int scan_dso(struct pv_dso *d, char *err, size_t errlen)
 
 static void dso_clear(struct pv_dso *d)
 {
-	free(d->image);
-	free(d->syms);
+	if (d->file)
+		uw_file_put(d->file);
+	else
+		free((void *)(uintptr_t)d->image);
+	if (!d->syms_shared)
+		free(d->syms);
+	d->file = NULL;
 	d->image = NULL;
 	d->syms = NULL;
+	d->syms_shared = false;
 	d->size = 0;
 	d->nsyms = 0;
 	d->is_elf = d->has_first_load = false;
@@ -744,33 +774,78 @@ static void dso_clear(struct pv_dso *d)
 	d->first_load_vaddr = d->first_load_offset = 0;
 }
 
-/* Only ELF files feed perf's unwinders and symbols: others (the jitdump
- * marker, locale archives) stay DSOs without an image. */
-static bool is_elf_file(const char *path)
+static void scan_free(void *p)
 {
-	unsigned char magic[SELFMAG];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	bool elf = read(fd, magic, SELFMAG) == SELFMAG && !memcmp(magic, ELFMAG, SELFMAG);
-	close(fd);
-	return elf;
+	struct pv_dso *x = p;
+	free(x->syms);
+	free(x);
+}
+
+/* A file of the process maps, mapped once per run (files.h) and scanned once:
+ * d gets the file's data and shares its symbols.  Gone, too large or not an
+ * ELF (the jitdump marker, locale archives): a DSO without data, as in perf. */
+static int dso_load_mapped(struct pv_dso *d, char *err, size_t errlen)
+{
+	const struct uw_file *f;
+	if (uw_file_get(d->path, &f))
+		return 0;
+	if (f->size > PV_MAX_FILE || f->size < SELFMAG || memcmp(f->data, ELFMAG, SELFMAG)) {
+		uw_file_put(f);
+		return 0;
+	}
+	const struct pv_dso *x = uw_file_derived(f, UW_FILE_PV_SCAN, 0);
+	if (!x) {
+		struct pv_dso *n = calloc(1, sizeof(*n));
+		if (!n) {
+			uw_file_put(f);
+			snprintf(err, errlen, "%s: out of memory", d->path);
+			return -1;
+		}
+		snprintf(n->path, sizeof(n->path), "%s", d->path);
+		n->image = f->data;
+		n->size = f->size;
+		if (scan_dso(n, err, errlen)) {
+			scan_free(n);
+			uw_file_put(f);
+			return -1;
+		}
+		x = uw_file_set_derived(f, UW_FILE_PV_SCAN, 0, n, scan_free);
+		if (!x) {
+			uw_file_put(f);
+			snprintf(err, errlen, "%s: out of memory", d->path);
+			return -1;
+		}
+	}
+	char path[sizeof(d->path)];
+	memcpy(path, d->path, sizeof(path));
+	char *perf_name = d->perf_name;
+	bool jitted = d->jitted;
+	const struct jd_load *load = d->load;
+	*d = *x;
+	memcpy(d->path, path, sizeof(path));
+	d->perf_name = perf_name;
+	d->jitted = jitted;
+	d->load = load;
+	d->file = f;
+	d->syms_shared = true;
+	return 0;
 }
 
 /* Read the file behind d (again) and scan it.  mapped: a file of the process
- * maps, which may be gone or not an ELF: then a DSO without data, as in perf. */
+ * maps (dso_load_mapped); else a jitted file this view wrote, read into memory
+ * (it may be written again while this view lives). */
 static int dso_load(struct pv_dso *d, bool mapped, char *err, size_t errlen)
 {
 	dso_clear(d);
-	if (mapped && !is_elf_file(d->path))
-		return 0;
-	int rc = read_file(d->path, &d->image, &d->size);
+	if (mapped)
+		return dso_load_mapped(d, err, errlen);
+	uint8_t *image = NULL;
+	int rc = read_file(d->path, &image, &d->size);
 	if (rc) {
-		if (mapped)
-			return 0;
 		snprintf(err, errlen, "%s: cannot read back: %s", d->path, strerror(-rc));
 		return -1;
 	}
+	d->image = image;
 	return scan_dso(d, err, errlen);
 }
 
@@ -896,11 +971,26 @@ static bool perf_keeps_file_map(const struct uw_map *m)
 	return true;
 }
 
+/* The kernel's named pseudo maps: with mmap_data (--call-graph dwarf) it
+ * reports them (and every growth of the stack) as MMAP2 records by these
+ * names, which perf inject -j never strips (it strips //anon after a
+ * jitdump's marker).  perf has a map there, but a DSO without data. */
+static bool perf_keeps_pseudo_map(const struct uw_map *m)
+{
+	return m->path && m->end > m->start && (!strcmp(m->path, "[stack]") || !strcmp(m->path, "[heap]"));
+}
+
 static int add_file_maps(struct pv_builder *b, const struct uw_map *maps, size_t nmaps,
 			 char *err, size_t errlen)
 {
 	for (size_t i = 0; i < nmaps; i++) {
 		const struct uw_map *m = &maps[i];
+		if (perf_keeps_pseudo_map(m)) {
+			struct pv_map pm = { .start = m->start, .end = m->end, .pgoff = m->pgoff, .dso = NULL };
+			if (insert_map(b, &pm, err, errlen))
+				return -1;
+			continue;
+		}
 		if (!perf_keeps_file_map(m))
 			continue;
 		struct pv_dso *d = find_file_dso(b->pv, m->path);

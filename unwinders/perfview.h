@@ -15,8 +15,13 @@ enum pv_profile {
 	PV_V61,         /* v6.1-v6.7 without backports: PT_LOAD at 0, libunwind base without -pgoff,
 			   libdw without the /tmp/jitted- rule */
 	PV_5X_0X40,     /* 5.x stable trees: .text at 0x80 but MMAP2 pgoff 0x40 */
+	PV_510,         /* Debian 11's perf 5.10.223 (checked against it): .text sh_addr 0x40 at
+			   file offset 0x80, PT_LOAD at 0x40/0x40, MMAP2 pgoff 0x40; libunwind's
+			   segbase from .eh_frame_hdr's file offset; libdw base start - pgoff */
 };
 const char *pv_profile_name(enum pv_profile p);
+/* "current, v6.1, 5.x-0x40 or 5.10.y": every profile, for messages */
+const char *pv_profile_choices(void);
 int pv_profile_parse(const char *s, enum pv_profile *p);
 
 struct pv_sym {               /* one symbol of a DSO, as perf keeps it */
@@ -28,8 +33,10 @@ struct pv_dso {
 	char path[4096];          /* jitted-<pid>-<index>.so, or the mapped file */
 	bool jitted;
 	const struct jd_load *load;   /* jitted: the CODE_LOAD it was made from */
-	uint8_t *image;           /* the whole file in memory (owned) */
+	const uint8_t *image;     /* the whole file: a mapped file's is shared for the run
+				   (files.h, held by `file`); a jitted one's is read in, owned */
 	size_t size;
+	const struct uw_file *file;
 	/* from the ELF's section headers (by name, as perf finds them) */
 	bool has_eh_frame_hdr;
 	uint64_t eh_frame_hdr_addr, eh_frame_hdr_off, eh_frame_hdr_size;
@@ -40,8 +47,9 @@ struct pv_dso {
 	/* added: symbols as perf loads them (file-relative, see pv_symbolize) */
 	bool is_elf;
 	bool has_first_load;
-	struct pv_sym *syms;          /* sorted by start, duplicates removed (owned) */
+	struct pv_sym *syms;          /* sorted by start, duplicates removed */
 	size_t nsyms;
+	bool syms_shared;             /* syms belong to the file's cache entry, not to this DSO */
 	/* the name perf gives this DSO (its long_name, owned): for a jitted one the
 	 * dump's own directory + /jitted-<pid>-<index>.so, because perf inject
 	 * writes next to the dump, wherever `path` was written; else `path`.
@@ -51,6 +59,9 @@ struct pv_dso {
 
 struct pv_map {               /* one entry of perf's map tree for the pid */
 	uint64_t start, end, pgoff;
+	/* NULL: a map perf has whose DSO holds no data it can read or report
+	 * ([stack], [heap]): a read there comes back short, a frame there has
+	 * no module (unlike an address no map covers) */
 	struct pv_dso *dso;
 };
 
@@ -65,6 +76,7 @@ struct pv_view {
 };
 
 struct uw_map;  /* view.h */
+struct uw_file; /* files.h */
 
 /* Build perf's view from the process maps and the jitdump (jd may be NULL).
  * outdir: where to write the jitted .so files (NULL: a private temp dir).

@@ -7,7 +7,7 @@
 #include <string.h>
 
 extern const struct uw_unwinder uw_fp, uw_libunwind, uw_libdw, uw_oracle, uw_lrstep, uw_lrstep_dw,
-	uw_kernel_fp, uw_perf;
+	uw_kernel_fp, uw_perf, uw_perf_fp;
 
 static const struct uw_unwinder *const all[] = {
 	&uw_fp,
@@ -18,6 +18,7 @@ static const struct uw_unwinder *const all[] = {
 	&uw_lrstep_dw,
 	&uw_kernel_fp,
 	&uw_perf,         /* harness/perfcol.c: real perf, run per case */
+	&uw_perf_fp,      /* the same, arm64 --call-graph fp with the LR record */
 };
 
 const struct uw_unwinder *const *uw_unwinders(size_t *n)
@@ -82,4 +83,23 @@ const char *uw_stop_name(enum uw_stop s)
 		[UW_STOP_ERROR] = "unwinder-error",
 	};
 	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
+
+void uw_why_hex(char *why, size_t n, const char *a, uint64_t x, const char *b)
+{
+	char hex[19] = "0x";
+	int d = 0;
+	for (uint64_t t = x; t; t >>= 4)
+		d++;
+	if (!d)
+		d = 1;
+	for (int i = 0; i < d; i++)
+		hex[2 + d - 1 - i] = "0123456789abcdef"[(x >> (4 * i)) & 15];
+	hex[2 + d] = 0;
+	size_t o = 0;
+	for (const char *const *p = (const char *const[]){ a, hex, b, NULL }; *p && n; p++)
+		for (const char *c = *p; *c && o + 1 < n; c++)
+			why[o++] = *c;
+	if (n)
+		why[o] = 0;
 }

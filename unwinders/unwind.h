@@ -55,8 +55,14 @@ enum uw_stop {
 	UW_STOP_ERROR,      /* the unwinder library failed */
 };
 const char *uw_stop_name(enum uw_stop s);
+/* why = a "0x<hex of x>" b, as snprintf("%s0x%llx%s") would write it, at a
+ * fraction of the cost: every replayed chain ends with a reason. */
+void uw_why_hex(char *why, size_t n, const char *a, uint64_t x, const char *b);
 
 #define UW_F_FALLBACK 1u    /* frame found without the emitted CFI */
+/* a caller frame perf stores as it is, not as ip - 1: libunwind calls it a
+ * signal frame, libdw an activation (perf-check predicts perf's printed chain) */
+#define UW_F_ACTIVATION 2u
 
 struct uw_result {
 	uint64_t addr[UW_MAX_FRAMES];   /* return addresses, ip-1 adjustments undone */
@@ -106,6 +112,17 @@ struct uw_unwinder {
 	/* UW_REF_EMULATION: the report key of the unwinder its chains are compared
 	 * with under that perf profile, NULL when the profile stands for another perf */
 	const char *(*emulated_by)(const char *profile);
+	/* The version of the library it unwinds with ("1.6", "0.188"), for case
+	 * keys that hold from a version on (libunwind@1.8+); NULL: none. */
+	const char *(*lib_version)(void);
+	/* UW_REF_LR_SPLICE: the DWARF engine of its leaf step (the perf build's
+	 * engine picks the fp-mode emulation) */
+	const char *step_engine;
+	/* perf over this engine prints a signal frame's own pc without the -1 too,
+	 * not only its caller's (libdw's dwfl_frame_pc) */
+	bool signal_self;
+	/* make bench: the replay rate to reach (samples per CPU second; 0: none) */
+	double bench_rate;
 };
 
 extern const struct uw_unwinder uw_fp, uw_oracle;

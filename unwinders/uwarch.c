@@ -29,6 +29,7 @@ static const struct uw_arch uw_x86_64 = {
 	/* arch/x86/events/core.c perf_callchain_user: no monotonicity check, a
 	 * zero return address is stored too, a zero FP ends the walk */
 	.fp = { .next_off = 0, .ra_off = 8, .ra_mask = ~0ull, .align = 0, .monotonic = false },
+	.lu_ip_reads = 0,
 	.dw_names = { "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11",
 		      "r12", "r13", "r14", "r15", "rip" },
 	.dw_pct = true,
@@ -57,6 +58,7 @@ static const struct uw_arch uw_aarch64 = {
 	 * that does not move up the stack, PAC bits stripped from lr
 	 * (ptrauth_strip_insn_pac, 48-bit VA) */
 	.fp = { .next_off = 0, .ra_off = 8, .ra_mask = 0x0000ffffffffffffull, .align = 8, .monotonic = true },
+	.lu_ip_reads = 1,
 	.dw_names = { "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13",
 		      "x14", "x15", "x16", "x17", "x18", "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26",
 		      "x27", "x28", "x29", "x30", "sp" },
@@ -65,6 +67,21 @@ static const struct uw_arch uw_aarch64 = {
 };
 
 static const struct uw_arch *const all[] = { &uw_x86_64, &uw_aarch64 };
+
+const char *const uw_arches_lr_leaf[] = { "aarch64", NULL };
+const char *const uw_arches_perf_cases[] = { "x86_64", NULL };
+
+/* the compiler's target is the one fact the build alone knows */
+const struct uw_arch *uw_arch_host(void)
+{
+#if defined(__x86_64__)
+	return &uw_x86_64;
+#elif defined(__aarch64__)
+	return &uw_aarch64;
+#else
+	return NULL;
+#endif
+}
 
 const struct uw_arch *const *uw_arches(size_t *n)
 {

@@ -37,6 +37,10 @@ struct uw_arch {
 	int64_t entry_cfa_off;     /* CFA = SP + this at a function's first instruction */
 	uint64_t pac_mask;         /* a signed return address ANDed with this (~0: no pointer auth) */
 	struct uw_fp_layout fp;
+	/* reads of [ip] libunwind's unw_step makes on its DWARF path (aarch64: the
+	 * unw_is_signal_frame probe in Gstep.c); one more means the step took the
+	 * arch's non-DWARF path (x86_64's rbp chain, aarch64's PLT test before LR) */
+	int lu_ip_reads;
 	/* lint and dump */
 	const char *dw_names[UW_DW_NAMES];   /* DWARF register n as GNU as names it; NULL: "rN" */
 	bool dw_pct;               /* GNU as writes registers with a '%' (x86) */
@@ -46,6 +50,17 @@ struct uw_arch {
 	const struct uw_decoder *decoder;   /* lint's instruction decoder (decode_<arch>.c), or NULL */
 };
 
+/* Arches by what perf does on them, for an unwinder's default_arches (unwind.h):
+ * NULL-terminated lists of the table's names, kept with the table. */
+/* perf's --call-graph fp takes the leaf's caller from LR with one DWARF step
+ * (tools/perf/arch/arm64/util/machine.c get_leaf_frame_caller): lr-step's arches */
+extern const char *const uw_arches_lr_leaf[];
+/* the arch's cases carry real perf's expectations (`?perf` keys, recorded from a
+ * real perf): the perf column runs by default there */
+extern const char *const uw_arches_perf_cases[];
+
+/* The arch this build runs on (the compiler's target), or NULL if not in the table. */
+const struct uw_arch *uw_arch_host(void);
 const struct uw_arch *uw_arch_by_mach(uint16_t elf_mach);
 /* An ELF machine's name: the table's arches, and the other machines perf's
  * genelf knows (for lint's elf-mach rule and dump's header); NULL if none. */

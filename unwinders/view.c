@@ -1,6 +1,7 @@
 /* The profiler's view: maps, JIT loads as perf maps them, CFI per region. */
 #include "view.h"
 #include "perfview.h"
+#include "files.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -98,109 +99,153 @@ fail:
 	return -1;
 }
 
-static int load_file(const char *path, uint8_t **data, size_t *size)
+/* What the oracle needs of one ELF file, found once per file: its PT_LOADs
+ * and its .eh_frame section (or why there is none). */
+#define VIEW_MAX_LOADS 64
+struct view_elf {
+	bool is_elf, has_shstr, has_eh, eh_in_file;
+	size_t nloads;
+	struct { uint64_t offset, filesz, vaddr; } load[VIEW_MAX_LOADS];
+	uint64_t eh_addr, eh_off, eh_size;
+};
+
+/* A parsed .eh_frame at one section address (or the parse error). */
+struct view_cfi {
+	bool ok;
+	struct ehf_table t;
+	struct ehf_err ee;
+};
+
+static void view_cfi_free(void *p)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	struct stat st;
-	if (fstat(fd, &st) < 0 || st.st_size <= 0 || st.st_size > (1ll << 31)) {
-		close(fd);
-		return -EINVAL;
-	}
-	uint8_t *buf = malloc((size_t)st.st_size);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	size_t got = 0;
-	while (got < (size_t)st.st_size) {
-		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-		if (r <= 0) {
-			free(buf);
-			close(fd);
-			return r < 0 ? -errno : -EIO;
-		}
-		got += (size_t)r;
-	}
-	close(fd);
-	*data = buf;
-	*size = got;
-	return 0;
+	struct view_cfi *c = p;
+	if (c->ok)
+		ehf_table_free(&c->t);
+	free(c);
 }
 
-/* ELF region: read the file, find .eh_frame, compute the load bias. */
-static void region_elf(struct uw_region *r, const struct uw_map *m, int ptr_size)
+static void view_elf_scan(const struct uw_file *f, struct view_elf *x)
 {
-	int rc = load_file(m->path, &r->file, &r->file_size);
-	if (rc) {
-		snprintf(r->cfi_err, sizeof(r->cfi_err), "%s: cannot read: %s", m->path, strerror(-rc));
-		return;
-	}
-	Elf *e = elf_memory((char *)r->file, r->file_size);
+	Elf *e = elf_memory((char *)(uintptr_t)f->data, f->size);
 	if (!e || elf_kind(e) != ELF_K_ELF) {
-		snprintf(r->cfi_err, sizeof(r->cfi_err), "%s: not an ELF file", m->path);
 		if (e)
 			elf_end(e);
 		return;
 	}
+	x->is_elf = true;
 	size_t phnum = 0, shstrndx = 0;
-	bool found_load = false;
-	if (elf_getphdrnum(e, &phnum) == 0) {
-		for (size_t i = 0; i < phnum && i < 4096; i++) {
+	if (elf_getphdrnum(e, &phnum) == 0)
+		for (size_t i = 0; i < phnum && i < 4096 && x->nloads < VIEW_MAX_LOADS; i++) {
 			GElf_Phdr ph;
 			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
 				continue;
-			if (m->pgoff >= ph.p_offset && m->pgoff < ph.p_offset + ph.p_filesz) {
-				r->bias = m->start - (ph.p_vaddr + (m->pgoff - ph.p_offset));
-				found_load = true;
-				break;
-			}
+			x->load[x->nloads].offset = ph.p_offset;
+			x->load[x->nloads].filesz = ph.p_filesz;
+			x->load[x->nloads++].vaddr = ph.p_vaddr;
 		}
-	}
-	if (!found_load) {
-		snprintf(r->cfi_err, sizeof(r->cfi_err), "%s: no PT_LOAD covers file offset 0x%llx",
-			 m->path, (unsigned long long)m->pgoff);
-		elf_end(e);
-		return;
-	}
-	if (elf_getshdrstrndx(e, &shstrndx) != 0) {
-		snprintf(r->cfi_err, sizeof(r->cfi_err), "%s: no section header string table", m->path);
-		elf_end(e);
-		return;
-	}
+	x->has_shstr = elf_getshdrstrndx(e, &shstrndx) == 0;
 	Elf_Scn *scn = NULL;
-	GElf_Shdr eh = { 0 };
-	bool found = false;
 	size_t guard = 0;
-	while ((scn = elf_nextscn(e, scn)) && guard++ < 65536) {
+	while (x->has_shstr && (scn = elf_nextscn(e, scn)) && guard++ < 65536) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh))
 			continue;
 		const char *name = elf_strptr(e, shstrndx, sh.sh_name);
 		if (name && !strcmp(name, ".eh_frame") && sh.sh_type == SHT_PROGBITS) {
-			eh = sh;
-			found = true;
+			x->has_eh = true;
+			x->eh_addr = sh.sh_addr;
+			x->eh_off = sh.sh_offset;
+			x->eh_size = sh.sh_size;
+			x->eh_in_file = sh.sh_offset <= f->size && sh.sh_size <= f->size - sh.sh_offset;
 			break;
 		}
 	}
 	elf_end(e);
-	if (!found) {
+}
+
+/* The file's scan, made by the first region that maps it. */
+static const struct view_elf *view_elf_of(const struct uw_file *f)
+{
+	const struct view_elf *x = uw_file_derived(f, UW_FILE_VIEW_ELF, 0);
+	if (x)
+		return x;
+	struct view_elf *n = calloc(1, sizeof(*n));
+	if (!n)
+		return NULL;
+	view_elf_scan(f, n);
+	return uw_file_set_derived(f, UW_FILE_VIEW_ELF, 0, n, free);
+}
+
+/* The file's .eh_frame parsed at section address `section`, made once. */
+static const struct view_cfi *view_cfi_of(const struct uw_file *f, const struct view_elf *x,
+					  uint64_t section, int ptr_size)
+{
+	const struct view_cfi *c = uw_file_derived(f, UW_FILE_VIEW_CFI, section);
+	if (c)
+		return c;
+	struct view_cfi *n = calloc(1, sizeof(*n));
+	if (!n)
+		return NULL;
+	struct ehf_bases b = { .section = section, .ptr_size = ptr_size };
+	n->ok = ehf_parse(&n->t, f->data + x->eh_off, x->eh_size, &b, &n->ee) == 0;
+	return uw_file_set_derived(f, UW_FILE_VIEW_CFI, section, n, view_cfi_free);
+}
+
+/* ELF region: the file (mapped once per run), its .eh_frame, the load bias. */
+static void region_elf(struct uw_region *r, const struct uw_map *m, int ptr_size)
+{
+	int rc = uw_file_get(m->path, &r->file);
+	if (!rc && (r->file->size == 0 || r->file->size > (1ull << 31)))
+		rc = -EINVAL;
+	if (rc) {
+		snprintf(r->cfi_err, sizeof(r->cfi_err), "%s: cannot read: %s", m->path, strerror(-rc));
+		return;
+	}
+	const struct view_elf *x = view_elf_of(r->file);
+	if (!x) {
+		snprintf(r->cfi_err, sizeof(r->cfi_err), "%s: out of memory", m->path);
+		return;
+	}
+	if (!x->is_elf) {
+		snprintf(r->cfi_err, sizeof(r->cfi_err), "%s: not an ELF file", m->path);
+		return;
+	}
+	bool found_load = false;
+	for (size_t i = 0; i < x->nloads && !found_load; i++)
+		if (m->pgoff >= x->load[i].offset && m->pgoff < x->load[i].offset + x->load[i].filesz) {
+			r->bias = m->start - (x->load[i].vaddr + (m->pgoff - x->load[i].offset));
+			found_load = true;
+		}
+	if (!found_load) {
+		snprintf(r->cfi_err, sizeof(r->cfi_err), "%s: no PT_LOAD covers file offset 0x%llx",
+			 m->path, (unsigned long long)m->pgoff);
+		return;
+	}
+	if (!x->has_shstr) {
+		snprintf(r->cfi_err, sizeof(r->cfi_err), "%s: no section header string table", m->path);
+		return;
+	}
+	if (!x->has_eh) {
 		snprintf(r->cfi_err, sizeof(r->cfi_err), "%s: no .eh_frame section", m->path);
 		return;
 	}
-	if (eh.sh_offset > r->file_size || eh.sh_size > r->file_size - eh.sh_offset) {
+	if (!x->eh_in_file) {
 		snprintf(r->cfi_err, sizeof(r->cfi_err), "%s: .eh_frame runs past the end of the file", m->path);
 		return;
 	}
-	struct ehf_bases b = { .section = eh.sh_addr + r->bias, .ptr_size = ptr_size };
-	struct ehf_err ee;
-	if (ehf_parse(&r->cfi, r->file + eh.sh_offset, eh.sh_size, &b, &ee)) {
+	const struct view_cfi *c = view_cfi_of(r->file, x, x->eh_addr + r->bias, ptr_size);
+	if (!c) {
+		snprintf(r->cfi_err, sizeof(r->cfi_err), "%s: out of memory", m->path);
+		return;
+	}
+	if (!c->ok) {
 		snprintf(r->cfi_err, sizeof(r->cfi_err), "%s: .eh_frame+0x%llx: %s", m->path,
-			 (unsigned long long)ee.offset, ee.msg);
+			 (unsigned long long)c->ee.offset, c->ee.msg);
 		r->cfi_bad = true;
 		return;
 	}
+	r->cfi = c->t;      /* shared with the file: not freed with the region */
+	r->cfi_shared = true;
 	r->has_cfi = true;
 }
 
@@ -293,17 +338,21 @@ int uw_view_init(struct uw_view *v, const struct uw_arch *arch,
 		region_elf(r, m, 8);
 	}
 	qsort(v->regions, v->nregions, sizeof(*v->regions), cmp_region);
+	v->rows = uw_row_cache_new();     /* NULL: the oracle computes every row */
 	return 0;
 }
 
 void uw_view_fini(struct uw_view *v)
 {
 	for (size_t i = 0; i < v->nregions; i++) {
-		ehf_table_free(&v->regions[i].cfi);
-		free(v->regions[i].file);
+		if (!v->regions[i].cfi_shared)
+			ehf_table_free(&v->regions[i].cfi);
+		uw_file_put(v->regions[i].file);
 	}
 	free(v->regions);
 	v->regions = NULL;
+	uw_row_cache_free(v->rows);
+	v->rows = NULL;
 }
 
 const struct uw_region *uw_view_find(const struct uw_view *v, uint64_t pc)

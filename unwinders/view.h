@@ -8,6 +8,7 @@
 #include "ehframe.h"
 #include "jitdump.h"
 #include "perfview.h"
+#include "files.h"
 
 struct uw_map {
 	uint64_t start, end, pgoff;
@@ -23,13 +24,13 @@ struct uw_region {
 	const char *name;             /* jit symbol name or file path */
 	/* JIT: the load; ELF: the file image */
 	const struct jd_load *load;
-	uint8_t *file;                /* ELF: whole file read into memory */
-	size_t file_size;
+	const struct uw_file *file;   /* ELF: the file, mapped once per run (files.h) */
 	uint64_t bias;                /* ELF: runtime address - link-time address */
 	bool has_cfi;
 	bool cfi_bad;                 /* the data is there but does not parse */
 	char cfi_err[240];            /* why there is no CFI (parse error text) */
 	struct ehf_table cfi;
+	bool cfi_shared;              /* cfi belongs to the file's cache entry */
 	uint8_t *eh_copy;             /* ELF: .eh_frame bytes */
 };
 
@@ -41,6 +42,7 @@ struct uw_view {
 	struct uw_region *regions;    /* sorted by start, JIT regions shadow file maps */
 	size_t nregions;
 	const struct pv_view *pv;     /* perf's view (perfview.h), for libunwind and libdw; may be NULL */
+	struct uw_row_cache *rows;    /* the oracle's rows by pc (oracle.c), made as it meets them; may be NULL */
 	/* for an unwinder that replays the capture through a real profiler (perf):
 	 * the harness's sample group (struct hx_group) and the dump sizes replayed */
 	const void *capture;
@@ -57,6 +59,8 @@ int uw_view_init(struct uw_view *v, const struct uw_arch *arch,
 		 const struct uw_map *maps, size_t nmaps, const struct jd_file *jd,
 		 char *err, size_t errlen);
 void uw_view_fini(struct uw_view *v);
+struct uw_row_cache *uw_row_cache_new(void);
+void uw_row_cache_free(struct uw_row_cache *c);
 const struct uw_region *uw_view_find(const struct uw_view *v, uint64_t pc);
 
 /* perf's mapping length for a load (facts section 2). */

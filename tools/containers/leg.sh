@@ -19,7 +19,7 @@ fi
 deps=ok
 tools/install-deps --print 2>&1 | grep -q '^# all packages installed' || deps=missing
 . /etc/os-release 2>/dev/null || true
-echo "leg-info: os=${VERSION_CODENAME:-${ID:-?}} machine=$(uname -m) gcc=$gcc libunwind=$(ver libunwind-dev) elfutils=$(ver libdw-dev) perf=$perf engine=$engine deps=$deps"
+echo "leg-info: os=${VERSION_CODENAME:-${ID:-?}} machine=$(uname -m) gcc=$gcc libunwind=$(ver libunwind-dev) elfutils=$(ver libdw-dev) binutils=$(ver binutils) glibc=$(ver libc6) capstone=$(ver libcapstone-dev) perf=$perf engine=$engine deps=$deps"
 # compile with both cores, then the checks (-k: every failure is reported)
 make --no-print-directory -j2 BUILD="$b" BIN="$b/jitunwind" "$@" all "$b/tests/check" || exit $?
 exec make --no-print-directory -k BUILD="$b" BIN="$b/jitunwind" "$@" check

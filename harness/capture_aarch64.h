@@ -1,0 +1,24 @@
+/* aarch64 inline assembly for the capture's C (the C target's callee trap, the
+ * host builds' leaf): a breakpoint the harness stops at must sit inside that C
+ * function's own frame, so it is compiled in, not taken from a table.  Included
+ * as HX_CAPTURE_ARCH_H (Makefile: harness/capture_<arch>.h of the build). */
+#ifndef HX_CAPTURE_AARCH64_H
+#define HX_CAPTURE_AARCH64_H
+
+#include <stdint.h>
+
+/* the breakpoint, then a jump to itself: the spin point the capture resumes
+ * past, or spins on */
+#define HX_ARCH_TRAP_SPIN "brk #0\n1:\n\tb 1b"
+
+/* a leaf's return address: x30 as is.  __builtin_return_address strips PAC
+ * bits with xpaclri, which clobbers x30 and so makes GCC save it in a frame
+ * record, and the leaf would have one. */
+#define HX_ARCH_LEAF_RA() ({ uint64_t ra_; __asm__ volatile("mov %0, x30" : "=r"(ra_)); ra_; })
+
+/* No HX_ARCH_STATE_IN_FP: GCC for aarch64 never allocates x29, even with
+ * -fomit-frame-pointer, so the nofp build's C leaves x29 alone and the
+ * trampoline's caller (hx_host_nofp_call, stubs_aarch64.S) holds the state
+ * in it. */
+
+#endif

@@ -1,0 +1,23 @@
+/* x86_64 inline assembly for the capture's C (the C target's callee trap, the
+ * host builds' leaf): a breakpoint the harness stops at must sit inside that C
+ * function's own frame, so it is compiled in, not taken from a table.  Included
+ * as HX_CAPTURE_ARCH_H (Makefile: harness/capture_<arch>.h of the build). */
+#ifndef HX_CAPTURE_X86_64_H
+#define HX_CAPTURE_X86_64_H
+
+#include <stdint.h>
+
+/* the breakpoint, then a jump to itself (cc; eb fe): the spin point the
+ * capture resumes past, or spins on */
+#define HX_ARCH_TRAP_SPIN "int3\n1:\n\tjmp 1b"
+
+/* a leaf's return address, as its caller's call pushed it */
+#define HX_ARCH_LEAF_RA() ((uint64_t)(uintptr_t)__builtin_return_address(0))
+
+/* the frame-pointer register as a GNU C register variable: where the nofp
+ * build's interpreter keeps its state (host_nofp.c).  With frame pointers on,
+ * GCC refuses it ("bp cannot be used in asm here"), so a nofp build cannot
+ * silently keep them. */
+#define HX_ARCH_STATE_IN_FP "rbp"
+
+#endif

@@ -1,0 +1,443 @@
+/* The reports end to end: the terminal matrix's width, colours, symbols and
+ * vocabulary; --version; JUnit against an XSD (xmllint), TAP through perl's
+ * TAP::Parser, the HTML heatmap rendered by headless chromium. */
+#include <check.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char bin[1024];
+static char tmp[256];
+
+#if defined(__aarch64__)
+#define REP_CASES "cases/aarch64"
+#else
+#define REP_CASES "cases/x86_64"
+#endif
+/* the controls name their unwinders: the perf column runs only where perf does */
+#define CFI4 "fp,libunwind,libdw,oracle"
+
+static void setup(void)
+{
+	const char *b = getenv("JU_BIN");
+	snprintf(bin, sizeof(bin), "%s", b ? b : "./jitunwind");
+	snprintf(tmp, sizeof(tmp), "/tmp/jurep-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+}
+
+static void teardown(void)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* run a shell command, capture stdout (+ stderr), return the exit code */
+static int sh(char *out, size_t outlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int sh(char *out, size_t outlen, const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
+	FILE *p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	size_t n = fread(out, 1, outlen - 1, p);
+	out[n] = 0;
+	char drain[4096];
+	while (fread(drain, 1, sizeof(drain), p) > 0)
+		;
+	int st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void __attribute__((unused)) write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static char out[1 << 18];
+
+/* the widest line of the matrix: from the top to the blank line before the legend */
+static int matrix_width(const char *text)
+{
+	int max = 0;
+	for (const char *p = text; *p && *p != '\n'; ) {
+		const char *e = strchr(p, '\n');
+		int len = e ? (int)(e - p) : (int)strlen(p);
+		max = len > max ? len : max;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return max;
+}
+
+START_TEST(matrix_fits_columns)
+{
+	/* the whole case set at 100 columns: no matrix line wider */
+	int rc = sh(out, sizeof(out), "COLUMNS=100 %s run %s", bin, REP_CASES);
+	size_t len = strlen(out);
+	ck_assert_msg(rc == 0, "run exit %d; its output's end:\n%s", rc, out + (len > 3000 ? len - 3000 : 0));
+	ck_assert_msg(matrix_width(out) <= 100, "matrix %d wide:\n%s", matrix_width(out), out);
+	ck_assert_ptr_nonnull(strstr(out, "[expect]"));
+	ck_assert_ptr_nonnull(strstr(out, "cells count samples:"));
+	/* the legend lines fit too */
+	const char *leg = strstr(out, "[expect]: met");
+	ck_assert_ptr_nonnull(leg);
+	ck_assert_int_le(matrix_width(leg), 100);
+	/* control: wide enough, one row per case, and then wider than 100 (so
+	 * the first check measured the layout that had to change) */
+	ck_assert_int_eq(sh(out, sizeof(out), "COLUMNS=400 %s run %s", bin, REP_CASES), 0);
+	ck_assert_msg(matrix_width(out) > 100, "the wide layout was %d wide", matrix_width(out));
+	ck_assert_ptr_nonnull(strstr(out, " | "));
+}
+END_TEST
+
+#if defined(__x86_64__)
+START_TEST(colour_only_on_tty)
+{
+	char c[512];
+	snprintf(c, sizeof(c), "%s run %s/cpython-3.13-fp-bytes.case", bin, "cases/x86_64");
+	/* a pipe: no escape codes */
+	sh(out, sizeof(out), "%s", c);
+	ck_assert_msg(!strchr(out, '\033'), "escape codes on a pipe: %s", out);
+	if (system("command -v script >/dev/null 2>&1")) {
+		printf("colour_only_on_tty: SKIP the tty half: script(1) (bsdutils) is missing\n");
+		return;
+	}
+	/* a tty (script(1)): colours, unless NO_COLOR is set */
+	sh(out, sizeof(out), "env -u NO_COLOR TERM=xterm script -qec '%s' /dev/null", c);
+	ck_assert_msg(strstr(out, "\033[32mmet"), "no colour on a tty: %s", out);
+	sh(out, sizeof(out), "NO_COLOR=1 TERM=xterm script -qec '%s' /dev/null", c);
+	ck_assert_msg(!strchr(out, '\033'), "NO_COLOR ignored: %s", out);
+	/* the progress line: on a tty, only once a run passes a second, never on a
+	 * pipe.  JU_SPIN_MS keeps each callee case 300 ms at its trap, so the run
+	 * passes a second however fast the capture is (and the line shows while
+	 * the batch captures) */
+	ck_assert_msg(!strstr(out, "[1/"), "progress on a short run: %s", out);
+	sh(out, sizeof(out), "JU_SPIN_MS=300 script -qec '%s run --unwinders fp cases/x86_64/c*.case >/dev/null' /dev/null",
+	   bin);
+	ck_assert_msg(strstr(out, "\r\033[K["), "no progress line on a tty: %s", out);
+	sh(out, sizeof(out), "JU_SPIN_MS=300 %s run --unwinders fp cases/x86_64/c*.case 2>&1 >/dev/null", bin);
+	ck_assert_msg(!strchr(out, '\r'), "progress on a pipe: %s", out);
+}
+END_TEST
+#endif
+
+START_TEST(help_explains_words)
+{
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --help", bin), 0);
+	static const char *const words[] = {
+		"met", "truncated", "skipped", "wrong", "duplicate", "error", "consistent", "fallback",
+		"unfaithful", "name-lost", "!N", "end ", "no-unwind-info", "outside-snapshot",
+		"bad-unwind-info", "max-frames", "no-progress", "unwinder-error", "r6 (bp)",
+	};
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		ck_assert_msg(strstr(out, words[i]), "run --help does not explain '%s'", words[i]);
+}
+END_TEST
+
+START_TEST(version_matches_json)
+{
+	ck_assert_int_eq(sh(out, sizeof(out), "%s --version", bin), 0);
+	char ver[64] = "";
+	ck_assert_int_eq(sscanf(out, "jitunwind %63s", ver), 1);
+	char j[512];
+	snprintf(j, sizeof(j), "%s/r.json", tmp);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --json %s " REP_CASES "/%s", bin, j,
+#if defined(__aarch64__)
+			    "cpython-aarch64.case"
+#else
+			    "big-frame.case"
+#endif
+			    ), 0);
+	ck_assert_int_eq(sh(out, sizeof(out), "head -c 200 %s", j), 0);
+	char want[128];
+	snprintf(want, sizeof(want), "\"schema\":1,\"version\":\"%s\"", ver);
+	ck_assert_msg(strstr(out, want), "want %s in %s", want, out);
+}
+END_TEST
+
+#if defined(__x86_64__)
+START_TEST(failure_names_symbols)
+{
+	/* a case whose CFA is off by 8 but claims ok: the first divergent frame is
+	 * printed with perf's symbol next to each address */
+	char p[512];
+	snprintf(p, sizeof(p), "%s/liar8.case", tmp);
+	write_file(p, "[case]\nname = liar8\narch = x86_64\nabout = CFA off by 8, claims ok\n"
+		      "[code]\npush_fp\n.cfi_def_cfa_offset 24\n.cfi_offset %rbp, -16\nset_fp\n"
+		      ".cfi_def_cfa_register %rbp\ncall_target\npop_fp\n.cfi_def_cfa %rsp, 8\nret\n"
+		      "[unwind]\ncfi = directives\n[sample]\nat = every-insn\n"
+		      "[expect]\nfp = ok; skipped at 0,1,7\nlibunwind = ok\nlibdw = ok\n"
+		      "oracle = inconsistent; consistent at 0,7\n");
+	ck_assert_int_eq(sh(out, sizeof(out), "NO_COLOR=1 %s run --unwinders fp,libunwind,libdw,oracle %s", bin, p), 1);
+	ck_assert_msg(strstr(out, "FAIL liar8"), "output: %s", out);
+	ck_assert_msg(strstr(out, "MISSED"), "output: %s", out);
+	const char *t = strstr(out, ", truth 0x");
+	ck_assert_msg(t, "no truth address: %s", out);
+	t += strlen(", truth 0x");
+	while (strchr("0123456789abcdef", *t))
+		t++;
+	ck_assert_msg(!strncmp(t, " (hx_", 5), "no symbol after the truth address: %.80s", t);
+}
+END_TEST
+#endif
+
+/* one full run of the case set writing every report (the reporters' tests share it) */
+static char rep_dir[256];
+
+static void run_all_reports(void)
+{
+	snprintf(rep_dir, sizeof(rep_dir), "%s", tmp);
+	int rc = sh(out, sizeof(out), "%s run --json %s/r.json --junit %s/r.xml --html %s/r.html %s",
+		    bin, tmp, tmp, tmp, REP_CASES);
+	size_t n = strlen(out);
+	if (rc != 0) {
+		/* keep the reports of a failed run for a look (the fixture removes tmp) */
+		char keep[512];
+		snprintf(keep, sizeof(keep), "rm -rf /tmp/ju-report-failed && cp -r %s /tmp/ju-report-failed", tmp);
+		if (system(keep) != 0)
+			fprintf(stderr, "could not keep %s\n", tmp);
+	}
+	ck_assert_msg(rc == 0, "run exited %d (reports kept in /tmp/ju-report-failed): %.2500s ...%s", rc, out,
+		      out + (n > 1500 ? n - 1500 : 0));
+}
+
+/* how many times needle occurs in the file */
+static int count_in(const char *path, const char *needle)
+{
+	char buf[512];
+	snprintf(buf, sizeof(buf), "grep -o -- '%s' %s | wc -l", needle, path);
+	sh(out, sizeof(out), "%s", buf);
+	return atoi(out);
+}
+
+static void junit_checks(void)
+{
+	if (system("command -v xmllint >/dev/null 2>&1")) {
+		printf("junit_validates: SKIP: xmllint (libxml2-utils) is missing\n");
+		return;
+	}
+	ck_assert_msg(sh(out, sizeof(out), "xmllint --noout --schema tests/junit.xsd %s/r.xml", tmp) == 0,
+		      "%s", out);
+	/* a testcase per case and unwinder: as many as the JSON has (case, unwinder) pairs */
+	char j[512], x[512];
+	snprintf(j, sizeof(j), "%s/r.json", tmp);
+	snprintf(x, sizeof(x), "%s/r.xml", tmp);
+	int suites = count_in(x, "<testsuite ");
+	int cases = count_in(j, "{\"name\":");
+	ck_assert_int_eq(suites, cases);
+	ck_assert_int_eq(sh(out, sizeof(out), "python3 -c 'import json,sys; r=json.load(open(\"%s\")); "
+			    "print(sum(len(c[\"samples\"][0][\"unwinders\"]) for c in r[\"cases\"] if c[\"samples\"]))'", j), 0);
+	ck_assert_int_eq(count_in(x, "<testcase "), atoi(out));
+	ck_assert_int_eq(count_in(x, "<failure "), 0);
+	/* control: the schema refuses a testcase without its name */
+	ck_assert_int_eq(sh(out, sizeof(out), "sed '0,/<testcase classname=\"[^\"]*\" name=\"[^\"]*\"/s//<testcase/' %s "
+			    "> %s/bad.xml && xmllint --noout --schema tests/junit.xsd %s/bad.xml", x, tmp, tmp) != 0, 1);
+	ck_assert_msg(strstr(out, "'name' is required"), "%s", out);
+}
+
+static void html_checks(void)
+{
+	if (system("command -v chromium >/dev/null 2>&1")) {
+		printf("html_renders: SKIP: chromium is missing (tools/install-deps installs it)\n");
+		return;
+	}
+	/* no network: nothing in the file names a URL to fetch */
+	char h[512];
+	snprintf(h, sizeof(h), "%s/r.html", tmp);
+	ck_assert_int_eq(count_in(h, "src=\\|href=\\|@import\\|url("), 0);
+	/* the first case's last sample under the second unwinder, drawn and opened */
+	const char *cell = "0:0:1";
+	int rc = sh(out, sizeof(out), "timeout 120 chromium --headless --no-sandbox --disable-gpu "
+		    "--disable-background-networking --disable-component-update --no-first-run "
+		    "--user-data-dir=%s/chr --dump-dom 'file://%s/%s/r.html#cell=%s' 2>/dev/null >%s/dom.html",
+		    tmp, tmp[0] == '/' ? "" : getenv("PWD"), tmp, cell, tmp);
+	ck_assert_msg(rc == 0, "chromium: %s", out);
+	rc = sh(out, sizeof(out), "python3 tests/html_dom_check.py %s/r.json %s/dom.html %s", tmp, tmp, cell);
+	ck_assert_msg(rc == 0, "%s", out);
+	ck_assert_ptr_nonnull(strstr(out, "0 problem(s)"));
+	/* controls: the file as written (before its script ran) has no cells; a
+	 * cell whose verdict is changed is caught */
+	ck_assert_int_ne(sh(out, sizeof(out), "python3 tests/html_dom_check.py %s/r.json %s/r.html %s", tmp, tmp, cell), 0);
+	ck_assert_int_ne(sh(out, sizeof(out), "sed 's/data-verdict=\"skipped\"/data-verdict=\"ok\"/' %s/dom.html >%s/bad.html && "
+			    "python3 tests/html_dom_check.py %s/r.json %s/bad.html %s", tmp, tmp, tmp, tmp, cell), 0);
+	ck_assert_msg(strstr(out, "cell says ok, JSON skipped"), "%s", out);
+}
+
+/* one run of the case set writes JSON, JUnit and HTML; each is read back */
+START_TEST(junit_and_html)
+{
+	run_all_reports();
+	junit_checks();
+	html_checks();
+}
+END_TEST
+
+START_TEST(tap_parses)
+{
+	if (system("perl -MTAP::Parser -e1 >/dev/null 2>&1")) {
+		printf("tap_parses: SKIP: perl's TAP::Parser is missing\n");
+		return;
+	}
+	static const char parse[] =
+		"perl -MTAP::Parser -e '$p = TAP::Parser->new({ source => $ARGV[0] }); while ($p->next) {} "
+		"printf \"plan=%s good=%d run=%d failed=%d skipped=%d\\n\", $p->plan, $p->is_good_plan, "
+		"scalar $p->tests_run, scalar $p->failed, scalar $p->skipped'";
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --tap %s >%s/r.tap", bin, REP_CASES, tmp), 0);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s %s/r.tap", parse, tmp), 0);
+	int good = 0, run = 0, failed = -1;
+	char *p = strstr(out, "good=");
+	ck_assert_msg(p && sscanf(p, "good=%d run=%d failed=%d", &good, &run, &failed) == 3, "%s", out);
+	ck_assert_msg(good == 1 && run > 0 && failed == 0, "%s", out);
+	/* prove reads it the same way */
+	ck_assert_msg(sh(out, sizeof(out), "prove --exec cat %s/r.tap", tmp) == 0, "%s", out);
+#if defined(__x86_64__)
+	/* control: a case that misses its [expect] is a "not ok" TAP counts */
+	char c[512];
+	snprintf(c, sizeof(c), "%s/liar.case", tmp);
+	write_file(c, "[case]\nname = liar\narch = x86_64\nabout = CFA off by 8, claims consistent\n"
+		      "[code]\npush_fp\n.cfi_def_cfa_offset 24\n.cfi_offset %rbp, -16\nset_fp\n"
+		      ".cfi_def_cfa_register %rbp\ncall_target\npop_fp\n.cfi_def_cfa %rsp, 8\nret\n"
+		      "[unwind]\ncfi = directives\n[sample]\nat = every-insn\n"
+		      "[expect]\nfp = ok; skipped at 0,1,7\nlibunwind = ok\nlibdw = ok\noracle = consistent\n");
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --unwinders %s --tap %s >%s/bad.tap", bin, CFI4, c, tmp), 1);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s %s/bad.tap", parse, tmp), 0);
+	ck_assert_msg(strstr(out, "good=1 run=4 failed=3"), "%s", out);
+	ck_assert_int_ne(sh(out, sizeof(out), "prove --exec cat %s/bad.tap", tmp), 0);
+	/* and JUnit says the same: 3 failures, still valid */
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --unwinders %s --junit %s/bad.xml %s", bin, CFI4, tmp, c), 1);
+	snprintf(c, sizeof(c), "%s/bad.xml", tmp);
+	ck_assert_int_eq(count_in(c, "<failure "), 3);
+	if (!system("command -v xmllint >/dev/null 2>&1"))
+		ck_assert_msg(sh(out, sizeof(out), "xmllint --noout --schema tests/junit.xsd %s", c) == 0, "%s", out);
+#endif
+}
+END_TEST
+
+/* observe --write on every case of the arch with its [expect] keys removed:
+ * the cases pass again with the same expectation everywhere (the script's
+ * own control: a flipped verdict fails) */
+START_TEST(observe_roundtrip)
+{
+	int rc = sh(out, sizeof(out), "python3 tests/observe_roundtrip.py '%s' %s %s", bin, REP_CASES, tmp);
+	ck_assert_msg(rc == 0, "%s", out);
+	ck_assert_msg(strstr(out, " 0 problem(s)"), "%s", out);
+	/* without --observe a case with no [expect] is still refused */
+	char p[512];
+	snprintf(p, sizeof(p), "%s/observe", tmp);
+	ck_assert_int_eq(sh(out, sizeof(out), "for f in %s/*.case; do sed '/^\\[expect\\]/,$d' $f > %s/noexp.case; break; done; "
+			    "%s run %s/noexp.case", p, tmp, bin, tmp), 2);
+	ck_assert_msg(strstr(out, "missing [expect]"), "%s", out);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --observe %s/noexp.case", bin, tmp), 0);
+	ck_assert_msg(strstr(out, "[expect]\n") && strstr(out, "sample points"), "%s", out);
+}
+END_TEST
+
+#if defined(__x86_64__)
+/* explain at CPython's ret: the emitted row (from the case's FDE bytes) still
+ * saves bp, the generator's truth row does not; every unwinder's story */
+START_TEST(explain_ret)
+{
+	const char *c = "cases/x86_64/cpython-3.13-fp-bytes.case";
+	ck_assert_int_eq(sh(out, sizeof(out), "%s explain %s 7", bin, c), 0);
+	static const char *const want[] = {
+		"at tramp+0x7, perf current, stack 8192", "instruction: ret", "bp=0x", "sp=0x",
+		"emitted CFI row: CFA=sp+8 bp=[CFA-16] ra=[CFA-8]", "true row:        CFA=sp+8 ra=[CFA-8]",
+		"emitted only: bp=[CFA-16]", "\nfp: skipped", "\nlibunwind: truncated", "\nlibdw: truncated",
+		"\noracle: truncated (inconsistent)", "CFA register r6 (bp) unknown",
+		"first divergent frame: #2", "(hx_anchor)",
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		ck_assert_msg(strstr(out, want[i]), "no '%s' in:\n%s", want[i], out);
+	/* tramp+0x7 names the same point */
+	ck_assert_int_eq(sh(out, sizeof(out), "%s explain %s tramp+0x7 | grep -c '^== '", bin, c), 0);
+	ck_assert_int_eq(atoi(out), 1);
+	/* control: where the rows agree (the call) no difference is claimed */
+	ck_assert_int_eq(sh(out, sizeof(out), "%s explain %s 4", bin, c), 0);
+	ck_assert_msg(strstr(out, "true row:        CFA=bp+16") && !strstr(out, "rows differ"), "%s", out);
+	/* bad input: a point with no sample lists the points, exit 2 */
+	ck_assert_int_eq(sh(out, sizeof(out), "%s explain %s 3", bin, c), 2);
+	ck_assert_msg(strstr(out, "no sample at '3' (sample points: tramp+0x0"), "%s", out);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s explain %s", bin, c), 2);
+	/* observe says the same in its plain words: at the ret the rows disagree on bp */
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --unwinders %s --observe %s", bin, CFI4, c), 0);
+	ck_assert_msg(strstr(out, "perf (libunwind, current, stack 8192) unwinds through this code at 5 of 6 sample points:\n"
+			      "    at tramp+0x7 (ret): truncated; the chain stops: outside-snapshot"), "%s", out);
+	ck_assert_msg(strstr(out, "where the code's is CFA=sp+8 ra=[CFA-8] (emitted only: bp=[CFA-16])"), "%s", out);
+	/* and only there: the one sample the rows differ at is named once per CFI user (libunwind, libdw, oracle) */
+	int n = 0;
+	for (const char *p = out; (p = strstr(p, "emitted only:")); p++)
+		n++;
+	ck_assert_int_eq(n, 3);
+}
+END_TEST
+#endif
+
+/* make install into a staging DESTDIR: the binary, every arch's cases and
+ * the man page; the staged binary run from / finds the installed cases (a
+ * lone copy of it, with no share/ beside it, does not: the control) */
+START_TEST(install_finds_cases)
+{
+	if (strchr(bin, ' ')) {
+		printf("install_finds_cases: SKIP: the binary runs under an emulator (%s)\n", bin);
+		return;
+	}
+	int rc = sh(out, sizeof(out), "make --no-print-directory install DESTDIR=%s/stage PREFIX=/usr", tmp);
+	ck_assert_msg(rc == 0, "%s", out);
+	char st[512];
+	snprintf(st, sizeof(st), "%s/stage/usr", tmp);
+	ck_assert_int_eq(sh(out, sizeof(out), "test -x %s/bin/jitunwind && test -f %s/share/man/man1/jitunwind.1", st, st), 0);
+	ck_assert_int_eq(sh(out, sizeof(out), "ls %s/share/jitunwind/cases/%s | wc -l; ls %s | wc -l", st,
+#if defined(__aarch64__)
+			    "aarch64",
+#else
+			    "x86_64",
+#endif
+			    REP_CASES), 0);
+	int a = 0, b = 0;
+	ck_assert_int_eq(sscanf(out, "%d %d", &a, &b), 2);
+	ck_assert_int_eq(a, b);
+	ck_assert_int_gt(a, 0);
+	/* the man page renders without a warning */
+	ck_assert_int_eq(sh(out, sizeof(out), "groff -man -Tutf8 -ww -z %s/share/man/man1/jitunwind.1", st), 0);
+	ck_assert_msg(!out[0], "groff: %s", out);
+	ck_assert_int_eq(sh(out, sizeof(out), "cd / && %s/bin/jitunwind list | wc -l", st), 0);
+	ck_assert_int_eq(atoi(out), a);
+	ck_assert_int_eq(sh(out, sizeof(out), "mkdir %s/lone && cp %s/bin/jitunwind %s/lone/ && cd / && %s/lone/jitunwind list",
+			    tmp, st, tmp, tmp), 2);
+}
+END_TEST
+
+Suite *suite_report(void);
+Suite *suite_report(void)
+{
+	Suite *s = suite_create("report");
+	TCase *tc = tcase_create("terminal");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, matrix_fits_columns);
+	tcase_add_test(tc, help_explains_words);
+	tcase_add_test(tc, version_matches_json);
+	tcase_add_test(tc, junit_and_html);
+	tcase_add_test(tc, tap_parses);
+	tcase_add_test(tc, observe_roundtrip);
+	tcase_add_test(tc, install_finds_cases);
+#if defined(__x86_64__)
+	tcase_add_test(tc, colour_only_on_tty);
+	tcase_add_test(tc, failure_names_symbols);
+	tcase_add_test(tc, explain_ret);
+#endif
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Checks of the matrix's and the perf tools' parsing (make tools-test, part of make check).
+
+- tools/containers/leg-summary: the cases of a leg are make cases' own, never the "cases:"
+  line kernel-fp prints after it (the matrix once reported kernel-fp's 3 cases); from the
+  leg's report when there is one, with the perf columns' agreement.
+- tools/perf-agree: counts only replays with a faithful flag, lists each disagreement with
+  the first divergent frame, and fails (exit 1) when a perf column was compared nowhere.
+- tools/in-root and tools/rootfs: bad usage (a suite or arch they do not know, bullseye as a
+  build root) exits 2 before anything is built.
+Every check names what it expected.  Exit 0 all passed, 1 a check failed.
+"""
+import json, os, subprocess, sys, tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+failed = 0
+
+
+def check(what, got, want):
+    global failed
+    if got != want:
+        failed += 1
+        print('FAIL %s: expected %r, got %r' % (what, want, got))
+    else:
+        print('ok   %s' % what)
+
+
+def run(args):
+    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return p.returncode, p.stdout
+
+
+LOG = """leg-info: os=trixie machine=x86_64 gcc=14.2.0
+97%: Checks: 560, Failures: 1, Errors: 2
+cases: 39 passed, 1 failed, 2 skipped (30.1 s)
+jitunwind: some other output
+cases: 3 passed, 0 failed, 0 skipped (2.0 s)
+"""
+
+
+def sample(name, faithful):
+    return {'where': 'tramp+0x0', 'truth': ['0x1000', '0x2000'], 'profile': 'current', 'stack_size': 8192,
+            'unwinders': {'libunwind': {'frames': ['0x1000', '0x2000']},
+                          name: {'frames': ['0x1000', '0x2001'] if faithful is False else ['0x1000', '0x2000'],
+                                 'faithful': faithful, 'verdict': 'ok',
+                                 'why': 'perf 9.9 script printed 2 frames; compared with libunwind under profile current'}}}
+
+
+def main():
+    d = tempfile.mkdtemp(prefix='ju-tools-test-')
+    log = os.path.join(d, 'leg.log')
+    open(log, 'w').write(LOG)
+    ls = os.path.join(ROOT, 'tools/containers/leg-summary')
+    check('leg-summary: the first cases line, not kernel-fp\'s', run([ls, log])[1].split(),
+          ['560', '3', '39', '1', '2', '-'])
+    rep = os.path.join(d, 'report.json')
+    json.dump({'totals': {'cases': 41, 'pass': 38, 'fail': 2},
+               'cases': [{'name': 'c', 'samples': [sample('perf', True), sample('perf', False),
+                                                   sample('perf', None)]}]}, open(rep, 'w'))
+    check('leg-summary: the report\'s totals and perf agreement', run([ls, log, rep])[1].split(),
+          ['560', '3', '38', '2', '1', '1/2'])
+    check('leg-summary: an unreadable report falls back to the log',
+          run([ls, log, os.path.join(d, 'none.json')])[1].split(), ['560', '3', '39', '1', '2', '-'])
+    empty = os.path.join(d, 'empty.log')
+    open(empty, 'w').write('make: *** [all] Error 2\n')
+    check('leg-summary: nothing known', run([ls, empty])[1].split(), ['?', '?', '?', '?', '?', '-'])
+
+    pa = os.path.join(ROOT, 'tools/perf-agree')
+    rc, out = run([pa, rep])
+    check('perf-agree: exit 0 with a compared column', rc, 0)
+    check('perf-agree: compared only where faithful is set',
+          'total: 3 replays, 2 compared, 1 the same chain (50.0 %), 1 differ' in out, True)
+    check('perf-agree: the disagreement names the first divergent frame', '>0x2001' in out and '>0x2000' in out, True)
+    none = os.path.join(d, 'none-compared.json')
+    json.dump({'cases': [{'name': 'c', 'samples': [sample('perf', None)]}]}, open(none, 'w'))
+    check('perf-agree: exit 1 when nothing was compared', run([pa, none])[0], 1)
+    check('perf-agree: exit 2 on an unreadable report', run([pa, os.path.join(d, 'missing.json')])[0], 2)
+    ir = os.path.join(ROOT, 'tools/in-root')
+    rc, out = run([ir, 'wheezy', 'perf'])
+    check('in-root: an unknown suite is bad usage (exit 2)', rc, 2)
+    rc, out = run([ir, 'sid-sparc', 'perf'])
+    check('in-root: an unknown arch is bad usage (exit 2)', rc, 2)
+    rc, out = run([ir])
+    check('in-root: no arguments is bad usage (exit 2)', rc, 2)
+    rs = os.path.join(ROOT, 'tools/rootfs')
+    rc, out = run([rs, 'build', 'bullseye', 'amd64'])
+    check('rootfs: bullseye without --only is refused (exit 2)', rc, 2)
+    print('tools-test: %d failed' % failed)
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
