@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -22,12 +23,14 @@
 #include "harness/fuzzcfi.h"
 #include "harness/runner.h"
 #include "harness/samples.h"
+#include "unwinders/files.h"
 
 #define FZ_MAX_SIG 8
 #define FZ_SIG_LEN 64
 #define FZ_TEXT_MAX (48 << 10)
 #define FZ_MAX_SIGS_RUN 256    /* distinct signatures one run tracks */
 #define FZ_MAX_TASKS 1024      /* minimizations one run queues */
+#define FZ_CHUNK 64            /* generated cases one capture child takes (batch capture) */
 #define FZ_EVAL_SHARE 0.6      /* of --time: evaluating; the rest: minimizing what was found */
 
 struct fz_opts {
@@ -99,9 +102,10 @@ static void clean_dir(const char *dir)
 	closedir(d);
 }
 
-/* The one call into the capture path (a fork per case, a samples file, the
- * replay): the batch-capture API replaces this function alone.  0; -1 the
- * case did not run (err); -2 the text is no valid case (a fuzz-cfi bug). */
+/* One case, alone, through the batch capture (a child of its own, the
+ * samples in memory) and the replay: the minimizer's and the final runs.
+ * 0; -1 the case did not run (err); -2 the text is no valid case (a
+ * fuzz-cfi bug).  The evaluation captures many cases per child (eval_chunk). */
 static int run_text(struct fz_ctx *x, const char *text, const struct hx_opts *o, struct hx_case_res *res,
 		    char *err, size_t errlen)
 {
@@ -116,17 +120,16 @@ static int run_text(struct fz_ctx *x, const char *text, const struct hx_opts *o,
 		free(c);
 		return -2;
 	}
-	char sp[512];
-	snprintf(sp, sizeof(sp), "%s/case.samples", x->dir);
-	if (!hx_capture_one(c, "fuzz-cfi.case", x->dir, sp, err, errlen)) {
-		struct hx_samples s;
-		if (!hx_samples_read(&s, sp, err, errlen)) {
-			if (s.ngroups != 1)
-				snprintf(err, errlen, "%s: %zu case groups", sp, s.ngroups);
-			else if (!hx_replay_group(&s.groups[0], s.elf_mach, o, res, err, errlen))
-				rc = 0;
-			hx_samples_free(&s);
-		}
+	struct hx_batch_case one = { .c = c, .path = "fuzz-cfi.case", .dumpdir = x->dir };
+	struct hx_samples s;
+	if (!hx_capture_samples(&one, 1, &s, NULL, err, errlen)) {
+		struct hx_opts oo = *o;
+		oo.jitted_dir = x->dir;
+		if (s.ngroups != 1)
+			snprintf(err, errlen, "fuzz-cfi.case: %zu case groups captured", s.ngroups);
+		else if (!hx_replay_group(&s.groups[0], s.elf_mach, &oo, res, err, errlen))
+			rc = 0;
+		hx_samples_free(&s);
 	}
 	clean_dir(x->dir);
 	hx_case_free(c);
@@ -789,8 +792,19 @@ static int finalize(struct fz_ctx *x, struct hx_fz_gen *g, const char *sig, stru
 
 /* ---- workers: batches of evaluations, then of minimizations ---- */
 
+/* Where an evaluation's time goes, in seconds (README "fuzz-cfi": rate) */
+struct fz_times {
+	double gen;                /* drawing the case and writing its text */
+	double parse;              /* the text through the case parser */
+	double capture;            /* its share of its batch's capture (wall of the worker) */
+	double capture_cpu;        /* its share of the capture child's CPU */
+	double classify;
+	struct hx_replay_times rp; /* the replay, by phase and unwinder */
+};
+
 struct eval_rec {
 	uint64_t index, features;
+	struct fz_times t;
 	uint32_t nsamples, nsig, flags, pad;
 	char aug[8];
 	uint8_t fde_enc, pad2[7];
@@ -815,33 +829,140 @@ static void generate(const struct fz_ctx *x, uint64_t index, struct hx_fz_gen *g
 	g->plant = x->plant;
 }
 
-static void eval_one(struct fz_ctx *x, uint64_t index, struct eval_rec *rec)
+static void eval_error(struct eval_rec *rec, const char *what, const char *err)
 {
-	static struct hx_fz_gen g;
-	struct hx_case_res res;
+	rec->flags |= EF_ERROR;
+	snprintf(rec->problem, sizeof(rec->problem), "%s%s", what, err);
+}
+
+/* One replayed case's findings into its record. */
+static void eval_take(struct fz_ctx *x, struct eval_rec *rec, const struct hx_case_res *res)
+{
 	struct fz_class k;
-	char err[512];
-	memset(rec, 0, sizeof(*rec));
-	rec->index = index;
-	generate(x, index, &g);
-	snprintf(rec->aug, sizeof(rec->aug), "%s", g.unw.cie_aug);
-	rec->fde_enc = strchr(g.unw.cie_aug, 'R') ? g.unw.fde_enc : 0;
-	int rc = run_gen(x, &g, &res, &k, &rec->features, err, sizeof(err));
-	if (rc) {
-		rec->flags |= EF_ERROR;
-		snprintf(rec->problem, sizeof(rec->problem), "%s%s", rc == -2 ? "not a valid case: " : "", err);
-		hx_case_res_free(&res);
-		return;
-	}
-	rec->nsamples = (uint32_t)res.nsamples;
+	double t0 = now();
+	classify(x, res, &k);
+	rec->t.classify += now() - t0;
+	rec->nsamples = (uint32_t)res->nsamples;
 	rec->nsig = (uint32_t)k.nsig;
 	memcpy(rec->sig, k.sig, sizeof(rec->sig));
 	rec->flags |= k.any_inconsistent ? EF_INCONSISTENT : 0;
-	if (k.problem[0]) {
-		rec->flags |= EF_ERROR;
-		snprintf(rec->problem, sizeof(rec->problem), "%s", k.problem);
+	if (k.problem[0])
+		eval_error(rec, "", k.problem);
+}
+
+/* A worker's batch slot: one generated case, parsed, with its jitdump directory. */
+struct fz_slot {
+	struct hx_case c;
+	bool parsed;
+	char label[48];
+	char dir[300];
+};
+
+/* Draws and parses case idx into slot (its record says what went wrong):
+ * true when it is ready for the capture. */
+static bool eval_prepare(struct fz_ctx *x, uint64_t idx, struct fz_slot *sl, size_t k, struct eval_rec *rec)
+{
+	static struct hx_fz_gen g;
+	char err[512], *text = text_buf();
+	memset(rec, 0, sizeof(*rec));
+	rec->index = idx;
+	double t0 = now();
+	generate(x, idx, &g);
+	snprintf(rec->aug, sizeof(rec->aug), "%s", g.unw.cie_aug);
+	rec->fde_enc = strchr(g.unw.cie_aug, 'R') ? g.unw.fde_enc : 0;
+	int rc = hx_fz_case_text(&g, "fuzz-cfi", "a generated case", NULL, text, FZ_TEXT_MAX, &rec->features,
+				 err, sizeof(err));
+	double t1 = now();
+	rec->t.gen = t1 - t0;
+	if (rc) {
+		eval_error(rec, "", err);
+		return false;
 	}
-	hx_case_res_free(&res);
+	snprintf(sl->label, sizeof(sl->label), "fuzz-cfi-%llu.case", (unsigned long long)idx);
+	if (hx_case_parse(&sl->c, sl->label, text, strlen(text), err, sizeof(err))) {
+		hx_case_free(&sl->c);
+		eval_error(rec, "not a valid case: ", err);
+		return false;
+	}
+	rec->t.parse = now() - t1;
+	sl->parsed = true;
+	snprintf(sl->dir, sizeof(sl->dir), "%s/c%zu", x->dir, k);
+	if (mkdir(sl->dir, 0700) && errno != EEXIST) {
+		eval_error(rec, sl->dir, ": cannot create");
+		return false;
+	}
+	return true;
+}
+
+/* CPU seconds of the waited-for children (the capture children) */
+static double children_cpu(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_CHILDREN, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* Evaluates cases idx[0..n): all of them captured by one child (the batch
+ * capture: a crash ends only its case), then each replayed through the fuzz
+ * unwinders and classified; writes their records in order. */
+static void eval_chunk(struct fz_ctx *x, const uint64_t *idx, size_t n, FILE *out)
+{
+	struct eval_rec *recs = calloc(n, sizeof(*recs));
+	struct fz_slot *slots = calloc(n, sizeof(*slots));
+	struct hx_batch_case *b = calloc(n, sizeof(*b));
+	size_t *of = calloc(n, sizeof(*of)), nb = 0;
+	char err[512];
+	if (!recs || !slots || !b || !of)
+		_exit(3);                   /* the parent reports a failed worker */
+	for (size_t k = 0; k < n; k++)
+		if (eval_prepare(x, idx[k], &slots[k], k, &recs[k])) {
+			b[nb] = (struct hx_batch_case){ &slots[k].c, slots[k].label, slots[k].dir };
+			of[nb++] = k;
+		}
+	struct hx_samples s;
+	memset(&s, 0, sizeof(s));
+	double t0 = now(), c0 = children_cpu();
+	int crc = nb ? hx_capture_samples(b, nb, &s, NULL, err, sizeof(err)) : 0;
+	double tc = (now() - t0) / (double)(nb ? nb : 1), cc = (children_cpu() - c0) / (double)(nb ? nb : 1);
+	size_t m = 0;
+	for (size_t j = 0; !crc && j < s.ngroups; j++) {
+		const struct hx_group *gr = &s.groups[j];
+		while (m < nb && (!gr->case_path || strcmp(gr->case_path, b[m].path)))
+			eval_error(&recs[of[m++]], "", "the batch capture has no group for it");
+		if (m == nb)
+			break;
+		struct eval_rec *rec = &recs[of[m]];
+		struct hx_opts o = x->fuzz_uw;
+		struct hx_case_res res;
+		o.times = &rec->t.rp;
+		o.jitted_dir = slots[of[m++]].dir;
+		if (hx_replay_group(gr, s.elf_mach, &o, &res, err, sizeof(err)))
+			eval_error(rec, "", err);
+		else
+			eval_take(x, rec, &res);
+		hx_case_res_free(&res);
+	}
+	for (; m < nb; m++)
+		eval_error(&recs[of[m]], "", crc ? err : "the batch capture has no group for it");
+	for (size_t j = 0; j < nb; j++) {
+		recs[of[j]].t.capture = tc;
+		recs[of[j]].t.capture_cpu = cc;
+	}
+	if (!crc)
+		hx_samples_free(&s);
+	fwrite(recs, sizeof(*recs), n, out);
+	for (size_t k = 0; k < n; k++) {
+		if (slots[k].parsed)
+			hx_case_free(&slots[k].c);
+		if (slots[k].dir[0]) {
+			clean_dir(slots[k].dir);
+			rmdir(slots[k].dir);
+		}
+	}
+	free(recs);
+	free(slots);
+	free(b);
+	free(of);
 }
 
 static void min_one(struct fz_ctx *x, const struct task *t, uint32_t task, FILE *out)
@@ -875,7 +996,8 @@ static void min_one(struct fz_ctx *x, const struct task *t, uint32_t task, FILE 
 
 /* Forks `jobs` workers; worker w runs fn on items w, w + jobs, ... writing to
  * dir/w.res.  0, or -1 when a worker could not start or died. */
-static int fan_out(struct fz_ctx *x, size_t nitems, void (*fn)(struct fz_ctx *, size_t, FILE *), const char *tag)
+static int fan_out(struct fz_ctx *x, size_t nitems, void (*fn)(struct fz_ctx *, size_t, size_t, FILE *),
+		   const char *tag)
 {
 	pid_t pids[64];
 	int jobs = x->o.jobs;
@@ -892,8 +1014,8 @@ static int fan_out(struct fz_ctx *x, size_t nitems, void (*fn)(struct fz_ctx *, 
 		snprintf(x->dir + strlen(x->dir), sizeof(x->dir) - strlen(x->dir), "/w%d", w);
 		if (!out || mkdir(x->dir, 0700))
 			_exit(3);
-		for (size_t i = (size_t)w; i < nitems; i += (size_t)jobs)
-			fn(x, i, out);
+		uw_files_child();          /* the worker's own file cache */
+		fn(x, (size_t)w, nitems, out);
 		fclose(out);
 		clean_dir(x->dir);
 		rmdir(x->dir);
@@ -921,7 +1043,10 @@ struct sig_stat {
 
 struct fz_stats {
 	uint64_t cases, samples, errors, inconsistent;
-	double eval_secs;
+	double eval_secs, eval_cpu;    /* wall; CPU of the workers and their capture children */
+	double min_cpu;                /* the minimizations' CPU (workers and children) */
+	uint64_t min_runs;
+	struct fz_times t;             /* summed over the cases */
 	size_t tasks;
 	uint64_t feature[FZF__COUNT];
 	struct { char aug[8]; uint64_t n; } aug[32];
@@ -935,21 +1060,28 @@ struct fz_stats {
 	int written, unstable, lost;
 };
 
-static void eval_item(struct fz_ctx *x, size_t i, FILE *out)
+/* Worker w's items of the batch (w, w + jobs, ...), FZ_CHUNK cases per capture child. */
+static void eval_items(struct fz_ctx *x, size_t w, size_t nitems, FILE *out)
 {
-	struct eval_rec rec;
-	if (past_deadline(x))
-		return;
-	eval_one(x, x->batch0 + i, &rec);
-	fwrite(&rec, sizeof(rec), 1, out);
+	uint64_t idx[FZ_CHUNK];
+	size_t n = 0;
+	for (size_t i = w; i < nitems && !past_deadline(x); i += (size_t)x->o.jobs) {
+		idx[n++] = x->batch0 + i;
+		if (n == FZ_CHUNK || i + (size_t)x->o.jobs >= nitems) {
+			eval_chunk(x, idx, n, out);
+			n = 0;
+		}
+	}
 }
 
 /* A worker's tasks are i, i + jobs, ...: each gets an equal share of the time left. */
-static void min_item(struct fz_ctx *x, size_t i, FILE *out)
+static void min_items(struct fz_ctx *x, size_t w, size_t nitems, FILE *out)
 {
-	size_t mine_left = (x->ntasks - i + (size_t)x->o.jobs - 1) / (size_t)x->o.jobs;
-	x->task_deadline = x->deadline > 0 ? now() + (x->deadline - now()) / (double)mine_left : 0;
-	min_one(x, &x->tasks[i], (uint32_t)i, out);
+	for (size_t i = w; i < nitems; i += (size_t)x->o.jobs) {
+		size_t mine_left = (x->ntasks - i + (size_t)x->o.jobs - 1) / (size_t)x->o.jobs;
+		x->task_deadline = x->deadline > 0 ? now() + (x->deadline - now()) / (double)mine_left : 0;
+		min_one(x, &x->tasks[i], (uint32_t)i, out);
+	}
 }
 
 static struct sig_stat *sig_entry(struct fz_stats *st, const char *sig)
@@ -987,6 +1119,19 @@ static void account(struct fz_ctx *x, struct fz_stats *st, const struct eval_rec
 {
 	st->cases++;
 	st->samples += r->nsamples;
+	st->t.gen += r->t.gen;
+	st->t.parse += r->t.parse;
+	st->t.capture += r->t.capture;
+	st->t.capture_cpu += r->t.capture_cpu;
+	st->t.classify += r->t.classify;
+	st->t.rp.load += r->t.rp.load;
+	st->t.rp.pv += r->t.rp.pv;
+	st->t.rp.oracle += r->t.rp.oracle;
+	st->t.rp.total += r->t.rp.total;
+	for (int u = 0; u < HX_MAX_UW; u++) {
+		st->t.rp.open[u] += r->t.rp.open[u];
+		st->t.rp.unwind[u] += r->t.rp.unwind[u];
+	}
 	for (int f = 0; f < FZF__COUNT; f++)
 		st->feature[f] += r->features >> f & 1;
 	count_encodings(st, r);
@@ -1045,16 +1190,16 @@ static int cmp_eval(const void *a, const void *b)
 /* Evaluates one batch; the tasks it yields, in index order. */
 static int eval_batch(struct fz_ctx *x, struct fz_stats *st, size_t n, struct task *tasks, size_t *nt)
 {
-	static struct eval_rec recs[512];
+	static struct eval_rec recs[FZ_CHUNK * 16];
 	size_t nrec = 0;
-	if (fan_out(x, n, eval_item, "e"))
+	if (fan_out(x, n, eval_items, "e"))
 		return -1;
 	for (int w = 0; w < x->o.jobs; w++) {
 		char p[320];
 		size_t len = 0;
 		snprintf(p, sizeof(p), "%s/e%d.res", x->dir, w);
 		struct eval_rec *r = read_all(p, &len);
-		for (size_t i = 0; r && i < len / sizeof(*r) && nrec < 512; i++)
+		for (size_t i = 0; r && i < len / sizeof(*r) && nrec < FZ_CHUNK * 16; i++)
 			recs[nrec++] = r[i];
 		free(r);
 		unlink(p);
@@ -1091,6 +1236,7 @@ static void take_result(struct fz_ctx *x, struct fz_stats *st, const struct min_
 {
 	struct sig_stat *s = sig_entry(st, rec->sig);
 	char path[800] = "";
+	st->min_runs += rec->mr.runs;
 	bool dup = false;
 	for (size_t i = 0; i < *nnames && rec->textlen; i++)
 		dup |= !strcmp(names[i], rec->name);
@@ -1121,7 +1267,7 @@ static int min_batch(struct fz_ctx *x, struct fz_stats *st, const struct task *t
 	static size_t nnames;
 	x->tasks = tasks;
 	x->ntasks = nt;
-	if (fan_out(x, nt, min_item, "m"))
+	if (fan_out(x, nt, min_items, "m"))
 		return -1;
 	char *bufs[64] = { NULL };
 	size_t lens[64] = { 0 };
@@ -1156,17 +1302,40 @@ static int min_batch(struct fz_ctx *x, struct fz_stats *st, const struct task *t
 	return 0;
 }
 
+/* Where the evaluation's time went, per case (README "fuzz-cfi": rate). */
+static void summary_times(const struct fz_ctx *x, const struct fz_stats *st, FILE *f)
+{
+	double n = st->cases ? (double)st->cases : 1, ms = 1e3 / n;
+	const struct hx_replay_times *r = &st->t.rp;
+	double rest = r->total - r->load - r->pv - r->oracle;
+	fprintf(f, "time per case (ms, each worker's clock): generate %.3f, parse %.3f, capture %.3f (its child's CPU %.3f), "
+		"replay %.3f [case and process view %.3f, perf's view %.3f, oracle %.3f", st->t.gen * ms, st->t.parse * ms,
+		st->t.capture * ms, st->t.capture_cpu * ms, r->total * ms, r->load * ms, r->pv * ms, r->oracle * ms);
+	for (int u = 0; u < x->fuzz_uw.nuw && u < HX_MAX_UW; u++) {
+		fprintf(f, ", %s %.3f (state %.3f)", x->fuzz_uw.unwinders[u], r->unwind[u] * ms, r->open[u] * ms);
+		rest -= r->unwind[u] + r->open[u];
+	}
+	fprintf(f, ", judging and symbols %.3f], classify %.3f\n", rest * ms, st->t.classify * ms);
+	if (st->tasks)
+		fprintf(f, "minimization: %llu runs (a capture child each) in %.1f s CPU: %.1f ms CPU per run\n",
+			(unsigned long long)st->min_runs, st->min_cpu,
+			st->min_runs ? st->min_cpu * 1e3 / (double)st->min_runs : 0);
+}
+
 static void summary(const struct fz_ctx *x, const struct fz_stats *st, FILE *f)
 {
 	double secs = now() - x->t0;
 	char libs[96], e[32];
 	lib_versions(libs, sizeof(libs));
 	double es = st->eval_secs > 0 ? st->eval_secs : secs;
-	fprintf(f, "fuzz-cfi %s: seed %llu%s, %llu cases, %llu samples evaluated in %.1f s: %.2f cases/s, %.1f samples/s; "
-		"%zu minimization(s) in %.1f s (--jobs %d; a fork and a capture per case; %s)\n", x->arch->name,
+	fprintf(f, "fuzz-cfi %s: seed %llu%s, %llu cases, %llu samples evaluated in %.1f s: %.2f cases/s, %.1f samples/s "
+		"(%.1f s CPU: %.1f cases per CPU second); %zu minimization(s) in %.1f s (--jobs %d; up to %d cases per "
+		"capture child; %s)\n", x->arch->name,
 		(unsigned long long)x->o.seed, x->o.mutate ? ", --mutate" : "", (unsigned long long)st->cases,
 		(unsigned long long)st->samples, es, es > 0 ? (double)st->cases / es : 0,
-		es > 0 ? (double)st->samples / es : 0, st->tasks, secs - es, x->o.jobs, libs);
+		es > 0 ? (double)st->samples / es : 0, st->eval_cpu, st->eval_cpu > 0 ? (double)st->cases / st->eval_cpu : 0,
+		st->tasks, secs - es, x->o.jobs, FZ_CHUNK, libs);
+	summary_times(x, st, f);
 	fprintf(f, "unwinders: %s\n", x->fuzz_names);
 	if (x->o.mutate)
 		fprintf(f, "mutants the oracle saw (the CFI differs from the truth at a sample): %llu of %llu\n",
@@ -1207,8 +1376,8 @@ static int fuzz_arch(struct fz_ctx *x)
 	struct fz_stats *st = calloc(1, sizeof(*st));
 	struct task *tasks = calloc(FZ_MAX_TASKS, sizeof(*tasks));
 	int rc = 0;
-	size_t per = 4 * (size_t)x->o.jobs, nt = 0;
-	double end = x->deadline;
+	size_t per = FZ_CHUNK * (size_t)x->o.jobs, nt = 0;
+	double end = x->deadline, c0 = children_cpu();
 	if (end > 0)
 		x->deadline = x->t0 + (end - x->t0) * FZ_EVAL_SHARE;
 	for (uint64_t start = 0; st && tasks && !past_deadline(x); start += per) {
@@ -1226,10 +1395,14 @@ static int fuzz_arch(struct fz_ctx *x)
 	x->deadline = end;
 	if (st) {
 		st->eval_secs = now() - x->t0;
+		st->eval_cpu = children_cpu() - c0;
 		st->tasks = nt;
 	}
+	c0 = children_cpu();
 	if (!rc && st && tasks && nt && min_batch(x, st, tasks, nt))
 		rc = 2;
+	if (st)
+		st->min_cpu = children_cpu() - c0;
 	if (rc == 2)
 		fprintf(stderr, "jitunwind fuzz-cfi: a worker failed (fork, or it died)\n");
 	if (!st || !tasks) {
