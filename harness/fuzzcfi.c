@@ -1606,6 +1606,19 @@ static int delegate(const char *arch, int argc, char **argv, double secs)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 2;
 }
 
+/* The scratch directory (jitdumps, perf maps, jitted .so files: several
+ * files per case): $TMPDIR, else /dev/shm where it is a writable directory
+ * (tmpfs: creating and removing files there costs a fraction of a disk
+ * file system's), else /tmp.  0, or -1 (errno). */
+static int scratch_dir(char *dir, size_t len)
+{
+	const char *t = getenv("TMPDIR");
+	if (!t || !t[0])
+		t = access("/dev/shm", W_OK | X_OK) ? "/tmp" : "/dev/shm";
+	snprintf(dir, len, "%s/jitunwind-fuzz-XXXXXX", t);
+	return mkdtemp(dir) ? 0 : -1;
+}
+
 static int run_here(struct fz_opts *o, const struct tr_arch *arch)
 {
 	static struct fz_ctx x;
@@ -1616,9 +1629,8 @@ static int run_here(struct fz_opts *o, const struct tr_arch *arch)
 	x.plant = plant && !strcmp(plant, "cfa");
 	set_unwinders(&x.fuzz_uw, x.fuzz_names, sizeof(x.fuzz_names), arch->name, false);
 	set_unwinders(&x.final_uw, x.final_names, sizeof(x.final_names), arch->name, true);
-	snprintf(x.dir, sizeof(x.dir), "/tmp/jitunwind-fuzz-XXXXXX");
-	if (!mkdtemp(x.dir)) {
-		fprintf(stderr, "jitunwind fuzz-cfi: mkdtemp: %s\n", strerror(errno));
+	if (scratch_dir(x.dir, sizeof(x.dir))) {
+		fprintf(stderr, "jitunwind fuzz-cfi: mkdtemp %s: %s\n", x.dir, strerror(errno));
 		return 2;
 	}
 	x.t0 = now();
