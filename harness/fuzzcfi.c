@@ -30,7 +30,7 @@
 #define FZ_TEXT_MAX (48 << 10)
 #define FZ_MAX_SIGS_RUN 256    /* distinct signatures one run tracks */
 #define FZ_MAX_TASKS 1024      /* minimizations one run queues */
-#define FZ_CHUNK 64            /* generated cases one capture child takes (batch capture) */
+#define FZ_CHUNK 256            /* generated cases one capture child takes (batch capture) */
 #define FZ_EVAL_SHARE 0.6      /* of --time: evaluating; the rest: minimizing what was found */
 
 struct fz_opts {
