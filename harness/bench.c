@@ -38,6 +38,8 @@ int hx_bench_main(int argc, char **argv);
 #define BENCH_RUN_S 0.4           /* run of the arch's cases, wall */
 #define BENCH_CAPTURE_US 50.0     /* capture per sample, amortized over one batch */
 #define BENCH_LINT_MBS 300.0      /* lint throughput */
+#define BENCH_FUZZ_CASES 1000.0   /* fuzz-cfi generated cases per second, 2 workers */
+#define BENCH_FUZZ_N "1024"       /* cases the fuzz-cfi figure evaluates */
 
 static double wall(void)
 {
@@ -464,6 +466,54 @@ static void bench_run(const struct bench *b)
 	}
 }
 
+/* `jitunwind fuzz-cfi --cases N --jobs 2` as a child (no minimization): its
+ * evaluation rate from its summary's first line, and where the time went. */
+static void bench_fuzz(void)
+{
+	char dir[] = "/tmp/jitunwind-bench-fuzz-XXXXXX", out[96], cmd[600], l1[1024] = "", l2[1024] = "";
+	if (!mkdtemp(dir)) {
+		printf("  fuzz-cfi: cannot create a directory under /tmp\n");
+		return;
+	}
+	char self[200];
+	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);   /* system()'s shell is not us */
+	self[sl > 0 ? sl : 0] = 0;
+	snprintf(out, sizeof(out), "%s/out.txt", dir);
+	snprintf(cmd, sizeof(cmd), "'%s' fuzz-cfi --seed 1 --cases %s --jobs 2 --per-signature 0 --out '%s' >'%s' 2>&1",
+		 self, BENCH_FUZZ_N, dir, out);
+	fflush(NULL);
+	int st = system(cmd);
+	FILE *f = fopen(out, "r");
+	if (f) {
+		if (!fgets(l1, sizeof(l1), f) || !fgets(l2, sizeof(l2), f))
+			l2[0] = 0;
+		fclose(f);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd)) {
+		/* a scratch directory left behind is no figure's business */
+	}
+	double secs = 0, rate = 0, cpu_s = 0, per_cpu = 0;
+	unsigned long long n = 0;
+	const char *p = strstr(l1, "cases, ");
+	if (!WIFEXITED(st) || WEXITSTATUS(st) > 1 || !p ||
+	    sscanf(strstr(l1, "seed 1, ") ? strstr(l1, "seed 1, ") + 8 : "", "%llu", &n) != 1 ||
+	    !strstr(l1, "evaluated in ") || sscanf(strstr(l1, "evaluated in ") + 13, "%lf s: %lf", &secs, &rate) != 2 ||
+	    !strstr(l1, "samples/s (") || sscanf(strstr(l1, "samples/s (") + 11, "%lf s CPU: %lf", &cpu_s, &per_cpu) != 2) {
+		printf("  fuzz-cfi: did not run (exit %d): %s", WIFEXITED(st) ? WEXITSTATUS(st) : -1, l1[0] ? l1 : "no output\n");
+		return;
+	}
+	char m[64], note[200];
+	snprintf(m, sizeof(m), "%.0f cases/s", rate);
+	snprintf(note, sizeof(note), "--jobs 2, %llu cases in %.2f s wall; %.0f cases per CPU second (2 cores: at most %.0f/s)",
+		 n, secs, per_cpu, 2 * per_cpu);
+	line("fuzz-cfi (all unwinders)", m, ">= 1000 cases/s", rate >= BENCH_FUZZ_CASES, note);
+	/* the time per case by phase (README "fuzz-cfi": rate) */
+	char *t = strstr(l2, "time per case");
+	if (t && rate < BENCH_FUZZ_CASES)
+		printf("  %-34s %s", "", t);
+}
+
 static void lint_quiet(const struct lint_finding *x, void *arg)
 {
 	(void)x;
@@ -495,17 +545,19 @@ static void bench_lint(const char *path)
 
 static void usage_bench(FILE *f)
 {
-	fprintf(f, "usage: jitunwind bench [--no-run] [--lint DUMP] [PATH...]\n"
+	fprintf(f, "usage: jitunwind bench [--no-run] [--no-fuzz] [--lint DUMP] [PATH...]\n"
 		   "  Capture cost per sample, replay rate per unwinder, the whole run (without and with\n"
-		   "  the perf column), lint throughput on DUMP: each beside its target, met or not.\n"
-		   "  --no-run  leave out the whole runs (they run `jitunwind run` as a child)\n");
+		   "  the perf column), fuzz-cfi's rate, lint throughput on DUMP: each beside its target,\n"
+		   "  met or not.\n"
+		   "  --no-run   leave out the whole runs (they run `jitunwind run` as a child)\n"
+		   "  --no-fuzz  leave out fuzz-cfi's rate (`jitunwind fuzz-cfi --cases " BENCH_FUZZ_N " --jobs 2`, a child)\n");
 }
 
 int hx_bench_main(int argc, char **argv)
 {
 	struct bench b = { .host = tr_arch_host() };
 	const char *lint = NULL;
-	bool run = true;
+	bool run = true, fuzz = true;
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -513,6 +565,8 @@ int hx_bench_main(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(argv[i], "--no-run")) {
 			run = false;
+		} else if (!strcmp(argv[i], "--no-fuzz")) {
+			fuzz = false;
 		} else if (!strcmp(argv[i], "--lint") && i + 1 < argc) {
 			lint = argv[++i];
 		} else {
@@ -533,6 +587,8 @@ int hx_bench_main(int argc, char **argv)
 	bench_kernel(&b);
 	if (run)
 		bench_run(&b);
+	if (fuzz)
+		bench_fuzz();
 	if (lint)
 		bench_lint(lint);
 	struct rusage ru;

@@ -359,6 +359,10 @@ static int parse_unwind(struct hx_case *c, const char *key, char *val, int line,
 	} else if (!strcmp(key, "fde_enc")) {
 		if (parse_enc(val, &o->fde_enc))
 			return cfail(err, errlen, c->path, line, "fde_enc: expected DW_EH_PE names like pcrel|sdata4, got '%s'", val);
+	} else if (!strcmp(key, "lsda_enc")) {
+		/* with 'L' in cie: every FDE's augmentation data then holds a null LSDA pointer of this encoding */
+		if (parse_enc(val, &o->lsda_enc) || (o->lsda_enc != DW_EH_PE_omit && (o->lsda_enc & 0x0f) == DW_EH_PE_uleb128))
+			return cfail(err, errlen, c->path, line, "lsda_enc: expected omit or a fixed-size encoding like udata4 or pcrel|sdata4, got '%s'", val);
 	} else if (!strcmp(key, "table_enc")) {
 		if (parse_enc(val, &o->table_enc))
 			return cfail(err, errlen, c->path, line, "table_enc: expected names like datarel|sdata4 or omit");
@@ -394,7 +398,7 @@ static int parse_unwind(struct hx_case *c, const char *key, char *val, int line,
 		o->eh_unaligned = !strcmp(val, "unaligned");
 	} else {
 		return cfail(err, errlen, c->path, line,
-			     "unknown [unwind] key '%s' (expected cfi, cie, cie_version, fde_enc, hdr, table_enc, mapped, terminator, eh_frame, order)", key);
+			     "unknown [unwind] key '%s' (expected cfi, cie, cie_version, fde_enc, lsda_enc, hdr, table_enc, mapped, terminator, eh_frame, order)", key);
 	}
 	return 0;
 }

@@ -32,6 +32,7 @@
 int hx_bench_main(int argc, char **argv);
 int hx_dump_main(int argc, char **argv);
 int hx_lint_main(int argc, char **argv);
+int hx_fuzzcfi_main(int argc, char **argv);
 
 static double now(void)
 {
@@ -114,6 +115,7 @@ static void usage(FILE *f)
 		"  inject  write the jitted .so files perf inject -j would build from a jitdump\n"
 		"  bench   measure capture cost and replay rates\n"
 		"  perf-check  perf record the cases at every sample point, judge perf against its emulation\n"
+		"  fuzz-cfi  generate trampolines and CFI encodings, find where the unwinders part ways\n"
 		"  --version  print the version and the JSON report's schema number\n");
 }
 
@@ -798,6 +800,8 @@ int main(int argc, char **argv)
 		return hx_bench_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "perf-check"))
 		return hx_perfcheck_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "fuzz-cfi"))
+		return hx_fuzzcfi_main(argc - 1, argv + 1);
 	fprintf(stderr, "jitunwind: unknown command '%s'\n", cmd);
 	usage(stderr);
 	return 2;

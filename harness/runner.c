@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "cfarow.h"
 
@@ -108,6 +109,16 @@ struct replay {
 	int sizes[4], nsizes;
 	struct uw_result oracle_full, oracle_dump, pred;
 };
+
+/* o->times: a monotonic clock (vDSO, no system call) */
+static double rt_now(const struct hx_opts *o)
+{
+	if (!o->times)
+		return 0;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static void replay_free(struct replay *rp)
 {
@@ -299,7 +310,10 @@ static void judge_one(struct replay *rp, int u, const struct hx_sample *s, const
 	} else if (uw->ref == UW_REF_TRUTH) {
 		ur->r = rp->oracle_full;     /* the truth reference (oracle) already ran, for `emitted` */
 	} else {
+		double t0 = rt_now(rp->o);
 		uw->unwind(rp->state[u], &rp->view, uw->sees == UW_SEES_DUMP ? dump : full, &ur->r);
+		if (rp->o->times)
+			rp->o->times->unwind[u] += rt_now(rp->o) - t0;
 	}
 	hx_judge(s->truth, sr->nt, ur->r.addr, ur->r.n, &ur->j);
 	for (int f = 0; f < ur->r.n; f++)
@@ -332,7 +346,10 @@ static void replay_sample(struct replay *rp, const struct hx_sample *s, const st
 		full.ncallchain = s->nchain;
 	}
 	/* the oracle over the whole stack decides `emitted` */
+	double t0 = rt_now(rp->o);
 	uw_oracle.unwind(NULL, &rp->view, &full, &rp->oracle_full);
+	if (rp->o->times)
+		rp->o->times->oracle += rt_now(rp->o) - t0;
 	struct hx_judgement oj;
 	hx_judge(s->truth, (int)s->ntruth, rp->oracle_full.addr, rp->oracle_full.n, &oj);
 	if (oj.v != HX_OK)
@@ -360,7 +377,10 @@ static void replay_sample(struct replay *rp, const struct hx_sample *s, const st
 		}
 		if (dump.stack_size > (uint64_t)rp->sizes[z])
 			dump.stack_size = (uint64_t)rp->sizes[z];
+		t0 = rt_now(rp->o);
 		uw_oracle.unwind(NULL, &rp->view, &dump, &rp->oracle_dump);
+		if (rp->o->times)
+			rp->o->times->oracle += rt_now(rp->o) - t0;
 		int olen = oracle_len(&rp->oracle_dump, s);
 		for (int u = 0; u < rp->o->nuw; u++)
 			judge_one(rp, u, s, &full, &dump, olen, prof, sr, &res->pass);
@@ -428,9 +448,13 @@ static void replay_profile(struct replay *rp, int pi, struct hx_case_res *res)
 	/* perf writes jitted-<pid>-<n>.so next to the dump, and its libdw path
 	 * (>= 6.8) uses them only under /tmp/jitted-: the dump is taken to be
 	 * where CPython writes it, /tmp, unless --perf-dump-dir says otherwise */
-	if (pv_build_at(&rp->pv, (enum pv_profile)rp->profs[pi], rp->maps, rp->nmaps,
-			rp->have_jd ? &rp->jd : NULL, NULL, o->perf_dump_dir ? o->perf_dump_dir : "/tmp",
-			pverr, sizeof(pverr)) == 0) {
+	double t0 = rt_now(o);
+	int pvrc = pv_build_at(&rp->pv, (enum pv_profile)rp->profs[pi], rp->maps, rp->nmaps,
+			       rp->have_jd ? &rp->jd : NULL, o->jitted_dir, o->perf_dump_dir ? o->perf_dump_dir : "/tmp",
+			       pverr, sizeof(pverr));
+	if (o->times)
+		o->times->pv += rt_now(o) - t0;
+	if (pvrc == 0) {
 		rp->have_pv = true;
 		rp->view.pv = &rp->pv;
 		res->has_symbols = true;
@@ -444,7 +468,11 @@ static void replay_profile(struct replay *rp, int pi, struct hx_case_res *res)
 		char err[512];
 		rp->state[u] = NULL;
 		rp->uws[u] = uw_unwinder_by_name(o->unwinders[u]);
-		if (rp->uws[u] && rp->uws[u]->open && rp->uws[u]->open(&rp->view, &rp->state[u], err, sizeof(err))) {
+		t0 = rt_now(o);
+		int orc = rp->uws[u] && rp->uws[u]->open ? rp->uws[u]->open(&rp->view, &rp->state[u], err, sizeof(err)) : 0;
+		if (o->times)
+			o->times->open[u] += rt_now(o) - t0;
+		if (orc) {
 			snprintf(res->problem, sizeof(res->problem), "%s: %s", o->unwinders[u], err);
 			res->pass = false;
 			rp->uws[u] = NULL;
@@ -462,11 +490,18 @@ static void replay_profile(struct replay *rp, int pi, struct hx_case_res *res)
 		if (!rp->g->nkernel || s->kernel)
 			replay_sample(rp, s, s->kernel ? live : NULL, prof, res);
 	}
-	for (int u = 0; u < o->nuw; u++)
+	for (int u = 0; u < o->nuw; u++) {
+		t0 = rt_now(o);
 		if (rp->uws[u] && rp->uws[u]->close)
 			rp->uws[u]->close(rp->state[u]);
+		if (o->times)
+			o->times->open[u] += rt_now(o) - t0;
+	}
+	t0 = rt_now(o);
 	if (rp->have_pv)
 		pv_fini(&rp->pv);
+	if (o->times)
+		o->times->pv += rt_now(o) - t0;
 	rp->have_pv = false;
 	rp->view.pv = NULL;
 }
@@ -487,8 +522,8 @@ static bool kernel_refused(const struct hx_group *g, const struct hx_opts *o, st
 	return false;
 }
 
-int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx_opts *o,
-		    struct hx_case_res *res, char *err, size_t errlen)
+static int replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx_opts *o,
+			struct hx_case_res *res, char *err, size_t errlen)
 {
 	memset(res, 0, sizeof(*res));
 	struct replay *rp = calloc(1, sizeof(*rp));
@@ -498,7 +533,10 @@ int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx
 	}
 	rp->g = g;
 	rp->o = o;
+	double t0 = rt_now(o);
 	int rc = replay_load(rp, elf_mach, res, err, errlen);
+	if (o->times)
+		o->times->load += rt_now(o) - t0;
 	if (rc) {
 		replay_free(rp);
 		return rc;
@@ -521,4 +559,14 @@ int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx
 		problem(res, "no sample was taken");
 	replay_free(rp);
 	return 0;
+}
+
+int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx_opts *o,
+		    struct hx_case_res *res, char *err, size_t errlen)
+{
+	double t0 = rt_now(o);
+	int rc = replay_group(g, elf_mach, o, res, err, errlen);
+	if (o->times)
+		o->times->total += rt_now(o) - t0;
+	return rc;
 }

@@ -22,6 +22,20 @@ struct hx_opts {
 	bool profile_set;                   /* --perf-profile given: overrides the case's profiles */
 	const char *perf_dump_dir;          /* where perf takes the jitdump to be (NULL: /tmp) */
 	bool observe;                       /* run --observe: cases need no [expect] */
+	const char *jitted_dir;             /* where perf's view writes the jitted .so files
+					     * (NULL: a private directory under /tmp) */
+	struct hx_replay_times *times;      /* NULL, or where hx_replay_group adds its phases' time */
+};
+
+/* Seconds (CLOCK_MONOTONIC: cheap enough per unwind) hx_replay_group spends
+ * per phase, added up over calls: what fuzz-cfi's summary reports. */
+struct hx_replay_times {
+	double load;                        /* the case parsed again, jitdump, maps, process view */
+	double pv;                          /* perf's view: jitted ELF files written and read back */
+	double oracle;                      /* the oracle over the whole stack and each dump (`emitted`) */
+	double open[HX_MAX_UW];             /* each selected unwinder's state, opened and closed */
+	double unwind[HX_MAX_UW];           /* each selected unwinder's unwinds */
+	double total;                       /* the whole call (the rest: judging, symbols, expectations) */
 };
 
 #define HX_SYM_LEN 40

@@ -866,6 +866,39 @@ static void mk_ra_code(struct jb *b, bool bad, struct ctx *c)
 }
 
 /* a 16 KiB frame: the return address is above perf's 8192-byte copy */
+/* a rule for xmm0 (DWARF 17) after the push: libunwind's x86_64 table ends at 16 */
+static void mk_past_libunwind(struct jb *b, bool bad, struct ctx *c)
+{
+	static const uint8_t with[] = { 0x41, 0x08, 0x11, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06, 0x43, 0x0c,
+					0x07, 0x08, 0xc6 };
+	struct tr_unwind_opts o;
+	opts_clean(&o);
+	o.cfi = TR_CFI_BYTES;
+	/* fixed: the same program without same_value r17 */
+	static const uint8_t without[] = { 0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06, 0x43, 0x0c, 0x07, 0x08,
+					   0xc6 };
+	memcpy(o.prog, bad ? with : without, bad ? sizeof(with) : sizeof(without));
+	o.prog_len = bad ? sizeof(with) : sizeof(without);
+	mk_unw_with(b, F, &o, NULL);
+}
+
+/* the CFA exactly at the end of perf's 8192-byte copy: the return address is
+ * its last word, which perf's libunwind path never reads (fuzz-074669363064) */
+static void mk_deep_edge(struct jb *b, bool bad, struct ctx *c)
+{
+	static struct tr_func *edge, *room;
+	static const char *const e_ops[] = { "alloc 0x1ff8", "call_target", "free 0x1ff8", "ret" };
+	static const char *const r_ops[] = { "alloc 0x1fe0", "call_target", "free 0x1fe0", "ret" };
+	if (!edge) {
+		edge = emit(e_ops, 4);
+		room = emit(r_ops, 4);
+	}
+	struct tr_unwind_opts o;
+	opts_clean(&o);
+	jb_std(b);
+	jb_func(b, bad ? edge : room, &o, "tramp", ADDR, 0);
+}
+
 static void mk_deep(struct jb *b, bool bad, struct ctx *c)
 {
 	static struct tr_func *deep, *shallow;
@@ -1019,6 +1052,7 @@ static const struct rule_case {
 	{ "JD074", mk_dbg_over }, { "JD075", mk_dbg_range }, { "JD090", mk_profile }, { "JD099", mk_limit },
 	{ "JD057", mk_below_sp }, { "JD058", mk_saved_early }, { "JD059", mk_ra_code }, { "JD080", mk_deep },
 	{ "JD076", mk_dbg_name }, { "JD076", mk_dbg_tail }, { "JD091", mk_dumpdir },
+	{ "JD080", mk_deep_edge }, { "JD055", mk_past_libunwind },
 };
 #define NRULE_CASES (sizeof(rule_cases) / sizeof(rule_cases[0]))
 
@@ -1518,6 +1552,11 @@ static const struct expect_case expect_cases[] = {
 	/* x86_64: CPython's FDE never restores rbp's rule after the pop */
 	{ "cpython-3.13-fp-bytes", "JD057" },
 	{ "stack-deep", "JD080" },
+	/* found by fuzz-cfi: a rule for xmm0 (libunwind's table ends at 16), and a
+	 * frame whose return address is the last word of perf's stack copy */
+	{ "fuzz-7b6a3d518b5b", "JD055" },
+	{ "fuzz-023ff9cfabd7", "JD055" },
+	{ "fuzz-074669363064", "JD080" },
 	{ "eh-frame-unaligned", "JD045" },
 	{ "fde-absptr-udata8", "JD054" },
 	{ "hdr-before", "JD035" },

@@ -997,6 +997,8 @@ static int ehf_exec(struct ehf_interp *ip, const uint8_t *insns, size_t len, uin
 					 " is out of range (max %d)", name, off_at,
 					 in.reg >= EHF_NREGS ? in.reg : in.reg2, EHF_NREGS - 1);
 		struct ehf_rule *ru = &row->reg[in.reg];
+		if (in.reg > row->max_reg || in.reg2 > row->max_reg)
+			row->max_reg = (uint16_t)(in.reg > in.reg2 ? in.reg : in.reg2);
 		uint64_t new_loc;
 		int rc;
 		switch (in.op) {

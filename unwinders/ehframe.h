@@ -116,6 +116,8 @@ struct ehf_row {
 	size_t cfa_expr_len;
 	struct ehf_rule reg[EHF_NREGS];
 	bool ra_signed;           /* DW_CFA_AARCH64_negate_ra_state toggled an odd number of times */
+	uint16_t max_reg;         /* the highest register an instruction so far named (CIE's too;
+				   * restore_state keeps it): readers with a smaller table fail */
 	bool cfa_defined;         /* false until a def_cfa* op ran: cfa_reg/cfa_off mean nothing */
 };
 

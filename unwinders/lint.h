@@ -91,6 +91,7 @@ enum lint_rule_id {
 	LR_FRAME_BEYOND_STACK,  /* JD080 */
 	LR_DEBUG_NAME,          /* JD076 */
 	LR_DUMP_DIR,            /* JD091 */
+	LR_REG_PAST_LIBUNWIND,  /* JD055 */
 	LR__COUNT
 };
 

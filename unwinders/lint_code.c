@@ -1,4 +1,4 @@
-/* lint's code-vs-CFI check (JD052, JD053, JD057-JD059, JD080): the CFI rows
+/* lint's code-vs-CFI check (JD052, JD053, JD055, JD057-JD059, JD080): the CFI rows
  * of an FDE against the stack effects of its code, decoded by the arch's
  * decoder (decode.h): the CFA, every register rule (where the code stored
  * the register, whether that slot is still above SP) and the return address,
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "unwinders/decode.h"
+#include "unwinders/uwarch.h"
 
 static int collect_row(const struct ehf_row *row, void *arg)
 {
@@ -49,6 +50,7 @@ static int collect_row(const struct ehf_row *row, void *arg)
 			r->cfa_off = (int64_t)v;
 		}
 	}
+	r->max_reg = row->max_reg;
 	r->ra_kind = row->reg[c->ra_col].kind;
 	r->ra_off = row->reg[c->ra_col].off;
 	for (unsigned k = 0; k < LINT_CODE_REGS && k < EHF_NREGS; k++) {
@@ -70,7 +72,7 @@ struct cc_hits {
 };
 
 struct cc_result {
-	struct cc_hits cfa, ra, below, early, ravc, deep;
+	struct cc_hits cfa, ra, below, early, ravc, deep, lureg;
 };
 
 static void cc_hit(struct cc_hits *h, uint64_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -173,11 +175,25 @@ static void cc_compare(struct lint_ctx *c, const struct uw_decoder *dc, const st
 		todo &= ~(1u << dc->sp);
 	for (; todo; todo &= todo - 1)
 		cc_reg(c, dc, row, st, (unsigned)__builtin_ctz(todo), off, res);
-	/* the CFA as far up as the return address slot must lie in perf's copy */
+	/* the CFA as far up as the return address slot must lie in perf's copy, and the
+	 * caller's return address (at the CFA or above) too; perf's libunwind path
+	 * never reads the copy's last word (its access_mem wants addr + 8 < end) */
 	int64_t d = row->cfa_ok && row->cfa_reg == dc->sp ? row->cfa_off : st->sp_known ? st->sp_d : 0;
-	if (c->o->stack_size && d > 0 && (uint64_t)d > c->o->stack_size)
+	uint64_t size = c->o->stack_size;
+	if (size && d > 0 && (uint64_t)d > size)
 		cc_hit(&res->deep, off, "CFA = sp+%" PRId64 ": the caller's return address is above perf's %" PRIu64
-		       "-byte stack copy", d, c->o->stack_size);
+		       "-byte stack copy", d, size);
+	else if (size && d > 0 && (uint64_t)d + 8 > size)
+		cc_hit(&res->deep, off, "CFA = sp+%" PRId64 ": the return address is the last word of perf's %" PRIu64
+		       "-byte stack copy, which perf's libunwind path never reads, and the caller's frame is above it",
+		       d, size);
+	else if (size && d > 0 && (uint64_t)d + 16 > size)
+		cc_hit(&res->deep, off, "CFA = sp+%" PRId64 ": the caller's return address (at the CFA or above) is "
+		       "at best the last word of perf's %" PRIu64 "-byte stack copy, which perf's libunwind path never reads",
+		       d, size);
+	if (c->lu_regs && row->max_reg >= c->lu_regs)
+		cc_hit(&res->lureg, off, "the CFI names DWARF register %u; libunwind knows 0-%u only", row->max_reg,
+		       c->lu_regs - 1);
 }
 
 /* Follow the code over [s, e) with the decoder, comparing every row in force
@@ -253,6 +269,8 @@ void lint_code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *code,
 	if (!dc)
 		return;
 	c->ra_col = dc->ra;
+	const struct uw_arch *ua = uw_arch_by_mach((uint16_t)c->hdr.elf_mach);
+	c->lu_regs = ua ? (unsigned)ua->lu_regs : 0;
 	uint64_t s = fde->pc_begin > code_addr ? fde->pc_begin : code_addr;
 	uint64_t e = fde->pc_end < code_addr + code_size ? fde->pc_end : code_addr + code_size;
 	if (s >= e)
@@ -275,6 +293,7 @@ void lint_code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *code,
 	res.early.quiet = lint_quiet(c, LR_REG_SAVED_EARLY);
 	res.ravc.quiet = lint_quiet(c, LR_RA_VS_CODE);
 	res.deep.quiet = lint_quiet(c, LR_FRAME_BEYOND_STACK);
+	res.lureg.quiet = lint_quiet(c, LR_REG_PAST_LIBUNWIND);
 	cc_follow(c, dc, code, code_addr, s, e, &res);
 	cc_say(c, LR_CFA_VS_CODE, load_off, fde_file_off, &res.cfa);
 	cc_say(c, LR_RA_RULE, load_off, fde_file_off, &res.ra);
@@ -282,4 +301,5 @@ void lint_code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *code,
 	cc_say(c, LR_REG_SAVED_EARLY, load_off, fde_file_off, &res.early);
 	cc_say(c, LR_RA_VS_CODE, load_off, fde_file_off, &res.ravc);
 	cc_say(c, LR_FRAME_BEYOND_STACK, load_off, fde_file_off, &res.deep);
+	cc_say(c, LR_REG_PAST_LIBUNWIND, load_off, fde_file_off, &res.lureg);
 }

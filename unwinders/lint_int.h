@@ -59,6 +59,7 @@ struct crow {                 /* a compact CFI row for the code check */
 	uint8_t ra_kind;
 	int64_t ra_off;
 	uint8_t kind[LINT_CODE_REGS];   /* enum ehf_rule_kind of each register */
+	uint16_t max_reg;         /* the highest register the program named so far */
 	uint32_t saved;                 /* bit r: kind[r] is EHF_OFFSET (the code check's loop) */
 	int32_t off[LINT_CODE_REGS];    /* its offset for EHF_OFFSET */
 };
@@ -92,6 +93,7 @@ struct lint_ctx {
 	struct crow *rows;
 	size_t nrows;
 	unsigned ra_col;          /* the code check's return address column */
+	unsigned lu_regs;         /* libunwind's register table size for the load's arch (JD055) */
 	bool rows_over;
 	/* findings reported without a where while this is set are about every
 	 * instruction of the load at scope_load (its unwinding data) */

@@ -19,6 +19,7 @@ static const struct uw_arch uw_x86_64 = {
 	.perf_sp = 7, .perf_ip = 8, .perf_fp = 6, .perf_lr = -1,
 	.dw_sp = 7, .dw_fp = 6, .dw_ra = 16, .dw_lr = -1, .dw_pc = 16,
 	.ndw = 17,
+	.lu_regs = 17,
 	/* DWARF 0 rax 1 rdx 2 rcx 3 rbx 4 rsi 5 rdi 6 rbp 7 rsp 8-15 r8-r15 16 RA(=ip) */
 	.perf_of_dw = { 0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 8,
 			-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
@@ -46,6 +47,7 @@ static const struct uw_arch uw_aarch64 = {
 	.perf_sp = 31, .perf_ip = 32, .perf_fp = 29, .perf_lr = 30,
 	.dw_sp = 31, .dw_fp = 29, .dw_ra = 30, .dw_lr = 30, .dw_pc = 32,
 	.ndw = 33,
+	.lu_regs = 97,
 	/* DWARF 0-30 x0-x30, 31 sp; 32 is used here for the pc (perf id 32) */
 	.perf_of_dw = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
 			20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, -1, -1, -1, -1, -1,

@@ -32,6 +32,8 @@ struct uw_arch {
 	int ndw;                   /* DWARF registers carried into unwinders (x86_64 17, arm64 33) */
 	int perf_of_dw[40];        /* perf id of DWARF reg n, -1 if none */
 	int dw_pc;                 /* DWARF column of the return address / pc (x86_64 16, arm64 32) */
+	int lu_regs;               /* libunwind's DWARF_NUM_PRESERVED_REGS (x86_64 17, arm64 97): a CFA
+				    * instruction naming a register at or past it fails its step */
 	int64_t entry_cfa_off;     /* CFA = SP + this at a function's first instruction */
 	uint64_t pac_mask;         /* a signed return address ANDed with this (~0: no pointer auth) */
 	struct uw_fp_layout fp;
