@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1608,13 +1609,18 @@ static int delegate(const char *arch, int argc, char **argv, double secs)
 
 /* The scratch directory (jitdumps, perf maps, jitted .so files: several
  * files per case): $TMPDIR, else /dev/shm where it is a writable directory
- * (tmpfs: creating and removing files there costs a fraction of a disk
- * file system's), else /tmp.  0, or -1 (errno). */
+ * mounted with exec (tmpfs: creating and removing files there costs a
+ * fraction of a disk file system's; containers mount it noexec, and the
+ * jitdump's marker mapping is PROT_EXEC, as perf needs it), else /tmp.
+ * 0, or -1 (errno). */
 static int scratch_dir(char *dir, size_t len)
 {
 	const char *t = getenv("TMPDIR");
-	if (!t || !t[0])
-		t = access("/dev/shm", W_OK | X_OK) ? "/tmp" : "/dev/shm";
+	struct statvfs fs;
+	if (!t || !t[0]) {
+		bool shm = !access("/dev/shm", W_OK | X_OK) && !statvfs("/dev/shm", &fs) && !(fs.f_flag & ST_NOEXEC);
+		t = shm ? "/dev/shm" : "/tmp";
+	}
 	snprintf(dir, len, "%s/jitunwind-fuzz-XXXXXX", t);
 	return mkdtemp(dir) ? 0 : -1;
 }

@@ -409,9 +409,13 @@ START_TEST(install_finds_cases)
 	ck_assert_int_eq(sscanf(out, "%d %d", &a, &b), 2);
 	ck_assert_int_eq(a, b);
 	ck_assert_int_gt(a, 0);
-	/* the man page renders without a warning */
-	ck_assert_int_eq(sh(out, sizeof(out), "groff -man -Tutf8 -ww -z %s/share/man/man1/jitunwind.1", st), 0);
-	ck_assert_msg(!out[0], "groff: %s", out);
+	/* the man page renders without a warning (groff is not in the roots' packages) */
+	if (system("command -v groff >/dev/null 2>&1")) {
+		printf("install_finds_cases: SKIP the man page's rendering: groff is missing\n");
+	} else {
+		ck_assert_int_eq(sh(out, sizeof(out), "groff -man -Tutf8 -ww -z %s/share/man/man1/jitunwind.1", st), 0);
+		ck_assert_msg(!out[0], "groff: %s", out);
+	}
 	ck_assert_int_eq(sh(out, sizeof(out), "cd / && %s/bin/jitunwind list | wc -l", st), 0);
 	ck_assert_int_eq(atoi(out), a);
 	ck_assert_int_eq(sh(out, sizeof(out), "mkdir %s/lone && cp %s/bin/jitunwind %s/lone/ && cd / && %s/lone/jitunwind list",
