@@ -13,11 +13,15 @@ export PKG_CONFIG_LIBDIR := /usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgc
 # make 4.3 does not export to $(shell): the :arm64 .pc files are named here too
 PKG_CONFIG := PKG_CONFIG_LIBDIR=$(PKG_CONFIG_LIBDIR) $(PKG_CONFIG)
 RUNNER    := qemu-aarch64
+endif
+ifeq ($(ARCH),aarch64)
 # qemu-user draws each process's pointer-authentication keys at random, as arm64 Linux does:
 # a return address signed with a key whose PAC bits happen to strip to a mapped address lets
 # libunwind walk on (hybrid-pac-nofp-none's duplicate instead of wrong, seen once in ~10
-# runs). make's checks seed qemu's generator so every run signs with the same keys; a run
-# by hand without it samples a new key each time, as on hardware.
+# runs). make's checks seed qemu's generator so every run signs with the same keys, also in
+# an arm64 root run through qemu-user-static (binfmt_misc), where the build is native; on
+# arm64 hardware the variable means nothing.  A run by hand without it samples a new key
+# each time, as on hardware.
 export QEMU_RAND_SEED := 1
 endif
 
