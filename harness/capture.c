@@ -665,6 +665,12 @@ static int cap_arena(const struct hx_case *c, struct cap_layout *ly)
 		rc = tr_arena_init(&hx.arena, arena_size);
 	if (rc)
 		return fail("arena: %s", strerror(-rc));
+	/* breakpoints restored by forced writes where the arch's capture runs
+	 * natively; JU_PATCH=mprotect (tests) keeps tr_patch's mprotect pair.  A
+	 * kernel that refuses is no error: tr_patch stays on mprotect. */
+	const char *how = getenv("JU_PATCH");
+	if (HX_ARCH_DIRECT_PATCH && !(how && !strcmp(how, "mprotect")))
+		(void)tr_arena_direct(&hx.arena);
 	return 0;
 }
 

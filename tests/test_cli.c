@@ -312,6 +312,21 @@ START_TEST(leftover_stack_irrelevant)
 }
 END_TEST
 
+/* Breakpoints restored through /proc/self/mem or by tr_patch's mprotect pair
+ * (JU_PATCH=mprotect): the same verdict counts for every unwinder of every
+ * case (the report's table, the run's time left out; frames hold this run's
+ * randomized addresses, so the goldens compare those). */
+START_TEST(patch_ways_agree)
+{
+	static char direct[1 << 17];
+	const char *strip = " | sed 's/([0-9.]* s)//'";
+	ck_assert_int_eq(sh(direct, sizeof(direct), "%s run --unwinders fp,libunwind,libdw,oracle " CLI_CASES "%s", bin, strip), 0);
+	ck_assert_int_eq(sh(out, sizeof(out), "JU_PATCH=mprotect %s run --unwinders fp,libunwind,libdw,oracle " CLI_CASES "%s", bin, strip), 0);
+	ck_assert_msg(strstr(direct, "passed") && strlen(direct) > 1000, "output: %s", direct);
+	ck_assert_str_eq(direct, out);
+}
+END_TEST
+
 START_TEST(list_cases)
 {
 	ck_assert_int_eq(sh(out, sizeof(out), "%s list cases/x86_64", bin), 0);
@@ -364,6 +379,7 @@ Suite *suite_cli(void)
 #endif
 	tcase_add_test(tc, record_replay_roundtrip);
 	tcase_add_test(tc, malformed_jitdump_exit2);
+	tcase_add_test(tc, patch_ways_agree);
 	tcase_add_test(tc, list_cases);
 	tcase_add_test(tc, leftover_stack_irrelevant);
 #if defined(__x86_64__)
