@@ -637,6 +637,39 @@ struct cap_layout {
 	struct tr_unwind_opts leaf_unw;
 };
 
+/* Bytes of the arena the earlier cases of this child wrote (from its base). */
+static size_t hx_arena_dirty;
+
+/* A batch's child keeps its arena for the next case when that one's is as
+ * big and at the same place: the same line in the maps, so the case sees the
+ * address space a fresh child would, without the mmap, the page-table pages
+ * and the munmap per case (about 0.2 ms here).  cap_build then writes every
+ * byte an earlier case wrote (zeros past the new code).  Only at the fixed
+ * place (arena_place): elsewhere a fresh mmap might have gone anywhere. */
+static bool arena_keep(uintptr_t place, size_t size)
+{
+	struct tr_arena *a = &hx.arena;
+	if (!a->base || !place || (uintptr_t)a->base != place ||
+	    a->size != ((size + a->page - 1) & ~(a->page - 1)))
+		return false;
+	a->used = 0;
+	return true;
+}
+
+/* JU_ARENA_CHECK (tests): past the case's code and data, the arena holds
+ * what a fresh mapping would, zeros; =nozero (the control) leaves a kept
+ * arena's old bytes for the check to find. */
+static int arena_check(size_t used)
+{
+	if (!getenv("JU_ARENA_CHECK"))
+		return 0;
+	for (size_t i = used; i < hx.arena.size; i++)
+		if (hx.arena.base[i])
+			return fail("arena byte +0x%zx is 0x%02x past the code: left by an earlier case", i,
+				    hx.arena.base[i]);
+	return 0;
+}
+
 static int cap_arena(const struct hx_case *c, struct cap_layout *ly)
 {
 	char err[512];
@@ -660,11 +693,21 @@ static int cap_arena(const struct hx_case *c, struct cap_layout *ly)
 		return fail("[leaf]: %s", err);
 	size_t arena_size = ly->slot * (size_t)hx.depth + ly->leaf_slot + 8192;
 	uintptr_t place = arena_place();
+	if (arena_keep(place, arena_size))
+		return 0;
+	tr_arena_fini(&hx.arena);
+	hx_arena_dirty = 0;
 	int rc = place ? tr_arena_init_at(&hx.arena, arena_size, place) : -EEXIST;
 	if (rc == -EEXIST)
 		rc = tr_arena_init(&hx.arena, arena_size);
 	if (rc)
 		return fail("arena: %s", strerror(-rc));
+	/* breakpoints restored by forced writes where the arch's capture runs
+	 * natively; JU_PATCH=mprotect (tests) keeps tr_patch's mprotect pair.  A
+	 * kernel that refuses is no error: tr_patch stays on mprotect. */
+	const char *how = getenv("JU_PATCH");
+	if (HX_ARCH_DIRECT_PATCH && !(how && !strcmp(how, "mprotect")))
+		(void)tr_arena_direct(&hx.arena);
 	return 0;
 }
 
@@ -722,8 +765,17 @@ __attribute__((noinline)) static int cap_build(const struct hx_case *c, const ch
 		rc = hx_arm_all(&hx_func, hx.tramp[k], (uint32_t)(k - 1), &im);
 	if (!rc && c->every_insn && hx.leaf)
 		rc = hx_arm_all(&hx_leaf, hx.leaf, (uint32_t)hx.depth, &im);
-	if (!rc && tr_patch(&hx.arena, hx.arena.base, im.bytes, im.used))
+	/* over whatever an earlier case of this child left in a kept arena, too */
+	size_t n = im.used > hx_arena_dirty ? im.used : hx_arena_dirty;
+	const char *chk = getenv("JU_ARENA_CHECK");
+	if (chk && !strcmp(chk, "nozero"))
+		n = im.used;   /* the control: what the check must catch */
+	if (!rc && tr_patch(&hx.arena, hx.arena.base, im.bytes, n))
 		rc = fail("%s", "tr_patch failed installing the code");
+	if (!rc)
+		hx_arena_dirty = n;
+	if (!rc)
+		rc = arena_check(im.used);
 	free(im.bytes);
 	return rc;
 }
@@ -763,7 +815,9 @@ __attribute__((noinline)) static int cap_handlers(void)
 /* The case's state before its code runs (a batch's child has run others). */
 __attribute__((noinline)) static void cap_reset(const struct hx_case *c, int out_fd)
 {
+	struct tr_arena kept = hx.arena;   /* the last case's, for arena_keep */
 	memset(&hx, 0, sizeof(hx));
+	hx.arena = kept;
 	hx.fd = out_fd;
 	hx.depth = c->depth;
 	hx.in_callee = c->in_callee;
@@ -807,7 +861,7 @@ int hx_capture_case(const struct hx_case *c, const char *case_path, const char *
 		return fail("truth mismatch: the C target under level %d was not called from tramp+ret_off",
 			    hx.truth_error);
 	hx_rec_write(out_fd, HX_REC_END, NULL, 0, NULL, 0);
-	/* the next case of the batch maps its own arena where this one was */
-	tr_arena_fini(&hx.arena);
+	/* the arena stays for the next case of the batch (arena_keep), or that
+	 * one unmaps it and maps its own at the same place */
 	return 0;
 }

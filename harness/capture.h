@@ -8,10 +8,11 @@
  * CASE, DUMP, FUNC..., MAPS, SAMPLE..., END.  A case that crashes ends only
  * its child: its group ends with CRASH (signal, pc, function and offset) or
  * ERROR (setup error, the 10 s alarm, a signal the handler could not catch),
- * and the batch goes on with the next case in a new child.  Between two cases
- * a child unmaps the arena, so every case sees the address space a fresh
- * child would (the arena goes at the same place; the jitdump's marker is
- * unmapped before the maps are written).
+ * and the batch goes on with the next case in a new child.  Every case sees
+ * the address space a fresh child would: between two cases a child unmaps the
+ * arena and maps the next one at the same place, or keeps it when the next
+ * case's is as big (the same maps line; every byte written before is written
+ * again), and the jitdump's marker is unmapped before the maps are written.
  *
  * Each case needs its own dumpdir: the cases of one child share its pid, and
  * perf finds a dump only as jit-<pid>.dump (its perf-<pid>.map goes beside).

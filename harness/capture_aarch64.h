@@ -32,4 +32,10 @@
  * same keys, in every environment. */
 #define HX_ARCH_STACK_DEPTH (256u << 10)
 
+/* 0: breakpoints are restored by tr_patch's mprotect pair.  The aarch64
+ * capture runs under qemu-user here, whose translated code goes stale on a
+ * write it cannot see through page protections (a forced write through
+ * /proc/self/mem is one) */
+#define HX_ARCH_DIRECT_PATCH 0
+
 #endif

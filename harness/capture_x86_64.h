@@ -24,4 +24,8 @@
  * x86_64 signs no return address) */
 #define HX_ARCH_STACK_DEPTH 0u
 
+/* 1: breakpoints are restored through /proc/self/mem (tr_arena_direct), the
+ * capture running natively on this arch */
+#define HX_ARCH_DIRECT_PATCH 1
+
 #endif

@@ -2,11 +2,13 @@
  * runs, out-of-arena patches are refused, a direct store faults. */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "trampolines/tramp.h"
 
@@ -139,6 +141,73 @@ START_TEST(test_run_patched)
 END_TEST
 #endif
 
+#if defined(__x86_64__)
+/* tr_arena_direct (x86_64, where the capture uses it): patches go through
+ * /proc/self/mem, the pages are r-x before, during and after, and the patched
+ * code runs.  A kernel that refuses forced writes is a visible skip. */
+START_TEST(test_direct_patch)
+{
+	struct tr_arena a;
+	ck_assert_int_eq(tr_arena_init(&a, 2 * 4096), 0);
+	ck_assert(!a.direct);
+	int rc = tr_arena_direct(&a);
+	if (rc) {
+		printf("arena: forced writes through /proc/self/mem refused (%s): direct patch test skipped\n",
+		       strerror(-rc));
+		tr_arena_fini(&a);
+		return;
+	}
+	ck_assert(a.direct);
+	uint8_t *p;
+	ck_assert_int_eq(tr_arena_alloc(&a, sizeof(ret42), 16, &p), 0);
+	errno = 1234;
+	ck_assert_int_eq(tr_patch(&a, p, ret42, sizeof(ret42)), 0);
+	ck_assert_int_eq(errno, 1234);
+	ck_assert(a.direct);                           /* still direct: no fallback happened */
+	ASSERT_PERMS(p, "r-xp");
+	int (*fn)(void) = (int (*)(void))(uintptr_t)p;
+	ck_assert_int_eq(fn(), 42);
+	ck_assert_int_eq(tr_patch(&a, p + IMM_OFF, imm7, sizeof(imm7)), 0);
+	ck_assert_int_eq(fn(), 7);
+	/* across a page boundary, one pwrite */
+	static const uint8_t b[4] = { 1, 2, 3, 4 };
+	ck_assert_int_eq(tr_patch(&a, a.base + a.page - 2, b, 4), 0);
+	ck_assert_mem_eq(a.base + a.page - 2, b, 4);
+	ASSERT_PERMS(a.base + a.page, "r-xp");
+	ck_assert_int_eq(tr_patch(&a, a.base + a.size - 1, b, 2), -EINVAL);   /* bounds as before */
+	tr_arena_fini(&a);
+	ck_assert(!a.direct);
+	ck_assert_int_eq(a.mem_fd, -1);
+}
+END_TEST
+
+/* A forced write refused after the switch (the control: a read-only file
+ * stands for a kernel that says no) falls back to mprotect: the patch still
+ * lands, and the arena stays on mprotect from then on. */
+START_TEST(test_direct_fallback)
+{
+	struct tr_arena a;
+	ck_assert_int_eq(tr_arena_init(&a, 4096), 0);
+	if (tr_arena_direct(&a)) {
+		printf("arena: forced writes refused: fallback test skipped\n");
+		tr_arena_fini(&a);
+		return;
+	}
+	close(a.mem_fd);
+	a.mem_fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(a.mem_fd, 0);
+	uint8_t *p;
+	ck_assert_int_eq(tr_arena_alloc(&a, sizeof(ret42), 16, &p), 0);
+	ck_assert_int_eq(tr_patch(&a, p, ret42, sizeof(ret42)), 0);
+	ck_assert(!a.direct);
+	ck_assert_int_eq(a.mem_fd, -1);
+	ASSERT_PERMS(p, "r-xp");
+	ck_assert_int_eq(((int (*)(void))(uintptr_t)p)(), 42);
+	tr_arena_fini(&a);
+}
+END_TEST
+#endif
+
 static sigjmp_buf fault_jmp;
 
 static void on_segv(int sig)
@@ -169,6 +238,37 @@ START_TEST(test_store_faults)
 }
 END_TEST
 
+#if defined(__x86_64__)
+/* W^X with direct patches: the arena is never writable, so a plain store
+ * still faults after tr_arena_direct and a patch. */
+START_TEST(test_direct_store_faults)
+{
+	struct tr_arena a;
+	ck_assert_int_eq(tr_arena_init(&a, 4096), 0);
+	if (tr_arena_direct(&a)) {
+		tr_arena_fini(&a);
+		return;
+	}
+	static const uint8_t b[1] = { 0xc3 };
+	ck_assert_int_eq(tr_patch(&a, a.base, b, 1), 0);
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_segv;
+	sigemptyset(&sa.sa_mask);
+	ck_assert_int_eq(sigaction(SIGSEGV, &sa, &old), 0);
+	volatile int faulted = 0;
+	if (sigsetjmp(fault_jmp, 1) == 0)
+		*(volatile uint8_t *)a.base = 0x90;
+	else
+		faulted = 1;
+	sigaction(SIGSEGV, &old, NULL);
+	ck_assert_msg(faulted, "a store into a direct-patched arena did not fault");
+	ck_assert_uint_eq(a.base[0], 0xc3);
+	tr_arena_fini(&a);
+}
+END_TEST
+#endif
+
 Suite *suite_arena(void)
 {
 	Suite *s = suite_create("arena");
@@ -183,6 +283,11 @@ Suite *suite_arena(void)
 	printf("arena: no tiny function for this arch, run test skipped\n");
 #endif
 	tcase_add_test(tc, test_store_faults);
+#if defined(__x86_64__)
+	tcase_add_test(tc, test_direct_patch);
+	tcase_add_test(tc, test_direct_fallback);
+	tcase_add_test(tc, test_direct_store_faults);
+#endif
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -282,6 +282,40 @@ START_TEST(batch_as_fresh)
 }
 END_TEST
 
+/* The arena a batch's child keeps for a case of the same size holds nothing
+ * of the case before: JU_ARENA_CHECK has the child compare it with a fresh
+ * mapping past the code.  Its control (=nozero, the old bytes left) must be
+ * caught, which also shows the arena was kept. */
+START_TEST(batch_kept_arena_clean)
+{
+	const char *nop = !strcmp(tr_arch_host()->name, "x86_64") ? "raw 90 ; nop\n" : "raw 1f 20 03 d5 ; nop\n";
+	char big[2048] = "push_fp\nset_fp\n";
+	for (int i = 0; i < 40; i++)
+		strcat(big, nop);
+	strcat(big, "call_target\npop_fp\nret\n");
+	for (int control = 0; control < 2; control++) {
+		struct batch bt = { 0 };
+		batch_add(&bt, "big", big, "every-insn");
+		batch_add(&bt, "small", FP_CODE, "every-insn");
+		setenv("JU_ARENA_CHECK", control ? "nozero" : "1", 1);
+		batch_run(&bt);
+		unsetenv("JU_ARENA_CHECK");
+		ck_assert_uint_eq(bt.s.ngroups, 2);
+		const struct hx_group *g = bt.s.groups;
+		ck_assert_msg(g[0].ended, "%s", g[0].error ? g[0].error : "-");
+		ck_assert_uint_eq(g[0].funcs[0].addr, g[1].funcs[0].addr);   /* the same place */
+		if (!control) {
+			ck_assert_msg(g[1].ended && !g[1].error, "%s", g[1].error ? g[1].error : "-");
+			ck_assert_uint_eq(g[1].nsamples, 5);
+		} else {
+			ck_assert_msg(g[1].error && strstr(g[1].error, "left by an earlier case"),
+				      "the control was not caught: %s", g[1].error ? g[1].error : "no error");
+		}
+		batch_free(&bt);
+	}
+}
+END_TEST
+
 /* A crash ends its case only: reported with its offset, the batch goes on
  * in a new child; a setup error (another arch's case) likewise. */
 START_TEST(batch_crash_goes_on)
@@ -331,6 +365,7 @@ Suite *suite_capture(void)
 	tcase_add_test(tb, batch_one_child);
 	tcase_add_test(tb, batch_per_case);
 	tcase_add_test(tb, batch_as_fresh);
+	tcase_add_test(tb, batch_kept_arena_clean);
 	tcase_add_test(tb, batch_crash_goes_on);
 	suite_add_tcase(s, tb);
 	return s;

@@ -312,6 +312,25 @@ START_TEST(leftover_stack_irrelevant)
 }
 END_TEST
 
+/* Breakpoints restored through /proc/self/mem or by tr_patch's mprotect pair
+ * (JU_PATCH=mprotect): the same verdict counts for every unwinder of every
+ * case, and the same skip reasons (the run's time, this run's randomized
+ * addresses and pids left out: the goldens compare frames). */
+START_TEST(patch_ways_agree)
+{
+	static char direct[1 << 17];
+	const char *strip = " | sed -E 's/\\([0-9.]* s\\)//; s/0x[0-9a-f]{6,}//g; s/jitted-[0-9]+-[0-9]+/jitted/g'";
+	ck_assert_int_eq(sh(direct, sizeof(direct), "%s run --unwinders fp,libunwind,libdw,oracle " CLI_CASES "%s", bin, strip), 0);
+	ck_assert_int_eq(sh(out, sizeof(out), "JU_PATCH=mprotect %s run --unwinders fp,libunwind,libdw,oracle " CLI_CASES "%s", bin, strip), 0);
+	ck_assert_msg(strstr(direct, "passed") && strlen(direct) > 1000, "output: %s", direct);
+	size_t i = 0;
+	while (direct[i] && direct[i] == out[i])
+		i++;
+	ck_assert_msg(!direct[i] && !out[i], "the two ways part at byte %zu: \"%.80s\" vs \"%.80s\"", i,
+		      direct + i, out + i);
+}
+END_TEST
+
 START_TEST(list_cases)
 {
 	ck_assert_int_eq(sh(out, sizeof(out), "%s list cases/x86_64", bin), 0);
@@ -364,6 +383,7 @@ Suite *suite_cli(void)
 #endif
 	tcase_add_test(tc, record_replay_roundtrip);
 	tcase_add_test(tc, malformed_jitdump_exit2);
+	tcase_add_test(tc, patch_ways_agree);
 	tcase_add_test(tc, list_cases);
 	tcase_add_test(tc, leftover_stack_irrelevant);
 #if defined(__x86_64__)

@@ -1,7 +1,10 @@
 /* Executable arena, W^X: pages are r-x except inside tr_patch, the one
- * function that changes code bytes (MIR's _MIR_change_code).  tr_patch runs
- * in a SIGTRAP handler: only async-signal-safe calls, errno preserved. */
+ * function that changes code bytes (MIR's _MIR_change_code), and never
+ * writable at all once tr_arena_direct has switched it to forced writes
+ * through /proc/self/mem.  tr_patch runs in a SIGTRAP handler: only
+ * async-signal-safe calls, errno preserved. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -12,6 +15,8 @@ static int arena_map(struct tr_arena *a, size_t size, uintptr_t at)
 {
 	a->base = NULL;
 	a->size = a->used = 0;
+	a->direct = false;
+	a->mem_fd = -1;
 	long pg = sysconf(_SC_PAGESIZE);
 	a->page = pg > 0 ? (size_t)pg : 4096;
 	if (!size || size > SIZE_MAX - a->page || (at & (a->page - 1)))
@@ -56,6 +61,47 @@ int tr_arena_alloc(struct tr_arena *a, size_t size, size_t align, uint8_t **out)
 	return 0;
 }
 
+/* n bytes at d through /proc/self/mem; 0 or -errno.  Bounded: each pwrite
+ * that returns advances, at most n of them. */
+static int patch_direct(struct tr_arena *a, uintptr_t d, const uint8_t *src, size_t n)
+{
+	size_t done = 0;
+	while (done < n) {
+		ssize_t w = pwrite(a->mem_fd, src + done, n - done, (off_t)(d + done));
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		done += (size_t)w;
+	}
+	return 0;
+}
+
+int tr_arena_direct(struct tr_arena *a)
+{
+	if (!a->base)
+		return -EINVAL;
+	if (a->direct)
+		return 0;
+	int saved_errno = errno;
+	int fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	int rc = fd < 0 ? -errno : 0;
+	if (!rc) {
+		/* the probe: the arena's first byte written over with itself */
+		uint8_t b;
+		a->mem_fd = fd;
+		if (pread(fd, &b, 1, (off_t)(uintptr_t)a->base) != 1)
+			rc = -EIO;
+		else
+			rc = patch_direct(a, (uintptr_t)a->base, &b, 1);
+		if (rc) {
+			close(fd);
+			a->mem_fd = -1;
+		}
+	}
+	a->direct = !rc;
+	errno = saved_errno;
+	return rc;
+}
+
 int tr_patch(struct tr_arena *a, void *dst, const void *src, size_t n)
 {
 	uintptr_t d = (uintptr_t)dst, b = (uintptr_t)a->base;
@@ -65,6 +111,14 @@ int tr_patch(struct tr_arena *a, void *dst, const void *src, size_t n)
 		return 0;
 	int saved_errno = errno;
 	int ret = 0;
+	if (a->direct) {
+		if (!patch_direct(a, d, src, n))
+			goto done;
+		/* refused now: mprotect from here on, writing every byte again */
+		close(a->mem_fd);
+		a->mem_fd = -1;
+		a->direct = false;
+	}
 	uintptr_t lo = d & ~(uintptr_t)(a->page - 1);
 	uintptr_t hi = (d + n + a->page - 1) & ~(uintptr_t)(a->page - 1);
 	if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE)) {
@@ -80,6 +134,7 @@ int tr_patch(struct tr_arena *a, void *dst, const void *src, size_t n)
 		ret = -errno;
 		goto out;
 	}
+done:
 	__builtin___clear_cache((char *)dst, (char *)dst + n);
 out:
 	errno = saved_errno;
@@ -90,6 +145,10 @@ void tr_arena_fini(struct tr_arena *a)
 {
 	if (a->base)
 		munmap(a->base, a->size);
+	if (a->direct)
+		close(a->mem_fd);
+	a->direct = false;
+	a->mem_fd = -1;
 	a->base = NULL;
 	a->size = a->used = 0;
 }

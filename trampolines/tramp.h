@@ -86,8 +86,21 @@ struct tr_arena {
 	size_t size;
 	size_t used;
 	size_t page;
+	bool direct;      /* tr_arena_direct: patches written through mem_fd */
+	int mem_fd;       /* this process's /proc/self/mem while direct */
 };
 int tr_arena_init(struct tr_arena *a, size_t size);     /* mmap, PROT_READ|PROT_EXEC */
+/* Patches from now on written through /proc/self/mem, the way a debugger
+ * plants breakpoints: the pages stay r-x (never writable in the page tables)
+ * and a patch is one pwrite instead of two mprotects, each of which splits
+ * and re-merges the mapping and flushes the TLB (~50 us a pair on a VM, against
+ * ~2 us).  Call it in the process that runs the code: the file is that
+ * process's memory.  0, or -errno when the kernel refuses forced writes
+ * (proc_mem.force_override=never, no /proc): tr_patch then stays on
+ * mprotect, as it also falls back if a later write fails.  Not for code an
+ * emulator runs (qemu-user notices self-modifying code only through page
+ * protections). */
+int tr_arena_direct(struct tr_arena *a);
 /* The same at exactly `at` (page-aligned), never over an existing mapping:
  * -EEXIST if anything is mapped there. */
 int tr_arena_init_at(struct tr_arena *a, size_t size, uintptr_t at);
