@@ -78,6 +78,38 @@ START_TEST(no_cfi_fp_fallback)
 }
 END_TEST
 
+/* A view whose process files are mapped as the last view's takes its Dwfl
+ * over; the JIT's modules must not come with it.  Four trampolines in a row
+ * at one address, their jitted ELF written to one path, without CFI (libdw
+ * walks rbp: flagged) and with it, alternately: each chain as a Dwfl of its
+ * own gives it, and every view after the first began no Dwfl.  A stale
+ * module of the previous trampoline would flip the flag. */
+START_TEST(kept_dwfl_no_stale_jit)
+{
+	struct tr_unwind_opts none, cfi;
+	tr_unwind_opts_default(&none);
+	tr_unwind_opts_default(&cfi);
+	none.cfi = TR_CFI_NONE;
+	uwt_capture_self(&self);
+	uint64_t code = 0;
+	for (int k = 0; k < 4; k++) {
+		bool with = k & 1;
+		unsigned long begun = uw_libdw_dwfls_begun();
+		uwt_tramp(&tr, &self, cpython_fp, 5, with ? &cfi : &none, PV_CURRENT, "/tmp", 2);
+		ck_assert_msg(!k || tr.code == code, "the trampolines moved: 0x%llx, 0x%llx",
+			      (unsigned long long)code, (unsigned long long)tr.code);
+		code = tr.code;
+		run(&tr.w.v, &tr.s);
+		ck_assert_msg(res.n >= 3 && res.addr[1] == self.ip && res.addr[2] == self.ra[0], "view %d: %s", k,
+			      uwt_chain(&res));
+		ck_assert_msg(!(res.flags[1] & UW_F_FALLBACK) == with, "view %d (%s CFI): frame 1 %sflagged: %s", k,
+			      with ? "with" : "without", with ? "" : "not ", uwt_chain(&res));
+		ck_assert_msg(!k || uw_libdw_dwfls_begun() == begun, "view %d began a Dwfl of its own", k);
+		uwt_tramp_free(&tr);
+	}
+}
+END_TEST
+
 Suite *suite_libdw(void);
 Suite *suite_libdw(void)
 {
@@ -89,6 +121,7 @@ Suite *suite_libdw(void)
 	tcase_add_test(tc, jitted_outside_tmp_no_module);
 	tcase_add_test(tc, mapped_zero_still_cfi);
 	tcase_add_test(tc, no_cfi_fp_fallback);
+	tcase_add_test(tc, kept_dwfl_no_stale_jit);
 	suite_add_tcase(s, tc);
 	return s;
 }

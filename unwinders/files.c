@@ -166,6 +166,13 @@ void uw_file_put(const struct uw_file *f)
 	pthread_mutex_unlock(&lock);
 }
 
+void uw_file_hold(const struct uw_file *f)
+{
+	pthread_mutex_lock(&lock);
+	((struct entry *)(uintptr_t)f)->refs++;
+	pthread_mutex_unlock(&lock);
+}
+
 void *uw_file_derived(const struct uw_file *f, enum uw_file_kind kind, uint64_t key)
 {
 	const struct entry *e = (const struct entry *)f;

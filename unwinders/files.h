@@ -29,6 +29,9 @@ enum uw_file_kind { UW_FILE_VIEW_ELF, UW_FILE_VIEW_CFI, UW_FILE_PV_SCAN, UW_FILE
  * 0, or -errno: -EINVAL for a file that is not a regular file. */
 int uw_file_get(const char *path, const struct uw_file **out);
 void uw_file_put(const struct uw_file *f);
+/* One more reference to a file already held (uw_file_put gives it back):
+ * while held, the entry is never freed, so its address names that file. */
+void uw_file_hold(const struct uw_file *f);
 
 /* Derived data of (kind, key) kept with f, or NULL when nobody made it yet. */
 void *uw_file_derived(const struct uw_file *f, enum uw_file_kind kind, uint64_t key);
