@@ -936,6 +936,8 @@ static void eval_chunk(struct fz_ctx *x, const uint64_t *idx, size_t n, FILE *ou
 		struct hx_opts o = x->fuzz_uw;
 		struct hx_case_res res;
 		o.times = &rec->t.rp;
+		/* parsed as the replay would parse it (flags 0): not again */
+		o.parsed = o.observe ? NULL : &slots[of[m]].c;
 		o.jitted_dir = slots[of[m++]].dir;
 		if (hx_replay_group(gr, s.elf_mach, &o, &res, err, sizeof(err)))
 			eval_error(rec, "", err);

@@ -227,8 +227,22 @@ unsigned long uw_files_opened(void)
 	return n;
 }
 
+static void (*child_hooks[4])(void);
+
+int uw_files_on_child(void (*fn)(void))
+{
+	for (size_t i = 0; i < sizeof(child_hooks) / sizeof(child_hooks[0]); i++)
+		if (!child_hooks[i] || child_hooks[i] == fn) {
+			child_hooks[i] = fn;
+			return 0;
+		}
+	return -1;
+}
+
 void uw_files_child(void)
 {
+	for (size_t i = 0; i < sizeof(child_hooks) / sizeof(child_hooks[0]) && child_hooks[i]; i++)
+		child_hooks[i]();
 	for (struct entry *e = entries; e; e = e->next)
 		if (e->pub.data)
 			munmap((void *)e->pub.data, e->pub.size);

@@ -45,6 +45,10 @@ void *uw_file_set_derived(const struct uw_file *f, enum uw_file_kind kind, uint6
  * (MADV_DONTFORK already keeps them out, except under qemu-user, which
  * ignores it) and the child's cache starts empty. */
 void uw_files_child(void);
+/* fn runs first in uw_files_child: another cache that maps the process's
+ * files without MADV_DONTFORK (libdw's kept Dwfl) gives them up there.
+ * Registering one fn twice runs it once; 0, or -1 when the table is full. */
+int uw_files_on_child(void (*fn)(void));
 
 /* Unmaps every file nobody holds (tests; the cache otherwise lives for the run). */
 void uw_files_flush(void);

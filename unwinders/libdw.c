@@ -362,6 +362,14 @@ static void dw_kept_free(struct dw_kept *kd)
 	free(kd);
 }
 
+/* In a forked child (uw_files_child): the kept Dwfl and its files' mappings
+ * are the parent's, none of the child's maps. */
+static void dw_forget(void)
+{
+	dw_kept_free(dw_keep);
+	dw_keep = NULL;
+}
+
 /* A process file's map, whose module may outlive the view. */
 static bool dw_key_map(const struct pv_map *m)
 {
@@ -456,7 +464,10 @@ static void dw_close(void *state)
 	if (!st)
 		return;
 	struct dw_kept *kd = st->kd;
-	if (kd && kd->keyable && kd->dwfl && st->mod_of_map && dw_prune(st)) {
+	/* kept: unless a forked child could not be made to give its mappings
+	 * up (libelf maps the files without MADV_DONTFORK: a capture child
+	 * would list them in its maps, and perf would be told of them) */
+	if (kd && kd->keyable && kd->dwfl && st->mod_of_map && !uw_files_on_child(dw_forget) && dw_prune(st)) {
 		kd->st = NULL;
 		dw_kept_free(dw_keep);
 		dw_keep = kd;
