@@ -1,6 +1,7 @@
 /* Runner: replay each case's samples, judge. */
 #include "runner.h"
 #include "unwinders/view.h"
+#include "unwinders/files.h"
 #include "unwinders/lrstep.h"
 
 #include <errno.h>
@@ -576,7 +577,10 @@ int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx
 		    struct hx_case_res *res, char *err, size_t errlen)
 {
 	double t0 = rt_now(o);
+	/* the process view and perf's view check each file once between them */
+	uw_files_pass_begin();
 	int rc = replay_group(g, elf_mach, o, res, err, errlen);
+	uw_files_pass_end();
 	if (o->times)
 		o->times->total += rt_now(o) - t0;
 	return rc;

@@ -33,6 +33,13 @@ void uw_file_put(const struct uw_file *f);
  * while held, the entry is never freed, so its address names that file. */
 void uw_file_hold(const struct uw_file *f);
 
+/* A pass (one replay's readers): between begin and end, a path checked once
+ * (stat) is served again unchecked, so every reader of the pass gets the
+ * same file for it and the check costs one stat per file and pass, not per
+ * reader.  Outside a pass every uw_file_get checks. */
+void uw_files_pass_begin(void);
+void uw_files_pass_end(void);
+
 /* Derived data of (kind, key) kept with f, or NULL when nobody made it yet. */
 void *uw_file_derived(const struct uw_file *f, enum uw_file_kind kind, uint64_t key);
 /* Keep p as f's (kind, key) data, freed by fr with the file.  If another
