@@ -370,6 +370,11 @@ static void dw_forget(void)
 	dw_keep = NULL;
 }
 
+void uw_libdw_forget(void)
+{
+	dw_forget();
+}
+
 /* A process file's map, whose module may outlive the view. */
 static bool dw_key_map(const struct pv_map *m)
 {
