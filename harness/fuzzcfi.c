@@ -25,6 +25,7 @@
 #include "harness/runner.h"
 #include "harness/samples.h"
 #include "unwinders/files.h"
+#include "unwinders/view.h"
 
 #define FZ_MAX_SIG 8
 #define FZ_SIG_LEN 64
@@ -123,9 +124,12 @@ static int run_text(struct fz_ctx *x, const char *text, const struct hx_opts *o,
 	}
 	struct hx_batch_case one = { .c = c, .path = "fuzz-cfi.case", .dumpdir = x->dir };
 	struct hx_samples s;
+	/* a child of its own: its pid differs from the last run's */
+	uw_libdw_forget();
 	if (!hx_capture_samples(&one, 1, &s, NULL, err, errlen)) {
 		struct hx_opts oo = *o;
 		oo.jitted_dir = x->dir;
+		oo.parsed = o->observe ? NULL : c;     /* parsed as the replay would */
 		if (s.ngroups != 1)
 			snprintf(err, errlen, "fuzz-cfi.case: %zu case groups captured", s.ngroups);
 		else if (!hx_replay_group(&s.groups[0], s.elf_mach, &oo, res, err, errlen))
@@ -936,6 +940,8 @@ static void eval_chunk(struct fz_ctx *x, const uint64_t *idx, size_t n, FILE *ou
 		struct hx_opts o = x->fuzz_uw;
 		struct hx_case_res res;
 		o.times = &rec->t.rp;
+		/* parsed as the replay would parse it (flags 0): not again */
+		o.parsed = o.observe ? NULL : &slots[of[m]].c;
 		o.jitted_dir = slots[of[m++]].dir;
 		if (hx_replay_group(gr, s.elf_mach, &o, &res, err, sizeof(err)))
 			eval_error(rec, "", err);

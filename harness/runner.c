@@ -1,6 +1,7 @@
 /* Runner: replay each case's samples, judge. */
 #include "runner.h"
 #include "unwinders/view.h"
+#include "unwinders/files.h"
 #include "unwinders/lrstep.h"
 
 #include <errno.h>
@@ -93,8 +94,8 @@ struct replay {
 	const struct hx_group *g;
 	const struct hx_opts *o;
 	const struct uw_arch *arch;
-	struct hx_case c;
-	bool have_case;
+	const struct hx_case *c;            /* o->parsed, or owned */
+	struct hx_case *owned;
 	struct jd_file jd;
 	bool have_jd;
 	struct uw_map *maps;
@@ -127,8 +128,10 @@ static void replay_free(struct replay *rp)
 	uw_maps_free(rp->maps, rp->nmaps);
 	if (rp->have_jd)
 		jd_close(&rp->jd);
-	if (rp->have_case)
-		hx_case_free(&rp->c);
+	if (rp->owned) {
+		hx_case_free(rp->owned);
+		free(rp->owned);
+	}
 	free(rp);
 }
 
@@ -159,7 +162,7 @@ static void group_problem(const struct hx_group *g, struct hx_case_res *res)
 static void replay_configs(struct replay *rp)
 {
 	const struct hx_opts *o = rp->o;
-	const struct hx_case *c = &rp->c;
+	const struct hx_case *c = rp->c;
 	rp->nprofs = rp->nsizes = 0;
 	if (o->profile_set)
 		rp->profs[rp->nprofs++] = (int)o->profile;
@@ -184,14 +187,23 @@ static int replay_load(struct replay *rp, uint32_t elf_mach, struct hx_case_res 
 {
 	const struct hx_group *g = rp->g;
 	snprintf(res->file, sizeof(res->file), "%s", g->case_path ? g->case_path : "?");
-	if (hx_case_parse_ex(&rp->c, res->file, g->case_text, g->case_len,
-			     rp->o->observe ? HX_CASE_NO_EXPECT : 0, err, errlen)) {
-		hx_case_free(&rp->c);
-		return -EINVAL;
+	const struct hx_case *pc = rp->o->parsed;
+	if (pc && pc->text && g->case_text && pc->text_len == g->case_len &&
+	    !memcmp(pc->text, g->case_text, g->case_len) && !strcmp(pc->path, res->file)) {
+		rp->c = pc;
+	} else {
+		rp->owned = calloc(1, sizeof(*rp->owned));
+		if (!rp->owned) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		if (hx_case_parse_ex(rp->owned, res->file, g->case_text, g->case_len,
+				     rp->o->observe ? HX_CASE_NO_EXPECT : 0, err, errlen))
+			return -EINVAL;
+		rp->c = rp->owned;
 	}
-	rp->have_case = true;
-	snprintf(res->name, sizeof(res->name), "%s", rp->c.name);
-	snprintf(res->about, sizeof(res->about), "%s", rp->c.about);
+	snprintf(res->name, sizeof(res->name), "%s", rp->c->name);
+	snprintf(res->about, sizeof(res->about), "%s", rp->c->about);
 	res->pass = true;
 	res->consistent = true;
 	group_problem(g, res);
@@ -289,7 +301,7 @@ static void judge_faithful(struct replay *rp, const struct uw_unwinder *uw, cons
 static const char *expect_key(const struct replay *rp, const struct uw_unwinder *uw, const char *name,
 			      const char *prof, int size)
 {
-	if (uw && uw->expect_as && !hx_case_has_expect(&rp->c, name, prof, size))
+	if (uw && uw->expect_as && !hx_case_has_expect(rp->c, name, prof, size))
 		return uw->expect_as;
 	return name;
 }
@@ -322,7 +334,7 @@ static void judge_one(struct replay *rp, int u, const struct hx_sample *s, const
 	judge_faithful(rp, uw, s, full, olen, sr, ur);
 	if (rp->have_pv && !is_ref)
 		symbolize(&rp->pv, &rp->view, ur, sr->nt);
-	const char *ex = hx_case_expect(&rp->c, expect_key(rp, uw, ur->name, prof, sr->stack_size), prof,
+	const char *ex = hx_case_expect(rp->c, expect_key(rp, uw, ur->name, prof, sr->stack_size), prof,
 					sr->stack_size, sr->where, sr->offset);
 	snprintf(ur->expected, sizeof(ur->expected), "%s", ex ? ex : "");
 	ur->match = ex ? expect_matches(ex, ur, is_ref) : false;
@@ -437,7 +449,7 @@ static void replay_profile(struct replay *rp, int pi, struct hx_case_res *res)
 	/* every selected unwinder must have an expectation, so none passes silently */
 	for (int u = 0; u < o->nuw; u++)
 		for (int z = 0; z < rp->nsizes; z++)
-			if (!hx_case_has_expect(&rp->c, expect_key(rp, uw_unwinder_by_name(o->unwinders[u]),
+			if (!hx_case_has_expect(rp->c, expect_key(rp, uw_unwinder_by_name(o->unwinders[u]),
 								   o->unwinders[u], prof, rp->sizes[z]),
 						prof, rp->sizes[z]))
 				problem(res, "%s has no expectation for '%s' (profile %s, stack size %d) in [expect]",
@@ -565,7 +577,10 @@ int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx
 		    struct hx_case_res *res, char *err, size_t errlen)
 {
 	double t0 = rt_now(o);
+	/* the process view and perf's view check each file once between them */
+	uw_files_pass_begin();
 	int rc = replay_group(g, elf_mach, o, res, err, errlen);
+	uw_files_pass_end();
 	if (o->times)
 		o->times->total += rt_now(o) - t0;
 	return rc;

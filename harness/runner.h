@@ -25,6 +25,10 @@ struct hx_opts {
 	const char *jitted_dir;             /* where perf's view writes the jitted .so files
 					     * (NULL: a private directory under /tmp) */
 	struct hx_replay_times *times;      /* NULL, or where hx_replay_group adds its phases' time */
+	/* NULL, or the group's case as the caller parsed it (hx_case_parse_ex with
+	 * HX_CASE_NO_EXPECT when observe, else 0): used instead of parsing the
+	 * group's text again when its text and path are the group's */
+	const struct hx_case *parsed;
 };
 
 /* Seconds (CLOCK_MONOTONIC: cheap enough per unwind) hx_replay_group spends

@@ -1,6 +1,7 @@
 /* The file cache (unwinders/files.c): a file is mapped once however many
  * readers ask, a rewritten file is mapped again, derived data is made once,
- * and a forked capture child never sees the cache's mappings.  Then the two
+ * and a forked capture child never sees the cache's mappings; in a pass, one
+ * check per file.  Then the two
  * readers built on it: two process views of the same maps share one parsed
  * .eh_frame and map each file once, with the same answers as the first. */
 #include <check.h>
@@ -75,6 +76,33 @@ START_TEST(rewritten_file)
 	ck_assert_mem_eq(b->data, "second, longer contents", 23);
 	uw_file_put(a);
 	uw_file_put(b);
+}
+END_TEST
+
+/* in a pass the file checked first is served to every reader (one stat);
+ * a file rewritten meanwhile is seen by the next pass and outside passes */
+START_TEST(pass_checks_once)
+{
+	const struct uw_file *a, *b, *c, *d;
+	uw_files_pass_begin();
+	ck_assert_int_eq(uw_file_get(path, &a), 0);
+	write_file("second, longer contents");
+	ck_assert_int_eq(uw_file_get(path, &b), 0);
+	ck_assert_ptr_eq(a, b);
+	uw_files_pass_end();
+	ck_assert_int_eq(uw_file_get(path, &c), 0);
+	ck_assert_ptr_ne(a, c);
+	ck_assert_mem_eq(c->data, "second, longer contents", 23);
+	write_file("third");
+	uw_files_pass_begin();
+	ck_assert_int_eq(uw_file_get(path, &d), 0);
+	uw_files_pass_end();
+	ck_assert_ptr_ne(c, d);
+	ck_assert_mem_eq(d->data, "third", 5);
+	uw_file_put(a);
+	uw_file_put(b);
+	uw_file_put(c);
+	uw_file_put(d);
 }
 END_TEST
 
@@ -216,6 +244,7 @@ Suite *suite_files(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, mapped_once);
 	tcase_add_test(tc, rewritten_file);
+	tcase_add_test(tc, pass_checks_once);
 	tcase_add_test(tc, not_regular);
 	tcase_add_test(tc, derived_once);
 	tcase_add_test(tc, not_in_child);

@@ -2,10 +2,15 @@
  * process and generated trampolines spliced on top of it. */
 #include <check.h>
 #include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "uwt.h"
 #include "trampolines/tramp.h"
+#include "unwinders/files.h"
 
 extern const struct uw_unwinder uw_libdw;
 
@@ -78,6 +83,89 @@ START_TEST(no_cfi_fp_fallback)
 }
 END_TEST
 
+/* A view whose process files are mapped as the last view's takes its Dwfl
+ * over; the JIT's modules must not come with it.  Four trampolines in a row
+ * at one address, their jitted ELF written to one path, without CFI (libdw
+ * walks rbp: flagged) and with it, alternately: each chain as a Dwfl of its
+ * own gives it, and every view after the first began no Dwfl.  A stale
+ * module of the previous trampoline would flip the flag. */
+START_TEST(kept_dwfl_no_stale_jit)
+{
+	struct tr_unwind_opts none, cfi;
+	tr_unwind_opts_default(&none);
+	tr_unwind_opts_default(&cfi);
+	none.cfi = TR_CFI_NONE;
+	uwt_capture_self(&self);
+	uint64_t code = 0;
+	for (int k = 0; k < 4; k++) {
+		bool with = k & 1;
+		unsigned long begun = uw_libdw_dwfls_begun();
+		uwt_tramp(&tr, &self, cpython_fp, 5, with ? &cfi : &none, PV_CURRENT, "/tmp", 2);
+		ck_assert_msg(!k || tr.code == code, "the trampolines moved: 0x%llx, 0x%llx",
+			      (unsigned long long)code, (unsigned long long)tr.code);
+		code = tr.code;
+		run(&tr.w.v, &tr.s);
+		ck_assert_msg(res.n >= 3 && res.addr[1] == self.ip && res.addr[2] == self.ra[0], "view %d: %s", k,
+			      uwt_chain(&res));
+		ck_assert_msg(!(res.flags[1] & UW_F_FALLBACK) == with, "view %d (%s CFI): frame 1 %sflagged: %s", k,
+			      with ? "with" : "without", with ? "" : "not ", uwt_chain(&res));
+		ck_assert_msg(!k || uw_libdw_dwfls_begun() == begun, "view %d began a Dwfl of its own", k);
+		uwt_tramp_free(&tr);
+	}
+}
+END_TEST
+
+/* The file mappings of /proc/self/maps (start addresses, up to max), sorted
+ * as listed. */
+static size_t file_maps(unsigned long long *out, size_t max)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4608];
+	size_t n = 0;
+	while (f && fgets(line, sizeof(line), f) && n < max) {
+		unsigned long long a;
+		if (strchr(line, '/') && sscanf(line, "%llx-", &a) == 1)
+			out[n++] = a;
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* A kept Dwfl holds libelf's mappings of the process files (without
+ * MADV_DONTFORK): a capture child (after uw_files_child) must list none of
+ * them, or perf would be told of maps the case never made. */
+START_TEST(kept_dwfl_not_in_child_maps)
+{
+	static unsigned long long before[4096];
+	uwt_capture_self(&self);
+	uwt_tramp(&tr, &self, cpython_fp, 5, NULL, PV_CURRENT, "/tmp", 2);
+	size_t nb = file_maps(before, 4096);
+	run(&tr.w.v, &tr.s);     /* its Dwfl is kept */
+	ck_assert_msg(res.n >= 3, "%s", uwt_chain(&res));
+	fflush(NULL);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		static unsigned long long after[4096];
+		uw_files_child();
+		size_t na = file_maps(after, 4096);
+		for (size_t i = 0; i < na; i++) {
+			bool known = false;
+			for (size_t j = 0; j < nb && !known; j++)
+				known = after[i] == before[j];
+			if (!known)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	int st = 0;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child lists a file mapping the parent's kept Dwfl made");
+	uwt_tramp_free(&tr);
+}
+END_TEST
+
 Suite *suite_libdw(void);
 Suite *suite_libdw(void)
 {
@@ -89,6 +177,8 @@ Suite *suite_libdw(void)
 	tcase_add_test(tc, jitted_outside_tmp_no_module);
 	tcase_add_test(tc, mapped_zero_still_cfi);
 	tcase_add_test(tc, no_cfi_fp_fallback);
+	tcase_add_test(tc, kept_dwfl_no_stale_jit);
+	tcase_add_test(tc, kept_dwfl_not_in_child_maps);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -30,6 +30,7 @@ struct entry {
 	struct timespec mtime;
 	int refs;
 	bool stale;                  /* the path now names another file: not served again */
+	unsigned long pass;          /* the pass it was last checked against its path in */
 	struct derived *derived;
 	struct entry *next;
 };
@@ -37,6 +38,7 @@ struct entry {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct entry *entries;
 static unsigned long nopened;
+static unsigned long pass_now, pass_last;   /* uw_files_pass_begin; 0: none */
 
 static bool same_file(const struct entry *e, const struct stat *st)
 {
@@ -122,10 +124,43 @@ static int entry_map(const char *path, struct entry **out)
 	return 0;
 }
 
+void uw_files_pass_begin(void)
+{
+	pthread_mutex_lock(&lock);
+	pass_now = ++pass_last;
+	pthread_mutex_unlock(&lock);
+}
+
+void uw_files_pass_end(void)
+{
+	pthread_mutex_lock(&lock);
+	pass_now = 0;
+	pthread_mutex_unlock(&lock);
+}
+
+/* An entry already checked against its path in the current pass. */
+static struct entry *checked_in_pass(const char *path)
+{
+	for (struct entry *e = entries; pass_now && e; e = e->next)
+		if (!e->stale && e->pass == pass_now && !strcmp(e->path, path))
+			return e;
+	return NULL;
+}
+
 int uw_file_get(const char *path, const struct uw_file **out)
 {
 	struct stat st;
 	*out = NULL;
+	pthread_mutex_lock(&lock);
+	struct entry *seen = checked_in_pass(path);
+	if (seen) {
+		seen->refs++;
+		*out = &seen->pub;
+		pthread_mutex_unlock(&lock);
+		return 0;
+	}
+	unsigned long pass = pass_now;
+	pthread_mutex_unlock(&lock);
 	if (stat(path, &st) < 0)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
@@ -136,6 +171,7 @@ int uw_file_get(const char *path, const struct uw_file **out)
 			continue;
 		if (same_file(e, &st)) {
 			e->refs++;
+			e->pass = pass;
 			*out = &e->pub;
 			pthread_mutex_unlock(&lock);
 			return 0;
@@ -146,6 +182,7 @@ int uw_file_get(const char *path, const struct uw_file **out)
 	int rc = entry_map(path, &e);
 	if (!rc) {
 		e->refs = 1;
+		e->pass = pass;
 		e->next = entries;
 		entries = e;
 		nopened++;
@@ -163,6 +200,13 @@ void uw_file_put(const struct uw_file *f)
 	pthread_mutex_lock(&lock);
 	((struct entry *)(uintptr_t)f)->refs--;
 	prune();
+	pthread_mutex_unlock(&lock);
+}
+
+void uw_file_hold(const struct uw_file *f)
+{
+	pthread_mutex_lock(&lock);
+	((struct entry *)(uintptr_t)f)->refs++;
 	pthread_mutex_unlock(&lock);
 }
 
@@ -220,8 +264,22 @@ unsigned long uw_files_opened(void)
 	return n;
 }
 
+static void (*child_hooks[4])(void);
+
+int uw_files_on_child(void (*fn)(void))
+{
+	for (size_t i = 0; i < sizeof(child_hooks) / sizeof(child_hooks[0]); i++)
+		if (!child_hooks[i] || child_hooks[i] == fn) {
+			child_hooks[i] = fn;
+			return 0;
+		}
+	return -1;
+}
+
 void uw_files_child(void)
 {
+	for (size_t i = 0; i < sizeof(child_hooks) / sizeof(child_hooks[0]) && child_hooks[i]; i++)
+		child_hooks[i]();
 	for (struct entry *e = entries; e; e = e->next)
 		if (e->pub.data)
 			munmap((void *)e->pub.data, e->pub.size);

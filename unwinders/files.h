@@ -29,6 +29,16 @@ enum uw_file_kind { UW_FILE_VIEW_ELF, UW_FILE_VIEW_CFI, UW_FILE_PV_SCAN, UW_FILE
  * 0, or -errno: -EINVAL for a file that is not a regular file. */
 int uw_file_get(const char *path, const struct uw_file **out);
 void uw_file_put(const struct uw_file *f);
+/* One more reference to a file already held (uw_file_put gives it back):
+ * while held, the entry is never freed, so its address names that file. */
+void uw_file_hold(const struct uw_file *f);
+
+/* A pass (one replay's readers): between begin and end, a path checked once
+ * (stat) is served again unchecked, so every reader of the pass gets the
+ * same file for it and the check costs one stat per file and pass, not per
+ * reader.  Outside a pass every uw_file_get checks. */
+void uw_files_pass_begin(void);
+void uw_files_pass_end(void);
 
 /* Derived data of (kind, key) kept with f, or NULL when nobody made it yet. */
 void *uw_file_derived(const struct uw_file *f, enum uw_file_kind kind, uint64_t key);
@@ -42,6 +52,10 @@ void *uw_file_set_derived(const struct uw_file *f, enum uw_file_kind kind, uint6
  * (MADV_DONTFORK already keeps them out, except under qemu-user, which
  * ignores it) and the child's cache starts empty. */
 void uw_files_child(void);
+/* fn runs first in uw_files_child: another cache that maps the process's
+ * files without MADV_DONTFORK (libdw's kept Dwfl) gives them up there.
+ * Registering one fn twice runs it once; 0, or -1 when the table is full. */
+int uw_files_on_child(void (*fn)(void));
 
 /* Unmaps every file nobody holds (tests; the cache otherwise lives for the run). */
 void uw_files_flush(void);

@@ -180,6 +180,30 @@ int jd_parse_mem(struct jd_file *f, const uint8_t *data, size_t size, struct jd_
 	return 0;
 }
 
+#define JD_READ_MAX (1u << 20)   /* read, not mapped, up to this size */
+
+/* The whole file into memory (at least one byte allocated); *size: what was
+ * there to read (less if the file shrank).  NULL with errno set. */
+static void *jd_read_fd(int fd, size_t *size)
+{
+	uint8_t *p = malloc(*size ? *size : 1);
+	size_t got = 0;
+	while (p && got < *size) {
+		ssize_t n = pread(fd, p + got, *size - got, (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			free(p);
+			return NULL;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	*size = got;
+	return p;
+}
+
 int jd_open(struct jd_file *f, const char *path, struct jd_err *err)
 {
 	memset(f, 0, sizeof(*f));
@@ -196,13 +220,26 @@ int jd_open(struct jd_file *f, const char *path, struct jd_err *err)
 		close(fd);
 		return jd_fail(err, 0, "empty file, expected a 40-byte jitdump header");
 	}
-	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
-		return jd_fail(err, 0, "cannot mmap: %s", strerror(errno));
-	int rc = jd_parse_mem(f, m, (size_t)st.st_size, err);
+	size_t size = (size_t)st.st_size;
+	void *m;
+	bool heap = size <= JD_READ_MAX;
+	if (heap) {
+		/* a small dump (a case's) is read: unmapping it again would cost a
+		 * TLB flush per case, the bulk of its reading on a paravirtualized VM */
+		m = jd_read_fd(fd, &size);
+		close(fd);
+		if (!m)
+			return jd_fail(err, 0, "cannot read: %s", strerror(errno));
+	} else {
+		m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+		close(fd);
+		if (m == MAP_FAILED)
+			return jd_fail(err, 0, "cannot mmap: %s", strerror(errno));
+	}
+	int rc = jd_parse_mem(f, m, size, err);
 	f->data = m;
-	f->size = (size_t)st.st_size;
+	f->size = size;
+	f->heap = heap;
 	if (rc) {
 		jd_close(f);
 		return -1;
@@ -212,8 +249,11 @@ int jd_open(struct jd_file *f, const char *path, struct jd_err *err)
 
 void jd_close(struct jd_file *f)
 {
-	if (f->data && f->path[0])
+	if (f->data && f->path[0] && f->heap)
+		free((void *)(uintptr_t)f->data);
+	else if (f->data && f->path[0])
 		munmap((void *)f->data, f->size);
+	f->heap = false;
 	free(f->recs);
 	free(f->loads);
 	f->recs = NULL;

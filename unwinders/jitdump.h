@@ -46,6 +46,7 @@ struct jd_file {
 	struct jd_load *loads;
 	size_t nloads;
 	size_t nunwind_lost;          /* UNWINDING_INFO records no load picked up */
+	bool heap;                    /* jd_open read data into memory (else mapped it) */
 };
 
 /* 0, or -1 with err (offset + what was expected). */

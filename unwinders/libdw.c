@@ -4,10 +4,17 @@
  * __report_module meets them and kept, the thread state is attached once,
  * and each sample only re-runs the thread's frames.  Frames libdw found without CFI
  * (its x86_64 backend walks rbp when no module or no FDE covers the pc) are
- * flagged UW_F_FALLBACK. */
+ * flagged UW_F_FALLBACK.
+ *
+ * The next view whose process files perf maps alike (fuzz-cfi's cases: one
+ * capture child, only the JIT code differs) takes the Dwfl over with the
+ * modules of those files (dw_kept below); the JIT's modules go with the view
+ * that reported them. */
 #include "view.h"
+#include "files.h"
 
 #include <elfutils/libdwfl.h>
+#include <gelf.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +28,38 @@ struct dw_cfi_slot {
 	int8_t state;       /* 0 empty, 1 covered, -1 not covered */
 };
 
+/* A map whose module a later view may find already reported: a file of the
+ * process (not a jitted one) with data, by its place and its file entry. */
+struct dw_keymap {
+	uint64_t start, end, pgoff;
+	const struct uw_file *file;   /* held (uw_file_hold): the address names one file */
+};
+
+/* A view's own Dwfl and what lets a later view take it over: the key its
+ * modules were reported under, the modules kept (process files only) and the
+ * ELF header the thread state took its backend from. */
+struct dw_kept {
+	Dwfl *dwfl;
+	struct dw_state *st;          /* the thread callbacks' argument: the state using it now */
+	bool attached;                /* dwfl_attach_state done (with pin) */
+	bool keyable;                 /* may be kept for the next view */
+	Elf *pin;                     /* a bare ELF header as the backend's source */
+	Elf64_Ehdr pin_hdr;
+	pid_t pid;
+	int profile;
+	struct dw_keymap *key;
+	size_t nkey;
+	Dwfl_Module **mods;           /* kept modules (and their ranges, for the overlap check) */
+	uint64_t *mod_lo, *mod_hi;
+	size_t nmods;
+};
+
 struct dw_state {
 	Dwfl *dwfl;
+	struct dw_kept *kd;         /* the view's own Dwfl (dwfl, unless proc) */
+	size_t nmaps;               /* of pv */
+	Dwfl_Module **order;        /* modules as this view first settled on them */
+	size_t norder;
 	const struct pv_view *pv;
 	pid_t pid;
 	bool attached;
@@ -183,6 +220,19 @@ static Dwfl_Module *dw_module_at(struct dw_state *st, const struct pv_map *m, ui
 	return mod;
 }
 
+/* The modules in the order a new Dwfl would have created them in this view
+ * (at most one per map). */
+static void dw_note_order(struct dw_state *st, Dwfl_Module *mod)
+{
+	if (!mod)
+		return;
+	for (size_t k = 0; k < st->norder; k++)
+		if (st->order[k] == mod)
+			return;
+	if (st->norder < st->nmaps)
+		st->order[st->norder++] = mod;
+}
+
 /* perf's __report_module(addr): nothing to do without a map (but an
  * anonymous map perf keeps is one: dwfl_report_elf of a non-ELF fails); in
  * [stack] or [heap] dwfl_report_elf of the pseudo file fails, so entry()
@@ -206,6 +256,7 @@ static bool dw_report(struct dw_state *st, uint64_t addr)
 	if (!st->map_tried[i]) {
 		st->mod_of_map[i] = dw_module_at(st, m, addr);
 		st->map_tried[i] = st->mod_of_map[i] ? 1 : -1;
+		dw_note_order(st, st->mod_of_map[i]);
 	}
 	return st->mod_of_map[i] && dwfl_addrmodule(st->dwfl, addr) == st->mod_of_map[i];
 }
@@ -286,16 +337,175 @@ static int dw_frame_cb(Dwfl_Frame *state, void *arg)
 	return DWARF_CB_OK;
 }
 
+static struct dw_kept *dw_keep;       /* the last view's Dwfl, for the next alike */
+static unsigned long dw_begun;        /* views' own Dwfls begun (tests) */
+
+unsigned long uw_libdw_dwfls_begun(void)
+{
+	return dw_begun;
+}
+
+static void dw_kept_free(struct dw_kept *kd)
+{
+	if (!kd)
+		return;
+	if (kd->dwfl)
+		dwfl_end(kd->dwfl);       /* the thread state's backend first: it points at pin */
+	if (kd->pin)
+		elf_end(kd->pin);
+	for (size_t i = 0; i < kd->nkey; i++)
+		uw_file_put(kd->key[i].file);
+	free(kd->key);
+	free(kd->mods);
+	free(kd->mod_lo);
+	free(kd->mod_hi);
+	free(kd);
+}
+
+/* In a forked child (uw_files_child): the kept Dwfl and its files' mappings
+ * are the parent's, none of the child's maps. */
+static void dw_forget(void)
+{
+	dw_kept_free(dw_keep);
+	dw_keep = NULL;
+}
+
+void uw_libdw_forget(void)
+{
+	dw_forget();
+}
+
+/* A process file's map, whose module may outlive the view. */
+static bool dw_key_map(const struct pv_map *m)
+{
+	return m->dso && !m->dso->jitted && m->dso->is_elf;
+}
+
+/* The view's key: every key map, with its file held.  false: the view has a
+ * file perf reads that no file entry names, its Dwfl is not kept. */
+static bool dw_make_key(struct dw_kept *kd, const struct pv_view *pv)
+{
+	kd->key = calloc(pv->nmaps ? pv->nmaps : 1, sizeof(*kd->key));
+	if (!kd->key)
+		return false;
+	for (size_t i = 0; i < pv->nmaps; i++) {
+		const struct pv_map *m = &pv->maps[i];
+		if (!dw_key_map(m))
+			continue;
+		if (!m->dso->file)
+			return false;
+		uw_file_hold(m->dso->file);
+		kd->key[kd->nkey++] = (struct dw_keymap){ m->start, m->end, m->pgoff, m->dso->file };
+	}
+	return true;
+}
+
+/* Whether the kept Dwfl's modules are what this view would report: the same
+ * pid, profile and key maps, and no other map of the view (a JIT's, a pseudo
+ * map) inside a kept module's range. */
+static bool dw_keep_fits(const struct dw_kept *k, const struct dw_kept *kd, const struct pv_view *pv)
+{
+	if (k->pid != kd->pid || k->profile != kd->profile || k->nkey != kd->nkey ||
+	    memcmp(k->key, kd->key, kd->nkey * sizeof(*kd->key)))
+		return false;
+	for (size_t i = 0; i < pv->nmaps; i++) {
+		const struct pv_map *m = &pv->maps[i];
+		for (size_t j = 0; !dw_key_map(m) && j < k->nmods; j++)
+			if (m->start < k->mod_hi[j] && k->mod_lo[j] < m->end)
+				return false;
+	}
+	return true;
+}
+
+/* At the view's end: only the process files' modules stay (those kept
+ * before and those this view reported for key maps), the JIT's are removed
+ * (dwfl_report_begin .. _end).  false: the Dwfl cannot be kept. */
+static bool dw_prune(struct dw_state *st)
+{
+	struct dw_kept *kd = st->kd;
+	size_t nmaps = st->pv->nmaps, cap = kd->nmods + nmaps + 1, n = 0;
+	Dwfl_Module **mods = calloc(cap, sizeof(*mods));
+	uint64_t *lo = calloc(cap, sizeof(*lo)), *hi = calloc(cap, sizeof(*hi));
+	const char **names = calloc(cap, sizeof(*names));
+	bool ok = mods && lo && hi && names;
+	for (size_t i = 0; ok && i < kd->nmods + nmaps; i++) {
+		Dwfl_Module *mod = NULL;
+		if (i < kd->nmods)
+			mod = kd->mods[i];
+		else if (dw_key_map(&st->pv->maps[i - kd->nmods]))
+			mod = st->mod_of_map[i - kd->nmods];
+		bool seen = !mod;
+		for (size_t j = 0; !seen && j < n; j++)
+			seen = mods[j] == mod;
+		if (seen)
+			continue;
+		Dwarf_Addr a, b;
+		names[n] = dwfl_module_info(mod, NULL, &a, &b, NULL, NULL, NULL, NULL);
+		lo[n] = a;
+		hi[n] = b;
+		mods[n++] = mod;
+		ok = names[n - 1] != NULL;
+	}
+	if (ok) {
+		dwfl_report_begin(kd->dwfl);
+		for (size_t j = 0; j < n; j++)
+			ok &= dwfl_report_module(kd->dwfl, names[j], lo[j], hi[j]) == mods[j];
+		ok &= dwfl_report_end(kd->dwfl, NULL, NULL) == 0;
+	}
+	free(names);
+	free(kd->mods);
+	free(kd->mod_lo);
+	free(kd->mod_hi);
+	kd->mods = mods;
+	kd->mod_lo = lo;
+	kd->mod_hi = hi;
+	kd->nmods = ok ? n : 0;
+	return ok;
+}
+
 static void dw_close(void *state)
 {
 	struct dw_state *st = state;
 	if (!st)
 		return;
-	if (st->dwfl)
-		dwfl_end(st->dwfl);
+	struct dw_kept *kd = st->kd;
+	/* kept: unless a forked child could not be made to give its mappings
+	 * up (libelf maps the files without MADV_DONTFORK: a capture child
+	 * would list them in its maps, and perf would be told of them) */
+	if (kd && kd->keyable && kd->dwfl && st->mod_of_map && !uw_files_on_child(dw_forget) && dw_prune(st)) {
+		kd->st = NULL;
+		dw_kept_free(dw_keep);
+		dw_keep = kd;
+	} else {
+		dw_kept_free(kd);
+	}
 	free(st->mod_of_map);
 	free(st->map_tried);
+	free(st->order);
 	free(st);
+}
+
+/* A new Dwfl for the view (kd's, begun again when a kept one does not fit). */
+static int dw_begin(struct dw_state *st)
+{
+	struct dw_kept *kd = st->kd;
+	Dwfl *d = dwfl_begin(&dw_offline);
+	if (!d)
+		return -1;
+	dw_begun++;
+	if (kd->dwfl)
+		dwfl_end(kd->dwfl);
+	if (kd->pin)
+		elf_end(kd->pin);
+	kd->pin = NULL;
+	kd->dwfl = st->dwfl = d;
+	kd->attached = false;
+	kd->nmods = 0;
+	memset(st->mod_of_map, 0, st->nmaps * sizeof(*st->mod_of_map));
+	memset(st->map_tried, 0, st->nmaps * sizeof(*st->map_tried));
+	memset(st->cache, 0, sizeof(st->cache));
+	st->norder = 0;
+	return 0;
 }
 
 static int dw_open(const struct uw_view *v, void **state, char *err, size_t errlen)
@@ -312,10 +522,28 @@ static int dw_open(const struct uw_view *v, void **state, char *err, size_t errl
 	st->pv = pv;
 	st->pid = v->jd && v->jd->pid ? (pid_t)v->jd->pid : 1;
 	size_t n = pv->nmaps ? pv->nmaps : 1;
+	st->nmaps = n;
 	st->mod_of_map = calloc(n, sizeof(*st->mod_of_map));
 	st->map_tried = calloc(n, sizeof(*st->map_tried));
-	st->dwfl = dwfl_begin(&dw_offline);
-	if (!st->mod_of_map || !st->map_tried || !st->dwfl) {
+	st->order = calloc(n, sizeof(*st->order));
+	struct dw_kept *kd = calloc(1, sizeof(*kd));
+	if (kd) {
+		kd->pid = st->pid;
+		kd->profile = (int)pv->profile;
+		kd->keyable = dw_make_key(kd, pv);
+	}
+	if (kd && kd->keyable && dw_keep && dw_keep_fits(dw_keep, kd, pv)) {
+		/* the same key: the kept Dwfl (its modules, its thread state) */
+		dw_kept_free(kd);
+		kd = dw_keep;
+		dw_keep = NULL;
+	}
+	st->kd = kd;
+	if (kd) {
+		kd->st = st;
+		st->dwfl = kd->dwfl;
+	}
+	if (!st->mod_of_map || !st->map_tried || !st->order || !kd || (!kd->dwfl && dw_begin(st))) {
 		snprintf(err, errlen, "libdw: dwfl_begin: %s", dwfl_errmsg(-1));
 		dw_close(st);
 		*state = NULL;
@@ -334,7 +562,7 @@ static struct {
 
 static struct dw_state *dw_arg(void *arg)
 {
-	return arg == (void *)&dw_proc ? dw_proc.cur : arg;
+	return arg == (void *)&dw_proc ? dw_proc.cur : ((struct dw_kept *)arg)->st;
 }
 
 static int dw_use_proc(struct dw_state *st, uint64_t key)
@@ -392,6 +620,73 @@ static int dw_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 	return rc;
 }
 
+/* The ELF a new Dwfl's dwfl_attach_state(NULL) takes the backend from: its
+ * first module's (creation order) that is no vDSO and no deleted file. */
+static Elf *dw_first_elf(const struct dw_state *st)
+{
+	for (size_t k = 0; k < st->norder; k++) {
+		const char *name = dwfl_module_info(st->order[k], NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+		size_t len = name ? strlen(name) : 0;
+		if (!name || !strncmp(name, "[vdso: ", 7) || (len >= 10 && !strcmp(name + len - 10, " (deleted)")))
+			continue;
+		Dwarf_Addr bias;
+		Elf *e = dwfl_module_getelf(st->order[k], &bias);
+		if (e)
+			return e;
+	}
+	return NULL;
+}
+
+/* The backend's inputs (ebl_openbackend reads the ELF header alone): a
+ * 64-bit header without sections or segments.  false: not one. */
+static bool dw_pin_hdr(Elf *e, Elf64_Ehdr *out)
+{
+	GElf_Ehdr h;
+	if (!gelf_getehdr(e, &h) || h.e_ident[EI_CLASS] != ELFCLASS64)
+		return false;
+	memset(out, 0, sizeof(*out));
+	memcpy(out->e_ident, h.e_ident, EI_NIDENT);
+	out->e_type = h.e_type;
+	out->e_machine = h.e_machine;
+	out->e_version = h.e_version;
+	out->e_flags = h.e_flags;
+	out->e_ehsize = sizeof(*out);
+	return true;
+}
+
+/* Thread state for the view.  Proc: perf 7's, as it attaches.  Own: with the
+ * backend of the ELF a new Dwfl would take (dw_first_elf), from a copy of its
+ * header that the Dwfl keeps, so that the thread state may outlive the JIT's
+ * modules; a kept Dwfl is already attached and fits if that header is the
+ * same.  1 attached, 0 failed, -1 a kept Dwfl that does not fit. */
+static int dw_attach(struct dw_state *st)
+{
+	if (st->proc) {
+		st->attached = dwfl_attach_state(st->dwfl, NULL, st->pid, &dw_thread_cbs, (void *)&dw_proc);
+		return st->attached;
+	}
+	struct dw_kept *kd = st->kd;
+	Elf *first = dw_first_elf(st);
+	Elf64_Ehdr h;
+	bool have = first && dw_pin_hdr(first, &h);
+	if (kd->attached) {
+		if (!have || memcmp(&h, &kd->pin_hdr, sizeof(h)))
+			return -1;
+		st->attached = true;
+		return 1;
+	}
+	if (have) {
+		kd->pin_hdr = h;
+		elf_version(EV_CURRENT);
+		kd->pin = elf_memory((char *)&kd->pin_hdr, sizeof(kd->pin_hdr));
+	}
+	if (!kd->pin)
+		kd->keyable = false;
+	/* the thread callbacks read the current sample through kd->st */
+	kd->attached = st->attached = dwfl_attach_state(st->dwfl, kd->pin, st->pid, &dw_thread_cbs, kd);
+	return st->attached;
+}
+
 static int dw_unwind_in(struct dw_state *st, const struct uw_sample *s, struct uw_result *r, uint64_t ip)
 {
 	/* perf reports the sampled ip's module, then attaches (EM_NONE: the arch
@@ -404,21 +699,22 @@ static int dw_unwind_in(struct dw_state *st, const struct uw_sample *s, struct u
 			 (unsigned long long)ip);
 		return 0;
 	}
-	if (!dw_report(st, ip)) {
-		r->stop = UW_STOP_NO_INFO;
-		snprintf(r->why, sizeof(r->why), "perf reports no module covering the sampled ip 0x%llx",
-			 (unsigned long long)ip);
-		return 0;
-	}
-	if (!st->attached) {
-		/* once: the thread callbacks read the current sample through st */
-		st->attached = dwfl_attach_state(st->dwfl, NULL, st->pid, &dw_thread_cbs,
-						 st->proc ? (void *)&dw_proc : (void *)st);
-		if (!st->attached) {
-			r->stop = UW_STOP_ERROR;
-			snprintf(r->why, sizeof(r->why), "dwfl_attach_state: %s", dwfl_errmsg(-1));
+	for (int pass = 0;; pass++) {
+		if (!dw_report(st, ip)) {
+			r->stop = UW_STOP_NO_INFO;
+			snprintf(r->why, sizeof(r->why), "perf reports no module covering the sampled ip 0x%llx",
+				 (unsigned long long)ip);
 			return 0;
 		}
+		int a = st->attached ? 1 : dw_attach(st);
+		if (a > 0)
+			break;
+		/* a kept Dwfl whose backend differs: this view's own, as new */
+		if (a < 0 && pass == 0 && !dw_begin(st))
+			continue;
+		r->stop = UW_STOP_ERROR;
+		snprintf(r->why, sizeof(r->why), "dwfl_attach_state: %s", dwfl_errmsg(-1));
+		return 0;
 	}
 	st->s = s;
 	st->r = r;

@@ -67,4 +67,13 @@ const struct uw_region *uw_view_find(const struct uw_view *v, uint64_t pc);
 uint64_t uw_jit_map_len(const struct jd_load *l);
 uint64_t uw_jit_eh_off(const struct jd_load *l);
 
+/* Dwfls the libdw unwinder began for views' own use since the start: a view
+ * whose process files are mapped as the last one's takes that one's over
+ * (tests). */
+unsigned long uw_libdw_dwfls_begun(void);
+/* Drops the Dwfl kept for the next view (a caller about to fork a capture
+ * child whose pid no kept Dwfl can match: cheaper here than in the child,
+ * where freeing it writes copy-on-write pages). */
+void uw_libdw_forget(void);
+
 #endif
