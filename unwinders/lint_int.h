@@ -90,6 +90,7 @@ struct lint_ctx {
 	uint64_t maps_end;        /* an upper bound of every live mapping's end */
 	struct code_slot *codes;
 	uint32_t ncodes, codes_used;  /* slots (a power of two, up to LINT_CODE_SLOTS), filled */
+	uint64_t peek_off, peek_size, peek_hash;  /* prefetch_code_slot: the CODE_LOAD at peek_off (0: none) */
 	struct crow *rows;
 	size_t nrows;
 	unsigned ra_col;          /* the code check's return address column */
