@@ -24,8 +24,8 @@ static int collect_row(const struct ehf_row *row, void *arg)
 	}
 	struct crow *r = &c->rows[c->nrows++];
 	/* every field is set below (no memset: this runs for every row of every FDE) */
-	r->loc = row->loc;
-	r->end = row->end;
+	r->loc = row->loc - c->rows_base;
+	r->end = row->end - c->rows_base;
 	r->cfa_ok = false;
 	r->cfa_reg = 0;
 	r->cfa_off = 0;
@@ -245,7 +245,8 @@ static void cc_compare_full(struct lint_ctx *c, const struct uw_decoder *dc, con
  * at an instruction boundary; after a no-fall-through instruction the state
  * is taken again from the next row (and the saves are no longer known). */
 static void cc_follow(struct lint_ctx *c, const struct uw_decoder *dc, const uint8_t *code, uint64_t code_addr,
-		      uint64_t s, uint64_t e, struct cc_result *res)
+		      uint64_t s, uint64_t e, const struct crow *rows, size_t nrows, uint64_t base,
+		      struct cc_result *res)
 {
 	struct uw_cfa_state st = { 0 };
 	bool resync = true;
@@ -259,9 +260,10 @@ static void cc_follow(struct lint_ctx *c, const struct uw_decoder *dc, const uin
 	const struct crow *last = NULL;   /* the row of the last full compare */
 	bool same = false;                /* and st is unchanged since */
 	for (unsigned k = 0; k < LINT_MAX_INSNS && pc < e; k++) {
-		while (ri < c->nrows && c->rows[ri].end <= pc)
+		uint64_t rel = pc - base;     /* pc >= s >= base */
+		while (ri < nrows && rows[ri].end <= rel)
 			ri++;
-		const struct crow *row = ri < c->nrows && c->rows[ri].loc <= pc ? &c->rows[ri] : NULL;
+		const struct crow *row = ri < nrows && rows[ri].loc <= rel ? &rows[ri] : NULL;
 		if (row && resync) {
 			st = (struct uw_cfa_state){ 0 };
 			if (row->cfa_ok && row->cfa_reg == dc->sp) {
@@ -314,6 +316,89 @@ static void cc_say(struct lint_ctx *c, enum lint_rule_id id, uint64_t load_off, 
 		       h->n == 1 ? "s" : "", list);
 }
 
+/* The key of an FDE's rows (struct rc_entry): its length, the CIE's
+ * alignments, pointer encoding and program, the FDE's program; 0 when they
+ * are not to be kept: a program too long for the key, an FDE program with a
+ * byte 0x01 (DW_CFA_set_loc sets an address, not an advance: any such byte,
+ * operand or not, keeps the FDE out) or a pc_begin whose advances could
+ * overflow (each program byte advances at most 2^32 - 1 units). */
+static size_t rc_key(const struct lint_ctx *c, const struct ehf_fde *fde, uint8_t *key)
+{
+	const struct ehf_cie *cie = fde->cie;
+	uint64_t len = fde->pc_end - fde->pc_begin, ca = cie->code_align, most;
+	int64_t da = cie->data_align;
+	size_t n = 8 + 8 + 8 + 1 + 4 + 8 + cie->insns_len + fde->insns_len;
+	if (n > LINT_RC_KEY || memchr(fde->insns, DW_CFA_set_loc, fde->insns_len) ||
+	    __builtin_mul_overflow((uint64_t)fde->insns_len << 32, ca ? ca : 1, &most) ||
+	    fde->pc_begin > UINT64_MAX - most)
+		return 0;
+	uint32_t ra = c->ra_col;
+	uint64_t cl = cie->insns_len;
+	uint8_t *k = key;
+	memcpy(k, &len, 8), k += 8;
+	memcpy(k, &ca, 8), k += 8;
+	memcpy(k, &da, 8), k += 8;
+	*k++ = cie->fde_enc;
+	memcpy(k, &ra, 4), k += 4;
+	memcpy(k, &cl, 8), k += 8;
+	memcpy(k, cie->insns, cie->insns_len), k += cie->insns_len;
+	memcpy(k, fde->insns, fde->insns_len);
+	return n;
+}
+
+static uint64_t rc_hash(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h ^ (h >> 29);
+}
+
+/* The rows of an FDE, relative to its pc_begin: kept ones, or its program
+ * run (and kept when it may be).  -1 when the program fails (reported). */
+static int cc_rows(struct lint_ctx *c, const struct ehf_fde *fde, uint64_t fde_file_off, uint64_t s,
+		   uint64_t code_addr, const struct crow **rows, size_t *nrows)
+{
+	uint8_t key[LINT_RC_KEY];
+	size_t kn = c->rcache ? rc_key(c, fde, key) : 0;
+	uint64_t h = kn ? rc_hash(key, kn) : 0;
+	struct rc_entry *ent = NULL;
+	if (kn) {
+		struct rc_entry *two[2] = { &c->rcache[h % LINT_RC_SLOTS], &c->rcache[(h >> 32) % LINT_RC_SLOTS] };
+		c->rc_clock++;
+		for (int i = 0; i < 2; i++) {
+			struct rc_entry *x = two[i];
+			if (x->nrows && x->hash == h && x->key_len == kn && !memcmp(x->key, key, kn)) {
+				x->used = c->rc_clock;
+				*rows = x->rows;
+				*nrows = x->nrows;
+				return 0;
+			}
+		}
+		ent = two[1]->used < two[0]->used ? two[1] : two[0];   /* empty ones have used 0 */
+	}
+	c->nrows = 0;
+	c->rows_over = false;
+	c->rows_base = fde->pc_begin;
+	struct ehf_err ee;
+	if (ehf_rows(fde, collect_row, c, &ee) < 0) {
+		lint_report(c, LR_EH_FRAME_PARSE, fde_file_off, "the CFA program of the FDE for %s+0x%" PRIx64
+		       " fails: %s", "code", s - code_addr, ee.msg);
+		return -1;
+	}
+	*rows = c->rows;
+	*nrows = c->rows_over ? 0 : c->nrows;
+	if (ent && !c->rows_over && c->nrows && c->nrows <= LINT_RC_ROWS) {
+		ent->hash = h;
+		ent->used = c->rc_clock;
+		ent->key_len = (uint32_t)kn;
+		ent->nrows = (uint32_t)c->nrows;
+		memcpy(ent->key, key, kn);
+		memcpy(ent->rows, c->rows, c->nrows * sizeof(*c->rows));
+	}
+	return 0;
+}
+
 /* Follow the code of one FDE with the stack-height model and compare every
  * row in force at an instruction boundary. */
 void lint_code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *code, uint64_t code_addr,
@@ -329,15 +414,9 @@ void lint_code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *code,
 	uint64_t e = fde->pc_end < code_addr + code_size ? fde->pc_end : code_addr + code_size;
 	if (s >= e)
 		return;
-	c->nrows = 0;
-	c->rows_over = false;
-	struct ehf_err ee;
-	if (ehf_rows(fde, collect_row, c, &ee) < 0) {
-		lint_report(c, LR_EH_FRAME_PARSE, fde_file_off, "the CFA program of the FDE for %s+0x%" PRIx64
-		       " fails: %s", "code", s - code_addr, ee.msg);
-		return;
-	}
-	if (c->rows_over || !c->nrows)
+	const struct crow *rows;
+	size_t nrows;
+	if (cc_rows(c, fde, fde_file_off, s, code_addr, &rows, &nrows) || !nrows)
 		return;
 	struct cc_result res;
 	res.called = 0;
@@ -351,7 +430,7 @@ void lint_code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *code,
 		h->w.whole = false;
 		h->w.npc = 0;
 	}
-	cc_follow(c, dc, code, code_addr, s, e, &res);
+	cc_follow(c, dc, code, code_addr, s, e, rows, nrows, fde->pc_begin, &res);
 	for (unsigned i = 0; i < CC_NRULES; i++)
 		cc_say(c, cc_rule[i], load_off, fde_file_off, &res.h[i]);
 }

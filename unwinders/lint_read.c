@@ -50,12 +50,14 @@ static int lint_run(const uint8_t *data, size_t size, const struct lint_opts *o,
 	c->ncodes = 256;
 	c->codes = calloc(c->ncodes, sizeof(*c->codes));
 	c->rows = calloc(LINT_MAX_ROWS, sizeof(*c->rows));
+	c->rcache = calloc(LINT_RC_SLOTS, sizeof(*c->rcache));   /* NULL: every program is run */
 	if (c->codes && c->rows && !lint_it_init(&c->maps, LINT_MAX_MAPS) && !lint_it_init(&c->index, LINT_MAX_INDEX))
 		rc = lint_walk_ctx(c);
 	lint_it_fini(&c->maps);
 	lint_it_fini(&c->index);
 	free(c->codes);
 	free(c->rows);
+	free(c->rcache);
 	free(c);
 	return rc;
 }
