@@ -346,12 +346,17 @@ static size_t rc_key(const struct lint_ctx *c, const struct ehf_fde *fde, uint8_
 	return n;
 }
 
+/* eight bytes a step (the key is zero-padded to a multiple of 8 by rc_key's caller) */
 static uint64_t rc_hash(const uint8_t *p, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 0x100000001b3ull;
-	return h ^ (h >> 29);
+	uint64_t h = 0x243f6a8885a308d3ull ^ n;
+	for (size_t i = 0; i < n; i += 8) {
+		uint64_t w;
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+	}
+	return h ^ (h >> 32);
 }
 
 /* The rows of an FDE, relative to its pc_begin: kept ones, or its program
@@ -359,8 +364,10 @@ static uint64_t rc_hash(const uint8_t *p, size_t n)
 static int cc_rows(struct lint_ctx *c, const struct ehf_fde *fde, uint64_t fde_file_off, uint64_t s,
 		   uint64_t code_addr, const struct crow **rows, size_t *nrows)
 {
-	uint8_t key[LINT_RC_KEY];
+	uint8_t key[LINT_RC_KEY + 8];
 	size_t kn = c->rcache ? rc_key(c, fde, key) : 0;
+	if (kn)
+		memset(key + kn, 0, 8);   /* rc_hash reads whole words */
 	uint64_t h = kn ? rc_hash(key, kn) : 0;
 	struct rc_entry *ent = NULL;
 	if (kn) {

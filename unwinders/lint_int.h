@@ -121,6 +121,7 @@ struct lint_ctx {
 	/* lint_file: release mapped pages behind the walk */
 	bool release;
 	size_t released;
+	size_t populated;         /* and map pages ahead of it up to here */
 };
 
 /* One finding: counted, then passed on unless over max_per_rule. */
