@@ -286,7 +286,8 @@ static void cc_follow(struct lint_ctx *c, const struct uw_decoder *dc, const uin
 		size_t len = dc->decode(code + (pc - code_addr), (size_t)(e - pc), &x);
 		if (!len)
 			break;
-		uw_eff_apply(&st, &x);
+		if (x.neff)
+			uw_eff_apply(&st, &x);
 		if (x.end)
 			resync = true;
 		same = same && !x.neff && !x.end;
