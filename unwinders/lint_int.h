@@ -122,6 +122,7 @@ struct lint_ctx {
 	bool release;
 	size_t released;
 	size_t populated;         /* and map pages ahead of it up to here */
+	size_t fetched;           /* lint_walk_ctx: cache lines prefetched up to here */
 };
 
 /* One finding: counted, then passed on unless over max_per_rule. */
