@@ -1865,6 +1865,97 @@ START_TEST(dump_rows_match_oracle)
 }
 END_TEST
 
+/* The code check keeps the rows of a CFA program and reuses them where the
+ * same program bytes come again (unwinders/lint_code.c): every load of a
+ * dump where programs recur must get the findings it gets alone, in a walk
+ * of its own.  The loads: the clean program, the same with a wrong CFA
+ * offset (JD052), both again elsewhere, and the clean program under a CIE
+ * whose data alignment is -4, not -8 (rbp's rule moves to cfa-8: JD058),
+ * whose program bytes are those of the first load: a key without the
+ * alignment would answer it with the first load's rows, and no finding. */
+struct rc_load {
+	bool bad, da4;
+	uint64_t addr;
+};
+
+static size_t rc_put(struct jb *b, const struct rc_load *l, uint64_t index)
+{
+	static const uint8_t good_prog[] = { 0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06, 0x43, 0x0c, 0x07,
+					     0x08, 0xc6 };
+	struct tr_unwind_opts o;
+	struct tr_unwind u;
+	opts_clean(&o);
+	o.cfi = TR_CFI_BYTES;
+	memcpy(o.prog, good_prog, sizeof(good_prog));
+	o.prog_len = sizeof(good_prog);
+	if (l->bad)
+		o.prog[2] = 0x18;
+	unw(F, &o, l->addr, &u);
+	if (l->da4) {
+		/* the CIE: length, id, version, "zR", code_align 1, data_align -8 */
+		ck_assert_msg(!memcmp(u.data + 9, "zR", 3) && u.data[12] == 0x01 && u.data[13] == 0x78,
+			      "the CIE's layout changed: data_align is not at .eh_frame+13");
+		u.data[13] = 0x7c;
+	}
+	jb_unw(b, u.data, u.size, u.size, u.hdr_size, u.mapped_size);
+	return jb_load(b, "tramp", l->addr, F->code, F->code_size, index);
+}
+
+/* "JD052 +0x1 +0x4 ..": the findings about the load at off, in order */
+static void rc_about(uint64_t off, char *buf, size_t cap)
+{
+	size_t o = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < G.n && o < cap; i++) {
+		if (G.where[i].load != off)
+			continue;
+		o += (size_t)snprintf(buf + o, cap - o, "%s", G.r[i]->id);
+		for (unsigned k = 0; k < G.where[i].npc && o < cap; k++)
+			o += (size_t)snprintf(buf + o, cap - o, " +0x%" PRIx64, G.where[i].pc[k]);
+		if (o < cap)
+			o += (size_t)snprintf(buf + o, cap - o, "; ");
+	}
+}
+
+START_TEST(row_cache_keeps_findings)
+{
+	static const struct rc_load loads[] = {
+		{ false, false, ADDR }, { true, false, ADDR + 0x10000 }, { false, false, ADDR + 0x20000 },
+		{ true, false, ADDR + 0x30000 }, { false, true, ADDR + 0x40000 }, { false, false, ADDR + 0x50000 },
+	};
+	enum { N = sizeof(loads) / sizeof(loads[0]) };
+	struct jb all = { 0 };
+	size_t off[N];
+	jb_std(&all);
+	for (size_t i = 0; i < N; i++)
+		off[i] = rc_put(&all, &loads[i], i);
+	jb_close(&all);
+	lint_buf(all.p, all.n, PV_CURRENT, NULL);
+	static char together[N][2048], alone[2048];
+	for (size_t i = 0; i < N; i++)
+		rc_about(off[i], together[i], sizeof(together[i]));
+	for (size_t i = 0; i < N; i++) {
+		struct jb one = { 0 };
+		jb_std(&one);
+		size_t o1 = rc_put(&one, &loads[i], i);
+		jb_close(&one);
+		lint_buf(one.p, one.n, PV_CURRENT, NULL);
+		rc_about(o1, alone, sizeof(alone));
+		ck_assert_msg(!strcmp(together[i], alone), "load %zu: alone '%s', in the dump '%s'", i, alone,
+			      together[i]);
+		/* the controls: each variant is seen by a finding, the clean one by none */
+		if (loads[i].bad)
+			ck_assert_msg(strstr(alone, "JD052"), "load %zu: no JD052 alone: '%s'", i, alone);
+		else if (loads[i].da4)
+			ck_assert_msg(strstr(alone, "JD058"), "load %zu: no JD058 alone: '%s'", i, alone);
+		else
+			ck_assert_msg(!alone[0], "load %zu: the clean program has findings: '%s'", i, alone);
+		free(one.p);
+	}
+	free(all.p);
+}
+END_TEST
+
 Suite *suite_lint(void);
 Suite *suite_lint(void)
 {
@@ -1878,6 +1969,7 @@ Suite *suite_lint(void)
 	tcase_add_test(tc, cet_forgot_every_boundary);
 	tcase_add_test(tc, every_truncation);
 	tcase_add_test(tc, bounded_history);
+	tcase_add_test(tc, row_cache_keeps_findings);
 	tcase_add_loop_test(tc, layout_matches_perfview, PV_CURRENT, PV_5X_0X40 + 1);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");

@@ -1,8 +1,6 @@
 /* aarch64 decoder for the code-vs-CFI check. */
 #include "unwinders/decode.h"
 
-#include <string.h>
-
 static uint32_t rd32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -12,7 +10,8 @@ static uint32_t rd32(const uint8_t *p)
  * C4.1); one word each, unknown words stop the check as on x86_64. */
 static size_t a64_decode(const uint8_t *p, size_t n, struct uw_insn *e)
 {
-	memset(e, 0, sizeof(*e));
+	e->end = false;                                   /* readers stop at neff */
+	e->neff = 0;
 	if (n < 4)
 		return 0;
 	uint32_t w = rd32(p);

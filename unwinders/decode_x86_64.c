@@ -2,7 +2,6 @@
  * of JIT code (Intel SDM vol. 2), everything else stops the check. */
 #include "unwinders/decode.h"
 
-#include <string.h>
 
 static uint32_t rd32(const uint8_t *p)
 {
@@ -91,7 +90,11 @@ static void x86_restore(struct uw_insn *e, int reg)
 /* Decode one instruction; 0 if unknown or truncated. */
 static size_t x86_decode(const uint8_t *p, size_t n, struct uw_insn *e)
 {
-	memset(e, 0, sizeof(*e));
+	/* no memset of the effects: readers stop at neff (this runs at every boundary) */
+	e->end = false;
+	e->neff = 0;
+	if (n >= 1 && p[0] == 0x90)
+		return 1;                                     /* nop: JIT padding, the common case */
 	size_t i = 0;
 	bool p66 = false, pf3 = false;
 	if (n >= 4 && p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && (p[3] == 0xfa || p[3] == 0xfb))

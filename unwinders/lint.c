@@ -427,12 +427,44 @@ static bool index_seen(struct lint_ctx *c, uint64_t idx, bool add, uint64_t off)
 	return false;
 }
 
-static void check_identical(struct lint_ctx *c, const struct jdr_rec *r)
+/* The first CODE_LOAD within two records of off (the one after an
+ * UNWINDING_INFO, or the next load): hash its code (perf's copy, the last
+ * code_size bytes of the record, as jdr_next takes it) and fetch its slot of
+ * the code hashes, a cache miss that would stall check_identical, while the
+ * records before it are checked.  Only a hint: on_load takes the hash when
+ * the load it walks is that record with that code_size, else hashes again. */
+static void prefetch_code_slot(struct lint_ctx *c, size_t off)
+{
+	for (int k = 0; k < 2 && c->codes; k++) {
+		if (off >= c->size || c->size - off < JD_LOAD_FIXED)
+			return;
+		const uint8_t *p = c->data + off;
+		uint32_t id, size;
+		memcpy(&id, p + JD_REC_ID, 4);
+		memcpy(&size, p + JD_REC_TOTAL_SIZE, 4);
+		if (size < JD_REC_PREFIX || size > c->size - off)
+			return;
+		if (id == JD_CODE_LOAD) {
+			uint64_t n;
+			memcpy(&n, p + JD_LOAD_CODE_SIZE, 8);
+			if (size < JD_LOAD_FIXED || n > size - JD_LOAD_FIXED || off == c->peek_off)
+				return;
+			c->peek_off = off;
+			c->peek_size = n;
+			c->peek_hash = hash_code(p + size - n, n);
+			__builtin_prefetch(&c->codes[c->peek_hash & (c->ncodes - 1)]);
+			return;
+		}
+		off += size;
+	}
+}
+
+/* h: hash_code of the load's code */
+static void check_identical(struct lint_ctx *c, const struct jdr_rec *r, uint64_t h)
 {
 	const struct jdr_load *l = &r->u.load;
 	if (!c->codes || !l->code || !l->code_size)
 		return;
-	uint64_t h = hash_code(l->code, l->code_size);
 	if (c->codes_used * 2 >= c->ncodes && c->ncodes < LINT_CODE_SLOTS) {
 		/* double and re-place: slots remember their hash */
 		uint32_t nn = c->ncodes * 2;
@@ -584,6 +616,9 @@ static void on_load(struct lint_ctx *c, const struct jdr_rec *r)
 		       "bytes after the name", l->name, l->code_size, (size_t)r->size - JD_LOAD_FIXED - l->name_len - 1);
 		return;
 	}
+	/* the same bytes prefetch_code_slot hashed, or hash them now */
+	uint64_t h = c->peek_off == r->off && c->peek_size == l->code_size ? c->peek_hash :
+		     hash_code(l->code, l->code_size);
 	if (l->code_size > INT32_MAX)
 		lint_report(c, LR_LOAD_CODE_SIZE, r->off + JD_LOAD_CODE_SIZE, "CODE_LOAD '%.60s': code_size %" PRIu64 " does not fit perf's "
 		       "int", l->name, l->code_size);
@@ -603,7 +638,7 @@ static void on_load(struct lint_ctx *c, const struct jdr_rec *r)
 	if (index_seen(c, l->code_index, true, r->off))
 		lint_report(c, LR_DUPLICATE_INDEX, r->off + JD_LOAD_CODE_INDEX, "CODE_LOAD '%.60s' reuses code_index %" PRIu64, l->name,
 		       l->code_index);
-	check_identical(c, r);
+	check_identical(c, r, h);
 	if (d)
 		check_debug_for_load(c, r, d, doff);
 	struct pv_layout ly;
@@ -764,6 +799,10 @@ int lint_walk_ctx(struct lint_ctx *c)
 			break;
 		}
 		c->sum->records++;
+		prefetch_code_slot(c, it.off);
+		/* the hardware's prefetch stops at page ends: fetch the lines 4 KiB ahead */
+		for (size_t ahead = it.off + 4096; c->fetched < ahead && c->fetched < c->size; c->fetched += 64)
+			__builtin_prefetch(c->data + c->fetched);
 		if (c->have_ts && r.timestamp < c->last_ts)
 			lint_report(c, LR_TIMESTAMP_BACKWARDS, r.off + JD_REC_TIMESTAMP, "timestamp %" PRIu64 " is %" PRIu64 " ns before the "
 			       "record at 0x%" PRIx64, r.timestamp, c->last_ts - r.timestamp, c->last_ts_off);

@@ -23,9 +23,13 @@ static int collect_row(const struct ehf_row *row, void *arg)
 		return 1;
 	}
 	struct crow *r = &c->rows[c->nrows++];
-	memset(r, 0, sizeof(*r));
-	r->loc = row->loc;
-	r->end = row->end;
+	/* every field is set below (no memset: this runs for every row of every FDE) */
+	r->loc = row->loc - c->rows_base;
+	r->end = row->end - c->rows_base;
+	r->cfa_ok = false;
+	r->cfa_reg = 0;
+	r->cfa_off = 0;
+	r->saved = 0;
 	if (row->cfa_defined && row->cfa_kind == EHF_CFA_REG_OFF) {
 		r->cfa_ok = true;
 		r->cfa_reg = row->cfa_reg;
@@ -67,27 +71,44 @@ static int collect_row(const struct ehf_row *row, void *arg)
 struct cc_hits {
 	bool quiet;               /* the rule's findings are only counted now: no message */
 	size_t n;
+	unsigned calls;           /* cc_hit calls by the last full compare (cc_again repeats them) */
 	struct lint_where w;
 	char first[240];
 };
 
+/* the rules of the code check, in the order their findings are reported */
+enum { CC_CFA, CC_RA, CC_BELOW, CC_EARLY, CC_RAVC, CC_DEEP, CC_LUREG, CC_NRULES };
+static const enum lint_rule_id cc_rule[CC_NRULES] = {
+	LR_CFA_VS_CODE, LR_RA_RULE, LR_REG_BELOW_SP, LR_REG_SAVED_EARLY, LR_RA_VS_CODE, LR_FRAME_BEYOND_STACK,
+	LR_REG_PAST_LIBUNWIND,
+};
+
 struct cc_result {
-	struct cc_hits cfa, ra, below, early, ravc, deep, lureg;
+	struct cc_hits h[CC_NRULES];
+	uint32_t called;          /* bit i: h[i].calls is not 0 */
 };
 
 static void cc_hit(struct cc_hits *h, uint64_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void cc_hit(struct cc_hits *h, uint64_t off, const char *fmt, ...)
+/* Count a failure at boundary off; true for the rule's first one in the FDE. */
+static bool cc_mark(struct cc_hits *h, uint64_t off)
 {
 	if (h->w.npc && h->w.pc[h->w.npc - 1] == off)
-		return;                   /* one hit per boundary: the first register says it */
-	if (!h->n++ && !h->quiet) {
+		return false;             /* one hit per boundary: the first register says it */
+	bool first = !h->n++;
+	if (h->w.npc < LINT_MAX_PCS)
+		h->w.pc[h->w.npc++] = off;
+	return first;
+}
+
+static void cc_hit(struct cc_hits *h, uint64_t off, const char *fmt, ...)
+{
+	h->calls++;
+	if (cc_mark(h, off) && !h->quiet) {
 		va_list ap;
 		va_start(ap, fmt);
 		vsnprintf(h->first, sizeof(h->first), fmt, ap);
 		va_end(ap);
 	}
-	if (h->w.npc < LINT_MAX_PCS)
-		h->w.pc[h->w.npc++] = off;
 }
 
 static void cc_cfa(const struct uw_decoder *dc, const struct crow *row, const struct uw_cfa_state *st,
@@ -95,19 +116,18 @@ static void cc_cfa(const struct uw_decoder *dc, const struct crow *row, const st
 {
 	if (!row->cfa_ok)
 		return;
-	const char *reg = dc->reg_name(row->cfa_reg);
 	bool on_sp = row->cfa_reg == dc->sp, on_fp = row->cfa_reg == dc->fp;
 	bool known = on_sp ? st->sp_known : on_fp ? st->fp_known : false;
 	int64_t want = on_sp ? st->sp_d : st->fp_d;
 	if (on_fp && st->fp_popped)
-		cc_hit(&res->cfa, off, "the CFI says CFA = %s%+" PRId64 " but the frame pointer was restored to the "
-		       "caller's value before it", reg, row->cfa_off);
+		cc_hit(&res->h[CC_CFA], off, "the CFI says CFA = %s%+" PRId64 " but the frame pointer was restored to the "
+		       "caller's value before it", dc->reg_name(row->cfa_reg), row->cfa_off);
 	else if (on_fp && st->fp_entry)
-		cc_hit(&res->cfa, off, "the CFI says CFA = %s%+" PRId64 " but the frame pointer still holds the "
-		       "caller's value (the code has not set it yet)", reg, row->cfa_off);
+		cc_hit(&res->h[CC_CFA], off, "the CFI says CFA = %s%+" PRId64 " but the frame pointer still holds the "
+		       "caller's value (the code has not set it yet)", dc->reg_name(row->cfa_reg), row->cfa_off);
 	else if (known && row->cfa_off != want)
-		cc_hit(&res->cfa, off, "the CFI says CFA = %s%+" PRId64 " but the instructions before it leave CFA = %s%+"
-		       PRId64, reg, row->cfa_off, reg, want);
+		cc_hit(&res->h[CC_CFA], off, "the CFI says CFA = %s%+" PRId64 " but the instructions before it leave CFA = %s%+"
+		       PRId64, dc->reg_name(row->cfa_reg), row->cfa_off, dc->reg_name(row->cfa_reg), want);
 }
 
 /* Does register r still hold its value from the function's entry? */
@@ -122,35 +142,34 @@ static bool cc_in_reg(const struct uw_decoder *dc, const struct uw_cfa_state *st
 static void cc_reg(struct lint_ctx *c, const struct uw_decoder *dc, const struct crow *row,
 		   const struct uw_cfa_state *st, unsigned r, uint64_t off, struct cc_result *res)
 {
-	const char *name = dc->reg_name(r);
 	bool ra = r == dc->ra;
 	uint32_t bit = 1u << r;
 	if (row->kind[r] == EHF_OFFSET) {
 		int64_t o = row->off[r];
 		if (st->sp_known && st->sp_d + o < 0) {
-			cc_hit(&res->below, off, "%s's rule says saved at cfa%+" PRId64 ", %" PRId64 " bytes below SP "
-			       "(CFA = sp%+" PRId64 ")", name, o, -(st->sp_d + o), st->sp_d);
+			cc_hit(&res->h[CC_BELOW], off, "%s's rule says saved at cfa%+" PRId64 ", %" PRId64 " bytes below SP "
+			       "(CFA = sp%+" PRId64 ")", dc->reg_name(r), o, -(st->sp_d + o), st->sp_d);
 			return;
 		}
 		if (!st->regs_known || st->lost & bit || (ra && dc->ra_at_cfa))
 			return;
-		struct cc_hits *h = ra ? &res->ravc : &res->early;
+		struct cc_hits *h = ra ? &res->h[CC_RAVC] : &res->h[CC_EARLY];
 		if (!(st->stored & bit))
-			cc_hit(h, off, "%s's rule says saved at cfa%+" PRId64 " but the code has not stored it yet", name, o);
+			cc_hit(h, off, "%s's rule says saved at cfa%+" PRId64 " but the code has not stored it yet", dc->reg_name(r), o);
 		else if (st->slot[r] != o)
 			cc_hit(h, off, "%s's rule says saved at cfa%+" PRId64 " but the code stored it at cfa%+" PRId64,
-			       name, o, st->slot[r]);
+			       dc->reg_name(r), o, st->slot[r]);
 		return;
 	}
 	/* the return address left "in the register" after the code overwrote it */
 	if (ra && !dc->ra_at_cfa && st->regs_known && (row->kind[r] == EHF_SAME || row->kind[r] == EHF_INITIAL) &&
 	    !cc_in_reg(dc, st, r)) {
 		if (st->stored & bit)
-			cc_hit(&res->ravc, off, "%s's rule says it still holds the return address, but a call overwrote it "
-			       "and the code keeps it at cfa%+" PRId64, name, st->slot[r]);
+			cc_hit(&res->h[CC_RAVC], off, "%s's rule says it still holds the return address, but a call overwrote it "
+			       "and the code keeps it at cfa%+" PRId64, dc->reg_name(r), st->slot[r]);
 		else
-			cc_hit(&res->ravc, off, "%s's rule says it still holds the return address, but a call overwrote it",
-			       name);
+			cc_hit(&res->h[CC_RAVC], off, "%s's rule says it still holds the return address, but a call overwrote it",
+			       dc->reg_name(r));
 	}
 	(void)c;
 }
@@ -162,7 +181,7 @@ static void cc_compare(struct lint_ctx *c, const struct uw_decoder *dc, const st
 	cc_cfa(dc, row, st, off, res);
 	/* x86_64: the return address is always at CFA-8 (arm64's moves from x30 to the stack) */
 	if (dc->ra_at_cfa && !(row->ra_kind == EHF_OFFSET && row->ra_off == dc->ra_cfa_off))
-		cc_hit(&res->ra, off, "the return address (r%u) rule is %s, not 'at cfa%+" PRId64 "'", dc->ra,
+		cc_hit(&res->h[CC_RA], off, "the return address (r%u) rule is %s, not 'at cfa%+" PRId64 "'", dc->ra,
 		       row->ra_kind == EHF_UNDEF ? "undefined" : row->ra_kind == EHF_SAME ? "same value" :
 		       row->ra_kind == EHF_INITIAL ? "unset" : row->ra_kind == EHF_OFFSET ? "at another offset" :
 		       "not an offset", dc->ra_cfa_off);
@@ -181,26 +200,53 @@ static void cc_compare(struct lint_ctx *c, const struct uw_decoder *dc, const st
 	int64_t d = row->cfa_ok && row->cfa_reg == dc->sp ? row->cfa_off : st->sp_known ? st->sp_d : 0;
 	uint64_t size = c->o->stack_size;
 	if (size && d > 0 && (uint64_t)d > size)
-		cc_hit(&res->deep, off, "CFA = sp+%" PRId64 ": the caller's return address is above perf's %" PRIu64
+		cc_hit(&res->h[CC_DEEP], off, "CFA = sp+%" PRId64 ": the caller's return address is above perf's %" PRIu64
 		       "-byte stack copy", d, size);
 	else if (size && d > 0 && (uint64_t)d + 8 > size)
-		cc_hit(&res->deep, off, "CFA = sp+%" PRId64 ": the return address is the last word of perf's %" PRIu64
+		cc_hit(&res->h[CC_DEEP], off, "CFA = sp+%" PRId64 ": the return address is the last word of perf's %" PRIu64
 		       "-byte stack copy, which perf's libunwind path never reads, and the caller's frame is above it",
 		       d, size);
 	else if (size && d > 0 && (uint64_t)d + 16 > size)
-		cc_hit(&res->deep, off, "CFA = sp+%" PRId64 ": the caller's return address (at the CFA or above) is "
+		cc_hit(&res->h[CC_DEEP], off, "CFA = sp+%" PRId64 ": the caller's return address (at the CFA or above) is "
 		       "at best the last word of perf's %" PRIu64 "-byte stack copy, which perf's libunwind path never reads",
 		       d, size);
 	if (c->lu_regs && row->max_reg >= c->lu_regs)
-		cc_hit(&res->lureg, off, "the CFI names DWARF register %u; libunwind knows 0-%u only", row->max_reg,
+		cc_hit(&res->h[CC_LUREG], off, "the CFI names DWARF register %u; libunwind knows 0-%u only", row->max_reg,
 		       c->lu_regs - 1);
+}
+
+/* The boundary at off has the same row and the same state as the one the
+ * last cc_compare saw (only instructions without effects ran since, nops
+ * mostly): cc_compare would make the same cc_hit calls, whose messages do
+ * not name the boundary, so make them again without composing anything (the
+ * rule's first failure, whose message is kept, came before). */
+static void cc_again(struct cc_result *res, uint64_t off)
+{
+	for (uint32_t m = res->called; m; m &= m - 1) {
+		struct cc_hits *h = &res->h[__builtin_ctz(m)];
+		for (unsigned k = h->calls; k; k--)
+			cc_mark(h, off);
+	}
+}
+
+static void cc_compare_full(struct lint_ctx *c, const struct uw_decoder *dc, const struct crow *row,
+			    const struct uw_cfa_state *st, uint64_t off, struct cc_result *res)
+{
+	for (uint32_t m = res->called; m; m &= m - 1)
+		res->h[__builtin_ctz(m)].calls = 0;
+	res->called = 0;
+	cc_compare(c, dc, row, st, off, res);
+	for (unsigned i = 0; i < CC_NRULES; i++)
+		if (res->h[i].calls)
+			res->called |= 1u << i;
 }
 
 /* Follow the code over [s, e) with the decoder, comparing every row in force
  * at an instruction boundary; after a no-fall-through instruction the state
  * is taken again from the next row (and the saves are no longer known). */
 static void cc_follow(struct lint_ctx *c, const struct uw_decoder *dc, const uint8_t *code, uint64_t code_addr,
-		      uint64_t s, uint64_t e, struct cc_result *res)
+		      uint64_t s, uint64_t e, const struct crow *rows, size_t nrows, uint64_t base,
+		      struct cc_result *res)
 {
 	struct uw_cfa_state st = { 0 };
 	bool resync = true;
@@ -211,10 +257,13 @@ static void cc_follow(struct lint_ctx *c, const struct uw_decoder *dc, const uin
 	}
 	size_t ri = 0;
 	uint64_t pc = s;
+	const struct crow *last = NULL;   /* the row of the last full compare */
+	bool same = false;                /* and st is unchanged since */
 	for (unsigned k = 0; k < LINT_MAX_INSNS && pc < e; k++) {
-		while (ri < c->nrows && c->rows[ri].end <= pc)
+		uint64_t rel = pc - base;     /* pc >= s >= base */
+		while (ri < nrows && rows[ri].end <= rel)
 			ri++;
-		const struct crow *row = ri < c->nrows && c->rows[ri].loc <= pc ? &c->rows[ri] : NULL;
+		const struct crow *row = ri < nrows && rows[ri].loc <= rel ? &rows[ri] : NULL;
 		if (row && resync) {
 			st = (struct uw_cfa_state){ 0 };
 			if (row->cfa_ok && row->cfa_reg == dc->sp) {
@@ -226,15 +275,22 @@ static void cc_follow(struct lint_ctx *c, const struct uw_decoder *dc, const uin
 			}
 			resync = false;
 		}
-		if (row)
-			cc_compare(c, dc, row, &st, pc - code_addr, res);
+		if (row && row == last && same) {
+			cc_again(res, pc - code_addr);
+		} else if (row) {
+			cc_compare_full(c, dc, row, &st, pc - code_addr, res);
+			last = row;
+			same = true;
+		}
 		struct uw_insn x;
 		size_t len = dc->decode(code + (pc - code_addr), (size_t)(e - pc), &x);
 		if (!len)
 			break;
-		uw_eff_apply(&st, &x);
+		if (x.neff)
+			uw_eff_apply(&st, &x);
 		if (x.end)
 			resync = true;
+		same = same && !x.neff && !x.end;
 		pc += len;
 	}
 }
@@ -244,6 +300,7 @@ static void cc_say(struct lint_ctx *c, enum lint_rule_id id, uint64_t load_off, 
 {
 	if (!h->n)
 		return;
+	memset(h->w.pc + h->w.npc, 0, (LINT_MAX_PCS - h->w.npc) * sizeof(h->w.pc[0]));
 	if (h->quiet) {
 		lint_report_at(c, id, fo, &h->w, "%s", "");   /* counted, not shown */
 		return;
@@ -258,6 +315,96 @@ static void cc_say(struct lint_ctx *c, enum lint_rule_id id, uint64_t load_off, 
 	lint_report_at(c, id, fo, &h->w, "the CODE_LOAD at 0x%" PRIx64 ": at +0x%" PRIx64 " %s (%zu instruction "
 		       "boundar%s disagree%s%s)", load_off, h->w.pc[0], h->first, h->n, h->n == 1 ? "y" : "ies",
 		       h->n == 1 ? "s" : "", list);
+}
+
+/* The key of an FDE's rows (struct rc_entry): its length, the CIE's
+ * alignments, pointer encoding and program, the FDE's program; 0 when they
+ * are not to be kept: a program too long for the key, an FDE program with a
+ * byte 0x01 (DW_CFA_set_loc sets an address, not an advance: any such byte,
+ * operand or not, keeps the FDE out) or a pc_begin whose advances could
+ * overflow (each program byte advances at most 2^32 - 1 units). */
+static size_t rc_key(const struct lint_ctx *c, const struct ehf_fde *fde, uint8_t *key)
+{
+	const struct ehf_cie *cie = fde->cie;
+	uint64_t len = fde->pc_end - fde->pc_begin, ca = cie->code_align, most;
+	int64_t da = cie->data_align;
+	size_t n = 8 + 8 + 8 + 1 + 4 + 8 + cie->insns_len + fde->insns_len;
+	if (n > LINT_RC_KEY || memchr(fde->insns, DW_CFA_set_loc, fde->insns_len) ||
+	    __builtin_mul_overflow((uint64_t)fde->insns_len << 32, ca ? ca : 1, &most) ||
+	    fde->pc_begin > UINT64_MAX - most)
+		return 0;
+	uint32_t ra = c->ra_col;
+	uint64_t cl = cie->insns_len;
+	uint8_t *k = key;
+	memcpy(k, &len, 8), k += 8;
+	memcpy(k, &ca, 8), k += 8;
+	memcpy(k, &da, 8), k += 8;
+	*k++ = cie->fde_enc;
+	memcpy(k, &ra, 4), k += 4;
+	memcpy(k, &cl, 8), k += 8;
+	memcpy(k, cie->insns, cie->insns_len), k += cie->insns_len;
+	memcpy(k, fde->insns, fde->insns_len);
+	return n;
+}
+
+/* eight bytes a step (the key is zero-padded to a multiple of 8 by rc_key's caller) */
+static uint64_t rc_hash(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0x243f6a8885a308d3ull ^ n;
+	for (size_t i = 0; i < n; i += 8) {
+		uint64_t w;
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+	}
+	return h ^ (h >> 32);
+}
+
+/* The rows of an FDE, relative to its pc_begin: kept ones, or its program
+ * run (and kept when it may be).  -1 when the program fails (reported). */
+static int cc_rows(struct lint_ctx *c, const struct ehf_fde *fde, uint64_t fde_file_off, uint64_t s,
+		   uint64_t code_addr, const struct crow **rows, size_t *nrows)
+{
+	uint8_t key[LINT_RC_KEY + 8];
+	size_t kn = c->rcache ? rc_key(c, fde, key) : 0;
+	if (kn)
+		memset(key + kn, 0, 8);   /* rc_hash reads whole words */
+	uint64_t h = kn ? rc_hash(key, kn) : 0;
+	struct rc_entry *ent = NULL;
+	if (kn) {
+		struct rc_entry *two[2] = { &c->rcache[h % LINT_RC_SLOTS], &c->rcache[(h >> 32) % LINT_RC_SLOTS] };
+		c->rc_clock++;
+		for (int i = 0; i < 2; i++) {
+			struct rc_entry *x = two[i];
+			if (x->nrows && x->hash == h && x->key_len == kn && !memcmp(x->key, key, kn)) {
+				x->used = c->rc_clock;
+				*rows = x->rows;
+				*nrows = x->nrows;
+				return 0;
+			}
+		}
+		ent = two[1]->used < two[0]->used ? two[1] : two[0];   /* empty ones have used 0 */
+	}
+	c->nrows = 0;
+	c->rows_over = false;
+	c->rows_base = fde->pc_begin;
+	struct ehf_err ee;
+	if (ehf_rows(fde, collect_row, c, &ee) < 0) {
+		lint_report(c, LR_EH_FRAME_PARSE, fde_file_off, "the CFA program of the FDE for %s+0x%" PRIx64
+		       " fails: %s", "code", s - code_addr, ee.msg);
+		return -1;
+	}
+	*rows = c->rows;
+	*nrows = c->rows_over ? 0 : c->nrows;
+	if (ent && !c->rows_over && c->nrows && c->nrows <= LINT_RC_ROWS) {
+		ent->hash = h;
+		ent->used = c->rc_clock;
+		ent->key_len = (uint32_t)kn;
+		ent->nrows = (uint32_t)c->nrows;
+		memcpy(ent->key, key, kn);
+		memcpy(ent->rows, c->rows, c->nrows * sizeof(*c->rows));
+	}
+	return 0;
 }
 
 /* Follow the code of one FDE with the stack-height model and compare every
@@ -275,31 +422,23 @@ void lint_code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *code,
 	uint64_t e = fde->pc_end < code_addr + code_size ? fde->pc_end : code_addr + code_size;
 	if (s >= e)
 		return;
-	c->nrows = 0;
-	c->rows_over = false;
-	struct ehf_err ee;
-	if (ehf_rows(fde, collect_row, c, &ee) < 0) {
-		lint_report(c, LR_EH_FRAME_PARSE, fde_file_off, "the CFA program of the FDE for %s+0x%" PRIx64
-		       " fails: %s", "code", s - code_addr, ee.msg);
-		return;
-	}
-	if (c->rows_over || !c->nrows)
+	const struct crow *rows;
+	size_t nrows;
+	if (cc_rows(c, fde, fde_file_off, s, code_addr, &rows, &nrows) || !nrows)
 		return;
 	struct cc_result res;
-	memset(&res, 0, sizeof(res));
-	res.cfa.quiet = lint_quiet(c, LR_CFA_VS_CODE);
-	res.ra.quiet = lint_quiet(c, LR_RA_RULE);
-	res.below.quiet = lint_quiet(c, LR_REG_BELOW_SP);
-	res.early.quiet = lint_quiet(c, LR_REG_SAVED_EARLY);
-	res.ravc.quiet = lint_quiet(c, LR_RA_VS_CODE);
-	res.deep.quiet = lint_quiet(c, LR_FRAME_BEYOND_STACK);
-	res.lureg.quiet = lint_quiet(c, LR_REG_PAST_LIBUNWIND);
-	cc_follow(c, dc, code, code_addr, s, e, &res);
-	cc_say(c, LR_CFA_VS_CODE, load_off, fde_file_off, &res.cfa);
-	cc_say(c, LR_RA_RULE, load_off, fde_file_off, &res.ra);
-	cc_say(c, LR_REG_BELOW_SP, load_off, fde_file_off, &res.below);
-	cc_say(c, LR_REG_SAVED_EARLY, load_off, fde_file_off, &res.early);
-	cc_say(c, LR_RA_VS_CODE, load_off, fde_file_off, &res.ravc);
-	cc_say(c, LR_FRAME_BEYOND_STACK, load_off, fde_file_off, &res.deep);
-	cc_say(c, LR_REG_PAST_LIBUNWIND, load_off, fde_file_off, &res.lureg);
+	res.called = 0;
+	for (unsigned i = 0; i < CC_NRULES; i++) {
+		/* no memset of the 2.8 KB: messages and pcs are written before they are read */
+		struct cc_hits *h = &res.h[i];
+		h->quiet = lint_quiet(c, cc_rule[i]);
+		h->n = 0;
+		h->calls = 0;
+		h->w.load = 0;
+		h->w.whole = false;
+		h->w.npc = 0;
+	}
+	cc_follow(c, dc, code, code_addr, s, e, rows, nrows, fde->pc_begin, &res);
+	for (unsigned i = 0; i < CC_NRULES; i++)
+		cc_say(c, cc_rule[i], load_off, fde_file_off, &res.h[i]);
 }

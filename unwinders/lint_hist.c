@@ -88,13 +88,16 @@ static void lint_it_unlink_order(struct itree *t, uint32_t x)
 		t->newest = n->older;
 }
 
+/* Starts are unique (the intervals are disjoint and not empty): x is found
+ * by its start, and its children merged in its place. */
 void lint_it_delete(struct itree *t, uint32_t x)
 {
 	uint64_t key = t->n[x].start;
-	uint32_t l, m, r;
-	lint_it_split(t, t->root, key, &l, &m);
-	lint_it_split(t, m, key + 1, &m, &r);
-	t->root = lint_it_merge(t, l, r);
+	uint32_t *link = &t->root;
+	while (*link && *link != x)
+		link = key < t->n[*link].start ? &t->n[*link].left : &t->n[*link].right;
+	if (*link)
+		*link = lint_it_merge(t, t->n[x].left, t->n[x].right);
 	lint_it_unlink_order(t, x);
 	t->n[x].left = t->free_head;   /* free list through .left */
 	t->free_head = x;
@@ -127,9 +130,12 @@ void lint_it_insert(struct itree *t, const struct inode *v)
 	else
 		t->oldest = x;
 	t->newest = x;
-	uint32_t l, r;
-	lint_it_split(t, t->root, v->start, &l, &r);
-	t->root = lint_it_merge(t, lint_it_merge(t, l, x), r);
+	/* down to where x's priority puts it; only the subtree there is split */
+	uint32_t *link = &t->root;
+	while (*link && t->n[*link].prio > t->n[x].prio)
+		link = v->start < t->n[*link].start ? &t->n[*link].left : &t->n[*link].right;
+	lint_it_split(t, *link, v->start, &t->n[x].left, &t->n[x].right);
+	*link = x;
 }
 
 /* the node with the largest start <= key, or 0 */

@@ -52,7 +52,7 @@ struct code_slot {            /* 0 load_off: empty (no record sits at offset 0) 
 #define LINT_CODE_REGS 32     /* register rules the code check compares (DWARF 0..31) */
 
 struct crow {                 /* a compact CFI row for the code check */
-	uint64_t loc, end;
+	uint64_t loc, end;        /* relative to the FDE's pc_begin */
 	bool cfa_ok;              /* register + offset (DW_OP_bregN alone counts) */
 	uint16_t cfa_reg;
 	int64_t cfa_off;
@@ -62,6 +62,21 @@ struct crow {                 /* a compact CFI row for the code check */
 	uint16_t max_reg;         /* the highest register the program named so far */
 	uint32_t saved;                 /* bit r: kind[r] is EHF_OFFSET (the code check's loop) */
 	int32_t off[LINT_CODE_REGS];    /* its offset for EHF_OFFSET */
+};
+
+/* The code check's rows of recent CFA programs (lint_code.c): the rows of
+ * an FDE are a function of its CIE's and its own program bytes, the CIE's
+ * alignments and pointer encoding and the FDE's length, relative to
+ * pc_begin, when the program has no DW_CFA_set_loc and its advances cannot
+ * overflow: such programs are run once and their rows kept here. */
+#define LINT_RC_SLOTS 256             /* two slots per key, by two halves of its hash */
+#define LINT_RC_KEY 160               /* key bytes at most (longer programs are not kept) */
+#define LINT_RC_ROWS 8                /* rows at most */
+struct rc_entry {
+	uint64_t hash, used;          /* used: when it was last looked up (the older of two goes) */
+	uint32_t key_len, nrows;      /* nrows 0: empty */
+	uint8_t key[LINT_RC_KEY];
+	struct crow rows[LINT_RC_ROWS];
 };
 
 struct lint_ctx {
@@ -90,8 +105,12 @@ struct lint_ctx {
 	uint64_t maps_end;        /* an upper bound of every live mapping's end */
 	struct code_slot *codes;
 	uint32_t ncodes, codes_used;  /* slots (a power of two, up to LINT_CODE_SLOTS), filled */
+	uint64_t peek_off, peek_size, peek_hash;  /* prefetch_code_slot: the CODE_LOAD at peek_off (0: none) */
 	struct crow *rows;
 	size_t nrows;
+	uint64_t rows_base;       /* collect_row: the FDE's pc_begin */
+	struct rc_entry *rcache;  /* LINT_RC_SLOTS entries; NULL: no cache */
+	uint64_t rc_clock;
 	unsigned ra_col;          /* the code check's return address column */
 	unsigned lu_regs;         /* libunwind's register table size for the load's arch (JD055) */
 	bool rows_over;
@@ -102,6 +121,8 @@ struct lint_ctx {
 	/* lint_file: release mapped pages behind the walk */
 	bool release;
 	size_t released;
+	size_t populated;         /* and map pages ahead of it up to here */
+	size_t fetched;           /* lint_walk_ctx: cache lines prefetched up to here */
 };
 
 /* One finding: counted, then passed on unless over max_per_rule. */

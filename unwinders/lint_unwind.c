@@ -75,14 +75,24 @@ static const char *perf_enc_problem(uint8_t enc, bool count)
 	return NULL;
 }
 
-static void check_hdr(struct lint_ctx *c, uint64_t uoff, const uint8_t *hd, size_t hs,
-		      const struct pv_layout *ly, const struct ehf_table *t, bool have_table)
-{
+/* perf's .eh_frame_hdr parsed where perf puts it: unw_check_split parses
+ * it, check_hdr reports on it (the same bytes at the same address) */
+struct hdr_parse {
+	bool ok;
 	struct ehf_hdr h;
+	struct ehf_err ee;        /* !ok: why */
+};
+
+static void check_hdr(struct lint_ctx *c, uint64_t uoff, const uint8_t *hd, size_t hs,
+		      const struct pv_layout *ly, const struct ehf_table *t, bool have_table,
+		      const struct hdr_parse *hp)
+{
+	struct ehf_hdr h = hp->h;
 	struct ehf_err ee;
 	uint64_t hdr_file = uoff + JD_UNW_FIXED + (ly->eh_size);
-	if (ehf_parse_hdr(hd, hs, ly->rt_hdr, &h, &ee)) {
-		lint_report(c, LR_HDR_PARSE, hdr_file + ee.offset, ".eh_frame_hdr+0x%" PRIx64 ": %s", ee.offset, ee.msg);
+	if (!hp->ok) {
+		lint_report(c, LR_HDR_PARSE, hdr_file + hp->ee.offset, ".eh_frame_hdr+0x%" PRIx64 ": %s", hp->ee.offset,
+			    hp->ee.msg);
 		return;
 	}
 	const char *why;
@@ -187,7 +197,8 @@ static void unw_check_mapped(struct lint_ctx *c, const struct jdr_rec *r, const 
 
 /* perf's split of the data into .eh_frame and .eh_frame_hdr, and the framing
  * of .eh_frame's records (JD035-JD039).  false: the data cannot be read on. */
-static bool unw_check_split(struct lint_ctx *c, const struct jdr_unw *u, uint64_t uoff, const struct pv_layout *ly)
+static bool unw_check_split(struct lint_ctx *c, const struct jdr_unw *u, uint64_t uoff, const struct pv_layout *ly,
+			    struct hdr_parse *hp)
 {
 	uint64_t data_file = uoff + JD_UNW_FIXED;
 	size_t us = (size_t)u->unwinding_size, hs = (size_t)u->eh_frame_hdr_size, es = us - hs;
@@ -196,7 +207,8 @@ static bool unw_check_split(struct lint_ctx *c, const struct jdr_unw *u, uint64_
 	 * points right behind it, while perf's split does not parse */
 	struct ehf_hdr h;
 	struct ehf_err ee;
-	bool perf_hdr_ok = hs && !ehf_parse_hdr(d + es, hs, ly->rt_hdr, &h, &ee);
+	bool perf_hdr_ok = hs && !ehf_parse_hdr(d + es, hs, ly->rt_hdr, &hp->h, &hp->ee);
+	hp->ok = perf_hdr_ok;
 	if (hs && !perf_hdr_ok && !ehf_parse_hdr(d, hs, 0x10000, &h, &ee) && h.eh_frame_ptr == 0x10000 + hs) {
 		lint_report(c, LR_HDR_FIRST, data_file, "the unwinding data starts with a %zu-byte .eh_frame_hdr whose "
 		       "eh_frame_ptr points right after it: header-first order; perf parses its first %zu bytes as "
@@ -338,7 +350,8 @@ static void check_unwind(struct lint_ctx *c, const struct jdr_rec *r, const stru
 	uint64_t data_file = uoff + JD_UNW_FIXED;
 	size_t hs = (size_t)u->eh_frame_hdr_size, es = (size_t)u->unwinding_size - hs;
 	unw_check_mapped(c, r, u, uoff, ly);
-	if (!unw_check_split(c, u, uoff, ly))
+	struct hdr_parse hp;
+	if (!unw_check_split(c, u, uoff, ly, &hp))
 		return;
 	struct ehf_table t;
 	struct ehf_bases b = { ly->rt_eh, 0, 0, 8 };
@@ -359,7 +372,7 @@ static void check_unwind(struct lint_ctx *c, const struct jdr_rec *r, const stru
 		unw_check_fdes(c, r, &t, data_file);
 	}
 	if (hs)
-		check_hdr(c, uoff, u->data + es, hs, ly, &t, have_table);
+		check_hdr(c, uoff, u->data + es, hs, ly, &t, have_table, &hp);
 	if (have_table)
 		ehf_table_free(&t);
 }
