@@ -1482,7 +1482,7 @@ static void usage(FILE *f)
 		"  --seed N           the cases drawn (default 1): the same seed gives the same cases\n"
 		"  --time S           stop after S seconds (default 60 when --cases is not given)\n"
 		"  --cases N          stop after N cases (with the same seed: the same files, any --jobs)\n"
-		"  --jobs N           worker processes (default 1)\n"
+		"  --jobs N           worker processes (default: one per CPU online, at most 16)\n"
 		"  --out DIR          where cases go (default fuzz-cfi-out)\n"
 		"  --arch LIST        x86_64, aarch64 or both (default: this machine's); another arch runs\n"
 		"                     its cross build under qemu-user (build/<arch>/jitunwind, qemu-<arch>)\n"
@@ -1516,8 +1516,10 @@ static int parse_opts(int argc, char **argv, struct fz_opts *o)
 		{ "per-signature", required_argument, 0, 'k' }, { "print", required_argument, 0, 'p' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
-	*o = (struct fz_opts){ .seed = 1, .jobs = 1, .out = "fuzz-cfi-out", .min_runs = 120, .per_sig = 3,
-			       .print_index = -1 };
+	/* one worker per CPU: a seed's files are the same for any --jobs */
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	*o = (struct fz_opts){ .seed = 1, .jobs = cpus < 1 ? 1 : cpus > 16 ? 16 : (int)cpus, .out = "fuzz-cfi-out",
+			       .min_runs = 120, .per_sig = 3, .print_index = -1 };
 	unsigned long long v;
 	int ch;
 	optind = 1;
