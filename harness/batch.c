@@ -216,6 +216,85 @@ static int samples_memfd(char *err, size_t errlen)
 	return fd;
 }
 
+/* The samples memfd a process keeps from one hx_capture_samples to the
+ * next, and its mapping.  A batch's records overwrite the last batch's from
+ * offset 16 on (the header stays), so the kernel allocates no new page for
+ * them and the parent's mapping of those pages stays valid: on this kind of
+ * VM a page met for the first time (allocated, or mapped anew) costs several
+ * times its copy.  The parse reads only [0, what this batch wrote): bytes
+ * past it are never looked at.  Per process: a forked worker makes its own
+ * (two processes writing one memfd would mix their records). */
+static struct {
+	pid_t pid;
+	int fd;                      /* -1: none yet */
+	uint8_t *map;                /* PROT_READ, MAP_SHARED, not inherited by a fork */
+	size_t maplen;
+	bool busy;                   /* a struct hx_samples points into map */
+} kept = { .fd = -1 };
+
+static void kept_release(void)
+{
+	kept.busy = false;
+}
+
+/* The kept memfd, positioned for a batch's first record; -1 (err set) or
+ * -2 (another struct hx_samples holds it: the caller makes its own). */
+static __attribute__((noinline)) int kept_memfd(char *err, size_t errlen)
+{
+	if (kept.pid != getpid()) {
+		if (kept.fd >= 0)
+			close(kept.fd);           /* the parent's: its mapping was not inherited */
+		kept.fd = -1;
+		kept.map = NULL;
+		kept.maplen = 0;
+		kept.busy = false;
+		kept.pid = getpid();
+	}
+	const char *fresh = getenv("JU_SAMPLES_FRESH");   /* "1": a memfd per capture, as before */
+	if (kept.busy || (fresh && !strcmp(fresh, "1")))
+		return -2;
+	if (kept.fd < 0 && (kept.fd = samples_memfd(err, errlen)) < 0)
+		return -1;
+	if (lseek(kept.fd, 16, SEEK_SET) != 16) {
+		snprintf(err, errlen, "seeking the samples memfd: %s", strerror(errno));
+		return -1;
+	}
+	return kept.fd;
+}
+
+/* The kept memfd's first size bytes, mapped (kept across calls) and parsed
+ * into *out.  0, or -1 with err set. */
+static __attribute__((noinline)) int kept_parse(size_t size, struct hx_samples *out, char *err, size_t errlen)
+{
+	if (size > kept.maplen) {
+		size_t len = ((size + size / 2) + 0xfffff) & ~(size_t)0xfffff;
+		if (kept.map)
+			munmap(kept.map, kept.maplen);
+		kept.map = NULL;
+		kept.maplen = 0;
+		void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, kept.fd, 0);
+		if (m == MAP_FAILED) {
+			snprintf(err, errlen, "mapping the samples: %s", strerror(errno));
+			return -1;
+		}
+		madvise(m, len, MADV_DONTFORK);   /* capture children list only their own maps */
+		kept.map = m;
+		kept.maplen = len;
+	}
+	/* the parser does not write into the records (the mapping is read-only) */
+	struct timespec a, b; clock_gettime(CLOCK_MONOTONIC, &a);
+	int rc = hx_samples_parse(out, kept.map, size, "(captured samples)", err, errlen);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	if (getenv("JU_DBG")) fprintf(stderr, "DBG pid %d size %zu maplen %zu parse %.1f us\n", getpid(), size, kept.maplen, (b.tv_sec-a.tv_sec)*1e6+(b.tv_nsec-a.tv_nsec)/1e3);
+	kept.busy = true;
+	out->release = kept_release;
+	if (rc) {
+		hx_samples_free(out);
+		return -1;
+	}
+	return 0;
+}
+
 /* The memfd's samples, mapped (no copy) and parsed into *out; closes fd.
  * 0, or -1 with err set. */
 static int samples_parse_fd(int fd, struct hx_samples *out, char *err, size_t errlen)
@@ -240,14 +319,25 @@ int hx_capture_samples(const struct hx_batch_case *cases, size_t n, struct hx_sa
 		       struct hx_batch_run *run, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
-	int fd = samples_memfd(err, errlen);
-	if (fd < 0)
+	int fd = kept_memfd(err, errlen);
+	if (fd == -1)
+		return -1;
+	bool fresh = fd == -2;
+	if (fresh && (fd = samples_memfd(err, errlen)) < 0)
 		return -1;
 	if (batch_run(cases, n, fd, run, err, errlen)) {
-		close(fd);
+		if (fresh)
+			close(fd);
 		return -1;
 	}
-	return samples_parse_fd(fd, out, err, errlen);
+	if (fresh)
+		return samples_parse_fd(fd, out, err, errlen);
+	off_t size = lseek(fd, 0, SEEK_CUR);
+	if (size < 16) {
+		snprintf(err, errlen, "the samples memfd's offset: %s", strerror(errno));
+		return -1;
+	}
+	return kept_parse((size_t)size, out, err, errlen);
 }
 
 int hx_capture_to_file(const struct hx_batch_case *cases, size_t n, const char *out_path,

@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,6 +34,7 @@
 #define FZ_MAX_SIGS_RUN 256    /* distinct signatures one run tracks */
 #define FZ_MAX_TASKS 1024      /* minimizations one run queues */
 #define FZ_CHUNK 256            /* generated cases one capture child takes (batch capture) */
+#define FZ_BATCH_CHUNKS 16      /* chunks per batch: the workers live for one batch */
 #define FZ_EVAL_SHARE 0.6      /* of --time: evaluating; the rest: minimizing what was found */
 
 struct fz_opts {
@@ -59,6 +61,7 @@ struct fz_ctx {
 	double t0, deadline;
 	bool plant;
 	uint64_t batch0;           /* the batch being evaluated starts at this index */
+	volatile size_t *next_chunk; /* shared with the workers: the batch's next chunk to take */
 	const struct task *tasks;  /* the minimizations */
 	size_t ntasks;
 	double task_deadline;      /* a worker's share of the time for its current task (0: none) */
@@ -912,13 +915,26 @@ static double children_cpu(void)
  * unwinders and classified; writes their records in order. */
 static void eval_chunk(struct fz_ctx *x, const uint64_t *idx, size_t n, FILE *out)
 {
+	/* The worker's parsed cases, kept from one chunk to the next: 256 of
+	 * them are 107 MB, whose pages are dear to meet afresh on this kind of VM
+	 * (a calloc per chunk cleared them all; a mapping per chunk faulted them
+	 * in again).  A parse never relies on what a slot held before
+	 * (hx_case_parse sets every field it reads). */
+	static struct fz_slot *slots;
+	if (!slots) {
+		void *m = mmap(NULL, FZ_CHUNK * sizeof(*slots), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		slots = m == MAP_FAILED ? NULL : m;
+	}
 	struct eval_rec *recs = calloc(n, sizeof(*recs));
-	struct fz_slot *slots = calloc(n, sizeof(*slots));
 	struct hx_batch_case *b = calloc(n, sizeof(*b));
 	size_t *of = calloc(n, sizeof(*of)), nb = 0;
 	char err[512];
-	if (!recs || !slots || !b || !of)
+	if (!recs || !slots || !b || !of || n > FZ_CHUNK)
 		_exit(3);                   /* the parent reports a failed worker */
+	for (size_t k = 0; k < n; k++) {
+		slots[k].parsed = false;
+		slots[k].dir[0] = 0;
+	}
 	for (size_t k = 0; k < n; k++)
 		if (eval_prepare(x, idx[k], &slots[k], k, &recs[k])) {
 			b[nb] = (struct hx_batch_case){ &slots[k].c, slots[k].label, slots[k].dir };
@@ -967,7 +983,6 @@ static void eval_chunk(struct fz_ctx *x, const uint64_t *idx, size_t n, FILE *ou
 		}
 	}
 	free(recs);
-	free(slots);
 	free(b);
 	free(of);
 }
@@ -1067,17 +1082,23 @@ struct fz_stats {
 	int written, unstable, lost;
 };
 
-/* Worker w's items of the batch (w, w + jobs, ...), FZ_CHUNK cases per capture child. */
+/* A worker takes the batch's chunks in turn, FZ_CHUNK cases each (one
+ * capture child), from a counter the workers share, until the batch or the
+ * time is over: a worker that is done early takes more, none waits for the
+ * slowest's share; what a case gives does not depend on which worker ran it
+ * (the records are put in index order after the batch). */
 static void eval_items(struct fz_ctx *x, size_t w, size_t nitems, FILE *out)
 {
+	(void)w;
 	uint64_t idx[FZ_CHUNK];
-	size_t n = 0;
-	for (size_t i = w; i < nitems && !past_deadline(x); i += (size_t)x->o.jobs) {
-		idx[n++] = x->batch0 + i;
-		if (n == FZ_CHUNK || i + (size_t)x->o.jobs >= nitems) {
-			eval_chunk(x, idx, n, out);
-			n = 0;
-		}
+	while (!past_deadline(x)) {
+		size_t start = __atomic_fetch_add(x->next_chunk, 1, __ATOMIC_RELAXED) * FZ_CHUNK;
+		if (start >= nitems)
+			break;
+		size_t n = nitems - start < FZ_CHUNK ? nitems - start : FZ_CHUNK;
+		for (size_t i = 0; i < n; i++)
+			idx[i] = x->batch0 + start + i;
+		eval_chunk(x, idx, n, out);
 	}
 }
 
@@ -1197,8 +1218,9 @@ static int cmp_eval(const void *a, const void *b)
 /* Evaluates one batch; the tasks it yields, in index order. */
 static int eval_batch(struct fz_ctx *x, struct fz_stats *st, size_t n, struct task *tasks, size_t *nt)
 {
-	static struct eval_rec recs[FZ_CHUNK * 16];
+	static struct eval_rec recs[FZ_CHUNK * FZ_BATCH_CHUNKS];
 	size_t nrec = 0;
+	*x->next_chunk = 0;
 	if (fan_out(x, n, eval_items, "e"))
 		return -1;
 	for (int w = 0; w < x->o.jobs; w++) {
@@ -1206,7 +1228,7 @@ static int eval_batch(struct fz_ctx *x, struct fz_stats *st, size_t n, struct ta
 		size_t len = 0;
 		snprintf(p, sizeof(p), "%s/e%d.res", x->dir, w);
 		struct eval_rec *r = read_all(p, &len);
-		for (size_t i = 0; r && i < len / sizeof(*r) && nrec < FZ_CHUNK * 16; i++)
+		for (size_t i = 0; r && i < len / sizeof(*r) && nrec < FZ_CHUNK * FZ_BATCH_CHUNKS; i++)
 			recs[nrec++] = r[i];
 		free(r);
 		unlink(p);
@@ -1383,7 +1405,7 @@ static int fuzz_arch(struct fz_ctx *x)
 	struct fz_stats *st = calloc(1, sizeof(*st));
 	struct task *tasks = calloc(FZ_MAX_TASKS, sizeof(*tasks));
 	int rc = 0;
-	size_t per = FZ_CHUNK * (size_t)x->o.jobs, nt = 0;
+	size_t per = FZ_CHUNK * FZ_BATCH_CHUNKS, nt = 0;
 	double end = x->deadline, c0 = children_cpu();
 	if (end > 0)
 		x->deadline = x->t0 + (end - x->t0) * FZ_EVAL_SHARE;
@@ -1647,9 +1669,16 @@ static int run_here(struct fz_opts *o, const struct tr_arch *arch)
 		fprintf(stderr, "jitunwind fuzz-cfi: mkdtemp %s: %s\n", x.dir, strerror(errno));
 		return 2;
 	}
+	x.next_chunk = mmap(NULL, sizeof(*x.next_chunk), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (x.next_chunk == MAP_FAILED) {
+		fprintf(stderr, "jitunwind fuzz-cfi: mmap: %s\n", strerror(errno));
+		rmdir(x.dir);
+		return 2;
+	}
 	x.t0 = now();
 	x.deadline = o->time_s > 0 ? x.t0 + o->time_s : 0;
 	int rc = o->print_index >= 0 ? print_case(&x, (uint64_t)o->print_index) : fuzz_arch(&x);
+	munmap((void *)x.next_chunk, sizeof(*x.next_chunk));
 	clean_dir(x.dir);
 	rmdir(x.dir);
 	return rc;

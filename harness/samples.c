@@ -437,7 +437,9 @@ void hx_samples_free(struct hx_samples *s)
 			free(g->funcs[f].rows);
 	}
 	free(s->groups);
-	if (s->mapped)
+	if (s->release)
+		s->release();
+	else if (s->mapped)
 		munmap(s->data, s->size);
 	else
 		free(s->data);

@@ -88,6 +88,7 @@ struct hx_samples {
 	uint8_t *data;
 	size_t size;
 	bool mapped;                 /* data is the file mapped (hx_samples_read), else malloc'd */
+	void (*release)(void);       /* set: data belongs to its owner, told by this when freed */
 	uint32_t elf_mach;
 	struct hx_group *groups;
 	size_t ngroups;
