@@ -282,10 +282,7 @@ static __attribute__((noinline)) int kept_parse(size_t size, struct hx_samples *
 		kept.maplen = len;
 	}
 	/* the parser does not write into the records (the mapping is read-only) */
-	struct timespec a, b; clock_gettime(CLOCK_MONOTONIC, &a);
 	int rc = hx_samples_parse(out, kept.map, size, "(captured samples)", err, errlen);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	if (getenv("JU_DBG")) fprintf(stderr, "DBG pid %d size %zu maplen %zu parse %.1f us\n", getpid(), size, kept.maplen, (b.tv_sec-a.tv_sec)*1e6+(b.tv_nsec-a.tv_nsec)/1e3);
 	kept.busy = true;
 	out->release = kept_release;
 	if (rc) {
@@ -306,6 +303,7 @@ static int samples_parse_fd(int fd, struct hx_samples *out, char *err, size_t er
 		snprintf(err, errlen, "mapping the samples: %s", strerror(errno));
 		return -1;
 	}
+	madvise(data, (size_t)size, MADV_DONTFORK);   /* a later capture's child lists only its own maps */
 	int rc = hx_samples_parse(out, data, (size_t)size, "(captured samples)", err, errlen);
 	out->mapped = true;
 	if (rc) {

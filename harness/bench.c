@@ -159,23 +159,32 @@ static double patch_us(bool direct)
 	return best;
 }
 
-/* Capture every case in one batch: the amortized cost per sample. */
+/* Capture every case in one batch: the amortized cost per sample, the
+ * least CPU of three batches (the machine may be shared). */
 static int bench_capture(struct bench *b)
 {
 	char err[1024], m[64], note[160];
-	double t0 = wall(), c0 = cpu_all();
+	double c = 0;
 	struct hx_batch_run st = { 0 };
-	if (hx_capture_samples(b->batch, b->nb, &b->s, &st, err, sizeof(err))) {
-		fprintf(stderr, "jitunwind bench: %s\n", err);
-		return -1;
+	for (int round = 0; round < 3; round++) {
+		if (round)
+			hx_samples_free(&b->s);
+		double t0 = wall(), c0 = cpu_all();
+		if (hx_capture_samples(b->batch, b->nb, &b->s, &st, err, sizeof(err))) {
+			fprintf(stderr, "jitunwind bench: %s\n", err);
+			return -1;
+		}
+		double w = wall() - t0, cr = cpu_all() - c0;
+		if (!round || cr < c) {
+			c = cr;
+			b->cap_wall = w;
+		}
 	}
-	b->cap_wall = wall() - t0;
-	double c = cpu_all() - c0;
 	for (size_t g = 0; g < b->s.ngroups; g++)
 		b->nsamples += b->s.groups[g].nsamples;
 	double per = b->nsamples ? c * 1e6 / (double)b->nsamples : 0;
 	snprintf(m, sizeof(m), "%.1f us/sample", per);
-	snprintf(note, sizeof(note), "CPU of %u child(ren) and parent, %zu cases, %zu samples: %.1f ms (%.1f ms wall)",
+	snprintf(note, sizeof(note), "least CPU of 3 batches, %u child(ren) and parent, %zu cases, %zu samples: %.1f ms (%.1f ms wall)",
 		 st.children, b->nb, b->nsamples, c * 1e3, b->cap_wall * 1e3);
 	line("capture", m, "<= 50 us", per <= BENCH_CAPTURE_US, note);
 	if (per > BENCH_CAPTURE_US) {

@@ -248,6 +248,21 @@ START_TEST(batch_per_case)
 }
 END_TEST
 
+/* Two captures of one case: the same pc and sp, stack size and truth at
+ * every sample. */
+static void same_samples(const struct hx_group *x, const struct hx_group *y, const struct uw_arch *a)
+{
+	ck_assert_uint_eq(x->nsamples, y->nsamples);
+	for (size_t i = 0; i < x->nsamples; i++) {
+		const struct hx_sample *p = &x->samples[i], *q = &y->samples[i];
+		ck_assert_uint_eq(p->regs[a->perf_ip], q->regs[a->perf_ip]);
+		ck_assert_uint_eq(p->regs[a->perf_sp], q->regs[a->perf_sp]);
+		ck_assert_uint_eq(p->stack_size, q->stack_size);
+		ck_assert_uint_eq(p->ntruth, q->ntruth);
+		ck_assert_mem_eq(p->truth, q->truth, 8 * p->ntruth);
+	}
+}
+
 /* A case after others in a batch sees what it sees alone in a fresh child:
  * the arena at the same place, the same stack depth, the same truth. */
 START_TEST(batch_as_fresh)
@@ -266,17 +281,9 @@ START_TEST(batch_as_fresh)
 	ck_assert_uint_eq(after.st.children, 1);
 	const struct hx_group *x = &alone.s.groups[0], *y = &after.s.groups[2];
 	ck_assert_uint_eq(x->funcs[0].addr, y->funcs[0].addr);
-	ck_assert_uint_eq(x->nsamples, y->nsamples);
 	const struct uw_arch *a = uw_arch_by_mach((uint16_t)alone.s.elf_mach);
 	ck_assert_ptr_nonnull(a);
-	for (size_t i = 0; i < x->nsamples; i++) {
-		const struct hx_sample *p = &x->samples[i], *q = &y->samples[i];
-		ck_assert_uint_eq(p->regs[a->perf_ip], q->regs[a->perf_ip]);
-		ck_assert_uint_eq(p->regs[a->perf_sp], q->regs[a->perf_sp]);
-		ck_assert_uint_eq(p->stack_size, q->stack_size);
-		ck_assert_uint_eq(p->ntruth, q->ntruth);
-		ck_assert_mem_eq(p->truth, q->truth, 8 * p->ntruth);
-	}
+	same_samples(x, y, a);
 	batch_free(&alone);
 	batch_free(&after);
 }
@@ -313,6 +320,53 @@ START_TEST(batch_kept_arena_clean)
 		}
 		batch_free(&bt);
 	}
+}
+END_TEST
+
+/* hx_capture_samples keeps its memfd and mapping from one batch to the next
+ * (batch.c, kept_memfd): a smaller batch after a bigger one sees only its
+ * own records, as a fresh memfd (JU_SAMPLES_FRESH=1) gives them; while a
+ * struct hx_samples holds the kept one, the next capture makes its own and
+ * leaves the held records as they were. */
+START_TEST(batch_kept_samples)
+{
+	struct batch big = { 0 }, small = { 0 }, fresh = { 0 }, other = { 0 };
+	batch_add(&big, "a", FP_CODE, "every-insn, in-callee");
+	batch_add(&big, "b", NOFP_CODE, "every-insn");
+	batch_add(&big, "c", FP_CODE, "every-insn, in-callee");
+	batch_run(&big);
+	ck_assert_uint_eq(big.s.ngroups, 3);
+	size_t big_size = big.s.size;
+	batch_free(&big);
+	setenv("JU_SAMPLES_FRESH", "1", 1);
+	batch_add(&fresh, "b", NOFP_CODE, "every-insn");
+	batch_run(&fresh);
+	unsetenv("JU_SAMPLES_FRESH");
+	ck_assert_ptr_null(fresh.s.release);          /* its own memfd */
+	batch_add(&small, "b", NOFP_CODE, "every-insn");
+	batch_run(&small);
+	ck_assert_ptr_nonnull(small.s.release);       /* the kept one, after the bigger batch */
+	ck_assert_uint_eq(small.s.ngroups, 1);
+	/* the held samples' mapping is not the child's business (MADV_DONTFORK) */
+	ck_assert(!memmem(small.s.groups[0].maps, small.s.groups[0].maps_len, "jitunwind-samples", 17));
+	ck_assert_uint_lt(small.s.size, big_size);
+	const struct uw_arch *a = uw_arch_by_mach((uint16_t)small.s.elf_mach);
+	ck_assert_ptr_nonnull(a);
+	same_samples(&fresh.s.groups[0], &small.s.groups[0], a);
+	/* held: the next capture does not write over it */
+	const struct hx_sample *x = &small.s.groups[0].samples[0];
+	size_t n = x->stack_size < 4096 ? x->stack_size : 4096;
+	uint8_t *copy = malloc(n);
+	memcpy(copy, x->stack, n);
+	batch_add(&other, "c", FP_CODE, "every-insn, in-callee");
+	batch_run(&other);
+	ck_assert_ptr_null(other.s.release);
+	ck_assert_uint_eq(other.s.ngroups, 1);
+	ck_assert_mem_eq(copy, x->stack, n);
+	free(copy);
+	batch_free(&other);
+	batch_free(&small);
+	batch_free(&fresh);
 }
 END_TEST
 
@@ -366,6 +420,7 @@ Suite *suite_capture(void)
 	tcase_add_test(tb, batch_per_case);
 	tcase_add_test(tb, batch_as_fresh);
 	tcase_add_test(tb, batch_kept_arena_clean);
+	tcase_add_test(tb, batch_kept_samples);
 	tcase_add_test(tb, batch_crash_goes_on);
 	suite_add_tcase(s, tb);
 	return s;
