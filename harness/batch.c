@@ -2,6 +2,7 @@
  * the cases in order; a case that crashes, fails its setup or hangs ends only
  * its child, and the next case goes on in a new one. */
 #include "capture.h"
+#include HX_CAPTURE_ARCH_H   /* HX_ARCH_DONTFORK */
 #include "ksampler.h"
 #include "runner.h"
 #include "samples.h"
@@ -250,8 +251,7 @@ static __attribute__((noinline)) int kept_memfd(char *err, size_t errlen)
 		kept.busy = false;
 		kept.pid = getpid();
 	}
-	const char *fresh = getenv("JU_SAMPLES_FRESH");   /* "1": a memfd per capture, as before */
-	if (kept.busy || (fresh && !strcmp(fresh, "1")))
+	if (kept.busy || !hx_capture_keeps_samples())
 		return -2;
 	if (kept.fd < 0 && (kept.fd = samples_memfd(err, errlen)) < 0)
 		return -1;
@@ -311,6 +311,12 @@ static int samples_parse_fd(int fd, struct hx_samples *out, char *err, size_t er
 		return -1;
 	}
 	return 0;
+}
+
+bool hx_capture_keeps_samples(void)
+{
+	const char *fresh = getenv("JU_SAMPLES_FRESH");   /* "1": a memfd per capture, as before */
+	return HX_ARCH_DONTFORK && !(fresh && !strcmp(fresh, "1"));
 }
 
 int hx_capture_samples(const struct hx_batch_case *cases, size_t n, struct hx_samples *out,

@@ -70,7 +70,11 @@ size_t hx_stack_pad(uint64_t frame);
 
 int hx_capture_batch(const struct hx_batch_case *cases, size_t n, int out_fd,
 		     struct hx_batch_run *run, char *err, size_t errlen);
-/* The same into memory (a memfd), parsed into *out (hx_samples_free). */
+/* The same into memory (a memfd), parsed into *out (hx_samples_free).
+ * Where hx_capture_keeps_samples(), the memfd and its mapping are kept for
+ * the next call while no struct hx_samples holds them (a batch's records
+ * overwrite the last batch's pages: none allocated or mapped anew). */
+bool hx_capture_keeps_samples(void);
 int hx_capture_samples(const struct hx_batch_case *cases, size_t n, struct hx_samples *out,
 		       struct hx_batch_run *run, char *err, size_t errlen);
 /* Jitdump directories for cases[0..n) (their c set): root itself when no

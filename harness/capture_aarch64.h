@@ -38,4 +38,9 @@
  * /proc/self/mem is one) */
 #define HX_ARCH_DIRECT_PATCH 0
 
+/* 0: qemu-user ignores MADV_DONTFORK (a forked child keeps the mapping and
+ * lists it in its maps), so hx_capture_samples maps a memfd per batch and
+ * unmaps it when the samples are freed, as before the kept memfd */
+#define HX_ARCH_DONTFORK 0
+
 #endif

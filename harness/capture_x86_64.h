@@ -28,4 +28,9 @@
  * capture running natively on this arch */
 #define HX_ARCH_DIRECT_PATCH 1
 
+/* 1: MADV_DONTFORK keeps a mapping out of a capture child (its maps, what
+ * perf is told of), so hx_capture_samples keeps its samples memfd mapped
+ * from one batch to the next (batch.c) */
+#define HX_ARCH_DONTFORK 1
+
 #endif
