@@ -90,9 +90,17 @@ static void hx_copy_stack(uint8_t *dst, uint64_t src, uint64_t n)
 static void put32(uint8_t **p, uint32_t v) { memcpy(*p, &v, 4); *p += 4; }
 static void put64(uint8_t **p, uint64_t v) { memcpy(*p, &v, 8); *p += 8; }
 
+/* What an FP walk reports for the return address a generated function's
+ * frame record would hold, at this row (samples.h, HX_FP_*). */
+static uint8_t fp_flag(const struct tr_row *r)
+{
+	return !r->fp_frame ? HX_FP_SKIPPED : r->fp_ra_ok ? HX_FP_REPORTED : HX_FP_NOT_RA;
+}
+
 /* Truth chain for a sample in trampoline `k` at row `row` (row < 0: in the
- * C target under trampoline k).  fpflag[i]: the frame that owns truth[i]
- * has its frame record established, so the FP convention reports it. */
+ * C target under trampoline k).  fpflag[i] (HX_FP_*): whether the frame
+ * that owns truth[i] has its frame record established, so the FP convention
+ * reports it, and whether the record's return-address slot holds it. */
 static int hx_truth(int k, int row, uint64_t pc, uint64_t *t, uint8_t *fl)
 {
 	int n = 0;
@@ -103,7 +111,7 @@ static int hx_truth(int k, int row, uint64_t pc, uint64_t *t, uint8_t *fl)
 		 * parked at its call_target like a C target's caller */
 		k = hx.depth;
 		t[n] = (uint64_t)(uintptr_t)hx.tramp[k] + (uint64_t)hx_func.ret_off;
-		fl[n++] = hx_leaf.rows[row].fp_frame;
+		fl[n++] = fp_flag(&hx_leaf.rows[row]);
 		row = -1;
 	} else if (row < 0) {
 		if (hx.host->leaf) {   /* in the host's C leaf, under the target */
@@ -116,7 +124,7 @@ static int hx_truth(int k, int row, uint64_t pc, uint64_t *t, uint8_t *fl)
 	for (int j = k; j >= 1; j--) {
 		int r = (j == k && row >= 0) ? row : (int)hx.call_row;
 		t[n] = (uint64_t)(uintptr_t)hx.host->call_ret;
-		fl[n++] = hx_func.rows[r].fp_frame;
+		fl[n++] = fp_flag(&hx_func.rows[r]);
 		t[n] = hx.stub_ra[j];
 		fl[n++] = hx.host->call_fp;
 		if (j > 1) {

@@ -241,14 +241,19 @@ static void judge_faithful(struct replay *rp, const struct uw_unwinder *uw, cons
 		ur->consistent = ur->j.v == HX_OK;
 		return;
 	case UW_REF_FP: {
-		/* the truth frames whose owner has its frame record established */
-		uint64_t pred[HX_MAX_TRUTH];
+		/* the truth frames whose owner has its frame record established;
+		 * where the record's FP + 8 is not the return address, the walk
+		 * reports whatever word is there: any frame at that place */
 		int np = 0;
-		for (uint32_t t = 0; t < s->ntruth; t++)
-			if (s->fpflag[t])
-				pred[np++] = s->truth[t];
+		bool ok = true;
+		for (uint32_t t = 0; t < s->ntruth; t++) {
+			if (s->fpflag[t] == HX_FP_SKIPPED)
+				continue;
+			ok &= np < ur->r.n && (s->fpflag[t] == HX_FP_NOT_RA || ur->r.addr[np] == s->truth[t]);
+			np++;
+		}
 		ur->has_faithful = true;
-		ur->faithful = hx_chain_prefix_eq(ur->r.addr, ur->r.n, pred, np, np);
+		ur->faithful = ok;
 		return;
 	}
 	case UW_REF_LR_SPLICE:

@@ -27,6 +27,13 @@
 #include <stdint.h>
 #include <stdbool.h>
 
+/* fpflag[i], from the frame that owns truth[i] (the function whose frame
+ * record, set up, would hold it): */
+#define HX_FP_SKIPPED 0      /* no record set up: an FP walk passes over truth[i] */
+#define HX_FP_REPORTED 1     /* its record holds truth[i] at FP + 8: reported */
+#define HX_FP_NOT_RA 2       /* a record is set up, but FP + 8 is not its return address
+			      * (push_fp was not the first push): a walk reports that word */
+
 #define HX_SAMPLES_MAGIC "JUSAMPLE"
 #define HX_SAMPLES_VERSION 1
 #define HX_FUNC_CALLEE 0xffffffffu
@@ -55,7 +62,7 @@ struct hx_sample {
 	uint64_t regs[64];           /* by perf register id */
 	uint32_t ntruth;
 	uint64_t truth[HX_MAX_TRUTH];
-	uint8_t fpflag[HX_MAX_TRUTH];/* the FP convention reports truth[i] */
+	uint8_t fpflag[HX_MAX_TRUTH];/* HX_FP_*: what the FP convention reports for truth[i] */
 	uint64_t stack_addr, stack_size;
 	const uint8_t *stack;        /* points into the file buffer */
 	bool kernel;                 /* taken by the kernel's sampler at a spin point */

@@ -136,6 +136,59 @@ START_TEST(nested_truth)
 	hx_samples_free(&s);
 }
 END_TEST
+
+/* fp's faithful check where push_fp is not the first push (a fuzz-cfi
+ * finding, cases/x86_64/fuzz-0dd2a77f97b3.case): at +6 the frame record is
+ * set up but FP + 8 holds the saved r12, which an FP walk reports: `wrong`,
+ * and what the convention predicts.  Control: the flag read as "reported"
+ * (the old prediction) makes fp unfaithful there. */
+static void replay_fp(struct hx_group *g, uint32_t mach, struct hx_case_res *res)
+{
+	struct hx_opts o = { .unwinders = { "fp" }, .nuw = 1 };
+	char err[512];
+	ck_assert_msg(hx_replay_group(g, mach, &o, res, err, sizeof(err)) == 0, "%s", err);
+}
+
+static const struct hx_sample_res *at_offset(const struct hx_case_res *res, int off)
+{
+	for (size_t i = 0; i < res->nsamples; i++)
+		if (res->samples[i].offset == off)
+			return &res->samples[i];
+	ck_abort_msg("no sample at +%d", off);
+	return NULL;
+}
+
+START_TEST(fp_record_not_ra)
+{
+	struct hx_samples s;
+	capture("[case]\nname=t\narch=x86_64\nabout=a\n[code]\nsave_reg %r12\npush_fp\nset_fp\npop_fp\n"
+		"restore_reg %r12\nret\n[sample]\nat=every-insn\n[expect]\nfp=ok\n", &s);
+	struct hx_group *g = &s.groups[0];
+	int not_ra = 0;
+	for (size_t i = 0; i < g->nsamples; i++) {
+		const struct hx_sample *x = &g->samples[i];
+		/* truth[1]: the return address the trampoline's record would hold */
+		ck_assert_uint_eq(x->fpflag[1], x->offset == 6 ? HX_FP_NOT_RA : HX_FP_SKIPPED);
+		not_ra += x->fpflag[1] == HX_FP_NOT_RA;
+	}
+	ck_assert_int_eq(not_ra, 1);
+	struct hx_case_res res;
+	replay_fp(g, s.elf_mach, &res);
+	const struct hx_sample_res *r = at_offset(&res, 6);
+	ck_assert_int_eq(r->uw[0].j.v, HX_WRONG);
+	ck_assert(r->uw[0].has_faithful && r->uw[0].faithful);
+	ck_assert(at_offset(&res, 3)->uw[0].faithful);
+	hx_case_res_free(&res);
+	for (size_t i = 0; i < g->nsamples; i++)
+		for (uint32_t t = 0; t < g->samples[i].ntruth; t++)
+			if (g->samples[i].fpflag[t] == HX_FP_NOT_RA)
+				g->samples[i].fpflag[t] = HX_FP_REPORTED;
+	replay_fp(g, s.elf_mach, &res);
+	ck_assert(!at_offset(&res, 6)->uw[0].faithful);
+	hx_case_res_free(&res);
+	hx_samples_free(&s);
+}
+END_TEST
 #endif
 
 /* ---- batch capture: one child, many cases (capture.h) ---- */
@@ -414,6 +467,7 @@ Suite *suite_capture(void)
 	tcase_add_test(tc, regs_at_each_offset);
 	tcase_add_test(tc, crash_contained);
 	tcase_add_test(tc, nested_truth);
+	tcase_add_test(tc, fp_record_not_ra);
 #endif
 	suite_add_tcase(s, tc);
 	TCase *tb = tcase_create("batch");
