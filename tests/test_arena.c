@@ -216,24 +216,29 @@ static void on_segv(int sig)
 	siglongjmp(fault_jmp, 1);
 }
 
-START_TEST(test_store_faults)
+/* Whether a plain store of one byte at addr faults (SIGSEGV caught). */
+static bool store_faults(uint8_t *addr)
 {
-	/* W^X: a plain store into the arena faults (the test runs in Check's fork). */
-	struct tr_arena a;
-	ck_assert_int_eq(tr_arena_init(&a, 4096), 0);
 	struct sigaction sa, old;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_segv;
 	sigemptyset(&sa.sa_mask);
 	ck_assert_int_eq(sigaction(SIGSEGV, &sa, &old), 0);
-	volatile int faulted = 0;
-	if (sigsetjmp(fault_jmp, 1) == 0) {
-		*(volatile uint8_t *)a.base = 0x90;
-	} else {
-		faulted = 1;
-	}
+	volatile bool faulted = false;
+	if (sigsetjmp(fault_jmp, 1) == 0)
+		*(volatile uint8_t *)addr = 0x90;
+	else
+		faulted = true;
 	sigaction(SIGSEGV, &old, NULL);
-	ck_assert_msg(faulted, "a store into the arena did not fault");
+	return faulted;
+}
+
+START_TEST(test_store_faults)
+{
+	/* W^X: a plain store into the arena faults (the test runs in Check's fork). */
+	struct tr_arena a;
+	ck_assert_int_eq(tr_arena_init(&a, 4096), 0);
+	ck_assert_msg(store_faults(a.base), "a store into the arena did not fault");
 	tr_arena_fini(&a);
 }
 END_TEST
@@ -251,18 +256,7 @@ START_TEST(test_direct_store_faults)
 	}
 	static const uint8_t b[1] = { 0xc3 };
 	ck_assert_int_eq(tr_patch(&a, a.base, b, 1), 0);
-	struct sigaction sa, old;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_segv;
-	sigemptyset(&sa.sa_mask);
-	ck_assert_int_eq(sigaction(SIGSEGV, &sa, &old), 0);
-	volatile int faulted = 0;
-	if (sigsetjmp(fault_jmp, 1) == 0)
-		*(volatile uint8_t *)a.base = 0x90;
-	else
-		faulted = 1;
-	sigaction(SIGSEGV, &old, NULL);
-	ck_assert_msg(faulted, "a store into a direct-patched arena did not fault");
+	ck_assert_msg(store_faults(a.base), "a store into a direct-patched arena did not fault");
 	ck_assert_uint_eq(a.base[0], 0xc3);
 	tr_arena_fini(&a);
 }
