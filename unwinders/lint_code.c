@@ -224,8 +224,16 @@ static void cc_again(struct cc_result *res, uint64_t off)
 {
 	for (uint32_t m = res->called; m; m &= m - 1) {
 		struct cc_hits *h = &res->h[__builtin_ctz(m)];
-		for (unsigned k = h->calls; k; k--)
-			cc_mark(h, off);
+		/* h->calls cc_mark(h, off) in one: the first marks off, the others
+		 * see it marked, unless the pc list is full, where each one counts */
+		if (h->w.npc && h->w.pc[h->w.npc - 1] == off)
+			continue;
+		if (h->w.npc < LINT_MAX_PCS) {
+			h->n++;
+			h->w.pc[h->w.npc++] = off;
+		} else {
+			h->n += h->calls;
+		}
 	}
 }
 
