@@ -1962,13 +1962,14 @@ END_TEST
  * with the memo off (JU_LINT_MEMO=0), finding for finding, and the memo must
  * have served some.  The controls: the same code under a program one byte
  * different (a wrong CFA offset, JD052) and a program under code one byte
- * different (push %rbx for push %rbp, JD058) and the same code and program
- * with the FDE one byte into the code (its rows meet other instructions:
- * JD052), each twice (the second copy's code was seen before, so the memo
+ * different (push %rbx for push %rbp, JD058) and the same program with its
+ * FDE one byte into the code (its rows meet other instructions:
+ * JD052; against the same code and program with the FDE one byte shorter
+ * at the start: JD046 alone), each twice (the second copy's code was seen before, so the memo
  * is asked): each must get its own finding, the one it gets in a walk of its
  * own. */
 struct cm_load {
-	bool bad_cfi, bad_code, shifted;
+	bool bad_cfi, bad_code, padded, shifted;   /* shifted: padded, and the FDE one byte in */
 };
 
 static size_t cm_put(struct jb *b, const struct cm_load *l, uint64_t addr, uint64_t index)
@@ -1990,23 +1991,32 @@ static size_t cm_put(struct jb *b, const struct cm_load *l, uint64_t addr, uint6
 	o.prog_len = sizeof(good_prog);
 	if (l->bad_cfi)
 		o.prog[2] = 0x18;
-	unw(F, &o, addr, &u);
-	if (l->shifted) {
-		/* the FDE's pc_begin + 1 and pc_range - 1 (pc-relative sdata4 and a
-		 * length, after the CIE and the FDE's length and CIE pointer) */
+	size_t n = F->code_size;
+	if (!l->padded && !l->shifted) {
+		unw(F, &o, addr, &u);
+	} else {
+		/* one more byte (int3) after the code, and an FDE one byte
+		 * shorter: at its start, or one byte in (pc_begin and pc_range
+		 * are sdata4 after the CIE and the FDE's length and CIE pointer) */
+		static struct tr_func g;
+		g = *F;
+		ck_assert_uint_lt(g.code_size, sizeof(g.code));
+		g.code[g.code_size++] = 0xcc;
+		code[n++] = 0xcc;
+		unw(&g, &o, addr, &u);
 		uint32_t cie, pb, len;
 		memcpy(&cie, u.data, 4);
 		ck_assert_uint_lt(4 + cie + 16, u.size);
 		memcpy(&pb, u.data + 4 + cie + 8, 4);
 		memcpy(&len, u.data + 4 + cie + 12, 4);
-		ck_assert_uint_eq(len, F->code_size);
-		pb++;
+		ck_assert_uint_eq(len, n);
+		pb += l->shifted;
 		len--;
 		memcpy(u.data + 4 + cie + 8, &pb, 4);
 		memcpy(u.data + 4 + cie + 12, &len, 4);
 	}
 	jb_unw(b, u.data, u.size, u.size, u.hdr_size, u.mapped_size);
-	return jb_load(b, "tramp", addr, code, F->code_size, index);
+	return jb_load(b, "tramp", addr, code, n, index);
 }
 
 /* every finding of the last walk, one a line */
@@ -2029,10 +2039,11 @@ START_TEST(code_memo_keeps_findings)
 	enum { N = 40 };
 	static struct cm_load loads[N];
 	for (size_t i = 0; i < N; i++)
-		loads[i] = (struct cm_load){ i % 3 == 1, false, false };
-	loads[20] = loads[21] = (struct cm_load){ false, true, false };
-	loads[30] = loads[31] = (struct cm_load){ true, false, false };
-	loads[35] = loads[36] = (struct cm_load){ false, false, true };
+		loads[i] = (struct cm_load){ i % 3 == 1, false, false, false };
+	loads[20] = loads[21] = (struct cm_load){ false, true, false, false };
+	loads[30] = loads[31] = (struct cm_load){ true, false, false, false };
+	loads[33] = loads[34] = (struct cm_load){ false, false, true, false };
+	loads[35] = loads[36] = (struct cm_load){ false, false, false, true };
 	struct jb all = { 0 };
 	size_t off[N];
 	jb_std(&all);
@@ -2069,6 +2080,8 @@ START_TEST(code_memo_keeps_findings)
 		ck_assert_msg(!strcmp(there, alone), "load %zu: alone '%s', in the dump '%s'", i, alone, there);
 		if (loads[i].shifted)
 			ck_assert_msg(strstr(alone, "JD052"), "load %zu: no JD052 alone: '%s'", i, alone);
+		else if (loads[i].padded)
+			ck_assert_msg(!strcmp(alone, "JD046; "), "load %zu: not JD046 alone: '%s'", i, alone);
 		else if (loads[i].bad_code)
 			ck_assert_msg(strstr(alone, "JD058"), "load %zu: no JD058 alone: '%s'", i, alone);
 		else if (loads[i].bad_cfi)
