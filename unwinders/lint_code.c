@@ -423,7 +423,7 @@ static int cc_rows(struct lint_ctx *c, const struct ehf_fde *fde, uint64_t fde_f
  * are an earlier load's (check_identical) use it.  Keys are compared byte
  * for byte; one entry per slot, the newest stays. */
 #define CM_SLOTS 64
-#define CM_CODE 256               /* code bytes at most (longer code is not kept) */
+#define CM_CODE 2048              /* code bytes at most (longer code is not kept) */
 struct cm_hit {
 	size_t n;
 	unsigned npc;
