@@ -412,7 +412,6 @@ static int cc_rows(struct lint_ctx *c, const struct ehf_fde *fde, uint64_t fde_f
 	return 0;
 }
 
-
 /* The memo of whole code checks: the findings of the code check are a
  * function of the FDE's rows (so of its rc_key), where the FDE starts and
  * ends relative to the code, the code bytes it covers, the arch, perf's stack
@@ -525,7 +524,7 @@ void lint_code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *code,
 		return;
 	uint8_t key[LINT_RC_KEY + 8];
 	/* the memo is tried for code seen before only: unique code pays nothing
-	 * for it (the first copy of a repeated piece is checked twice) */
+	 * for it (a repeated piece's first two copies are checked in full) */
 	bool memo = c->code_seen && !c->cm_off;
 	size_t kn = c->rcache || memo ? rc_key(c, fde, key) : 0;
 	if (kn)
