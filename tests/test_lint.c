@@ -1956,6 +1956,146 @@ START_TEST(row_cache_keeps_findings)
 }
 END_TEST
 
+/* The code check's memo (unwinders/lint_code.c) serves a load whose code
+ * bytes repeat an earlier load's with the findings of an earlier check of
+ * the same code, rows and geometry: the walk must report what it reports
+ * with the memo off (JU_LINT_MEMO=0), finding for finding, and the memo must
+ * have served some.  The controls: the same code under a program one byte
+ * different (a wrong CFA offset, JD052) and a program under code one byte
+ * different (push %rbx for push %rbp, JD058) and the same program with its
+ * FDE one byte into the code (its rows meet other instructions:
+ * JD052, in code of nops; the same nops and program with the FDE one byte
+ * shorter at the start: JD046, JD052 at other offsets), each twice (the second copy's code was seen before, so the memo
+ * is asked): each must get its own finding, the one it gets in a walk of its
+ * own. */
+struct cm_load {
+	bool bad_cfi, bad_code, padded, shifted;   /* shifted: padded, and the FDE one byte in */
+};
+
+static size_t cm_put(struct jb *b, const struct cm_load *l, uint64_t addr, uint64_t index)
+{
+	static uint8_t code[256];
+	ck_assert_uint_le(F->code_size, sizeof(code));
+	memcpy(code, F->code, F->code_size);
+	if (l->bad_code) {
+		ck_assert_uint_eq(code[0], 0x55);   /* push %rbp */
+		code[0] = 0x53;                     /* push %rbx */
+	}
+	struct tr_unwind_opts o;
+	struct tr_unwind u;
+	static const uint8_t good_prog[] = { 0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06, 0x43, 0x0c, 0x07,
+					     0x08, 0xc6 };
+	opts_clean(&o);
+	o.cfi = TR_CFI_BYTES;
+	memcpy(o.prog, good_prog, sizeof(good_prog));
+	o.prog_len = sizeof(good_prog);
+	if (l->bad_cfi)
+		o.prog[2] = 0x18;
+	size_t n = F->code_size;
+	if (!l->padded && !l->shifted) {
+		unw(F, &o, addr, &u);
+	} else {
+		/* code of nops only, one byte longer than F's, and an FDE one
+		 * byte shorter: at its start, or one byte in (pc_begin and
+		 * pc_range are sdata4 after the CIE and the FDE's length and CIE
+		 * pointer): the same code bytes under the same rows either way */
+		static struct tr_func g;
+		g = *F;
+		ck_assert_uint_lt(g.code_size, sizeof(g.code));
+		g.code_size++;
+		n++;
+		memset(g.code, 0x90, g.code_size);
+		memset(code, 0x90, n);
+		unw(&g, &o, addr, &u);
+		uint32_t cie, pb, len;
+		memcpy(&cie, u.data, 4);
+		ck_assert_uint_lt(4 + cie + 16, u.size);
+		memcpy(&pb, u.data + 4 + cie + 8, 4);
+		memcpy(&len, u.data + 4 + cie + 12, 4);
+		ck_assert_uint_eq(len, n);
+		pb += l->shifted;
+		len--;
+		memcpy(u.data + 4 + cie + 8, &pb, 4);
+		memcpy(u.data + 4 + cie + 12, &len, 4);
+	}
+	jb_unw(b, u.data, u.size, u.size, u.hdr_size, u.mapped_size);
+	return jb_load(b, "tramp", addr, code, n, index);
+}
+
+/* every finding of the last walk, one a line */
+static void cm_all(char *buf, size_t cap)
+{
+	size_t o = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < G.n && o < cap; i++) {
+		o += (size_t)snprintf(buf + o, cap - o, "0x%" PRIx64 " %s load 0x%" PRIx64 " %s", G.off[i], G.r[i]->id,
+				      G.where[i].load, G.msg[i]);
+		for (unsigned k = 0; k < G.where[i].npc && o < cap; k++)
+			o += (size_t)snprintf(buf + o, cap - o, " +0x%" PRIx64, G.where[i].pc[k]);
+		if (o < cap)
+			o += (size_t)snprintf(buf + o, cap - o, "\n");
+	}
+}
+
+START_TEST(code_memo_keeps_findings)
+{
+	enum { N = 40 };
+	static struct cm_load loads[N];
+	for (size_t i = 0; i < N; i++)
+		loads[i] = (struct cm_load){ i % 3 == 1, false, false, false };
+	loads[20] = loads[21] = (struct cm_load){ false, true, false, false };
+	loads[30] = loads[31] = (struct cm_load){ true, false, false, false };
+	loads[33] = loads[34] = (struct cm_load){ false, false, true, false };
+	loads[35] = loads[36] = (struct cm_load){ false, false, false, true };
+	struct jb all = { 0 };
+	size_t off[N];
+	jb_std(&all);
+	for (size_t i = 0; i < N; i++)
+		off[i] = cm_put(&all, &loads[i], ADDR + i * 0x10000, i);
+	jb_close(&all);
+	static char with[64 * 1024], without[64 * 1024], alone[2048], there[2048];
+	ck_assert_int_eq(setenv("JU_LINT_MEMO", "0", 1), 0);
+	struct lint_summary s0 = lint_buf(all.p, all.n, PV_CURRENT, NULL);
+	cm_all(without, sizeof(without));
+	ck_assert_int_eq(unsetenv("JU_LINT_MEMO"), 0);
+	ck_assert_uint_eq(s0.memo_hits, 0);
+	struct lint_summary s1 = lint_buf(all.p, all.n, PV_CURRENT, NULL);
+	cm_all(with, sizeof(with));
+	ck_assert_msg(s1.memo_hits >= N / 2, "the memo served %" PRIu64 " of %d checks", s1.memo_hits, N);
+	size_t d = 0;
+	while (with[d] && with[d] == without[d])
+		d++;
+	while (d && with[d - 1] != '\n')
+		d--;
+	ck_assert_msg(!strcmp(with, without), "with the memo, from the first line that differs:\n%.600s\nwithout:\n%.600s",
+		      with + d, without + d);
+	ck_assert_msg(strstr(with, "JD052") && strlen(with) < sizeof(with) - 1, "%s", with);
+	for (size_t i = 0; i < N; i++) {
+		struct jb one = { 0 };
+		jb_std(&one);
+		size_t o1 = cm_put(&one, &loads[i], ADDR + i * 0x10000, i);
+		jb_close(&one);
+		lint_buf(one.p, one.n, PV_CURRENT, NULL);
+		rc_about(o1, alone, sizeof(alone));
+		free(one.p);
+		lint_buf(all.p, all.n, PV_CURRENT, NULL);
+		rc_about(off[i], there, sizeof(there));
+		ck_assert_msg(!strcmp(there, alone), "load %zu: alone '%s', in the dump '%s'", i, alone, there);
+		if (loads[i].shifted)
+			ck_assert_msg(strstr(alone, "JD052"), "load %zu: no JD052 alone: '%s'", i, alone);
+		else if (loads[i].padded)
+			ck_assert_msg(strstr(alone, "JD046") && strstr(alone, "JD052"), "load %zu: not JD046 alone: '%s'", i, alone);
+		else if (loads[i].bad_code)
+			ck_assert_msg(strstr(alone, "JD058"), "load %zu: no JD058 alone: '%s'", i, alone);
+		else if (loads[i].bad_cfi)
+			ck_assert_msg(strstr(alone, "JD052"), "load %zu: no JD052 alone: '%s'", i, alone);
+		else
+			ck_assert_msg(!alone[0], "load %zu: the clean load has findings: '%s'", i, alone);
+	}
+	free(all.p);
+}
+END_TEST
+
 Suite *suite_lint(void);
 Suite *suite_lint(void)
 {
@@ -1970,6 +2110,7 @@ Suite *suite_lint(void)
 	tcase_add_test(tc, every_truncation);
 	tcase_add_test(tc, bounded_history);
 	tcase_add_test(tc, row_cache_keeps_findings);
+	tcase_add_test(tc, code_memo_keeps_findings);
 	tcase_add_loop_test(tc, layout_matches_perfview, PV_CURRENT, PV_5X_0X40 + 1);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");

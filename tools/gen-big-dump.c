@@ -1,9 +1,13 @@
-/* gen-big-dump OUT.dump [MB]: a large jitdump for `make bench-lint`, written
- * the way the harness writes one: for every load an UNWINDING_INFO (derived
- * CFI, eh_frame then header, terminator) and a CODE_LOAD, each function's code
- * different (its frame size grows with the load's index), spaced so perf's
- * mappings never overlap.  It lints clean: the benchmark walks every rule. */
+/* gen-big-dump OUT.dump [MB [same]]: a large jitdump for `make bench-lint`,
+ * written the way the harness writes one: for every load an UNWINDING_INFO
+ * (derived CFI, eh_frame then header, terminator) and a CODE_LOAD, each
+ * function's code different (its frame size grows with the load's index),
+ * spaced so perf's mappings never overlap.  With "same", every load is the
+ * first one's code and CFI at its own address (a JIT that copies one
+ * trampoline per function, as CPython's perf trampolines do): lint's code
+ * check memo then serves all but the first two. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,10 +80,11 @@ static uint64_t write_load(FILE *f, const struct tr_func *fn, const struct tr_un
 
 int main(int argc, char **argv)
 {
-	if (argc < 2 || argc > 3) {
-		fprintf(stderr, "usage: gen-big-dump OUT.dump [MB (default 128)]\n");
+	if (argc < 2 || argc > 4 || (argc == 4 && strcmp(argv[3], "same"))) {
+		fprintf(stderr, "usage: gen-big-dump OUT.dump [MB (default 128) [same]]\n");
 		return 2;
 	}
+	bool same = argc == 4;
 	long mb = argc > 2 ? strtol(argv[2], NULL, 10) : 128;
 	if (mb < 1 || mb > 65536) {
 		fprintf(stderr, "gen-big-dump: MB %s: expected 1..65536\n", argv[2]);
@@ -110,16 +115,17 @@ int main(int argc, char **argv)
 	uint64_t target = (uint64_t)mb << 20, size = sizeof(h), ts = 2, addr = BASE;
 	uint64_t i;
 	for (i = 0; size < target; i++) {
+		uint64_t v = same ? 0 : i;   /* the variant */
 		/* push_fp; set_fp; [save_reg]; alloc 16(i+1); nop x (i % 48); call_target; leave; ret */
 		struct tr_op ops[64];
 		size_t n = 0;
 		char line[64], err[256];
 		int bad = parse("push_fp", &ops[n++]) || parse("set_fp", &ops[n++]);
-		if (i & 1)
+		if (v & 1)
 			bad |= parse("save_reg %rbx", &ops[n++]);
-		snprintf(line, sizeof(line), "alloc %llu", (unsigned long long)(16 * (i % 100000000 + 1)));
+		snprintf(line, sizeof(line), "alloc %llu", (unsigned long long)(16 * (v % 100000000 + 1)));
 		bad |= parse(line, &ops[n++]);
-		for (uint64_t k = 0; k < i % 48; k++)
+		for (uint64_t k = 0; k < v % 48; k++)
 			bad |= parse("nop", &ops[n++]);
 		bad |= parse("call_target", &ops[n++]) || parse("leave", &ops[n++]) || parse("ret", &ops[n++]);
 		if (bad)

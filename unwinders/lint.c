@@ -463,6 +463,7 @@ static void prefetch_code_slot(struct lint_ctx *c, size_t off)
 static void check_identical(struct lint_ctx *c, const struct jdr_rec *r, uint64_t h)
 {
 	const struct jdr_load *l = &r->u.load;
+	c->code_seen = false;
 	if (!c->codes || !l->code || !l->code_size)
 		return;
 	if (c->codes_used * 2 >= c->ncodes && c->ncodes < LINT_CODE_SLOTS) {
@@ -492,6 +493,7 @@ static void check_identical(struct lint_ctx *c, const struct jdr_rec *r, uint64_
 		const struct jdr_load *ol = &o.u.load;
 		if (jdr_next(&it, &o, &f) > 0 && ol->code && ol->code_size == l->code_size &&
 		    !memcmp(ol->code, l->code, (size_t)l->code_size)) {
+			c->code_seen = true;
 			if (ol->name_len != l->name_len || memcmp(ol->name, l->name, l->name_len))
 				lint_report(c, LR_IDENTICAL_CODE, r->off, "CODE_LOAD '%.60s' has the same %" PRIu64 " code bytes "
 				       "as '%.60s' (the CODE_LOAD at 0x%" PRIx64 ")", l->name, l->code_size, ol->name,

@@ -146,6 +146,7 @@ struct lint_summary {
 	uint64_t bytes, records, loads;
 	uint64_t count[3];        /* findings by severity, suppressed ones included */
 	uint64_t per_rule[LR__COUNT];
+	uint64_t memo_hits;       /* code checks served by the memo (lint_code.c; JU_LINT_MEMO=0: none) */
 	bool unreadable;          /* JD001: not a jitdump */
 	uint64_t fatal_offset;    /* unreadable: where, and why */
 	char fatal[256];

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "unwinders/decode.h"
@@ -224,8 +225,16 @@ static void cc_again(struct cc_result *res, uint64_t off)
 {
 	for (uint32_t m = res->called; m; m &= m - 1) {
 		struct cc_hits *h = &res->h[__builtin_ctz(m)];
-		for (unsigned k = h->calls; k; k--)
-			cc_mark(h, off);
+		/* h->calls cc_mark(h, off) in one: the first marks off, the others
+		 * see it marked, unless the pc list is full, where each one counts */
+		if (h->w.npc && h->w.pc[h->w.npc - 1] == off)
+			continue;
+		if (h->w.npc < LINT_MAX_PCS) {
+			h->n++;
+			h->w.pc[h->w.npc++] = off;
+		} else {
+			h->n += h->calls;
+		}
 	}
 }
 
@@ -363,15 +372,11 @@ static uint64_t rc_hash(const uint8_t *p, size_t n)
 /* The rows of an FDE, relative to its pc_begin: kept ones, or its program
  * run (and kept when it may be).  -1 when the program fails (reported). */
 static int cc_rows(struct lint_ctx *c, const struct ehf_fde *fde, uint64_t fde_file_off, uint64_t s,
-		   uint64_t code_addr, const struct crow **rows, size_t *nrows)
+		   uint64_t code_addr, const uint8_t *key, size_t kn, uint64_t h, const struct crow **rows,
+		   size_t *nrows)
 {
-	uint8_t key[LINT_RC_KEY + 8];
-	size_t kn = c->rcache ? rc_key(c, fde, key) : 0;
-	if (kn)
-		memset(key + kn, 0, 8);   /* rc_hash reads whole words */
-	uint64_t h = kn ? rc_hash(key, kn) : 0;
 	struct rc_entry *ent = NULL;
-	if (kn) {
+	if (kn && c->rcache) {
 		struct rc_entry *two[2] = { &c->rcache[h % LINT_RC_SLOTS], &c->rcache[(h >> 32) % LINT_RC_SLOTS] };
 		c->rc_clock++;
 		for (int i = 0; i < 2; i++) {
@@ -407,6 +412,101 @@ static int cc_rows(struct lint_ctx *c, const struct ehf_fde *fde, uint64_t fde_f
 	return 0;
 }
 
+/* The memo of whole code checks: the findings of the code check are a
+ * function of the FDE's rows (so of its rc_key), where the FDE starts and
+ * ends relative to the code, the code bytes it covers, the arch, perf's stack
+ * size and which rules are quiet; the boundaries they name are offsets into
+ * the code, the load and FDE offsets are added by cc_say.  A JIT that copies
+ * one piece of code per function (CPython's perf trampolines) repeats all of
+ * them: such a check is then served from here.  Only loads whose code bytes
+ * are an earlier load's (check_identical) use it.  Keys are compared byte
+ * for byte; one entry per slot, the newest stays. */
+#define CM_SLOTS 64
+#define CM_CODE 2048              /* code bytes at most (longer code is not kept) */
+struct cm_hit {
+	size_t n;
+	unsigned npc;
+	uint64_t pc[LINT_MAX_PCS];
+	char first[240];
+};
+struct cm_entry {
+	uint64_t hash;
+	uint32_t key_len, code_len;   /* key_len 0: empty */
+	uint64_t geo[5];              /* pc_begin, s, e relative to the code; the arch; stack size */
+	uint32_t quiet;               /* bit i: h[i].first was not composed */
+	uint8_t key[LINT_RC_KEY];
+	uint8_t code[CM_CODE];
+	struct cm_hit h[CC_NRULES];
+};
+
+/* The entry for this check: filled (a hit), or the slot to fill (*hit false).
+ * NULL when the check is not to be kept. */
+static struct cm_entry *cm_find(struct lint_ctx *c, const uint8_t *key, size_t kn, uint64_t kh,
+				const uint64_t *geo, const uint8_t *code, size_t len, uint32_t quiet, bool *hit)
+{
+	*hit = false;
+	if (c->cm_off || !kn || len > CM_CODE)
+		return NULL;
+	if (!c->cmemo && !(c->cmemo = calloc(CM_SLOTS, sizeof(*c->cmemo)))) {
+		c->cm_off = true;
+		return NULL;
+	}
+	uint8_t buf[CM_CODE + 8 + 5 * 8];
+	memcpy(buf, geo, 5 * 8);
+	memcpy(buf + 5 * 8, code, len);
+	memset(buf + 5 * 8 + len, 0, 8);   /* rc_hash reads whole words */
+	uint64_t h = rc_hash(buf, 5 * 8 + len) ^ kh * 0x9e3779b97f4a7c15ull;
+	struct cm_entry *m = &c->cmemo[(h ^ h >> 17) % CM_SLOTS];
+	*hit = m->key_len == kn && m->hash == h && m->code_len == len && !(m->quiet & ~quiet) &&
+	       !memcmp(m->geo, geo, sizeof(m->geo)) && !memcmp(m->key, key, kn) && !memcmp(m->code, code, len);
+	if (!*hit) {
+		m->key_len = 0;           /* cm_keep fills it */
+		m->hash = h;
+	}
+	return m;
+}
+
+/* Keep a check's findings in its slot (cm_find said where). */
+static void cm_keep(struct cm_entry *m, const uint8_t *key, size_t kn, const uint64_t *geo, const uint8_t *code,
+		    size_t len, const struct cc_result *res)
+{
+	m->quiet = 0;
+	for (unsigned i = 0; i < CC_NRULES; i++) {
+		const struct cc_hits *h = &res->h[i];
+		struct cm_hit *k = &m->h[i];
+		k->n = h->n;
+		if (!h->n)
+			continue;
+		k->npc = h->w.npc;
+		memcpy(k->pc, h->w.pc, h->w.npc * sizeof(h->w.pc[0]));
+		if (h->quiet)
+			m->quiet |= 1u << i;
+		else
+			snprintf(k->first, sizeof(k->first), "%s", h->first);
+	}
+	memcpy(m->geo, geo, sizeof(m->geo));
+	memcpy(m->key, key, kn);
+	memcpy(m->code, code, len);
+	m->code_len = (uint32_t)len;
+	m->key_len = (uint32_t)kn;
+}
+
+/* A check's findings from the memo, as cc_follow would have left them. */
+static void cm_serve(const struct cm_entry *m, struct cc_result *res)
+{
+	for (unsigned i = 0; i < CC_NRULES; i++) {
+		const struct cm_hit *k = &m->h[i];
+		struct cc_hits *h = &res->h[i];
+		h->n = k->n;
+		if (!k->n)
+			continue;
+		h->w.npc = k->npc;
+		memcpy(h->w.pc, k->pc, k->npc * sizeof(k->pc[0]));
+		if (!h->quiet)
+			snprintf(h->first, sizeof(h->first), "%s", k->first);
+	}
+}
+
 /* Follow the code of one FDE with the stack-height model and compare every
  * row in force at an instruction boundary. */
 void lint_code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *code, uint64_t code_addr,
@@ -422,23 +522,44 @@ void lint_code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *code,
 	uint64_t e = fde->pc_end < code_addr + code_size ? fde->pc_end : code_addr + code_size;
 	if (s >= e)
 		return;
-	const struct crow *rows;
-	size_t nrows;
-	if (cc_rows(c, fde, fde_file_off, s, code_addr, &rows, &nrows) || !nrows)
-		return;
+	uint8_t key[LINT_RC_KEY + 8];
+	/* the memo is tried for code seen before only: unique code pays nothing
+	 * for it (a repeated piece's first two copies are checked in full) */
+	bool memo = c->code_seen && !c->cm_off;
+	size_t kn = c->rcache || memo ? rc_key(c, fde, key) : 0;
+	if (kn)
+		memset(key + kn, 0, 8);   /* rc_hash reads whole words */
+	uint64_t kh = kn ? rc_hash(key, kn) : 0;
 	struct cc_result res;
 	res.called = 0;
+	uint32_t quiet = 0;
 	for (unsigned i = 0; i < CC_NRULES; i++) {
 		/* no memset of the 2.8 KB: messages and pcs are written before they are read */
 		struct cc_hits *h = &res.h[i];
 		h->quiet = lint_quiet(c, cc_rule[i]);
+		quiet |= (uint32_t)h->quiet << i;
 		h->n = 0;
 		h->calls = 0;
 		h->w.load = 0;
 		h->w.whole = false;
 		h->w.npc = 0;
 	}
-	cc_follow(c, dc, code, code_addr, s, e, rows, nrows, fde->pc_begin, &res);
+	uint64_t geo[5] = { fde->pc_begin - code_addr, s - code_addr, e - code_addr, c->hdr.elf_mach,
+			    c->o->stack_size };
+	bool hit = false;
+	struct cm_entry *m = !memo ? NULL : cm_find(c, key, kn, kh, geo, code + (s - code_addr), (size_t)(e - s), quiet, &hit);
+	if (hit) {
+		c->sum->memo_hits++;
+		cm_serve(m, &res);
+	} else {
+		const struct crow *rows;
+		size_t nrows;
+		if (cc_rows(c, fde, fde_file_off, s, code_addr, key, kn, kh, &rows, &nrows) || !nrows)
+			return;
+		cc_follow(c, dc, code, code_addr, s, e, rows, nrows, fde->pc_begin, &res);
+		if (m)
+			cm_keep(m, key, kn, geo, code + (s - code_addr), (size_t)(e - s), &res);
+	}
 	for (unsigned i = 0; i < CC_NRULES; i++)
 		cc_say(c, cc_rule[i], load_off, fde_file_off, &res.h[i]);
 }

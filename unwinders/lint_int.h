@@ -111,6 +111,9 @@ struct lint_ctx {
 	uint64_t rows_base;       /* collect_row: the FDE's pc_begin */
 	struct rc_entry *rcache;  /* LINT_RC_SLOTS entries; NULL: no cache */
 	uint64_t rc_clock;
+	struct cm_entry *cmemo;   /* lint_code.c's memo of whole code checks; NULL: none yet */
+	bool cm_off;              /* no memo (JU_LINT_MEMO=0, or it could not be allocated) */
+	bool code_seen;           /* check_identical: the load's code bytes are an earlier load's */
 	unsigned ra_col;          /* the code check's return address column */
 	unsigned lu_regs;         /* libunwind's register table size for the load's arch (JD055) */
 	bool rows_over;

@@ -66,6 +66,8 @@ static int lint_run(const uint8_t *data, size_t size, const struct lint_opts *o,
 	c->codes = calloc(c->ncodes, sizeof(*c->codes));
 	c->rows = calloc(LINT_MAX_ROWS, sizeof(*c->rows));
 	c->rcache = calloc(LINT_RC_SLOTS, sizeof(*c->rcache));   /* NULL: every program is run */
+	const char *memo = getenv("JU_LINT_MEMO");
+	c->cm_off = memo && !strcmp(memo, "0");
 	if (c->codes && c->rows && !lint_it_init(&c->maps, LINT_MAX_MAPS) && !lint_it_init(&c->index, LINT_MAX_INDEX))
 		rc = lint_walk_ctx(c);
 	lint_it_fini(&c->maps);
@@ -73,6 +75,7 @@ static int lint_run(const uint8_t *data, size_t size, const struct lint_opts *o,
 	free(c->codes);
 	free(c->rows);
 	free(c->rcache);
+	free(c->cmemo);
 	free(c);
 	return rc;
 }
