@@ -287,6 +287,11 @@ static int parse_sample(struct rec_ctx *c)
 		x->truth[i] = g64(q + 8 * i);
 	q += 8 * x->ntruth;
 	memcpy(x->fpflag, q, x->ntruth);
+	for (uint32_t i = 0; i < x->ntruth; i++)
+		if (x->fpflag[i] > HX_FP_NOT_RA)
+			return sfail(c->err, c->errlen, c->path, (size_t)(q - c->data) + i,
+				     "SAMPLE: FP flag %u of truth frame %u, expected 0 (skipped), 1 (reported) or 2 "
+				     "(a record whose FP + 8 is not the return address)", x->fpflag[i], i);
 	q += (x->ntruth + 7) & ~7u;
 	x->stack = q;
 	if (g32(c->data + off + 4) & HX_REC_F_KERNEL) {

@@ -1878,18 +1878,26 @@ struct rc_load {
 	uint64_t addr;
 };
 
-static size_t rc_put(struct jb *b, const struct rc_load *l, uint64_t index)
+/* A frame-pointer function's CFA program as raw bytes (def_cfa_offset 16,
+ * rbp at cfa-16, the CFA on rbp, back to rsp + 8), or (bad) the same with
+ * def_cfa_offset 24 where 16 is right (JD052). */
+static void prog_opts(struct tr_unwind_opts *o, bool bad)
 {
 	static const uint8_t good_prog[] = { 0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06, 0x43, 0x0c, 0x07,
 					     0x08, 0xc6 };
+	opts_clean(o);
+	o->cfi = TR_CFI_BYTES;
+	memcpy(o->prog, good_prog, sizeof(good_prog));
+	o->prog_len = sizeof(good_prog);
+	if (bad)
+		o->prog[2] = 0x18;
+}
+
+static size_t rc_put(struct jb *b, const struct rc_load *l, uint64_t index)
+{
 	struct tr_unwind_opts o;
 	struct tr_unwind u;
-	opts_clean(&o);
-	o.cfi = TR_CFI_BYTES;
-	memcpy(o.prog, good_prog, sizeof(good_prog));
-	o.prog_len = sizeof(good_prog);
-	if (l->bad)
-		o.prog[2] = 0x18;
+	prog_opts(&o, l->bad);
 	unw(F, &o, l->addr, &u);
 	if (l->da4) {
 		/* the CIE: length, id, version, "zR", code_align 1, data_align -8 */
@@ -1983,14 +1991,7 @@ static size_t cm_put(struct jb *b, const struct cm_load *l, uint64_t addr, uint6
 	}
 	struct tr_unwind_opts o;
 	struct tr_unwind u;
-	static const uint8_t good_prog[] = { 0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06, 0x43, 0x0c, 0x07,
-					     0x08, 0xc6 };
-	opts_clean(&o);
-	o.cfi = TR_CFI_BYTES;
-	memcpy(o.prog, good_prog, sizeof(good_prog));
-	o.prog_len = sizeof(good_prog);
-	if (l->bad_cfi)
-		o.prog[2] = 0x18;
+	prog_opts(&o, l->bad_cfi);
 	size_t n = F->code_size;
 	if (!l->padded && !l->shifted) {
 		unw(F, &o, addr, &u);

@@ -65,6 +65,7 @@ static const struct { const char *what; size_t off; uint64_t val; int width; siz
 	{ "registers do not match the mask", 64 + 24, 5, 4, 0, "registers for mask" },
 	{ "too many truth frames", 64 + 28, 1000, 4, 0, "truth frames" },
 	{ "stack larger than the record", 64 + 40, 4096, 8, 0, "do not fit" },
+	{ "FP flag out of range", 64 + 48 + 16 + 8, 3, 1, 0, "FP flag 3 of truth frame 0" },
 	{ "truncated header", 0, 0, 0, 24, "truncated record header" },
 	{ "short file", 0, 0, 0, 10, "JUSAMPLE" },
 };
