@@ -1,4 +1,4 @@
-# jitunwind — build, run, test.  `make run`, `make check` (see README.md).
+# jitunwind — build, run, test.  `make run`, `make check` (see README.md; the manual is docs/).
 ARCH      ?= $(shell uname -m | sed 's/arm64/aarch64/')
 HOSTARCH  := $(shell uname -m | sed 's/arm64/aarch64/')
 BUILD     := build/$(ARCH)
@@ -126,7 +126,7 @@ cases: deps $(BIN)
 
 check: style unit cases lint-vs-run tools-test
 
-# The structure rules (README "Layout"): no function over 100 lines but the instruction
+# The structure rules (docs/HACKING.md "Layout"): no function over 100 lines but the instruction
 # decoders and the CFI/expression interpreters (tools/fnlen), no unwinder name in a
 # condition and no arch test outside the tables (tools/tablecheck); tests/style.sh shows
 # each checker failing on planted violations first.  Source only: the same on every ARCH.
@@ -149,14 +149,26 @@ tools-test:
 lint-vs-run: deps $(BIN)
 	tests/lint_vs_run.py --arch $(ARCH) --bin ./$(BIN) $(if $(RUNNER),--runner $(RUNNER))
 
+# README.md's tutorial stays true (tests/readme_tutorial.py): its commands run in a temporary
+# directory and print what the README shows (addresses, times normalized); a missing
+# prerequisite (another ARCH than its x86_64 case, no working perf for its perf column) prints
+# the reason and skips.
+check: readme-tutorial
+.PHONY: readme-tutorial
+readme-tutorial: deps $(BIN)
+	@tests/readme_tutorial.py --bin $(CURDIR)/$(BIN) --arch $(ARCH) >$(BUILD)/readme-tutorial.txt; rc=$$?; \
+	  if [ $$rc = 77 ]; then cat $(BUILD)/readme-tutorial.txt; echo "readme-tutorial: skipped (the reason above)"; \
+	  elif [ $$rc != 0 ]; then cat $(BUILD)/readme-tutorial.txt; exit $$rc; \
+	  else tail -n 1 $(BUILD)/readme-tutorial.txt; fi
+
 # Behaviour goldens (tools/goldens): every verdict, frame and flag of run --json, every lint
 # finding and dump line of the cases, normalized; a change must be explained and re-saved.
 # the cases' report of `make cases` is reused: no second run of every case
 goldens: deps $(BIN) cases
 	tools/goldens --arch $(ARCH) --bin ./$(BIN) $(if $(RUNNER),--runner $(RUNNER)) --report $(BUILD)/report.json compare
 
-# The kernel's own FP walk at every spin point of a few cases (README "Spin points and
-# kernel-fp"): kernel-fp must match the truth as fp does and equal its chain; perf_event_open
+# The kernel's own FP walk at every spin point of a few cases (docs/unwinders.md "Spin points
+# and kernel-fp"): kernel-fp must match the truth as fp does and equal its chain; perf_event_open
 # refused (paranoid, qemu-user's ENOSYS) prints why and skips.
 KFP_CASES_x86_64  := nested-depth3 cpython-3.13-fp stack-deep
 KFP_CASES_aarch64 := nested-depth3 cpython-aarch64 jit-leaf-frameless
@@ -169,7 +181,7 @@ kernel-fp: deps $(BIN)
 	  if [ $$rc = 77 ]; then grep -m1 perf_event_open $(BUILD)/kernel-fp.txt; echo "kernel-fp: skipped (the reason above)"; \
 	  elif [ $$rc != 0 ]; then cat $(BUILD)/kernel-fp.txt; exit $$rc; fi
 
-# `perf record` end to end at every sample point of a few cases (README "perf-check"): dwarf
+# `perf record` end to end at every sample point of a few cases (docs/real-perf.md "perf-check"): dwarf
 # and fp mode, every perf sample judged against the truth and against the emulation of that
 # perf (neg-cfa-off-by-8: broken CFI, perf wrong where the emulation says so); no perf or
 # perf_event_open refused (qemu-user: ENOSYS) prints why and skips.
@@ -216,7 +228,7 @@ check-asan:
 	$(MAKE) --no-print-directory BUILD=build/$(ARCH)-asan BIN=build/$(ARCH)-asan/jitunwind \
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" OPT=-O1 GOLDENS=no check
 
-# every figure beside its target (README "Speed"): capture, replay rates, the whole run
+# every figure beside its target (docs/speed.md): capture, replay rates, the whole run
 # without and with the perf column (as a child `run`), lint over a generated dump, and
 # perf-check's time over the arch's cases (its dwarf and fp lines)
 bench: all $(BUILD)/bench-lint/jit-1.dump
@@ -244,7 +256,7 @@ install: all
 
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/harness/main.d
 
-# ---- fuzzing (fuzz/, tests/fuzz/, tools/fuzz-campaign; README "Fuzzing") ----
+# ---- fuzzing (fuzz/, tests/fuzz/, tools/fuzz-campaign; docs/fuzzing.md) ----
 # make oss-fuzz-build: fuzz/build.sh called as OSS-Fuzz calls it (clang, ASan + UBSan,
 # libFuzzer): every target in build/oss-fuzz/out with its seed corpus zip, dictionary and
 # options (seeds recorded by ./jitunwind, the lint suite's crafted dumps by tests/check).
