@@ -1,5 +1,5 @@
 /* `jitunwind bench [--no-run] [--lint DUMP] [PATH...]`: each speed figure
- * beside its target (README "Speed"), and whether this run met it.  Figures,
+ * beside its target (docs/speed.md), and whether this run met it.  Figures,
  * never pass/fail: the exit code says only whether the bench could run.
  *
  * The machine is shared and noisy, so every rate is per CPU second of the
@@ -194,7 +194,7 @@ static int bench_capture(struct bench *b)
 			snprintf(dm, sizeof(dm), "%.1f us through /proc/self/mem, ", d);
 		printf("  %-34s a case creates its jitdump and perf map, reads its maps and writes its arena;\n"
 		       "  %-34s a sample is a trap (its signal frame), a breakpoint restore (%s%.1f us by\n"
-		       "  %-34s the mprotect pair) and its stack written (README \"Speed\")\n",
+		       "  %-34s the mprotect pair) and its stack written (docs/speed.md)\n",
 		       "", "", dm, mp, "");
 	}
 	return 0;
@@ -527,7 +527,7 @@ static void bench_fuzz(void)
 	snprintf(note, sizeof(note), "--jobs 2, %llu cases in %.2f s wall; %.0f cases per CPU second (2 cores: at most %.0f/s)",
 		 n, secs, per_cpu, 2 * per_cpu);
 	line("fuzz-cfi (all unwinders)", m, ">= 1000 cases/s", rate >= BENCH_FUZZ_CASES, note);
-	/* the time per case by phase (README "fuzz-cfi": rate) */
+	/* the time per case by phase (docs/measurements.md "fuzz-cfi: rate") */
 	char *t = strstr(l2, "time per case");
 	if (t && rate < BENCH_FUZZ_CASES)
 		printf("  %-34s %s", "", t);

@@ -125,7 +125,7 @@ extern const struct hx_cap_arch hx_cap_host;
 void hx_call(void *ctx, void *tramp, uint64_t *slot, void *target);
 extern const char hx_call_ret[];
 
-/* Spin points (harness/spin.c; README "Spin points"): after a breakpoint's
+/* Spin points (harness/spin.c; docs/unwinders.md "Spin points"): after a breakpoint's
  * sample the child spins at that pc with the sample point's exact state until
  * released (SIGUSR1: from the parent's kernel sampler, or the child's own
  * timer), and checks then that registers and stack are unchanged. */

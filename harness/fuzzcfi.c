@@ -1,4 +1,4 @@
-/* `jitunwind fuzz-cfi`: generate, run, classify, minimize, write (README
+/* `jitunwind fuzz-cfi`: generate, run, classify, minimize, write (docs/fuzzing.md
  * "fuzz-cfi").  Cases are drawn from (seed, index) and examined in batches:
  * the workers evaluate a batch, the parent picks in index order which
  * findings to minimize, the workers minimize them, the parent writes the
@@ -232,7 +232,7 @@ static const struct hx_uw_res *oracle_of(const struct hx_sample_res *sr)
 	return NULL;
 }
 
-/* The findings of one sample (README "fuzz-cfi": what counts). */
+/* The findings of one sample (docs/fuzzing.md "fuzz-cfi": what counts). */
 static void classify_sample(bool mutate, const struct hx_sample_res *sr, struct fz_class *k)
 {
 	const struct hx_uw_res *o = oracle_of(sr);
@@ -800,7 +800,7 @@ static int finalize(struct fz_ctx *x, struct hx_fz_gen *g, const char *sig, stru
 
 /* ---- workers: batches of evaluations, then of minimizations ---- */
 
-/* Where an evaluation's time goes, in seconds (README "fuzz-cfi": rate) */
+/* Where an evaluation's time goes, in seconds (docs/measurements.md "fuzz-cfi: rate") */
 struct fz_times {
 	double gen;                /* drawing the case and writing its text */
 	double parse;              /* the text through the case parser */
@@ -1331,7 +1331,7 @@ static int min_batch(struct fz_ctx *x, struct fz_stats *st, const struct task *t
 	return 0;
 }
 
-/* Where the evaluation's time went, per case (README "fuzz-cfi": rate). */
+/* Where the evaluation's time went, per case (docs/measurements.md "fuzz-cfi: rate"). */
 static void summary_times(const struct fz_ctx *x, const struct fz_stats *st, FILE *f)
 {
 	double n = st->cases ? (double)st->cases : 1, ms = 1e3 / n;

@@ -1,4 +1,4 @@
-/* jitunwind fuzz-cfi (README "fuzz-cfi"): random trampolines from stack ops,
+/* jitunwind fuzz-cfi (docs/fuzzing.md "fuzz-cfi"): random trampolines from stack ops,
  * their CFI encoded in randomly chosen but valid ways (or corrupted in one
  * element), run through the capture and every unwinder; a sample where the
  * CFI is consistent but a DWARF unwinder is not ok, or where the DWARF

@@ -1,4 +1,4 @@
-/* The harness's own kernel sampler (README "Spin points and kernel-fp"):
+/* The harness's own kernel sampler (docs/unwinders.md "Spin points and kernel-fp"):
  * while the capture child spins at a sample point, a perf_event_open
  * cpu-clock event on the child collects samples there. */
 #ifndef HX_KSAMPLER_H

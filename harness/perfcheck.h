@@ -1,7 +1,7 @@
 /* `jitunwind perf-check`: real `perf record` of the cases while the capture
  * child spins at every sample point, in DWARF and frame-pointer mode; each
  * perf sample at a spin point is judged against the truth and against
- * jitunwind's emulation of that perf on the same point (README "perf-check"). */
+ * jitunwind's emulation of that perf on the same point (docs/real-perf.md "perf-check"). */
 #ifndef HX_PERFCHECK_H
 #define HX_PERFCHECK_H
 

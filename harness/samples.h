@@ -1,4 +1,4 @@
-/* Samples file, format version 1 (documented in README "Samples file").
+/* Samples file, format version 1 (documented in docs/replay.md "Samples files").
  * All integers little-endian (host order on the supported arches).
  *
  *   file    := "JUSAMPLE" u32 version(=1) u32 elf_mach record*
