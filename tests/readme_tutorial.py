@@ -14,10 +14,11 @@ Files and commands run in order, in a new temporary directory where ./jitunwind 
 of the checkout (--bin). Both sides are normalized before the diff: hex numbers >= 0x10000
 become ADDR<n> (numbered by first appearance in that output, so equal addresses stay equal),
 register values (NAME=0x...: explain's registers, flags among them) VALUE, times T, pids PID,
-perf's version VERSION, the work directory $WORK, and runs of blanks one blank. Exit: 0 no drift; 1 drift (the unified diff per command) or a command with another
-exit status; 2 a README without tutorial markers or with a malformed one; 77 a prerequisite is
-missing (another ARCH than the tutorial's x86_64 case, or no working perf for the perf column
-the README shows), with the reason.
+perf's version VERSION, the work directory $WORK, and runs of blanks one blank.
+Exit: 0 no drift; 1 drift (the unified diff per command) or a command with another exit status;
+2 a README without tutorial markers or with a malformed one; 77 a prerequisite is missing
+(another ARCH than the tutorial's x86_64 case, or no working perf for the perf column the README
+shows), with the reason.
 """
 import argparse
 import difflib
