@@ -82,9 +82,21 @@ static int reserve(struct mt_snap *s, size_t more)
 	return 0;
 }
 
-/* Insert m, cutting what it overlaps: the head of an older map before m
- * stays, its tail after m stays with pgoff advanced by what was cut. */
-static int insert(struct mt_snap *s, const struct mt_map *m)
+size_t mt_cut(uint64_t start, uint64_t end, uint64_t ns, uint64_t ne, struct mt_piece keep[2])
+{
+	size_t n = 0;
+	if (end <= ns || ne <= start) {
+		keep[n++] = (struct mt_piece){ start, end, 0 };
+		return n;
+	}
+	if (start < ns)
+		keep[n++] = (struct mt_piece){ start, ns, 0 };
+	if (ne < end)
+		keep[n++] = (struct mt_piece){ ne, end, ne - start };
+	return n;
+}
+
+int mt_insert(struct mt_snap *s, const struct mt_map *m)
 {
 	if (reserve(s, 2))
 		return -ENOMEM;
@@ -92,20 +104,20 @@ static int insert(struct mt_snap *s, const struct mt_map *m)
 	struct mt_map tail = { 0 };
 	bool have_tail = false;
 	for (size_t i = 0; i < n; i++) {
-		struct mt_map o = s->maps[i];
-		if (o.end <= m->start || m->end <= o.start) {
-			s->maps[w++] = o;
-			continue;
-		}
-		if (o.end > m->end) {   /* at most one map spans past m's end */
-			tail = o;
-			tail.pgoff += m->end - o.start;
-			tail.start = m->end;
-			have_tail = true;
-		}
-		if (o.start < m->start) {
-			o.end = m->start;
-			s->maps[w++] = o;
+		const struct mt_map o = s->maps[i];
+		struct mt_piece p[2];
+		size_t np = mt_cut(o.start, o.end, m->start, m->end, p);
+		for (size_t k = 0; k < np; k++) {
+			struct mt_map q = o;
+			q.start = p[k].start;
+			q.end = p[k].end;
+			q.pgoff += p[k].pgoff_add;
+			if (q.start == o.start)
+				s->maps[w++] = q;    /* untouched or the head: w <= i */
+			else {
+				tail = q;            /* the maps are disjoint: at most one spans past m */
+				have_tail = true;
+			}
 		}
 	}
 	s->n = w;
@@ -131,7 +143,7 @@ static int build(const struct mt_tree *t, uint32_t pid, size_t upto, struct mt_s
 			continue;
 		int rc = 0;
 		if (e->kind == MT_MMAP) {
-			rc = insert(out, &e->map);
+			rc = mt_insert(out, &e->map);
 		} else if (depth < MT_FORK_DEPTH && e->ppid != pid) {
 			/* the child starts from its parent's tree at the fork */
 			out->n = 0;
@@ -175,7 +187,7 @@ static int advance(const struct mt_tree *t, uint32_t pid, size_t from, size_t up
 			out->applied++;      /* a new thread changes nothing */
 			continue;
 		}
-		if (insert(out, &e->map))
+		if (mt_insert(out, &e->map))
 			return -ENOMEM;
 		out->applied++;
 	}
