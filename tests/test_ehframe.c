@@ -3,6 +3,8 @@
  * expectations written here, and against an independent decoder, libdw's CFI
  * reader, on an ELF written with libelf holding the same bytes. */
 #include "unwinders/ehframe.h"
+#include "unwinders/uwarch.h"
+#include "harness/cfarow.h"
 
 #include <check.h>
 #include <dwarf.h>
@@ -1708,11 +1710,68 @@ START_TEST(test_row_at_speed)
 }
 END_TEST
 
+/* One row formatter, three styles: every rule kind once, as run's sample
+ * details, replay and dump print them (the dump style is dumpcmd.c's). */
+static const char *dw_number(const void *ctx, unsigned dw, char *tmp, size_t n)
+{
+	snprintf(tmp, n, "%s%u", (const char *)ctx, dw);
+	return tmp;
+}
+
+START_TEST(test_row_text_styles)
+{
+	struct ehf_row row;
+	memset(&row, 0, sizeof(row));
+	for (unsigned d = 0; d < EHF_NREGS; d++)
+		row.reg[d].kind = EHF_INITIAL;
+	row.cfa_defined = true;
+	row.cfa_kind = EHF_CFA_REG_OFF;
+	row.cfa_reg = 6;
+	row.cfa_off = 16;
+	row.reg[3] = (struct ehf_rule){ .kind = EHF_REGISTER, .reg = 12 };
+	row.reg[6] = (struct ehf_rule){ .kind = EHF_OFFSET, .off = -16 };
+	row.reg[12] = (struct ehf_rule){ .kind = EHF_UNDEF };
+	row.reg[13] = (struct ehf_rule){ .kind = EHF_SAME };
+	row.reg[14] = (struct ehf_rule){ .kind = EHF_VAL_OFFSET, .off = 8 };
+	row.reg[15] = (struct ehf_rule){ .kind = EHF_VAL_EXPRESSION, .expr_len = 3 };
+	row.reg[16] = (struct ehf_rule){ .kind = EHF_OFFSET, .off = -8 };
+	const struct uw_arch *a = uw_arch_by_mach(EM_X86_64);
+	char b[256];
+	hx_row_text(a, &row, HX_ROW_REPORT, b, sizeof(b));
+	ck_assert_str_eq(b, "CFA=bp+16 bx=r12 bp=[CFA-16] r12=undefined r14=CFA+8 r15=expr ra=[CFA-8]");
+	hx_row_text(a, &row, HX_ROW_REPLAY, b, sizeof(b));
+	ck_assert_str_eq(b, "cfa=bp+16 bx=r12 bp=[cfa-16] r12=undef r14=cfa+8 r15=expr ip=[cfa-8]");
+	const struct ehf_row_fmt dump = { .cfa = "cfa", .cfa_undefined = "cfa=undefined", .undef = "undef",
+					  .name = dw_number, .ctx = "r", .nregs = EHF_NREGS, .val_paren = true,
+					  .expr_len = true, .same = true, .ra_signed = true };
+	row.ra_signed = true;
+	size_t len = ehf_row_text(&row, &dump, b, sizeof(b));
+	ck_assert_str_eq(b, "cfa=r6+16 r3=r12 r6=cfa-16 r12=undef r13=same r14=val(cfa+8) "
+			    "r15=val_expr(3 bytes) r16=cfa-8 ra_signed");
+	ck_assert_uint_eq(len, strlen(b));
+	/* a row before any def_cfa, a CFA expression; a short buffer is cut, its length told */
+	row.cfa_defined = false;
+	hx_row_text(a, &row, HX_ROW_REPLAY, b, sizeof(b));
+	ck_assert_str_eq(b, "cfa=undefined bx=r12 bp=[cfa-16] r12=undef r14=cfa+8 r15=expr ip=[cfa-8]");
+	row.cfa_defined = true;
+	row.cfa_kind = EHF_CFA_EXPR;
+	row.cfa_expr_len = 5;
+	ehf_row_text(&row, &dump, b, sizeof(b));
+	ck_assert(!strncmp(b, "cfa=expr(5 bytes) r3=r12", 24));
+	hx_row_text(a, &row, HX_ROW_REPORT, b, sizeof(b));
+	ck_assert(!strncmp(b, "CFA=expr bx=r12", 15));
+	char small[12];
+	ck_assert_uint_gt(ehf_row_text(&row, &dump, small, sizeof(small)), sizeof(small));
+	ck_assert_str_eq(small, "cfa=expr(5 ");
+}
+END_TEST
+
 Suite *suite_ehframe(void)
 {
 	Suite *s = suite_create("ehframe");
 	TCase *tc = tcase_create("cpython");
 	tcase_add_test(tc, test_cpython_parse);
+	tcase_add_test(tc, test_row_text_styles);
 	tcase_add_loop_test(tc, test_cpython_rows, 0, 8);
 	tcase_add_test(tc, test_cpython_rows_iter);
 	tcase_add_test(tc, test_cpython_disasm);

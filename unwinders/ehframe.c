@@ -1487,3 +1487,55 @@ int ehf_disasm_insn(const uint8_t *data, size_t size, size_t *pos,
 	}
 	return 0;
 }
+
+static size_t rule_text(const struct ehf_rule *ru, const struct ehf_row_fmt *f, const char *col,
+			char *buf, size_t n)
+{
+	char t[24];
+	switch (ru->kind) {
+	case EHF_OFFSET:
+		return (size_t)snprintf(buf, n, f->brackets ? " %s=[%s%+" PRId64 "]" : " %s=%s%+" PRId64,
+					col, f->cfa, ru->off);
+	case EHF_VAL_OFFSET:
+		return (size_t)snprintf(buf, n, f->val_paren ? " %s=val(%s%+" PRId64 ")" : " %s=%s%+" PRId64,
+					col, f->cfa, ru->off);
+	case EHF_REGISTER:
+		return (size_t)snprintf(buf, n, " %s=%s", col, f->name(f->ctx, ru->reg, t, sizeof(t)));
+	case EHF_UNDEF:
+		return (size_t)snprintf(buf, n, " %s=%s", col, f->undef);
+	case EHF_SAME:
+		return f->same ? (size_t)snprintf(buf, n, " %s=same", col) : 0;
+	case EHF_EXPRESSION:
+	case EHF_VAL_EXPRESSION:
+		if (!f->expr_len)
+			return (size_t)snprintf(buf, n, " %s=expr", col);
+		return (size_t)snprintf(buf, n, " %s=%sexpr(%zu bytes)", col,
+					ru->kind == EHF_VAL_EXPRESSION ? "val_" : "", ru->expr_len);
+	default:
+		return 0;     /* the arch's initial rule: nothing the program said */
+	}
+}
+
+size_t ehf_row_text(const struct ehf_row *row, const struct ehf_row_fmt *f, char *buf, size_t n)
+{
+	char t[24];
+	size_t o;
+	if (!row->cfa_defined)
+		o = (size_t)snprintf(buf, n, "%s", f->cfa_undefined);
+	else if (row->cfa_kind == EHF_CFA_EXPR && f->expr_len)
+		o = (size_t)snprintf(buf, n, "%s=expr(%zu bytes)", f->cfa, row->cfa_expr_len);
+	else if (row->cfa_kind == EHF_CFA_EXPR)
+		o = (size_t)snprintf(buf, n, "%s=expr", f->cfa);
+	else
+		o = (size_t)snprintf(buf, n, "%s=%s%+" PRId64, f->cfa, f->name(f->ctx, row->cfa_reg, t, sizeof(t)),
+				     row->cfa_off);
+	unsigned nregs = f->nregs < EHF_NREGS ? f->nregs : EHF_NREGS;
+	for (unsigned d = 0; d < nregs && o < n; d++) {
+		const struct ehf_rule *ru = &row->reg[d];
+		if (ru->kind != EHF_INITIAL && (ru->kind != EHF_SAME || f->same))
+			o += rule_text(ru, f, f->name(f->ctx, d, t, sizeof(t)), buf + o, n - o);
+	}
+	if (f->ra_signed && row->ra_signed && o < n)
+		o += (size_t)snprintf(buf + o, n - o, " ra_signed");
+	return o;
+}
