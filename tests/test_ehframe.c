@@ -3,6 +3,8 @@
  * expectations written here, and against an independent decoder, libdw's CFI
  * reader, on an ELF written with libelf holding the same bytes. */
 #include "unwinders/ehframe.h"
+#include "unwinders/leb.h"
+#include "trampolines/buf.h"
 #include "unwinders/uwarch.h"
 #include "harness/cfarow.h"
 
@@ -1710,6 +1712,68 @@ START_TEST(test_row_at_speed)
 }
 END_TEST
 
+/* The profiler's LEB128 reader against the JIT side's writer and DWARF 4's
+ * examples (section 7.6, figures 22 and 23), and its bounds. */
+START_TEST(test_leb_reader_writer)
+{
+	static const struct { bool sign; int64_t v; uint8_t b[3]; size_t n; } ex[] = {
+		{ false, 2, { 0x02 }, 1 }, { false, 127, { 0x7f }, 1 }, { false, 128, { 0x80, 0x01 }, 2 },
+		{ false, 129, { 0x81, 0x01 }, 2 }, { false, 130, { 0x82, 0x01 }, 2 },
+		{ false, 12857, { 0xb9, 0x64 }, 2 },
+		{ true, 2, { 0x02 }, 1 }, { true, -2, { 0x7e }, 1 }, { true, 127, { 0xff, 0x00 }, 2 },
+		{ true, -127, { 0x81, 0x7f }, 2 }, { true, 128, { 0x80, 0x01 }, 2 },
+		{ true, -128, { 0x80, 0x7f }, 2 }, { true, 129, { 0x81, 0x01 }, 2 },
+		{ true, -129, { 0xff, 0x7e }, 2 },
+	};
+	for (size_t i = 0; i < sizeof(ex) / sizeof(ex[0]); i++) {
+		uint8_t w[TR_LEB_MAX];
+		size_t n = tr_leb_put(w, (uint64_t)ex[i].v, ex[i].sign), pos = 0;
+		ck_assert_msg(n == ex[i].n && !memcmp(w, ex[i].b, n), "writer: %lld", (long long)ex[i].v);
+		uint64_t v = 0;
+		ck_assert_int_eq(uw_leb_read(ex[i].b, ex[i].n, &pos, ex[i].sign, &v), 0);
+		ck_assert_msg(v == (uint64_t)ex[i].v && pos == ex[i].n, "reader: %lld", (long long)ex[i].v);
+	}
+	/* every width round-trips, with the bytes after it left unread */
+	unsigned seed = 7;
+	for (int i = 0; i < 20000; i++) {
+		uint64_t x = ((uint64_t)rand_r(&seed) << 33) ^ ((uint64_t)rand_r(&seed) << 11) ^ (uint64_t)rand_r(&seed);
+		x >>= rand_r(&seed) % 64;
+		bool sign = i & 1;
+		if (sign && (i & 2))
+			x = (uint64_t)-(int64_t)x;
+		uint8_t w[TR_LEB_MAX + 2] = { 0 };
+		size_t n = tr_leb_put(w, x, sign), pos = 0;
+		w[n] = 0x80;
+		uint64_t v = ~x;
+		ck_assert_int_eq(uw_leb_read(w, n + 2, &pos, sign, &v), 0);
+		ck_assert_msg(v == x && pos == n, "%#llx (%s): read %#llx in %zu of %zu bytes",
+			      (unsigned long long)x, sign ? "signed" : "unsigned", (unsigned long long)v, pos, n);
+	}
+	/* bad input: never a read past end, *v untouched */
+	static const uint8_t run_past[] = { 0x80, 0x80, 0x05 };
+	static const uint8_t eleven[] = { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00 };
+	static const uint8_t bit64[] = { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02 };
+	static const uint8_t sign64[] = { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01 };
+	static const uint8_t max_u[] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 };
+	uint64_t v = 42;
+	size_t pos = 0;
+	ck_assert_int_eq(uw_leb_read(run_past, 2, &pos, false, &v), -ENODATA);
+	ck_assert_uint_eq(pos, 2);
+	pos = 0;
+	ck_assert_int_eq(uw_leb_read(eleven, sizeof(eleven), &pos, false, &v), -EOVERFLOW);
+	pos = 0;
+	ck_assert_int_eq(uw_leb_read(bit64, sizeof(bit64), &pos, false, &v), -ERANGE);
+	pos = 0;
+	ck_assert_int_eq(uw_leb_read(sign64, sizeof(sign64), &pos, true, &v), -ERANGE);
+	pos = 5;
+	ck_assert_int_eq(uw_leb_read(run_past, 3, &pos, false, &v), -ENODATA);
+	ck_assert_uint_eq(v, 42);
+	pos = 0;
+	ck_assert_int_eq(uw_leb_read(max_u, sizeof(max_u), &pos, false, &v), 0);
+	ck_assert_uint_eq(v, UINT64_MAX);
+}
+END_TEST
+
 /* One row formatter, three styles: every rule kind once, as run's sample
  * details, replay and dump print them (the dump style is dumpcmd.c's). */
 static const char *dw_number(const void *ctx, unsigned dw, char *tmp, size_t n)
@@ -1772,6 +1836,7 @@ Suite *suite_ehframe(void)
 	TCase *tc = tcase_create("cpython");
 	tcase_add_test(tc, test_cpython_parse);
 	tcase_add_test(tc, test_row_text_styles);
+	tcase_add_test(tc, test_leb_reader_writer);
 	tcase_add_loop_test(tc, test_cpython_rows, 0, 8);
 	tcase_add_test(tc, test_cpython_rows_iter);
 	tcase_add_test(tc, test_cpython_disasm);

@@ -3,6 +3,7 @@
  * that knows where its record ends, so no byte outside [data, data+size) is
  * ever touched, and every loop consumes input or counts steps. */
 #include "unwinders/ehframe.h"
+#include "unwinders/leb.h"
 
 #include <dwarf.h>
 #include <inttypes.h>
@@ -102,36 +103,24 @@ static int ehf_get_u8(struct ehf_cur *c, uint8_t *v, const char *what)
 	return 0;
 }
 
-/* LEB128 is at most 10 bytes for 64 bits; anything longer is garbage. */
+/* LEB128 (uw_leb_read), failures told with the record's context. */
 static int ehf_get_leb(struct ehf_cur *c, bool sign, uint64_t *v, const char *what)
 {
 	size_t start = c->pos;
-	uint64_t r = 0;
-	for (unsigned i = 0; i < 10; i++) {
-		if (c->pos >= c->end)
-			return ehf_cfail(c, c->base + start, "truncated %s: %s at 0x%" PRIx64
-					 " runs past 0x%" PRIx64, what, sign ? "SLEB128" : "ULEB128",
-					 c->base + start, c->base + c->end);
-		uint8_t b = c->p[c->pos++];
-		if (i == 9) {
-			if (b & 0x80)
-				break;
-			/* the 10th byte holds bit 63 only; the rest must match it */
-			if (sign ? (b != 0 && b != 0x7f) : (b & 0x7e))
-				return ehf_cfail(c, c->base + start, "%s: %s at 0x%" PRIx64
-						 " overflows 64 bits", what,
-						 sign ? "SLEB128" : "ULEB128", c->base + start);
-		}
-		r |= (uint64_t)(b & 0x7f) << (7 * i);
-		if (!(b & 0x80)) {
-			if (sign && i < 9 && (b & 0x40))
-				r |= ~(uint64_t)0 << (7 * (i + 1));
-			*v = r;
-			return 0;
-		}
+	const char *kind = sign ? "SLEB128" : "ULEB128";
+	switch (uw_leb_read(c->p, c->end, &c->pos, sign, v)) {
+	case 0:
+		return 0;
+	case -ENODATA:
+		return ehf_cfail(c, c->base + start, "truncated %s: %s at 0x%" PRIx64 " runs past 0x%" PRIx64,
+				 what, kind, c->base + start, c->base + c->end);
+	case -ERANGE:
+		return ehf_cfail(c, c->base + start, "%s: %s at 0x%" PRIx64 " overflows 64 bits", what, kind,
+				 c->base + start);
+	default:
+		return ehf_cfail(c, c->base + start, "%s: %s at 0x%" PRIx64 " is longer than 10 bytes", what,
+				 kind, c->base + start);
 	}
-	return ehf_cfail(c, c->base + start, "%s: %s at 0x%" PRIx64 " is longer than 10 bytes",
-			 what, sign ? "SLEB128" : "ULEB128", c->base + start);
 }
 
 static int ehf_get_uleb(struct ehf_cur *c, uint64_t *v, const char *what)
