@@ -9,6 +9,7 @@
 
 #include "unwinders/maptree.h"
 #include "unwinders/view.h"
+#include "unwinders/perfview.h"
 #include "unwinders/uwarch.h"
 
 #define PG 0x1000u
@@ -81,21 +82,22 @@ END_TEST
 /* The process view (uw_view_init) lays out the same cut: an older load's
  * part past a newer load stays that load's region (the oracle unwinds it
  * with that load's CFI, as perf does), a file map a load lands in keeps both
- * sides.  With view.c's former rule (an older region kept only its part
+ * sides; perf's view (perfview.c) and the replay's map tree lay out the
+ * same.  With view.c's former rule (an older region kept only its part
  * before the newer one, or nothing) the tails below had no region. */
 START_TEST(view_cuts_as_perf)
 {
 	static const uint8_t code[0x200];
 	struct jd_load l[] = {
-		{ .code_addr = 0x10000, .code_size = 0x100, .code = code, .name = "old_middle" },
-		{ .code_addr = 0x10040, .code_size = 0x20, .code = code, .name = "new_middle" },
-		{ .code_addr = 0x20000, .code_size = 0x100, .code = code, .name = "old_head" },
-		{ .code_addr = 0x1ff80, .code_size = 0x100, .code = code, .name = "new_head" },
-		{ .code_addr = 0x30000, .code_size = 0x100, .code = code, .name = "old_exact" },
-		{ .code_addr = 0x30000, .code_size = 0x100, .code = code, .name = "new_exact" },
-		{ .code_addr = 0x40000, .code_size = 0x80, .code = code, .name = "old_inside" },
-		{ .code_addr = 0x3ff00, .code_size = 0x200, .code = code, .name = "new_containing" },
-		{ .code_addr = 0x50800, .code_size = 0x100, .code = code, .name = "in_file" },
+		{ .code_addr = 0x10000, .code_size = 0x100, .code = code, .name = "old_middle", .code_index = 1 },
+		{ .code_addr = 0x10040, .code_size = 0x20, .code = code, .name = "new_middle", .code_index = 2 },
+		{ .code_addr = 0x20000, .code_size = 0x100, .code = code, .name = "old_head", .code_index = 3 },
+		{ .code_addr = 0x1ff80, .code_size = 0x100, .code = code, .name = "new_head", .code_index = 4 },
+		{ .code_addr = 0x30000, .code_size = 0x100, .code = code, .name = "old_exact", .code_index = 5 },
+		{ .code_addr = 0x30000, .code_size = 0x100, .code = code, .name = "new_exact", .code_index = 6 },
+		{ .code_addr = 0x40000, .code_size = 0x80, .code = code, .name = "old_inside", .code_index = 7 },
+		{ .code_addr = 0x3ff00, .code_size = 0x200, .code = code, .name = "new_containing", .code_index = 8 },
+		{ .code_addr = 0x50800, .code_size = 0x100, .code = code, .name = "in_file", .code_index = 9 },
 	};
 	struct jd_file jd = { .loads = l, .nloads = sizeof(l) / sizeof(l[0]) };
 	struct uw_map m = { .start = 0x50000, .end = 0x52000, .pgoff = 0, .prot = "r-xp",
@@ -125,6 +127,43 @@ START_TEST(view_cuts_as_perf)
 	for (size_t i = 1; i < v.nregions; i++)
 		ck_assert_uint_le(v.regions[i - 1].end, v.regions[i].start);
 	uw_view_fini(&v);
+
+	/* perf's view for the unwinders (pv_build, its jitted .so files) and the
+	 * replay's map tree (the same maps as MMAP2 events, then the loads) agree
+	 * with it, a tail at the file offset of the same address */
+	char dir[] = "/tmp/jitunwind-mapcut-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	struct pv_view pv;
+	ck_assert_msg(pv_build(&pv, PV_CURRENT, &m, 1, &jd, dir, err, sizeof(err)) == 0, "%s", err);
+	struct mt_tree t;
+	struct mt_snap s = { 0 };
+	mt_init(&t);
+	ck_assert_int_eq(mt_add_mmap(&t, 1, m.start, m.end - m.start, m.pgoff, 5, m.path, 0), 0);
+	for (size_t i = 0; i < jd.nloads; i++)
+		ck_assert_int_eq(mt_add_mmap(&t, 1, l[i].code_addr, l[i].code_size, 0x80, 5, l[i].name, 1 + i), 0);
+	ck_assert_int_eq(mt_at(&t, 1, jd.nloads, &s), 0);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct pv_map *pm = pv_find(&pv, want[i].pc);
+		const char *pn = pm && pm->dso ? pm->dso->jitted ? pm->dso->load->name : pm->dso->path : "none";
+		const struct mt_map *mm = mt_find(&s, want[i].pc);
+		ck_assert_msg(!strcmp(pn, want[i].name), "pv: pc %#lx: %s, expected %s",
+			      (unsigned long)want[i].pc, pn, want[i].name);
+		ck_assert_msg(mm && !strcmp(mm->path, want[i].name), "maptree: pc %#lx: %s, expected %s",
+			      (unsigned long)want[i].pc, mm ? mm->path : "none", want[i].name);
+		ck_assert_uint_eq(pm->pgoff - pm->start, mm->pgoff - mm->start);
+	}
+	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+		ck_assert_ptr_null(pv_find(&pv, none[i]));
+		ck_assert_ptr_null(mt_find(&s, none[i]));
+	}
+	ck_assert_uint_eq(pv.nmaps, 10);
+	ck_assert_uint_eq(s.n, 10);
+	mt_snap_free(&s);
+	mt_free(&t);
+	pv_fini(&pv);
+	char cmd[64];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 
