@@ -96,35 +96,57 @@ size_t mt_cut(uint64_t start, uint64_t end, uint64_t ns, uint64_t ne, struct mt_
 	return n;
 }
 
+/* First map whose end lies above addr (the maps are sorted and disjoint, so
+ * their ends are sorted too). */
+static size_t first_ending_after(const struct mt_snap *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->maps[mid].end > addr)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
 int mt_insert(struct mt_snap *s, const struct mt_map *m)
 {
 	if (reserve(s, 2))
 		return -ENOMEM;
-	size_t w = 0, n = s->n;
-	struct mt_map tail = { 0 };
-	bool have_tail = false;
-	for (size_t i = 0; i < n; i++) {
-		const struct mt_map o = s->maps[i];
+	size_t i = first_ending_after(s, m->start), j = i;
+	while (j < s->n && s->maps[j].start < m->end)
+		j++;
+	/* maps [i, j) overlap m: what stays of them (at most a head of the
+	 * first and a tail of the last), then m, in address order */
+	struct mt_map repl[3], after = { 0 };
+	size_t nr = 0;
+	bool have_after = false;
+	for (size_t k = i; k < j; k++) {
 		struct mt_piece p[2];
-		size_t np = mt_cut(o.start, o.end, m->start, m->end, p);
-		for (size_t k = 0; k < np; k++) {
-			struct mt_map q = o;
-			q.start = p[k].start;
-			q.end = p[k].end;
-			q.pgoff += p[k].pgoff_add;
-			if (q.start == o.start)
-				s->maps[w++] = q;    /* untouched or the head: w <= i */
+		size_t np = mt_cut(s->maps[k].start, s->maps[k].end, m->start, m->end, p);
+		for (size_t q = 0; q < np; q++) {
+			struct mt_map piece = s->maps[k];
+			piece.start = p[q].start;
+			piece.end = p[q].end;
+			piece.pgoff += p[q].pgoff_add;
+			if (piece.end <= m->start)
+				repl[nr++] = piece;
 			else {
-				tail = q;            /* the maps are disjoint: at most one spans past m */
-				have_tail = true;
+				after = piece;
+				have_after = true;
 			}
 		}
 	}
-	s->n = w;
-	/* w <= n and cap >= n + 2: room for m and the tail */
-	s->maps[s->n++] = *m;
-	if (have_tail)
-		s->maps[s->n++] = tail;
+	repl[nr++] = *m;
+	if (have_after)
+		repl[nr++] = after;
+	/* j - i + 2 >= nr and cap >= n + 2: room for the pieces */
+	size_t tail = s->n - j;
+	memmove(&s->maps[i + nr], &s->maps[j], tail * sizeof(*s->maps));
+	memcpy(&s->maps[i], repl, nr * sizeof(*repl));
+	s->n = i + nr + tail;
 	return 0;
 }
 

@@ -58,8 +58,8 @@ struct mt_piece {
 };
 size_t mt_cut(uint64_t start, uint64_t end, uint64_t ns, uint64_t ne, struct mt_piece keep[2]);
 
-/* Map m into a snapshot by that rule (the snapshot is left unsorted: sort
- * by start before mt_find).  0 or -ENOMEM. */
+/* Map m into a snapshot by that rule, keeping it sorted by start and
+ * disjoint (s must be so: mt_at's snapshots and an empty one are).  0 or -ENOMEM. */
 int mt_insert(struct mt_snap *s, const struct mt_map *m);
 
 void mt_init(struct mt_tree *t);
