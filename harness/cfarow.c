@@ -17,25 +17,36 @@ const char *hx_dw_reg_name(const struct uw_arch *a, unsigned dw, char *tmp, size
 	return tmp;
 }
 
-static size_t put_rule(const struct uw_arch *a, unsigned d, const struct ehf_rule *ru, char *buf, size_t n)
+static const char *report_name(const void *ctx, unsigned dw, char *tmp, size_t n)
 {
-	char t1[16], t2[16];
-	const char *name = hx_dw_reg_name(a, d, t1, sizeof(t1));
-	switch (ru->kind) {
-	case EHF_OFFSET:
-		return (size_t)snprintf(buf, n, " %s=[CFA%+lld]", name, (long long)ru->off);
-	case EHF_VAL_OFFSET:
-		return (size_t)snprintf(buf, n, " %s=CFA%+lld", name, (long long)ru->off);
-	case EHF_REGISTER:
-		return (size_t)snprintf(buf, n, " %s=%s", name, hx_dw_reg_name(a, ru->reg, t2, sizeof(t2)));
-	case EHF_UNDEF:
-		return (size_t)snprintf(buf, n, " %s=undefined", name);
-	case EHF_EXPRESSION:
-	case EHF_VAL_EXPRESSION:
-		return (size_t)snprintf(buf, n, " %s=expr", name);
-	default:
-		return 0;   /* same value / the arch's initial rule: nothing to say */
-	}
+	return hx_dw_reg_name(ctx, dw, tmp, n);
+}
+
+/* replay's names: perf's register name (the return address column too), else rN */
+static const char *replay_name(const void *ctx, unsigned dw, char *tmp, size_t n)
+{
+	const struct uw_arch *a = ctx;
+	int p = (int)dw < a->ndw ? a->perf_of_dw[dw] : -1;
+	const char *rn = p >= 0 ? a->perf_reg_names[p] : NULL;
+	if (rn)
+		return rn;
+	snprintf(tmp, n, "r%u", dw);
+	return tmp;
+}
+
+void hx_row_text(const struct uw_arch *a, const struct ehf_row *row, enum hx_row_style st, char *buf, size_t n)
+{
+	static const struct ehf_row_fmt styles[] = {
+		[HX_ROW_REPORT] = { .cfa = "CFA", .cfa_undefined = "CFA undefined", .undef = "undefined",
+				    .name = report_name, .nregs = EHF_NREGS, .brackets = true },
+		[HX_ROW_REPLAY] = { .cfa = "cfa", .cfa_undefined = "cfa=undefined", .undef = "undef",
+				    .name = replay_name, .brackets = true },
+	};
+	struct ehf_row_fmt f = styles[st];
+	f.ctx = a;
+	if (st == HX_ROW_REPLAY)
+		f.nregs = (unsigned)a->ndw + 1;   /* the arch's columns and column ndw, as replay printed them */
+	ehf_row_text(row, &f, buf, n);
 }
 
 void hx_cfa_row_text(const struct uw_view *v, uint64_t pc, char *buf, size_t n)
@@ -60,17 +71,7 @@ void hx_cfa_row_text(const struct uw_view *v, uint64_t pc, char *buf, size_t n)
 		snprintf(buf, n, "FDE at 0x%llx: %s", (unsigned long long)fde->offset, ee.msg);
 		return;
 	}
-	char t[16];
-	size_t o;
-	if (!row.cfa_defined)
-		o = (size_t)snprintf(buf, n, "CFA undefined");
-	else if (row.cfa_kind == EHF_CFA_REG_OFF)
-		o = (size_t)snprintf(buf, n, "CFA=%s%+lld", hx_dw_reg_name(a, row.cfa_reg, t, sizeof(t)),
-				     (long long)row.cfa_off);
-	else
-		o = (size_t)snprintf(buf, n, "CFA=expr");
-	for (unsigned d = 0; d < EHF_NREGS && o < n; d++)
-		o += put_rule(a, d, &row.reg[d], buf + o, n - o);
+	hx_row_text(a, &row, HX_ROW_REPORT, buf, n);
 }
 
 /* the generator's truth row at the sample's offset, as the emitted row is printed */

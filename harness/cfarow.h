@@ -7,7 +7,13 @@
 #include "unwinders/view.h"
 #include "case.h"
 
-/* "CFA=sp+16 bp=[CFA-16] ra=[CFA-8]", or why there is none */
+/* A row as text (ehf_row_text) in a report's style, registers by perf's names:
+ * REPORT "CFA=sp+16 bp=[CFA-16] ra=[CFA-8]" (run's sample details),
+ * REPLAY "cfa=bp+16 bp=[cfa-16] ip=[cfa-8]" (replay's per-pc rows). */
+enum hx_row_style { HX_ROW_REPORT, HX_ROW_REPLAY };
+void hx_row_text(const struct uw_arch *a, const struct ehf_row *row, enum hx_row_style st, char *buf, size_t n);
+
+/* The emitted CFI's row at pc in the REPORT style, or why there is none */
 void hx_cfa_row_text(const struct uw_view *v, uint64_t pc, char *buf, size_t n);
 
 /* DWARF register dw by perf's name ("bp", "sp", "ra" for the return address column) */

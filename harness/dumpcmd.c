@@ -135,41 +135,19 @@ static void dump_program(struct dump *d, const uint8_t *insns, size_t len, uint6
 	d->em->prog_end(d);
 }
 
-static void rule_text(const struct dump *d, const struct ehf_rule *ru, char *out, size_t n)
+static const char *dump_name(const void *ctx, unsigned dw, char *tmp, size_t n)
 {
-	char r[24];
-	switch (ru->kind) {
-	case EHF_UNDEF: snprintf(out, n, "undef"); break;
-	case EHF_SAME: snprintf(out, n, "same"); break;
-	case EHF_OFFSET: snprintf(out, n, "cfa%+" PRId64, ru->off); break;
-	case EHF_VAL_OFFSET: snprintf(out, n, "val(cfa%+" PRId64 ")", ru->off); break;
-	case EHF_REGISTER: snprintf(out, n, "%s", dwreg(d->mach, ru->reg, r, sizeof(r), false)); break;
-	case EHF_EXPRESSION: snprintf(out, n, "expr(%zu bytes)", ru->expr_len); break;
-	case EHF_VAL_EXPRESSION: snprintf(out, n, "val_expr(%zu bytes)", ru->expr_len); break;
-	default: snprintf(out, n, "?"); break;
-	}
+	const struct dump *d = ctx;
+	return dwreg(d->mach, dw, tmp, n, false);
 }
 
 /* A row as text: "cfa=rsp+8 rip=cfa-8" (registers with a rule the program set). */
 static void row_text(const struct dump *d, const struct ehf_row *row, char *out, size_t n)
 {
-	char r[24], t[48];
-	size_t o;
-	if (!row->cfa_defined)
-		o = (size_t)snprintf(out, n, "cfa=undefined");
-	else if (row->cfa_kind == EHF_CFA_EXPR)
-		o = (size_t)snprintf(out, n, "cfa=expr(%zu bytes)", row->cfa_expr_len);
-	else
-		o = (size_t)snprintf(out, n, "cfa=%s%+" PRId64, dwreg(d->mach, row->cfa_reg, r, sizeof(r), false),
-				     row->cfa_off);
-	for (unsigned i = 0; i < EHF_NREGS && o < n; i++) {
-		if (row->reg[i].kind == EHF_INITIAL)
-			continue;
-		rule_text(d, &row->reg[i], t, sizeof(t));
-		o += (size_t)snprintf(out + o, n - o, " %s=%s", dwreg(d->mach, i, r, sizeof(r), false), t);
-	}
-	if (row->ra_signed && o < n)
-		snprintf(out + o, n - o, " ra_signed");
+	const struct ehf_row_fmt f = { .cfa = "cfa", .cfa_undefined = "cfa=undefined", .undef = "undef",
+				       .name = dump_name, .ctx = d, .nregs = EHF_NREGS, .val_paren = true,
+				       .expr_len = true, .same = true, .ra_signed = true };
+	ehf_row_text(row, &f, out, n);
 }
 
 struct rows_arg {

@@ -10,6 +10,7 @@
 #include "harness/realperf.h"
 #include "harness/replaylint.h"
 #include "harness/jsonw.h"
+#include "harness/cfarow.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -639,27 +640,6 @@ static void key_load(const struct rr *r, struct rr_key *k, const struct jd_load 
 		k->load_off[k->nloads++] = l->file_off;
 }
 
-static void fmt_rule(char *b, size_t n, const struct uw_arch *a, int d, const struct ehf_rule *ru)
-{
-	int p = d < a->ndw ? a->perf_of_dw[d] : -1;
-	const char *rn = p >= 0 ? a->perf_reg_names[p] : NULL;
-	char nm[16];
-	if (!rn)
-		snprintf(nm, sizeof(nm), "r%d", d);
-	size_t l = strlen(b);
-	const char *who = rn ? rn : nm;
-	if (ru->kind == EHF_OFFSET)
-		snprintf(b + l, n - l, " %s=[cfa%+" PRId64 "]", who, ru->off);
-	else if (ru->kind == EHF_VAL_OFFSET)
-		snprintf(b + l, n - l, " %s=cfa%+" PRId64, who, ru->off);
-	else if (ru->kind == EHF_REGISTER)
-		snprintf(b + l, n - l, " %s=r%u", who, ru->reg);
-	else if (ru->kind == EHF_EXPRESSION || ru->kind == EHF_VAL_EXPRESSION)
-		snprintf(b + l, n - l, " %s=expr", who);
-	else if (ru->kind == EHF_UNDEF)
-		snprintf(b + l, n - l, " %s=undef", who);
-}
-
 /* The row the oracle reads at pc, from the emitted CFI. */
 static void cfa_row(const struct uw_view *v, uint64_t pc, char *b, size_t n)
 {
@@ -675,17 +655,7 @@ static void cfa_row(const struct uw_view *v, uint64_t pc, char *b, size_t n)
 		snprintf(b, n, "FDE: %s", ee.msg);
 		return;
 	}
-	const struct uw_arch *a = v->arch;
-	if (row.cfa_kind == EHF_CFA_EXPR) {
-		snprintf(b, n, "cfa=expr");
-	} else {
-		int p = row.cfa_reg < a->ndw ? a->perf_of_dw[row.cfa_reg] : -1;
-		const char *rn = p >= 0 ? a->perf_reg_names[p] : NULL;
-		snprintf(b, n, "cfa=%s%+" PRId64, rn ? rn : "?", row.cfa_off);
-	}
-	for (int d = 0; d < EHF_NREGS && d <= a->ndw; d++)
-		if (row.reg[d].kind != EHF_INITIAL && row.reg[d].kind != EHF_SAME)
-			fmt_rule(b, n, a, d, &row.reg[d]);
+	hx_row_text(v->arch, &row, HX_ROW_REPLAY, b, n);
 }
 
 static const char *col_name(const struct rr *r, size_t u)

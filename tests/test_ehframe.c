@@ -3,6 +3,10 @@
  * expectations written here, and against an independent decoder, libdw's CFI
  * reader, on an ELF written with libelf holding the same bytes. */
 #include "unwinders/ehframe.h"
+#include "unwinders/leb.h"
+#include "trampolines/buf.h"
+#include "unwinders/uwarch.h"
+#include "harness/cfarow.h"
 
 #include <check.h>
 #include <dwarf.h>
@@ -1708,11 +1712,131 @@ START_TEST(test_row_at_speed)
 }
 END_TEST
 
+/* The profiler's LEB128 reader against the JIT side's writer and DWARF 4's
+ * examples (section 7.6, figures 22 and 23), and its bounds. */
+START_TEST(test_leb_reader_writer)
+{
+	static const struct { bool sign; int64_t v; uint8_t b[3]; size_t n; } ex[] = {
+		{ false, 2, { 0x02 }, 1 }, { false, 127, { 0x7f }, 1 }, { false, 128, { 0x80, 0x01 }, 2 },
+		{ false, 129, { 0x81, 0x01 }, 2 }, { false, 130, { 0x82, 0x01 }, 2 },
+		{ false, 12857, { 0xb9, 0x64 }, 2 },
+		{ true, 2, { 0x02 }, 1 }, { true, -2, { 0x7e }, 1 }, { true, 127, { 0xff, 0x00 }, 2 },
+		{ true, -127, { 0x81, 0x7f }, 2 }, { true, 128, { 0x80, 0x01 }, 2 },
+		{ true, -128, { 0x80, 0x7f }, 2 }, { true, 129, { 0x81, 0x01 }, 2 },
+		{ true, -129, { 0xff, 0x7e }, 2 },
+	};
+	for (size_t i = 0; i < sizeof(ex) / sizeof(ex[0]); i++) {
+		uint8_t w[TR_LEB_MAX];
+		size_t n = tr_leb_put(w, (uint64_t)ex[i].v, ex[i].sign), pos = 0;
+		ck_assert_msg(n == ex[i].n && !memcmp(w, ex[i].b, n), "writer: %lld", (long long)ex[i].v);
+		uint64_t v = 0;
+		ck_assert_int_eq(uw_leb_read(ex[i].b, ex[i].n, &pos, ex[i].sign, &v), 0);
+		ck_assert_msg(v == (uint64_t)ex[i].v && pos == ex[i].n, "reader: %lld", (long long)ex[i].v);
+	}
+	/* every width round-trips, with the bytes after it left unread */
+	unsigned seed = 7;
+	for (int i = 0; i < 20000; i++) {
+		uint64_t x = ((uint64_t)rand_r(&seed) << 33) ^ ((uint64_t)rand_r(&seed) << 11) ^ (uint64_t)rand_r(&seed);
+		x >>= rand_r(&seed) % 64;
+		bool sign = i & 1;
+		if (sign && (i & 2))
+			x = (uint64_t)-(int64_t)x;
+		uint8_t w[TR_LEB_MAX + 2] = { 0 };
+		size_t n = tr_leb_put(w, x, sign), pos = 0;
+		w[n] = 0x80;
+		uint64_t v = ~x;
+		ck_assert_int_eq(uw_leb_read(w, n + 2, &pos, sign, &v), 0);
+		ck_assert_msg(v == x && pos == n, "%#llx (%s): read %#llx in %zu of %zu bytes",
+			      (unsigned long long)x, sign ? "signed" : "unsigned", (unsigned long long)v, pos, n);
+	}
+	/* bad input: never a read past end, *v untouched */
+	static const uint8_t run_past[] = { 0x80, 0x80, 0x05 };
+	static const uint8_t eleven[] = { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00 };
+	static const uint8_t bit64[] = { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02 };
+	static const uint8_t sign64[] = { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01 };
+	static const uint8_t max_u[] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 };
+	uint64_t v = 42;
+	size_t pos = 0;
+	ck_assert_int_eq(uw_leb_read(run_past, 2, &pos, false, &v), -ENODATA);
+	ck_assert_uint_eq(pos, 2);
+	pos = 0;
+	ck_assert_int_eq(uw_leb_read(eleven, sizeof(eleven), &pos, false, &v), -EOVERFLOW);
+	pos = 0;
+	ck_assert_int_eq(uw_leb_read(bit64, sizeof(bit64), &pos, false, &v), -ERANGE);
+	pos = 0;
+	ck_assert_int_eq(uw_leb_read(sign64, sizeof(sign64), &pos, true, &v), -ERANGE);
+	pos = 5;
+	ck_assert_int_eq(uw_leb_read(run_past, 3, &pos, false, &v), -ENODATA);
+	ck_assert_uint_eq(v, 42);
+	pos = 0;
+	ck_assert_int_eq(uw_leb_read(max_u, sizeof(max_u), &pos, false, &v), 0);
+	ck_assert_uint_eq(v, UINT64_MAX);
+}
+END_TEST
+
+/* One row formatter, three styles: every rule kind once, as run's sample
+ * details, replay and dump print them (the dump style is dumpcmd.c's). */
+static const char *dw_number(const void *ctx, unsigned dw, char *tmp, size_t n)
+{
+	snprintf(tmp, n, "%s%u", (const char *)ctx, dw);
+	return tmp;
+}
+
+START_TEST(test_row_text_styles)
+{
+	struct ehf_row row;
+	memset(&row, 0, sizeof(row));
+	for (unsigned d = 0; d < EHF_NREGS; d++)
+		row.reg[d].kind = EHF_INITIAL;
+	row.cfa_defined = true;
+	row.cfa_kind = EHF_CFA_REG_OFF;
+	row.cfa_reg = 6;
+	row.cfa_off = 16;
+	row.reg[3] = (struct ehf_rule){ .kind = EHF_REGISTER, .reg = 12 };
+	row.reg[6] = (struct ehf_rule){ .kind = EHF_OFFSET, .off = -16 };
+	row.reg[12] = (struct ehf_rule){ .kind = EHF_UNDEF };
+	row.reg[13] = (struct ehf_rule){ .kind = EHF_SAME };
+	row.reg[14] = (struct ehf_rule){ .kind = EHF_VAL_OFFSET, .off = 8 };
+	row.reg[15] = (struct ehf_rule){ .kind = EHF_VAL_EXPRESSION, .expr_len = 3 };
+	row.reg[16] = (struct ehf_rule){ .kind = EHF_OFFSET, .off = -8 };
+	const struct uw_arch *a = uw_arch_by_mach(EM_X86_64);
+	char b[256];
+	hx_row_text(a, &row, HX_ROW_REPORT, b, sizeof(b));
+	ck_assert_str_eq(b, "CFA=bp+16 bx=r12 bp=[CFA-16] r12=undefined r14=CFA+8 r15=expr ra=[CFA-8]");
+	hx_row_text(a, &row, HX_ROW_REPLAY, b, sizeof(b));
+	ck_assert_str_eq(b, "cfa=bp+16 bx=r12 bp=[cfa-16] r12=undef r14=cfa+8 r15=expr ip=[cfa-8]");
+	const struct ehf_row_fmt dump = { .cfa = "cfa", .cfa_undefined = "cfa=undefined", .undef = "undef",
+					  .name = dw_number, .ctx = "r", .nregs = EHF_NREGS, .val_paren = true,
+					  .expr_len = true, .same = true, .ra_signed = true };
+	row.ra_signed = true;
+	size_t len = ehf_row_text(&row, &dump, b, sizeof(b));
+	ck_assert_str_eq(b, "cfa=r6+16 r3=r12 r6=cfa-16 r12=undef r13=same r14=val(cfa+8) "
+			    "r15=val_expr(3 bytes) r16=cfa-8 ra_signed");
+	ck_assert_uint_eq(len, strlen(b));
+	/* a row before any def_cfa, a CFA expression; a short buffer is cut, its length told */
+	row.cfa_defined = false;
+	hx_row_text(a, &row, HX_ROW_REPLAY, b, sizeof(b));
+	ck_assert_str_eq(b, "cfa=undefined bx=r12 bp=[cfa-16] r12=undef r14=cfa+8 r15=expr ip=[cfa-8]");
+	row.cfa_defined = true;
+	row.cfa_kind = EHF_CFA_EXPR;
+	row.cfa_expr_len = 5;
+	ehf_row_text(&row, &dump, b, sizeof(b));
+	ck_assert(!strncmp(b, "cfa=expr(5 bytes) r3=r12", 24));
+	hx_row_text(a, &row, HX_ROW_REPORT, b, sizeof(b));
+	ck_assert(!strncmp(b, "CFA=expr bx=r12", 15));
+	char small[12];
+	ck_assert_uint_gt(ehf_row_text(&row, &dump, small, sizeof(small)), sizeof(small));
+	ck_assert_str_eq(small, "cfa=expr(5 ");
+}
+END_TEST
+
 Suite *suite_ehframe(void)
 {
 	Suite *s = suite_create("ehframe");
 	TCase *tc = tcase_create("cpython");
 	tcase_add_test(tc, test_cpython_parse);
+	tcase_add_test(tc, test_row_text_styles);
+	tcase_add_test(tc, test_leb_reader_writer);
 	tcase_add_loop_test(tc, test_cpython_rows, 0, 8);
 	tcase_add_test(tc, test_cpython_rows_iter);
 	tcase_add_test(tc, test_cpython_disasm);

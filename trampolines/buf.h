@@ -39,25 +39,41 @@ static inline void tr_buf_le(struct tr_buf *b, uint64_t v, size_t n)
 	tr_buf_bytes(b, le, n);
 }
 
+/* The one LEB128 writer of the JIT side: v as ULEB128, or with sign the
+ * int64_t in v as SLEB128, into out; returns its length (1..10).  The
+ * profiler side reads them with its own code (unwinders/leb.h). */
+#define TR_LEB_MAX 10
+static inline size_t tr_leb_put(uint8_t out[TR_LEB_MAX], uint64_t v, bool sign)
+{
+	size_t n = 0;
+	int64_t s = (int64_t)v;
+	for (;;) {
+		uint8_t byte = (uint8_t)(v & 0x7f);
+		bool done;
+		if (sign) {
+			s >>= 7;   /* arithmetic shift: gcc and clang define it for signed values */
+			done = (s == 0 && !(byte & 0x40)) || (s == -1 && (byte & 0x40));
+			v = (uint64_t)s;
+		} else {
+			v >>= 7;
+			done = v == 0;
+		}
+		out[n++] = done ? byte : (uint8_t)(byte | 0x80);
+		if (done)
+			return n;
+	}
+}
+
 static inline void tr_buf_uleb(struct tr_buf *b, uint64_t v)
 {
-	do {
-		uint8_t byte = v & 0x7f;
-		v >>= 7;
-		tr_buf_u8(b, v ? (uint8_t)(byte | 0x80) : byte);
-	} while (v);
+	uint8_t t[TR_LEB_MAX];
+	tr_buf_bytes(b, t, tr_leb_put(t, v, false));
 }
 
 static inline void tr_buf_sleb(struct tr_buf *b, int64_t v)
 {
-	for (;;) {
-		uint8_t byte = (uint8_t)(v & 0x7f);
-		v >>= 7; /* arithmetic shift: gcc and clang define it for signed values */
-		bool done = (v == 0 && !(byte & 0x40)) || (v == -1 && (byte & 0x40));
-		tr_buf_u8(b, done ? byte : (uint8_t)(byte | 0x80));
-		if (done)
-			return;
-	}
+	uint8_t t[TR_LEB_MAX];
+	tr_buf_bytes(b, t, tr_leb_put(t, (uint64_t)v, true));
 }
 
 /* Back-patches a little-endian value written earlier at pos. */

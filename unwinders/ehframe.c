@@ -3,6 +3,7 @@
  * that knows where its record ends, so no byte outside [data, data+size) is
  * ever touched, and every loop consumes input or counts steps. */
 #include "unwinders/ehframe.h"
+#include "unwinders/leb.h"
 
 #include <dwarf.h>
 #include <inttypes.h>
@@ -102,36 +103,24 @@ static int ehf_get_u8(struct ehf_cur *c, uint8_t *v, const char *what)
 	return 0;
 }
 
-/* LEB128 is at most 10 bytes for 64 bits; anything longer is garbage. */
+/* LEB128 (uw_leb_read), failures told with the record's context. */
 static int ehf_get_leb(struct ehf_cur *c, bool sign, uint64_t *v, const char *what)
 {
 	size_t start = c->pos;
-	uint64_t r = 0;
-	for (unsigned i = 0; i < 10; i++) {
-		if (c->pos >= c->end)
-			return ehf_cfail(c, c->base + start, "truncated %s: %s at 0x%" PRIx64
-					 " runs past 0x%" PRIx64, what, sign ? "SLEB128" : "ULEB128",
-					 c->base + start, c->base + c->end);
-		uint8_t b = c->p[c->pos++];
-		if (i == 9) {
-			if (b & 0x80)
-				break;
-			/* the 10th byte holds bit 63 only; the rest must match it */
-			if (sign ? (b != 0 && b != 0x7f) : (b & 0x7e))
-				return ehf_cfail(c, c->base + start, "%s: %s at 0x%" PRIx64
-						 " overflows 64 bits", what,
-						 sign ? "SLEB128" : "ULEB128", c->base + start);
-		}
-		r |= (uint64_t)(b & 0x7f) << (7 * i);
-		if (!(b & 0x80)) {
-			if (sign && i < 9 && (b & 0x40))
-				r |= ~(uint64_t)0 << (7 * (i + 1));
-			*v = r;
-			return 0;
-		}
+	const char *kind = sign ? "SLEB128" : "ULEB128";
+	switch (uw_leb_read(c->p, c->end, &c->pos, sign, v)) {
+	case 0:
+		return 0;
+	case -ENODATA:
+		return ehf_cfail(c, c->base + start, "truncated %s: %s at 0x%" PRIx64 " runs past 0x%" PRIx64,
+				 what, kind, c->base + start, c->base + c->end);
+	case -ERANGE:
+		return ehf_cfail(c, c->base + start, "%s: %s at 0x%" PRIx64 " overflows 64 bits", what, kind,
+				 c->base + start);
+	default:
+		return ehf_cfail(c, c->base + start, "%s: %s at 0x%" PRIx64 " is longer than 10 bytes", what,
+				 kind, c->base + start);
 	}
-	return ehf_cfail(c, c->base + start, "%s: %s at 0x%" PRIx64 " is longer than 10 bytes",
-			 what, sign ? "SLEB128" : "ULEB128", c->base + start);
 }
 
 static int ehf_get_uleb(struct ehf_cur *c, uint64_t *v, const char *what)
@@ -1486,4 +1475,56 @@ int ehf_disasm_insn(const uint8_t *data, size_t size, size_t *pos,
 		break;
 	}
 	return 0;
+}
+
+static size_t rule_text(const struct ehf_rule *ru, const struct ehf_row_fmt *f, const char *col,
+			char *buf, size_t n)
+{
+	char t[24];
+	switch (ru->kind) {
+	case EHF_OFFSET:
+		return (size_t)snprintf(buf, n, f->brackets ? " %s=[%s%+" PRId64 "]" : " %s=%s%+" PRId64,
+					col, f->cfa, ru->off);
+	case EHF_VAL_OFFSET:
+		return (size_t)snprintf(buf, n, f->val_paren ? " %s=val(%s%+" PRId64 ")" : " %s=%s%+" PRId64,
+					col, f->cfa, ru->off);
+	case EHF_REGISTER:
+		return (size_t)snprintf(buf, n, " %s=%s", col, f->name(f->ctx, ru->reg, t, sizeof(t)));
+	case EHF_UNDEF:
+		return (size_t)snprintf(buf, n, " %s=%s", col, f->undef);
+	case EHF_SAME:
+		return f->same ? (size_t)snprintf(buf, n, " %s=same", col) : 0;
+	case EHF_EXPRESSION:
+	case EHF_VAL_EXPRESSION:
+		if (!f->expr_len)
+			return (size_t)snprintf(buf, n, " %s=expr", col);
+		return (size_t)snprintf(buf, n, " %s=%sexpr(%zu bytes)", col,
+					ru->kind == EHF_VAL_EXPRESSION ? "val_" : "", ru->expr_len);
+	default:
+		return 0;     /* the arch's initial rule: nothing the program said */
+	}
+}
+
+size_t ehf_row_text(const struct ehf_row *row, const struct ehf_row_fmt *f, char *buf, size_t n)
+{
+	char t[24];
+	size_t o;
+	if (!row->cfa_defined)
+		o = (size_t)snprintf(buf, n, "%s", f->cfa_undefined);
+	else if (row->cfa_kind == EHF_CFA_EXPR && f->expr_len)
+		o = (size_t)snprintf(buf, n, "%s=expr(%zu bytes)", f->cfa, row->cfa_expr_len);
+	else if (row->cfa_kind == EHF_CFA_EXPR)
+		o = (size_t)snprintf(buf, n, "%s=expr", f->cfa);
+	else
+		o = (size_t)snprintf(buf, n, "%s=%s%+" PRId64, f->cfa, f->name(f->ctx, row->cfa_reg, t, sizeof(t)),
+				     row->cfa_off);
+	unsigned nregs = f->nregs < EHF_NREGS ? f->nregs : EHF_NREGS;
+	for (unsigned d = 0; d < nregs && o < n; d++) {
+		const struct ehf_rule *ru = &row->reg[d];
+		if (ru->kind != EHF_INITIAL && (ru->kind != EHF_SAME || f->same))
+			o += rule_text(ru, f, f->name(f->ctx, d, t, sizeof(t)), buf + o, n - o);
+	}
+	if (f->ra_signed && row->ra_signed && o < n)
+		o += (size_t)snprintf(buf + o, n - o, " ra_signed");
+	return o;
 }

@@ -132,6 +132,27 @@ int ehf_rows(const struct ehf_fde *fde,
 	     int (*cb)(const struct ehf_row *row, void *arg), void *arg,
 	     struct ehf_err *err);
 
+/* A row as one line of text, the one formatter of every report: the CFA
+ * rule, then each register's rule the program set, in register order.  The
+ * style says how (run's sample details "CFA=sp+16 bp=[CFA-16] ra=[CFA-8]",
+ * replay "cfa=bp+16 bp=[cfa-16] ip=[cfa-8]", dump "cfa=rsp+16 rbp=cfa-16"). */
+struct ehf_row_fmt {
+	const char *cfa;            /* how the CFA is written: "CFA", "cfa" */
+	const char *cfa_undefined;  /* the whole text of a row with no CFA rule yet */
+	const char *undef;          /* an undefined register's rule */
+	/* the name of DWARF register dw; one made up in tmp when it has none */
+	const char *(*name)(const void *ctx, unsigned dw, char *tmp, size_t n);
+	const void *ctx;
+	unsigned nregs;             /* columns printed: 0 .. nregs - 1 (at most EHF_NREGS) */
+	bool brackets;              /* offset(N) as "[CFA-16]", else "CFA-16" */
+	bool val_paren;             /* val_offset(N) as "val(CFA+8)", else "CFA+8" */
+	bool expr_len;              /* expressions with their size: "expr(3 bytes)" */
+	bool same;                  /* same_value rules too ("rbx=same") */
+	bool ra_signed;             /* " ra_signed" after a row whose return address is signed */
+};
+/* The text's length (snprintf's: it may exceed n, the text is cut to n). */
+size_t ehf_row_text(const struct ehf_row *row, const struct ehf_row_fmt *f, char *buf, size_t n);
+
 /* DWARF expression evaluation (the subset CFI uses: DW_OP_breg*, lit*, const*,
  * plus, plus_uconst, minus, deref, dup, drop, swap, and, or, ...).
  * push_cfa: push the CFA first (register-rule expressions). */

@@ -82,37 +82,71 @@ static int reserve(struct mt_snap *s, size_t more)
 	return 0;
 }
 
-/* Insert m, cutting what it overlaps: the head of an older map before m
- * stays, its tail after m stays with pgoff advanced by what was cut. */
-static int insert(struct mt_snap *s, const struct mt_map *m)
+size_t mt_cut(uint64_t start, uint64_t end, uint64_t ns, uint64_t ne, struct mt_piece keep[2])
+{
+	size_t n = 0;
+	if (end <= ns || ne <= start) {
+		keep[n++] = (struct mt_piece){ start, end, 0 };
+		return n;
+	}
+	if (start < ns)
+		keep[n++] = (struct mt_piece){ start, ns, 0 };
+	if (ne < end)
+		keep[n++] = (struct mt_piece){ ne, end, ne - start };
+	return n;
+}
+
+/* First map whose end lies above addr (the maps are sorted and disjoint, so
+ * their ends are sorted too). */
+static size_t first_ending_after(const struct mt_snap *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->maps[mid].end > addr)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+int mt_insert(struct mt_snap *s, const struct mt_map *m)
 {
 	if (reserve(s, 2))
 		return -ENOMEM;
-	size_t w = 0, n = s->n;
-	struct mt_map tail = { 0 };
-	bool have_tail = false;
-	for (size_t i = 0; i < n; i++) {
-		struct mt_map o = s->maps[i];
-		if (o.end <= m->start || m->end <= o.start) {
-			s->maps[w++] = o;
-			continue;
-		}
-		if (o.end > m->end) {   /* at most one map spans past m's end */
-			tail = o;
-			tail.pgoff += m->end - o.start;
-			tail.start = m->end;
-			have_tail = true;
-		}
-		if (o.start < m->start) {
-			o.end = m->start;
-			s->maps[w++] = o;
+	size_t i = first_ending_after(s, m->start), j = i;
+	while (j < s->n && s->maps[j].start < m->end)
+		j++;
+	/* maps [i, j) overlap m: what stays of them (at most a head of the
+	 * first and a tail of the last), then m, in address order */
+	struct mt_map repl[3], after = { 0 };
+	size_t nr = 0;
+	bool have_after = false;
+	for (size_t k = i; k < j; k++) {
+		struct mt_piece p[2];
+		size_t np = mt_cut(s->maps[k].start, s->maps[k].end, m->start, m->end, p);
+		for (size_t q = 0; q < np; q++) {
+			struct mt_map piece = s->maps[k];
+			piece.start = p[q].start;
+			piece.end = p[q].end;
+			piece.pgoff += p[q].pgoff_add;
+			if (piece.end <= m->start)
+				repl[nr++] = piece;
+			else {
+				after = piece;
+				have_after = true;
+			}
 		}
 	}
-	s->n = w;
-	/* w <= n and cap >= n + 2: room for m and the tail */
-	s->maps[s->n++] = *m;
-	if (have_tail)
-		s->maps[s->n++] = tail;
+	repl[nr++] = *m;
+	if (have_after)
+		repl[nr++] = after;
+	/* j - i + 2 >= nr and cap >= n + 2: room for the pieces */
+	size_t tail = s->n - j;
+	memmove(&s->maps[i + nr], &s->maps[j], tail * sizeof(*s->maps));
+	memcpy(&s->maps[i], repl, nr * sizeof(*repl));
+	s->n = i + nr + tail;
 	return 0;
 }
 
@@ -131,7 +165,7 @@ static int build(const struct mt_tree *t, uint32_t pid, size_t upto, struct mt_s
 			continue;
 		int rc = 0;
 		if (e->kind == MT_MMAP) {
-			rc = insert(out, &e->map);
+			rc = mt_insert(out, &e->map);
 		} else if (depth < MT_FORK_DEPTH && e->ppid != pid) {
 			/* the child starts from its parent's tree at the fork */
 			out->n = 0;
@@ -175,7 +209,7 @@ static int advance(const struct mt_tree *t, uint32_t pid, size_t from, size_t up
 			out->applied++;      /* a new thread changes nothing */
 			continue;
 		}
-		if (insert(out, &e->map))
+		if (mt_insert(out, &e->map))
 			return -ENOMEM;
 		out->applied++;
 	}

@@ -1,8 +1,7 @@
 /* perf's map tree over time (the profiler side of a perf.data): every
  * MMAP/MMAP2 of a process in the order perf processes them (by time, ties in
  * file order), FORK copying the parent's tree.  A later mapping cuts an
- * earlier one it overlaps (perf's maps__fixup_overlappings: the part before
- * stays, the part after stays with its pgoff moved on); munmap is never
+ * earlier one it overlaps (mt_cut); munmap is never
  * recorded, so a stale map stays until something is mapped over it.  A
  * sample is resolved against the tree as it stood at the sample's time. */
 #ifndef UW_MAPTREE_H
@@ -47,6 +46,21 @@ struct mt_snap {
 	size_t upto;
 	uint64_t gen;
 };
+
+/* perf's one rule for a mapping [ns, ne) made over an older map [start,
+ * end) (maps__fixup_overlappings): what stays of the older map is the part
+ * before the new one, and the part after it with its file offset moved on by
+ * the distance from the older map's start (pgoff_add), so each address keeps
+ * its file offset.  Writes what stays to keep[] in address order and returns
+ * how many pieces (0: covered; 1: untouched, head or tail; 2: split). */
+struct mt_piece {
+	uint64_t start, end, pgoff_add;
+};
+size_t mt_cut(uint64_t start, uint64_t end, uint64_t ns, uint64_t ne, struct mt_piece keep[2]);
+
+/* Map m into a snapshot by that rule, keeping it sorted by start and
+ * disjoint (s must be so: mt_at's snapshots and an empty one are).  0 or -ENOMEM. */
+int mt_insert(struct mt_snap *s, const struct mt_map *m);
 
 void mt_init(struct mt_tree *t);
 void mt_free(struct mt_tree *t);

@@ -22,6 +22,7 @@
  *            1af478903fc4) and stable trees with it (Debian 12's 6.1.y):
  *            PT_LOAD at 0x80. */
 #include "perfview.h"
+#include "maptree.h"
 #include "files.h"
 #include "view.h"
 
@@ -890,8 +891,7 @@ static size_t first_ending_after(const struct pv_view *pv, uint64_t addr)
 	return lo;
 }
 
-/* Insert nm; earlier maps it overlaps keep only their parts before and after
- * it (perf's maps__fixup_overlappings), the part after with its pgoff moved. */
+/* Insert nm; earlier maps it overlaps keep what perf's cut leaves of them (mt_cut). */
 static int insert_map(struct pv_builder *b, const struct pv_map *nm, char *err, size_t errlen)
 {
 	struct pv_view *pv = b->pv;
@@ -914,19 +914,30 @@ static int insert_map(struct pv_builder *b, const struct pv_map *nm, char *err, 
 	size_t i = first_ending_after(pv, nm->start), j = i;
 	while (j < pv->nmaps && pv->maps[j].start < nm->end)
 		j++;
-	struct pv_map repl[3];
+	/* maps [i, j) overlap nm: what stays of them (at most a head of the
+	 * first and a tail of the last: they are disjoint), then nm, in order */
+	struct pv_map repl[3], after = { 0 };
 	size_t nr = 0;
-	if (j > i && pv->maps[i].start < nm->start) {
-		repl[nr] = pv->maps[i];
-		repl[nr++].end = nm->start;
+	bool have_after = false;
+	for (size_t k = i; k < j; k++) {
+		struct mt_piece p[2];
+		size_t np = mt_cut(pv->maps[k].start, pv->maps[k].end, nm->start, nm->end, p);
+		for (size_t q = 0; q < np; q++) {
+			struct pv_map piece = pv->maps[k];
+			piece.start = p[q].start;
+			piece.end = p[q].end;
+			piece.pgoff += p[q].pgoff_add;
+			if (piece.end <= nm->start)
+				repl[nr++] = piece;
+			else {
+				after = piece;
+				have_after = true;
+			}
+		}
 	}
 	repl[nr++] = *nm;
-	if (j > i && pv->maps[j - 1].end > nm->end) {
-		struct pv_map after = pv->maps[j - 1];
-		after.pgoff += nm->end - after.start;
-		after.start = nm->end;
+	if (have_after)
 		repl[nr++] = after;
-	}
 	size_t tail = pv->nmaps - j;
 	memmove(&pv->maps[i + nr], &pv->maps[j], tail * sizeof(*pv->maps));
 	memcpy(&pv->maps[i], repl, nr * sizeof(*repl));

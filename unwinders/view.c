@@ -2,6 +2,7 @@
 #include "view.h"
 #include "perfview.h"
 #include "files.h"
+#include "maptree.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -283,6 +284,32 @@ static int cmp_region(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* What perf has mapped where: the executable file maps, then the loads in
+ * file order, each cutting what it overlaps (mt_insert).  A piece's seq
+ * names its source: below nmaps a file map, else load seq - nmaps. */
+static int view_layout(const struct uw_map *maps, size_t nmaps, const struct jd_file *jd,
+		       struct mt_snap *s)
+{
+	for (size_t i = 0; i < nmaps; i++) {
+		const struct uw_map *m = &maps[i];
+		if (m->prot[2] != 'x' || !m->path || m->path[0] != '/' || m->end <= m->start)
+			continue;
+		struct mt_map p = { .start = m->start, .end = m->end, .pgoff = m->pgoff, .seq = i };
+		if (mt_insert(s, &p))
+			return -ENOMEM;
+	}
+	for (size_t i = 0; jd && i < jd->nloads; i++) {
+		const struct jd_load *l = &jd->loads[i];
+		struct mt_map p = { .start = l->code_addr, .end = l->code_addr + uw_jit_map_len(l),
+				    .seq = nmaps + i };
+		if (p.end <= p.start)
+			continue;     /* nothing mapped (or wrapping: perf inject refuses it) */
+		if (mt_insert(s, &p))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int uw_view_init(struct uw_view *v, const struct uw_arch *arch,
 		 const struct uw_map *maps, size_t nmaps, const struct jd_file *jd,
 		 char *err, size_t errlen)
@@ -293,51 +320,31 @@ int uw_view_init(struct uw_view *v, const struct uw_arch *arch,
 	v->maps = (struct uw_map *)maps;     /* borrowed: the caller owns them */
 	v->nmaps = nmaps;
 	elf_version(EV_CURRENT);
-	size_t cap = nmaps + (jd ? jd->nloads : 0) + 1;
-	v->regions = calloc(cap, sizeof(*v->regions));
-	if (!v->regions) {
+	struct mt_snap s = { 0 };
+	if (view_layout(maps, nmaps, jd, &s) ||
+	    !(v->regions = calloc(s.n + 1, sizeof(*v->regions)))) {
+		mt_snap_free(&s);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	/* JIT loads in file order; a later mapping cuts an earlier one it overlaps */
-	for (size_t i = 0; jd && i < jd->nloads; i++) {
-		const struct jd_load *l = &jd->loads[i];
-		uint64_t s = l->code_addr, e = l->code_addr + uw_jit_map_len(l);
-		for (size_t j = 0; j < v->nregions; j++) {
-			struct uw_region *o = &v->regions[j];
-			if (o->start < e && s < o->end) {
-				if (o->start < s)
-					o->end = s;
-				else
-					o->start = o->end = 0;   /* fully shadowed */
-			}
+	for (size_t k = 0; k < s.n; k++) {
+		const struct mt_map *p = &s.maps[k];
+		struct uw_region *r = &v->regions[v->nregions++];
+		if (p->seq < nmaps) {
+			r->kind = UW_REGION_ELF;
+			r->name = maps[p->seq].path;
+			region_elf(r, &maps[p->seq], 8);     /* the bias of the whole map */
+		} else {
+			const struct jd_load *l = &jd->loads[p->seq - nmaps];
+			r->kind = UW_REGION_JIT;
+			r->name = l->name;
+			r->load = l;
+			region_jit(r, l, 8);
 		}
-		struct uw_region *r = &v->regions[v->nregions++];
-		r->kind = UW_REGION_JIT;
-		r->start = s;
-		r->end = e;
-		r->name = l->name;
-		r->load = l;
-		region_jit(r, l, 8);
+		r->start = p->start;
+		r->end = p->end;
 	}
-	size_t njit = v->nregions;
-	for (size_t i = 0; i < nmaps; i++) {
-		const struct uw_map *m = &maps[i];
-		if (m->prot[2] != 'x' || !m->path || m->path[0] != '/')
-			continue;
-		bool shadowed = false;
-		for (size_t j = 0; j < njit; j++)
-			if (v->regions[j].start < m->end && m->start < v->regions[j].end)
-				shadowed = true;
-		if (shadowed)
-			continue;
-		struct uw_region *r = &v->regions[v->nregions++];
-		r->kind = UW_REGION_ELF;
-		r->start = m->start;
-		r->end = m->end;
-		r->name = m->path;
-		region_elf(r, m, 8);
-	}
+	mt_snap_free(&s);
 	qsort(v->regions, v->nregions, sizeof(*v->regions), cmp_region);
 	v->rows = uw_row_cache_new();     /* NULL: the oracle computes every row */
 	return 0;
@@ -366,7 +373,7 @@ const struct uw_region *uw_view_find(const struct uw_view *v, uint64_t pc)
 		else
 			hi = mid;
 	}
-	/* regions never overlap (JIT ones were cut, shadowed ones are empty) */
+	/* regions never overlap (view_layout cut them) */
 	if (lo > 0 && pc < v->regions[lo - 1].end)
 		return &v->regions[lo - 1];
 	return NULL;

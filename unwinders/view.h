@@ -39,7 +39,7 @@ struct uw_view {
 	struct uw_map *maps;
 	size_t nmaps;
 	const struct jd_file *jd;
-	struct uw_region *regions;    /* sorted by start, JIT regions shadow file maps */
+	struct uw_region *regions;    /* sorted by start, disjoint: loads cut file maps and earlier loads as perf does (mt_cut) */
 	size_t nregions;
 	const struct pv_view *pv;     /* perf's view (perfview.h), for libunwind and libdw; may be NULL */
 	struct uw_row_cache *rows;    /* the oracle's rows by pc (oracle.c), made as it meets them; may be NULL */
