@@ -13,15 +13,13 @@
 #include "harness/runner.h"
 #include "harness/samples.h"
 
-#if defined(__x86_64__)
-#define ARCH "x86_64"
+#include "tests/hostarch.h"
+
+#define ARCH (host_facts()->name)
 #define CODE "push_fp\nset_fp\ncall_target\npop_fp\nret\n"
-enum { FPREG = 6, SPREG = 7, LRREG = -1 };
-#else
-#define ARCH "aarch64"
-#define CODE "push_fp\nset_fp\ncall_target\npop_fp\nret\n"
-enum { FPREG = 29, SPREG = 31, LRREG = 30 };
-#endif
+#define FPREG (host_facts()->dw_fp)
+#define SPREG (host_facts()->dw_sp)
+#define LRREG (host_facts()->dw_lr)
 
 static char dir[64];
 
@@ -42,8 +40,8 @@ static void teardown(void)
 static void capture_leaf(const char *host, struct hx_samples *s, const struct hx_sample **leaf)
 {
 	char text[512], err[512], out[256];
-	snprintf(text, sizeof(text), "[case]\nname=t\narch=" ARCH "\nabout=a\n[code]\n" CODE
-		 "[sample]\nat=in-callee\ndepth=2\nhost=%s\n[expect]\nfp=ok\n", host);
+	snprintf(text, sizeof(text), "[case]\nname=t\narch=%s\nabout=a\n[code]\n" CODE
+		 "[sample]\nat=in-callee\ndepth=2\nhost=%s\n[expect]\nfp=ok\n", ARCH, host);
 	struct hx_case c;
 	ck_assert_msg(hx_case_parse(&c, "t.case", text, strlen(text), err, sizeof(err)) == 0, "%s", err);
 	snprintf(out, sizeof(out), "%s/t.samples", dir);
@@ -125,13 +123,14 @@ START_TEST(nofpleaf_keeps_all_but_the_leaf)
 	ck_assert_uint_eq(ra[0], x->truth[2]);
 	ck_assert_uint_eq(ra[1], x->truth[3]);
 	/* the leaf's RA is where a frameless leaf has it */
-#if defined(__x86_64__)
-	uint64_t top;
-	ck_assert(word(x, x->regs[SPREG], &top));
-	ck_assert_uint_eq(top, x->truth[1]);
-#else
-	ck_assert_uint_eq(x->regs[LRREG], x->truth[1]);
-#endif
+	if (host_facts()->ra_at_cfa) {   /* at CFA + ra_cfa_off, and CFA = sp + entry_cfa_off */
+		uint64_t top;
+		ck_assert(word(x, x->regs[SPREG] + (uint64_t)(host_facts()->entry_cfa_off + host_facts()->ra_cfa_off),
+			       &top));
+		ck_assert_uint_eq(top, x->truth[1]);
+	} else {
+		ck_assert_uint_eq(x->regs[LRREG], x->truth[1]);
+	}
 	hx_samples_free(&s);
 }
 END_TEST
@@ -191,8 +190,9 @@ START_TEST(host_key_parse)
 {
 	struct hx_case c;
 	char err[512];
-	const char *t = "[case]\nname=t\narch=" ARCH "\nabout=a\n[code]\n" CODE
-			"[sample]\nhost=fastest\n[expect]\nfp=ok\n";
+	char t[256];
+	snprintf(t, sizeof(t), "[case]\nname=t\narch=%s\nabout=a\n[code]\n" CODE
+		 "[sample]\nhost=fastest\n[expect]\nfp=ok\n", ARCH);
 	ck_assert_int_eq(hx_case_parse(&c, "t.case", t, strlen(t), err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "t.case:12: host: expected one of fp, nofp, nofp-leaf"), "%s", err);
 	hx_case_free(&c);
