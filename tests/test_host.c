@@ -14,6 +14,8 @@
 #include "harness/samples.h"
 
 #include "tests/hostarch.h"
+#include "unwinders/uwarch.h"
+#include HX_CAPTURE_ARCH_H   /* HX_ARCH_STATE_IN_FP: the arch's nofp build keeps its state in the FP register */
 
 #define ARCH (host_facts()->name)
 #define CODE "push_fp\nset_fp\ncall_target\npop_fp\nret\n"
@@ -102,8 +104,8 @@ START_TEST(nofp_holds_state_not_frames)
 		if (ra[i] == HX_HOST_STATE1)
 			st = i;
 	ck_assert_msg(st >= 0, "the frame-pointer chain never reaches the interpreter state");
-#if defined(__x86_64__)
-	/* x86_64: the interpreter itself keeps the state in rbp */
+#ifdef HX_ARCH_STATE_IN_FP
+	/* the interpreter itself keeps the state in the frame-pointer register */
 	ck_assert_int_eq(st, 0);
 #endif
 	hx_samples_free(&s);
@@ -143,13 +145,14 @@ static struct scan scan_fn(const void *fn)
 {
 	struct scan r = { 0 };
 	csh cs;
-#if defined(__x86_64__)
-	ck_assert_int_eq(cs_open(CS_ARCH_X86, CS_MODE_64, &cs), CS_ERR_OK);
-	const char *fpname = "rbp", *record = "mov rbp, rsp";
-#else
-	ck_assert_int_eq(cs_open(CS_ARCH_ARM64, CS_MODE_ARM, &cs), CS_ERR_OK);
-	const char *fpname = "x29", *record = "mov x29, sp";
-#endif
+	/* capstone's Intel syntax on x86, so names without the '%' */
+	const struct uw_arch *a = uw_arch_host();
+	ck_assert(a && a->has_cs);
+	ck_assert_int_eq(cs_open((cs_arch)a->cs_arch, (cs_mode)a->cs_mode, &cs), CS_ERR_OK);
+	char fpname[16], spname[16], record[48];
+	arch_dw_name(a->facts, (unsigned)a->facts->dw_fp, false, fpname, sizeof(fpname));
+	arch_dw_name(a->facts, (unsigned)a->facts->dw_sp, false, spname, sizeof(spname));
+	snprintf(record, sizeof(record), "mov %s, %s", fpname, spname);
 	const uint8_t *p = fn;
 	uint64_t addr = (uint64_t)(uintptr_t)fn;
 	size_t left = 256;
@@ -180,7 +183,7 @@ START_TEST(machine_code)
 	/* the nofp interpreter builds none (x86_64: rbp is its state pointer) */
 	struct scan t = scan_fn((const void *)hx_host_nofp_target);
 	ck_assert(!t.builds_record);
-#if defined(__x86_64__)
+#ifdef HX_ARCH_STATE_IN_FP
 	ck_assert(t.names_fp);
 #endif
 }
