@@ -46,7 +46,7 @@ make -C "$ROOT" --no-print-directory -j"$JOBS" BUILD="$WORK/lib" CC="$CC" \
 
 # 2. The targets, linked by $CXX with the engine (libFuzzer is C++); -no-pie:
 # Debian's libunwind-generic.a is not position-independent.
-INC="-std=gnu11 -I$ROOT -D_GNU_SOURCE -DJU_ARCH_$ARCH $($PKG_CONFIG --cflags libunwind-generic libdw libelf capstone)"
+INC="-std=gnu11 -I$ROOT -D_GNU_SOURCE -DJU_ARCH_$ARCH -DJU_HOST_ARCH=$ARCH $($PKG_CONFIG --cflags libunwind-generic libdw libelf capstone)"
 STATIC_LIBS="-Wl,-Bstatic $($PKG_CONFIG --static --libs libunwind-generic libdw libelf capstone |
 	sed 's/-pthread//; s/-lpthread//g') -Wl,-Bdynamic -lpthread -lm"
 for l in $STATIC_LIBS; do

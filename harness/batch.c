@@ -208,7 +208,7 @@ static int samples_memfd(char *err, size_t errlen)
 		return -1;
 	}
 	const struct tr_arch *host = tr_arch_host();
-	int rc = hx_samples_write_header(fd, host ? host->elf_mach : 0);
+	int rc = hx_samples_write_header(fd, host ? host->facts->elf_mach : 0);
 	if (rc) {
 		snprintf(err, errlen, "samples header: %s", strerror(-rc));
 		close(fd);
@@ -353,7 +353,7 @@ int hx_capture_to_file(const struct hx_batch_case *cases, size_t n, const char *
 		return -1;
 	}
 	const struct tr_arch *host = tr_arch_host();
-	if (hx_samples_write_header(fd, host ? host->elf_mach : 0)) {
+	if (hx_samples_write_header(fd, host ? host->facts->elf_mach : 0)) {
 		close(fd);
 		snprintf(err, errlen, "%s: write failed", out_path);
 		return -1;

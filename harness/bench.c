@@ -117,7 +117,7 @@ static int bench_load(struct bench *b)
 			fprintf(stderr, "jitunwind bench: %s\n", err);
 			return -1;
 		}
-		if (!b->host || strcmp(c->arch, b->host->name)) {
+		if (!b->host || strcmp(c->arch, b->host->facts->name)) {
 			hx_case_free(c);
 			continue;
 		}
@@ -316,7 +316,7 @@ static void bench_replay(struct bench *b)
 	t.done = calloc(t.nu, sizeof(size_t));
 	t.frames = calloc(t.nu, sizeof(size_t));
 	for (size_t g = 0; t.secs && t.topen && t.done && t.frames && g < b->s.ngroups; g++)
-		bench_group(&b->s.groups[g], b->s.elf_mach, b->host->name, &t);
+		bench_group(&b->s.groups[g], b->s.elf_mach, b->host->facts->name, &t);
 	for (size_t u = 0; t.done && u < t.nu; u++) {
 		if (!t.done[u])
 			continue;
@@ -448,8 +448,8 @@ static int run_child(const struct bench *b, const char *unwinders, double *w, do
 static void bench_run(const struct bench *b)
 {
 	char list[256], def[256], what[96], m[96], note[300];
-	uw_unwinder_list(b->host->name, list, sizeof(list));
-	uw_unwinder_defaults(b->host->name, def, sizeof(def));
+	uw_unwinder_list(b->host->facts->name, list, sizeof(list));
+	uw_unwinder_defaults(b->host->facts->name, def, sizeof(def));
 	double load[1] = { 0 };
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	for (int k = 0; k < 2; k++) {
@@ -595,7 +595,7 @@ int hx_bench_main(int argc, char **argv)
 	}
 	char defp[64];
 	const char *def[1] = { defp };
-	snprintf(defp, sizeof(defp), "cases/%s", b.host ? b.host->name : "unknown");
+	snprintf(defp, sizeof(defp), "cases/%s", b.host ? b.host->facts->name : "unknown");
 	b.paths = i < argc ? (const char *const *)argv + i : def;
 	b.npaths = i < argc ? argc - i : 1;
 	if (!b.host || bench_load(&b) || (printf("jitunwind bench (%s%s): figure, target, met\n", b.paths[0], b.npaths > 1 ? ", ..." : ""),

@@ -758,7 +758,7 @@ __attribute__((noinline)) static int cap_build(const struct hx_case *c, const ch
 {
 	static struct jdw w;
 	struct cap_layout ly;
-	int rc = jdw_open(&w, dumpdir, hx_cap_host.tr->elf_mach);
+	int rc = jdw_open(&w, dumpdir, hx_cap_host.tr->facts->elf_mach);
 	if (rc)
 		return fail("cannot create the jitdump: %s", strerror(-rc));
 	hx_rec_write(out_fd, HX_REC_DUMP, w.path, strlen(w.path) + 1, NULL, 0);

@@ -597,7 +597,7 @@ static int case_name(struct pstate *ps, char *val, int line)
 static int case_arch(struct pstate *ps, char *val, int line)
 {
 	const struct tr_arch *a = tr_arch_by_name(val);
-	if (!a || strcmp(a->name, val)) {
+	if (!a || strcmp(a->facts->name, val)) {
 		char names[128];
 		tr_arch_names(names, sizeof(names));
 		return PFAIL(ps, line, "arch: expected one of %s, got '%s'", names, val);

@@ -8,7 +8,7 @@
 
 const char *hx_dw_reg_name(const struct uw_arch *a, unsigned dw, char *tmp, size_t n)
 {
-	if ((int)dw == a->dw_pc)
+	if ((int)dw == a->facts->dw_pc)
 		return "ra";
 	if (dw < 40 && a->perf_of_dw[dw] >= 0 && a->perf_of_dw[dw] < UW_PERF_REGS &&
 	    a->perf_reg_names[a->perf_of_dw[dw]])

@@ -144,7 +144,7 @@ int hx_explain(FILE *out, const struct hx_opts *opts, const char *path, const ch
 		return -EINVAL;
 	}
 	const struct tr_arch *host = tr_arch_host();
-	if (!host || strcmp(c->arch, host->name)) {
+	if (!host || strcmp(c->arch, host->facts->name)) {
 		snprintf(err, errlen, "%s: case arch %s cannot run on this host", path, c->arch);
 		hx_case_free(c);
 		free(c);

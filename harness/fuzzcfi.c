@@ -1243,10 +1243,10 @@ static int write_case(const struct fz_ctx *x, const char *sub, const char *name,
 		      char *path, size_t plen)
 {
 	char dir[640];
-	snprintf(dir, sizeof(dir), "%s/%s%s", x->o.out, x->arch->name, sub);
+	snprintf(dir, sizeof(dir), "%s/%s%s", x->o.out, x->arch->facts->name, sub);
 	mkdir(x->o.out, 0755);
 	char adir[640];
-	snprintf(adir, sizeof(adir), "%s/%s", x->o.out, x->arch->name);
+	snprintf(adir, sizeof(adir), "%s/%s", x->o.out, x->arch->facts->name);
 	mkdir(adir, 0755);
 	if (mkdir(dir, 0755) && errno != EEXIST)
 		return -1;
@@ -1359,7 +1359,7 @@ static void summary(const struct fz_ctx *x, const struct fz_stats *st, FILE *f)
 	double es = st->eval_secs > 0 ? st->eval_secs : secs;
 	fprintf(f, "fuzz-cfi %s: seed %llu%s, %llu cases, %llu samples evaluated in %.1f s: %.2f cases/s, %.1f samples/s "
 		"(%.1f s CPU: %.1f cases per CPU second); %zu minimization(s) in %.1f s (--jobs %d; up to %d cases per "
-		"capture child; %s)\n", x->arch->name,
+		"capture child; %s)\n", x->arch->facts->name,
 		(unsigned long long)x->o.seed, x->o.mutate ? ", --mutate" : "", (unsigned long long)st->cases,
 		(unsigned long long)st->samples, es, es > 0 ? (double)st->cases / es : 0,
 		es > 0 ? (double)st->samples / es : 0, st->eval_cpu, st->eval_cpu > 0 ? (double)st->cases / st->eval_cpu : 0,
@@ -1440,10 +1440,10 @@ static int fuzz_arch(struct fz_ctx *x)
 	} else {
 		summary(x, st, stdout);
 		char p[700];
-		snprintf(p, sizeof(p), "%s/%s", x->o.out, x->arch->name);
+		snprintf(p, sizeof(p), "%s/%s", x->o.out, x->arch->facts->name);
 		mkdir(x->o.out, 0755);
 		mkdir(p, 0755);
-		snprintf(p, sizeof(p), "%s/%s/summary.txt", x->o.out, x->arch->name);
+		snprintf(p, sizeof(p), "%s/%s/summary.txt", x->o.out, x->arch->facts->name);
 		FILE *f = fopen(p, "w");
 		if (f) {
 			summary(x, st, f);
@@ -1663,8 +1663,8 @@ static int run_here(struct fz_opts *o, const struct tr_arch *arch)
 	x.arch = arch;
 	const char *plant = getenv("JU_FUZZ_PLANT");
 	x.plant = plant && !strcmp(plant, "cfa");
-	set_unwinders(&x.fuzz_uw, x.fuzz_names, sizeof(x.fuzz_names), arch->name, false);
-	set_unwinders(&x.final_uw, x.final_names, sizeof(x.final_names), arch->name, true);
+	set_unwinders(&x.fuzz_uw, x.fuzz_names, sizeof(x.fuzz_names), arch->facts->name, false);
+	set_unwinders(&x.final_uw, x.final_names, sizeof(x.final_names), arch->facts->name, true);
 	if (scratch_dir(x.dir, sizeof(x.dir))) {
 		fprintf(stderr, "jitunwind fuzz-cfi: mkdtemp %s: %s\n", x.dir, strerror(errno));
 		return 2;
@@ -1692,18 +1692,18 @@ int hx_fuzzcfi_main(int argc, char **argv)
 		return rc == 1 ? 0 : rc;
 	const struct tr_arch *host = tr_arch_host();
 	char list[64];
-	snprintf(list, sizeof(list), "%s", o.arches ? o.arches : host ? host->name : "");
+	snprintf(list, sizeof(list), "%s", o.arches ? o.arches : host ? host->facts->name : "");
 	const char *arches[4];
 	int n = 0;
 	for (char *save = NULL, *t = strtok_r(list, ",", &save); t && n < 4; t = strtok_r(NULL, ",", &save)) {
 		const struct tr_arch *a = tr_arch_by_name(t);
-		if (!a || strcmp(a->name, t)) {
+		if (!a || strcmp(a->facts->name, t)) {
 			char names[128];
 			tr_arch_names(names, sizeof(names));
 			fprintf(stderr, "jitunwind fuzz-cfi: --arch %s: expected one of %s\n", t, names);
 			return 2;
 		}
-		arches[n++] = a->name;
+		arches[n++] = a->facts->name;
 	}
 	if (!n) {
 		fprintf(stderr, "jitunwind fuzz-cfi: no arch to fuzz\n");

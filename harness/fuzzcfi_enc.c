@@ -450,7 +450,7 @@ static void state_of(const struct tr_arch *a, const struct tr_row *r, struct cst
 	s->cfa_reg = r->cfa_reg;
 	s->cfa_off = r->cfa_off;
 	for (int c = 0; c < TR_NREGS; c++) {
-		if (c == a->dw_ra) {
+		if (c == a->facts->dw_ra) {
 			if (r->ra_where == TR_RA_AT_CFA) {
 				s->kind[c] = COL_OFFSET;
 				s->v[c] = r->ra_off;
@@ -488,7 +488,7 @@ static bool state_eq(const struct cstate *x, const struct cstate *y)
 static void sp_rule(struct enc *e)
 {
 	struct ib x = { .len = 0 };
-	int sp = e->a->dw_sp;
+	int sp = e->a->facts->dw_sp;
 	switch (ch(e, 3)) {
 	case 0:
 		ib_u8(&x, DW_CFA_val_offset);
@@ -517,10 +517,7 @@ static void sp_rule(struct enc *e)
  * registers; arm64 v0-v31), restored to the CIE's rule or same_value. */
 static void other_reg_rule(struct enc *e)
 {
-	static const int x86[] = { 17, 18, 24, 32, 48, 49, 50, 55 };
-	static const int a64[] = { 64, 72, 79, 95 };
-	bool x = e->a == &tr_arch_x86_64;
-	int r = x ? x86[ch(e, sizeof(x86) / sizeof(x86[0]))] : a64[ch(e, sizeof(a64) / sizeof(a64[0]))];
+	int r = e->a->fuzz.other_regs[ch(e, (uint32_t)e->a->fuzz.nother_regs)];
 	struct ib b = { .len = 0 };
 	switch (ch(e, 3)) {
 	case 0:
@@ -569,7 +566,7 @@ static void emit_changes(struct enc *e, const struct cstate *want)
 	emit_cfa(e, want->cfa_reg, want->cfa_off);
 	for (int c = 0; c < TR_NREGS; c++) {
 		if (col_eq(&e->cur, want, c)) {
-			if (c == e->a->dw_ra && want->kind[c] == COL_OFFSET && rare(e, 40)) {
+			if (c == e->a->facts->dw_ra && want->kind[c] == COL_OFFSET && rare(e, 40)) {
 				e->p->features |= 1ull << FZF_RESTATE;
 				save_rule(e, c, want->v[c]);   /* restated, same rule */
 			}
@@ -760,9 +757,9 @@ int hx_fz_encode(struct hx_fz_gen *g, const struct tr_func *truth, struct hx_fz_
 	e->p = p;
 	e->plant = g->plant;
 	/* the CIE's row: CFA = SP + entry offset, the return address where the arch has it */
-	struct tr_row entry = { .cfa_reg = g->arch->dw_sp, .cfa_off = g->arch->entry_cfa_off,
-				.ra_where = g->arch->entry_ra_where, .ra_off = g->arch->entry_ra_off,
-				.ra_reg = g->arch->entry_ra_reg };
+	struct tr_row entry = { .cfa_reg = g->arch->facts->dw_sp, .cfa_off = g->arch->facts->entry_cfa_off,
+				.ra_where = tr_entry_ra_where(g->arch), .ra_off = g->arch->facts->ra_cfa_off,
+				.ra_reg = g->arch->facts->dw_lr };
 	state_of(g->arch, &entry, &e->init);
 	e->cur = e->init;
 	for (size_t i = 0; i < truth->nrows; i++) {

@@ -76,14 +76,9 @@ struct sim {
 	bool fp_set, called;
 };
 
-static bool is_x86(const struct tr_arch *a)
-{
-	return a == &tr_arch_x86_64;
-}
-
 static int64_t unit_of(const struct tr_arch *a)
 {
-	return is_x86(a) ? 8 : 16;
+	return a->fuzz.slot;
 }
 
 static bool has_slot(const struct sim *s, int kind, int reg)
@@ -101,10 +96,23 @@ static void push_slot(struct sim *s, int kind, int reg, int64_t size)
 	s->pushed += size;
 }
 
-/* arm64 add/sub sp take 0..4095 or a multiple of 4096 (a shifted immediate) */
+/* an sp adjustment the arch's encoder takes (arm64: a 12-bit immediate, shifted or not) */
 static bool imm_ok(const struct tr_arch *a, int64_t n)
 {
-	return is_x86(a) || n < 4096 || !(n & 0xfff);
+	return !a->fuzz.sp_imm_ok || a->fuzz.sp_imm_ok(n);
+}
+
+/* the stack at a call meets the arch's alignment */
+static bool call_aligned(const struct tr_arch *a, const struct sim *s)
+{
+	return !a->fuzz.call_align || !((a->facts->entry_cfa_off + s->pushed) % a->fuzz.call_align);
+}
+
+/* the return address survives a call: on the stack since entry, or saved
+ * (the frame record or a slot of the link register) */
+static bool ra_kept(const struct tr_arch *a, const struct sim *s)
+{
+	return a->facts->ra_at_cfa || has_slot(s, SL_FP, 0) || has_slot(s, SL_REG, a->facts->dw_ra);
 }
 
 /* x86 `leave`: only allocations between SP and the frame record, so no
@@ -153,8 +161,8 @@ static const char *sim_op(struct sim *s, const struct tr_arch *a, const struct t
 			s->n--;
 		return NULL;
 	case TR_OP_SAVE_REG:
-		if (has_slot(s, SL_REG, (int)op->n) || op->n == a->dw_sp || op->n == a->dw_fp ||
-		    op->n == (is_x86(a) ? 2 : 3))
+		if (has_slot(s, SL_REG, (int)op->n) || op->n == a->facts->dw_sp || op->n == a->facts->dw_fp ||
+		    op->n == a->fuzz.call_reg)
 			return "save_reg of a register saved twice, SP, FP or the target register";
 		push_slot(s, SL_REG, (int)op->n, u);
 		return NULL;
@@ -172,7 +180,7 @@ static const char *sim_op(struct sim *s, const struct tr_arch *a, const struct t
 		s->fp_set = false;
 		return NULL;
 	case TR_OP_LEAVE:
-		if (!is_x86(a) || !leave_ok(s))
+		if (!a->fuzz.has_leave || !leave_ok(s))
 			return "leave needs FP set and only allocations above the record";
 		while (s->s[s->n - 1].kind != SL_FP)
 			s->pushed -= s->s[--s->n].size;
@@ -183,8 +191,10 @@ static const char *sim_op(struct sim *s, const struct tr_arch *a, const struct t
 	case TR_OP_CALL_TARGET:
 		if (dead || s->called)
 			return "one call_target, on the path that runs";
-		if (is_x86(a) ? (8 + s->pushed) % 16 : !has_slot(s, SL_FP, 0) && !has_slot(s, SL_REG, a->dw_ra))
-			return is_x86(a) ? "call with a misaligned stack" : "call with the return address in x30 only";
+		if (!call_aligned(a, s))
+			return "call with a misaligned stack";
+		if (!ra_kept(a, s))
+			return "call with the return address in the link register only";
 		s->called = true;
 		return NULL;
 	case TR_OP_RET:
@@ -197,9 +207,8 @@ static const char *sim_op(struct sim *s, const struct tr_arch *a, const struct t
 	case TR_OP_NOP:
 		return NULL;
 	case TR_OP_ENDBR64:
-		return is_x86(a) ? NULL : "endbr64 on aarch64";
 	case TR_OP_BTI:
-		return is_x86(a) ? "bti on x86_64" : NULL;
+		return op->kind == a->fuzz.landing ? NULL : "a landing pad of another arch";
 	default:
 		return "op the fuzzer does not generate";
 	}
@@ -278,27 +287,21 @@ static int64_t rand_size(struct hx_fz_rng *r, const struct tr_arch *a, int64_t r
 		n = u * (1 + hx_fz_below(r, 4));
 	else if (k < 9)
 		n = u * (5 + hx_fz_below(r, 60));
-	else if (is_x86(a))
-		n = u * (0x200 + hx_fz_below(r, 0x600));   /* 4 KiB .. 16 KiB: past the 8 KiB dump */
 	else
-		n = 0x1000 * (1 + hx_fz_below(r, 3));      /* arm64: a shifted immediate */
+		n = 0x1000 + a->fuzz.big_step * hx_fz_below(r, a->fuzz.big_count);
 	return n <= room ? n : u;
 }
 
 static int rand_reg(struct hx_fz_rng *r, const struct tr_arch *a)
 {
-	/* callee-saved ones mostly, a few scratch ones (push/pop keeps them too) */
-	static const int x86[] = { 3, 12, 13, 14, 15, 3, 12, 13, 0, 4, 5, 8, 10 };
-	static const int a64[] = { 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 9, 10, 15 };
-	return is_x86(a) ? x86[hx_fz_below(r, sizeof(x86) / sizeof(x86[0]))]
-			 : a64[hx_fz_below(r, sizeof(a64) / sizeof(a64[0]))];
+	return a->fuzz.save_regs[hx_fz_below(r, (uint32_t)a->fuzz.nsave_regs)];
 }
 
 static void gen_prologue(struct hx_fz_gen *g, struct sim *s, struct hx_fz_rng *r)
 {
 	const struct tr_arch *a = g->arch;
 	if (!hx_fz_below(r, 4))
-		emit(g, s, is_x86(a) ? TR_OP_ENDBR64 : TR_OP_BTI, 0, HX_FZ_LIVE);
+		emit(g, s, a->fuzz.landing, 0, HX_FZ_LIVE);
 	if (hx_fz_below(r, 2)) {
 		emit(g, s, TR_OP_PUSH_FP, 0, HX_FZ_LIVE);
 		if (hx_fz_below(r, 3))
@@ -327,14 +330,15 @@ static void gen_prologue(struct hx_fz_gen *g, struct sim *s, struct hx_fz_rng *r
 static void gen_call(struct hx_fz_gen *g, struct sim *s, struct hx_fz_rng *r)
 {
 	const struct tr_arch *a = g->arch;
-	if (!is_x86(a) && !has_slot(s, SL_FP, 0) && !has_slot(s, SL_REG, a->dw_ra)) {
+	if (!ra_kept(a, s)) {
 		if (hx_fz_below(r, 2))
 			emit(g, s, TR_OP_PUSH_FP, 0, HX_FZ_LIVE);
 		else
-			emit(g, s, TR_OP_SAVE_REG, a->dw_ra, HX_FZ_LIVE);
+			emit(g, s, TR_OP_SAVE_REG, a->facts->dw_ra, HX_FZ_LIVE);
 	}
-	if (is_x86(a) && (8 + s->pushed) % 16)
-		emit(g, s, TR_OP_ALLOC, 8, HX_FZ_LIVE);
+	if (!call_aligned(a, s))
+		emit(g, s, TR_OP_ALLOC, a->fuzz.call_align - (a->facts->entry_cfa_off + s->pushed) % a->fuzz.call_align,
+		     HX_FZ_LIVE);
 	emit(g, s, TR_OP_CALL_TARGET, 0, HX_FZ_LIVE);
 }
 
@@ -346,7 +350,7 @@ static void gen_teardown(struct hx_fz_gen *g, struct sim *s, struct hx_fz_rng *r
 	for (int guard = 0; s->n && guard < 2 * HX_FZ_MAX_OPS; guard++) {
 		struct slot *t = &s->s[s->n - 1];
 		size_t before = g->nops;
-		if (is_x86(g->arch) && leave_ok(s) && !hx_fz_below(r, 3)) {
+		if (g->arch->fuzz.has_leave && leave_ok(s) && !hx_fz_below(r, 3)) {
 			emit(g, s, TR_OP_LEAVE, 0, p);
 		} else if (t->kind == SL_ALLOC) {
 			int64_t n = t->size;
@@ -465,7 +469,7 @@ void hx_fz_generate(struct hx_fz_gen *g, const struct tr_arch *arch, uint64_t se
 	if (hx_fz_valid(g, why, sizeof(why))) {
 		if (getenv("JU_FUZZ_DEBUG"))
 			fprintf(stderr, "fuzz-cfi: %s case %llu: generated ops invalid (%s): the plainest case instead\n",
-				arch->name, (unsigned long long)index, why);
+				arch->facts->name, (unsigned long long)index, why);
 		/* the generator's own simulation failed to keep up: the simplest trampoline */
 		g->nops = 0;
 		add(g, TR_OP_RET, 0, HX_FZ_LIVE);
@@ -482,26 +486,6 @@ static int encoded(const struct tr_arch *a, const struct tr_op *op, uint8_t *buf
 	struct tr_eff eff[TR_MAX_EFF];
 	int neff;
 	return a->encode(op, buf, cap, text, sizeof(text), eff, &neff, err, errlen);
-}
-
-/* bytes of a jump over `skip` bytes that follow it */
-static size_t jump_bytes(const struct tr_arch *a, size_t skip, uint8_t *b)
-{
-	if (is_x86(a)) {
-		if (skip < 128) {
-			b[0] = 0xeb;                           /* jmp rel8 */
-			b[1] = (uint8_t)skip;
-			return 2;
-		}
-		b[0] = 0xe9;                                   /* jmp rel32 */
-		for (int i = 0; i < 4; i++)
-			b[1 + i] = (uint8_t)(skip >> (8 * i));
-		return 5;
-	}
-	uint32_t w = 0x14000000u | (uint32_t)(1 + skip / 4);  /* b .+4+skip */
-	for (int i = 0; i < 4; i++)
-		b[i] = (uint8_t)(w >> (8 * i));
-	return 4;
 }
 
 static void raw_op(struct tr_op *o, const uint8_t *b, size_t n)
@@ -535,7 +519,7 @@ int hx_fz_exec_ops(const struct hx_fz_gen *g, struct tr_op *out, size_t *n, char
 				return -1;
 			skip += (size_t)len;
 		}
-		raw_op(&out[(*n)++], b, jump_bytes(g->arch, skip, b));
+		raw_op(&out[(*n)++], b, g->arch->jump_over(skip, b));
 	}
 	return 0;
 }

@@ -9,17 +9,10 @@
 #include "harness/fuzzcfi.h"
 #include "unwinders/unwind.h"
 
-static const char *const x86_regs[16] = {
-	"%rax", "%rdx", "%rcx", "%rbx", "%rsi", "%rdi", "%rbp", "%rsp",
-	"%r8", "%r9", "%r10", "%r11", "%r12", "%r13", "%r14", "%r15",
-};
-
+/* as GNU as writes it (the case parser's tr_reg_any reads it back) */
 static void reg_name(const struct tr_arch *a, int64_t r, char *buf, size_t len)
 {
-	if (a == &tr_arch_x86_64 && r >= 0 && r < 16)
-		snprintf(buf, len, "%s", x86_regs[r]);
-	else
-		snprintf(buf, len, "x%lld", (long long)r);
+	arch_dw_name(a->facts, r >= 0 && r <= UINT32_MAX ? (unsigned)r : ~0u, true, buf, len);
 }
 
 void hx_fz_op_line(const struct tr_arch *a, const struct tr_op *op, char *buf, size_t len)
@@ -181,7 +174,7 @@ int hx_fz_case_text(struct hx_fz_gen *g, const char *name, const char *about, co
 		return -1;
 	bool call = truth.ret_off >= 0;
 	struct out o = { .p = buf, .cap = cap };
-	o_printf(&o, "[case]\nname  = %s\narch  = %s\nabout = %s\n", name, g->arch->name, about);
+	o_printf(&o, "[case]\nname  = %s\narch  = %s\nabout = %s\n", name, g->arch->facts->name, about);
 	code_section(&o, g, ops);
 	unwind_section(&o, g, &prog);
 	o_printf(&o, "\n[sample]\nat = every-insn%s\n", call ? ", in-callee" : "");
@@ -193,7 +186,7 @@ int hx_fz_case_text(struct hx_fz_gen *g, const char *name, const char *about, co
 	} else {
 		/* a placeholder: the run is read for its verdicts, not judged */
 		char names[256];
-		uw_unwinder_list(g->arch->name, names, sizeof(names));
+		uw_unwinder_list(g->arch->facts->name, names, sizeof(names));
 		for (char *save = NULL, *t = strtok_r(names, ",", &save); t; t = strtok_r(NULL, ",", &save))
 			o_printf(&o, "%s = %s\n", t, uw_unwinder_by_name(t)->ref == UW_REF_TRUTH ? "consistent" : "ok");
 	}

@@ -210,7 +210,7 @@ int hx_ksample_serve(pid_t child, uint32_t stack_user, int req_fd, int out_fd, c
 	static struct ks k;
 	memset(&k, 0, sizeof(k));
 	k.fd = -1;
-	k.arch = uw_arch_by_mach(tr_arch_host()->elf_mach);
+	k.arch = uw_arch_by_mach(tr_arch_host()->facts->elf_mach);
 	int rc = k.arch ? ks_open(&k, child, stack_user) : -ENOTSUP;
 	bool told = false;
 	struct hx_spin_msg m;

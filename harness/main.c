@@ -44,7 +44,7 @@ static double now(void)
 static const char *host_arch(void)
 {
 	const struct tr_arch *a = tr_arch_host();
-	return a ? a->name : "unknown";
+	return a ? a->facts->name : "unknown";
 }
 
 /* "  --unwinders LIST ...": every unwinder of the table, one line each */
@@ -650,7 +650,7 @@ static int cmd_replay(int argc, char **argv)
 	}
 	const struct uw_arch *a = uw_arch_by_mach((uint16_t)s.elf_mach);
 	if (!status)
-		status = finish(res, s.ngroups, &c, t0, a ? a->name : "unknown");
+		status = finish(res, s.ngroups, &c, t0, a ? a->facts->name : "unknown");
 	for (size_t i = 0; i < s.ngroups && res; i++)
 		hx_case_res_free(&res[i]);
 	free(res);

@@ -137,7 +137,7 @@ static const char *key_mark(const char *unwinder)
 	const struct tr_arch *a = tr_arch_host();
 	if (!u || !a)
 		return "";
-	return u->probe || !uw_unwinder_default_on(u, a->name) ? "?" : "";
+	return u->probe || !uw_unwinder_default_on(u, a->facts->name) ? "?" : "";
 }
 
 int hx_observe_block(const struct hx_case_res *r, const struct hx_opts *o, char *buf, size_t n)

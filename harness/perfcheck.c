@@ -818,7 +818,7 @@ static int write_json(const struct pk *k, const char *path, bool pass)
 	if (!f)
 		return -errno;
 	fprintf(f, "{\"tool\":\"jitunwind\",\"command\":\"perf-check\",\"schema\":1,\"arch\":\"%s\",\"perf\":{\"cmd\":",
-		tr_arch_host()->name);
+		tr_arch_host()->facts->name);
 	hx_jsonw_str(f, hx_perf_cmd(), 0);
 	fprintf(f, ",\"version\":");
 	hx_jsonw_str(f, k->perf->version, 0);
@@ -910,7 +910,7 @@ static int pk_setup(struct pk *k, int argc, char **argv)
 	int rc = parse_opts(argc, argv, &k->o);
 	if (rc)
 		return rc == 1 ? -1 : 2;
-	const char *arch = tr_arch_host() ? tr_arch_host()->name : "unknown";
+	const char *arch = tr_arch_host() ? tr_arch_host()->facts->name : "unknown";
 	if ((rc = check_cases(&k->o, arch)))
 		return rc;
 	char why[600];

@@ -313,10 +313,10 @@ int hx_rp_open(struct hx_rp **out, struct rr *r, const char *cmd)
 		return -1;
 	}
 	struct utsname un;
-	if (!cmd && !uname(&un) && strcmp(un.machine, r->arch->name)) {
+	if (!cmd && !uname(&un) && strcmp(un.machine, r->arch->facts->name)) {
 		/* Debian's perf unwinds its own arch only (no cross-arch libunwind) */
 		fprintf(stderr, "jitunwind: skip: the perf column: the perf of this %s machine does not unwind a %s "
-			"recording (--perf CMD names one that does)\n", un.machine, r->arch->name);
+			"recording (--perf CMD names one that does)\n", un.machine, r->arch->facts->name);
 		hx_rp_free(p);
 		return 0;
 	}

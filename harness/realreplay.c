@@ -913,7 +913,7 @@ static void report_text(const struct rr *r, const struct rr_cols *cc)
 	       "arch %s, %zu jitdump(s), %zu perf map(s), %" PRIu64 " view(s) built, %" PRIu64
 	       " sample(s) resolved at their own time, %" PRIu64 " past the view budget (resolved "
 	       "against a later view)\n", r->path, r->nsmp, r->njit, r->nunder, r->nnoregs,
-	       r->arch->name, r->ndumps, r->npmaps, r->nviews, r->nstale, r->ninexact);
+	       r->arch->facts->name, r->ndumps, r->npmaps, r->nviews, r->nstale, r->ninexact);
 	if (r->ninjected)
 		printf("  injected by perf inject -j: %" PRIu64 " jitted maps (taken from the dump)\n", r->ninjected);
 	if (!r->clock_ok)
@@ -978,7 +978,7 @@ static int report_json(const struct rr *r, const struct rr_cols *cc)
 	hx_jsonw_str(f, r->path, HX_JSONW_LATIN1);
 	fprintf(f, ",\"arch\":\"%s\",\"samples\":%zu,\"jit_samples\":%" PRIu64 ",\"under_jit_samples\":%" PRIu64 ",\"no_regs\":%" PRIu64
 		",\"views\":%" PRIu64 ",\"resolved_at_time\":%" PRIu64 ",\"past_view_budget\":%" PRIu64 ",\"diverging\":%" PRIu64
-		",\"injected_maps\":%" PRIu64 ",\"perf_maps\":%zu,\"clock_monotonic\":%s,\"columns\":[", r->arch->name, r->nsmp,
+		",\"injected_maps\":%" PRIu64 ",\"perf_maps\":%zu,\"clock_monotonic\":%s,\"columns\":[", r->arch->facts->name, r->nsmp,
 		r->njit, r->nunder, r->nnoregs, r->nviews, r->nstale, r->ninexact, r->ndiverge, r->ninjected, r->npmaps,
 		r->clock_ok ? "true" : "false");
 	for (size_t c = 0; c < cc->n; c++)
@@ -1047,7 +1047,7 @@ static int pick_unwinders(struct rr *r, const char *list)
 	size_t n;
 	const struct uw_unwinder *const *all = uw_unwinders(&n);
 	for (size_t i = 0; i < n && r->nu < RR_MAX_UW; i++) {
-		bool on = uw_unwinder_default_on(all[i], r->arch->name);
+		bool on = uw_unwinder_default_on(all[i], r->arch->facts->name);
 		if (list) {
 			char pat[64];
 			snprintf(pat, sizeof(pat), ",%s,", all[i]->name);

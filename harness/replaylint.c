@@ -248,7 +248,7 @@ static uint64_t native_below_sp(const struct rr *r, const struct rr_view *v, con
 	if (i != 1 || hx_rr_jit_at(r, v, c->addr[0], &j) || !row_at(v, c->addr[0], &nat) ||
 	    !row_at(v, c->addr[1] - 1, &jit))
 		return 0;
-	int sp = r->arch->dw_sp;
+	int sp = r->arch->facts->dw_sp;
 	unsigned cr = jit.cfa_reg;
 	if (nat.cfa_reg != sp || cr == (unsigned)sp || cr >= EHF_NREGS || nat.reg[cr].kind != EHF_OFFSET)
 		return 0;

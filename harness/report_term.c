@@ -231,7 +231,7 @@ void hx_term_regnames(const struct uw_arch *a, const char *in, char *out, size_t
 		if (isalnum((unsigned char)*end) || reg < 0 || reg >= 40)
 			continue;
 		int perf = a->perf_of_dw[reg];
-		const char *name = reg == a->dw_pc ? "return address" :
+		const char *name = reg == a->facts->dw_pc ? "return address" :
 				   perf >= 0 && perf < UW_PERF_REGS ? a->perf_reg_names[perf] : NULL;
 		for (p++; p < end && o + 1 < n; p++)
 			out[o++] = *p;

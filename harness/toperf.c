@@ -298,7 +298,7 @@ static void features(struct pd_features *ft, struct utsname *u, const struct uw_
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	*ft = (struct pd_features){
 		/* the recording's arch, not the host's: an aarch64 run under qemu-user */
-		.arch = arch->name, .osrelease = u->release, .hostname = u->nodename,
+		.arch = arch->facts->name, .osrelease = u->release, .hostname = u->nodename,
 		.version = "jitunwind", .nr_cpus = n > 0 ? (uint32_t)n : 1,
 	};
 }
@@ -319,7 +319,7 @@ static int write_groups(const struct hx_group *gs, size_t n, const struct uw_arc
 		 * LR alone, so perf script can add the leaf's caller */
 		if (arch->perf_lr < 0) {
 			snprintf(err, errlen, "%s: fp mode with the LR record is arm64's; %s has no link register",
-				 out, arch->name);
+				 out, arch->facts->name);
 			return -1;
 		}
 		wo.sample_type &= ~(uint64_t)PD_SAMPLE_STACK_USER;

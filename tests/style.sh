@@ -58,8 +58,9 @@ tools/fnlen || fail "tools/fnlen on the tree"
 
 # --- tools/tablecheck: a tree with one file of each violation ---
 mk() { mkdir -p "$t/tree/$(dirname "$1")"; cat >"$t/tree/$1"; }
-mk Makefile <<'EOF'
-ARCHES    := x86_64 aarch64
+mk arches.def <<'EOF'
+ARCH(x86_64, amd64, EM_X86_64, x86_64, x86_64-linux-gnu, 7, 6, 16, 16, -1, 8, 1, -8, "%")
+ARCH(aarch64, arm64, EM_AARCH64, aarch64, aarch64-linux-gnu, 31, 29, 30, 32, 30, 0, 0, 0, "")
 EOF
 mk unwinders/oracle.c <<'EOF'
 const struct uw_unwinder uw_oracle = { .name = "oracle", .ref = UW_REF_TRUTH };
@@ -75,6 +76,7 @@ static const char *n = "aarch64";
 EOF
 mk harness/capture_aarch64.c <<'EOF'
 const char *name = "aarch64";   /* an arch file: fine */
+const struct arch_facts *f = &arch_facts[ARCH_ID_aarch64];
 EOF
 mk harness/good.c <<'EOF'
 /* "aarch64" and strcmp(n, "oracle") in a comment are no test */
@@ -89,16 +91,31 @@ int by_arch(const char *a) { return !strcmp(a, "arm64"); }
 #if defined(__aarch64__)
 #endif
 int mach(int m) { return m == EM_AARCH64; }
+int rec(const struct tr_arch *a) { return a == &tr_arch_x86_64; }
+int rec2(const struct tr_arch *a) { return &tr_arch_aarch64 != a; }
+#ifdef JU_ARCH_aarch64
+#endif
+int id(void) { return arch_facts[ARCH_ID_x86_64].dw_sp; }
+#if JU_HOST_ARCH
+#endif
 EOF
 mk trampolines/x.c <<'EOF'
 #include "unwinders/unwind.h"
 EOF
+mk harness/capture_x86_64.c <<'EOF'
+int own(const struct tr_arch *a) { return a != &tr_arch_x86_64; }   /* not even in an arch file */
+EOF
 (cd "$t/tree" && "$OLDPWD/tools/tablecheck" --root .) >"$t/out" && fail "tablecheck passes planted violations"
 for want in 'harness/bad.c:1: unwinder name "oracle"' 'harness/bad.c:2: unwinder uw_oracle' \
 	'harness/bad.c:3: arch test "arm64"' 'harness/bad.c:4: arch test __aarch64__' \
-	'harness/bad.c:6: arch test EM_AARCH64' 'trampolines/x.c:1: the JIT side includes'; do
+	'harness/bad.c:6: arch test EM_AARCH64' 'trampolines/x.c:1: the JIT side includes' \
+	'harness/bad.c:7: arch record compared by identity (== &tr_arch_x86_64)' \
+	'harness/bad.c:8: arch record compared by identity (&tr_arch_aarch64 !=)' \
+	'harness/bad.c:9: arch test JU_ARCH_aarch64' 'harness/bad.c:11: arch test ARCH_ID_x86_64' \
+	'harness/bad.c:12: arch test JU_HOST_ARCH' \
+	'harness/capture_x86_64.c:1: arch record compared by identity (!= &tr_arch_x86_64)'; do
 	grep -qF "$want" "$t/out" || fail "tablecheck misses '$want': $(cat "$t/out")"
 done
-[ "$(grep -c '^[a-z]*/[^:]*:[0-9]' "$t/out")" = 6 ] || fail "tablecheck reports more than the planted violations: $(cat "$t/out")"
+[ "$(grep -c '^[a-z]*/[^:]*:[0-9]' "$t/out")" = 12 ] || fail "tablecheck reports more than the planted violations: $(cat "$t/out")"
 tools/tablecheck || fail "tools/tablecheck on the tree"
 echo "style: ok (negative controls caught; the tree passes both rules)"

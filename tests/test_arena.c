@@ -12,17 +12,34 @@
 
 #include "trampolines/tramp.h"
 
-#if defined(__x86_64__)
-static const uint8_t ret42[] = { 0xb8, 0x2a, 0x00, 0x00, 0x00,  /* mov $42,%eax */
-				 0xc3 };                         /* ret */
-static const uint8_t imm7[] = { 0x07 };                           /* ... $7 ... */
-enum { IMM_OFF = 1 };
-#elif defined(__aarch64__)
-static const uint8_t ret42[] = { 0x40, 0x05, 0x80, 0x52,          /* mov w0, #42 */
-				 0xc0, 0x03, 0x5f, 0xd6 };       /* ret */
-static const uint8_t imm7[] = { 0xe0, 0x00, 0x80, 0x52 };         /* mov w0, #7 */
-enum { IMM_OFF = 0 };
-#endif
+#include "tests/hostarch.h"
+#include HX_CAPTURE_ARCH_H   /* HX_ARCH_DIRECT_PATCH: the capture patches through /proc/self/mem */
+
+/* A tiny function per arch: returns 42; imm7 at off makes it return 7. */
+struct tiny {
+	const char *arch;
+	uint8_t ret42[8];
+	size_t n;
+	uint8_t imm7[4];
+	size_t nimm, off;
+};
+static const struct tiny tinies[] = {
+	{ "x86_64", { 0xb8, 0x2a, 0x00, 0x00, 0x00,      /* mov $42,%eax */
+		      0xc3 }, 6,                       /* ret */
+	  { 0x07 }, 1, 1 },                            /* ... $7 ... */
+	{ "aarch64", { 0x40, 0x05, 0x80, 0x52,           /* mov w0, #42 */
+		       0xc0, 0x03, 0x5f, 0xd6 }, 8,    /* ret */
+	  { 0xe0, 0x00, 0x80, 0x52 }, 4, 0 },          /* mov w0, #7 */
+};
+
+/* the host's tiny function, or NULL (its test is then a visible skip) */
+static const struct tiny *host_tiny(void)
+{
+	for (size_t i = 0; i < sizeof(tinies) / sizeof(tinies[0]); i++)
+		if (!strcmp(tinies[i].arch, host_facts()->name))
+			return &tinies[i];
+	return NULL;
+}
 
 /* The permission field of the /proc/self/maps line covering addr, e.g. "r-xp". */
 static void perms_of(const void *addr, char out[5])
@@ -122,31 +139,33 @@ START_TEST(test_init_at)
 }
 END_TEST
 
-#if defined(__x86_64__) || defined(__aarch64__)
 START_TEST(test_run_patched)
 {
+	const struct tiny *t = host_tiny();
+	ck_assert_msg(t, "no tiny function for %s", host_facts()->name);
 	struct tr_arena a;
 	ck_assert_int_eq(tr_arena_init(&a, 4096), 0);
 	uint8_t *p;
-	ck_assert_int_eq(tr_arena_alloc(&a, sizeof(ret42), 16, &p), 0);
-	ck_assert_int_eq(tr_patch(&a, p, ret42, sizeof(ret42)), 0);
+	ck_assert_int_eq(tr_arena_alloc(&a, t->n, 16, &p), 0);
+	ck_assert_int_eq(tr_patch(&a, p, t->ret42, t->n), 0);
 	ASSERT_PERMS(p, "r-xp");
 	int (*fn)(void) = (int (*)(void))(uintptr_t)p;
 	ck_assert_int_eq(fn(), 42);
-	ck_assert_int_eq(tr_patch(&a, p + IMM_OFF, imm7, sizeof(imm7)), 0);
+	ck_assert_int_eq(tr_patch(&a, p + t->off, t->imm7, t->nimm), 0);
 	ASSERT_PERMS(p, "r-xp");
 	ck_assert_int_eq(fn(), 7);
 	tr_arena_fini(&a);
 }
 END_TEST
-#endif
 
-#if defined(__x86_64__)
-/* tr_arena_direct (x86_64, where the capture uses it): patches go through
+#if HX_ARCH_DIRECT_PATCH
+/* tr_arena_direct (where the capture uses it: x86_64): patches go through
  * /proc/self/mem, the pages are r-x before, during and after, and the patched
  * code runs.  A kernel that refuses forced writes is a visible skip. */
 START_TEST(test_direct_patch)
 {
+	const struct tiny *t = host_tiny();
+	ck_assert_msg(t, "no tiny function for %s", host_facts()->name);
 	struct tr_arena a;
 	ck_assert_int_eq(tr_arena_init(&a, 2 * 4096), 0);
 	ck_assert(!a.direct);
@@ -159,15 +178,15 @@ START_TEST(test_direct_patch)
 	}
 	ck_assert(a.direct);
 	uint8_t *p;
-	ck_assert_int_eq(tr_arena_alloc(&a, sizeof(ret42), 16, &p), 0);
+	ck_assert_int_eq(tr_arena_alloc(&a, t->n, 16, &p), 0);
 	errno = 1234;
-	ck_assert_int_eq(tr_patch(&a, p, ret42, sizeof(ret42)), 0);
+	ck_assert_int_eq(tr_patch(&a, p, t->ret42, t->n), 0);
 	ck_assert_int_eq(errno, 1234);
 	ck_assert(a.direct);                           /* still direct: no fallback happened */
 	ASSERT_PERMS(p, "r-xp");
 	int (*fn)(void) = (int (*)(void))(uintptr_t)p;
 	ck_assert_int_eq(fn(), 42);
-	ck_assert_int_eq(tr_patch(&a, p + IMM_OFF, imm7, sizeof(imm7)), 0);
+	ck_assert_int_eq(tr_patch(&a, p + t->off, t->imm7, t->nimm), 0);
 	ck_assert_int_eq(fn(), 7);
 	/* across a page boundary, one pwrite */
 	static const uint8_t b[4] = { 1, 2, 3, 4 };
@@ -186,6 +205,8 @@ END_TEST
  * lands, and the arena stays on mprotect from then on. */
 START_TEST(test_direct_fallback)
 {
+	const struct tiny *t = host_tiny();
+	ck_assert_msg(t, "no tiny function for %s", host_facts()->name);
 	struct tr_arena a;
 	ck_assert_int_eq(tr_arena_init(&a, 4096), 0);
 	if (tr_arena_direct(&a)) {
@@ -197,8 +218,8 @@ START_TEST(test_direct_fallback)
 	a.mem_fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
 	ck_assert_int_ge(a.mem_fd, 0);
 	uint8_t *p;
-	ck_assert_int_eq(tr_arena_alloc(&a, sizeof(ret42), 16, &p), 0);
-	ck_assert_int_eq(tr_patch(&a, p, ret42, sizeof(ret42)), 0);
+	ck_assert_int_eq(tr_arena_alloc(&a, t->n, 16, &p), 0);
+	ck_assert_int_eq(tr_patch(&a, p, t->ret42, t->n), 0);
 	ck_assert(!a.direct);
 	ck_assert_int_eq(a.mem_fd, -1);
 	ASSERT_PERMS(p, "r-xp");
@@ -243,7 +264,7 @@ START_TEST(test_store_faults)
 }
 END_TEST
 
-#if defined(__x86_64__)
+#if HX_ARCH_DIRECT_PATCH
 /* W^X with direct patches: the arena is never writable, so a plain store
  * still faults after tr_arena_direct and a patch. */
 START_TEST(test_direct_store_faults)
@@ -271,13 +292,12 @@ Suite *suite_arena(void)
 	tcase_add_test(tc, test_patch_bounds);
 	tcase_add_test(tc, test_patch_pages);
 	tcase_add_test(tc, test_init_at);
-#if defined(__x86_64__) || defined(__aarch64__)
-	tcase_add_test(tc, test_run_patched);
-#else
-	printf("arena: no tiny function for this arch, run test skipped\n");
-#endif
+	if (host_tiny())
+		tcase_add_test(tc, test_run_patched);
+	else
+		printf("arena: no tiny function for %s (tests/test_arena.c), run test skipped\n", host_facts()->name);
 	tcase_add_test(tc, test_store_faults);
-#if defined(__x86_64__)
+#if HX_ARCH_DIRECT_PATCH
 	tcase_add_test(tc, test_direct_patch);
 	tcase_add_test(tc, test_direct_fallback);
 	tcase_add_test(tc, test_direct_store_faults);

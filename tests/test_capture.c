@@ -207,7 +207,7 @@ static void batch_add(struct batch *bt, const char *name, const char *code, cons
 {
 	char text[1024], err[512];
 	snprintf(text, sizeof(text), "[case]\nname=%s\narch=%s\nabout=a\n[code]\n%s[sample]\nat=%s\n[expect]\nfp=ok\n",
-		 name, tr_arch_host()->name, code, at);
+		 name, tr_arch_host()->facts->name, code, at);
 	size_t i = bt->n++;
 	ck_assert_msg(hx_case_parse(&bt->c[i], name, text, strlen(text), err, sizeof(err)) == 0, "%s", err);
 	bt->b[i] = (struct hx_batch_case){ .c = &bt->c[i], .path = bt->c[i].name };
@@ -235,7 +235,7 @@ static void batch_free(struct batch *bt)
 /* An instruction that raises SIGILL, as a raw op of this arch */
 static const char *ill_code(void)
 {
-	return !strcmp(tr_arch_host()->name, "x86_64") ? "push_fp\nraw 0f 0b ; nop\npop_fp\nret\n"   /* ud2 */
+	return !strcmp(tr_arch_host()->facts->name, "x86_64") ? "push_fp\nraw 0f 0b ; nop\npop_fp\nret\n"   /* ud2 */
 						       : "push_fp\nraw 00 00 00 00 ; nop\npop_fp\nret\n";  /* udf #0 */
 }
 
@@ -348,7 +348,7 @@ END_TEST
  * caught, which also shows the arena was kept. */
 START_TEST(batch_kept_arena_clean)
 {
-	const char *nop = !strcmp(tr_arch_host()->name, "x86_64") ? "raw 90 ; nop\n" : "raw 1f 20 03 d5 ; nop\n";
+	const char *nop = !strcmp(tr_arch_host()->facts->name, "x86_64") ? "raw 90 ; nop\n" : "raw 1f 20 03 d5 ; nop\n";
 	char big[2048] = "push_fp\nset_fp\n";
 	for (int i = 0; i < 40; i++)
 		strcat(big, nop);
@@ -434,7 +434,7 @@ START_TEST(batch_crash_goes_on)
 	batch_add(&bt, "a", FP_CODE, "every-insn");
 	batch_add(&bt, "ill", ill_code(), "every-insn");
 	snprintf(text, sizeof(text), "[case]\nname=other\narch=%s\nabout=a\n[code]\nret\n[expect]\nfp=ok\n",
-		 strcmp(tr_arch_host()->name, "x86_64") ? "x86_64" : "aarch64");
+		 strcmp(tr_arch_host()->facts->name, "x86_64") ? "x86_64" : "aarch64");
 	ck_assert_msg(hx_case_parse(&bt.c[2], "other", text, strlen(text), err, sizeof(err)) == 0, "%s", err);
 	bt.b[2] = (struct hx_batch_case){ .c = &bt.c[2], .path = "other" };
 	bt.n = 3;

@@ -13,13 +13,17 @@ static char bin[1024];
 static char tmp[256];
 
 /* the host arch's cases (the aarch64 build runs natively or under qemu-aarch64) */
-#if defined(__aarch64__)
-#define CLI_CASES "cases/aarch64"
-#define CLI_CASE CLI_CASES "/cpython-aarch64.case"
-#else
-#define CLI_CASES "cases/x86_64"
-#define CLI_CASE CLI_CASES "/cpython-3.13-fp.case"
-#endif
+#include "tests/hostarch.h"
+
+#define CLI_CASES (host_cases()->dir)
+/* cases/<arch>/<name> of the host's arch */
+static const char *cli_case(char *buf, size_t n, const char *name)
+{
+	snprintf(buf, n, "%s/%s", CLI_CASES, name);
+	return buf;
+}
+#define CLI_CASE cli_case((char[256]){ 0 }, 256, host_cases()->cpython)
+#define CLI_LEFTOVER_CASE cli_case((char[256]){ 0 }, 256, host_cases()->leftover)
 
 static void setup(void)
 {
@@ -78,11 +82,11 @@ START_TEST(help_and_usage)
 	ck_assert_int_eq(sh(out, sizeof(out), "%s frobnicate", bin), 2);
 	ck_assert_int_eq(sh(out, sizeof(out), "%s run --unwinders nope", bin), 2);
 	ck_assert_ptr_nonnull(strstr(out, "unknown unwinder 'nope'"));
-	ck_assert_int_eq(sh(out, sizeof(out), "%s record " CLI_CASES, bin), 2);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s record %s", bin, CLI_CASES), 2);
 	/* an empty list: a message, not a silent exit 2 */
-	ck_assert_int_eq(sh(out, sizeof(out), "%s run --unwinders '' " CLI_CASE, bin), 2);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --unwinders '' %s", bin, CLI_CASE), 2);
 	ck_assert_msg(strstr(out, "--unwinders '' names no unwinder (known: fp,"), "output: %s", out);
-	ck_assert_int_eq(sh(out, sizeof(out), "%s run --unwinders fp,fp " CLI_CASE, bin), 2);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --unwinders fp,fp %s", bin, CLI_CASE), 2);
 	ck_assert_msg(strstr(out, "names 'fp' twice"), "output: %s", out);
 }
 END_TEST
@@ -162,8 +166,8 @@ START_TEST(record_replay_roundtrip)
 	snprintf(s, sizeof(s), "%s/s.bin", tmp);
 	snprintf(j1, sizeof(j1), "%s/run.json", tmp);
 	snprintf(j2, sizeof(j2), "%s/replay.json", tmp);
-	ck_assert_int_eq(sh(out, sizeof(out), "%s record -o %s --jitdump-dir %s/dumps " CLI_CASE,
-			    bin, s, tmp), 0);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s record -o %s --jitdump-dir %s/dumps %s",
+			    bin, s, tmp, CLI_CASE), 0);
 	ck_assert_int_eq(sh(out, sizeof(out), "%s replay --json %s %s", bin, j2, s), 0);
 	ck_assert_msg(strstr(out, "1 passed, 0 failed"), "output: %s", out);
 	/* truncating the samples file: exit 2 naming the file and an offset */
@@ -185,8 +189,8 @@ START_TEST(malformed_jitdump_exit2)
 	char s[512], dir[512];
 	snprintf(s, sizeof(s), "%s/s.bin", tmp);
 	snprintf(dir, sizeof(dir), "%s/dumps", tmp);
-	ck_assert_int_eq(sh(out, sizeof(out), "%s record -o %s --jitdump-dir %s " CLI_CASE,
-			    bin, s, dir), 0);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s record -o %s --jitdump-dir %s %s",
+			    bin, s, dir, CLI_CASE), 0);
 	char dump[600];
 	ck_assert_int_eq(sh(dump, sizeof(dump), "ls %s/jit-*.dump | head -1 | tr -d '\\n'", dir), 0);
 	struct stat st;
@@ -294,16 +298,11 @@ END_TEST
  * CFI makes libunwind and libdw read a slot the trampoline allocates but never
  * writes.  Planted leftovers (zeros, or words pointing into the stack as Debian
  * 13's glibc leaves them) must give the same verdicts, and the case must pass. */
-#if defined(__aarch64__)
-#define CLI_LEFTOVER_CASE CLI_CASES "/big-frame.case"
-#else
-#define CLI_LEFTOVER_CASE CLI_CASES "/eh-frame-unaligned.case"
-#endif
 START_TEST(leftover_stack_irrelevant)
 {
 	static char first[1 << 16];
-	ck_assert_int_eq(sh(first, sizeof(first), "JU_STACK_LEFTOVER=zero %s run " CLI_LEFTOVER_CASE, bin), 0);
-	ck_assert_int_eq(sh(out, sizeof(out), "JU_STACK_LEFTOVER=self %s run " CLI_LEFTOVER_CASE, bin), 0);
+	ck_assert_int_eq(sh(first, sizeof(first), "JU_STACK_LEFTOVER=zero %s run %s", bin, CLI_LEFTOVER_CASE), 0);
+	ck_assert_int_eq(sh(out, sizeof(out), "JU_STACK_LEFTOVER=self %s run %s", bin, CLI_LEFTOVER_CASE), 0);
 	/* the verdict counts per unwinder: the table's first two lines */
 	char *a = strchr(strchr(first, '\n') + 1, '\n'), *b = strchr(strchr(out, '\n') + 1, '\n');
 	ck_assert(a && b);
@@ -320,8 +319,8 @@ START_TEST(patch_ways_agree)
 {
 	static char direct[1 << 17];
 	const char *strip = " | sed -E 's/\\([0-9.]* s\\)//; s/0x[0-9a-f]{6,}//g; s/jitted-[0-9]+-[0-9]+/jitted/g'";
-	ck_assert_int_eq(sh(direct, sizeof(direct), "%s run --unwinders fp,libunwind,libdw,oracle " CLI_CASES "%s", bin, strip), 0);
-	ck_assert_int_eq(sh(out, sizeof(out), "JU_PATCH=mprotect %s run --unwinders fp,libunwind,libdw,oracle " CLI_CASES "%s", bin, strip), 0);
+	ck_assert_int_eq(sh(direct, sizeof(direct), "%s run --unwinders fp,libunwind,libdw,oracle %s%s", bin, CLI_CASES, strip), 0);
+	ck_assert_int_eq(sh(out, sizeof(out), "JU_PATCH=mprotect %s run --unwinders fp,libunwind,libdw,oracle %s%s", bin, CLI_CASES, strip), 0);
 	ck_assert_msg(strstr(direct, "passed") && strlen(direct) > 1000, "output: %s", direct);
 	size_t i = 0;
 	while (direct[i] && direct[i] == out[i])

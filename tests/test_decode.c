@@ -99,7 +99,7 @@ START_TEST(decoder_matches_truth)
 {
 	const struct seq *s = &seqs[_i];
 	emit(s);
-	const struct uw_decoder *dc = uw_decoder_for(fn.arch->elf_mach);
+	const struct uw_decoder *dc = uw_decoder_for(fn.arch->facts->elf_mach);
 	ck_assert_ptr_nonnull(dc);
 	char why[256] = "";
 	ck_assert_msg(disagreements(dc, fn.rows, fn.nrows, why, sizeof(why)) == 0, "%s %s: %s", s->arch, s->ops[0], why);
@@ -111,7 +111,7 @@ START_TEST(decoder_wrong_truth_caught)
 {
 	const struct seq *s = &seqs[_i];
 	emit(s);
-	const struct uw_decoder *dc = uw_decoder_for(fn.arch->elf_mach);
+	const struct uw_decoder *dc = uw_decoder_for(fn.arch->facts->elf_mach);
 	static struct tr_row rows[TR_MAX_INSNS];
 	memcpy(rows, fn.rows, fn.nrows * sizeof(rows[0]));
 	rows[fn.nrows > 2 ? 2 : fn.nrows - 1].sp_off += 8;

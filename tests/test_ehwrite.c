@@ -302,7 +302,7 @@ static Elf *new_elf(int fd, const struct tr_arch *a)
 	ck_assert_ptr_nonnull(eh);
 	eh->e_ident[EI_DATA] = ELFDATA2LSB;
 	eh->e_type = ET_DYN;
-	eh->e_machine = a->elf_mach;
+	eh->e_machine = a->facts->elf_mach;
 	eh->e_version = EV_CURRENT;
 	return e;
 }
@@ -414,7 +414,7 @@ static void check_libdw(const char *path, const char *what, const struct tr_func
 		ck_assert_msg(rc == 0, "%s: 0x%x: %s", what, r->offset, dwarf_errmsg(-1));
 		Dwarf_Addr start, end;
 		bool sig;
-		ck_assert_int_eq(dwarf_frame_info(fr, &start, &end, &sig), a->dw_ra);
+		ck_assert_int_eq(dwarf_frame_info(fr, &start, &end, &sig), a->facts->dw_ra);
 		Dwarf_Op *ops;
 		size_t nops;
 		ck_assert_int_eq(dwarf_frame_cfa(fr, &ops, &nops), 0);
@@ -425,7 +425,7 @@ static void check_libdw(const char *path, const char *what, const struct tr_func
 			      nops ? (long long)ops[0].number2 : 0, nops, r->cfa_reg, (long long)r->cfa_off);
 		Dwarf_Op mem[3];
 		int64_t off;
-		ck_assert_int_eq(dwarf_frame_register(fr, a->dw_ra, mem, &ops, &nops), 0);
+		ck_assert_int_eq(dwarf_frame_register(fr, a->facts->dw_ra, mem, &ops, &nops), 0);
 		bool at_cfa = rule_cfa_off(ops, nops, &off);
 		if (r->ra_where == TR_RA_AT_CFA)
 			ck_assert_msg(at_cfa && off == r->ra_off, "%s: 0x%x: RA rule (nops %zu) not CFA%+lld",
@@ -433,7 +433,7 @@ static void check_libdw(const char *path, const char *what, const struct tr_func
 		else
 			ck_assert_msg(!at_cfa, "%s: 0x%x: RA should be in a register", what, r->offset);
 		for (int c = 0; (flags & CHK_SAVED) && c < 32; c++) {
-			if (c == a->dw_ra || c == a->dw_sp)
+			if (c == a->facts->dw_ra || c == a->facts->dw_sp)
 				continue;
 			ck_assert_int_eq(dwarf_frame_register(fr, c, mem, &ops, &nops), 0);
 			at_cfa = rule_cfa_off(ops, nops, &off);

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/hostarch.h"
 #include "harness/case.h"
 #include "harness/fuzzcfi.h"
 #include "trampolines/tramp.h"
@@ -83,10 +84,10 @@ static int check_row(const struct tr_arch *a, const struct tr_row *r, const stru
 	for (int c = 0; c < EHF_NREGS; c++) {
 		uint64_t at = 0;
 		int p = rule_place(&got->reg[c], cfa, &R, &at);
-		bool saved = c == a->dw_ra ? r->ra_where == TR_RA_AT_CFA : c < TR_NREGS && (r->saved_mask >> c & 1);
-		int64_t off = c == a->dw_ra ? r->ra_off : c < TR_NREGS ? r->saved_off[c] : 0;
+		bool saved = c == a->facts->dw_ra ? r->ra_where == TR_RA_AT_CFA : c < TR_NREGS && (r->saved_mask >> c & 1);
+		int64_t off = c == a->facts->dw_ra ? r->ra_off : c < TR_NREGS ? r->saved_off[c] : 0;
 		bool ok = saved ? p == 1 && at == cfa + (uint64_t)off
-				: p == 0 || (c == a->dw_sp && p == 2 && at == cfa);
+				: p == 0 || (c == a->facts->dw_sp && p == 2 && at == cfa);
 		if (!ok) {
 			snprintf(msg, len, "0x%x: r%d: rule kind %d (place %d, %#llx), truth %s CFA%+lld", r->offset, c,
 				 got->reg[c].kind, p, (unsigned long long)at, saved ? "at" : "not saved,", (long long)off);
@@ -150,9 +151,9 @@ START_TEST(test_generated_valid_and_encoded)
 		for (uint64_t i = 0; i < 400; i++) {
 			hx_fz_generate(&g, arches[a], 7, i, false);
 			plain += g.nops <= 1;
-			ck_assert_msg(!hx_fz_valid(&g, why, sizeof(why)), "%s case %llu: %s", arches[a]->name,
+			ck_assert_msg(!hx_fz_valid(&g, why, sizeof(why)), "%s case %llu: %s", arches[a]->facts->name,
 				      (unsigned long long)i, why);
-			ck_assert_msg(!check_gen(&g, msg, sizeof(msg)), "%s seed 7 case %llu: %s", arches[a]->name,
+			ck_assert_msg(!check_gen(&g, msg, sizeof(msg)), "%s seed 7 case %llu: %s", arches[a]->facts->name,
 				      (unsigned long long)i, msg);
 			char *text = malloc(1 << 16);
 			uint64_t f;
@@ -162,7 +163,7 @@ START_TEST(test_generated_valid_and_encoded)
 		}
 		/* the generator falls back to a lone ret when its own shapes fail to run:
 		 * rarely (an arm64 teardown by x86's leave once made it a quarter) */
-		ck_assert_msg(plain <= 8, "%s: %d of 400 cases are a lone ret", arches[a]->name, plain);
+		ck_assert_msg(plain <= 8, "%s: %d of 400 cases are a lone ret", arches[a]->facts->name, plain);
 	}
 	/* and the generator reaches every form (mutation aside) */
 	for (int f = 0; f < FZF__COUNT; f++)
@@ -226,7 +227,7 @@ START_TEST(test_text_roundtrip)
 		for (uint64_t i = 0; i < 60; i++) {
 			hx_fz_generate(&g, arches[a], 5, i, i % 3 == 0);
 			ck_assert_msg(!hx_fz_case_text(&g, "rt", "round trip", NULL, text, sizeof(text), NULL, err, sizeof(err)),
-				      "%s case %llu: %s", arches[a]->name, (unsigned long long)i, err);
+				      "%s case %llu: %s", arches[a]->facts->name, (unsigned long long)i, err);
 			ck_assert_msg(!hx_case_parse(&c, "rt.case", text, strlen(text), err, sizeof(err)), "%s\n%s", err, text);
 			size_t n;
 			ck_assert(!hx_fz_exec_ops(&g, ops, &n, err, sizeof(err)));
@@ -288,11 +289,7 @@ static int sh(const char *fmt, ...)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-#if defined(__aarch64__)
-#define HOST "aarch64"
-#else
-#define HOST "x86_64"
-#endif
+#define HOST (host_facts()->name)
 
 /* one .case file in dir: its path */
 static void only_case(const char *dir, char *path, size_t len)
@@ -313,7 +310,7 @@ START_TEST(test_plant_found_minimized_written)
 	ck_assert_int_eq(sh("JU_FUZZ_PLANT=cfa %s fuzz-cfi --seed 3 --cases 1 --minimize-runs 40 --out %s/p", bin, tmp), 1);
 	ck_assert_msg(strstr(out, "inconsistent:oracle"), "%s", out);
 	char dir[512], path[600];
-	snprintf(dir, sizeof(dir), "%s/p/" HOST, tmp);
+	snprintf(dir, sizeof(dir), "%s/p/%s", tmp, HOST);
 	only_case(dir, path, sizeof(path));
 	/* few ops (the plant needs one that moves the CFA, then ret) */
 	ck_assert_int_eq(sh("sed -n '/^\\[code\\]/,/^\\[unwind\\]/p' %s | grep -cv '^\\[\\|^$'", path), 0);
@@ -330,7 +327,7 @@ START_TEST(test_reproducible)
 	ck_assert_int_eq(sh("JU_FUZZ_PLANT=cfa %s fuzz-cfi --seed 9 --cases 2 --minimize-runs 12 --out %s/a", bin, tmp), 1);
 	ck_assert_int_eq(sh("JU_FUZZ_PLANT=cfa %s fuzz-cfi --seed 9 --cases 2 --jobs 2 --minimize-runs 12 --out %s/b",
 			    bin, tmp), 1);
-	ck_assert_int_eq(sh("ls %s/a/" HOST "/*.case | wc -l", tmp), 0);
+	ck_assert_int_eq(sh("ls %s/a/%s/*.case | wc -l", tmp, HOST), 0);
 	ck_assert_int_ge(atoi(out), 1);
 	ck_assert_msg(sh("diff -r -x summary.txt %s/a %s/b", tmp, tmp) == 0, "%s", out);
 	/* another seed, other cases */

@@ -13,15 +13,15 @@
 #include "harness/runner.h"
 #include "harness/samples.h"
 
-#if defined(__x86_64__)
-#define ARCH "x86_64"
+#include "tests/hostarch.h"
+#include "unwinders/uwarch.h"
+#include HX_CAPTURE_ARCH_H   /* HX_ARCH_STATE_IN_FP: the arch's nofp build keeps its state in the FP register */
+
+#define ARCH (host_facts()->name)
 #define CODE "push_fp\nset_fp\ncall_target\npop_fp\nret\n"
-enum { FPREG = 6, SPREG = 7, LRREG = -1 };
-#else
-#define ARCH "aarch64"
-#define CODE "push_fp\nset_fp\ncall_target\npop_fp\nret\n"
-enum { FPREG = 29, SPREG = 31, LRREG = 30 };
-#endif
+#define FPREG (host_facts()->dw_fp)
+#define SPREG (host_facts()->dw_sp)
+#define LRREG (host_facts()->dw_lr)
 
 static char dir[64];
 
@@ -42,8 +42,8 @@ static void teardown(void)
 static void capture_leaf(const char *host, struct hx_samples *s, const struct hx_sample **leaf)
 {
 	char text[512], err[512], out[256];
-	snprintf(text, sizeof(text), "[case]\nname=t\narch=" ARCH "\nabout=a\n[code]\n" CODE
-		 "[sample]\nat=in-callee\ndepth=2\nhost=%s\n[expect]\nfp=ok\n", host);
+	snprintf(text, sizeof(text), "[case]\nname=t\narch=%s\nabout=a\n[code]\n" CODE
+		 "[sample]\nat=in-callee\ndepth=2\nhost=%s\n[expect]\nfp=ok\n", ARCH, host);
 	struct hx_case c;
 	ck_assert_msg(hx_case_parse(&c, "t.case", text, strlen(text), err, sizeof(err)) == 0, "%s", err);
 	snprintf(out, sizeof(out), "%s/t.samples", dir);
@@ -104,8 +104,8 @@ START_TEST(nofp_holds_state_not_frames)
 		if (ra[i] == HX_HOST_STATE1)
 			st = i;
 	ck_assert_msg(st >= 0, "the frame-pointer chain never reaches the interpreter state");
-#if defined(__x86_64__)
-	/* x86_64: the interpreter itself keeps the state in rbp */
+#ifdef HX_ARCH_STATE_IN_FP
+	/* the interpreter itself keeps the state in the frame-pointer register */
 	ck_assert_int_eq(st, 0);
 #endif
 	hx_samples_free(&s);
@@ -125,13 +125,14 @@ START_TEST(nofpleaf_keeps_all_but_the_leaf)
 	ck_assert_uint_eq(ra[0], x->truth[2]);
 	ck_assert_uint_eq(ra[1], x->truth[3]);
 	/* the leaf's RA is where a frameless leaf has it */
-#if defined(__x86_64__)
-	uint64_t top;
-	ck_assert(word(x, x->regs[SPREG], &top));
-	ck_assert_uint_eq(top, x->truth[1]);
-#else
-	ck_assert_uint_eq(x->regs[LRREG], x->truth[1]);
-#endif
+	if (host_facts()->ra_at_cfa) {   /* at CFA + ra_cfa_off, and CFA = sp + entry_cfa_off */
+		uint64_t top;
+		ck_assert(word(x, x->regs[SPREG] + (uint64_t)(host_facts()->entry_cfa_off + host_facts()->ra_cfa_off),
+			       &top));
+		ck_assert_uint_eq(top, x->truth[1]);
+	} else {
+		ck_assert_uint_eq(x->regs[LRREG], x->truth[1]);
+	}
 	hx_samples_free(&s);
 }
 END_TEST
@@ -144,13 +145,14 @@ static struct scan scan_fn(const void *fn)
 {
 	struct scan r = { 0 };
 	csh cs;
-#if defined(__x86_64__)
-	ck_assert_int_eq(cs_open(CS_ARCH_X86, CS_MODE_64, &cs), CS_ERR_OK);
-	const char *fpname = "rbp", *record = "mov rbp, rsp";
-#else
-	ck_assert_int_eq(cs_open(CS_ARCH_ARM64, CS_MODE_ARM, &cs), CS_ERR_OK);
-	const char *fpname = "x29", *record = "mov x29, sp";
-#endif
+	/* capstone's Intel syntax on x86, so names without the '%' */
+	const struct uw_arch *a = uw_arch_host();
+	ck_assert(a && a->has_cs);
+	ck_assert_int_eq(cs_open((cs_arch)a->cs_arch, (cs_mode)a->cs_mode, &cs), CS_ERR_OK);
+	char fpname[16], spname[16], record[48];
+	arch_dw_name(a->facts, (unsigned)a->facts->dw_fp, false, fpname, sizeof(fpname));
+	arch_dw_name(a->facts, (unsigned)a->facts->dw_sp, false, spname, sizeof(spname));
+	snprintf(record, sizeof(record), "mov %s, %s", fpname, spname);
 	const uint8_t *p = fn;
 	uint64_t addr = (uint64_t)(uintptr_t)fn;
 	size_t left = 256;
@@ -181,7 +183,7 @@ START_TEST(machine_code)
 	/* the nofp interpreter builds none (x86_64: rbp is its state pointer) */
 	struct scan t = scan_fn((const void *)hx_host_nofp_target);
 	ck_assert(!t.builds_record);
-#if defined(__x86_64__)
+#ifdef HX_ARCH_STATE_IN_FP
 	ck_assert(t.names_fp);
 #endif
 }
@@ -191,8 +193,9 @@ START_TEST(host_key_parse)
 {
 	struct hx_case c;
 	char err[512];
-	const char *t = "[case]\nname=t\narch=" ARCH "\nabout=a\n[code]\n" CODE
-			"[sample]\nhost=fastest\n[expect]\nfp=ok\n";
+	char t[256];
+	snprintf(t, sizeof(t), "[case]\nname=t\narch=%s\nabout=a\n[code]\n" CODE
+		 "[sample]\nhost=fastest\n[expect]\nfp=ok\n", ARCH);
 	ck_assert_int_eq(hx_case_parse(&c, "t.case", t, strlen(t), err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "t.case:12: host: expected one of fp, nofp, nofp-leaf"), "%s", err);
 	hx_case_free(&c);

@@ -60,7 +60,7 @@ static uint64_t uwt_stack_top(const struct uwt_self *c, uint64_t sp)
 const struct uw_arch *uwt_arch(void)
 {
 	const struct tr_arch *h = tr_arch_host();
-	const struct uw_arch *a = h ? uw_arch_by_mach(h->elf_mach) : NULL;
+	const struct uw_arch *a = h ? uw_arch_by_mach(h->facts->elf_mach) : NULL;
 	ck_assert_msg(a != NULL, "no register facts for this host");
 	return a;
 }
@@ -228,7 +228,7 @@ size_t uwt_tramp(struct uwt_tramp *t, struct uwt_self *c, const char *const *ops
 		ck_assert_ptr_nonnull(mkdtemp(t->w.dumpdir));
 	}
 	static struct jdw jw;
-	ck_assert_int_eq(jdw_open(&jw, dumpdir ? dumpdir : t->w.dumpdir, tr_arch_host()->elf_mach), 0);
+	ck_assert_int_eq(jdw_open(&jw, dumpdir ? dumpdir : t->w.dumpdir, tr_arch_host()->facts->elf_mach), 0);
 	if (dumpdir) {
 		snprintf(t->w.dump_path, sizeof(t->w.dump_path), "%s", jw.path);
 		snprintf(t->w.map_path, sizeof(t->w.map_path), "%s/perf-%u.map", dumpdir, (unsigned)jw.pid);
@@ -258,7 +258,7 @@ size_t uwt_tramp(struct uwt_tramp *t, struct uwt_self *c, const char *const *ops
 	memcpy(t->stack + below, c->stack, c->s.stack_size);
 	for (int r = 0; r < a->ndw && r < TR_NREGS; r++)
 		if (R->saved_mask >> r & 1) {
-			uint64_t val = r == a->dw_lr ? c->ip : c->s.regs[a->perf_of_dw[r]];
+			uint64_t val = r == a->facts->dw_lr ? c->ip : c->s.regs[a->perf_of_dw[r]];
 			memcpy(t->stack + below + (uint64_t)(int64_t)R->saved_off[r], &val, 8);
 		}
 	if (R->ra_where == TR_RA_AT_CFA)

@@ -1624,7 +1624,7 @@ START_TEST(harness_dumps)
 {
 	const struct tr_arch *host = tr_arch_host();
 	char cdir[64];
-	snprintf(cdir, sizeof(cdir), "cases/%s", host ? host->name : "x86_64");
+	snprintf(cdir, sizeof(cdir), "cases/%s", host ? host->facts->name : "x86_64");
 	DIR *d = opendir(cdir);
 	if (!d) {
 		printf("harness_dumps: no %s for this host: skipped\n", cdir);
@@ -1829,7 +1829,7 @@ START_TEST(dump_rows_match_oracle)
 {
 	const struct tr_arch *host = tr_arch_host();
 	char cdir[64];
-	snprintf(cdir, sizeof(cdir), "cases/%s", host ? host->name : "x86_64");
+	snprintf(cdir, sizeof(cdir), "cases/%s", host ? host->facts->name : "x86_64");
 	DIR *d = opendir(cdir);
 	if (!d) {
 		printf("dump_rows_match_oracle: no %s for this host: skipped\n", cdir);

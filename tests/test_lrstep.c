@@ -201,7 +201,7 @@ START_TEST(default_arches_are_the_tables)
 	for (size_t i = 0; i < n; i++)
 		for (const char *const *a = all[i]->default_arches; a && *a; a++, named++) {
 			const struct uw_arch *ua = uw_arch_by_name(*a);
-			ck_assert_msg(ua && !strcmp(ua->name, *a), "%s: default arch '%s' is no name of the arch table",
+			ck_assert_msg(ua && !strcmp(ua->facts->name, *a), "%s: default arch '%s' is no name of the arch table",
 				      all[i]->name, *a);
 		}
 	ck_assert_int_gt(named, 0);
@@ -210,7 +210,7 @@ START_TEST(default_arches_are_the_tables)
 	ck_assert(uw_unwinder_default_on(&uw_fp, "x86_64") && uw_unwinder_default_on(&uw_fp, "aarch64"));
 	ck_assert_ptr_nonnull(uw_arch_host());
 	ck_assert_ptr_nonnull(tr_arch_host());
-	ck_assert_uint_eq(uw_arch_host()->elf_mach, tr_arch_host()->elf_mach);
+	ck_assert_uint_eq(uw_arch_host()->facts->elf_mach, tr_arch_host()->facts->elf_mach);
 }
 END_TEST
 

@@ -14,11 +14,9 @@
 #include <unistd.h>
 #include "harness/perfrun.h"
 
-#if defined(__aarch64__)
-#define PC_CASES "cases/aarch64"
-#else
-#define PC_CASES "cases/x86_64"
-#endif
+#include "tests/hostarch.h"
+
+#define PC_CASES (host_cases()->dir)
 
 static char bin[1024];
 static char tmp[256];
@@ -105,12 +103,12 @@ END_TEST
 
 START_TEST(usage_and_missing_perf)
 {
-	ck_assert_int_eq(sh(out, sizeof(out), "%s perf-check --modes sideways " PC_CASES, bin), 2);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s perf-check --modes sideways %s", bin, PC_CASES), 2);
 	ck_assert_msg(strstr(out, "--modes sideways"), "%s", out);
-	ck_assert_int_eq(sh(out, sizeof(out), "%s perf-check --spin-us 5 " PC_CASES, bin), 2);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s perf-check --spin-us 5 %s", bin, PC_CASES), 2);
 	ck_assert_int_eq(sh(out, sizeof(out), "%s perf-check %s/none.case", bin, tmp), 2);
 	ck_assert_msg(strstr(out, "none.case"), "%s", out);
-	ck_assert_int_eq(sh(out, sizeof(out), "%s perf-check --perf %s/no-such-perf " PC_CASES, bin, tmp), 77);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s perf-check --perf %s/no-such-perf %s", bin, tmp, PC_CASES), 77);
 	ck_assert_msg(strstr(out, "skip:") && strstr(out, "no-such-perf"), "%s", out);
 }
 END_TEST

@@ -102,7 +102,7 @@ static void fx_make(struct fx *x, const char *const *lines, size_t nlines, size_
 	struct tr_unwind_opts o;
 	tr_unwind_opts_default(&o);
 	struct jdw w;
-	ck_assert_int_eq(jdw_open(&w, x->dir, tr_arch_host()->elf_mach), 0);
+	ck_assert_int_eq(jdw_open(&w, x->dir, tr_arch_host()->facts->elf_mach), 0);
 	char path[4096];
 	snprintf(path, sizeof(path), "%s", w.path);
 	x->n = n;
@@ -424,7 +424,7 @@ START_TEST(libdw_cfi)
 		if (row->ra_where == TR_RA_AT_CFA) {
 			Dwarf_Op mem[3], *rops;
 			size_t nr;
-			ck_assert_int_eq(dwarf_frame_register(fr, a->dw_ra, mem, &rops, &nr), 0);
+			ck_assert_int_eq(dwarf_frame_register(fr, a->facts->dw_ra, mem, &rops, &nr), 0);
 			ck_assert_uint_ge(nr, 1);
 			ck_assert_int_eq(rops[0].atom, DW_OP_call_frame_cfa);
 			int64_t off = nr > 1 ? (int64_t)rops[1].number : 0;
@@ -686,7 +686,7 @@ START_TEST(symbols_vaddr_ne_offset)
 	fx_make(&x, cpython_fp, 5, 1, 0, true);
 	char path[128];
 	snprintf(path, sizeof(path), "%s/moved.so", x.dir);
-	ck_assert_msg(pv_write_jitted_elf(path, PV_CURRENT, &x.jd.loads[0], tr_arch_host()->elf_mach, err,
+	ck_assert_msg(pv_write_jitted_elf(path, PV_CURRENT, &x.jd.loads[0], tr_arch_host()->facts->elf_mach, err,
 					  sizeof(err)) == 0, "%s", err);
 	/* move the segment, .text and the symbol up by 0x10000, keep the file layout */
 	const uint64_t delta = 0x10000;

@@ -14,17 +14,10 @@
 #include "harness/samples.h"
 #include "unwinders/uwarch.h"
 
-#if defined(__aarch64__)
-#define RR_CASES "cases/aarch64"
-#define RR_ONE "cpython-aarch64.case"
-#define RR_ARCH "aarch64"
-#define RR_PC 32               /* perf's PERF_REG_ARM64_PC */
-#else
-#define RR_CASES "cases/x86_64"
-#define RR_ONE "cpython-3.13-fp.case"
-#define RR_ARCH "x86_64"
-#define RR_PC 8                /* perf's PERF_REG_X86_IP */
-#endif
+#include "tests/hostarch.h"
+
+#define RR_CASES (host_cases()->dir)
+#define RR_ONE (host_cases()->cpython)
 
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int sh(const char *fmt, ...)
@@ -147,7 +140,9 @@ START_TEST(replays_own_recording)
 	snprintf(path, sizeof(path), "%s/r.json", tmp);
 	const char *j = slurp(path);
 	ck_assert_msg(j, "no JSON (exit %d)", rc);
-	ck_assert_ptr_nonnull(strstr(j, "\"arch\":\"" RR_ARCH "\""));
+	char want_arch[64];
+	snprintf(want_arch, sizeof(want_arch), "\"arch\":\"%s\"", host_facts()->name);
+	ck_assert_ptr_nonnull(strstr(j, want_arch));
 	ck_assert_int_eq(json_num(j, "samples"), want);
 	ck_assert_int_eq(json_num(j, "jit_samples"), jit);
 	/* a pc in C under a trampoline frame (the truth says so) */
@@ -286,11 +281,11 @@ START_TEST(lint_pairs)
 {
 	snprintf(tmp, sizeof(tmp), "/tmp/jutest-rr-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(tmp));
-#if defined(__aarch64__)
-	const char *cases = RR_CASES "/neg-ra-column.case";
-#else
-	const char *cases = RR_CASES "/neg-cfa-off-by-8.case " RR_CASES "/unwind-after-load.case";
-#endif
+	char cases[256] = "";
+	char list[128];
+	snprintf(list, sizeof(list), "%s", host_cases()->losses);
+	for (char *sv, *c = strtok_r(list, " ", &sv); c; c = strtok_r(NULL, " ", &sv))
+		snprintf(cases + strlen(cases), sizeof(cases) - strlen(cases), "%s/%s ", RR_CASES, c);
 	ck_assert_int_eq(sh("%s record -o %s/s.bin --jitdump-dir %s --perf-data %s/p.data %s >%s/log 2>&1", bin(), tmp,
 			    tmp, tmp, cases, tmp), 0);
 	char path[128];

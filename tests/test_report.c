@@ -12,11 +12,9 @@
 static char bin[1024];
 static char tmp[256];
 
-#if defined(__aarch64__)
-#define REP_CASES "cases/aarch64"
-#else
-#define REP_CASES "cases/x86_64"
-#endif
+#include "tests/hostarch.h"
+
+#define REP_CASES (host_cases()->dir)
 /* the controls name their unwinders: the perf column runs only where perf does */
 #define CFI4 "fp,libunwind,libdw,oracle"
 
@@ -153,13 +151,7 @@ START_TEST(version_matches_json)
 	ck_assert_int_eq(sscanf(out, "jitunwind %63s", ver), 1);
 	char j[512];
 	snprintf(j, sizeof(j), "%s/r.json", tmp);
-	ck_assert_int_eq(sh(out, sizeof(out), "%s run --json %s " REP_CASES "/%s", bin, j,
-#if defined(__aarch64__)
-			    "cpython-aarch64.case"
-#else
-			    "big-frame.case"
-#endif
-			    ), 0);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --json %s %s/%s", bin, j, REP_CASES, host_cases()->cpython), 0);
 	ck_assert_int_eq(sh(out, sizeof(out), "head -c 200 %s", j), 0);
 	char want[128];
 	snprintf(want, sizeof(want), "\"schema\":1,\"version\":\"%s\"", ver);
@@ -399,12 +391,7 @@ START_TEST(install_finds_cases)
 	snprintf(st, sizeof(st), "%s/stage/usr", tmp);
 	ck_assert_int_eq(sh(out, sizeof(out), "test -x %s/bin/jitunwind && test -f %s/share/man/man1/jitunwind.1", st, st), 0);
 	ck_assert_int_eq(sh(out, sizeof(out), "ls %s/share/jitunwind/cases/%s | wc -l; ls %s | wc -l", st,
-#if defined(__aarch64__)
-			    "aarch64",
-#else
-			    "x86_64",
-#endif
-			    REP_CASES), 0);
+			    host_facts()->name, REP_CASES), 0);
 	int a = 0, b = 0;
 	ck_assert_int_eq(sscanf(out, "%d %d", &a, &b), 2);
 	ck_assert_int_eq(a, b);

@@ -14,6 +14,7 @@
 #include "harness/runner.h"
 #include "harness/samples.h"
 #include "unwinders/unwind.h"
+#include "tests/hostarch.h"
 
 extern int hx_spin_tamper;
 
@@ -36,20 +37,16 @@ static void teardown(void)
 	hx_spin_tamper = 0;
 }
 
-#if defined(__x86_64__)
-#define ARCH "x86_64"
-#else
-#define ARCH "aarch64"
-#endif
 /* a 1-byte push (x86_64): its spin's 2 bytes cover the next instruction */
-static const char case_text[] =
-	"[case]\nname=t\narch=" ARCH "\nabout=a\n[code]\npush_fp\nset_fp\ncall_target\npop_fp\nret\n"
+static const char case_fmt[] =
+	"[case]\nname=t\narch=%s\nabout=a\n[code]\npush_fp\nset_fp\ncall_target\npop_fp\nret\n"
 	"[sample]\nat=every-insn,in-callee\ndepth=2\n[expect]\nfp=ok\n";
 
 static void capture(struct hx_samples *s)
 {
 	struct hx_case c;
-	char err[512], out[256];
+	char err[512], out[256], case_text[512];
+	snprintf(case_text, sizeof(case_text), case_fmt, host_facts()->name);
 	ck_assert_msg(hx_case_parse(&c, "t.case", case_text, strlen(case_text), err, sizeof(err)) == 0, "%s", err);
 	snprintf(out, sizeof(out), "%s/t.samples", dir);
 	ck_assert_msg(hx_capture_one(&c, "t.case", dir, out, err, sizeof(err)) == 0, "%s", err);

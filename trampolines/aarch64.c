@@ -9,7 +9,7 @@
 
 #include "arch.h"
 
-enum { A64_FP = 29, A64_LR = 30, A64_SP = 31 };
+enum { A64_FP = AF_aarch64_fp, A64_LR = AF_aarch64_lr, A64_SP = AF_aarch64_sp };
 
 enum {
 	A64_STP_FP_LR_PRE = 0xa9bf7bfd,  /* stp x29, x30, [sp, #-16]! */
@@ -202,20 +202,39 @@ static int a64_encode(const struct tr_op *op, uint8_t *buf, size_t cap,
 	return 4;
 }
 
+/* b .+4+skip */
+static size_t a64_jump_over(size_t skip, uint8_t *b)
+{
+	uint32_t w = 0x14000000u | (uint32_t)(1 + skip / 4);
+	for (int i = 0; i < 4; i++)
+		b[i] = (uint8_t)(w >> (8 * i));
+	return 4;
+}
+
+/* add/sub sp take 0..4095 or a multiple of 4096 (a shifted immediate) */
+static bool a64_sp_imm_ok(int64_t n)
+{
+	return n < 4096 || !(n & 0xfff);
+}
+
+static const int a64_fuzz_regs[] = { 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 9, 10, 15 };
+/* v0-v31 (64-95) */
+static const int a64_other_regs[] = { 64, 72, 79, 95 };
+
 const struct tr_arch tr_arch_aarch64 = {
-	.name = "aarch64",
-	.elf_mach = EM_AARCH64,
-	.dw_sp = A64_SP,
-	.dw_fp = A64_FP,
-	.dw_ra = A64_LR,
+	.facts = &arch_facts[ARCH_ID_aarch64],
 	.code_align = 4,
 	.data_align = -8,
-	.entry_cfa_off = 0,
-	.entry_ra_where = TR_RA_IN_REG,
-	.entry_ra_off = 0,
-	.entry_ra_reg = A64_LR,
 	.encode = a64_encode,
 	.dwarf_reg = a64_dwarf_reg,
 	.bkpt = a64_brk0,
 	.bkpt_len = sizeof(a64_brk0),
+	.jump_over = a64_jump_over,
+	.fuzz = {
+		.slot = 16, .call_align = 0, .call_reg = 3 /* blr x3 */, .landing = TR_OP_BTI,
+		.has_leave = false, .sp_imm_ok = a64_sp_imm_ok,
+		.big_step = 0x1000, .big_count = 3,  /* a shifted immediate */
+		.save_regs = a64_fuzz_regs, .nsave_regs = sizeof(a64_fuzz_regs) / sizeof(a64_fuzz_regs[0]),
+		.other_regs = a64_other_regs, .nother_regs = sizeof(a64_other_regs) / sizeof(a64_other_regs[0]),
+	},
 };

@@ -1,20 +1,29 @@
-/* The JIT side's arch table.  Adding an arch: its encoder file defines
- * tr_arch_<name>; one line in `all`. */
+/* The JIT side's arch table: every ARCH line of arches.def, whose encoder
+ * file trampolines/<name>.c defines tr_arch_<name>. */
 #include <stdio.h>
 #include <string.h>
 
 #include "arch.h"
 
-static const struct { const struct tr_arch *a; const char *alias; } all[] = {
-	{ &tr_arch_x86_64, "amd64" },
-	{ &tr_arch_aarch64, "arm64" },
+static const struct tr_arch *const all[] = {
+#define ARCH(n, deb, mach, qemu, trip, sp, fp, ra, pc, lr, cfa, raat, raoff, pfx) &tr_arch_##n,
+#define DWREGS(n, ...)
+#include "arches.def"
+#undef ARCH
+#undef DWREGS
 };
+
+const struct tr_arch *const *tr_arches(size_t *n)
+{
+	*n = sizeof(all) / sizeof(all[0]);
+	return all;
+}
 
 const struct tr_arch *tr_arch_by_name(const char *name)
 {
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		if (!strcmp(name, all[i].a->name) || !strcmp(name, all[i].alias))
-			return all[i].a;
+		if (!strcmp(name, all[i]->facts->name) || !strcmp(name, all[i]->facts->debian))
+			return all[i];
 	return NULL;
 }
 
@@ -24,21 +33,16 @@ void tr_arch_names(char *buf, size_t len)
 	if (len)
 		buf[0] = 0;
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-		int w = snprintf(buf + off, len - off, "%s%s", i ? ", " : "", all[i].a->name);
+		int w = snprintf(buf + off, len - off, "%s%s", i ? ", " : "", all[i]->facts->name);
 		if (w < 0 || (size_t)w >= len - off)
 			return;
 		off += (size_t)w;
 	}
 }
 
-/* the compiler's target is the one fact the build alone knows */
+/* the build's target (JU_HOST_ARCH, from the Makefile) */
 const struct tr_arch *tr_arch_host(void)
 {
-#if defined(__x86_64__)
-	return &tr_arch_x86_64;
-#elif defined(__aarch64__)
-	return &tr_arch_aarch64;
-#else
-	return NULL;
-#endif
+	const struct arch_facts *h = arch_facts_host();
+	return h ? tr_arch_by_name(h->name) : NULL;
 }

@@ -2,18 +2,13 @@
 #ifndef TR_ARCH_H
 #define TR_ARCH_H
 
+#include "arches.h"
 #include "op.h"
 
 struct tr_arch {
-	const char *name;        /* "x86_64", "aarch64" */
-	uint16_t elf_mach;       /* EM_X86_64, EM_AARCH64 */
-	int dw_sp, dw_fp, dw_ra; /* DWARF numbers: x86_64 7, 6, 16; arm64 31, 29, 30 */
+	const struct arch_facts *facts;   /* name, ELF machine, DWARF sp/fp/ra, entry CFA (arches.def) */
 	unsigned code_align;     /* CIE code alignment factor */
 	int data_align;          /* CIE data alignment factor */
-	int64_t entry_cfa_off;   /* CFA = SP + this at function entry (x86_64 8, arm64 0) */
-	enum tr_ra_where entry_ra_where;
-	int64_t entry_ra_off;    /* x86_64: RA at CFA-8 */
-	int entry_ra_reg;        /* arm64: x30 */
 	/* Encode one op into buf; writes the assembly text and the stack effects.
 	 * Returns the number of bytes, or -1 with a message in err. */
 	int (*encode)(const struct tr_op *op, uint8_t *buf, size_t cap,
@@ -26,12 +21,44 @@ struct tr_arch {
 	/* The breakpoint instruction the capture patches in (int3, brk #0). */
 	const uint8_t *bkpt;
 	size_t bkpt_len;
+	/* Code that jumps over the skip bytes after it, written to b (at most 8
+	 * bytes); its length. */
+	size_t (*jump_over)(size_t skip, uint8_t *b);
+	/* What fuzz-cfi (harness/fuzzcfi_*.c) generates for the arch: */
+	struct tr_fuzz_facts {
+		int64_t slot;            /* bytes push_fp / save_reg take on the stack */
+		unsigned call_align;     /* the stack at a call is a multiple of this (0: any) */
+		int call_reg;            /* DWARF register call_target / tail_jump go through */
+		enum tr_op_kind landing; /* the landing pad op (endbr64, bti) */
+		bool has_leave;          /* the `leave` op */
+		/* sp adjustments the encoder takes: n (NULL: any) */
+		bool (*sp_imm_ok)(int64_t n);
+		/* a big allocation: 0x1000 + big_step * (random below big_count) */
+		int64_t big_step;
+		uint32_t big_count;
+		const int *save_regs;    /* save_reg's registers, callee-saved ones mostly */
+		size_t nsave_regs;
+		const int *other_regs;   /* DWARF numbers past the general registers (vector, flags) */
+		size_t nother_regs;
+	} fuzz;
 };
 
-extern const struct tr_arch tr_arch_x86_64;
-extern const struct tr_arch tr_arch_aarch64;
+/* tr_arch_<name>: one per ARCH line of arches.def, in trampolines/<name>.c */
+#define ARCH(n, deb, mach, qemu, trip, sp, fp, ra, pc, lr, cfa, raat, raoff, pfx) \
+	extern const struct tr_arch tr_arch_##n;
+#define DWREGS(n, ...)
+#include "arches.def"
+#undef ARCH
+#undef DWREGS
+/* Where the return address is at a function's entry (arches.def's facts). */
+static inline enum tr_ra_where tr_entry_ra_where(const struct tr_arch *a)
+{
+	return a->facts->ra_at_cfa ? TR_RA_AT_CFA : TR_RA_IN_REG;
+}
 const struct tr_arch *tr_arch_by_name(const char *name);
 const struct tr_arch *tr_arch_host(void);
+/* Every arch the generator encodes (arches.def's order); n set to the count. */
+const struct tr_arch *const *tr_arches(size_t *n);
 /* "x86_64, aarch64": every arch the generator encodes, for messages */
 void tr_arch_names(char *buf, size_t len);
 

@@ -91,13 +91,13 @@ static void cfa_op_reg(struct tr_buf *b, uint8_t opcode, unsigned reg)
 int tr_cfi_cie_init(const struct tr_arch *a, uint8_t *buf, size_t cap, size_t *len)
 {
 	struct tr_buf b = { .p = buf, .cap = cap };
-	cfa_def_cfa(&b, a->data_align, a->dw_sp, a->entry_cfa_off);
-	if (a->entry_ra_where == TR_RA_AT_CFA)
-		cfa_offset(&b, (unsigned)a->dw_ra, a->entry_ra_off / a->data_align);
-	else if (a->entry_ra_reg != a->dw_ra) {
+	cfa_def_cfa(&b, a->data_align, a->facts->dw_sp, a->facts->entry_cfa_off);
+	if (tr_entry_ra_where(a) == TR_RA_AT_CFA)
+		cfa_offset(&b, (unsigned)a->facts->dw_ra, a->facts->ra_cfa_off / a->data_align);
+	else if (a->facts->dw_lr != a->facts->dw_ra) {
 		tr_buf_u8(&b, DW_CFA_register);
-		tr_buf_uleb(&b, (uint64_t)a->dw_ra);
-		tr_buf_uleb(&b, (uint64_t)a->entry_ra_reg);
+		tr_buf_uleb(&b, (uint64_t)a->facts->dw_ra);
+		tr_buf_uleb(&b, (uint64_t)a->facts->dw_lr);
 	}
 	*len = b.len;
 	return b.overflow ? -ENOSPC : 0;
@@ -112,10 +112,10 @@ struct col_rule {
 
 static struct col_rule row_col(const struct tr_arch *a, const struct tr_row *r, int c)
 {
-	if (c == a->dw_ra) {
+	if (c == a->facts->dw_ra) {
 		if (r->ra_where == TR_RA_AT_CFA)
 			return (struct col_rule){ COL_OFFSET, r->ra_off };
-		if (r->ra_reg != a->dw_ra)
+		if (r->ra_reg != a->facts->dw_ra)
 			return (struct col_rule){ COL_REG, r->ra_reg };
 		return (struct col_rule){ COL_SAME, 0 };
 	}
@@ -133,11 +133,11 @@ static bool col_eq(struct col_rule x, struct col_rule y)
 static void entry_row(const struct tr_arch *a, struct tr_row *r)
 {
 	memset(r, 0, sizeof(*r));
-	r->cfa_reg = a->dw_sp;
-	r->cfa_off = a->entry_cfa_off;
-	r->ra_where = a->entry_ra_where;
-	r->ra_off = a->entry_ra_off;
-	r->ra_reg = a->entry_ra_reg;
+	r->cfa_reg = a->facts->dw_sp;
+	r->cfa_off = a->facts->entry_cfa_off;
+	r->ra_where = tr_entry_ra_where(a);
+	r->ra_off = a->facts->ra_cfa_off;
+	r->ra_reg = a->facts->dw_lr;
 }
 
 static int factor(int64_t off, int data_align, int64_t *out)
@@ -270,7 +270,7 @@ static int arg_reg(struct cfi_ctx *c, const char *s, unsigned *out)
 			r = (int)v;
 	}
 	if (r < 0)
-		return cfi_fail(c, "'%s' is not an %s register", s, c->a->name);
+		return cfi_fail(c, "'%s' is not an %s register", s, c->a->facts->name);
 	*out = (unsigned)r;
 	return 0;
 }
@@ -534,7 +534,7 @@ int tr_cfi_compile(const struct tr_func *f, uint8_t *prog, size_t cap, size_t *l
 {
 	struct cfi_ctx c = {
 		.a = f->arch, .b = { .p = prog, .cap = cap }, .err = err, .errlen = errlen,
-		.cfa_reg = f->arch->dw_sp, .cfa_off = f->arch->entry_cfa_off,
+		.cfa_reg = f->arch->facts->dw_sp, .cfa_off = f->arch->facts->entry_cfa_off,
 	};
 	uint32_t loc = 0;
 	for (size_t i = 0; i < f->ncfi; i++) {

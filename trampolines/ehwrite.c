@@ -115,9 +115,9 @@ static int write_cie(struct tr_buf *b, const struct tr_arch *a, const struct tr_
 	tr_buf_uleb(b, a->code_align);
 	tr_buf_sleb(b, a->data_align);
 	if (o->cie_version == 1)
-		tr_buf_u8(b, (uint8_t)a->dw_ra);     /* version 1: RA column is a ubyte */
+		tr_buf_u8(b, (uint8_t)a->facts->dw_ra);     /* version 1: RA column is a ubyte */
 	else
-		tr_buf_uleb(b, (uint64_t)a->dw_ra);
+		tr_buf_uleb(b, (uint64_t)a->facts->dw_ra);
 	if (o->cie_aug[0] == 'z') {
 		uint8_t augbuf[32];
 		struct tr_buf ab = { .p = augbuf, .cap = sizeof(augbuf) };

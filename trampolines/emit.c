@@ -24,12 +24,12 @@ struct emit_state {
 static void state_entry(const struct tr_arch *a, struct emit_state *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->cfa_reg = a->dw_sp;
-	s->cfa_off = a->entry_cfa_off;
-	s->sp_off = a->entry_cfa_off;
-	s->ra_where = a->entry_ra_where;
-	s->ra_off = a->entry_ra_off;
-	s->ra_reg = a->entry_ra_reg;
+	s->cfa_reg = a->facts->dw_sp;
+	s->cfa_off = a->facts->entry_cfa_off;
+	s->sp_off = a->facts->entry_cfa_off;
+	s->ra_where = tr_entry_ra_where(a);
+	s->ra_off = a->facts->ra_cfa_off;
+	s->ra_reg = a->facts->dw_lr;
 }
 
 static bool is_saved(const struct emit_state *s, int r)
@@ -39,7 +39,7 @@ static bool is_saved(const struct emit_state *s, int r)
 
 static void snapshot(const struct tr_arch *a, const struct emit_state *s, struct tr_row *row)
 {
-	int fp = a->dw_fp;
+	int fp = a->facts->dw_fp;
 	row->cfa_reg = s->cfa_reg;
 	row->cfa_off = s->cfa_off;
 	row->sp_off = s->sp_off;
@@ -80,7 +80,7 @@ static const char *apply(const struct tr_arch *a, struct emit_state *s, const st
 		s->sp_off -= e->n;
 		if (s->sp_off < 0)
 			return "SP moves above the CFA (into the caller's frame)";
-		if (s->cfa_reg == a->dw_sp)
+		if (s->cfa_reg == a->facts->dw_sp)
 			s->cfa_off = s->sp_off;
 		return NULL;
 	case TR_EFF_SAVE: {
@@ -88,7 +88,7 @@ static const char *apply(const struct tr_arch *a, struct emit_state *s, const st
 		if (r < 0 || r >= TR_NREGS)
 			return "saved register out of range";
 		/* FP already repointed holds our frame, not the caller's value: nothing to record. */
-		if (r == a->dw_fp && s->fp_set)
+		if (r == a->facts->dw_fp && s->fp_set)
 			return NULL;
 		if (is_saved(s, r))
 			return NULL;
@@ -107,15 +107,15 @@ static const char *apply(const struct tr_arch *a, struct emit_state *s, const st
 			return "restored register out of range";
 		s->saved_mask &= ~(UINT64_C(1) << r);
 		s->saved_off[r] = 0;
-		if (r == a->dw_fp) {
-			if (s->cfa_reg == a->dw_fp) {
-				s->cfa_reg = a->dw_sp;
+		if (r == a->facts->dw_fp) {
+			if (s->cfa_reg == a->facts->dw_fp) {
+				s->cfa_reg = a->facts->dw_sp;
 				s->cfa_off = s->sp_off;
 			}
 			s->fp_set = false;
 			s->fp_off = 0;
 		}
-		if (s->ra_where == TR_RA_AT_CFA && r == a->entry_ra_reg) {
+		if (s->ra_where == TR_RA_AT_CFA && r == a->facts->dw_lr) {
 			s->ra_where = TR_RA_IN_REG;
 			s->ra_reg = r;
 			s->ra_off = 0;
@@ -125,7 +125,7 @@ static const char *apply(const struct tr_arch *a, struct emit_state *s, const st
 	case TR_EFF_FP_FROM_SP:
 		s->fp_set = true;
 		s->fp_off = s->sp_off - e->n;
-		s->cfa_reg = a->dw_fp;
+		s->cfa_reg = a->facts->dw_fp;
 		s->cfa_off = s->fp_off;
 		return NULL;
 	case TR_EFF_SP_FROM_FP:
@@ -134,7 +134,7 @@ static const char *apply(const struct tr_arch *a, struct emit_state *s, const st
 		s->sp_off = s->fp_off - e->n;
 		if (s->sp_off < 0)
 			return "SP moves above the CFA (into the caller's frame)";
-		if (s->cfa_reg == a->dw_sp)
+		if (s->cfa_reg == a->facts->dw_sp)
 			s->cfa_off = s->sp_off;
 		return NULL;
 	case TR_EFF_CALL:
@@ -176,7 +176,7 @@ int tr_emit(const struct tr_arch *arch, const struct tr_op *ops, size_t nops,
 		if (o.reg_name[0]) {
 			int r = arch->dwarf_reg(o.reg_name);
 			if (r < 0) {
-				where_err(err, errlen, op, i, "'%s' is not an %s register", o.reg_name, arch->name);
+				where_err(err, errlen, op, i, "'%s' is not an %s register", o.reg_name, arch->facts->name);
 				return -1;
 			}
 			if (o.kind == TR_OP_RAW)

@@ -44,8 +44,9 @@ const char *tr_op_name(enum tr_op_kind k)
 
 int tr_reg_any(const char *name)
 {
-	const struct tr_arch *const arches[] = { &tr_arch_x86_64, &tr_arch_aarch64 };
-	for (size_t i = 0; i < sizeof(arches) / sizeof(arches[0]); i++) {
+	size_t n;
+	const struct tr_arch *const *arches = tr_arches(&n);
+	for (size_t i = 0; i < n; i++) {
 		int r = arches[i]->dwarf_reg(name);
 		if (r >= 0)
 			return r;

@@ -5,14 +5,11 @@
 
 #include "arch.h"
 
-enum { X86_SP = 7, X86_FP = 6, X86_RA = 16 };
+enum { X86_SP = AF_x86_64_sp, X86_FP = AF_x86_64_fp };
 
 /* DWARF order (rax rdx rcx rbx rsi rdi rbp rsp r8..r15) -> ModRM/opcode number. */
 static const uint8_t x86_hw[16] = { 0, 2, 1, 3, 6, 7, 5, 4, 8, 9, 10, 11, 12, 13, 14, 15 };
-static const char *const x86_names[17] = {
-	"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
-	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip",
-};
+static const struct arch_facts *const x86_facts = &arch_facts[ARCH_ID_x86_64];
 
 static const uint8_t x86_push_rbp[] = { 0x55 };                   /* push %rbp */
 static const uint8_t x86_mov_rsp_rbp[] = { 0x48, 0x89, 0xe5 };     /* mov %rsp,%rbp */
@@ -66,12 +63,7 @@ static void eff_add(struct tr_eff *eff, int *neff, enum tr_eff_kind k, int reg, 
 
 static int x86_dwarf_reg(const char *name)
 {
-	if (name[0] == '%')
-		name++;
-	for (int i = 0; i < 17; i++)
-		if (!strcmp(name, x86_names[i]))
-			return i;
-	return -1;
+	return arch_dw_number(x86_facts, name);
 }
 
 /* alloc / free N: sub / add $N,%rsp (imm8 when it fits) */
@@ -112,7 +104,7 @@ static int x86_push_pop(enum tr_op_kind kind, int64_t n, struct x86_buf *b,
 	if (hw >= 8)
 		put8(b, X86_REX_B);
 	put8(b, (uint8_t)((save ? X86_PUSH : X86_POP) + (hw & 7)));
-	snprintf(text, textcap, "%s %%%s", save ? "push" : "pop", x86_names[n]);
+	snprintf(text, textcap, "%s %%%s", save ? "push" : "pop", x86_facts->dw_names[n]);
 	if (save) {
 		eff_add(eff, neff, TR_EFF_SP_ADD, 0, -8);
 		eff_add(eff, neff, TR_EFF_SAVE, (int)n, 0);
@@ -225,20 +217,39 @@ static int x86_encode(const struct tr_op *op, uint8_t *buf, size_t cap,
 	return (int)b.len;
 }
 
+/* jmp rel8 / rel32 over skip bytes */
+static size_t x86_jump_over(size_t skip, uint8_t *b)
+{
+	if (skip < 128) {
+		b[0] = 0xeb;
+		b[1] = (uint8_t)skip;
+		return 2;
+	}
+	b[0] = 0xe9;
+	for (int i = 0; i < 4; i++)
+		b[1 + i] = (uint8_t)(skip >> (8 * i));
+	return 5;
+}
+
+/* callee-saved ones mostly, a few scratch ones (push/pop keeps them too) */
+static const int x86_fuzz_regs[] = { 3, 12, 13, 14, 15, 3, 12, 13, 0, 4, 5, 8, 10 };
+/* xmm0-15 (17-32), rflags 49, segment registers 50-55 */
+static const int x86_other_regs[] = { 17, 18, 24, 32, 48, 49, 50, 55 };
+
 const struct tr_arch tr_arch_x86_64 = {
-	.name = "x86_64",
-	.elf_mach = EM_X86_64,
-	.dw_sp = X86_SP,
-	.dw_fp = X86_FP,
-	.dw_ra = X86_RA,
+	.facts = &arch_facts[ARCH_ID_x86_64],
 	.code_align = 1,
 	.data_align = -8,
-	.entry_cfa_off = 8,
-	.entry_ra_where = TR_RA_AT_CFA,
-	.entry_ra_off = -8,
-	.entry_ra_reg = -1,
 	.encode = x86_encode,
 	.dwarf_reg = x86_dwarf_reg,
 	.bkpt = x86_int3,
 	.bkpt_len = sizeof(x86_int3),
+	.jump_over = x86_jump_over,
+	.fuzz = {
+		.slot = 8, .call_align = 16, .call_reg = 2 /* call *%rcx */, .landing = TR_OP_ENDBR64,
+		.has_leave = true, .sp_imm_ok = NULL,
+		.big_step = 8, .big_count = 0x600,   /* 4 KiB .. 16 KiB: past the 8 KiB dump */
+		.save_regs = x86_fuzz_regs, .nsave_regs = sizeof(x86_fuzz_regs) / sizeof(x86_fuzz_regs[0]),
+		.other_regs = x86_other_regs, .nother_regs = sizeof(x86_other_regs) / sizeof(x86_other_regs[0]),
+	},
 };

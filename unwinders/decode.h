@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <stdbool.h>
 
+#include "arches.h"
+
 enum uw_eff_kind {
 	UW_EFF_SP_ADD,      /* sp += n (tr: TR_EFF_SP_ADD) */
 	UW_EFF_FP_ADD,      /* fp += n */
@@ -52,8 +54,8 @@ void uw_insn_add(struct uw_insn *x, enum uw_eff_kind k, int64_t n);
 /* The same for an effect on one register (STORE, RESTORE, CLOBBER). */
 void uw_insn_reg(struct uw_insn *x, enum uw_eff_kind k, unsigned reg, int64_t n);
 
-/* An arch's decoder and the DWARF facts the check needs; the arch table
- * (uwarch.c) points at it. */
+/* An arch's decoder and the DWARF facts the check needs (filled from
+ * arches.def by UW_DECODER_FACTS); the arch table (uwarch.c) points at it. */
 struct uw_decoder {
 	unsigned sp, fp, ra;      /* DWARF numbers of sp, the frame pointer, the return address column */
 	int64_t entry_cfa;        /* CFA - sp at function entry */
@@ -63,7 +65,22 @@ struct uw_decoder {
 	size_t (*decode)(const uint8_t *p, size_t n, struct uw_insn *x);
 	const char *(*reg_name)(unsigned dwarf);
 };
-extern const struct uw_decoder uw_decoder_x86_64, uw_decoder_aarch64;
+/* The facts of arch n (its name in arches.def), for a decoder's initializer. */
+#define UW_DECODER_FACTS(n) \
+	.sp = AF_##n##_sp, .fp = AF_##n##_fp, .ra = AF_##n##_ra, .entry_cfa = AF_##n##_cfa, \
+	.ra_at_cfa = AF_##n##_ra_at_cfa, .ra_cfa_off = AF_##n##_ra_cfa_off
+/* DWARF register r of f by the one name table; "r?" past it. */
+static inline const char *uw_decoder_reg(const struct arch_facts *f, unsigned r)
+{
+	return r < f->ndw_names ? f->dw_names[r] : "r?";
+}
+/* uw_decoder_<name> in decode_<name>.c, for an arch that has one */
+#define ARCH(n, deb, mach, qemu, trip, sp, fp, ra, pc, lr, cfa, raat, raoff, pfx) \
+	extern const struct uw_decoder uw_decoder_##n;
+#define DWREGS(n, ...)
+#include "arches.def"
+#undef ARCH
+#undef DWREGS
 /* The decoder for an ELF machine (the arch table's), or NULL. */
 const struct uw_decoder *uw_decoder_for(uint32_t elf_mach);
 

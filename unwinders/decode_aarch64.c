@@ -106,12 +106,11 @@ static size_t a64_decode(const uint8_t *p, size_t n, struct uw_insn *e)
 
 static const char *a64_reg(unsigned r)
 {
-	return r == 31 ? "sp" : r == 29 ? "x29" : "x?";
+	return uw_decoder_reg(&arch_facts[ARCH_ID_aarch64], r);
 }
 
 /* DWARF: x29 the frame pointer, sp 31, x30 the return address column; a bl
  * leaves CFA = sp + 0 with the return address in x30 (AAPCS64) */
 const struct uw_decoder uw_decoder_aarch64 = {
-	.sp = 31, .fp = 29, .ra = 30, .entry_cfa = 0,
-	.ra_at_cfa = false, .ra_cfa_off = 0, .decode = a64_decode, .reg_name = a64_reg,
+	UW_DECODER_FACTS(aarch64), .decode = a64_decode, .reg_name = a64_reg,
 };

@@ -348,14 +348,11 @@ static size_t x86_decode(const uint8_t *p, size_t n, struct uw_insn *e)
 
 static const char *x86_reg(unsigned r)
 {
-	static const char *const n[17] = { "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8",
-					   "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip" };
-	return r < 17 ? n[r] : "r?";
+	return uw_decoder_reg(&arch_facts[ARCH_ID_x86_64], r);
 }
 
 /* DWARF: rbp 6, rsp 7, return address column 16; a call leaves CFA = rsp + 8
  * with the return address at CFA-8, always (SysV psABI 3.6.2) */
 const struct uw_decoder uw_decoder_x86_64 = {
-	.sp = 7, .fp = 6, .ra = 16, .entry_cfa = 8,
-	.ra_at_cfa = true, .ra_cfa_off = -8, .decode = x86_decode, .reg_name = x86_reg,
+	UW_DECODER_FACTS(x86_64), .decode = x86_decode, .reg_name = x86_reg,
 };

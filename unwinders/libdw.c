@@ -141,7 +141,7 @@ static bool dw_set_initial_registers(Dwfl_Thread *thread, void *arg)
 	const struct uw_sample *s = st->s;
 	const struct uw_arch *a = s->arch;
 	Dwarf_Word regs[40];
-	int n = a->dw_pc == a->dw_ra ? a->ndw : a->dw_pc;
+	int n = a->facts->dw_pc == a->facts->dw_ra ? a->ndw : a->facts->dw_pc;
 	if (n <= 0 || n > (int)(sizeof(regs) / sizeof(regs[0])))
 		return false;
 	for (int d = 0; d < n; d++) {

@@ -383,7 +383,7 @@ static int lu_open(const struct uw_view *v, void **state, char *err, size_t errl
 	if (!v || !v->pv)
 		return 0;   /* every sample then says "no perf view" */
 	st->pv = v->pv;
-	st->arch_ok = !v->arch || v->arch->elf_mach == st->target->elf_mach;
+	st->arch_ok = !v->arch || v->arch->facts->elf_mach == st->target->facts->elf_mach;
 	st->as = unw_create_addr_space(&lu_accessors, 0);
 	if (!st->as || lu_bases(st)) {
 		snprintf(err, errlen, "libunwind: cannot create the address space");
@@ -466,7 +466,7 @@ static int lu_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 		lu_fail(r, UW_STOP_ERROR, "no perf view");
 		return 0;
 	}
-	if (!st->arch_ok || s->arch->elf_mach != st->target->elf_mach) {
+	if (!st->arch_ok || s->arch->facts->elf_mach != st->target->facts->elf_mach) {
 		lu_fail(r, UW_STOP_ERROR, "libunwind of this build cannot unwind another arch's samples");
 		return 0;
 	}

@@ -201,7 +201,7 @@ static int or_step(const struct or_row *h, const struct or_rule *rules, struct o
 	for (int i = 0; i < h->nrules; i++)
 		if ((got[i] = or_rule_value(&rules[i], R, cfa, rac, &val[i], res)) < 0)
 			return 0;
-	uint64_t old_sp = R->val[a->dw_sp];
+	uint64_t old_sp = R->val[a->facts->dw_sp];
 	for (int i = 0; i < h->nrules; i++) {
 		if (got[i] == 2)
 			continue;
@@ -219,8 +219,8 @@ static int or_step(const struct or_row *h, const struct or_rule *rules, struct o
 	 * libgcc's unwinder authenticates it (48-bit user VA, as fp.c) */
 	if (h->ra_signed)
 		*ra &= a->pac_mask;
-	R->val[a->dw_sp] = cfa;
-	R->ok[a->dw_sp] = true;
+	R->val[a->facts->dw_sp] = cfa;
+	R->ok[a->facts->dw_sp] = true;
 	if (*ra == 0) {
 		res->stop = UW_STOP_END;
 		return 0;

@@ -8,8 +8,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "arches.h"
+
 #define UW_PERF_REGS 64
-#define UW_DW_NAMES 40
 
 struct uw_decoder;   /* decode.h */
 
@@ -22,19 +23,14 @@ struct uw_fp_layout {
 };
 
 struct uw_arch {
-	const char *name;          /* as cases and reports spell it */
-	const char *alias;         /* another accepted spelling, or NULL */
-	uint16_t elf_mach;
+	const struct arch_facts *facts;   /* name, ELF machine, DWARF numbers and names (arches.def) */
 	uint64_t sample_mask;      /* perf sample_regs_user */
 	const char *perf_reg_names[UW_PERF_REGS];   /* by perf register id; NULL where none */
 	int perf_sp, perf_ip, perf_fp, perf_lr;   /* perf ids; perf_lr -1 on x86_64 */
-	int dw_sp, dw_fp, dw_ra, dw_lr;           /* DWARF numbers; dw_lr -1 on x86_64 */
 	int ndw;                   /* DWARF registers carried into unwinders (x86_64 17, arm64 33) */
 	int perf_of_dw[40];        /* perf id of DWARF reg n, -1 if none */
-	int dw_pc;                 /* DWARF column of the return address / pc (x86_64 16, arm64 32) */
 	int lu_regs;               /* libunwind's DWARF_NUM_PRESERVED_REGS (x86_64 17, arm64 97): a CFA
 				    * instruction naming a register at or past it fails its step */
-	int64_t entry_cfa_off;     /* CFA = SP + this at a function's first instruction */
 	uint64_t pac_mask;         /* a signed return address ANDed with this (~0: no pointer auth) */
 	struct uw_fp_layout fp;
 	/* reads of [ip] libunwind's unw_step makes on its DWARF path (aarch64: the
@@ -42,8 +38,6 @@ struct uw_arch {
 	 * arch's non-DWARF path (x86_64's rbp chain, aarch64's PLT test before LR) */
 	int lu_ip_reads;
 	/* lint and dump */
-	const char *dw_names[UW_DW_NAMES];   /* DWARF register n as GNU as names it; NULL: "rN" */
-	bool dw_pct;               /* GNU as writes registers with a '%' (x86) */
 	bool has_cs;               /* capstone disassembles it: */
 	int cs_arch, cs_mode;      /* cs_open's arguments (capstone's enum values) */
 	bool cs_att;               /* AT&T syntax (as objdump and GNU as write x86) */

@@ -1,0 +1,50 @@
+/* What a test needs of the arch it runs on: the facts from arches.def
+ * (arches.h), and the test values of each arch's cases in one table here
+ * instead of an #if per test.  An arch without a row fails the test that
+ * asks, naming the arch. */
+#ifndef JU_TESTS_HOSTARCH_H
+#define JU_TESTS_HOSTARCH_H
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arches.h"
+
+struct host_cases {
+	const char *arch;
+	const char *dir;        /* cases/<arch> */
+	const char *cpython;    /* its CPython trampoline case (a frame-pointer one) */
+	const char *leftover;   /* a case whose verdicts do not depend on the stack's leftovers */
+	const char *losses;     /* cases whose recording loses frames that lint explains (space-separated) */
+};
+
+static const struct host_cases host_cases_table[] = {
+	{ "x86_64", "cases/x86_64", "cpython-3.13-fp.case", "eh-frame-unaligned.case",
+	  "neg-cfa-off-by-8.case unwind-after-load.case" },
+	{ "aarch64", "cases/aarch64", "cpython-aarch64.case", "big-frame.case", "neg-ra-column.case" },
+};
+
+/* also called while a suite is built, outside a test: no ck_assert here */
+static inline const struct arch_facts *host_facts(void)
+{
+	const struct arch_facts *f = arch_facts_host();
+	if (!f) {
+		fprintf(stderr, "tests/hostarch.h: this build's arch (JU_HOST_ARCH) is not in arches.def\n");
+		abort();
+	}
+	return f;
+}
+
+static inline const struct host_cases *host_cases(void)
+{
+	const struct arch_facts *f = host_facts();
+	for (size_t i = 0; i < sizeof(host_cases_table) / sizeof(host_cases_table[0]); i++)
+		if (!strcmp(host_cases_table[i].arch, f->name))
+			return &host_cases_table[i];
+	ck_abort_msg("tests/hostarch.h: no row for arch %s", f->name);
+	return NULL;
+}
+
+#endif
