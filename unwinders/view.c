@@ -297,7 +297,7 @@ int uw_view_init(struct uw_view *v, const struct uw_arch *arch,
 	v->regions = calloc(cap, sizeof(*v->regions));
 	if (!v->regions) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		return -ENOMEM;
 	}
 	/* JIT loads in file order; a later mapping cuts an earlier one it overlaps */
 	for (size_t i = 0; jd && i < jd->nloads; i++) {

@@ -55,6 +55,7 @@ int uw_maps_parse(const char *text, size_t len, struct uw_map **maps, size_t *n,
 		  char *err, size_t errlen);
 void uw_maps_free(struct uw_map *maps, size_t n);
 
+/* 0, or a negative errno (-ENOMEM) with a message. */
 int uw_view_init(struct uw_view *v, const struct uw_arch *arch,
 		 const struct uw_map *maps, size_t nmaps, const struct jd_file *jd,
 		 char *err, size_t errlen);
