@@ -331,7 +331,7 @@ static int bench_group(const struct hx_group *gr, uint32_t mach, const char *hos
 static void bench_replay(struct bench *b)
 {
 	struct btimes t = { 0 };
-	t.uws = uw_unwinders(&t.nu);
+	t.uws = hx_columns(&t.nu);
 	t.secs = calloc(t.nu, sizeof(double));
 	t.topen = calloc(t.nu, sizeof(double));
 	t.done = calloc(t.nu, sizeof(size_t));
@@ -469,8 +469,8 @@ static int run_child(const struct bench *b, const char *unwinders, double *w, do
 static void bench_run(const struct bench *b)
 {
 	char list[256], def[256], what[96], m[96], note[300];
-	uw_unwinder_list(b->host->name, list, sizeof(list));
-	uw_unwinder_defaults(b->host->name, def, sizeof(def));
+	hx_column_list(b->host->name, list, sizeof(list));
+	hx_column_defaults(b->host->name, def, sizeof(def));
 	double load[1] = { 0 };
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	for (int k = 0; k < 2; k++) {

@@ -331,10 +331,10 @@ static void sess_cfg(const struct replay *rp, int pi, struct hx_sess_cfg *cfg)
 	cfg->jd = rp->have_jd ? &rp->jd : NULL;
 	cfg->profile = (enum pv_profile)rp->profs[pi];
 	cfg->jitted_dir = o->jitted_dir;
-	cfg->dump_dir = o->perf_dump_dir;
+	cfg->dump_dir = o->perf_dump_dir ? o->perf_dump_dir : "/tmp";
 	for (int u = 0; u < o->nuw; u++) {
 		cfg->names[u] = o->unwinders[u];
-		cfg->uws[u] = uw_unwinder_by_name(o->unwinders[u]);
+		cfg->uws[u] = hx_column_by_name(o->unwinders[u]);
 	}
 	cfg->nuw = o->nuw;
 	cfg->capture = rp->g;
@@ -352,7 +352,7 @@ static int replay_profile(struct replay *rp, int pi, struct hx_case_res *res, ch
 	/* every selected unwinder must have an expectation, so none passes silently */
 	for (int u = 0; u < o->nuw; u++)
 		for (int z = 0; z < rp->nsizes; z++)
-			if (!hx_case_has_expect(rp->c, expect_key(rp, uw_unwinder_by_name(o->unwinders[u]),
+			if (!hx_case_has_expect(rp->c, expect_key(rp, hx_column_by_name(o->unwinders[u]),
 								   o->unwinders[u], prof, rp->sizes[z]),
 						prof, rp->sizes[z]))
 				problem(res, "%s has no expectation for '%s' (profile %s, stack size %d) in [expect]",
@@ -399,7 +399,7 @@ static bool kernel_refused(const struct hx_group *g, const struct hx_opts *o, st
 	if (!g->kskip)
 		return false;
 	for (int u = 0; u < o->nuw; u++) {
-		const struct uw_unwinder *uw = uw_unwinder_by_name(o->unwinders[u]);
+		const struct uw_unwinder *uw = hx_column_by_name(o->unwinders[u]);
 		if (uw && uw->kernel) {
 			res->skipped = true;
 			snprintf(res->problem, sizeof(res->problem), "%s", g->kskip);

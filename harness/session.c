@@ -30,8 +30,8 @@ static void open_profile(struct hx_sess *s)
 	s->pv_err[0] = 0;
 	double t0 = now(s);
 	if (!c->no_pv) {
-		if (pv_build_at(&s->pv, c->profile, c->maps, c->nmaps, c->jd, c->jitted_dir,
-				c->dump_dir ? c->dump_dir : "/tmp", s->pv_err, sizeof(s->pv_err)) == 0) {
+		if (pv_build_at(&s->pv, c->profile, c->maps, c->nmaps, c->jd, c->jitted_dir, c->dump_dir,
+				s->pv_err, sizeof(s->pv_err)) == 0) {
 			s->have_pv = true;
 			s->view.pv = &s->pv;
 		} else if (!s->pv_err[0]) {
@@ -46,7 +46,11 @@ static void open_profile(struct hx_sess *s)
 		s->uws[u] = c->uws[u];
 		t0 = now(s);
 		int rc = 0;
-		if (s->uws[u] && s->uws[u]->open)
+		hx_col_open_fn run_open = s->uws[u] ? hx_column_opener(s->uws[u]) : NULL;
+		struct hx_col_in in = { &s->view, c->capture, c->dump_sizes, c->ndump_sizes };
+		if (run_open)
+			rc = run_open(&in, &s->state[u], s->open_err[u], sizeof(s->open_err[u]));
+		else if (s->uws[u] && s->uws[u]->open)
 			rc = s->uws[u]->open(&s->view, &s->state[u], s->open_err[u], sizeof(s->open_err[u]));
 		if (c->times)
 			c->times->open[u] += now(s) - t0;
@@ -98,9 +102,6 @@ int hx_sess_open(struct hx_sess *s, const struct hx_sess_cfg *cfg, struct hx_ses
 		return e->code;
 	}
 	s->have_view = true;
-	s->view.capture = cfg->capture;
-	s->view.dump_sizes = cfg->dump_sizes;
-	s->view.ndump_sizes = cfg->ndump_sizes;
 	open_profile(s);
 	return 0;
 }

@@ -130,6 +130,26 @@ void hx_sess_emitted(struct hx_sess *s, const struct uw_sample *full, const stru
 void hx_sess_sample(struct hx_sess *s, const struct hx_sess_sample *in, struct hx_sess_ref *ref,
 		    struct hx_uw_res *out);
 
+/* The run layer's columns: the unwinders of unwinders/registry.c, then
+ * those that replay the capture through a real profiler (perfcol.c). */
+const struct uw_unwinder *const *hx_columns(size_t *n);
+const struct uw_unwinder *hx_column_by_name(const char *name);
+/* Comma-separated names (uw_unwinder_list, uw_unwinder_defaults over the columns). */
+void hx_column_list(const char *arch, char *buf, size_t len);
+void hx_column_defaults(const char *arch, char *buf, size_t len);
+
+/* What a column that replays the capture opens its state with. */
+struct hx_col_in {
+	const struct uw_view *v;
+	const struct hx_group *capture;     /* NULL: none (it says so) */
+	const int *dump_sizes;
+	int ndump_sizes;
+};
+/* A column's opener over the capture (perfcol.c), or NULL: a plain
+ * unwinder, opened with its own open over the views. */
+typedef int (*hx_col_open_fn)(const struct hx_col_in *in, void **state, char *err, size_t errlen);
+hx_col_open_fn hx_column_opener(const struct uw_unwinder *uw);
+
 /* where the chain reaches the truth's last frame (its length if never) */
 int hx_sess_anchor_len(const struct uw_result *c, const struct hx_sess_truth *t);
 
