@@ -6,6 +6,7 @@
  * as it stood at its own time (a stale or not-yet-made map) replays again
  * against a view built at that time. */
 #include "harness/realreplay.h"
+#include "harness/session.h"
 #include "harness/realreplay_int.h"
 #include "harness/realperf.h"
 #include "harness/replaylint.h"
@@ -374,13 +375,8 @@ static void view_fini(struct rr *r, struct rr_view *v)
 {
 	if (!v->built)
 		return;
-	for (size_t u = 0; u < r->nu; u++)
-		if (v->state[u] && r->uws[u]->close)
-			r->uws[u]->close(v->state[u]);
-	uw_view_fini(&v->v);
-	pv_fini(&v->pv);
+	hx_sess_close(&v->sess);
 	uw_maps_free(v->maps, v->nmaps);
-	memset(v->state, 0, sizeof(v->state));
 	v->maps = NULL;
 	v->nmaps = 0;
 	v->built = false;
@@ -441,25 +437,28 @@ static int view_build(struct rr *r, struct rr_view *v, uint32_t pid, uint64_t t)
 			k++;
 		v->jd.nloads = k;
 	}
-	char e[600];
-	if (pv_build_at(&v->pv, r->prof, v->maps, v->nmaps, jd ? &v->jd : NULL, view_dir(r),
-			jd ? r->dump_dir[di] : NULL, e, sizeof(e))) {
-		snprintf(r->err, sizeof(r->err), "%s: %s", jd ? r->dump_path[di] : r->path, e);
+	struct hx_sess_cfg cfg = { .arch = r->arch, .maps = v->maps, .nmaps = v->nmaps, .jd = jd ? &v->jd : NULL,
+				   .profile = r->prof, .jitted_dir = view_dir(r), .dump_dir = jd ? r->dump_dir[di] : NULL,
+				   .nuw = (int)r->nu };
+	memcpy(cfg.uws, r->uws, r->nu * sizeof(r->uws[0]));
+	struct hx_sess_err e;
+	const char *file = r->path;
+	int rc = hx_sess_open(&v->sess, &cfg, &e);
+	if (rc == 0 && !v->sess.have_pv) {
+		/* perf's view is the replay's reference: no view, no replay */
+		snprintf(e.msg, sizeof(e.msg), "%s", v->sess.pv_err);
+		hx_sess_close(&v->sess);
+		file = jd ? r->dump_path[di] : r->path;
+		rc = -EINVAL;
+	}
+	if (rc) {
+		snprintf(r->err, sizeof(r->err), "%s: %s", file, e.msg);
 		uw_maps_free(v->maps, v->nmaps);
 		v->maps = NULL;
 		return -1;
 	}
-	if (uw_view_init(&v->v, r->arch, v->maps, v->nmaps, jd ? &v->jd : NULL, e, sizeof(e))) {
-		snprintf(r->err, sizeof(r->err), "%s: %s", r->path, e);
-		pv_fini(&v->pv);
-		return -1;
-	}
-	v->v.pv = &v->pv;
 	v->built = true;
 	v->pid = pid;
-	for (size_t u = 0; u < r->nu; u++)
-		if (r->uws[u]->open && r->uws[u]->open(&v->v, &v->state[u], e, sizeof(e)))
-			v->state[u] = NULL;
 	r->nviews++;
 	return 0;
 oom:
@@ -506,13 +505,13 @@ static void kernel_chain(const struct uw_sample *s, struct uw_result *res)
 
 bool hx_rr_jit_at(const struct rr *r, const struct rr_view *v, uint64_t a, struct rr_jit *j)
 {
-	const struct pv_map *m = pv_find(&v->pv, a);
+	const struct pv_map *m = pv_find(&v->sess.pv, a);
 	memset(j, 0, sizeof(*j));
 	if (m && m->dso && m->dso->jitted && m->dso->load) {
 		j->load = m->dso->load;
 		j->name = j->load->name ? j->load->name : "?";
 		j->start = j->load->code_addr;
-		j->named = pv_symbolize(&v->pv, a) != NULL;
+		j->named = pv_symbolize(&v->sess.pv, a) != NULL;
 		return true;
 	}
 	if (m)
@@ -554,7 +553,7 @@ enum rr_out hx_rr_classify(const struct rr *r, const struct rr_view *v, const st
 				return OUT_LOST;
 			continue;
 		}
-		const struct pv_map *m = pv_find(&v->pv, c->addr[i] - 1);
+		const struct pv_map *m = pv_find(&v->sess.pv, c->addr[i] - 1);
 		if (!m || !m->dso)
 			return OUT_LOST;
 		return fb ? OUT_FALLBACK : OUT_FULL;
@@ -575,7 +574,7 @@ bool hx_rr_anon_path(const char *p)
 static bool same_at(const struct rr *r, const struct rr_view *v, const struct mt_snap *at, uint64_t a)
 {
 	const struct mt_map *x = mt_find(at, a);
-	const struct pv_map *y = pv_find(&v->pv, a);
+	const struct pv_map *y = pv_find(&v->sess.pv, a);
 	if (x && !r->is_jit[x->seq] && hx_rr_anon_path(x->path))
 		x = NULL;
 	if (y && !y->dso)     /* [stack], [heap]: no DSO, as hx_rr_anon_path says */
@@ -730,10 +729,11 @@ static int diverge(const struct rr *r, const struct uw_result *res, size_t ncol,
 static void run_all(struct rr *r, struct rr_view *v, const struct uw_sample *s,
 		    bool regs, bool kfp, struct uw_result *res)
 {
-	for (size_t u = 0; regs && u < r->nu; u++) {
-		memset(&res[u], 0, offsetof(struct uw_result, why));
-		r->uws[u]->unwind(v->state[u], &v->v, s, &res[u]);
-	}
+	struct hx_sess_sample in = { .full = s, .dump = s, .only = -1 };
+	if (regs)
+		hx_sess_sample(&v->sess, &in, NULL, r->ures);
+	for (size_t u = 0; regs && u < r->nu; u++)
+		res[u] = r->ures[u].r;
 	if (kfp)
 		kernel_chain(s, &res[r->nu]);
 }
@@ -858,7 +858,7 @@ static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, 
 	if (!k->samples++) {
 		/* the JIT code's row: at the pc, or the call a return address follows */
 		if (jx.load)
-			cfa_row(&cur->v, kpc == pc ? pc : kpc - 1, k->cfa, sizeof(k->cfa));
+			cfa_row(&cur->sess.view, kpc == pc ? pc : kpc - 1, k->cfa, sizeof(k->cfa));
 		else
 			snprintf(k->cfa, sizeof(k->cfa), "none (a perf map symbol: no unwinding info)");
 		k->pmap = !jx.load;
@@ -892,11 +892,12 @@ static int replay_all(struct rr *r)
 	struct rr_view fin = { 0 }, tv = { 0 };
 	struct mt_snap at = { 0 };
 	struct uw_result *res = calloc(RR_NCOL, sizeof(*res));
+	r->ures = calloc(RR_MAX_UW, sizeof(*r->ures));
 	uint32_t at_pid = 0;
 	size_t at_count = 0;
 	bool have_at = false;
-	int rc = res ? 0 : -1;
-	if (!res)
+	int rc = res && r->ures ? 0 : -1;
+	if (rc)
 		snprintf(r->err, sizeof(r->err), "out of memory");
 	for (size_t i = 0; !rc && i < r->nsmp; i++) {
 		const struct rr_sample *rs = &r->smp[i];
@@ -921,6 +922,8 @@ static int replay_all(struct rr *r)
 	mt_snap_free(&tv.snap);
 	mt_snap_free(&at);
 	free(res);
+	free(r->ures);
+	r->ures = NULL;
 	return rc;
 }
 
@@ -1075,7 +1078,7 @@ static void usage(FILE *f)
 static int pick_unwinders(struct rr *r, const char *list)
 {
 	size_t n;
-	const struct uw_unwinder *const *all = uw_unwinders(&n);
+	const struct uw_unwinder *const *all = hx_columns(&n);
 	for (size_t i = 0; i < n && r->nu < RR_MAX_UW; i++) {
 		bool on = uw_unwinder_default_on(all[i], r->arch->name);
 		if (list) {

@@ -9,6 +9,7 @@
 #include "unwinders/perfview.h"
 #include "unwinders/unwind.h"
 #include "unwinders/view.h"
+#include "harness/session.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -51,9 +52,7 @@ struct rr_view {
 	struct uw_map *maps;
 	size_t nmaps;
 	struct jd_file jd;            /* a prefix of a dump's loads (borrowed records) */
-	struct pv_view pv;
-	struct uw_view v;
-	void *state[RR_MAX_UW];
+	struct hx_sess sess;          /* perf's two views, the unwinders' states */
 	bool built;
 	uint32_t pid;
 };
@@ -100,6 +99,7 @@ struct rr {
 				       * makes a Dwfl per sample (else one per process) */
 	struct hx_rp *perf;           /* the real perf column (--perf), NULL without */
 	struct hx_rl *lint;           /* replay --lint, NULL without */
+	struct hx_uw_res *ures;       /* the session's chains of one sample (RR_MAX_UW) */
 	char pvdir[64];               /* the views' jitted .so files (view_dir) */
 	bool pvdir_failed;
 	char err[1024];
