@@ -31,8 +31,6 @@
 #define RR_RELEASE (16u << 20)              /* file bytes read before their pages are dropped */
 #define RR_RELEASE_STEP (1u << 20)          /* in the replay, once past this much */
 
-static const char *const out_name[OUT_N] = { "full", "truncated", "fallback", "name-lost" };
-
 bool hx_is_perf_data(const char *path)
 {
 	FILE *f = fopen(path, "rb");
@@ -526,39 +524,30 @@ bool hx_rr_jit_at(const struct rr *r, const struct rr_view *v, uint64_t a, struc
 	return true;
 }
 
-/* A chain from a JIT pc: the first frame outside JIT code decides.  In a
- * mapped file: full (fallback if a frame on the way was found without CFI);
- * nowhere perf knows, or a JIT frame perf prints as [unknown]: name lost;
- * the chain ends in JIT code: truncated. */
-static int first_jit(const struct rr *r, const struct rr_view *v, const struct uw_result *c)
+struct rr_at { const struct rr *r; const struct rr_view *v; };
+
+/* the session's JIT lookup, with the perf maps' symbols over anonymous maps */
+static bool rr_jit_cb(const void *ctx, uint64_t a, bool *named)
 {
+	const struct rr_at *x = ctx;
 	struct rr_jit j;
-	for (int i = 0; i < c->n; i++)
-		if (hx_rr_jit_at(r, v, c->addr[i] - (i ? 1 : 0), &j))
-			return i;
-	return -1;
+	if (!hx_rr_jit_at(x->r, x->v, a, &j))
+		return false;
+	*named = j.named;
+	return true;
 }
 
-enum rr_out hx_rr_classify(const struct rr *r, const struct rr_view *v, const struct uw_result *c)
+static int first_jit(const struct rr *r, const struct rr_view *v, const struct uw_result *c)
 {
-	bool fb = false;
-	int j = first_jit(r, v, c);
-	if (j < 0)
-		return OUT_TRUNC;     /* ended before it reached the JIT frame */
-	for (int i = j + 1; i < c->n; i++) {
-		struct rr_jit x;
-		fb |= (c->flags[i] & UW_F_FALLBACK) != 0;
-		if (hx_rr_jit_at(r, v, c->addr[i] - 1, &x)) {
-			if (!x.named)
-				return OUT_LOST;
-			continue;
-		}
-		const struct pv_map *m = pv_find(&v->sess.pv, c->addr[i] - 1);
-		if (!m || !m->dso)
-			return OUT_LOST;
-		return fb ? OUT_FALLBACK : OUT_FULL;
-	}
-	return OUT_TRUNC;
+	struct rr_at x = { r, v };
+	return hx_sess_first_jit(&v->sess, c, rr_jit_cb, &x);
+}
+
+/* A chain from a JIT pc: the session's outcome (session.h). */
+enum hx_outcome hx_rr_classify(const struct rr *r, const struct rr_view *v, const struct uw_result *c)
+{
+	struct rr_at x = { r, v };
+	return hx_sess_outcome(&v->sess, c, rr_jit_cb, &x);
 }
 
 /* perf keeps anonymous maps without a DSO: nothing to unwind or name with */
@@ -984,8 +973,8 @@ static void json_key(FILE *f, const struct rr *r, const struct rr_cols *cc, cons
 	for (size_t c = 0; c < cc->n; c++) {
 		size_t u = cc->idx[c];
 		fprintf(f, "%s\"%s\":{", c ? "," : "", col_name(r, u));
-		for (int o = 0; o < OUT_N; o++)
-			fprintf(f, "%s\"%s\":%" PRIu64, o ? "," : "", out_name[o], k->out[u][o]);
+		for (int o = 0; o < HX_OUT_N; o++)
+			fprintf(f, "%s\"%s\":%" PRIu64, o ? "," : "", hx_outcome_name((enum hx_outcome)o), k->out[u][o]);
 		fprintf(f, "}");
 	}
 	fprintf(f, "},\"first_divergent_frame\":%d,\"divergence\":", k->div);
@@ -1204,7 +1193,7 @@ int hx_realreplay_main(int argc, char **argv)
 			cc.idx[cc.n++] = u;
 		bool kfp = false;
 		for (size_t i = 0; i < r->nkeys && !kfp; i++)
-			for (int o = 0; o < OUT_N; o++)
+			for (int o = 0; o < HX_OUT_N; o++)
 				kfp |= r->keys[i].out[r->nu][o] != 0;
 		if (kfp)
 			cc.idx[cc.n++] = r->nu;

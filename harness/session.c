@@ -279,3 +279,59 @@ void hx_sess_sample(struct hx_sess *s, const struct hx_sess_sample *in, struct h
 			symbolize(s, ur, in->truth.n);
 	}
 }
+
+const char *hx_outcome_name(enum hx_outcome o)
+{
+	static const char *const names[HX_OUT_N] = { "full", "truncated", "fallback", "name-lost" };
+	return (unsigned)o < HX_OUT_N ? names[o] : "?";
+}
+
+/* the session's own JIT lookup: a jitted DSO of perf's view */
+static bool pv_jit_at(const void *ctx, uint64_t a, bool *named)
+{
+	const struct hx_sess *s = ctx;
+	const struct pv_map *m = pv_find(&s->pv, a);
+	if (!m || !m->dso || !m->dso->jitted || !m->dso->load)
+		return false;
+	*named = pv_symbolize(&s->pv, a) != NULL;
+	return true;
+}
+
+int hx_sess_first_jit(const struct hx_sess *s, const struct uw_result *c, hx_jit_at_fn jit_at, const void *ctx)
+{
+	if (!jit_at) {
+		jit_at = pv_jit_at;
+		ctx = s;
+	}
+	bool named;
+	for (int i = 0; i < c->n; i++)
+		if (jit_at(ctx, c->addr[i] - (i ? 1 : 0), &named))
+			return i;
+	return -1;
+}
+
+enum hx_outcome hx_sess_outcome(const struct hx_sess *s, const struct uw_result *c, hx_jit_at_fn jit_at,
+				const void *ctx)
+{
+	if (!jit_at) {
+		jit_at = pv_jit_at;
+		ctx = s;
+	}
+	bool fb = false, named;
+	int j = hx_sess_first_jit(s, c, jit_at, ctx);
+	if (j < 0)
+		return HX_OUT_TRUNC;     /* ended before it reached the JIT frame */
+	for (int i = j + 1; i < c->n; i++) {
+		fb |= (c->flags[i] & UW_F_FALLBACK) != 0;
+		if (jit_at(ctx, c->addr[i] - 1, &named)) {
+			if (!named)
+				return HX_OUT_LOST;
+			continue;
+		}
+		const struct pv_map *m = s->have_pv ? pv_find(&s->pv, c->addr[i] - 1) : NULL;
+		if (!m || !m->dso)
+			return HX_OUT_LOST;
+		return fb ? HX_OUT_FALLBACK : HX_OUT_FULL;
+	}
+	return HX_OUT_TRUNC;
+}

@@ -130,6 +130,22 @@ void hx_sess_emitted(struct hx_sess *s, const struct uw_sample *full, const stru
 void hx_sess_sample(struct hx_sess *s, const struct hx_sess_sample *in, struct hx_sess_ref *ref,
 		    struct hx_uw_res *out);
 
+/* A chain without a truth to judge it by (a real recording): what perf
+ * would print from its first JIT frame on.  The first frame past the JIT
+ * code decides: in a mapped file, full (fallback if a frame on the way was
+ * found without CFI); nowhere perf knows, or a JIT frame perf prints as
+ * [unknown], name lost; the chain ends in JIT code (or never reaches it):
+ * truncated. */
+enum hx_outcome { HX_OUT_FULL, HX_OUT_TRUNC, HX_OUT_FALLBACK, HX_OUT_LOST, HX_OUT_N };
+const char *hx_outcome_name(enum hx_outcome o);
+/* Is a (a pc, or a return address minus one) JIT code, and does perf name
+ * it (named)?  NULL to hx_sess_outcome: the jitted DSOs of perf's view. */
+typedef bool (*hx_jit_at_fn)(const void *ctx, uint64_t a, bool *named);
+/* The index of the chain's first frame in JIT code, -1 if none. */
+int hx_sess_first_jit(const struct hx_sess *s, const struct uw_result *c, hx_jit_at_fn jit_at, const void *ctx);
+enum hx_outcome hx_sess_outcome(const struct hx_sess *s, const struct uw_result *c, hx_jit_at_fn jit_at,
+				const void *ctx);
+
 /* The run layer's columns: the unwinders of unwinders/registry.c, then
  * those that replay the capture through a real profiler (perfcol.c). */
 const struct uw_unwinder *const *hx_columns(size_t *n);
