@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+_Static_assert(HX_SESS_MAX_TRUTH >= HX_MAX_TRUTH, "a result holds a symbol per truth frame");
+
 /* cfg.times: a monotonic clock (vDSO, no system call) */
 static double now(const struct hx_sess *s)
 {
