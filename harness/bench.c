@@ -207,7 +207,6 @@ struct btimes {
 	double *secs, *topen, tjudge;
 	size_t *done, *frames, judged;
 	struct uw_result r;
-	struct hx_uw_res res[HX_SESS_MAX_UW];
 };
 
 /* The samples of one map set as the unwinders get them: the first n with
@@ -237,16 +236,13 @@ static struct uw_sample *bench_samples(const struct hx_group *gr, const struct u
 static void bench_one(struct btimes *t, size_t u, struct hx_sess *ss, int su, const struct hx_group *gr,
 		      const struct uw_sample *us, size_t reps)
 {
-	struct hx_sess_sample in = { .only = su };
 	double best = 0;
 	for (int round = 0; round < BENCH_ROUNDS; round++) {
 		double c0 = cpu();
 		for (size_t rep = 0; rep < reps; rep++)
 			for (size_t k = 0; k < gr->nsamples; k++) {
-				in.dump = &us[k];
-				in.full = &us[gr->nsamples + k];
-				hx_sess_sample(ss, &in, NULL, t->res);
-				t->frames[u] += round ? 0 : (size_t)t->res[su].r.n;
+				hx_sess_unwind(ss, su, &us[gr->nsamples + k], &us[k], &t->r);
+				t->frames[u] += round ? 0 : (size_t)t->r.n;
 				t->done[u] += round ? 0 : 1;
 			}
 		double d = cpu() - c0;
@@ -258,13 +254,14 @@ static void bench_one(struct btimes *t, size_t u, struct hx_sess *ss, int su, co
 
 /* The session over one map set: every replayed unwinder (the host's
  * defaults that need no probe: the perf column runs perf per case, timed
- * with the whole run), its states' time apart.  0, or a negative errno. */
+ * with the whole run), each state's open timed (CPU) into tm.  0, or a
+ * negative errno. */
 static int bench_open(struct hx_sess *ss, const struct hx_group *gr, const struct uw_arch *a, const struct uw_map *maps,
 		      size_t nmaps, const struct jd_file *jd, const char *host, const struct btimes *t, size_t *of,
 		      struct hx_replay_times *tm)
 {
 	struct hx_sess_cfg cfg = { .arch = a, .maps = maps, .nmaps = nmaps, .jd = jd, .profile = PV_CURRENT,
-				   .dump_dir = "/tmp", .times = tm };
+				   .dump_dir = "/tmp", .times = tm, .clock = cpu };
 	for (size_t u = 0; u < t->nu && cfg.nuw < HX_SESS_MAX_UW; u++)
 		if (uw_unwinder_default_on(t->uws[u], host) && !t->uws[u]->probe) {
 			of[cfg.nuw] = u;
@@ -279,6 +276,9 @@ static int bench_open(struct hx_sess *ss, const struct hx_group *gr, const struc
 	}
 	if (rc)
 		fprintf(stderr, "jitunwind bench: %s: %s\n", gr->case_path, e.msg);
+	/* the states' figure is their open alone (CPU); the unwinds are timed
+	 * by rounds here, without a clock read per unwind */
+	ss->cfg.times = NULL;
 	return rc;
 }
 

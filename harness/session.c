@@ -17,6 +17,8 @@ static double now(const struct hx_sess *s)
 {
 	if (!s->cfg.times)
 		return 0;
+	if (s->cfg.clock)
+		return s->cfg.clock();
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
@@ -229,26 +231,20 @@ static void judge_faithful(struct hx_sess *s, const struct hx_sess_sample *in, c
 	}
 }
 
-/* One unwinder's chain: its own unwind over the stack its policy sees, or
- * (judging) the oracle's over the whole stack for the truth reference. */
-static void unwind_one(struct hx_sess *s, int u, const struct hx_sess_sample *in,
-		       const struct hx_sess_ref *ref, struct hx_uw_res *ur)
+void hx_sess_unwind(struct hx_sess *s, int u, const struct uw_sample *full, const struct uw_sample *dump,
+		    struct uw_result *r)
 {
 	const struct uw_unwinder *uw = s->uws[u];
 	if (!uw) {
-		ur->r.n = 0;
-		ur->r.stop = UW_STOP_ERROR;
-		snprintf(ur->r.why, sizeof(ur->r.why), "unwinder not available");
-	} else if (in->judge && uw->ref == UW_REF_TRUTH) {
-		ur->r = ref->oracle_full;     /* already ran, for `emitted` */
-	} else {
-		double t0 = now(s);
-		uw->unwind(s->state[u], &s->view, uw->sees == UW_SEES_DUMP ? in->dump : in->full, &ur->r);
-		if (s->cfg.times)
-			s->cfg.times->unwind[u] += now(s) - t0;
+		r->n = 0;
+		r->stop = UW_STOP_ERROR;
+		snprintf(r->why, sizeof(r->why), "unwinder not available");
+		return;
 	}
-	for (int f = 0; f < ur->r.n; f++)
-		ur->fallback |= (ur->r.flags[f] & UW_F_FALLBACK) != 0;
+	double t0 = now(s);
+	uw->unwind(s->state[u], &s->view, uw->sees == UW_SEES_DUMP ? dump : full, r);
+	if (s->cfg.times)
+		s->cfg.times->unwind[u] += now(s) - t0;
 }
 
 void hx_sess_sample(struct hx_sess *s, const struct hx_sess_sample *in, struct hx_sess_ref *ref,
@@ -260,9 +256,8 @@ void hx_sess_sample(struct hx_sess *s, const struct hx_sess_sample *in, struct h
 		if (s->cfg.times)
 			s->cfg.times->oracle += now(s) - t0;
 	}
-	for (int u = 0; u < s->cfg.nuw; u++) {
-		if (in->only >= 0 && u != in->only)
-			continue;
+	int u0 = in->only >= 0 ? in->only : 0, u1 = in->only >= 0 ? in->only + 1 : s->cfg.nuw;
+	for (int u = u0; u < u1; u++) {
 		struct hx_uw_res *ur = &out[u];
 		/* every unwinder sets a flag with each frame it pushes: the chain's
 		 * arrays need no clearing (bench replays fp at >10M samples/s) */
@@ -272,9 +267,14 @@ void hx_sess_sample(struct hx_sess *s, const struct hx_sess_sample *in, struct h
 		ur->r.why[0] = ur->r.fallback_why[0] = 0;
 		ur->name = s->cfg.names[u] ? s->cfg.names[u] : s->cfg.uws[u] ? s->cfg.uws[u]->name : "?";
 		ur->uw = s->cfg.uws[u];
-		unwind_one(s, u, in, ref, ur);
+		if (in->judge && s->uws[u] && s->uws[u]->ref == UW_REF_TRUTH)
+			ur->r = ref->oracle_full;     /* the truth reference already ran, for `emitted` */
+		else
+			hx_sess_unwind(s, u, in->full, in->dump, &ur->r);
 		if (!in->judge)
 			continue;
+		for (int f = 0; f < ur->r.n; f++)
+			ur->fallback |= (ur->r.flags[f] & UW_F_FALLBACK) != 0;
 		hx_judge(in->truth.addr, in->truth.n, ur->r.addr, ur->r.n, &ur->j);
 		judge_faithful(s, in, ref, out, u, ur);
 		if (s->have_pv && !(s->uws[u] && s->uws[u]->ref == UW_REF_TRUTH))

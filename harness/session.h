@@ -56,7 +56,9 @@ struct hx_sess_cfg {
 	const struct hx_group *capture;     /* the samples replayed (NULL: none) */
 	const int *dump_sizes;              /* the dump sizes they are replayed at */
 	int ndump_sizes;
-	struct hx_replay_times *times;      /* NULL, or where the phases' time is added */
+	struct hx_replay_times *times;      /* NULL, or where the phases' time is added
+					     * (s->cfg.times may change between calls) */
+	double (*clock)(void);              /* the times' clock in seconds (NULL: CLOCK_MONOTONIC) */
 };
 
 struct hx_sess {
@@ -124,9 +126,16 @@ void hx_sess_close(struct hx_sess *s);
  * (once per sample; hx_sess_sample at each dump size reads it from ref). */
 void hx_sess_emitted(struct hx_sess *s, const struct uw_sample *full, const struct hx_sess_truth *t,
 		     struct hx_sess_ref *ref);
+/* Selected unwinder u on one sample: its own unwind over the stack its
+ * policy sees (full: the whole stack, dump: perf's copy); an unwinder not
+ * available gives an error chain.  hx_sess_sample's loop runs it for each;
+ * bench times it alone. */
+void hx_sess_unwind(struct hx_sess *s, int u, const struct uw_sample *full, const struct uw_sample *dump,
+		    struct uw_result *r);
 /* Every selected unwinder (or in->only) on one sample, in order, into
- * out[0..nuw-1]; judged when in->judge (ref from hx_sess_emitted: verdict
- * against the truth, faithful against the references, perf's symbols). */
+ * out[0..nuw-1] (name, uw, the chain); judged when in->judge (ref from
+ * hx_sess_emitted: verdict against the truth, fallback, faithful against the
+ * references, perf's symbols). */
 void hx_sess_sample(struct hx_sess *s, const struct hx_sess_sample *in, struct hx_sess_ref *ref,
 		    struct hx_uw_res *out);
 
