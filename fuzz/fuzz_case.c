@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "harness/case.h"
+#include "harness/session.h"
 #include "trampolines/tramp.h"
 #include "unwinders/ehframe.h"
 #include "unwinders/perfview.h"
@@ -109,7 +110,7 @@ static void lookups(const struct hx_case *c)
 	const char *prof = pv_profile_name((enum pv_profile)(c->nprofiles ? c->profiles[0] : PV_CURRENT));
 	int size = c->nstack_sizes ? c->stack_sizes[0] : 8192;
 	size_t n;
-	const struct uw_unwinder *const *uws = uw_unwinders(&n);
+	const struct uw_unwinder *const *uws = hx_columns(&n);
 	volatile size_t sink = 0;
 	for (size_t u = 0; u < n; u++) {
 		for (int p = PV_CURRENT; p <= PV_5X_0X40; p++)

@@ -228,28 +228,20 @@ static struct uw_sample *bench_samples(const struct hx_group *gr, const struct u
 	return us;
 }
 
-/* One unwinder over one map set's samples, in BENCH_ROUNDS rounds of reps
- * replays each: state opened once (timed apart), then the fastest round's
+/* One unwinder of the session (su; table index u) over one map set's
+ * samples, in BENCH_ROUNDS rounds of reps replays each: the fastest round's
  * CPU time counts (a round another process preempted, or whose caches it
  * emptied, is slower: the best round is this code's own speed). */
 #define BENCH_ROUNDS 5
-static void bench_one(struct btimes *t, size_t u, struct uw_view *v, const struct hx_group *gr,
+static void bench_one(struct btimes *t, size_t u, struct hx_sess *ss, int su, const struct hx_group *gr,
 		      const struct uw_sample *us, size_t reps)
 {
-	const struct uw_unwinder *uw = t->uws[u];
-	char err[512];
-	void *state = NULL;
-	double c0 = cpu();
-	if (uw->open && uw->open(v, &state, err, sizeof(err)))
-		state = NULL;
-	t->topen[u] += cpu() - c0;
-	const struct uw_sample *set = uw->sees == UW_SEES_WHOLE ? us + gr->nsamples : us;
 	double best = 0;
 	for (int round = 0; round < BENCH_ROUNDS; round++) {
-		c0 = cpu();
+		double c0 = cpu();
 		for (size_t rep = 0; rep < reps; rep++)
 			for (size_t k = 0; k < gr->nsamples; k++) {
-				uw->unwind(state, v, &set[k], &t->r);
+				hx_sess_unwind(ss, su, &us[gr->nsamples + k], &us[k], &t->r);
 				t->frames[u] += round ? 0 : (size_t)t->r.n;
 				t->done[u] += round ? 0 : 1;
 			}
@@ -258,41 +250,69 @@ static void bench_one(struct btimes *t, size_t u, struct uw_view *v, const struc
 			best = d;
 	}
 	t->secs[u] += best;
-	if (uw->close && state)
-		uw->close(state);
 }
 
-/* Every replayed unwinder (the host's defaults that need no probe: the perf
- * column runs perf per case, timed with the whole run) and the judge over
- * one map set, its views built once (not timed), as the runner does. */
+/* The session over one map set: every replayed unwinder (the host's
+ * defaults that need no probe: the perf column runs perf per case, timed
+ * with the whole run), each state's open timed (CPU) into tm.  0, or a
+ * negative errno. */
+static int bench_open(struct hx_sess *ss, const struct hx_group *gr, const struct uw_arch *a, const struct uw_map *maps,
+		      size_t nmaps, const struct jd_file *jd, const char *host, const struct btimes *t, size_t *of,
+		      struct hx_replay_times *tm)
+{
+	struct hx_sess_cfg cfg = { .arch = a, .maps = maps, .nmaps = nmaps, .jd = jd, .profile = PV_CURRENT,
+				   .dump_dir = "/tmp", .times = tm, .clock = cpu };
+	for (size_t u = 0; u < t->nu && cfg.nuw < HX_SESS_MAX_UW; u++)
+		if (uw_unwinder_default_on(t->uws[u], host) && !t->uws[u]->probe) {
+			of[cfg.nuw] = u;
+			cfg.uws[cfg.nuw++] = t->uws[u];
+		}
+	struct hx_sess_err e;
+	int rc = hx_sess_open(ss, &cfg, &e);
+	if (rc == 0 && !ss->have_pv) {
+		snprintf(e.msg, sizeof(e.msg), "%s", ss->pv_err);
+		hx_sess_close(ss);
+		rc = -EINVAL;
+	}
+	if (rc)
+		fprintf(stderr, "jitunwind bench: %s: %s\n", gr->case_path, e.msg);
+	/* the states' figure is their open alone (CPU); the unwinds are timed
+	 * by rounds here, without a clock read per unwind */
+	ss->cfg.times = NULL;
+	return rc;
+}
+
+/* Every replayed unwinder and the judge over one map set, its views built
+ * once (not timed), as the runner does. */
 static int bench_group(const struct hx_group *gr, uint32_t mach, const char *host, struct btimes *t)
 {
 	struct jd_file jd;
 	struct jd_err je;
 	struct uw_map *maps = NULL;
-	size_t nmaps = 0;
-	struct uw_view v;
-	struct pv_view pv;
+	size_t nmaps = 0, of[HX_SESS_MAX_UW];
+	struct hx_sess ss;
+	struct hx_replay_times tm = { 0 };
 	char err[512];
 	const struct uw_arch *a = uw_arch_by_mach((uint16_t)mach);
 	if (!gr->dump_path || !a || jd_open(&jd, gr->dump_path, &je))
 		return -1;
-	if (uw_maps_parse(gr->maps, gr->maps_len, &maps, &nmaps, err, sizeof(err)) ||
-	    uw_view_init(&v, a, maps, nmaps, &jd, err, sizeof(err)) ||
-	    pv_build_at(&pv, PV_CURRENT, maps, nmaps, &jd, NULL, "/tmp", err, sizeof(err))) {
+	if (uw_maps_parse(gr->maps, gr->maps_len, &maps, &nmaps, err, sizeof(err))) {
 		fprintf(stderr, "jitunwind bench: %s: %s\n", gr->case_path, err);
 		jd_close(&jd);
 		return -1;
 	}
-	v.pv = &pv;
+	if (bench_open(&ss, gr, a, maps, nmaps, &jd, host, t, of, &tm)) {
+		uw_maps_free(maps, nmaps);
+		jd_close(&jd);
+		return -1;
+	}
 	struct uw_sample *us = bench_samples(gr, a);
 	size_t reps = gr->nsamples ? 1000 / gr->nsamples + 1 : 0;
-	for (size_t u = 0; us && u < t->nu; u++)
-		if (uw_unwinder_default_on(t->uws[u], host) && !t->uws[u]->probe)
-			bench_one(t, u, &v, gr, us, reps);
+	for (int su = 0; us && su < ss.cfg.nuw; su++)
+		bench_one(t, of[su], &ss, su, gr, us, reps);
 	for (size_t k = 0; us && k < gr->nsamples; k++) {
 		struct hx_judgement j;
-		uw_fp.unwind(NULL, &v, &us[k], &t->r);
+		uw_fp.unwind(NULL, &ss.view, &us[k], &t->r);
 		double c0 = cpu();
 		for (size_t rep = 0; rep < reps; rep++)
 			hx_judge(gr->samples[k].truth, (int)gr->samples[k].ntruth, t->r.addr, t->r.n, &j);
@@ -300,8 +320,9 @@ static int bench_group(const struct hx_group *gr, uint32_t mach, const char *hos
 		t->judged += reps;
 	}
 	free(us);
-	pv_fini(&pv);
-	uw_view_fini(&v);
+	hx_sess_close(&ss);
+	for (int su = 0; su < ss.cfg.nuw; su++)
+		t->topen[of[su]] += tm.open[su];
 	uw_maps_free(maps, nmaps);
 	jd_close(&jd);
 	return us ? 0 : -1;
@@ -310,7 +331,7 @@ static int bench_group(const struct hx_group *gr, uint32_t mach, const char *hos
 static void bench_replay(struct bench *b)
 {
 	struct btimes t = { 0 };
-	t.uws = uw_unwinders(&t.nu);
+	t.uws = hx_columns(&t.nu);
 	t.secs = calloc(t.nu, sizeof(double));
 	t.topen = calloc(t.nu, sizeof(double));
 	t.done = calloc(t.nu, sizeof(size_t));
@@ -448,8 +469,8 @@ static int run_child(const struct bench *b, const char *unwinders, double *w, do
 static void bench_run(const struct bench *b)
 {
 	char list[256], def[256], what[96], m[96], note[300];
-	uw_unwinder_list(b->host->facts->name, list, sizeof(list));
-	uw_unwinder_defaults(b->host->facts->name, def, sizeof(def));
+	hx_column_list(b->host->facts->name, list, sizeof(list));
+	hx_column_defaults(b->host->facts->name, def, sizeof(def));
 	double load[1] = { 0 };
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	for (int k = 0; k < 2; k++) {

@@ -1,5 +1,6 @@
 /* Case file parser: INI-like sections, strict, file:line in every error. */
 #include "case.h"
+#include "harness/session.h"
 #include "host.h"
 #include "unwinders/perfview.h"
 #include "unwinders/unwind.h"
@@ -242,12 +243,12 @@ static int parse_key(struct hx_case *c, struct hx_expect *x, const char *key, in
 	if (np > 3 || (np > 1 && !parts[np - 1][0]))
 		return cfail(err, errlen, c->path, line, "expectation key '%s': expected " KEY_FORMS, key);
 	char names[256];
-	if (!uw_unwinder_by_name(parts[0])) {
-		uw_unwinder_list(NULL, names, sizeof(names));
+	if (!hx_column_by_name(parts[0])) {
+		hx_column_list(NULL, names, sizeof(names));
 		return cfail(err, errlen, c->path, line, "no unwinder '%s' (expected one of %s)", parts[0], names);
 	}
 	snprintf(x->uw, sizeof(x->uw), "%s", parts[0]);
-	if (x->min_version && !uw_unwinder_by_name(parts[0])->lib_version)
+	if (x->min_version && !hx_column_by_name(parts[0])->lib_version)
 		return cfail(err, errlen, c->path, line, "'%s': %s unwinds with no library a version could key", key, parts[0]);
 	x->profile = -1;
 	for (int i = 1; i < np; i++) {
@@ -503,7 +504,7 @@ static int check_verdict(const struct hx_case *c, const struct uw_unwinder *u, c
 /* An expectation's key against the case's arch, profiles and sizes. */
 static int check_key(const struct hx_case *c, const struct hx_expect *x, char *err, size_t errlen)
 {
-	const struct uw_unwinder *u = uw_unwinder_by_name(x->uw);
+	const struct uw_unwinder *u = hx_column_by_name(x->uw);
 	if (x->optional)
 		return 0;
 	if (u->probe)
@@ -511,7 +512,7 @@ static int check_key(const struct hx_case *c, const struct hx_expect *x, char *e
 			     "%s runs only where this machine has it (real perf); write '?%s'", x->uw, x->unwinder);
 	if (!uw_unwinder_default_on(u, c->arch)) {
 		char names[256];
-		uw_unwinder_list(c->arch, names, sizeof(names));
+		hx_column_list(c->arch, names, sizeof(names));
 		return cfail(err, errlen, c->path, x->line,
 			     "%s does not run on %s by default (there: %s); write '?%s' to keep it for --unwinders",
 			     x->uw, c->arch, names, x->unwinder);
@@ -546,7 +547,7 @@ static int check_expects(const struct hx_case *c, char *err, size_t errlen)
 		       (!m.leaf || !tr_emit(a, c->leaf_ops, c->nleaf, m.leaf, eerr, sizeof(eerr)));
 	for (int i = 0; i < c->nexpect && !rc; i++) {
 		const struct hx_expect *x = &c->expect[i];
-		const struct uw_unwinder *u = uw_unwinder_by_name(x->uw);
+		const struct uw_unwinder *u = hx_column_by_name(x->uw);
 		rc = check_key(c, x, err, errlen);
 		if (!rc)
 			rc = check_verdict(c, u, x->verdict, x->line, err, errlen);
@@ -814,7 +815,7 @@ static int check_case(struct pstate *ps, int line)
 		return PFAIL(ps, line, "missing [expect]");
 	if (!c->nexpect && !ps->expect_optional) {
 		char names[256];
-		uw_unwinder_list(c->arch, names, sizeof(names));
+		hx_column_list(c->arch, names, sizeof(names));
 		return PFAIL(ps, ps->expect_line,
 			     "[expect] is empty: give each unwinder that runs on %s a verdict (%s), e.g. 'fp = ok'",
 			     c->arch, names);
@@ -961,7 +962,7 @@ static const struct hx_expect *find_expect(const struct hx_case *c, const char *
 	snprintf(keys[1], sizeof(keys[1]), "%s@%s", unwinder, profile ? profile : "");
 	snprintf(keys[2], sizeof(keys[2]), "%s@%d", unwinder, stack_size);
 	snprintf(keys[3], sizeof(keys[3]), "%s", unwinder);
-	const struct uw_unwinder *u = uw_unwinder_by_name(unwinder);
+	const struct uw_unwinder *u = hx_column_by_name(unwinder);
 	int have = u && u->lib_version ? hx_case_version_code(u->lib_version()) : -1;
 	for (int k = 0; k < 4; k++) {
 		const struct hx_expect *best = NULL;

@@ -657,7 +657,7 @@ static int expect_line(const struct hx_case_res *r, const char *name, int depth,
 	for (int k = 1; k < nw; k++)
 		if (count[k] > count[def])
 			def = k;
-	const struct uw_unwinder *uw = uw_unwinder_by_name(name);
+	const struct uw_unwinder *uw = hx_column_by_name(name);
 	size_t off = (size_t)snprintf(buf, len, "%s%s = %s", uw && uw->probe ? "?" : "", name, words[def]);
 	for (int k = 0; k < nw && off < len; k++) {
 		if (k == def)
@@ -724,7 +724,7 @@ static void describe(const struct fz_ctx *x, const struct hx_fz_gen *g, const ch
 		off += (size_t)snprintf(buf + off, len - off, "%s finds the chain at %s only by its fallback, although the emitted CFI is consistent with the truth.", a, wheres);
 	else if (!strcmp(kind, "disagree"))
 		off += (size_t)snprintf(buf + off, len - off, "%s and %s give different chains at %s, where the emitted CFI is consistent with the truth.", a, b, wheres);
-	else if (!strcmp(kind, "unfaithful") && (ua = uw_unwinder_by_name(a)) && ua->ref == UW_REF_FP)
+	else if (!strcmp(kind, "unfaithful") && (ua = hx_column_by_name(a)) && ua->ref == UW_REF_FP)
 		off += (size_t)snprintf(buf + off, len - off, "fp's chain at %s is not what the frame-pointer convention predicts from the truth rows (the faithful check of fp).", wheres);
 	else if (!strcmp(kind, "unfaithful"))
 		off += (size_t)snprintf(buf + off, len - off, "%s does not read the emitted CFI as the oracle does at %s (up to the first frame where the CFI departs from the truth).", a, wheres);
@@ -1574,9 +1574,9 @@ static void set_unwinders(struct hx_opts *o, char *names, size_t len, const char
 {
 	memset(o, 0, sizeof(*o));
 	if (machine)
-		uw_unwinder_defaults(arch, names, len);
+		hx_column_defaults(arch, names, len);
 	else
-		uw_unwinder_list(arch, names, len);
+		hx_column_list(arch, names, len);
 	static char copy[2][256];
 	static int which;
 	char *buf = copy[which++ & 1];

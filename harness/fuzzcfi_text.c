@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "harness/fuzzcfi.h"
+#include "harness/session.h"
 #include "unwinders/unwind.h"
 
 /* as GNU as writes it (the case parser's tr_reg_any reads it back) */
@@ -186,9 +187,9 @@ int hx_fz_case_text(struct hx_fz_gen *g, const char *name, const char *about, co
 	} else {
 		/* a placeholder: the run is read for its verdicts, not judged */
 		char names[256];
-		uw_unwinder_list(g->arch->facts->name, names, sizeof(names));
+		hx_column_list(g->arch->facts->name, names, sizeof(names));
 		for (char *save = NULL, *t = strtok_r(names, ",", &save); t; t = strtok_r(NULL, ",", &save))
-			o_printf(&o, "%s = %s\n", t, uw_unwinder_by_name(t)->ref == UW_REF_TRUTH ? "consistent" : "ok");
+			o_printf(&o, "%s = %s\n", t, hx_column_by_name(t)->ref == UW_REF_TRUTH ? "consistent" : "ok");
 	}
 	if (o.overflow) {
 		snprintf(err, errlen, "case text longer than %zu bytes", cap);

@@ -51,9 +51,9 @@ static const char *host_arch(void)
 static void usage_unwinders(FILE *f)
 {
 	size_t n;
-	const struct uw_unwinder *const *all = uw_unwinders(&n);
+	const struct uw_unwinder *const *all = hx_columns(&n);
 	char def[256];
-	uw_unwinder_defaults(host_arch(), def, sizeof(def));
+	hx_column_defaults(host_arch(), def, sizeof(def));
 	fprintf(f, "  --unwinders LIST   comma-separated (default here: %s):\n", def);
 	for (size_t i = 0; i < n; i++) {
 		fprintf(f, "      %-12s %s", all[i]->name, all[i]->about ? all[i]->about : "");
@@ -134,11 +134,11 @@ struct common {
 static int parse_unwinders(struct common *c, const char *list)
 {
 	char known[256];
-	uw_unwinder_list(NULL, known, sizeof(known));
+	hx_column_list(NULL, known, sizeof(known));
 	snprintf(c->uwbuf, sizeof(c->uwbuf), "%s", list);
 	c->o.nuw = 0;
 	for (char *save = NULL, *t = strtok_r(c->uwbuf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		if (!uw_unwinder_by_name(t)) {
+		if (!hx_column_by_name(t)) {
 			fprintf(stderr, "jitunwind: unknown unwinder '%s' (known: %s)\n", t, known);
 			return -1;
 		}
@@ -165,9 +165,9 @@ static int parse_unwinders(struct common *c, const char *list)
 static int default_perf(struct common *c)
 {
 	char def[256], why[256];
-	uw_unwinder_defaults(host_arch(), def, sizeof(def));
+	hx_column_defaults(host_arch(), def, sizeof(def));
 	size_t n;
-	const struct uw_unwinder *const *all = uw_unwinders(&n);
+	const struct uw_unwinder *const *all = hx_columns(&n);
 	for (size_t i = 0; i < n; i++)
 		if (all[i]->probe && all[i]->default_arches && all[i]->probe(why, sizeof(why)) &&
 		    !strcmp(all[i]->default_arches[0], host_arch() ? host_arch() : ""))
@@ -192,7 +192,7 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 	};
 	memset(c, 0, sizeof(*c));
 	char def[256];
-	uw_unwinder_list(host_arch(), def, sizeof(def));
+	hx_column_list(host_arch(), def, sizeof(def));
 	if (parse_unwinders(c, def))
 		return 2;
 	optind = 1;
@@ -263,7 +263,7 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 	}
 	/* an unwinder that reads kernel samples turns the sampler on */
 	for (int u = 0; u < c->o.nuw && !hx_kcfg.nsamples; u++)
-		if (uw_unwinder_by_name(c->o.unwinders[u])->kernel)
+		if (hx_column_by_name(c->o.unwinders[u])->kernel)
 			hx_kcfg.nsamples = 3;
 	if (!named && default_perf(c))
 		return 2;

@@ -3,6 +3,7 @@
  * configuration; --write puts the block into the case file, keeping every
  * other line (comments included). */
 #include "observe.h"
+#include "harness/session.h"
 #include "cfarow.h"
 #include "report.h"
 #include "trampolines/arch.h"
@@ -133,7 +134,7 @@ static void expect_value(const struct hx_case_res *r, int u, const struct cfg *c
  * (perf: only where the machine has it) or one this arch leaves out by default */
 static const char *key_mark(const char *unwinder)
 {
-	const struct uw_unwinder *u = uw_unwinder_by_name(unwinder);
+	const struct uw_unwinder *u = hx_column_by_name(unwinder);
 	const struct tr_arch *a = tr_arch_host();
 	if (!u || !a)
 		return "";

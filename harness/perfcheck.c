@@ -220,7 +220,7 @@ static int parse_opts(int argc, char **argv, struct pk_opts *o)
 			o->profile_set = true;
 			break;
 		case 'e':
-			if (!uw_unwinder_by_name(optarg)) {
+			if (!hx_column_by_name(optarg)) {
 				fprintf(stderr, "jitunwind perf-check: --emulation %s: no such unwinder\n", optarg);
 				return 2;
 			}

@@ -7,6 +7,7 @@
  * HOME and --buildid-dir in a temporary directory, removed after.
  * `perf-fp` is the same over arm64's --call-graph fp with the LR record. */
 #include "perfcol.h"
+#include "session.h"
 #include "perfrun.h"
 #include "samples.h"
 #include "toperf.h"
@@ -306,14 +307,15 @@ static void pc_close(void *state)
 	free(st);
 }
 
-static struct pc_state *pc_new(const struct uw_view *v, bool fp, char *err, size_t errlen)
+static struct pc_state *pc_new(const struct hx_col_in *in, bool fp, char *err, size_t errlen)
 {
+	const struct uw_view *v = in->v;
 	struct pc_state *st = calloc(1, sizeof(*st));
 	if (!st) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	st->g = v->capture;
+	st->g = in->capture;
 	st->fp = fp;
 	st->pid = v->jd ? v->jd->pid : 0;
 	if (hx_perf_workdir(st->dir, sizeof(st->dir), "perf", err, errlen) || place_dump(st, v, err, errlen)) {
@@ -323,9 +325,10 @@ static struct pc_state *pc_new(const struct uw_view *v, bool fp, char *err, size
 	return st;
 }
 
-static int pc_open_mode(const struct uw_view *v, void **state, char *err, size_t errlen, bool fp)
+static int pc_open_mode(const struct hx_col_in *in, void **state, char *err, size_t errlen, bool fp)
 {
-	const struct hx_group *g = v->capture;
+	const struct uw_view *v = in->v;
+	const struct hx_group *g = in->capture;
 	char why[256];
 	if (probe(why, sizeof(why))) {
 		snprintf(err, errlen, "%s", why);
@@ -335,13 +338,13 @@ static int pc_open_mode(const struct uw_view *v, void **state, char *err, size_t
 		snprintf(err, errlen, "no capture to replay (the perf column needs the case's samples)");
 		return -1;
 	}
-	struct pc_state *st = pc_new(v, fp, err, errlen);
+	struct pc_state *st = pc_new(in, fp, err, errlen);
 	if (!st)
 		return -1;
 	/* fp mode copies no stack: one run answers every dump size */
-	for (int i = 0; i < v->ndump_sizes && i < PC_MAX_SIZES && !(fp && i); i++) {
+	for (int i = 0; i < in->ndump_sizes && i < PC_MAX_SIZES && !(fp && i); i++) {
 		struct pc_run *r = &st->runs[st->nruns++];
-		r->size = fp ? 65528 : v->dump_sizes[i];
+		r->size = fp ? 65528 : in->dump_sizes[i];
 		r->nsamples = g->nsamples;
 		r->chain = calloc(g->nsamples ? g->nsamples : 1, sizeof(*r->chain));
 		r->n = calloc(g->nsamples ? g->nsamples : 1, sizeof(*r->n));
@@ -357,14 +360,14 @@ static int pc_open_mode(const struct uw_view *v, void **state, char *err, size_t
 	return 0;
 }
 
-static int pc_open(const struct uw_view *v, void **state, char *err, size_t errlen)
+static int pc_open(const struct hx_col_in *in, void **state, char *err, size_t errlen)
 {
-	return pc_open_mode(v, state, err, errlen, false);
+	return pc_open_mode(in, state, err, errlen, false);
 }
 
-static int pc_open_fp(const struct uw_view *v, void **state, char *err, size_t errlen)
+static int pc_open_fp(const struct hx_col_in *in, void **state, char *err, size_t errlen)
 {
-	return pc_open_mode(v, state, err, errlen, true);
+	return pc_open_mode(in, state, err, errlen, true);
 }
 
 /* Whether the FDE covering pc in the process (the emitted CFI for JIT code)
@@ -467,15 +470,14 @@ static const char *perf_lib_version(void)
 	return hx_perf_probe(&b, NULL, 0) ? NULL : b->version;
 }
 
-const struct uw_unwinder uw_perf = {
+static const struct uw_unwinder uw_perf = {
 	.name = "perf",
 	.about = "real perf (--perf CMD): perf inject -j + perf script over the case's samples as a perf.data",
 	.sees = UW_SEES_DUMP,
 	.ref = UW_REF_EMULATION,
 	.default_arches = uw_arches_perf_cases,   /* where the cases carry perf's expectations */
 	.quiet_why = true,
-	.open = pc_open,
-	.unwind = pc_unwind,
+	.unwind = pc_unwind,            /* opened over the capture: columns[] */
 	.close = pc_close,
 	.probe = probe,
 	.emulated_by = emulated_by,
@@ -489,16 +491,55 @@ const struct uw_unwinder uw_perf = {
  * probes) so no default selection names it. */
 static const char *const perf_fp_arches[] = { NULL };
 
-const struct uw_unwinder uw_perf_fp = {
+static const struct uw_unwinder uw_perf_fp = {
 	.name = "perf-fp",
 	.about = "real perf (--perf CMD), arm64 --call-graph fp with the LR record: perf script over the kernel's FP chain",
 	.sees = UW_SEES_WHOLE,
 	.ref = UW_REF_EMULATION,
 	.default_arches = perf_fp_arches,
 	.quiet_why = true,
-	.open = pc_open_fp,
 	.unwind = pc_unwind,
 	.close = pc_close,
 	.emulated_by = emulated_by_fp,
 	.lib_version = perf_lib_version,
 };
+
+/* The run layer's column table: the unwinders, then real perf's columns,
+ * each opened over the capture the session hands it. */
+#define COL_ADDR(id) &id,
+static const struct uw_unwinder *const columns[] = {
+	UW_UNWINDERS(COL_ADDR)
+	&uw_perf,         /* real perf, run per case */
+	&uw_perf_fp,      /* the same, arm64 --call-graph fp with the LR record */
+};
+#define NCOL (sizeof(columns) / sizeof(columns[0]))
+static const hx_col_open_fn openers[NCOL] = { [NCOL - 2] = pc_open, [NCOL - 1] = pc_open_fp };
+
+const struct uw_unwinder *const *hx_columns(size_t *n)
+{
+	*n = NCOL;
+	return columns;
+}
+
+const struct uw_unwinder *hx_column_by_name(const char *name)
+{
+	return uw_table_find(columns, NCOL, name);
+}
+
+void hx_column_list(const char *arch, char *buf, size_t len)
+{
+	uw_table_list(columns, NCOL, arch, false, buf, len);
+}
+
+void hx_column_defaults(const char *arch, char *buf, size_t len)
+{
+	uw_table_list(columns, NCOL, arch, true, buf, len);
+}
+
+hx_col_open_fn hx_column_opener(const struct uw_unwinder *uw)
+{
+	for (size_t i = 0; i < NCOL; i++)
+		if (columns[i] == uw)
+			return openers[i];
+	return NULL;
+}

@@ -6,6 +6,7 @@
  * as it stood at its own time (a stale or not-yet-made map) replays again
  * against a view built at that time. */
 #include "harness/realreplay.h"
+#include "harness/session.h"
 #include "harness/realreplay_int.h"
 #include "harness/realperf.h"
 #include "harness/replaylint.h"
@@ -30,8 +31,6 @@
 #define RR_PMAP_MAX_LINES 10000000          /* bound on a perf map's lines */
 #define RR_RELEASE (16u << 20)              /* file bytes read before their pages are dropped */
 #define RR_RELEASE_STEP (1u << 20)          /* in the replay, once past this much */
-
-static const char *const out_name[OUT_N] = { "full", "truncated", "fallback", "name-lost" };
 
 bool hx_is_perf_data(const char *path)
 {
@@ -375,13 +374,8 @@ static void view_fini(struct rr *r, struct rr_view *v)
 {
 	if (!v->built)
 		return;
-	for (size_t u = 0; u < r->nu; u++)
-		if (v->state[u] && r->uws[u]->close)
-			r->uws[u]->close(v->state[u]);
-	uw_view_fini(&v->v);
-	pv_fini(&v->pv);
+	hx_sess_close(&v->sess);
 	uw_maps_free(v->maps, v->nmaps);
-	memset(v->state, 0, sizeof(v->state));
 	v->maps = NULL;
 	v->nmaps = 0;
 	v->built = false;
@@ -442,25 +436,28 @@ static int view_build(struct rr *r, struct rr_view *v, uint32_t pid, uint64_t t)
 			k++;
 		v->jd.nloads = k;
 	}
-	char e[600];
-	if (pv_build_at(&v->pv, r->prof, v->maps, v->nmaps, jd ? &v->jd : NULL, view_dir(r),
-			jd ? r->dump_dir[di] : NULL, e, sizeof(e))) {
-		snprintf(r->err, sizeof(r->err), "%s: %s", jd ? r->dump_path[di] : r->path, e);
+	struct hx_sess_cfg cfg = { .arch = r->arch, .maps = v->maps, .nmaps = v->nmaps, .jd = jd ? &v->jd : NULL,
+				   .profile = r->prof, .jitted_dir = view_dir(r), .dump_dir = jd ? r->dump_dir[di] : NULL,
+				   .nuw = (int)r->nu };
+	memcpy(cfg.uws, r->uws, r->nu * sizeof(r->uws[0]));
+	struct hx_sess_err e;
+	const char *file = r->path;
+	int rc = hx_sess_open(&v->sess, &cfg, &e);
+	if (rc == 0 && !v->sess.have_pv) {
+		/* perf's view is the replay's reference: no view, no replay */
+		snprintf(e.msg, sizeof(e.msg), "%s", v->sess.pv_err);
+		hx_sess_close(&v->sess);
+		file = jd ? r->dump_path[di] : r->path;
+		rc = -EINVAL;
+	}
+	if (rc) {
+		snprintf(r->err, sizeof(r->err), "%s: %s", file, e.msg);
 		uw_maps_free(v->maps, v->nmaps);
 		v->maps = NULL;
 		return -1;
 	}
-	if (uw_view_init(&v->v, r->arch, v->maps, v->nmaps, jd ? &v->jd : NULL, e, sizeof(e))) {
-		snprintf(r->err, sizeof(r->err), "%s: %s", r->path, e);
-		pv_fini(&v->pv);
-		return -1;
-	}
-	v->v.pv = &v->pv;
 	v->built = true;
 	v->pid = pid;
-	for (size_t u = 0; u < r->nu; u++)
-		if (r->uws[u]->open && r->uws[u]->open(&v->v, &v->state[u], e, sizeof(e)))
-			v->state[u] = NULL;
 	r->nviews++;
 	return 0;
 oom:
@@ -507,13 +504,13 @@ static void kernel_chain(const struct uw_sample *s, struct uw_result *res)
 
 bool hx_rr_jit_at(const struct rr *r, const struct rr_view *v, uint64_t a, struct rr_jit *j)
 {
-	const struct pv_map *m = pv_find(&v->pv, a);
+	const struct pv_map *m = pv_find(&v->sess.pv, a);
 	memset(j, 0, sizeof(*j));
 	if (m && m->dso && m->dso->jitted && m->dso->load) {
 		j->load = m->dso->load;
 		j->name = j->load->name ? j->load->name : "?";
 		j->start = j->load->code_addr;
-		j->named = pv_symbolize(&v->pv, a) != NULL;
+		j->named = pv_symbolize(&v->sess.pv, a) != NULL;
 		return true;
 	}
 	if (m)
@@ -528,39 +525,30 @@ bool hx_rr_jit_at(const struct rr *r, const struct rr_view *v, uint64_t a, struc
 	return true;
 }
 
-/* A chain from a JIT pc: the first frame outside JIT code decides.  In a
- * mapped file: full (fallback if a frame on the way was found without CFI);
- * nowhere perf knows, or a JIT frame perf prints as [unknown]: name lost;
- * the chain ends in JIT code: truncated. */
-static int first_jit(const struct rr *r, const struct rr_view *v, const struct uw_result *c)
+struct rr_at { const struct rr *r; const struct rr_view *v; };
+
+/* the session's JIT lookup, with the perf maps' symbols over anonymous maps */
+static bool rr_jit_cb(const void *ctx, uint64_t a, bool *named)
 {
+	const struct rr_at *x = ctx;
 	struct rr_jit j;
-	for (int i = 0; i < c->n; i++)
-		if (hx_rr_jit_at(r, v, c->addr[i] - (i ? 1 : 0), &j))
-			return i;
-	return -1;
+	if (!hx_rr_jit_at(x->r, x->v, a, &j))
+		return false;
+	*named = j.named;
+	return true;
 }
 
-enum rr_out hx_rr_classify(const struct rr *r, const struct rr_view *v, const struct uw_result *c)
+static int first_jit(const struct rr *r, const struct rr_view *v, const struct uw_result *c)
 {
-	bool fb = false;
-	int j = first_jit(r, v, c);
-	if (j < 0)
-		return OUT_TRUNC;     /* ended before it reached the JIT frame */
-	for (int i = j + 1; i < c->n; i++) {
-		struct rr_jit x;
-		fb |= (c->flags[i] & UW_F_FALLBACK) != 0;
-		if (hx_rr_jit_at(r, v, c->addr[i] - 1, &x)) {
-			if (!x.named)
-				return OUT_LOST;
-			continue;
-		}
-		const struct pv_map *m = pv_find(&v->pv, c->addr[i] - 1);
-		if (!m || !m->dso)
-			return OUT_LOST;
-		return fb ? OUT_FALLBACK : OUT_FULL;
-	}
-	return OUT_TRUNC;
+	struct rr_at x = { r, v };
+	return hx_sess_first_jit(&v->sess, c, rr_jit_cb, &x);
+}
+
+/* A chain from a JIT pc: the session's outcome (session.h). */
+enum hx_outcome hx_rr_classify(const struct rr *r, const struct rr_view *v, const struct uw_result *c)
+{
+	struct rr_at x = { r, v };
+	return hx_sess_outcome(&v->sess, c, rr_jit_cb, &x);
 }
 
 /* perf keeps anonymous maps without a DSO: nothing to unwind or name with */
@@ -576,7 +564,7 @@ bool hx_rr_anon_path(const char *p)
 static bool same_at(const struct rr *r, const struct rr_view *v, const struct mt_snap *at, uint64_t a)
 {
 	const struct mt_map *x = mt_find(at, a);
-	const struct pv_map *y = pv_find(&v->pv, a);
+	const struct pv_map *y = pv_find(&v->sess.pv, a);
 	if (x && !r->is_jit[x->seq] && hx_rr_anon_path(x->path))
 		x = NULL;
 	if (y && !y->dso)     /* [stack], [heap]: no DSO, as hx_rr_anon_path says */
@@ -700,10 +688,11 @@ static int diverge(const struct rr *r, const struct uw_result *res, size_t ncol,
 static void run_all(struct rr *r, struct rr_view *v, const struct uw_sample *s,
 		    bool regs, bool kfp, struct uw_result *res)
 {
-	for (size_t u = 0; regs && u < r->nu; u++) {
-		memset(&res[u], 0, offsetof(struct uw_result, why));
-		r->uws[u]->unwind(v->state[u], &v->v, s, &res[u]);
-	}
+	struct hx_sess_sample in = { .full = s, .dump = s, .only = -1 };
+	if (regs)
+		hx_sess_sample(&v->sess, &in, NULL, r->ures);
+	for (size_t u = 0; regs && u < r->nu; u++)
+		res[u] = r->ures[u].r;
 	if (kfp)
 		kernel_chain(s, &res[r->nu]);
 }
@@ -828,7 +817,7 @@ static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, 
 	if (!k->samples++) {
 		/* the JIT code's row: at the pc, or the call a return address follows */
 		if (jx.load)
-			cfa_row(&cur->v, kpc == pc ? pc : kpc - 1, k->cfa, sizeof(k->cfa));
+			cfa_row(&cur->sess.view, kpc == pc ? pc : kpc - 1, k->cfa, sizeof(k->cfa));
 		else
 			snprintf(k->cfa, sizeof(k->cfa), "none (a perf map symbol: no unwinding info)");
 		k->pmap = !jx.load;
@@ -862,11 +851,12 @@ static int replay_all(struct rr *r)
 	struct rr_view fin = { 0 }, tv = { 0 };
 	struct mt_snap at = { 0 };
 	struct uw_result *res = calloc(RR_NCOL, sizeof(*res));
+	r->ures = calloc(RR_MAX_UW, sizeof(*r->ures));
 	uint32_t at_pid = 0;
 	size_t at_count = 0;
 	bool have_at = false;
-	int rc = res ? 0 : -1;
-	if (!res)
+	int rc = res && r->ures ? 0 : -1;
+	if (rc)
 		snprintf(r->err, sizeof(r->err), "out of memory");
 	for (size_t i = 0; !rc && i < r->nsmp; i++) {
 		const struct rr_sample *rs = &r->smp[i];
@@ -891,6 +881,8 @@ static int replay_all(struct rr *r)
 	mt_snap_free(&tv.snap);
 	mt_snap_free(&at);
 	free(res);
+	free(r->ures);
+	r->ures = NULL;
 	return rc;
 }
 
@@ -951,8 +943,8 @@ static void json_key(FILE *f, const struct rr *r, const struct rr_cols *cc, cons
 	for (size_t c = 0; c < cc->n; c++) {
 		size_t u = cc->idx[c];
 		fprintf(f, "%s\"%s\":{", c ? "," : "", col_name(r, u));
-		for (int o = 0; o < OUT_N; o++)
-			fprintf(f, "%s\"%s\":%" PRIu64, o ? "," : "", out_name[o], k->out[u][o]);
+		for (int o = 0; o < HX_OUT_N; o++)
+			fprintf(f, "%s\"%s\":%" PRIu64, o ? "," : "", hx_outcome_name((enum hx_outcome)o), k->out[u][o]);
 		fprintf(f, "}");
 	}
 	fprintf(f, "},\"first_divergent_frame\":%d,\"divergence\":", k->div);
@@ -1045,7 +1037,7 @@ static void usage(FILE *f)
 static int pick_unwinders(struct rr *r, const char *list)
 {
 	size_t n;
-	const struct uw_unwinder *const *all = uw_unwinders(&n);
+	const struct uw_unwinder *const *all = hx_columns(&n);
 	for (size_t i = 0; i < n && r->nu < RR_MAX_UW; i++) {
 		bool on = uw_unwinder_default_on(all[i], r->arch->facts->name);
 		if (list) {
@@ -1171,7 +1163,7 @@ int hx_realreplay_main(int argc, char **argv)
 			cc.idx[cc.n++] = u;
 		bool kfp = false;
 		for (size_t i = 0; i < r->nkeys && !kfp; i++)
-			for (int o = 0; o < OUT_N; o++)
+			for (int o = 0; o < HX_OUT_N; o++)
 				kfp |= r->keys[i].out[r->nu][o] != 0;
 		if (kfp)
 			cc.idx[cc.n++] = r->nu;

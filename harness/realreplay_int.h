@@ -9,6 +9,7 @@
 #include "unwinders/perfview.h"
 #include "unwinders/unwind.h"
 #include "unwinders/view.h"
+#include "harness/session.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,15 +19,13 @@
 #define RR_NCOL (RR_MAX_UW + 2)      /* the unwinders, kernel-fp, perf */
 #define RR_KEY_LOADS 4               /* loads of one key lint findings are looked up in */
 
-enum rr_out { OUT_FULL, OUT_TRUNC, OUT_FALLBACK, OUT_LOST, OUT_N };
-
 struct rr_sample { uint64_t off, time; uint32_t pid, tid; };
 
 struct rr_key {                 /* one JIT symbol + pc offset */
 	const char *name;
 	uint64_t off;
 	uint64_t samples;
-	uint64_t out[RR_NCOL][OUT_N];
+	uint64_t out[RR_NCOL][HX_OUT_N];       /* by enum hx_outcome (session.h) */
 	int div;                      /* first divergent frame, -1: all agree */
 	char div_desc[400];
 	char cfa[200];
@@ -51,9 +50,7 @@ struct rr_view {
 	struct uw_map *maps;
 	size_t nmaps;
 	struct jd_file jd;            /* a prefix of a dump's loads (borrowed records) */
-	struct pv_view pv;
-	struct uw_view v;
-	void *state[RR_MAX_UW];
+	struct hx_sess sess;          /* perf's two views, the unwinders' states */
 	bool built;
 	uint32_t pid;
 };
@@ -100,6 +97,7 @@ struct rr {
 				       * makes a Dwfl per sample (else one per process) */
 	struct hx_rp *perf;           /* the real perf column (--perf), NULL without */
 	struct hx_rl *lint;           /* replay --lint, NULL without */
+	struct hx_uw_res *ures;       /* the session's chains of one sample (RR_MAX_UW) */
 	char pvdir[64];               /* the views' jitted .so files (view_dir) */
 	bool pvdir_failed;
 	char err[1024];
@@ -107,8 +105,8 @@ struct rr {
 
 /* The JIT code at a (a return address minus one for callers), if any. */
 bool hx_rr_jit_at(const struct rr *r, const struct rr_view *v, uint64_t a, struct rr_jit *j);
-/* The outcome of a chain from a JIT pc (see realreplay.c). */
-enum rr_out hx_rr_classify(const struct rr *r, const struct rr_view *v, const struct uw_result *c);
+/* The outcome of a chain from a JIT pc (hx_sess_outcome with the perf maps). */
+enum hx_outcome hx_rr_classify(const struct rr *r, const struct rr_view *v, const struct uw_result *c);
 /* The column name of the perf column's emulation ("libunwind", "libdw"), its index, or -1. */
 int hx_rr_column(const struct rr *r, const char *name);
 /* "anonymous": perf keeps no file for such a mapping */

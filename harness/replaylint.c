@@ -194,7 +194,7 @@ static int first_loss(const struct rr *r, const struct rr_view *v, uint64_t pc, 
 		}
 		struct rr_jit up;
 		uint64_t ca = c->addr[i + 1] - 1;
-		if (hx_rr_jit_at(r, v, ca, &up) ? !up.named : !pv_find(&v->pv, ca)) {
+		if (hx_rr_jit_at(r, v, ca, &up) ? !up.named : !pv_find(&v->sess.pv, ca)) {
 			*kind = RL_LOST;
 			return i;
 		}
@@ -230,7 +230,7 @@ static bool past_copy(const struct uw_sample *s, const struct uw_result *c)
 
 static bool row_at(const struct rr_view *v, uint64_t pc, struct ehf_row *row)
 {
-	const struct uw_region *reg = uw_view_find(&v->v, pc);
+	const struct uw_region *reg = uw_view_find(&v->sess.view, pc);
 	const struct ehf_fde *fde = reg && reg->has_cfi ? ehf_find_fde(&reg->cfi, pc) : NULL;
 	struct ehf_err ee;
 	return fde && !ehf_row_at(fde, pc, row, &ee) && row->cfa_defined && row->cfa_kind == EHF_CFA_REG_OFF;

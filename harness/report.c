@@ -1,6 +1,7 @@
 /* Terminal table (case x unwinder) with each failure spelled out, and the
  * JSON report, schema 1 (DESIGN, CONTRACT). */
 #include "report.h"
+#include "harness/session.h"
 #include "jsonw.h"
 #include "version.h"
 
@@ -32,7 +33,7 @@ static void term_why(FILE *out, const struct hx_case_res *cases, size_t n, const
 	for (size_t i = 0; i < n; i++) {
 		const struct hx_case_res *c = &cases[i];
 		for (int u = 0; u < o->nuw; u++) {
-			const struct uw_unwinder *uw = uw_unwinder_by_name(o->unwinders[u]);
+			const struct uw_unwinder *uw = hx_column_by_name(o->unwinders[u]);
 			for (size_t k = 0; k < c->nsamples; k++) {
 				const struct hx_sample_res *sr = &c->samples[k];
 				if (u >= sr->nuw)

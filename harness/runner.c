@@ -64,29 +64,6 @@ static bool expect_matches(const char *expected, const struct hx_uw_res *u, bool
 	return !strcmp(w, hx_verdict_name(u->j.v)) && u->fallback == want_fb;
 }
 
-/* where the oracle's chain reaches the anchor's return address */
-static int oracle_len(const struct uw_result *o, const struct hx_sample *s)
-{
-	for (int f = 0; f < o->n; f++)
-		if (s->ntruth && o->addr[f] == s->truth[s->ntruth - 1])
-			return f + 1;
-	return o->n;
-}
-
-static void symbolize(const struct pv_view *pv, const struct uw_view *v, struct hx_uw_res *ur, int nt)
-{
-	ur->nsym = ur->r.n < nt ? ur->r.n : nt;
-	for (int f = 0; f < ur->nsym; f++) {
-		/* perf looks return addresses up at ip - 1 */
-		uint64_t a = f ? ur->r.addr[f] - 1 : ur->r.addr[f];
-		const char *n = pv_symbolize(pv, a);
-		snprintf(ur->sym[f], HX_SYM_LEN, "%s", n ? n : "");
-		const struct uw_region *reg = uw_view_find(v, a);
-		if (!n && reg && reg->kind == UW_REGION_JIT && a < reg->load->code_addr + reg->load->code_size)
-			ur->name_lost = true;
-	}
-}
-
 /* Everything one group's replay reads: the parsed case, the jitdump, the
  * maps and the process view, plus the per-profile perf view and the
  * per-sample scratch chains (heap: no function-static state). */
@@ -100,15 +77,11 @@ struct replay {
 	bool have_jd;
 	struct uw_map *maps;
 	size_t nmaps;
-	struct uw_view view;
-	bool have_view;
-	struct pv_view pv;
-	bool have_pv;
-	const struct uw_unwinder *uws[HX_MAX_UW];
-	void *state[HX_MAX_UW];
+	struct hx_sess sess;                /* both views and the unwinders' states */
+	bool have_sess;
+	struct hx_sess_ref ref;             /* the oracle's chains on the sample */
 	int profs[3], nprofs;
 	int sizes[4], nsizes;
-	struct uw_result oracle_full, oracle_dump, pred;
 };
 
 /* o->times: a monotonic clock (vDSO, no system call) */
@@ -123,8 +96,8 @@ static double rt_now(const struct hx_opts *o)
 
 static void replay_free(struct replay *rp)
 {
-	if (rp->have_view)
-		uw_view_fini(&rp->view);
+	if (rp->have_sess)
+		hx_sess_close(&rp->sess);
 	uw_maps_free(rp->maps, rp->nmaps);
 	if (rp->have_jd)
 		jd_close(&rp->jd);
@@ -223,82 +196,8 @@ static int replay_load(struct replay *rp, uint32_t elf_mach, struct hx_case_res 
 	}
 	if (g->maps && uw_maps_parse(g->maps, g->maps_len, &rp->maps, &rp->nmaps, err, errlen))
 		return -EINVAL;
-	if (uw_view_init(&rp->view, rp->arch, rp->maps, rp->nmaps, rp->have_jd ? &rp->jd : NULL,
-			 err, errlen))
-		return -ENOMEM;
-	rp->have_view = true;
 	replay_configs(rp);
 	return 0;
-}
-
-/* faithful: the chain against what the unwinder's convention predicts */
-static void judge_faithful(struct replay *rp, const struct uw_unwinder *uw, const struct hx_sample *s,
-			   const struct uw_sample *full, int olen, const struct hx_sample_res *sr,
-			   struct hx_uw_res *ur)
-{
-	switch (uw ? uw->ref : UW_REF_ORACLE) {
-	case UW_REF_TRUTH:
-		ur->consistent = ur->j.v == HX_OK;
-		return;
-	case UW_REF_FP: {
-		/* the truth frames whose owner has its frame record established;
-		 * where the record's FP + 8 is not the return address, the walk
-		 * reports whatever word is there: any frame at that place */
-		int np = 0;
-		bool ok = true;
-		for (uint32_t t = 0; t < s->ntruth; t++) {
-			if (s->fpflag[t] == HX_FP_SKIPPED)
-				continue;
-			ok &= np < ur->r.n && (s->fpflag[t] == HX_FP_NOT_RA || ur->r.addr[np] == s->truth[t]);
-			np++;
-		}
-		ur->has_faithful = true;
-		ur->faithful = ok;
-		return;
-	}
-	case UW_REF_LR_SPLICE:
-		/* the kernel's FP chain spliced with a registers-only step of the emitted CFI */
-		uw_lrstep_unwind_with(&uw_oracle, NULL, &rp->view, full, &rp->pred);
-		ur->has_faithful = true;
-		ur->faithful = hx_chain_prefix_eq(ur->r.addr, ur->r.n, rp->pred.addr, rp->pred.n,
-						  rp->pred.n);
-		return;
-	case UW_REF_FP_EMU:
-		/* the emulation of the kernel's walk on the same sample: equal chains;
-		 * where the emulation met a record outside the stack (an rbp that is
-		 * no frame pointer, in code built without them), the kernel read on
-		 * in live memory no sample holds: its chain must start with fp's */
-		uw_fp.unwind(NULL, &rp->view, full, &rp->pred);
-		ur->has_faithful = true;
-		ur->faithful = (ur->r.n == rp->pred.n || (rp->pred.stop == UW_STOP_MEM && ur->r.n > rp->pred.n)) &&
-			       hx_chain_prefix_eq(ur->r.addr, ur->r.n, rp->pred.addr, rp->pred.n, rp->pred.n);
-		return;
-	case UW_REF_EMULATION: {
-		/* a real profiler against jitunwind's emulation of it, when that
-		 * column ran on the same sample (down to the anchor) */
-		const char *emu = uw->emulated_by ? uw->emulated_by(sr->profile) : NULL;
-		for (int i = 0; emu && i < sr->nuw; i++) {
-			const struct uw_result *e = &sr->uw[i].r;
-			if (strcmp(sr->uw[i].name, emu))
-				continue;
-			int len = e->n;
-			for (int f = 0; f < e->n; f++)
-				if (s->ntruth && e->addr[f] == s->truth[s->ntruth - 1]) {
-					len = f + 1;
-					break;
-				}
-			ur->has_faithful = true;
-			ur->faithful = hx_chain_prefix_eq(ur->r.addr, ur->r.n, e->addr, e->n, len);
-		}
-		return;
-	}
-	case UW_REF_ORACLE:
-		/* the oracle under the same view and dump size */
-		ur->has_faithful = true;
-		ur->faithful = hx_chain_prefix_eq(ur->r.addr, ur->r.n, rp->oracle_dump.addr,
-						  rp->oracle_dump.n, olen);
-		return;
-	}
 }
 
 /* The [expect] key an unwinder is judged by: its own, else its policy's
@@ -311,40 +210,20 @@ static const char *expect_key(const struct replay *rp, const struct uw_unwinder 
 	return name;
 }
 
-/* One unwinder on one sample at one dump size: unwind, judge, compare. */
-static void judge_one(struct replay *rp, int u, const struct hx_sample *s, const struct uw_sample *full,
-		      const struct uw_sample *dump, int olen, const char *prof, struct hx_sample_res *sr,
-		      bool *pass)
+/* Each unwinder's chain against the case's [expect] for this sample. */
+static void expect_all(struct replay *rp, const char *prof, struct hx_sample_res *sr, bool *pass)
 {
-	const struct uw_unwinder *uw = rp->uws[u];
-	struct hx_uw_res *ur = &sr->uw[sr->nuw++];
-	ur->name = rp->o->unwinders[u];
-	ur->uw = uw_unwinder_by_name(ur->name);
-	if (!uw) {
-		ur->r.n = 0;
-		ur->r.stop = UW_STOP_ERROR;
-		snprintf(ur->r.why, sizeof(ur->r.why), "unwinder not available");
-	} else if (uw->ref == UW_REF_TRUTH) {
-		ur->r = rp->oracle_full;     /* the truth reference (oracle) already ran, for `emitted` */
-	} else {
-		double t0 = rt_now(rp->o);
-		uw->unwind(rp->state[u], &rp->view, uw->sees == UW_SEES_DUMP ? dump : full, &ur->r);
-		if (rp->o->times)
-			rp->o->times->unwind[u] += rt_now(rp->o) - t0;
+	for (int u = 0; u < sr->nuw; u++) {
+		struct hx_uw_res *ur = &sr->uw[u];
+		const struct uw_unwinder *uw = rp->sess.uws[u];
+		bool is_ref = uw && uw->ref == UW_REF_TRUTH;
+		const char *ex = hx_case_expect(rp->c, expect_key(rp, uw, ur->name, prof, sr->stack_size), prof,
+						sr->stack_size, sr->where, sr->offset);
+		snprintf(ur->expected, sizeof(ur->expected), "%s", ex ? ex : "");
+		ur->match = ex ? expect_matches(ex, ur, is_ref) : false;
+		if (!ur->match)
+			*pass = false;
 	}
-	hx_judge(s->truth, sr->nt, ur->r.addr, ur->r.n, &ur->j);
-	for (int f = 0; f < ur->r.n; f++)
-		ur->fallback |= (ur->r.flags[f] & UW_F_FALLBACK) != 0;
-	bool is_ref = uw && uw->ref == UW_REF_TRUTH;
-	judge_faithful(rp, uw, s, full, olen, sr, ur);
-	if (rp->have_pv && !is_ref)
-		symbolize(&rp->pv, &rp->view, ur, sr->nt);
-	const char *ex = hx_case_expect(rp->c, expect_key(rp, uw, ur->name, prof, sr->stack_size), prof,
-					sr->stack_size, sr->where, sr->offset);
-	snprintf(ur->expected, sizeof(ur->expected), "%s", ex ? ex : "");
-	ur->match = ex ? expect_matches(ex, ur, is_ref) : false;
-	if (!ur->match)
-		*pass = false;
 }
 
 /* One sample under one profile, at every dump size, through every unwinder.
@@ -362,14 +241,12 @@ static void replay_sample(struct replay *rp, const struct hx_sample *s, const st
 		full.callchain = s->chain;
 		full.ncallchain = s->nchain;
 	}
+	struct hx_sess *ss = &rp->sess;
+	struct hx_sess_sample in = { .full = &full, .truth = { s->truth, s->fpflag, (int)s->ntruth },
+				     .judge = true, .only = -1 };
 	/* the oracle over the whole stack decides `emitted` */
-	double t0 = rt_now(rp->o);
-	uw_oracle.unwind(NULL, &rp->view, &full, &rp->oracle_full);
-	if (rp->o->times)
-		rp->o->times->oracle += rt_now(rp->o) - t0;
-	struct hx_judgement oj;
-	hx_judge(s->truth, (int)s->ntruth, rp->oracle_full.addr, rp->oracle_full.n, &oj);
-	if (oj.v != HX_OK)
+	hx_sess_emitted(ss, &full, &in.truth, &rp->ref);
+	if (rp->ref.emitted.v != HX_OK)
 		res->consistent = false;
 	for (int z = 0; z < rp->nsizes; z++) {
 		struct hx_sample_res *sr = &res->samples[res->nsamples++];
@@ -380,10 +257,10 @@ static void replay_sample(struct replay *rp, const struct hx_sample *s, const st
 		memcpy(sr->truth, s->truth, sizeof(uint64_t) * s->ntruth);
 		sr->pc = uw_reg(&full, rp->arch->perf_ip);
 		sr->src = (uint32_t)(s - rp->g->samples);
-		hx_cfa_row_text(&rp->view, sr->pc, sr->cfa_row, sizeof(sr->cfa_row));
-		for (int t = 0; rp->have_pv && t < sr->nt; t++) {
-			/* as symbolize(): return addresses looked up at ip - 1 */
-			const char *n = pv_symbolize(&rp->pv, t ? sr->truth[t] - 1 : sr->truth[t]);
+		hx_cfa_row_text(&ss->view, sr->pc, sr->cfa_row, sizeof(sr->cfa_row));
+		for (int t = 0; ss->have_pv && t < sr->nt; t++) {
+			/* return addresses looked up at ip - 1, as perf does */
+			const char *n = pv_symbolize(&ss->pv, t ? sr->truth[t] - 1 : sr->truth[t]);
 			snprintf(sr->tsym[t], HX_SYM_LEN, "%s", n ? n : "");
 		}
 		/* perf's dump: only the first stack_size bytes */
@@ -394,13 +271,10 @@ static void replay_sample(struct replay *rp, const struct hx_sample *s, const st
 		}
 		if (dump.stack_size > (uint64_t)rp->sizes[z])
 			dump.stack_size = (uint64_t)rp->sizes[z];
-		t0 = rt_now(rp->o);
-		uw_oracle.unwind(NULL, &rp->view, &dump, &rp->oracle_dump);
-		if (rp->o->times)
-			rp->o->times->oracle += rt_now(rp->o) - t0;
-		int olen = oracle_len(&rp->oracle_dump, s);
-		for (int u = 0; u < rp->o->nuw; u++)
-			judge_one(rp, u, s, &full, &dump, olen, prof, sr, &res->pass);
+		in.dump = &dump;
+		hx_sess_sample(ss, &in, &rp->ref, sr->uw);
+		sr->nuw = rp->o->nuw;
+		expect_all(rp, prof, sr, &res->pass);
 	}
 }
 
@@ -445,56 +319,65 @@ static bool kernel_matches(const struct hx_sample *b, const struct hx_sample *k,
 	return true;
 }
 
+/* The session's settings: the group's views, the selected unwinders, the
+ * capture and dump sizes for the perf column. */
+static void sess_cfg(const struct replay *rp, int pi, struct hx_sess_cfg *cfg)
+{
+	const struct hx_opts *o = rp->o;
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->arch = rp->arch;
+	cfg->maps = rp->maps;
+	cfg->nmaps = rp->nmaps;
+	cfg->jd = rp->have_jd ? &rp->jd : NULL;
+	cfg->profile = (enum pv_profile)rp->profs[pi];
+	cfg->jitted_dir = o->jitted_dir;
+	cfg->dump_dir = o->perf_dump_dir ? o->perf_dump_dir : "/tmp";
+	for (int u = 0; u < o->nuw; u++) {
+		cfg->names[u] = o->unwinders[u];
+		cfg->uws[u] = hx_column_by_name(o->unwinders[u]);
+	}
+	cfg->nuw = o->nuw;
+	cfg->capture = rp->g;
+	cfg->dump_sizes = rp->sizes;
+	cfg->ndump_sizes = rp->nsizes;
+	cfg->times = o->times;
+}
+
 /* Every sample under one perf profile: perf's view and the unwinders'
- * state are built once for all samples. */
-static void replay_profile(struct replay *rp, int pi, struct hx_case_res *res)
+ * state are built once for all samples.  0, or a negative errno (err set). */
+static int replay_profile(struct replay *rp, int pi, struct hx_case_res *res, char *err, size_t errlen)
 {
 	const struct hx_opts *o = rp->o;
 	const char *prof = pv_profile_name((enum pv_profile)rp->profs[pi]);
 	/* every selected unwinder must have an expectation, so none passes silently */
 	for (int u = 0; u < o->nuw; u++)
 		for (int z = 0; z < rp->nsizes; z++)
-			if (!hx_case_has_expect(rp->c, expect_key(rp, uw_unwinder_by_name(o->unwinders[u]),
+			if (!hx_case_has_expect(rp->c, expect_key(rp, hx_column_by_name(o->unwinders[u]),
 								   o->unwinders[u], prof, rp->sizes[z]),
 						prof, rp->sizes[z]))
 				problem(res, "%s has no expectation for '%s' (profile %s, stack size %d) in [expect]",
 					res->file, o->unwinders[u], prof, rp->sizes[z]);
-	char pverr[512];
-	rp->view.pv = NULL;
-	rp->have_pv = false;
-	/* perf writes jitted-<pid>-<n>.so next to the dump, and its libdw path
-	 * (>= 6.8) uses them only under /tmp/jitted-: the dump is taken to be
-	 * where CPython writes it, /tmp, unless --perf-dump-dir says otherwise */
-	double t0 = rt_now(o);
-	int pvrc = pv_build_at(&rp->pv, (enum pv_profile)rp->profs[pi], rp->maps, rp->nmaps,
-			       rp->have_jd ? &rp->jd : NULL, o->jitted_dir, o->perf_dump_dir ? o->perf_dump_dir : "/tmp",
-			       pverr, sizeof(pverr));
-	if (o->times)
-		o->times->pv += rt_now(o) - t0;
-	if (pvrc == 0) {
-		rp->have_pv = true;
-		rp->view.pv = &rp->pv;
-		res->has_symbols = true;
+	if (rp->have_sess) {
+		hx_sess_reprofile(&rp->sess, (enum pv_profile)rp->profs[pi]);
 	} else {
-		problem(res, "perf view: %s", pverr);
-	}
-	rp->view.capture = rp->g;       /* for the perf column */
-	rp->view.dump_sizes = rp->sizes;
-	rp->view.ndump_sizes = rp->nsizes;
-	for (int u = 0; u < o->nuw; u++) {
-		char err[512];
-		rp->state[u] = NULL;
-		rp->uws[u] = uw_unwinder_by_name(o->unwinders[u]);
-		t0 = rt_now(o);
-		int orc = rp->uws[u] && rp->uws[u]->open ? rp->uws[u]->open(&rp->view, &rp->state[u], err, sizeof(err)) : 0;
-		if (o->times)
-			o->times->open[u] += rt_now(o) - t0;
-		if (orc) {
-			snprintf(res->problem, sizeof(res->problem), "%s: %s", o->unwinders[u], err);
-			res->pass = false;
-			rp->uws[u] = NULL;
+		struct hx_sess_cfg cfg;
+		struct hx_sess_err e;
+		sess_cfg(rp, pi, &cfg);
+		if (hx_sess_open(&rp->sess, &cfg, &e)) {
+			snprintf(err, errlen, "%s: %s", res->file, e.msg);
+			return e.code;
 		}
+		rp->have_sess = true;
 	}
+	if (rp->sess.have_pv)
+		res->has_symbols = true;
+	else
+		problem(res, "perf view: %s", rp->sess.pv_err);
+	for (int u = 0; u < o->nuw; u++)
+		if (rp->sess.open_err[u][0]) {
+			snprintf(res->problem, sizeof(res->problem), "%s: %s", o->unwinders[u], rp->sess.open_err[u]);
+			res->pass = false;
+		}
 	/* a run with kernel samples replays those (the breakpoint's at the same
 	 * points were checked equal at each spin's release) */
 	const struct hx_sample *live = NULL;
@@ -507,20 +390,7 @@ static void replay_profile(struct replay *rp, int pi, struct hx_case_res *res)
 		if (!rp->g->nkernel || s->kernel)
 			replay_sample(rp, s, s->kernel ? live : NULL, prof, res);
 	}
-	for (int u = 0; u < o->nuw; u++) {
-		t0 = rt_now(o);
-		if (rp->uws[u] && rp->uws[u]->close)
-			rp->uws[u]->close(rp->state[u]);
-		if (o->times)
-			o->times->open[u] += rt_now(o) - t0;
-	}
-	t0 = rt_now(o);
-	if (rp->have_pv)
-		pv_fini(&rp->pv);
-	if (o->times)
-		o->times->pv += rt_now(o) - t0;
-	rp->have_pv = false;
-	rp->view.pv = NULL;
+	return 0;
 }
 
 /* kernel-fp selected and perf_event_open refused: a visible skip */
@@ -529,7 +399,7 @@ static bool kernel_refused(const struct hx_group *g, const struct hx_opts *o, st
 	if (!g->kskip)
 		return false;
 	for (int u = 0; u < o->nuw; u++) {
-		const struct uw_unwinder *uw = uw_unwinder_by_name(o->unwinders[u]);
+		const struct uw_unwinder *uw = hx_column_by_name(o->unwinders[u]);
 		if (uw && uw->kernel) {
 			res->skipped = true;
 			snprintf(res->problem, sizeof(res->problem), "%s", g->kskip);
@@ -570,12 +440,12 @@ static int replay_group(const struct hx_group *g, uint32_t elf_mach, const struc
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	for (int pi = 0; pi < rp->nprofs; pi++)
-		replay_profile(rp, pi, res);
+	for (int pi = 0; pi < rp->nprofs && rc == 0; pi++)
+		rc = replay_profile(rp, pi, res, err, errlen);
 	if (g->nsamples == 0)
 		problem(res, "no sample was taken");
 	replay_free(rp);
-	return 0;
+	return rc;
 }
 
 int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx_opts *o,

@@ -8,10 +8,11 @@
 #include "capture.h"
 #include "judge.h"
 #include "samples.h"
+#include "session.h"
 #include "unwinders/unwind.h"
 #include "unwinders/perfview.h"
 
-#define HX_MAX_UW 8
+#define HX_MAX_UW HX_SESS_MAX_UW
 
 struct hx_opts {
 	const char *unwinders[HX_MAX_UW];   /* selected report keys, in order */
@@ -29,34 +30,6 @@ struct hx_opts {
 	 * HX_CASE_NO_EXPECT when observe, else 0): used instead of parsing the
 	 * group's text again when its text and path are the group's */
 	const struct hx_case *parsed;
-};
-
-/* Seconds (CLOCK_MONOTONIC: cheap enough per unwind) hx_replay_group spends
- * per phase, added up over calls: what fuzz-cfi's summary reports. */
-struct hx_replay_times {
-	double load;                        /* the case parsed again, jitdump, maps, process view */
-	double pv;                          /* perf's view: jitted ELF files written and read back */
-	double oracle;                      /* the oracle over the whole stack and each dump (`emitted`) */
-	double open[HX_MAX_UW];             /* each selected unwinder's state, opened and closed */
-	double unwind[HX_MAX_UW];           /* each selected unwinder's unwinds */
-	double total;                       /* the whole call (the rest: judging, symbols, expectations) */
-};
-
-#define HX_SYM_LEN 40
-
-struct hx_uw_res {
-	const char *name;
-	const struct uw_unwinder *uw;       /* its policy (NULL: not in this build) */
-	struct uw_result r;
-	struct hx_judgement j;
-	bool has_faithful, faithful;
-	bool fallback;
-	bool consistent;                    /* oracle: chain == truth */
-	bool name_lost;                     /* a JIT frame perf would print as [unknown] */
-	int nsym;                           /* symbols of the first nsym frames */
-	char sym[HX_MAX_TRUTH][HX_SYM_LEN]; /* "" where perf prints [unknown] */
-	char expected[32];                  /* "": no expectation */
-	bool match;
 };
 
 struct hx_sample_res {

@@ -9,7 +9,7 @@
 	X(ehframe) X(emit) X(ehwrite) X(jdwrite) X(jitdump) X(arena) X(capture) X(fp) \
 	X(oracle) X(judge) X(caseparse) X(samples) X(cli) X(perfview) X(libunwind) X(libdw) \
 	X(aarch64) X(lrstep) X(lint) X(decode) X(perfdata) X(host) X(spin) X(maptree) X(realreplay) \
-	X(report) X(perfcheck) X(files) X(fuzzcfi)
+	X(report) X(perfcheck) X(files) X(fuzzcfi) X(session)
 
 #define DECL(n) Suite *suite_##n(void) __attribute__((weak));
 SUITES(DECL)

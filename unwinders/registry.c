@@ -1,38 +1,33 @@
 /* The unwinders known to this build, by report key (DESIGN vocabulary).
  * Adding an unwinder: its file defines `const struct uw_unwinder uw_NAME`
- * with its policy; one line below lists it. */
+ * with its policy; UW_UNWINDERS in unwind.h lists it. */
 #include "unwind.h"
 
 #include <stdio.h>
 #include <string.h>
 
-extern const struct uw_unwinder uw_fp, uw_libunwind, uw_libdw, uw_oracle, uw_lrstep, uw_lrstep_dw,
-	uw_kernel_fp, uw_perf, uw_perf_fp;
-
-static const struct uw_unwinder *const all[] = {
-	&uw_fp,
-	&uw_libunwind,
-	&uw_libdw,
-	&uw_oracle,
-	&uw_lrstep,
-	&uw_lrstep_dw,
-	&uw_kernel_fp,
-	&uw_perf,         /* harness/perfcol.c: real perf, run per case */
-	&uw_perf_fp,      /* the same, arm64 --call-graph fp with the LR record */
-};
+#define UW_ADDR(id) &id,
+/* the run layer adds its columns (harness: real perf) in its own table */
+static const struct uw_unwinder *const all[] = { UW_UNWINDERS(UW_ADDR) };
+#define NALL (sizeof(all) / sizeof(all[0]))
 
 const struct uw_unwinder *const *uw_unwinders(size_t *n)
 {
-	*n = sizeof(all) / sizeof(all[0]);
+	*n = NALL;
 	return all;
+}
+
+const struct uw_unwinder *uw_table_find(const struct uw_unwinder *const *t, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(t[i]->name, name))
+			return t[i];
+	return NULL;
 }
 
 const struct uw_unwinder *uw_unwinder_by_name(const char *name)
 {
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		if (!strcmp(all[i]->name, name))
-			return all[i];
-	return NULL;
+	return uw_table_find(all, NALL, name);
 }
 
 bool uw_unwinder_default_on(const struct uw_unwinder *u, const char *arch)
@@ -48,16 +43,17 @@ bool uw_unwinder_machine_default(const struct uw_unwinder *u, const char *arch)
 	return uw_unwinder_default_on(u, arch) && (!u->probe || u->probe(NULL, 0) == 0);
 }
 
-static void list(const char *arch, bool machine, char *buf, size_t len)
+void uw_table_list(const struct uw_unwinder *const *t, size_t n, const char *arch, bool machine,
+		   char *buf, size_t len)
 {
 	size_t off = 0;
 	if (len)
 		buf[0] = 0;
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-		if (arch && !(machine ? uw_unwinder_machine_default(all[i], arch)
-				      : uw_unwinder_default_on(all[i], arch) && !all[i]->probe))
+	for (size_t i = 0; i < n; i++) {
+		if (arch && !(machine ? uw_unwinder_machine_default(t[i], arch)
+				      : uw_unwinder_default_on(t[i], arch) && !t[i]->probe))
 			continue;
-		int w = snprintf(buf + off, len - off, "%s%s", off ? "," : "", all[i]->name);
+		int w = snprintf(buf + off, len - off, "%s%s", off ? "," : "", t[i]->name);
 		if (w < 0 || (size_t)w >= len - off)
 			return;
 		off += (size_t)w;
@@ -66,12 +62,12 @@ static void list(const char *arch, bool machine, char *buf, size_t len)
 
 void uw_unwinder_list(const char *arch, char *buf, size_t len)
 {
-	list(arch, false, buf, len);
+	uw_table_list(all, NALL, arch, false, buf, len);
 }
 
 void uw_unwinder_defaults(const char *arch, char *buf, size_t len)
 {
-	list(arch, true, buf, len);
+	uw_table_list(all, NALL, arch, true, buf, len);
 }
 
 const char *uw_stop_name(enum uw_stop s)

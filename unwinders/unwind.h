@@ -132,9 +132,14 @@ struct uw_unwinder {
 	double bench_rate;
 };
 
-extern const struct uw_unwinder uw_fp, uw_oracle;
+/* The unwinders of this layer, in report order: X(identifier) each. */
+#define UW_UNWINDERS(X) X(uw_fp) X(uw_libunwind) X(uw_libdw) X(uw_oracle) X(uw_lrstep) X(uw_lrstep_dw) \
+	X(uw_kernel_fp)
+#define UW_EXTERN(id) extern const struct uw_unwinder id;
+UW_UNWINDERS(UW_EXTERN)
+/* The unwinders of this layer (the run layer adds its columns: harness/session.h). */
 const struct uw_unwinder *uw_unwinder_by_name(const char *name);
-/* Every unwinder of this build, in report order; n set to the count. */
+/* Every unwinder of this layer, in report order; n set to the count. */
 const struct uw_unwinder *const *uw_unwinders(size_t *n);
 /* Does it run by default on this arch (a uw_arch name)?  By arch alone. */
 bool uw_unwinder_default_on(const struct uw_unwinder *u, const char *arch);
@@ -145,5 +150,9 @@ bool uw_unwinder_machine_default(const struct uw_unwinder *u, const char *arch);
 void uw_unwinder_list(const char *arch, char *buf, size_t len);
 /* Comma-separated names of what this machine runs by default on arch. */
 void uw_unwinder_defaults(const char *arch, char *buf, size_t len);
+/* The same over a table of n (a layer's own, in report order). */
+const struct uw_unwinder *uw_table_find(const struct uw_unwinder *const *t, size_t n, const char *name);
+void uw_table_list(const struct uw_unwinder *const *t, size_t n, const char *arch, bool machine,
+		   char *buf, size_t len);
 
 #endif

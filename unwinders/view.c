@@ -325,7 +325,7 @@ int uw_view_init(struct uw_view *v, const struct uw_arch *arch,
 	    !(v->regions = calloc(s.n + 1, sizeof(*v->regions)))) {
 		mt_snap_free(&s);
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		return -ENOMEM;
 	}
 	for (size_t k = 0; k < s.n; k++) {
 		const struct mt_map *p = &s.maps[k];

@@ -43,11 +43,6 @@ struct uw_view {
 	size_t nregions;
 	const struct pv_view *pv;     /* perf's view (perfview.h), for libunwind and libdw; may be NULL */
 	struct uw_row_cache *rows;    /* the oracle's rows by pc (oracle.c), made as it meets them; may be NULL */
-	/* for an unwinder that replays the capture through a real profiler (perf):
-	 * the harness's sample group (struct hx_group) and the dump sizes replayed */
-	const void *capture;
-	const int *dump_sizes;
-	int ndump_sizes;
 };
 
 /* Parse "/proc/self/maps" text. 0, or -1 with a message. */
@@ -55,6 +50,7 @@ int uw_maps_parse(const char *text, size_t len, struct uw_map **maps, size_t *n,
 		  char *err, size_t errlen);
 void uw_maps_free(struct uw_map *maps, size_t n);
 
+/* 0, or a negative errno (-ENOMEM) with a message. */
 int uw_view_init(struct uw_view *v, const struct uw_arch *arch,
 		 const struct uw_map *maps, size_t nmaps, const struct jd_file *jd,
 		 char *err, size_t errlen);
