@@ -39,9 +39,9 @@ static void teardown(void)
 static const char *fixture(bool good)
 {
 	for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++)
-		if (!strcmp(fixtures[i].arch, uwt_arch()->name))
+		if (!strcmp(fixtures[i].arch, uwt_arch()->facts->name))
 			return good ? fixtures[i].good : fixtures[i].bad;
-	ck_abort_msg("no session fixture for arch %s", uwt_arch()->name);
+	ck_abort_msg("no session fixture for arch %s", uwt_arch()->facts->name);
 	return NULL;
 }
 
@@ -49,7 +49,7 @@ static const char *fixture(bool good)
 static void capture(const char *name, struct hx_samples *s)
 {
 	char path[256], out[256], err[512];
-	snprintf(path, sizeof(path), "cases/%s/%s.case", uwt_arch()->name, name);
+	snprintf(path, sizeof(path), "cases/%s/%s.case", uwt_arch()->facts->name, name);
 	FILE *f = fopen(path, "r");
 	ck_assert_msg(f != NULL, "%s: cannot open", path);
 	static char text[1 << 16];
