@@ -865,6 +865,40 @@ static void mk_ra_code(struct jb *b, bool bad, struct ctx *c)
 	jb_load(b, "tramp", ADDR, FA->code, FA->code_size, 0);
 }
 
+/* A load of code bytes with a CFA program of its own (the CIE's: CFA = rsp+8,
+ * the return address at cfa-8) */
+static void jb_code_prog(struct jb *b, const uint8_t *code, size_t n, const uint8_t *prog, size_t plen)
+{
+	static struct tr_func f;
+	memcpy(&f, F, sizeof(f));
+	ck_assert_uint_le(n, sizeof(f.code));
+	memcpy(f.code, code, n);
+	f.code_size = n;
+	struct tr_unwind_opts o;
+	opts_clean(&o);
+	o.cfi = TR_CFI_BYTES;
+	ck_assert_uint_le(plen, sizeof(o.prog));
+	memcpy(o.prog, prog, plen);
+	o.prog_len = plen;
+	jb_std(b);
+	jb_func(b, &f, &o, "tramp", ADDR, 0);
+	jb_close(b);
+}
+
+/* CPython's frame-pointer trampoline with 06 (push %es, invalid in 64-bit
+ * mode: capstone does not decode it either) where its call is: the code
+ * check cannot go on there and says so (the fixed dump has the call) */
+static void mk_undecoded(struct jb *b, bool bad, struct ctx *c)
+{
+	static const uint8_t code[] = { 0x55, 0x48, 0x89, 0xe5, 0xff, 0xd1, 0x5d, 0xc3 };
+	static const uint8_t prog[] = { 0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06, 0x42, 0x0c, 0x07, 0x08, 0xc6 };
+	uint8_t k[sizeof(code)];
+	memcpy(k, code, sizeof(code));
+	if (bad)
+		k[4] = k[5] = 0x06;
+	jb_code_prog(b, k, sizeof(k), prog, sizeof(prog));
+}
+
 /* a 16 KiB frame: the return address is above perf's 8192-byte copy */
 /* a rule for xmm0 (DWARF 17) after the push: libunwind's x86_64 table ends at 16 */
 static void mk_past_libunwind(struct jb *b, bool bad, struct ctx *c)
@@ -1052,7 +1086,7 @@ static const struct rule_case {
 	{ "JD074", mk_dbg_over }, { "JD075", mk_dbg_range }, { "JD090", mk_profile }, { "JD099", mk_limit },
 	{ "JD057", mk_below_sp }, { "JD058", mk_saved_early }, { "JD059", mk_ra_code }, { "JD080", mk_deep },
 	{ "JD076", mk_dbg_name }, { "JD076", mk_dbg_tail }, { "JD091", mk_dumpdir },
-	{ "JD080", mk_deep_edge }, { "JD055", mk_past_libunwind },
+	{ "JD080", mk_deep_edge }, { "JD055", mk_past_libunwind }, { "JD081", mk_undecoded },
 };
 #define NRULE_CASES (sizeof(rule_cases) / sizeof(rule_cases[0]))
 
@@ -1182,6 +1216,77 @@ START_TEST(cet_forgot_every_boundary)
 		ck_assert_uint_ge(f->nrows, 6);
 	}
 	free(f);
+}
+END_TEST
+
+/* The offsets rule id names (its findings' pcs) as a list "+0x1c +0x20 ...". */
+static void named_by(const char *id, char *out, size_t cap)
+{
+	size_t o = 0;
+	out[0] = 0;
+	for (size_t i = 0; i < G.n; i++) {
+		if (strcmp(G.r[i]->id, id))
+			continue;
+		for (unsigned k = 0; k < G.where[i].npc && o < cap; k++)
+			o += (size_t)snprintf(out + o, cap - o, "%s+0x%" PRIx64, o ? " " : "", G.where[i].pc[k]);
+	}
+}
+
+/* node 20's optimized JS function epilogue (V8, --perf-prof-unwinding-info),
+ * shortened: a8 01 (test $1,%al, its small-integer check) and an SSE load
+ * before it; after `pop %rbp` the rows keep "rbp at cfa-16", 8 bytes below
+ * SP, up to the end of the epilogue, and after `pop %r10` (the return
+ * address) they keep CFA = rsp+8 where the code has CFA = rsp+0.  Rows of
+ * the bad program (the CIE: rsp+8, rip at cfa-8):
+ *   [0x1, 0x4) rsp+16 rbp@-16, [0x4, 0x1b) rbp+16, [0x1b, 0x1c) rsp+16,
+ *   [0x1c, 0x2e) rsp+8 rbp@-16, [0x2e, ...) rbp+16.
+ * The fixed program restores rbp's rule after the pop and says CFA = rsp+0
+ * with the return address in r10 after `pop %r10` (after the lea the check
+ * follows sp no more). */
+START_TEST(v8_epilogue)
+{
+	static const uint8_t code[] = {
+		0x55, 0x48, 0x89, 0xe5, 0x56, 0x57, 0x50,   /* push %rbp; mov %rsp,%rbp; push %rsi, %rdi, %rax */
+		0x48, 0x8b, 0x45, 0x18,                     /* +0x7  mov 0x18(%rbp),%rax */
+		0xa8, 0x01,                                 /* +0xb  test $1,%al */
+		0x75, 0x1f,                                 /* +0xd  jne +0x2e */
+		0xf2, 0x0f, 0x10, 0x45, 0xf0,               /* +0xf  movsd -0x10(%rbp),%xmm0 */
+		0x48, 0x8b, 0x4d, 0xe8,                     /* +0x14 mov -0x18(%rbp),%rcx */
+		0x48, 0x8b, 0xe5,                           /* +0x18 mov %rbp,%rsp */
+		0x5d,                                       /* +0x1b pop %rbp */
+		0x48, 0x83, 0xf9, 0x02,                     /* +0x1c cmp $2,%rcx */
+		0x7f, 0x03,                                 /* +0x20 jg +0x25 */
+		0xc2, 0x10, 0x00,                           /* +0x22 ret $0x10 */
+		0x41, 0x5a,                                 /* +0x25 pop %r10 */
+		0x48, 0x8d, 0x24, 0xcc,                     /* +0x27 lea (%rsp,%rcx,8),%rsp */
+		0x41, 0x52,                                 /* +0x2b push %r10 */
+		0xc3,                                       /* +0x2d ret */
+		0x41, 0xff, 0x55, 0xc8,                     /* +0x2e call *-0x38(%r13) (deoptimize) */
+	};
+	static const uint8_t v8[] = { 0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06, 0x57, 0x0d, 0x07, 0x41, 0x0e,
+				      0x08, 0x52, 0x0c, 0x06, 0x10 };
+	static const uint8_t fixed[] = { 0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06, 0x57, 0x0d, 0x07, 0x41, 0x0e,
+					 0x08, 0xc6, 0x4b, 0x0e, 0x00, 0x09, 0x10, 0x0a, 0x46, 0x0e, 0x08, 0x90, 0x01,
+					 0x41, 0x0c, 0x06, 0x10, 0x86, 0x02 };
+	char buf[8192], at[256];
+	for (int bad = 1; bad >= 0; bad--) {
+		struct jb b = { 0 };
+		jb_code_prog(&b, code, sizeof(code), bad ? v8 : fixed, bad ? sizeof(v8) : sizeof(fixed));
+		struct lint_summary s = lint_buf(b.p, b.n, PV_CURRENT, NULL);
+		free(b.p);
+		show(buf, sizeof(buf));
+		ck_assert_msg(!fired("JD081"), "the decoder stopped:\n%s", buf);
+		named_by("JD057", at, sizeof(at));
+		ck_assert_msg(!strcmp(at, bad ? "+0x1c +0x20 +0x22 +0x25 +0x27" : ""), "JD057 at '%s':\n%s", at, buf);
+		named_by("JD052", at, sizeof(at));
+		ck_assert_msg(!strcmp(at, bad ? "+0x27" : ""), "JD052 at '%s':\n%s", at, buf);
+		if (bad) {
+			ck_assert_int_eq(lint_exit_code(&s), 1);
+			ck_assert_msg(strstr(buf, "at +0x1c rbp's rule says saved at cfa-16, 8 bytes below SP (CFA = sp+8)") &&
+				      strstr(buf, "at +0x27 the CFI says CFA = rsp+8 but the instructions before it leave "
+					     "CFA = rsp+0"), "%s", buf);
+		}
+	}
 }
 END_TEST
 
@@ -2108,6 +2213,7 @@ Suite *suite_lint(void)
 	tcase_add_test(tc, reference_is_clean);
 	tcase_add_test(tc, rule_table);
 	tcase_add_test(tc, cet_forgot_every_boundary);
+	tcase_add_test(tc, v8_epilogue);
 	tcase_add_test(tc, every_truncation);
 	tcase_add_test(tc, bounded_history);
 	tcase_add_test(tc, row_cache_keeps_findings);

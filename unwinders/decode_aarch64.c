@@ -112,6 +112,6 @@ static const char *a64_reg(unsigned r)
 /* DWARF: x29 the frame pointer, sp 31, x30 the return address column; a bl
  * leaves CFA = sp + 0 with the return address in x30 (AAPCS64) */
 const struct uw_decoder uw_decoder_aarch64 = {
-	.sp = 31, .fp = 29, .ra = 30, .entry_cfa = 0,
+	.sp = 31, .fp = 29, .ra = 30, .entry_cfa = 0, .max_insn = 4,
 	.ra_at_cfa = false, .ra_cfa_off = 0, .decode = a64_decode, .reg_name = a64_reg,
 };

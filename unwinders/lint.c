@@ -148,6 +148,8 @@ const struct lint_rule lint_rules[LR__COUNT] = {
 		"perf's libunwind path fails the whole step at a CFA instruction that names a register past libunwind's table (x86_64: DWARF 0-16, so no xmm, rflags or segment register; DW_CFA_restore gives -UNW_EINVAL, the others -UNW_EBADREG), so the chain ends at this frame; libdw ignores such rules." },
 	[LR_DEBUG_NAME] = { "JD076", "debug-name", LINT_WARNING,
 		"perf copies each line entry's file name as a C string into the jitted .so's .debug_line, so non-printable bytes or a name that does not end where the next entry starts give perf report garbage file names or misplaced lines." },
+	[LR_CODE_UNDECODED] = { "JD081", "code-undecoded", LINT_WARNING,
+		"not perf's doing (perf's unwinders read the rows, not the code): lint's decoder cannot decode an instruction here, so the code check cannot compare the rows that follow with what the code does, and an error in them goes unreported." },
 	[LR_DUMP_DIR] = { "JD091", "dump-dir", LINT_WARNING,
 		"perf >= 6.8's libdw unwinder (perf 7's only DWARF unwinder) takes a jitted .so for JIT code only when it is named /tmp/jitted-*, so for a dump read elsewhere it finds no module for the code and unwinds no frame of it." },
 };

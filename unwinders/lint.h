@@ -92,6 +92,7 @@ enum lint_rule_id {
 	LR_DEBUG_NAME,          /* JD076 */
 	LR_DUMP_DIR,            /* JD091 */
 	LR_REG_PAST_LIBUNWIND,  /* JD055 */
+	LR_CODE_UNDECODED,      /* JD081 */
 	LR__COUNT
 };
 
