@@ -553,11 +553,11 @@ static void cm_serve(const struct cm_entry *m, struct cc_result *res)
 void lint_code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *code, uint64_t code_addr,
 		       uint64_t code_size, const struct ehf_fde *fde, uint64_t fde_file_off)
 {
-	const struct uw_decoder *dc = uw_decoder_for(c->hdr.elf_mach);
+	const struct uw_decoder *dc = uw_decoder_for(c->mach);
 	if (!dc)
 		return;
 	c->ra_col = dc->ra;
-	const struct uw_arch *ua = uw_arch_by_mach((uint16_t)c->hdr.elf_mach);
+	const struct uw_arch *ua = c->mach <= UINT16_MAX ? uw_arch_by_mach((uint16_t)c->mach) : NULL;
 	c->lu_regs = ua ? (unsigned)ua->lu_regs : 0;
 	uint64_t s = fde->pc_begin > code_addr ? fde->pc_begin : code_addr;
 	uint64_t e = fde->pc_end < code_addr + code_size ? fde->pc_end : code_addr + code_size;
@@ -585,7 +585,7 @@ void lint_code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *code,
 		h->w.whole = false;
 		h->w.npc = 0;
 	}
-	uint64_t geo[5] = { fde->pc_begin - code_addr, s - code_addr, e - code_addr, c->hdr.elf_mach,
+	uint64_t geo[5] = { fde->pc_begin - code_addr, s - code_addr, e - code_addr, c->mach,
 			    c->o->stack_size };
 	bool hit = false;
 	struct cm_entry *m = !memo ? NULL : cm_find(c, key, kn, kh, geo, code + (s - code_addr), (size_t)(e - s), quiet, &hit);
