@@ -26,9 +26,17 @@ const char *hx_dump_rec_type(uint32_t id)
 	return id < 5 ? n[id] : "UNKNOWN";
 }
 
+/* elf_mach 0 is read as the host's, as perf reads it (genelf writes the
+ * machine perf was built for) */
+static uint32_t dump_mach(uint32_t elf_mach)
+{
+	const struct uw_arch *host = uw_arch_host();
+	return elf_mach || !host ? elf_mach : host->facts->elf_mach;
+}
+
 const char *hx_dump_arch(uint32_t mach)
 {
-	const char *n = uw_mach_name(mach);
+	const char *n = uw_mach_name(dump_mach(mach));
 	return n ? n : "unknown";
 }
 
@@ -397,14 +405,17 @@ int hx_dump_mem_filtered(FILE *out, const char *name, const uint8_t *data, size_
 		return 2;
 	}
 	const struct jdr_hdr *h = &it.hdr;
-	d.mach = h->elf_mach;
-	const struct uw_arch *arch = h->elf_mach <= UINT16_MAX ? uw_arch_by_mach((uint16_t)h->elf_mach) : NULL;
+	d.mach = dump_mach(h->elf_mach);
+	const struct uw_arch *arch = d.mach <= UINT16_MAX ? uw_arch_by_mach((uint16_t)d.mach) : NULL;
 	if (code && arch && arch->has_cs && cs_open((cs_arch)arch->cs_arch, (cs_mode)arch->cs_mode, &d.cs) == CS_ERR_OK) {
 		if (arch->cs_att)
 			cs_option(d.cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
 		d.cs_ok = true;
 	}
 	d.em->begin(&d, name, size, h);
+	if (!h->elf_mach && arch && d.em == &hx_dump_text)
+		fprintf(out, "          elf_mach 0: read as %s, this host's machine, as perf does (its jitted .so files get "
+			"the machine perf was built for)\n", arch->facts->name);
 	struct jdr_pending ps;
 	memset(&ps, 0, sizeof(ps));
 	struct jdr_rec r;

@@ -5,6 +5,7 @@
  * decoders read only the bytes; the two effect vocabularies are written
  * apart on purpose (decode.h), so a decoder bug shows up here as a
  * disagreement with the truth. */
+#include <capstone/capstone.h>
 #include <check.h>
 #include <elf.h>
 #include <stdio.h>
@@ -136,12 +137,88 @@ START_TEST(decoder_table)
 	ck_assert_ptr_eq(uw_decoder_for(EM_X86_64), &uw_decoder_x86_64);
 	ck_assert_ptr_eq(uw_decoder_for(EM_AARCH64), &uw_decoder_aarch64);
 	ck_assert_ptr_null(uw_decoder_for(EM_RISCV));
-	/* an unknown instruction stops the check: ud0-like junk, an arm64 word of zeros */
+	/* an invalid instruction stops the check: 06 (push %es, not in 64-bit mode), an arm64 word of zeros */
 	struct uw_insn x;
-	static const uint8_t junk[] = { 0x0f, 0xff, 0xff, 0xff };
+	static const uint8_t junk[] = { 0x06, 0xff, 0xff, 0xff };
 	ck_assert_uint_eq(uw_decoder_x86_64.decode(junk, sizeof(junk), &x), 0);
 	static const uint8_t zero[4] = { 0 };
 	ck_assert_uint_eq(uw_decoder_aarch64.decode(zero, sizeof(zero), &x), 0);
+}
+END_TEST
+
+/* Does the decoder say sp (fp) changes?  Effects on the stack registers. */
+static void x86_sp_fp(const struct uw_insn *x, bool *sp, bool *fp)
+{
+	*sp = *fp = false;
+	for (unsigned k = 0; k < x->neff; k++) {
+		enum uw_eff_kind e = x->eff[k].kind;
+		*sp |= e == UW_EFF_SP_ADD || e == UW_EFF_SP_FROM_FP || e == UW_EFF_SP_UNKNOWN;
+		*fp |= e == UW_EFF_FP_ADD || e == UW_EFF_FP_FROM_SP || e == UW_EFF_FP_UNKNOWN || e == UW_EFF_FP_RESTORE ||
+		       (e == UW_EFF_RESTORE && x->eff[k].reg == 6);
+	}
+}
+
+/* capstone's: the registers it says the instruction writes, explicitly or not */
+static void cs_sp_fp(csh h, const cs_insn *in, bool *sp, bool *fp)
+{
+	cs_regs rr, ww;
+	uint8_t nr, nw;
+	*sp = *fp = false;
+	ck_assert_int_eq(cs_regs_access(h, in, rr, &nr, ww, &nw), CS_ERR_OK);
+	for (unsigned k = 0; k < nw; k++) {
+		*sp |= ww[k] == X86_REG_RSP || ww[k] == X86_REG_ESP || ww[k] == X86_REG_SP || ww[k] == X86_REG_SPL;
+		*fp |= ww[k] == X86_REG_RBP || ww[k] == X86_REG_EBP || ww[k] == X86_REG_BP || ww[k] == X86_REG_BPL;
+	}
+}
+
+/* The x86_64 decoder against capstone on instructions real JIT code holds
+ * (tests/golden/decode/v8-node20-x86_64.txt: node 20's V8): the same length,
+ * and sp and fp written exactly where capstone says the instruction writes
+ * them (a call and a return move rsp and put it back, or end the path: the
+ * decoder gives them no stack effect). */
+START_TEST(decoder_matches_capstone)
+{
+	FILE *f = fopen("tests/golden/decode/v8-node20-x86_64.txt", "r");
+	ck_assert_ptr_nonnull(f);
+	csh h;
+	ck_assert_int_eq(cs_open(CS_ARCH_X86, CS_MODE_64, &h), CS_ERR_OK);
+	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
+	cs_insn *in = cs_malloc(h);
+	char line[512];
+	unsigned n = 0, bad = 0, stack = 0;
+	char first[600] = "";
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] == '#')
+			continue;
+		uint8_t b[16];
+		size_t len = 0;
+		for (const char *p = line; len < sizeof(b) && p[0] != ' ' && sscanf(p, "%2hhx", &b[len]) == 1; p += 2)
+			len++;
+		const uint8_t *p = b;
+		size_t left = len;
+		uint64_t a = 0x1000;
+		ck_assert_msg(cs_disasm_iter(h, &p, &left, &a, in) && in->size == len, "capstone: %s", line);
+		struct uw_insn x;
+		size_t ours = uw_decoder_x86_64.decode(b, len, &x);
+		bool sp, fp, csp, cfp;
+		x86_sp_fp(&x, &sp, &fp);
+		cs_sp_fp(h, in, &csp, &cfp);
+		if (cs_insn_group(h, in, CS_GRP_CALL) || cs_insn_group(h, in, CS_GRP_RET))
+			csp = sp;
+		n++;
+		stack += csp || cfp;
+		if (ours != len || sp != csp || fp != cfp) {
+			if (!bad++)
+				snprintf(first, sizeof(first), "%.200s: decoded length %zu, sp %d fp %d; capstone %u, sp %d fp %d",
+					 line, ours, sp, fp, in->size, csp, cfp);
+		}
+	}
+	fclose(f);
+	cs_free(in, 1);
+	cs_close(&h);
+	ck_assert_uint_ge(n, 1000);
+	ck_assert_uint_ge(stack, 100);
+	ck_assert_msg(bad == 0, "%u of %u instructions differ, the first %s", bad, n, first);
 }
 END_TEST
 
@@ -154,6 +231,7 @@ Suite *suite_decode(void)
 	tcase_add_loop_test(t, decoder_matches_truth, 0, n);
 	tcase_add_loop_test(t, decoder_wrong_truth_caught, 0, n);
 	tcase_add_test(t, decoder_table);
+	tcase_add_test(t, decoder_matches_capstone);
 	suite_add_tcase(s, t);
 	return s;
 }

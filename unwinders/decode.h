@@ -1,9 +1,12 @@
 /* Instruction decoders for the code-vs-CFI checks (objtool's decode -> check
  * split): one file per arch turns an instruction into arch-neutral stack
  * effects, and one interpreter (uw_eff_apply) turns effects into CFA state.
- * The decoders know only the stack-relevant instructions JIT prologues and
- * epilogues use; an unknown one stops the check (no finding), so CFI is never
- * blamed for an instruction that was misread.
+ * The decoders know the length of every instruction and the stack effects of
+ * those that move sp or fp, save or restore a register or write one; an
+ * instruction a decoder cannot decode (invalid, truncated, or outside its
+ * tables) stops the check there with a finding (JD081) naming the bytes, so
+ * CFI is never blamed for an instruction that was misread, and a check that
+ * cannot finish never passes silently.
  *
  * The effect vocabulary mirrors the JIT side's (trampolines/op.h, enum
  * tr_eff_kind: SP_ADD, FP_FROM_SP, SP_FROM_FP, RET/JUMP as END) instead of
@@ -61,6 +64,7 @@ struct uw_decoder {
 	int64_t entry_cfa;        /* CFA - sp at function entry */
 	bool ra_at_cfa;           /* the return address always sits at CFA + ra_cfa_off (x86_64) */
 	int64_t ra_cfa_off;
+	unsigned max_insn;        /* the longest instruction, in bytes (what a finding shows of one not decoded) */
 	/* instruction length, 0 if unknown or truncated; x filled */
 	size_t (*decode)(const uint8_t *p, size_t n, struct uw_insn *x);
 	const char *(*reg_name)(unsigned dwarf);

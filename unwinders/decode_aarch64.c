@@ -112,5 +112,5 @@ static const char *a64_reg(unsigned r)
 /* DWARF: x29 the frame pointer, sp 31, x30 the return address column; a bl
  * leaves CFA = sp + 0 with the return address in x30 (AAPCS64) */
 const struct uw_decoder uw_decoder_aarch64 = {
-	UW_DECODER_FACTS(aarch64), .decode = a64_decode, .reg_name = a64_reg,
+	UW_DECODER_FACTS(aarch64), .max_insn = 4, .decode = a64_decode, .reg_name = a64_reg,
 };

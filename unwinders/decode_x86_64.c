@@ -1,5 +1,8 @@
-/* x86_64 decoder for the code-vs-CFI check: the stack-relevant instructions
- * of JIT code (Intel SDM vol. 2), everything else stops the check. */
+/* x86_64 decoder for the code-vs-CFI check (Intel SDM vol. 2, appendix A's
+ * opcode maps): the length of every instruction of the one-byte, 0F, 0F38
+ * and 0F3A maps and of VEX/EVEX, and the stack effects of those that move
+ * rsp or rbp, save or restore a register or write a general register.  An
+ * invalid or truncated instruction gives 0: the check says so (JD081). */
 #include "unwinders/decode.h"
 
 
@@ -67,6 +70,7 @@ static size_t x86_modrm(const uint8_t *p, size_t n, uint8_t rex, int *base, int6
 /* DWARF numbers of the 16 registers in encoding order (SysV psABI 3.6.2) */
 static const uint8_t x86_dwarf[16] = { 0, 2, 1, 3, 7, 6, 4, 5, 8, 9, 10, 11, 12, 13, 14, 15 };
 
+/* a general register (encoding number) written with a value the check does not follow */
 static void x86_write(struct uw_insn *e, int reg)
 {
 	if (reg < 0)
@@ -87,7 +91,567 @@ static void x86_restore(struct uw_insn *e, int reg)
 	uw_insn_reg(e, UW_EFF_RESTORE, x86_dwarf[reg & 15], 0);
 }
 
-/* Decode one instruction; 0 if unknown or truncated. */
+/* ---- operand formats ---- */
+
+enum { F_BAD = 1, F_M = 2, F_I8 = 4, F_IZ = 8, F_I16 = 16, F_IV = 32, F_MOFFS = 64, F_I16_8 = 128 };
+
+/* the one-byte map (64-bit mode): ModRM? immediate? */
+static unsigned fmt1(uint8_t op)
+{
+	if (op < 0x40) {
+		switch (op & 7) {
+		case 4: return F_I8;                          /* alu al, imm8 */
+		case 5: return F_IZ;                          /* alu eax, imm32 */
+		case 6: case 7: return op == 0x0f ? 0 : F_BAD;   /* push/pop seg, daa..: invalid */
+		default: return F_M;
+		}
+	}
+	if (op < 0x60)
+		return 0;                                     /* rex (not here), push, pop */
+	if (op >= 0x70 && op <= 0x7f)
+		return F_I8;
+	if (op >= 0x80 && op <= 0x8f)
+		return op == 0x82 ? F_BAD : op == 0x81 ? F_M | F_IZ : (op == 0x80 || op == 0x83) ? F_M | F_I8 : F_M;
+	if (op >= 0xb0 && op <= 0xb7)
+		return F_I8;
+	if (op >= 0xb8 && op <= 0xbf)
+		return F_IV;
+	if (op >= 0xd8 && op <= 0xdf)
+		return F_M;                                   /* x87 */
+	switch (op) {
+	case 0x60: case 0x61: case 0x62: case 0x9a: case 0xc4: case 0xc5: case 0xce: case 0xd4: case 0xd5:
+	case 0xd6: case 0xea: case 0xf0: case 0xf2: case 0xf3: case 0x64: case 0x65: case 0x66: case 0x67:
+		return F_BAD;                                 /* invalid, or a prefix/VEX/EVEX handled before */
+	case 0x63: return F_M;
+	case 0x68: return F_IZ;
+	case 0x69: return F_M | F_IZ;
+	case 0x6a: return F_I8;
+	case 0x6b: return F_M | F_I8;
+	case 0xa0: case 0xa1: case 0xa2: case 0xa3: return F_MOFFS;
+	case 0xa8: return F_I8;
+	case 0xa9: return F_IZ;
+	case 0xc0: case 0xc1: case 0xc6: return F_M | F_I8;
+	case 0xc7: return F_M | F_IZ;
+	case 0xc2: case 0xca: return F_I16;
+	case 0xc8: return F_I16_8;
+	case 0xcd: case 0xe0: case 0xe1: case 0xe2: case 0xe3: case 0xe4: case 0xe5: case 0xe6: case 0xe7:
+	case 0xeb:
+		return F_I8;
+	case 0xe8: case 0xe9: return F_IZ;
+	case 0xd0: case 0xd1: case 0xd2: case 0xd3: case 0xf6: case 0xf7: case 0xfe: case 0xff:
+		return F_M;
+	default: return 0;
+	}
+}
+
+/* the 0F map */
+static unsigned fmt2(uint8_t op)
+{
+	if (op >= 0x80 && op <= 0x8f)
+		return F_IZ;                                  /* jcc rel32 */
+	if (op >= 0xc8 && op <= 0xcf)
+		return 0;                                     /* bswap */
+	switch (op) {
+	case 0x04: case 0x0a: case 0x0c: case 0x24: case 0x25: case 0x26: case 0x27: case 0x36:
+	case 0x39: case 0x3b: case 0x3c: case 0x3d: case 0x3e: case 0x3f: case 0x7a: case 0x7b:
+	case 0xa6: case 0xa7: case 0x38: case 0x3a:
+		return F_BAD;                                 /* undefined (0F38/0F3A handled before) */
+	case 0x05: case 0x06: case 0x07: case 0x08: case 0x09: case 0x0b: case 0x0e: case 0x30: case 0x31:
+	case 0x32: case 0x33: case 0x34: case 0x35: case 0x37: case 0x77: case 0xa0: case 0xa1: case 0xa2:
+	case 0xa8: case 0xa9: case 0xaa: case 0xb9: case 0xff:
+		return 0;                                     /* ud1, ud0: capstone reads no ModRM */
+	case 0x0f: case 0x70: case 0x71: case 0x72: case 0x73: case 0xa4: case 0xac: case 0xba: case 0xc2:
+	case 0xc4: case 0xc5: case 0xc6:
+		return F_M | F_I8;
+	default: return F_M;
+	}
+}
+
+struct x86_in {
+	uint8_t rex;              /* REX, or R/X/B/W gathered from VEX/EVEX */
+	bool p66, rep, vex;
+	int vvvv;                 /* VEX/EVEX's extra register (-1: none) */
+	unsigned map;             /* 1: one-byte, 2: 0F, 3: 0F38, 4: 0F3A, 5+: EVEX maps 5, 6 */
+	uint8_t op;
+	bool has_m;
+	uint8_t mod, regf;
+	int reg, rm;              /* ModRM's register and, with mod 3, r/m register (encoding numbers) */
+	int base;                 /* memory operand: base register (-1: none, rip) */
+	int64_t disp, imm;
+	bool simple;              /* memory operand without an index */
+};
+
+/* VEX (c4, c5) and EVEX (62): the prefix's fields; its length, 0 if truncated or invalid */
+static size_t x86_vex(const uint8_t *p, size_t n, struct x86_in *in)
+{
+	in->vex = true;
+	if (p[0] == 0xc5) {
+		if (n < 3)
+			return 0;
+		in->rex = (uint8_t)((~p[1] >> 5) & 4);
+		in->vvvv = (~p[1] >> 3) & 15;
+		in->p66 = (p[1] & 3) == 1;
+		in->rep = (p[1] & 3) >= 2;
+		in->map = 2;
+		return 2;
+	}
+	if (p[0] == 0xc4) {
+		if (n < 4)
+			return 0;
+		in->rex = (uint8_t)(((~p[1] >> 5) & 7) | ((p[2] >> 4) & 8));
+		in->vvvv = (~p[2] >> 3) & 15;
+		in->p66 = (p[2] & 3) == 1;
+		in->rep = (p[2] & 3) >= 2;
+		unsigned mm = p[1] & 31;
+		if (mm < 1 || mm > 3)
+			return 0;
+		in->map = mm + 1;
+		return 3;
+	}
+	if (n < 5 || !(p[2] & 4))
+		return 0;                                     /* EVEX's P1 bit 2 is always 1 */
+	in->rex = (uint8_t)(((~p[1] >> 5) & 7) | ((p[2] >> 4) & 8));
+	in->vvvv = (~p[2] >> 3) & 15;
+	in->p66 = (p[2] & 3) == 1;
+	in->rep = (p[2] & 3) >= 2;
+	unsigned mm = p[1] & 7;
+	if (mm == 0 || mm == 4 || mm == 7)
+		return 0;
+	in->map = mm + 1;
+	return 4;
+}
+
+/* The instruction's bytes into in; its length, 0 if invalid or truncated. */
+static size_t x86_parse(const uint8_t *p, size_t n, struct x86_in *in)
+{
+	size_t i = 0;
+	bool a67 = false;
+	in->vvvv = -1;
+	for (; i < n && i < 14; i++) {
+		uint8_t b = p[i];
+		if ((b & 0xf0) == 0x40) {
+			in->rex = b;                              /* counts only right before the opcode */
+			continue;
+		}
+		if (b == 0x66)
+			in->p66 = true;
+		else if (b == 0xf3 || b == 0xf2)
+			in->rep = true;
+		else if (b == 0x67)
+			a67 = true;
+		else if (!(b == 0xf0 || b == 0x2e || b == 0x3e || b == 0x26 || b == 0x36 || b == 0x64 || b == 0x65))
+			break;
+		in->rex = 0;
+	}
+	if (i >= n)
+		return 0;
+	unsigned f;
+	if ((p[i] == 0xc4 || p[i] == 0xc5 || p[i] == 0x62) && !in->rex) {
+		size_t v = x86_vex(p + i, n - i, in);
+		if (!v)
+			return 0;
+		i += v;
+		in->op = p[i++];
+		f = in->map == 4 || (in->map == 2 && (fmt2(in->op) & F_I8)) ? F_M | F_I8 : F_M;
+		if (in->map == 2 && in->op == 0x77)
+			f = 0;                                    /* vzeroupper, vzeroall */
+	} else {
+		in->op = p[i++];
+		in->map = 1;
+		f = fmt1(in->op);
+		if (in->op == 0x0f) {
+			if (i >= n)
+				return 0;
+			in->op = p[i++];
+			in->map = 2;
+			f = fmt2(in->op);
+			if (in->op == 0x38 || in->op == 0x3a) {
+				if (i >= n)
+					return 0;
+				in->map = in->op == 0x38 ? 3 : 4;
+				in->op = p[i++];
+				f = in->map == 4 ? F_M | F_I8 : F_M;
+			}
+		}
+	}
+	if (f & F_BAD)
+		return 0;
+	in->has_m = f & F_M;
+	in->base = -1;
+	in->rm = -1;
+	if (in->has_m) {
+		if (i >= n)
+			return 0;
+		uint8_t m = p[i];
+		in->mod = m >> 6;
+		in->regf = (m >> 3) & 7;
+		in->reg = in->regf | ((in->rex & 4) << 1);
+		if (in->map == 2 && in->op >= 0x20 && in->op <= 0x23)
+			in->mod = 3;                              /* mov %cr/%dr: always registers */
+		if (in->mod == 3)
+			in->rm = (m & 7) | ((in->rex & 1) << 3);
+		size_t ml = in->mod == 3 ? 1 : x86_modrm(p + i, n - i, in->rex, &in->base, &in->disp, &in->simple);
+		if (!ml)
+			return 0;
+		i += ml;
+	}
+	bool w = in->rex & 8;
+	size_t imm = 0;
+	if (f & F_I8)
+		imm = 1;
+	else if (f & F_IZ)
+		imm = in->p66 && !w ? 2 : 4;                  /* capstone: rel16 for 66-prefixed branches too */
+	else if (f & F_I16)
+		imm = 2;
+	else if (f & F_I16_8)
+		imm = 3;
+	else if (f & F_IV)
+		imm = w ? 8 : in->p66 ? 2 : 4;
+	else if (f & F_MOFFS)
+		imm = a67 ? 4 : 8;
+	if (in->map == 2 && in->op == 0x78 && !in->vex && (in->p66 || in->rep) && in->mod == 3)
+		imm = 2;                                      /* extrq, insertq (SSE4a): two imm8 */
+	if (in->map == 1 && (in->op == 0xf6 || in->op == 0xf7) && in->regf < 2)
+		imm = in->op == 0xf6 ? 1 : in->p66 && !w ? 2 : 4;   /* test r/m, imm */
+	if (n - i < imm)
+		return 0;
+	in->imm = imm == 4 ? (int32_t)rd32(p + i) : imm == 2 ? (int16_t)(p[i] | p[i + 1] << 8) :
+		  imm == 1 ? (int8_t)p[i] : imm == 3 ? (int64_t)(p[i] | p[i + 1] << 8 | p[i + 2] << 16) : 0;
+	i += imm;
+	return i <= 15 ? i : 0;
+}
+
+/* the register an 8-bit operand names (no REX: 4-7 are ah, ch, dh, bh, parts of 0-3) */
+static int x86_breg(const struct x86_in *in, int r)
+{
+	return r >= 4 && r < 8 && !in->rex ? r - 4 : r;
+}
+
+/* the one-byte map's group 1 (add, or, ..., cmp) on a register */
+static void x86_grp1(const struct x86_in *in, struct uw_insn *e, int rm)
+{
+	bool w = in->rex & 8;
+	if (in->regf == 7 || rm < 0)
+		return;                                       /* cmp, or memory */
+	if ((rm == 4 || rm == 5) && w && (in->regf == 0 || in->regf == 5) && in->op != 0x80) {
+		int64_t d = in->regf == 0 ? in->imm : -in->imm;   /* add : sub */
+		uw_insn_add(e, rm == 4 ? UW_EFF_SP_ADD : UW_EFF_FP_ADD, d);
+		return;
+	}
+	x86_write(e, rm);
+}
+
+/* mov between registers and memory (88-8b) */
+static void x86_mov(const struct x86_in *in, struct uw_insn *e, bool byte)
+{
+	bool w = in->rex & 8;
+	int reg = byte ? x86_breg(in, in->reg) : in->reg;
+	int rm = in->rm >= 0 && byte ? x86_breg(in, in->rm) : in->rm;
+	if (in->op == 0x89 || in->op == 0x88) {
+		if (in->op == 0x89 && w && in->mod != 3 && in->simple && in->base == 4)
+			uw_insn_reg(e, UW_EFF_STORE, x86_dwarf[reg & 15], in->disp);   /* mov %r, disp(%rsp) */
+		if (w && rm == 5 && reg == 4)
+			uw_insn_add(e, UW_EFF_FP_FROM_SP, 0);     /* mov %rsp,%rbp */
+		else if (w && rm == 4 && reg == 5)
+			uw_insn_add(e, UW_EFF_SP_FROM_FP, 0);     /* mov %rbp,%rsp */
+		else
+			x86_write(e, rm);
+		return;
+	}
+	if (w && reg == 5 && rm == 4)
+		uw_insn_add(e, UW_EFF_FP_FROM_SP, 0);
+	else if (w && reg == 4 && rm == 5)
+		uw_insn_add(e, UW_EFF_SP_FROM_FP, 0);
+	else if (in->op == 0x8b && w && in->mod != 3 && in->simple && in->base == 4 && reg != 4)
+		x86_restore(e, reg);                          /* mov disp(%rsp), %r */
+	else
+		x86_write(e, reg);
+}
+
+static void x86_lea(const struct x86_in *in, struct uw_insn *e)
+{
+	int reg = in->reg, base = in->base;
+	if (reg != 4 && reg != 5) {
+		x86_write(e, reg);
+		return;
+	}
+	if (!(in->rex & 8) || !in->simple || (base != 4 && base != 5)) {
+		x86_write(e, reg);
+		return;
+	}
+	if (reg == 4 && base == 4)
+		uw_insn_add(e, UW_EFF_SP_ADD, in->disp);
+	else if (reg == 4)
+		uw_insn_add(e, UW_EFF_SP_FROM_FP, in->disp);
+	else if (base == 4)
+		uw_insn_add(e, UW_EFF_FP_FROM_SP, in->disp);
+	else
+		uw_insn_add(e, UW_EFF_FP_ADD, in->disp);
+}
+
+/* push/pop of a register, 8 bytes (2 with 66) */
+static void x86_push(const struct x86_in *in, struct uw_insn *e, int r, bool pop)
+{
+	int64_t sz = in->p66 ? 2 : 8;
+	uw_insn_add(e, UW_EFF_SP_ADD, pop ? sz : -sz);
+	if (r < 0)
+		return;
+	if (!pop && sz == 8)
+		uw_insn_reg(e, UW_EFF_STORE, x86_dwarf[r & 15], 0);
+	else if (pop && sz == 8 && r != 4)
+		x86_restore(e, r);
+	else if (pop)
+		x86_write(e, r);
+}
+
+/* group 5 (ff): inc, dec, call, jmp, push */
+static void x86_grp5(const struct x86_in *in, struct uw_insn *e)
+{
+	switch (in->regf) {
+	case 0: case 1: x86_write(e, in->rm); break;
+	case 4: case 5: e->end = true; break;             /* jmp *r/m, ljmp */
+	case 6: x86_push(in, e, in->rm, false); break;
+	default: break;                                   /* call *r/m, lcall */
+	}
+}
+
+/* one-byte map: 00-3f and 80-8f */
+static bool x86_map1_lo(const struct x86_in *in, struct uw_insn *e)
+{
+	uint8_t op = in->op;
+	bool byte = !(op & 1);
+	int rm = in->rm >= 0 && byte ? x86_breg(in, in->rm) : in->rm;
+	if (op < 0x40) {
+		if ((op & 7) >= 4) {
+			if ((op >> 3) != 7)
+				x86_write(e, 0);                      /* alu %al/%eax, imm */
+		} else if ((op >> 3) != 7) {
+			x86_write(e, (op & 2) ? (byte ? x86_breg(in, in->reg) : in->reg) : rm);
+		}
+		return true;
+	}
+	if (op < 0x80 || op > 0x8f)
+		return false;
+	switch (op) {
+	case 0x80: case 0x81: case 0x83: x86_grp1(in, e, rm); break;
+	case 0x84: case 0x85: break;                      /* test */
+	case 0x86: case 0x87:                             /* xchg */
+		x86_write(e, byte ? x86_breg(in, in->reg) : in->reg);
+		x86_write(e, rm);
+		break;
+	case 0x88: case 0x89: case 0x8a: case 0x8b: x86_mov(in, e, byte); break;
+	case 0x8c: x86_write(e, in->rm); break;           /* mov %sreg, r/m */
+	case 0x8d: x86_lea(in, e); break;
+	case 0x8f: x86_push(in, e, in->rm, true); break;  /* pop r/m */
+	default: break;                                   /* mov r/m, %sreg */
+	}
+	return true;
+}
+
+/* the one-byte map */
+static void x86_map1(const struct x86_in *in, struct uw_insn *e)
+{
+	uint8_t op = in->op;
+	int rb = (op & 7) | ((in->rex & 1) << 3);         /* the register in the opcode */
+	if (x86_map1_lo(in, e))
+		return;
+	if (op >= 0x50 && op <= 0x5f) {
+		x86_push(in, e, rb, op >= 0x58);
+		return;
+	}
+	if (op >= 0x90 && op <= 0x97) {                   /* xchg %rax, r (90: nop unless REX.B) */
+		if (rb) {
+			x86_write(e, 0);
+			x86_write(e, rb);
+		}
+		return;
+	}
+	if (op >= 0xb0 && op <= 0xbf) {                   /* mov $imm, r */
+		x86_write(e, op < 0xb8 ? x86_breg(in, rb) : rb);
+		return;
+	}
+	if (op >= 0xa4 && op <= 0xaf && op != 0xa8 && op != 0xa9) {
+		x86_write(e, 7);                              /* string instructions: rdi, rsi, rcx, rax */
+		if (op < 0xaa || op >= 0xac)
+			x86_write(e, 6);
+		if (in->rep)
+			x86_write(e, 1);
+		if (op == 0xac || op == 0xad)
+			x86_write(e, 0);
+		return;
+	}
+	if (op >= 0xd0 && op <= 0xd3) {                   /* shifts by 1, %cl */
+		x86_write(e, in->rm >= 0 && !(op & 1) ? x86_breg(in, in->rm) : in->rm);
+		return;
+	}
+	switch (op) {
+	case 0x63: case 0x69: case 0x6b: x86_write(e, in->reg); break;
+	case 0x68: case 0x6a: case 0x9c: x86_push(in, e, -1, false); break;  /* push imm, pushf */
+	case 0x9d: x86_push(in, e, -1, true); break;      /* popf */
+	case 0x6c: case 0x6d: x86_write(e, 7); break;     /* ins */
+	case 0x6e: case 0x6f: x86_write(e, 6); break;     /* outs */
+	case 0x98: case 0x9f: case 0xa0: case 0xa1: case 0xd7: case 0xe4: case 0xe5: case 0xec: case 0xed:
+		x86_write(e, 0);                              /* cdqe, lahf, mov moffs, xlat, in */
+		break;
+	case 0x99: x86_write(e, 2); break;                /* cqo */
+	case 0xe0: case 0xe1: case 0xe2: x86_write(e, 1); break;   /* loop */
+	case 0xc0: case 0xc1: x86_write(e, in->rm >= 0 && op == 0xc0 ? x86_breg(in, in->rm) : in->rm); break;
+	case 0xc6: case 0xc7:
+		if (in->mod == 3 && in->regf == 7)
+			break;                                    /* xabort, xbegin */
+		x86_write(e, in->rm >= 0 && op == 0xc6 ? x86_breg(in, in->rm) : in->rm);
+		break;
+	case 0xc8:                                        /* enter imm16, 0: push %rbp; mov %rsp,%rbp; sub */
+		x86_push(in, e, 5, false);
+		uw_insn_add(e, UW_EFF_FP_FROM_SP, 0);
+		if ((in->imm >> 16) & 0xff)
+			uw_insn_add(e, UW_EFF_SP_UNKNOWN, 0);     /* nesting level: more pushes */
+		else
+			uw_insn_add(e, UW_EFF_SP_ADD, -(in->imm & 0xffff));
+		break;
+	case 0xc9: leave(e); break;
+	case 0xc2: case 0xc3: case 0xca: case 0xcb: case 0xcc: case 0xcf: case 0xe9: case 0xeb: case 0xf4:
+		e->end = true;                                /* ret, lret, int3, iret, jmp, hlt */
+		break;
+	case 0xdf:
+		if (in->mod == 3 && in->regf == 4)
+			x86_write(e, 0);                          /* fnstsw %ax */
+		break;
+	case 0xf6: case 0xf7:
+		if (in->regf == 2 || in->regf == 3)
+			x86_write(e, in->rm >= 0 && op == 0xf6 ? x86_breg(in, in->rm) : in->rm);   /* not, neg */
+		else if (in->regf >= 4) {
+			x86_write(e, 0);                          /* mul, div: rax, rdx */
+			x86_write(e, 2);
+		}
+		break;
+	case 0xfe:
+		if (in->regf < 2)
+			x86_write(e, in->rm >= 0 ? x86_breg(in, in->rm) : -1);
+		break;
+	case 0xff: x86_grp5(in, e); break;
+	default: break;                                   /* jcc, call, x87, flags, int, out, nop, ... */
+	}
+}
+
+/* VEX/EVEX in the 0F map: the few that write a general register */
+static void x86_vex2(const struct x86_in *in, struct uw_insn *e)
+{
+	uint8_t op = in->op;
+	if (op == 0x50 || op == 0xc5 || op == 0xd7 || op == 0x93 || ((op == 0x2c || op == 0x2d) && in->rep))
+		x86_write(e, in->reg);                        /* vmovmsk, vpextrw, vpmovmskb, kmov, vcvt*2si */
+	else if (op == 0x7e && in->p66)
+		x86_write(e, in->rm);                         /* vmovd/vmovq %xmm, r/m */
+}
+
+/* the 0F map */
+static void x86_map2(const struct x86_in *in, struct uw_insn *e)
+{
+	uint8_t op = in->op;
+	if (in->vex) {
+		x86_vex2(in, e);
+		return;
+	}
+	if ((op >= 0x40 && op <= 0x4f) || op == 0x02 || op == 0x03 || op == 0x50 || op == 0xaf || op == 0xb6 ||
+	    op == 0xb7 || op == 0xb8 || op == 0xbc || op == 0xbd || op == 0xbe || op == 0xbf || op == 0xc5 ||
+	    op == 0xd7 || ((op == 0x2c || op == 0x2d) && in->rep)) {
+		x86_write(e, in->reg);                        /* cmov, imul, movzx/sx, popcnt, bsf, cvt*2si, movmsk, ... */
+		return;
+	}
+	if (op >= 0x90 && op <= 0x9f) {
+		x86_write(e, in->rm >= 0 ? x86_breg(in, in->rm) : -1);   /* setcc */
+		return;
+	}
+	if (op >= 0xc8 && op <= 0xcf) {
+		x86_write(e, (op & 7) | ((in->rex & 1) << 3));   /* bswap */
+		return;
+	}
+	switch (op) {
+	case 0x00:
+		if (in->regf < 2)
+			x86_write(e, in->rm);                     /* sldt, str (lldt, ltr, verr, verw read) */
+		break;
+	case 0xb2: case 0xb4: case 0xb5: x86_write(e, in->reg); break;   /* lss, lfs, lgs */
+	case 0x78:
+		if (!in->p66 && !in->rep)
+			x86_write(e, in->rm);                     /* vmread */
+		break;
+	case 0x20: case 0x21: case 0xa4: case 0xa5: case 0xab: case 0xac: case 0xad: case 0xb3:
+	case 0xbb:
+		x86_write(e, in->rm);                         /* mov %cr/%dr, shld/shrd, bts/btr/btc */
+		break;
+	case 0x7e:
+		if (!in->rep)
+			x86_write(e, in->rm);                     /* movd/movq %xmm/%mm, r/m */
+		break;
+	case 0xba:
+		if (in->regf >= 5)
+			x86_write(e, in->rm);
+		break;
+	case 0xb0: case 0xb1:                             /* cmpxchg */
+		x86_write(e, 0);
+		x86_write(e, in->rm >= 0 && op == 0xb0 ? x86_breg(in, in->rm) : in->rm);
+		break;
+	case 0xc0: case 0xc1:                             /* xadd */
+		x86_write(e, op == 0xc0 ? x86_breg(in, in->reg) : in->reg);
+		x86_write(e, in->rm >= 0 && op == 0xc0 ? x86_breg(in, in->rm) : in->rm);
+		break;
+	case 0xa0: case 0xa8: x86_push(in, e, -1, false); break;   /* push %fs, %gs */
+	case 0xa1: case 0xa9: x86_push(in, e, -1, true); break;    /* pop %fs, %gs */
+	case 0x05: x86_write(e, 1); x86_write(e, 11); x86_write(e, 0); break;   /* syscall */
+	case 0x31: case 0x32: case 0x33: x86_write(e, 0); x86_write(e, 2); break;   /* rdtsc, rdmsr, rdpmc */
+	case 0xa2: x86_write(e, 0); x86_write(e, 1); x86_write(e, 2); x86_write(e, 3); break;   /* cpuid */
+	case 0x01:
+		if (in->regf == 4)
+			x86_write(e, in->rm);                     /* smsw */
+		else if (in->mod == 3) {                      /* xgetbv, rdtscp, rdpkru, ... */
+			x86_write(e, 0);
+			x86_write(e, 1);
+			x86_write(e, 2);
+		}
+		break;
+	case 0xae:
+		if (in->rep && in->mod == 3 && in->regf < 2)
+			x86_write(e, in->rm);                     /* rdfsbase, rdgsbase */
+		break;
+	case 0xc7:
+		if (in->mod == 3)
+			x86_write(e, in->rm);                     /* rdrand, rdseed, rdpid */
+		else if (in->regf == 1) {
+			x86_write(e, 0);                          /* cmpxchg8b/16b */
+			x86_write(e, 2);
+		}
+		break;
+	case 0x07: case 0x0b: case 0xb9: case 0xff: e->end = true; break;   /* sysret, ud2, ud1, ud0 */
+	default: break;                                   /* jcc, nop r/m, vector instructions */
+	}
+}
+
+/* the 0F38 and 0F3A maps, and EVEX's others */
+static void x86_map34(const struct x86_in *in, struct uw_insn *e)
+{
+	uint8_t op = in->op;
+	if (in->map == 4) {
+		if (op >= 0x14 && op <= 0x17)
+			x86_write(e, in->rm);                     /* pextrb/w/d/q, extractps */
+		else if (op == 0xf0 && in->vex)
+			x86_write(e, in->reg);                    /* rorx */
+		return;
+	}
+	if (in->map != 3)
+		return;
+	if (!in->vex) {
+		if ((op == 0xf0 || op == 0xf1) && (in->rep || (op == 0xf0 && !in->p66)))
+			x86_write(e, in->reg);                    /* crc32, movbe load */
+		return;
+	}
+	if (op == 0xf2 || op == 0xf5 || op == 0xf6 || op == 0xf7)
+		x86_write(e, in->reg);                        /* andn, bzhi/pdep/pext, mulx, bextr/shlx/... */
+	if (op == 0xf3 || op == 0xf6)
+		x86_write(e, in->vvvv);                       /* blsr/blsmsk/blsi, mulx's low half */
+}
+
+/* Decode one instruction; 0 if invalid or truncated. */
 static size_t x86_decode(const uint8_t *p, size_t n, struct uw_insn *e)
 {
 	/* no memset of the effects: readers stop at neff (this runs at every boundary) */
@@ -95,255 +659,19 @@ static size_t x86_decode(const uint8_t *p, size_t n, struct uw_insn *e)
 	e->neff = 0;
 	if (n >= 1 && p[0] == 0x90)
 		return 1;                                     /* nop: JIT padding, the common case */
-	size_t i = 0;
-	bool p66 = false, pf3 = false;
 	if (n >= 4 && p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && (p[3] == 0xfa || p[3] == 0xfb))
 		return 4;                                     /* endbr64 / endbr32 */
-	for (; i < n && i < 4; i++) {
-		uint8_t b = p[i];
-		if (b == 0x66)
-			p66 = true;
-		else if (b == 0xf3)
-			pf3 = true;
-		else if (b == 0x2e || b == 0x3e || b == 0xf2)  /* cs/notrack, ds, bnd */
-			continue;
-		else
-			break;
-	}
-	uint8_t rex = 0;
-	if (i < n && (p[i] & 0xf0) == 0x40)
-		rex = p[i++];
-	if (i >= n)
+	struct x86_in in = { 0 };
+	size_t len = x86_parse(p, n, &in);
+	if (!len)
 		return 0;
-	bool w = rex & 8;
-	uint8_t op = p[i++];
-	int base;
-	int64_t disp;
-	bool simple;
-	size_t ml;
-	if (p66 && !(op == 0x90 || (op == 0x0f && i < n && p[i] == 0x1f)))
-		return 0;                                     /* only the 66-prefixed nops */
-	if (pf3 && op != 0x90 && op != 0xc3)
-		return 0;                                     /* pause, rep ret */
-	if (op >= 0x50 && op <= 0x57) {                   /* push r64 */
-		uw_insn_add(e, UW_EFF_SP_ADD, -8);
-		uw_insn_reg(e, UW_EFF_STORE, x86_dwarf[(op & 7) | ((rex & 1) << 3)], 0);
-		return i;
-	}
-	if (op >= 0x58 && op <= 0x5f) {                   /* pop r64 */
-		int r = (op & 7) | ((rex & 1) << 3);
-		uw_insn_add(e, UW_EFF_SP_ADD, 8);
-		if (r == 4)
-			x86_write(e, r);
-		else
-			x86_restore(e, r);
-		return i;
-	}
-	if (op >= 0xb8 && op <= 0xbf) {                   /* mov $imm, r */
-		size_t k = w ? 8 : 4;
-		if (n - i < k)
-			return 0;
-		x86_write(e, (op & 7) | ((rex & 1) << 3));
-		return i + k;
-	}
-	if (op >= 0x91 && op <= 0x97) {                   /* xchg %rax, r */
-		x86_write(e, (op & 7) | ((rex & 1) << 3));
-		return i;
-	}
-	if (op >= 0x70 && op <= 0x7f)                     /* jcc rel8 */
-		return n - i >= 1 ? i + 1 : 0;
-	switch (op) {
-	case 0x90: return i;                              /* nop, pause */
-	case 0x68: uw_insn_add(e, UW_EFF_SP_ADD, -8); return n - i >= 4 ? i + 4 : 0;
-	case 0x6a: uw_insn_add(e, UW_EFF_SP_ADD, -8); return n - i >= 1 ? i + 1 : 0;
-	case 0xc3: e->end = true; return i;            /* ret */
-	case 0xc2: e->end = true; return n - i >= 2 ? i + 2 : 0;
-	case 0xc9: leave(e); return i;             /* leave */
-	case 0xcc: e->end = true; return i;            /* int3: padding or a trap */
-	case 0xe8: return n - i >= 4 ? i + 4 : 0;         /* call rel32 */
-	case 0xe9: e->end = true; return n - i >= 4 ? i + 4 : 0;
-	case 0xeb: e->end = true; return n - i >= 1 ? i + 1 : 0;
-	case 0xe3: return n - i >= 1 ? i + 1 : 0;         /* jrcxz */
-	case 0x0f:
-		if (i >= n)
-			return 0;
-		op = p[i++];
-		if (op == 0x05 || op == 0xa2)                 /* syscall, cpuid */
-			return i;
-		if (op == 0x0b) {                             /* ud2 */
-			e->end = true;
-			return i;
-		}
-		if (op >= 0x80 && op <= 0x8f)                 /* jcc rel32 */
-			return n - i >= 4 ? i + 4 : 0;
-		if (op == 0x1f || op == 0x1e) {               /* nopw/nopl r/m */
-			ml = x86_modrm(p + i, n - i, rex, &base, &disp, &simple);
-			return ml ? i + ml : 0;
-		}
-		if ((op >= 0x40 && op <= 0x4f) || op == 0xaf || op == 0xb6 || op == 0xb7 ||
-		    op == 0xbe || op == 0xbf) {               /* cmovcc, imul, movzx, movsx: reg written */
-			if (i >= n)
-				return 0;
-			x86_write(e, ((p[i] >> 3) & 7) | ((rex & 4) << 1));
-			ml = x86_modrm(p + i, n - i, rex, &base, &disp, &simple);
-			return ml ? i + ml : 0;
-		}
-		return 0;
-	default:
-		break;
-	}
-	/* the rest take ModRM */
-	bool alu = op < 0x40 && (op & 7) <= 3;
-	if (!(alu || op == 0x63 || op == 0x69 || op == 0x6b || (op >= 0x80 && op <= 0x8b && op != 0x82) ||
-	      op == 0x8d || op == 0x8f || op == 0xc0 || op == 0xc1 || op == 0xc6 || op == 0xc7 ||
-	      (op >= 0xd0 && op <= 0xd3) || op == 0xf6 || op == 0xf7 || op == 0xfe || op == 0xff))
-		return 0;
-	if (i >= n)
-		return 0;
-	uint8_t m = p[i], mod = m >> 6, regf = (m >> 3) & 7;
-	int reg = regf | ((rex & 4) << 1);
-	int rm = (m & 7) | ((rex & 1) << 3);
-	bool byte = !(op & 1) && (alu || (op >= 0x80 && op <= 0x8a) || op == 0xc0 || op == 0xc6 ||
-				 op == 0xd0 || op == 0xd2 || op == 0xf6 || op == 0xfe);
-	/* an 8-bit register 4/5 is %ah/%ch without REX, %spl/%bpl with it */
-	int breg = byte && !rex ? -1 : reg, brm = mod == 3 ? (byte && !rex ? -1 : rm) : -1;
-	ml = x86_modrm(p + i, n - i, rex, &base, &disp, &simple);
-	if (!ml)
-		return 0;
-	i += ml;
-	size_t imm = 0;
-	switch (op) {
-	case 0x69: case 0x81: case 0xc7: imm = 4; break;
-	case 0x6b: case 0x80: case 0x83: case 0xc0: case 0xc1: case 0xc6: imm = 1; break;
-	case 0xf6: imm = regf < 2 ? 1 : 0; break;
-	case 0xf7: imm = regf < 2 ? 4 : 0; break;
-	default: break;
-	}
-	if (n - i < imm)
-		return 0;
-	int64_t iv = imm == 4 ? (int32_t)rd32(p + i) : imm == 1 ? (int8_t)p[i] : 0;
-	i += imm;
-	if (alu) {
-		if ((op >> 3) != 7)                           /* cmp writes nothing */
-			x86_write(e, (op & 2) ? breg : brm);
-		return i;
-	}
-	switch (op) {
-	case 0x63: case 0x69: case 0x6b:
-		x86_write(e, reg);
-		return i;
-	case 0x80: case 0x81: case 0x83:                  /* group 1 on r/m */
-		if (regf == 7 || brm < 0)
-			return i;                                 /* cmp, or memory */
-		if ((brm == 4 || brm == 5) && w && (regf == 0 || regf == 5)) {
-			int64_t d = regf == 0 ? iv : -iv;         /* add : sub */
-			if (brm == 4) {
-				uw_insn_add(e, UW_EFF_SP_ADD, d);
-			} else {
-				uw_insn_add(e, UW_EFF_FP_ADD, d);
-			}
-			return i;
-		}
-		x86_write(e, brm);
-		return i;
-	case 0x84: case 0x85:                             /* test */
-		return i;
-	case 0x86: case 0x87:                             /* xchg */
-		x86_write(e, breg);
-		x86_write(e, brm);
-		return i;
-	case 0x88: case 0x89:                             /* mov r -> r/m */
-		if (op == 0x89 && w && mod != 3 && simple && base == 4)
-			uw_insn_reg(e, UW_EFF_STORE, x86_dwarf[reg & 15], disp);   /* mov %r, disp(%rsp) */
-		if (brm < 0)
-			return i;
-		if (w && brm == 5 && reg == 4) {              /* mov %rsp,%rbp */
-			uw_insn_add(e, UW_EFF_FP_FROM_SP, 0);
-			return i;
-		}
-		if (w && brm == 4 && reg == 5) {              /* mov %rbp,%rsp */
-			uw_insn_add(e, UW_EFF_SP_FROM_FP, 0);
-			return i;
-		}
-		x86_write(e, brm);
-		return i;
-	case 0x8a: case 0x8b:                             /* mov r/m -> r */
-		if (mod == 3 && w && reg == 5 && rm == 4) {
-			uw_insn_add(e, UW_EFF_FP_FROM_SP, 0);
-			return i;
-		}
-		if (mod == 3 && w && reg == 4 && rm == 5) {
-			uw_insn_add(e, UW_EFF_SP_FROM_FP, 0);
-			return i;
-		}
-		if (op == 0x8b && w && mod != 3 && simple && base == 4 && reg != 4) {
-			x86_restore(e, reg);                      /* mov disp(%rsp), %r */
-			return i;
-		}
-		x86_write(e, breg);
-		return i;
-	case 0x8d:                                        /* lea */
-		if (reg != 4 && reg != 5)
-			return i;
-		if (w && simple && (base == 4 || base == 5)) {
-			if (reg == 4 && base == 4) {
-				uw_insn_add(e, UW_EFF_SP_ADD, disp);
-			} else if (reg == 4) {
-				uw_insn_add(e, UW_EFF_SP_FROM_FP, disp);
-			} else if (base == 4) {
-				uw_insn_add(e, UW_EFF_FP_FROM_SP, disp);
-			} else {
-				uw_insn_add(e, UW_EFF_FP_ADD, disp);
-			}
-			return i;
-		}
-		x86_write(e, reg);
-		return i;
-	case 0x8f:                                        /* pop r/m */
-		if (regf != 0)
-			return 0;
-		uw_insn_add(e, UW_EFF_SP_ADD, 8);
-		if (brm >= 0)
-			x86_write(e, brm);
-		return i;
-	case 0xc6: case 0xc7:
-		if (regf != 0)
-			return 0;
-		if (brm >= 0)
-			x86_write(e, brm);
-		return i;
-	case 0xc0: case 0xc1: case 0xd0: case 0xd1: case 0xd2: case 0xd3:
-		if (brm >= 0)
-			x86_write(e, brm);
-		return i;
-	case 0xf6: case 0xf7:
-		if ((regf == 2 || regf == 3) && brm >= 0)     /* not, neg */
-			x86_write(e, brm);
-		return i;                                     /* test, mul, div: rax/rdx */
-	case 0xfe:
-		if (regf > 1)
-			return 0;
-		if (brm >= 0)
-			x86_write(e, brm);
-		return i;
-	case 0xff:
-		switch (regf) {
-		case 0: case 1:
-			if (brm >= 0)
-				x86_write(e, brm);
-			return i;
-		case 2: return i;                             /* call *r/m */
-		case 4: e->end = true; return i;           /* jmp *r/m */
-		case 6:                                       /* push r/m */
-			uw_insn_add(e, UW_EFF_SP_ADD, -8);
-			if (brm >= 0)
-				uw_insn_reg(e, UW_EFF_STORE, x86_dwarf[brm & 15], 0);
-			return i;
-		default: return 0;
-		}
-	default:
-		return 0;
-	}
+	if (in.map == 1)
+		x86_map1(&in, e);
+	else if (in.map == 2)
+		x86_map2(&in, e);
+	else
+		x86_map34(&in, e);
+	return len;
 }
 
 static const char *x86_reg(unsigned r)
@@ -354,5 +682,5 @@ static const char *x86_reg(unsigned r)
 /* DWARF: rbp 6, rsp 7, return address column 16; a call leaves CFA = rsp + 8
  * with the return address at CFA-8, always (SysV psABI 3.6.2) */
 const struct uw_decoder uw_decoder_x86_64 = {
-	UW_DECODER_FACTS(x86_64), .decode = x86_decode, .reg_name = x86_reg,
+	UW_DECODER_FACTS(x86_64), .max_insn = 15, .decode = x86_decode, .reg_name = x86_reg,
 };

@@ -8,7 +8,8 @@
  * live mappings (LINT_MAX_MAPS, for overlaps and CODE_MOVE), seen code_index
  * intervals (LINT_MAX_INDEX, sequential indices cost one entry), and code
  * hashes (LINT_CODE_SLOTS, direct-mapped, a hit is confirmed by comparing
- * the bytes in the map).  When a history forgets, rule JD099 says so once. */
+ * the bytes in the map; they only say which loads the code check's memo
+ * may serve).  When one of the first two forgets, rule JD099 says so once. */
 #ifndef UW_LINT_H
 #define UW_LINT_H
 
@@ -26,7 +27,9 @@
 
 enum lint_sev { LINT_INFO, LINT_WARNING, LINT_ERROR };
 
-/* Stable ids: never renumber, only append. */
+/* Stable ids: never renumber, only append.  Removed, their ids not reused:
+ * JD025 identical-code (perf 6.1 gives two jitted .so files of the same code
+ * different build-ids: it was a false finding). */
 enum lint_rule_id {
 	LR_NOT_JITDUMP,         /* JD001 */
 	LR_VERSION,             /* JD002 */
@@ -46,7 +49,6 @@ enum lint_rule_id {
 	LR_LOAD_TRAILING,       /* JD022 */
 	LR_LOAD_EMPTY,          /* JD023 */
 	LR_LOAD_VMA,            /* JD024 */
-	LR_IDENTICAL_CODE,      /* JD025 */
 	LR_DUPLICATE_INDEX,     /* JD026 */
 	LR_ADDR_WRAP,           /* JD027 */
 	LR_UNWIND_AFTER_LOAD,   /* JD030 */
@@ -92,6 +94,7 @@ enum lint_rule_id {
 	LR_DEBUG_NAME,          /* JD076 */
 	LR_DUMP_DIR,            /* JD091 */
 	LR_REG_PAST_LIBUNWIND,  /* JD055 */
+	LR_CODE_UNDECODED,      /* JD081 */
 	LR__COUNT
 };
 

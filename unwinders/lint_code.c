@@ -78,10 +78,10 @@ struct cc_hits {
 };
 
 /* the rules of the code check, in the order their findings are reported */
-enum { CC_CFA, CC_RA, CC_BELOW, CC_EARLY, CC_RAVC, CC_DEEP, CC_LUREG, CC_NRULES };
+enum { CC_CFA, CC_RA, CC_BELOW, CC_EARLY, CC_RAVC, CC_DEEP, CC_LUREG, CC_UNDEC, CC_NRULES };
 static const enum lint_rule_id cc_rule[CC_NRULES] = {
 	LR_CFA_VS_CODE, LR_RA_RULE, LR_REG_BELOW_SP, LR_REG_SAVED_EARLY, LR_RA_VS_CODE, LR_FRAME_BEYOND_STACK,
-	LR_REG_PAST_LIBUNWIND,
+	LR_REG_PAST_LIBUNWIND, LR_CODE_UNDECODED,
 };
 
 struct cc_result {
@@ -250,12 +250,36 @@ static void cc_compare_full(struct lint_ctx *c, const struct uw_decoder *dc, con
 			res->called |= 1u << i;
 }
 
+/* An instruction the decoder cannot decode at pc (JD081): say so with its
+ * first bytes, and where the check takes up again (the next row's start,
+ * which is an instruction boundary when the CFI is right); that row, or 0
+ * when none is left. */
+static size_t cc_undecoded(const struct uw_decoder *dc, const char *arch, const uint8_t *at, uint64_t left,
+			   uint64_t off, uint64_t rel, const struct crow *rows, size_t nrows, size_t ri,
+			   uint64_t end_off, struct cc_result *res)
+{
+	char hex[3 * 16 + 1] = "";
+	size_t nb = left < dc->max_insn ? (size_t)left : dc->max_insn;
+	for (size_t i = 0, o = 0; i < nb && i < 16; i++)
+		o += (size_t)snprintf(hex + o, sizeof(hex) - o, "%s%02x", i ? " " : "", at[i]);
+	size_t j = ri;
+	while (j < nrows && rows[j].loc <= rel)
+		j++;
+	uint64_t to = j < nrows ? off + (rows[j].loc - rel) : end_off;
+	cc_hit(&res->h[CC_UNDEC], off, "lint's %s decoder cannot decode the instruction that starts with the bytes %s "
+	       "(%zu of the %" PRIu64 " left), so the code check does not compare the CFI rows of [+0x%" PRIx64
+	       ", +0x%" PRIx64 ") with the code%s", arch, hex, nb, left, off, to,
+	       j < nrows ? " (it takes up again at the next row)" : "");
+	return j < nrows ? j : 0;
+}
+
 /* Follow the code over [s, e) with the decoder, comparing every row in force
  * at an instruction boundary; after a no-fall-through instruction the state
- * is taken again from the next row (and the saves are no longer known). */
-static void cc_follow(struct lint_ctx *c, const struct uw_decoder *dc, const uint8_t *code, uint64_t code_addr,
-		      uint64_t s, uint64_t e, const struct crow *rows, size_t nrows, uint64_t base,
-		      struct cc_result *res)
+ * is taken again from the next row (and the saves are no longer known); at
+ * an instruction it cannot decode, likewise from the next row's start. */
+static void cc_follow(struct lint_ctx *c, const struct uw_decoder *dc, const char *arch, const uint8_t *code,
+		      uint64_t code_addr, uint64_t s, uint64_t e, const struct crow *rows, size_t nrows,
+		      uint64_t base, struct cc_result *res)
 {
 	struct uw_cfa_state st = { 0 };
 	bool resync = true;
@@ -268,7 +292,8 @@ static void cc_follow(struct lint_ctx *c, const struct uw_decoder *dc, const uin
 	uint64_t pc = s;
 	const struct crow *last = NULL;   /* the row of the last full compare */
 	bool same = false;                /* and st is unchanged since */
-	for (unsigned k = 0; k < LINT_MAX_INSNS && pc < e; k++) {
+	unsigned k = 0;
+	for (; k < LINT_MAX_INSNS && pc < e; k++) {
 		uint64_t rel = pc - base;     /* pc >= s >= base */
 		while (ri < nrows && rows[ri].end <= rel)
 			ri++;
@@ -293,8 +318,16 @@ static void cc_follow(struct lint_ctx *c, const struct uw_decoder *dc, const uin
 		}
 		struct uw_insn x;
 		size_t len = dc->decode(code + (pc - code_addr), (size_t)(e - pc), &x);
-		if (!len)
-			break;
+		if (!len) {
+			size_t j = cc_undecoded(dc, arch, code + (pc - code_addr), e - pc, pc - code_addr, rel, rows, nrows,
+						ri, e - code_addr, res);
+			if (!j || base + rows[j].loc >= e)
+				return;
+			pc = base + rows[j].loc;
+			resync = true;
+			last = NULL;
+			continue;
+		}
 		if (x.neff)
 			uw_eff_apply(&st, &x);
 		if (x.end)
@@ -302,6 +335,10 @@ static void cc_follow(struct lint_ctx *c, const struct uw_decoder *dc, const uin
 		same = same && !x.neff && !x.end;
 		pc += len;
 	}
+	if (pc < e)
+		cc_hit(&res->h[CC_UNDEC], pc - code_addr, "the code check follows at most %u instructions of an FDE, so it "
+		       "does not compare the CFI rows of [+0x%" PRIx64 ", +0x%" PRIx64 ") with the code", k,
+		       pc - code_addr, e - code_addr);
 }
 
 /* One finding per rule and FDE, naming every boundary it fails at. */
@@ -321,9 +358,13 @@ static void cc_say(struct lint_ctx *c, enum lint_rule_id id, uint64_t load_off, 
 	if (h->n > 1 && h->n > h->w.npc && o < sizeof(list))
 		snprintf(list + o, sizeof(list) - o, ", ...");
 	h->w.load = load_off;
-	lint_report_at(c, id, fo, &h->w, "the CODE_LOAD at 0x%" PRIx64 ": at +0x%" PRIx64 " %s (%zu instruction "
-		       "boundar%s disagree%s%s)", load_off, h->w.pc[0], h->first, h->n, h->n == 1 ? "y" : "ies",
-		       h->n == 1 ? "s" : "", list);
+	if (id == LR_CODE_UNDECODED)
+		lint_report_at(c, id, fo, &h->w, "the CODE_LOAD at 0x%" PRIx64 ": at +0x%" PRIx64 " %s (%zu place%s where "
+			       "the check stops%s)", load_off, h->w.pc[0], h->first, h->n, h->n == 1 ? "" : "s", list);
+	else
+		lint_report_at(c, id, fo, &h->w, "the CODE_LOAD at 0x%" PRIx64 ": at +0x%" PRIx64 " %s (%zu instruction "
+			       "boundar%s disagree%s%s)", load_off, h->w.pc[0], h->first, h->n, h->n == 1 ? "y" : "ies",
+			       h->n == 1 ? "s" : "", list);
 }
 
 /* The key of an FDE's rows (struct rc_entry): its length, the CIE's
@@ -512,11 +553,11 @@ static void cm_serve(const struct cm_entry *m, struct cc_result *res)
 void lint_code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *code, uint64_t code_addr,
 		       uint64_t code_size, const struct ehf_fde *fde, uint64_t fde_file_off)
 {
-	const struct uw_decoder *dc = uw_decoder_for(c->hdr.elf_mach);
+	const struct uw_decoder *dc = uw_decoder_for(c->mach);
 	if (!dc)
 		return;
 	c->ra_col = dc->ra;
-	const struct uw_arch *ua = uw_arch_by_mach((uint16_t)c->hdr.elf_mach);
+	const struct uw_arch *ua = c->mach <= UINT16_MAX ? uw_arch_by_mach((uint16_t)c->mach) : NULL;
 	c->lu_regs = ua ? (unsigned)ua->lu_regs : 0;
 	uint64_t s = fde->pc_begin > code_addr ? fde->pc_begin : code_addr;
 	uint64_t e = fde->pc_end < code_addr + code_size ? fde->pc_end : code_addr + code_size;
@@ -544,7 +585,7 @@ void lint_code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *code,
 		h->w.whole = false;
 		h->w.npc = 0;
 	}
-	uint64_t geo[5] = { fde->pc_begin - code_addr, s - code_addr, e - code_addr, c->hdr.elf_mach,
+	uint64_t geo[5] = { fde->pc_begin - code_addr, s - code_addr, e - code_addr, c->mach,
 			    c->o->stack_size };
 	bool hit = false;
 	struct cm_entry *m = !memo ? NULL : cm_find(c, key, kn, kh, geo, code + (s - code_addr), (size_t)(e - s), quiet, &hit);
@@ -556,7 +597,7 @@ void lint_code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *code,
 		size_t nrows;
 		if (cc_rows(c, fde, fde_file_off, s, code_addr, key, kn, kh, &rows, &nrows) || !nrows)
 			return;
-		cc_follow(c, dc, code, code_addr, s, e, rows, nrows, fde->pc_begin, &res);
+		cc_follow(c, dc, ua ? ua->facts->name : "?", code, code_addr, s, e, rows, nrows, fde->pc_begin, &res);
 		if (m)
 			cm_keep(m, key, kn, geo, code + (s - code_addr), (size_t)(e - s), &res);
 	}

@@ -87,6 +87,7 @@ struct lint_ctx {
 	const uint8_t *data;
 	size_t size;
 	struct jdr_hdr hdr;
+	uint32_t mach;            /* the machine the code checks take: elf_mach, the host's when it is 0 */
 	enum pv_profile prof;
 	struct jdr_pending ps;
 	/* pending UNWINDING_INFO extras: the record before it, and its checks */
@@ -100,7 +101,7 @@ struct lint_ctx {
 	uint64_t prev_load_off, prev_code_addr, prev_code_size;
 	bool have_ts;
 	uint64_t last_ts, last_ts_off;
-	bool closed, after_close_said, profile_said, limits_said[3], index_max;
+	bool closed, after_close_said, profile_said, limits_said[2], index_max;
 	struct itree maps, index;
 	uint64_t maps_end;        /* an upper bound of every live mapping's end */
 	struct code_slot *codes;

@@ -24,6 +24,7 @@
 #include "perfview.h"
 #include "maptree.h"
 #include "files.h"
+#include "uwarch.h"
 #include "view.h"
 
 #include <errno.h>
@@ -419,7 +420,7 @@ static int elf_emit(Elf *e, const struct pv_elf *x, const struct pv_layout *ly, 
 	eh->e_ident[EI_CLASS] = ELFCLASS64;
 	eh->e_ident[EI_DATA] = ELFDATA2LSB;
 	eh->e_type = ET_DYN;
-	eh->e_machine = elf_mach;
+	eh->e_machine = elf_mach ? elf_mach : uw_arch_host() ? uw_arch_host()->facts->elf_mach : EM_NONE;   /* genelf: perf's own */
 	eh->e_version = EV_CURRENT;
 	eh->e_entry = ly->text_addr;
 	eh->e_phoff = sizeof(Elf64_Ehdr);
