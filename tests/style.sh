@@ -74,7 +74,7 @@ static const char *n = "aarch64";
 #if defined(__x86_64__)
 #endif
 EOF
-mk harness/capture_aarch64.c <<'EOF'
+mk harness/capture/arch/aarch64.c <<'EOF'
 const char *name = "aarch64";   /* an arch file: fine */
 const struct arch_facts *f = &arch_facts[ARCH_ID_aarch64];
 EOF
@@ -102,7 +102,7 @@ EOF
 mk trampolines/x.c <<'EOF'
 #include "unwinders/unwind.h"
 EOF
-mk harness/capture_x86_64.c <<'EOF'
+mk harness/capture/arch/x86_64.c <<'EOF'
 int own(const struct tr_arch *a) { return a != &tr_arch_x86_64; }   /* not even in an arch file */
 EOF
 (cd "$t/tree" && "$OLDPWD/tools/tablecheck" --root .) >"$t/out" && fail "tablecheck passes planted violations"
@@ -113,7 +113,7 @@ for want in 'harness/bad.c:1: unwinder name "oracle"' 'harness/bad.c:2: unwinder
 	'harness/bad.c:8: arch record compared by identity (&tr_arch_aarch64 !=)' \
 	'harness/bad.c:9: arch test JU_ARCH_aarch64' 'harness/bad.c:11: arch test ARCH_ID_x86_64' \
 	'harness/bad.c:12: arch test JU_HOST_ARCH' \
-	'harness/capture_x86_64.c:1: arch record compared by identity (!= &tr_arch_x86_64)'; do
+	'harness/capture/arch/x86_64.c:1: arch record compared by identity (!= &tr_arch_x86_64)'; do
 	grep -qF "$want" "$t/out" || fail "tablecheck misses '$want': $(cat "$t/out")"
 done
 [ "$(grep -c '^[a-z]*/[^:]*:[0-9]' "$t/out")" = 12 ] || fail "tablecheck reports more than the planted violations: $(cat "$t/out")"

@@ -14,10 +14,10 @@
 #include <unistd.h>
 
 #include "tests/hostarch.h"
-#include "harness/case.h"
-#include "harness/fuzzcfi.h"
+#include "harness/run/case.h"
+#include "harness/fuzz/fuzzcfi.h"
 #include "trampolines/tramp.h"
-#include "unwinders/ehframe.h"
+#include "unwinders/model/ehframe.h"
 
 static const struct tr_arch *const arches[] = { &tr_arch_x86_64, &tr_arch_aarch64 };
 

@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "unwinders/maptree.h"
+#include "unwinders/model/maptree.h"
 #include "unwinders/view.h"
-#include "unwinders/perfview.h"
+#include "unwinders/model/perfview.h"
 #include "unwinders/uwarch.h"
 
 #define PG 0x1000u

@@ -1,4 +1,4 @@
-/* The replay session (harness/session.h): open over a captured case, every
+/* The replay session (harness/run/session.h): open over a captured case, every
  * sample through the session's one unwind loop, judged; each verdict is
  * checked against the capture's truth chain by address, and a case whose
  * emitted CFI is wrong must give non-ok verdicts through it. */
@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "harness/capture.h"
-#include "harness/case.h"
-#include "harness/samples.h"
-#include "harness/session.h"
-#include "uwt.h"
+#include "harness/capture/capture.h"
+#include "harness/run/case.h"
+#include "harness/capture/samples.h"
+#include "harness/run/session.h"
+#include "tests/uwt.h"
 
 /* Per host arch: a case whose emitted CFI is right at every sample, and a
  * shipped negative control (CFI that puts the return address elsewhere). */

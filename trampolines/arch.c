@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "arch.h"
+#include "trampolines/arch.h"
 
 static const struct tr_arch *const all[] = {
 #define ARCH(n, deb, mach, qemu, trip, sp, fp, ra, pc, lr, cfa, raat, raoff, pfx) &tr_arch_##n,

@@ -3,7 +3,7 @@
 #define TR_ARCH_H
 
 #include "arches.h"
-#include "op.h"
+#include "trampolines/op.h"
 
 struct tr_arch {
 	const struct arch_facts *facts;   /* name, ELF machine, DWARF sp/fp/ra, entry CFA (arches.def) */

@@ -41,7 +41,7 @@ static inline void tr_buf_le(struct tr_buf *b, uint64_t v, size_t n)
 
 /* The one LEB128 writer of the JIT side: v as ULEB128, or with sign the
  * int64_t in v as SLEB128, into out; returns its length (1..10).  The
- * profiler side reads them with its own code (unwinders/leb.h). */
+ * profiler side reads them with its own code (unwinders/model/leb.h). */
 #define TR_LEB_MAX 10
 static inline size_t tr_leb_put(uint8_t out[TR_LEB_MAX], uint64_t v, bool sign)
 {

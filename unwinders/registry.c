@@ -1,7 +1,7 @@
 /* The unwinders known to this build, by report key (DESIGN vocabulary).
  * Adding an unwinder: its file defines `const struct uw_unwinder uw_NAME`
  * with its policy; UW_UNWINDERS in unwind.h lists it. */
-#include "unwind.h"
+#include "unwinders/unwind.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -10,7 +10,7 @@
 
 #define UW_MAX_FRAMES 128      /* the kernel's default perf_event_max_stack is 127 */
 
-#include "uwarch.h"
+#include "unwinders/uwarch.h"
 
 struct uw_sample {
 	const struct uw_arch *arch;
@@ -137,7 +137,7 @@ struct uw_unwinder {
 	X(uw_kernel_fp)
 #define UW_EXTERN(id) extern const struct uw_unwinder id;
 UW_UNWINDERS(UW_EXTERN)
-/* The unwinders of this layer (the run layer adds its columns: harness/session.h). */
+/* The unwinders of this layer (the run layer adds its columns: harness/run/session.h). */
 const struct uw_unwinder *uw_unwinder_by_name(const char *name);
 /* Every unwinder of this layer, in report order; n set to the count. */
 const struct uw_unwinder *const *uw_unwinders(size_t *n);

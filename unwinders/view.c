@@ -1,8 +1,8 @@
 /* The profiler's view: maps, JIT loads as perf maps them, CFI per region. */
-#include "view.h"
-#include "perfview.h"
-#include "files.h"
-#include "maptree.h"
+#include "unwinders/view.h"
+#include "unwinders/model/perfview.h"
+#include "unwinders/model/files.h"
+#include "unwinders/model/maptree.h"
 
 #include <errno.h>
 #include <fcntl.h>
