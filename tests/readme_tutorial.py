@@ -17,8 +17,9 @@ register values (NAME=0x...: explain's registers, flags among them) VALUE, times
 perf's version VERSION, the work directory $WORK, and runs of blanks one blank.
 Exit: 0 no drift; 1 drift (the unified diff per command) or a command with another exit status;
 2 a README without tutorial markers or with a malformed one; 77 a prerequisite is missing
-(another ARCH than the tutorial's x86_64 case, or no working perf for the perf column the README
-shows), with the reason.
+(another ARCH than the tutorial's x86_64 case, no working perf for the perf column the README
+shows, or libunwind, elfutils or perf versions other than the README's recorded-with marker
+names: a Debian 13 or sid leg unwinds some points differently), with the reason.
 """
 import argparse
 import difflib
@@ -30,6 +31,7 @@ import sys
 import tempfile
 
 MARK = re.compile(r"^<!-- tutorial: (file (\S+)|session) -->\s*$")
+RECORDED = re.compile(r"^<!-- tutorial: recorded-with ((?:\w+=[\d.]+ ?)+) -->\s*$", re.M)
 HEX = re.compile(r"0x[0-9a-fA-F]+")
 TIME = re.compile(r"\b\d+(\.\d+)? (s|ms|us)\b")
 PID = re.compile(r"\b(jit|perf|jitted)-\d+")
@@ -111,6 +113,36 @@ def normalize(text, work):
     return res
 
 
+def versions(bin_path):
+    """This machine's libunwind and elfutils (Debian's -dev packages) and perf, as major.minor."""
+    def deb(pkg):
+        p = subprocess.run(["dpkg-query", "-W", "-f=${Version}", pkg], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True)
+        m = re.match(r"(?:\d+:)?(\d+\.\d+)", p.stdout) if p.returncode == 0 else None
+        return m.group(1) if m else "none"
+    perf = "none"
+    try:
+        p = subprocess.run(["perf", "version"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           text=True, timeout=30)
+        m = re.search(r"perf version (\d+\.\d+)", p.stdout)
+        perf = m.group(1) if m else "none"
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    return {"libunwind": deb("libunwind-dev"), "elfutils": deb("libdw-dev"), "perf": perf}
+
+
+def check_recorded(readme, bin_path):
+    """77 when the README's outputs were recorded with other library or perf versions."""
+    m = RECORDED.search(open(readme, encoding="utf-8").read())
+    if not m:
+        die(2, f"{readme}: no '<!-- tutorial: recorded-with NAME=VERSION ... -->' marker")
+    want = dict(kv.split("=") for kv in m.group(1).split())
+    have = versions(bin_path)
+    diff = [f"{k} {have.get(k, '?')} (the README's: {v})" for k, v in want.items() if have.get(k) != v]
+    if diff:
+        die(77, "skip: the tutorial's outputs were recorded with other versions; here " + ", ".join(diff))
+
+
 def main():
     ap = argparse.ArgumentParser()
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -124,6 +156,7 @@ def main():
         die(77, f"skip: the tutorial's case is an x86_64 trampoline; ARCH={a.arch}")
     if not os.access(a.bin, os.X_OK):
         die(2, f"{a.bin}: no binary (make all first)")
+    check_recorded(a.readme, a.bin)
     work = tempfile.mkdtemp(prefix="ju-tutorial-")
     os.symlink(os.path.abspath(a.bin), os.path.join(work, "jitunwind"))
     drift, ran = [], 0
