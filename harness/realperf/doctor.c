@@ -655,7 +655,7 @@ static int write_json(const struct dr *d, int rc)
 	if (!f)
 		return -errno;
 	fprintf(f, "{\"tool\":\"jitunwind\",\"command\":\"doctor\",\"schema\":1,\"arch\":\"%s\",\"perf\":{\"cmd\":",
-		tr_arch_host() ? tr_arch_host()->name : "unknown");
+		tr_arch_host() ? tr_arch_host()->facts->name : "unknown");
 	hx_jsonw_str(f, hx_perf_cmd(), 0);
 	fprintf(f, ",\"version\":");
 	hx_jsonw_str(f, d->b ? d->b->version : NULL, 0);
