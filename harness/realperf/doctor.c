@@ -198,9 +198,10 @@ static int fact_events(struct dr *d)
 	int e = errno;
 	snprintf(f->value, sizeof(f->value), "refused: %s", strerror(e));
 	f->bad = true;
-	snprintf(d->unusable, sizeof(d->unusable), "perf_event_open refused a user-space cpu-clock event: %s%s",
-		 strerror(e), e == EACCES || e == EPERM ? " (lower kernel.perf_event_paranoid, or grant CAP_PERFMON)" :
-		 e == ENOSYS ? " (no perf events here, e.g. under qemu-user)" : "");
+	if (!d->unusable[0])        /* the first reason stands: perf itself failing comes before */
+		snprintf(d->unusable, sizeof(d->unusable), "perf_event_open refused a user-space cpu-clock event: %s%s",
+			 strerror(e), e == EACCES || e == EPERM ? " (lower kernel.perf_event_paranoid, or grant CAP_PERFMON)" :
+			 e == ENOSYS ? " (no perf events here, e.g. under qemu-user)" : "");
 	return 77;
 }
 
@@ -320,7 +321,8 @@ static int fact_k1(struct dr *d)
 	const char *plain[] = { "record", "-e", "cpu-clock:u", "-o", data, "--", "true", NULL };
 	if (hx_perf_run(d->dir, plain, NULL, out, why2, sizeof(why2))) {
 		snprintf(f->value, sizeof(f->value), "perf record fails: %s", why2);
-		snprintf(d->unusable, sizeof(d->unusable), "perf record does not run: %s", why2);
+		if (!d->unusable[0])
+			snprintf(d->unusable, sizeof(d->unusable), "perf record does not run: %s", why2);
 		f->bad = true;
 		return 77;
 	}
