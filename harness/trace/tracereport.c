@@ -1,0 +1,50 @@
+/* trace's terminal report: one row per JIT function (its jitdump symbol),
+ * boundaries sampled / in the load, the boundaries never executed, findings. */
+#include "harness/trace/trace.h"
+
+#include <inttypes.h>
+
+static const char *end_text(const struct hx_trace_result *r, char *buf, size_t n)
+{
+	switch (r->end) {
+	case HX_TRACE_EXITED: snprintf(buf, n, "exited with status %d", r->end_status); break;
+	case HX_TRACE_SIGNALED: snprintf(buf, n, "killed by signal %d", r->end_status); break;
+	case HX_TRACE_EXEC: snprintf(buf, n, "exec'd mid-trace (detached)"); break;
+	case HX_TRACE_TIMEOUT: snprintf(buf, n, "ended at --time"); break;
+	}
+	return buf;
+}
+
+static void load_row(FILE *f, const struct hx_trace_load *l)
+{
+	size_t hit = 0;
+	for (size_t j = 0; j < l->nbps; j++)
+		hit += l->bps[j].hits > 0;
+	fprintf(f, "  %-40s 0x%-14" PRIx64 " %5zu/%-5zu%s%s%s\n", l->name, l->addr, hit, l->nbps,
+		l->code_differs ? "  code differs from the dump" : "",
+		l->undecodable ? "  not all decodable" : "", l->closed ? "  moved/closed" : "");
+	if (hit == l->nbps)
+		return;
+	fprintf(f, "    never executed:");
+	size_t shown = 0;
+	for (size_t j = 0; j < l->nbps && shown < 32; j++)
+		if (!l->bps[j].hits) {
+			fprintf(f, " +0x%" PRIx64, l->bps[j].addr - l->addr);
+			shown++;
+		}
+	fprintf(f, "%s\n", hit + shown < l->nbps ? " ..." : "");
+}
+
+void hx_trace_report(FILE *f, const struct hx_trace_result *r)
+{
+	char buf[128];
+	fprintf(f, "trace: pid %d %s; jitdump %s (%" PRIu64 " bytes, %" PRIu64 " records); "
+		"%zu loads, %" PRIu64 " samples, %" PRIu64 " threads, %" PRIu64 " traps not ours\n",
+		(int)r->pid, end_text(r, buf, sizeof(buf)), r->jitdump[0] ? r->jitdump : "(none)",
+		r->jd_read, r->nrecs, r->nloads, r->samples, r->threads_seen, r->foreign_traps);
+	if (!r->nloads)
+		return;
+	fprintf(f, "  %-40s %-16s %s\n", "function", "address", "sampled/boundaries");
+	for (size_t i = 0; i < r->nloads; i++)
+		load_row(f, &r->loads[i]);
+}
