@@ -344,7 +344,8 @@ static void default_cases(char *buf, size_t n)
 static void trace_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: jitunwind trace [--jitdump FILE] [--time S] [--hits N] [--stack-size N] -- CMD [ARGS...]\n"
+		"usage: jitunwind trace [--jitdump FILE] [--time S] [--hits N] [--stack-size N]\n"
+		"                       [--samples-text F] -- CMD [ARGS...]\n"
 		"Run CMD under ptrace (every thread), read the jitdump it writes as it grows (the marker\n"
 		"mapping of jit-<pid>.dump, or --jitdump FILE), plant a one-shot breakpoint at every\n"
 		"instruction boundary of every CODE_LOAD (decoded from the process's memory) and take a\n"
@@ -353,6 +354,7 @@ static void trace_usage(FILE *f)
 		"those never executed; code in memory that differs from the dump's is a finding.\n"
 		"  --hits N     sample each boundary up to N times (default 1)\n"
 		"  --time S     end the trace, and the process, after S seconds\n"
+		"  --samples-text F  one line per sample: tid, pc, sp, bp, cx, the first stack words\n"
 		"x86_64 only for now.  exit: 0 traced, 2 bad usage, a CMD that cannot start, a jitdump\n"
 		"that is not one or that never appeared, 77 ptrace refused or no tracer for this arch\n");
 }
@@ -366,6 +368,10 @@ static int trace_opt(struct hx_trace_cfg *c, int argc, char **argv, int *i)
 	char *end;
 	if (!strcmp(a, "--jitdump")) {
 		c->jitdump = v;
+		return 0;
+	}
+	if (!strcmp(a, "--samples-text")) {
+		c->samples_text = v;
 		return 0;
 	}
 	if (!strcmp(a, "--time")) {
@@ -413,6 +419,14 @@ static int cmd_trace(int argc, char **argv)
 	}
 	if (!e || e == -ESRCH || e == -EBADMSG)
 		hx_trace_report(stdout, &r);
+	if (!e && c.samples_text) {
+		FILE *f = fopen(c.samples_text, "w");
+		if (!f || hx_trace_samples_text(f, &r) || fclose(f)) {
+			fprintf(stderr, "jitunwind trace: cannot write %s\n", c.samples_text);
+			e = -EIO;
+			snprintf(r.why, sizeof(r.why), "cannot write %s", c.samples_text);
+		}
+	}
 	if (e)
 		fprintf(stderr, "jitunwind trace: %s\n", r.why[0] ? r.why : strerror(-e));
 	hx_trace_result_free(&r);

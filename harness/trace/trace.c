@@ -276,8 +276,11 @@ static void end_at_deadline(struct tr_state *t)
 	tr_bp_remove_all(t);
 	kill(t->pid, SIGKILL);
 	int st;
-	while (waitpid(-1, &st, __WALL) > 0)
-		;
+	pid_t tid;
+	/* a killed thread still stops at PTRACE_EVENT_EXIT: let each go on to its end */
+	while ((tid = waitpid(-1, &st, __WALL)) > 0 || (tid < 0 && errno == EINTR))
+		if (tid > 0 && WIFSTOPPED(st))
+			ptrace(PTRACE_CONT, tid, NULL, NULL);
 	t->res->end = HX_TRACE_TIMEOUT;
 }
 
@@ -384,9 +387,7 @@ int hx_trace_run(const struct hx_trace_cfg *cfg, struct hx_trace_result *res)
 	if (t.memfd < 0) {
 		e = -errno;
 		snprintf(res->why, sizeof(res->why), "%s: %s", mp, strerror(-e));
-		kill(t.pid, SIGKILL);
-		while (waitpid(-1, NULL, __WALL) > 0)
-			;
+		end_at_deadline(&t);
 		state_free(&t);
 		return e;
 	}

@@ -22,6 +22,7 @@ struct hx_trace_cfg {
 	unsigned hits;          /* --hits N: sample each boundary up to N times (default 1) */
 	size_t stack_size;      /* --stack-size N: bytes of user stack per sample (default 8192) */
 	FILE *log;              /* findings and events as they happen (stderr) */
+	const char *samples_text;   /* --samples-text F (written by the CLI) */
 };
 
 /* One sample as perf would take it. */
@@ -85,6 +86,8 @@ void hx_trace_result_free(struct hx_trace_result *res);
 /* the terminal report: one row per load, boundaries sampled / in the load,
  * never-executed boundaries, findings */
 void hx_trace_report(FILE *f, const struct hx_trace_result *res);
+/* the samples as text, one line each (--samples-text); 0 or -EIO */
+int hx_trace_samples_text(FILE *f, const struct hx_trace_result *res);
 
 /* The arch's part (trace_<arch>.c). */
 struct hx_trace_regs;

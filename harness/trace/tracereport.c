@@ -2,7 +2,9 @@
  * boundaries sampled / in the load, the boundaries never executed, findings. */
 #include "harness/trace/trace.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <string.h>
 
 static const char *end_text(const struct hx_trace_result *r, char *buf, size_t n)
 {
@@ -47,4 +49,23 @@ void hx_trace_report(FILE *f, const struct hx_trace_result *r)
 	fprintf(f, "  %-40s %-16s %s\n", "function", "address", "sampled/boundaries");
 	for (size_t i = 0; i < r->nloads; i++)
 		load_row(f, &r->loads[i]);
+}
+
+/* one line per sample: tid, pc, sp, bp, cx and the first stack words (perf
+ * register ids 8, 7, 6, 2: the x86_64 layout the samples carry) */
+int hx_trace_samples_text(FILE *f, const struct hx_trace_result *r)
+{
+	for (size_t i = 0; i < r->nsmp; i++) {
+		const struct hx_trace_sample *s = &r->smp[i];
+		fprintf(f, "sample tid=%" PRIu64 " pc=0x%" PRIx64 " sp=0x%" PRIx64 " bp=0x%" PRIx64
+			" cx=0x%" PRIx64 " stack=%zu", s->tid, s->pc, s->sp, s->regs[6], s->regs[2],
+			s->stack_len);
+		for (size_t j = 0; j < 2 && (j + 1) * 8 <= s->stack_len; j++) {
+			uint64_t w;
+			memcpy(&w, s->stack + j * 8, 8);
+			fprintf(f, " w%zu=0x%" PRIx64, j, w);
+		}
+		fprintf(f, " maps=%s\n", s->maps && strstr(s->maps, "[stack]") ? "yes" : "no");
+	}
+	return ferror(f) ? -EIO : 0;
 }

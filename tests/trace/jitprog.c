@@ -95,6 +95,7 @@ int main(int argc, char **argv)
 	if (dump && write_dump(&w, argv[1], mode))
 		return 1;
 	fprintf(out, "tramp 0x%llx %zu\n", (unsigned long long)(uintptr_t)code, sizeof(tramp_code));
+	fprintf(out, "callee 0x%llx\n", (unsigned long long)(uintptr_t)callee);
 	fflush(out);
 	if (!strcmp(mode, "trap")) {
 		signal(SIGTRAP, on_trap);
