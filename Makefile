@@ -231,7 +231,7 @@ doctor-test: deps $(BIN)
 TRACEPROG := $(BUILD)/tests/trace/jitprog
 $(TRACEPROG): tests/trace/jitprog.c $(call LAYER_LIB,trampolines)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -fno-sanitize=all -o $@ $< $(call LAYER_LIB,trampolines)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(call LAYER_LIB,trampolines)
 .PHONY: trace-test
 check: trace-test
 trace-test: deps $(BIN) $(TRACEPROG)
