@@ -225,6 +225,21 @@ doctor-test: deps $(BIN)
 	RUNNER="$(RUNNER)" tests/doctor_test.py ./$(BIN) >$(BUILD)/doctor-test.txt || { cat $(BUILD)/doctor-test.txt; exit 1; }
 	@tail -n 1 $(BUILD)/doctor-test.txt
 
+# jitunwind trace on a small real JIT (tests/trace/jitprog.c: a CPython-shaped trampoline and its
+# jitdump through the JIT-side writer, linked only against libju_trampolines); tests/trace/trace_test.py
+# skips visibly where ptrace is refused or the host arch has no tracer
+TRACEPROG := $(BUILD)/tests/trace/jitprog
+$(TRACEPROG): tests/trace/jitprog.c $(call LAYER_LIB,trampolines)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(call LAYER_LIB,trampolines)
+.PHONY: trace-test
+check: trace-test
+trace-test: deps $(BIN) $(TRACEPROG)
+	RUNNER="$(RUNNER)" tests/trace/trace_test.py ./$(BIN) $(TRACEPROG) >$(BUILD)/trace-test.txt; rc=$$?; \
+	  if [ $$rc = 77 ]; then cat $(BUILD)/trace-test.txt; echo "trace-test: skipped (the reason above)"; \
+	  elif [ $$rc != 0 ]; then cat $(BUILD)/trace-test.txt; exit $$rc; \
+	  else tail -n 1 $(BUILD)/trace-test.txt; fi
+
 # lint catches what run finds: every trampoline offset where a DWARF unwinder
 # loses the caller in cases/$(ARCH) is named by a lint finding on that dump.
 lint-vs-run: deps $(BIN)

@@ -25,6 +25,7 @@
 #include "harness/realperf/perfcol.h"
 #include "harness/realperf/perfcheck.h"
 #include "harness/realperf/doctor.h"
+#include "harness/trace/trace.h"
 #include "trampolines/tramp.h"
 #include "unwinders/unwind.h"
 #include "harness/capture/ksampler.h"
@@ -117,6 +118,7 @@ static void usage(FILE *f)
 		"  bench   measure capture cost and replay rates\n"
 		"  perf-check  perf record the cases at every sample point, judge perf against its emulation\n"
 		"  doctor  what this machine's perf will do with JIT code: facts, pitfalls, a probe\n"
+		"  trace   run a real JIT under ptrace, a breakpoint at every instruction of its jitdump's code\n"
 		"  fuzz-cfi  generate trampolines and CFI encodings, find where the unwinders part ways\n"
 		"  --version  print the version and the JSON report's schema number\n");
 }
@@ -337,6 +339,98 @@ static void default_cases(char *buf, size_t n)
 			return;
 	}
 	snprintf(buf, n, "cases/%s", host_arch());
+}
+
+static void trace_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: jitunwind trace [--jitdump FILE] [--time S] [--hits N] [--stack-size N]\n"
+		"                       [--samples-text F] -- CMD [ARGS...]\n"
+		"Run CMD under ptrace (every thread), read the jitdump it writes as it grows (the marker\n"
+		"mapping of jit-<pid>.dump, or --jitdump FILE), plant a one-shot breakpoint at every\n"
+		"instruction boundary of every CODE_LOAD (decoded from the process's memory) and take a\n"
+		"sample as perf would at each hit: registers, --stack-size bytes of stack (default 8192),\n"
+		"the maps.  The report: per JIT function, boundaries sampled / boundaries in the load and\n"
+		"those never executed; code in memory that differs from the dump's is a finding.\n"
+		"  --hits N     sample each boundary up to N times (default 1)\n"
+		"  --time S     end the trace, and the process, after S seconds\n"
+		"  --samples-text F  one line per sample: tid, pc, sp, bp, cx, the first stack words\n"
+		"x86_64 only for now.  exit: 0 traced, 2 bad usage, a CMD that cannot start, a jitdump\n"
+		"that is not one or that never appeared, 77 ptrace refused or no tracer for this arch\n");
+}
+
+static int trace_opt(struct hx_trace_cfg *c, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+	if (*i + 1 >= argc)
+		return -1;
+	const char *v = argv[++*i];
+	char *end;
+	if (!strcmp(a, "--jitdump")) {
+		c->jitdump = v;
+		return 0;
+	}
+	if (!strcmp(a, "--samples-text")) {
+		c->samples_text = v;
+		return 0;
+	}
+	if (!strcmp(a, "--time")) {
+		c->time_s = strtod(v, &end);
+		return *end || c->time_s <= 0 ? -1 : 0;
+	}
+	unsigned long n = strtoul(v, &end, 10);
+	if (*end || !n || *v == '-')
+		return -1;
+	if (!strcmp(a, "--hits"))
+		c->hits = (unsigned)n;
+	else if (!strcmp(a, "--stack-size"))
+		c->stack_size = n;
+	else
+		return -1;
+	return 0;
+}
+
+static int cmd_trace(int argc, char **argv)
+{
+	struct hx_trace_cfg c = { .hits = 1, .stack_size = 8192, .log = stderr };
+	int i = 1;
+	for (; i < argc && strcmp(argv[i], "--"); i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			trace_usage(stdout);
+			return 0;
+		}
+		if (trace_opt(&c, argc, argv, &i)) {
+			fprintf(stderr, "jitunwind trace: bad option or value at '%s'\n", argv[i]);
+			trace_usage(stderr);
+			return 2;
+		}
+	}
+	if (i + 1 >= argc) {
+		fprintf(stderr, "jitunwind trace: no command after --\n");
+		trace_usage(stderr);
+		return 2;
+	}
+	c.argv = argv + i + 1;
+	struct hx_trace_result r;
+	int e = hx_trace_run(&c, &r);
+	if (e == -EPERM || e == -ENOSYS) {
+		printf("SKIP trace: %s\n", r.why);
+		return 77;
+	}
+	if (!e || e == -ESRCH || e == -EBADMSG)
+		hx_trace_report(stdout, &r);
+	if (!e && c.samples_text) {
+		FILE *f = fopen(c.samples_text, "w");
+		if (!f || hx_trace_samples_text(f, &r) || fclose(f)) {
+			fprintf(stderr, "jitunwind trace: cannot write %s\n", c.samples_text);
+			e = -EIO;
+			snprintf(r.why, sizeof(r.why), "cannot write %s", c.samples_text);
+		}
+	}
+	if (e)
+		fprintf(stderr, "jitunwind trace: %s\n", r.why[0] ? r.why : strerror(-e));
+	hx_trace_result_free(&r);
+	return e ? 2 : 0;
 }
 
 /* doctor's probe takes its cases from the default cases directory */
@@ -812,6 +906,8 @@ int main(int argc, char **argv)
 		return hx_perfcheck_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "doctor"))
 		return cmd_doctor(argc - 1, argv + 1);
+	if (!strcmp(cmd, "trace"))
+		return cmd_trace(argc - 1, argv + 1);
 	if (!strcmp(cmd, "fuzz-cfi"))
 		return hx_fuzzcfi_main(argc - 1, argv + 1);
 	fprintf(stderr, "jitunwind: unknown command '%s'\n", cmd);

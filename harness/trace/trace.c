@@ -1,0 +1,418 @@
+/* The ptrace loop of `jitunwind trace`: start CMD under PTRACE_TRACEME, follow
+ * every thread (PTRACE_O_TRACECLONE), stop at every syscall so the jitdump is
+ * read as soon as the process writes it (before the code it describes runs),
+ * take a sample at each planted breakpoint and let the thread go on.  Every
+ * wait is bounded by --time; the tracee is always ended (EXITKILL, or killed at
+ * the deadline) or detached (after an exec, with its breakpoints gone). */
+#include "harness/trace/trace_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TR_OPTS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | \
+		 PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD)
+
+/* tid's entry, added if new */
+static struct tr_thread *tid_get(struct tr_state *t, pid_t tid)
+{
+	for (size_t i = 0; i < t->ntids; i++)
+		if (t->tids[i].tid == tid)
+			return &t->tids[i];
+	if (t->ntids == t->captids) {
+		size_t nc = t->captids ? t->captids * 2 : 16;
+		struct tr_thread *p = realloc(t->tids, nc * sizeof(*p));
+		if (!p)
+			return NULL;
+		t->tids = p;
+		t->captids = nc;
+	}
+	t->tids[t->ntids] = (struct tr_thread){ .tid = tid };
+	t->res->threads_seen++;
+	return &t->tids[t->ntids++];
+}
+
+static void tid_del(struct tr_state *t, pid_t tid)
+{
+	for (size_t i = 0; i < t->ntids; i++)
+		if (t->tids[i].tid == tid) {
+			t->tids[i] = t->tids[--t->ntids];
+			return;
+		}
+}
+
+/* the child: ptrace(TRACEME), exec; a failure goes up the pipe as {stage, errno} */
+static void child(int wfd, char **argv)
+{
+	int msg[2] = { 0, 0 };
+	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0) {
+		msg[1] = errno;
+	} else {
+		raise(SIGSTOP);
+		execvp(argv[0], argv);
+		msg[0] = 1;
+		msg[1] = errno;
+	}
+	if (write(wfd, msg, sizeof(msg)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+static int start(struct tr_state *t)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		child(p[1], t->cfg->argv);
+	close(p[1]);
+	t->pid = t->res->pid = pid;
+	struct tr_thread *th = tid_get(t, pid);
+	if (th)
+		th->started = true;
+	int st;
+	if (waitpid(pid, &st, __WALL) < 0 || !WIFSTOPPED(st)) {
+		/* TRACEME failed: the child wrote why and exited */
+		int msg[2] = { 0, EPERM };
+		if (read(p[0], msg, sizeof(msg)) < 0)
+			msg[1] = errno;
+		close(p[0]);
+		snprintf(t->res->why, sizeof(t->res->why), "ptrace refused: PTRACE_TRACEME: %s "
+			 "(kernel.yama.ptrace_scope, a seccomp filter or a container without CAP_SYS_PTRACE)",
+			 strerror(msg[1]));
+		return -EPERM;
+	}
+	ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)(long)TR_OPTS);
+	ptrace(PTRACE_CONT, pid, NULL, NULL);
+	int msg[2];
+	ssize_t r = read(p[0], msg, sizeof(msg));  /* EOF: the exec succeeded */
+	close(p[0]);
+	if (r == (ssize_t)sizeof(msg)) {
+		waitpid(pid, &st, __WALL);
+		snprintf(t->res->why, sizeof(t->res->why), "cannot run '%s': %s",
+			 t->cfg->argv[0], strerror(msg[1]));
+		return -msg[1];
+	}
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static char *read_maps(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	size_t len = 0, cap = 8192;
+	char *buf = malloc(cap);
+	ssize_t r;
+	while (buf && (r = read(fd, buf + len, cap - len - 1)) > 0) {
+		len += (size_t)r;
+		if (cap - len < 4096) {
+			char *nb = realloc(buf, cap *= 2);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+			}
+			buf = nb;
+		}
+	}
+	close(fd);
+	if (buf)
+		buf[len] = 0;
+	return buf;
+}
+
+/* a sample exactly as perf would take it: registers, the stack from SP, the maps */
+static int take_sample(struct tr_state *t, pid_t tid, uint64_t addr)
+{
+	struct hx_trace_result *res = t->res;
+	if (res->nsmp == res->capsmp) {
+		size_t nc = res->capsmp ? res->capsmp * 2 : 256;
+		struct hx_trace_sample *p = realloc(res->smp, nc * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		res->smp = p;
+		res->capsmp = nc;
+	}
+	struct hx_trace_sample *s = &res->smp[res->nsmp];
+	memset(s, 0, sizeof(*s));
+	int e = t->arch->sample_regs(tid, s);
+	if (e)
+		return e;
+	s->pc = addr;               /* where the thread stopped: the boundary */
+	s->regs[8] = addr;
+	s->tid = (uint64_t)tid;
+	s->stack = malloc(t->cfg->stack_size);
+	size_t got = 0;
+	/* perf copies what is mapped: fewer bytes near the stack's top */
+	for (size_t chunk = t->cfg->stack_size; s->stack && chunk >= 64; chunk /= 2)
+		if (!tr_mem_read(t, s->sp, s->stack, chunk)) {
+			got = chunk;
+			break;
+		}
+	s->stack_len = got;
+	s->maps = read_maps(t->pid);
+	res->nsmp++;
+	res->samples++;
+	return 0;
+}
+
+/* step tid over the instruction at addr, then put the breakpoint back */
+static int step_replant(struct tr_state *t, pid_t tid, struct hx_trace_bp *b)
+{
+	if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) < 0)
+		return -errno;
+	int st;
+	for (;;) {
+		if (waitpid(tid, &st, __WALL) < 0) {
+			if (errno == EINTR)
+				continue;       /* the deadline's tick: the step ends first */
+			return -errno;
+		}
+		if (!WIFSTOPPED(st))
+			return -ESRCH;       /* gone while stepping */
+		if (WSTOPSIG(st) == SIGTRAP)
+			break;
+		/* another signal arrived first: deliver it and step again */
+		ptrace(PTRACE_SINGLESTEP, tid, NULL, (void *)(long)WSTOPSIG(st));
+	}
+	return tr_bp_plant(t, b);
+}
+
+/* a SIGTRAP stop: ours (sample, restore, go on) or the process's own (1).
+ * Ours is a breakpoint trap (SI_KERNEL) one byte past a boundary; the byte may
+ * already be restored when two threads trapped on it at once: the later one is
+ * a hit too, its pc is stepped back the same way. */
+static int on_trap(struct tr_state *t, pid_t tid)
+{
+	uint64_t pc;
+	siginfo_t si;
+	if (t->arch->get_pc(tid, &pc) || ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) < 0 ||
+	    si.si_code != SI_KERNEL)
+		return 1;
+	uint64_t at = t->arch->trap_addr(pc);
+	struct hx_trace_load *l;
+	struct hx_trace_bp *b = tr_bp_find(t, at, &l);
+	if (!b)
+		return 1;
+	int e = take_sample(t, tid, at);
+	if (e)
+		return e;
+	b->hits++;
+	if ((e = tr_bp_remove(t, b)) || (e = t->arch->set_pc(tid, at)))
+		return e;
+	if (b->hits < t->cfg->hits)
+		return step_replant(t, tid, b);
+	return 0;
+}
+
+/* what a stop means, and the signal to resume tid with (-1: do not resume) */
+static int on_stop(struct tr_state *t, pid_t tid, int st, bool *done)
+{
+	int sig = WSTOPSIG(st), ev = st >> 16;
+	if (sig == (SIGTRAP | 0x80)) {              /* a syscall stop */
+		int e = tr_jd_poll(t);
+		return e < 0 ? e : 0;
+	}
+	if (sig == SIGTRAP && ev == PTRACE_EVENT_CLONE) {
+		unsigned long nt;
+		if (!ptrace(PTRACE_GETEVENTMSG, tid, NULL, &nt))
+			tid_get(t, (pid_t)nt);
+		return 0;
+	}
+	if (sig == SIGTRAP && ev == PTRACE_EVENT_EXEC && !t->execd) {
+		t->execd = true;                    /* CMD itself */
+		return 0;
+	}
+	if (sig == SIGTRAP && ev == PTRACE_EVENT_EXEC) {
+		fprintf(t->cfg->log, "trace: pid %d exec'd mid-trace: its JIT code is gone; detached\n",
+			(int)t->pid);
+		t->res->end = HX_TRACE_EXEC;
+		*done = true;
+		return -1;
+	}
+	if (sig == SIGTRAP && ev == PTRACE_EVENT_EXIT)
+		return 0;
+	if (sig == SIGSTOP && ev == 0) {
+		struct tr_thread *th = tid_get(t, tid);   /* a new thread's first stop is ours */
+		if (th && !th->started) {
+			th->started = true;
+			return 0;
+		}
+		return sig;
+	}
+	if (sig == SIGTRAP && ev == 0) {
+		int r = on_trap(t, tid);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			return 0;
+		t->res->foreign_traps++;
+	}
+	return sig;
+}
+
+/* the deadline: breakpoints out, the process ended */
+static void end_at_deadline(struct tr_state *t)
+{
+	tr_bp_remove_all(t);
+	kill(t->pid, SIGKILL);
+	int st;
+	pid_t tid;
+	/* a killed thread still stops at PTRACE_EVENT_EXIT: let each go on to its end */
+	while ((tid = waitpid(-1, &st, __WALL)) > 0 || (tid < 0 && errno == EINTR))
+		if (tid > 0 && WIFSTOPPED(st))
+			ptrace(PTRACE_CONT, tid, NULL, NULL);
+	t->res->end = HX_TRACE_TIMEOUT;
+}
+
+static void on_alarm(int sig) { (void)sig; }
+
+static void arm_deadline(const struct hx_trace_cfg *cfg)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };   /* no SA_RESTART: waitpid gets EINTR */
+	sigaction(SIGALRM, &sa, NULL);
+	struct itimerval it = { .it_interval = { 0, 100000 } };
+	double s = cfg->time_s;
+	it.it_value.tv_sec = (time_t)s;
+	it.it_value.tv_usec = (suseconds_t)((s - (double)(time_t)s) * 1e6) + 1;
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static int loop(struct tr_state *t)
+{
+	double deadline = t->cfg->time_s > 0 ? now_s() + t->cfg->time_s : 0;
+	if (deadline)
+		arm_deadline(t->cfg);
+	int e = 0;
+	bool done = false;
+	while (!done) {
+		int st;
+		pid_t tid = waitpid(-1, &st, __WALL);
+		if (deadline && now_s() >= deadline) {
+			if (tid > 0 && WIFSTOPPED(st))
+				tr_jd_poll(t);
+			end_at_deadline(t);
+			break;
+		}
+		if (tid < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			tid_del(t, tid);
+			if (tid == t->pid) {
+				t->res->end = WIFEXITED(st) ? HX_TRACE_EXITED : HX_TRACE_SIGNALED;
+				t->res->end_status = WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st);
+			}
+			continue;
+		}
+		int sig = on_stop(t, tid, st, &done);
+		if (sig < -1) {
+			e = sig;
+			end_at_deadline(t);
+			t->res->end = HX_TRACE_SIGNALED;
+			t->res->end_status = SIGKILL;
+			break;
+		}
+		if (done) {
+			ptrace(PTRACE_DETACH, tid, NULL, NULL);
+			break;
+		}
+		ptrace(PTRACE_SYSCALL, tid, NULL, (void *)(long)(sig > 0 ? sig : 0));
+	}
+	struct itimerval off = { 0 };
+	setitimer(ITIMER_REAL, &off, NULL);
+	signal(SIGALRM, SIG_DFL);
+	return e;
+}
+
+static int check_cfg(const struct hx_trace_cfg *cfg, struct hx_trace_result *res,
+		     const struct hx_trace_arch *arch)
+{
+	if (!arch->supported) {
+		snprintf(res->why, sizeof(res->why), "trace has no tracer for this arch yet (x86_64 only)");
+		return -ENOSYS;
+	}
+	if (!cfg->argv || !cfg->argv[0]) {
+		snprintf(res->why, sizeof(res->why), "no command to trace");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void state_free(struct tr_state *t)
+{
+	if (t->memfd >= 0)
+		close(t->memfd);
+	if (t->jdfd >= 0)
+		close(t->jdfd);
+	free(t->jd);
+	free(t->tids);
+}
+
+int hx_trace_run(const struct hx_trace_cfg *cfg, struct hx_trace_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	struct tr_state t = { .cfg = cfg, .res = res, .arch = &hx_trace_host, .memfd = -1, .jdfd = -1 };
+	int e = check_cfg(cfg, res, t.arch);
+	if (e)
+		return e;
+	if ((e = start(&t))) {
+		state_free(&t);
+		return e;
+	}
+	char mp[64];
+	snprintf(mp, sizeof(mp), "/proc/%d/mem", (int)t.pid);
+	t.memfd = open(mp, O_RDWR | O_CLOEXEC);
+	if (t.memfd < 0) {
+		e = -errno;
+		snprintf(res->why, sizeof(res->why), "%s: %s", mp, strerror(-e));
+		end_at_deadline(&t);
+		state_free(&t);
+		return e;
+	}
+	e = loop(&t);
+	if (!e && t.jd_bad)
+		e = -EBADMSG;
+	if (!e && !res->jitdump[0]) {
+		snprintf(res->why, sizeof(res->why), "no jitdump appeared while pid %d was traced "
+			 "(no jit-%d.dump mapped; give --jitdump FILE if it writes one elsewhere)",
+			 (int)t.pid, (int)t.pid);
+		e = -ESRCH;
+	}
+	state_free(&t);
+	return e;
+}
+
+void hx_trace_result_free(struct hx_trace_result *res)
+{
+	for (size_t i = 0; i < res->nloads; i++)
+		free(res->loads[i].bps);
+	free(res->loads);
+	for (size_t i = 0; i < res->nsmp; i++) {
+		free(res->smp[i].stack);
+		free(res->smp[i].maps);
+	}
+	free(res->smp);
+	memset(res, 0, sizeof(*res));
+}

@@ -1,0 +1,108 @@
+/* `jitunwind trace -- CMD`: a real JIT's own code at every instruction
+ * boundary.  The tracer runs CMD under ptrace, follows every thread, finds the
+ * jitdump the process writes (its marker mapping, or --jitdump), reads it as it
+ * grows through the one jitdump walk, and plants a one-shot breakpoint at every
+ * instruction boundary of every CODE_LOAD (decoded from the process's memory).
+ * A hit takes a sample as perf would (its user registers, the user stack from
+ * SP, the maps of that moment), restores the byte and lets the thread go on.
+ * The tracee is always ended or detached, never left stopped. */
+#ifndef HX_TRACE_H
+#define HX_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+struct hx_trace_cfg {
+	char **argv;            /* CMD and its arguments, NULL-terminated */
+	const char *jitdump;    /* --jitdump FILE, or NULL: the marker mapping jit-<pid>.dump */
+	double time_s;          /* --time S: end the trace (and the process) after S seconds; 0: none */
+	unsigned hits;          /* --hits N: sample each boundary up to N times (default 1) */
+	size_t stack_size;      /* --stack-size N: bytes of user stack per sample (default 8192) */
+	FILE *log;              /* findings and events as they happen (stderr) */
+	const char *samples_text;   /* --samples-text F (written by the CLI) */
+};
+
+/* One sample as perf would take it. */
+struct hx_trace_sample {
+	uint64_t pc, sp, tid;
+	uint64_t abi, mask;
+	uint64_t regs[64];      /* by perf register id */
+	uint8_t *stack;         /* stack_len bytes from sp */
+	size_t stack_len;
+	char *maps;             /* /proc/PID/maps at the hit */
+};
+
+/* One instruction boundary of a load. */
+struct hx_trace_bp {
+	uint64_t addr;
+	uint8_t orig;           /* the byte under the breakpoint */
+	bool planted;
+	unsigned hits;
+};
+
+struct hx_trace_load {
+	char name[256];
+	uint64_t addr, size, index;
+	bool code_differs;      /* memory differs from the dump's bytes (a finding) */
+	uint64_t first_diff;    /* offset of the first differing byte */
+	bool undecodable;       /* decoding stopped before the end (a finding) */
+	uint64_t decoded;       /* bytes decoded */
+	bool closed;            /* CODE_MOVE / CODE_CLOSE removed its breakpoints */
+	struct hx_trace_bp *bps;
+	size_t nbps;
+};
+
+enum hx_trace_end {
+	HX_TRACE_EXITED,        /* the process exited (status in end_status) */
+	HX_TRACE_SIGNALED,      /* killed by signal end_status */
+	HX_TRACE_EXEC,          /* it exec'd mid-trace: breakpoints gone, detached */
+	HX_TRACE_TIMEOUT,       /* --time ran out: the process was ended */
+};
+
+struct hx_trace_result {
+	pid_t pid;
+	enum hx_trace_end end;
+	int end_status;
+	char jitdump[4096];     /* the file read, "" if none appeared */
+	uint64_t jd_read;       /* bytes of it read */
+	uint64_t nrecs;
+	struct hx_trace_load *loads;
+	size_t nloads;
+	uint64_t samples, foreign_traps, threads_seen;
+	struct hx_trace_sample *smp;   /* every sample, in order */
+	size_t nsmp, capsmp;
+	char why[512];          /* what failed, for a negative return */
+};
+
+/* 0 traced to the end (res->end says how), or a negative errno with res->why:
+ * -ENOENT / -EACCES / -ENOEXEC CMD could not be started, -EPERM ptrace refused,
+ * -ENOSYS no tracer for this arch (or no ptrace: qemu-user), -ESRCH no jitdump
+ * appeared while traced, -EBADMSG the jitdump is not one. */
+int hx_trace_run(const struct hx_trace_cfg *cfg, struct hx_trace_result *res);
+void hx_trace_result_free(struct hx_trace_result *res);
+/* the terminal report: one row per load, boundaries sampled / in the load,
+ * never-executed boundaries, findings */
+void hx_trace_report(FILE *f, const struct hx_trace_result *res);
+/* the samples as text, one line each (--samples-text); 0 or -EIO */
+int hx_trace_samples_text(FILE *f, const struct hx_trace_result *res);
+
+/* The arch's part (trace_<arch>.c). */
+struct hx_trace_regs;
+struct hx_trace_arch {
+	bool supported;         /* false: no tracer for this arch in this build */
+	uint8_t bp[4];          /* the breakpoint instruction */
+	size_t bp_len;
+	int cs_arch, cs_mode;   /* capstone's names for the arch */
+	/* the thread's pc after a trap at a breakpoint at addr */
+	uint64_t (*trap_addr)(uint64_t pc_after);
+	/* read the registers of tid in perf's layout; 0 or -errno */
+	int (*sample_regs)(pid_t tid, struct hx_trace_sample *s);
+	int (*set_pc)(pid_t tid, uint64_t pc);
+	int (*get_pc)(pid_t tid, uint64_t *pc);
+};
+extern const struct hx_trace_arch hx_trace_host;
+
+#endif

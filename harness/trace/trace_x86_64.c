@@ -1,0 +1,65 @@
+/* x86_64 part of the tracer: int3, perf's user register set from ptrace's
+ * user_regs_struct (facts section 3: the layout the samples file stores). */
+#include "harness/trace/trace.h"
+
+#ifdef __x86_64__
+#include <capstone/capstone.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+
+static int getregs(pid_t tid, struct user_regs_struct *r)
+{
+	return ptrace(PTRACE_GETREGS, tid, NULL, r) < 0 ? -errno : 0;
+}
+
+static int x86_sample_regs(pid_t tid, struct hx_trace_sample *s)
+{
+	struct user_regs_struct r;
+	int e = getregs(tid, &r);
+	if (e)
+		return e;
+	memset(s->regs, 0, sizeof(s->regs));
+	s->abi = 2;                              /* PERF_SAMPLE_REGS_ABI_64 */
+	s->mask = 0xff0fffull;
+	uint64_t *g = s->regs;
+	g[0] = r.rax; g[1] = r.rbx; g[2] = r.rcx; g[3] = r.rdx;
+	g[4] = r.rsi; g[5] = r.rdi; g[6] = r.rbp; g[7] = r.rsp;
+	g[8] = r.rip; g[9] = r.eflags; g[10] = r.cs; g[11] = r.ss;
+	g[16] = r.r8; g[17] = r.r9; g[18] = r.r10; g[19] = r.r11;
+	g[20] = r.r12; g[21] = r.r13; g[22] = r.r14; g[23] = r.r15;
+	s->pc = r.rip;
+	s->sp = r.rsp;
+	return 0;
+}
+
+static int x86_get_pc(pid_t tid, uint64_t *pc)
+{
+	struct user_regs_struct r;
+	int e = getregs(tid, &r);
+	if (!e)
+		*pc = r.rip;
+	return e;
+}
+
+static int x86_set_pc(pid_t tid, uint64_t pc)
+{
+	struct user_regs_struct r;
+	int e = getregs(tid, &r);
+	if (e)
+		return e;
+	r.rip = pc;
+	return ptrace(PTRACE_SETREGS, tid, NULL, &r) < 0 ? -errno : 0;
+}
+
+/* RIP is one past the int3 */
+static uint64_t x86_trap_addr(uint64_t pc_after) { return pc_after - 1; }
+
+const struct hx_trace_arch hx_trace_host = {
+	.supported = true, .bp = { 0xcc }, .bp_len = 1,
+	.cs_arch = CS_ARCH_X86, .cs_mode = CS_MODE_64,
+	.trap_addr = x86_trap_addr, .sample_regs = x86_sample_regs,
+	.set_pc = x86_set_pc, .get_pc = x86_get_pc,
+};
+#endif

@@ -1,0 +1,295 @@
+/* The tracer's jitdump and breakpoints: find the jitdump (--jitdump, or the
+ * marker mapping of jit-<pid>.dump in /proc/PID/maps), read it as it grows
+ * through the one jitdump walk (jdr_init / jdr_next, remembering where it
+ * stopped), decode each CODE_LOAD's code as it is in the process's memory
+ * with capstone, and plant a one-shot breakpoint at every boundary. */
+#include "harness/trace/trace_int.h"
+#include "unwinders/model/jdwalk.h"
+
+#include <capstone/capstone.h>
+#include <inttypes.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int tr_mem_read(struct tr_state *t, uint64_t addr, void *buf, size_t n)
+{
+	ssize_t r = pread(t->memfd, buf, n, (off_t)addr);
+	if (r < 0)
+		return -errno;
+	return (size_t)r == n ? 0 : -EIO;
+}
+
+static int mem_write(struct tr_state *t, uint64_t addr, const void *buf, size_t n)
+{
+	ssize_t r = pwrite(t->memfd, buf, n, (off_t)addr);
+	if (r < 0)
+		return -errno;
+	return (size_t)r == n ? 0 : -EIO;
+}
+
+int tr_bp_plant(struct tr_state *t, struct hx_trace_bp *b)
+{
+	if (b->planted)
+		return 0;
+	int e = mem_write(t, b->addr, t->arch->bp, t->arch->bp_len);
+	if (!e)
+		b->planted = true;
+	return e;
+}
+
+int tr_bp_remove(struct tr_state *t, struct hx_trace_bp *b)
+{
+	if (!b->planted)
+		return 0;
+	int e = mem_write(t, b->addr, &b->orig, 1);
+	if (!e)
+		b->planted = false;
+	return e;
+}
+
+void tr_bp_remove_all(struct tr_state *t)
+{
+	for (size_t i = 0; i < t->res->nloads; i++)
+		for (size_t j = 0; j < t->res->loads[i].nbps; j++)
+			tr_bp_remove(t, &t->res->loads[i].bps[j]);
+}
+
+struct hx_trace_bp *tr_bp_find(struct tr_state *t, uint64_t addr, struct hx_trace_load **lp)
+{
+	for (size_t i = 0; i < t->res->nloads; i++) {
+		struct hx_trace_load *l = &t->res->loads[i];
+		if (l->closed || addr < l->addr || addr >= l->addr + l->size)
+			continue;
+		size_t lo = 0, hi = l->nbps;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (l->bps[mid].addr < addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < l->nbps && l->bps[lo].addr == addr) {
+			*lp = l;
+			return &l->bps[lo];
+		}
+	}
+	return NULL;
+}
+
+/* the marker mapping of jit-<pid>.dump in the process's maps */
+static int find_marker(struct tr_state *t, char *path, size_t n)
+{
+	char mp[64], want[64], line[4608];
+	snprintf(mp, sizeof(mp), "/proc/%d/maps", (int)t->pid);
+	snprintf(want, sizeof(want), "/jit-%d.dump", (int)t->pid);
+	FILE *f = fopen(mp, "re");
+	if (!f)
+		return -errno;
+	int found = -ENOENT;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		char *p = strchr(line, '/');
+		size_t wl = strlen(want), pl = p ? strlen(p) : 0;
+		if (p && pl >= wl && !strcmp(p + pl - wl, want) && pl < n) {
+			memcpy(path, p, pl + 1);
+			found = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static int jd_open(struct tr_state *t)
+{
+	char path[4096];
+	if (t->cfg->jitdump)
+		snprintf(path, sizeof(path), "%s", t->cfg->jitdump);
+	else if (find_marker(t, path, sizeof(path)))
+		return -ENOENT;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	t->jdfd = fd;
+	snprintf(t->res->jitdump, sizeof(t->res->jitdump), "%s", path);
+	return 0;
+}
+
+/* read what was appended since the last poll */
+static int jd_grow(struct tr_state *t)
+{
+	struct stat st;
+	if (fstat(t->jdfd, &st) < 0)
+		return -errno;
+	size_t want = (size_t)st.st_size;
+	if (want <= t->jdlen)
+		return 0;
+	if (want > t->jdcap) {
+		size_t cap = t->jdcap ? t->jdcap : 65536;
+		while (cap < want)
+			cap *= 2;
+		uint8_t *p = realloc(t->jd, cap);
+		if (!p)
+			return -ENOMEM;
+		t->jd = p;
+		t->jdcap = cap;
+	}
+	ssize_t r = pread(t->jdfd, t->jd + t->jdlen, want - t->jdlen, (off_t)t->jdlen);
+	if (r < 0)
+		return -errno;
+	t->jdlen += (size_t)r;
+	t->res->jd_read = t->jdlen;
+	return 0;
+}
+
+static int add_bp(struct hx_trace_load *l, size_t *cap, uint64_t addr, uint8_t orig)
+{
+	if (l->nbps == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		struct hx_trace_bp *p = realloc(l->bps, nc * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		l->bps = p;
+		*cap = nc;
+	}
+	l->bps[l->nbps++] = (struct hx_trace_bp){ .addr = addr, .orig = orig };
+	return 0;
+}
+
+/* the boundaries of the code as it is in memory (capstone), breakpoints planted */
+static int decode_plant(struct tr_state *t, struct hx_trace_load *l, const uint8_t *mem)
+{
+	csh cs;
+	if (cs_open(t->arch->cs_arch, t->arch->cs_mode, &cs) != CS_ERR_OK)
+		return -EINVAL;
+	cs_insn *insn = cs_malloc(cs);
+	const uint8_t *code = mem;
+	size_t left = l->size, cap = 0;
+	uint64_t addr = l->addr;
+	int e = 0;
+	while (left && !e) {
+		uint64_t at = addr;
+		const uint8_t *p = code;
+		if (!cs_disasm_iter(cs, &code, &left, &addr, insn))
+			break;
+		e = add_bp(l, &cap, at, *p);
+	}
+	l->decoded = l->size - left;
+	l->undecodable = left != 0;
+	cs_free(insn, 1);
+	cs_close(&cs);
+	for (size_t i = 0; i < l->nbps && !e; i++)
+		e = tr_bp_plant(t, &l->bps[i]);
+	return e;
+}
+
+static void load_findings(struct tr_state *t, struct hx_trace_load *l)
+{
+	if (l->code_differs)
+		fprintf(t->cfg->log, "trace: finding: %s at 0x%" PRIx64 ": the code in memory differs "
+			"from the jitdump's from offset 0x%" PRIx64 "\n", l->name, l->addr, l->first_diff);
+	if (l->undecodable)
+		fprintf(t->cfg->log, "trace: finding: %s: capstone cannot decode the code at offset "
+			"0x%" PRIx64 " of 0x%" PRIx64 ": no breakpoints past it\n", l->name, l->decoded, l->size);
+}
+
+static int on_load(struct tr_state *t, const struct jdr_rec *r)
+{
+	const struct jdr_load *ld = &r->u.load;
+	struct hx_trace_result *res = t->res;
+	struct hx_trace_load *p = realloc(res->loads, (res->nloads + 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	res->loads = p;
+	struct hx_trace_load *l = &p[res->nloads++];
+	memset(l, 0, sizeof(*l));
+	snprintf(l->name, sizeof(l->name), "%.*s", (int)(ld->name ? ld->name_len : 0),
+		 ld->name ? ld->name : "");
+	l->addr = ld->code_addr;
+	l->size = ld->code_size;
+	l->index = ld->code_index;
+	uint8_t *mem = malloc(l->size ? l->size : 1);
+	if (!mem)
+		return -ENOMEM;
+	if (tr_mem_read(t, l->addr, mem, l->size)) {
+		fprintf(t->cfg->log, "trace: %s at 0x%" PRIx64 " (jitdump offset %" PRIu64 "): its code "
+			"cannot be read from the process: no breakpoints\n", l->name, l->addr, r->off);
+		free(mem);
+		l->closed = true;
+		return 0;
+	}
+	for (uint64_t i = 0; ld->code && i < l->size; i++)
+		if (mem[i] != ld->code[i]) {
+			l->code_differs = true;
+			l->first_diff = i;
+			break;
+		}
+	int e = decode_plant(t, l, mem);
+	free(mem);
+	load_findings(t, l);
+	return e;
+}
+
+/* CODE_MOVE / CODE_CLOSE: that load's breakpoints go */
+static void on_gone(struct tr_state *t, uint64_t addr, const char *what)
+{
+	for (size_t i = 0; i < t->res->nloads; i++) {
+		struct hx_trace_load *l = &t->res->loads[i];
+		if (l->closed || l->addr != addr)
+			continue;
+		for (size_t j = 0; j < l->nbps; j++)
+			tr_bp_remove(t, &l->bps[j]);
+		l->closed = true;
+		fprintf(t->cfg->log, "trace: %s of %s at 0x%" PRIx64 ": its breakpoints removed\n",
+			what, l->name, addr);
+	}
+}
+
+static int jd_records(struct tr_state *t)
+{
+	struct jdr_iter it;
+	struct jdr_err err;
+	if (jdr_init(&it, t->jd, t->jdlen, &err) < 0) {
+		if (err.kind == JDR_SHORT_HEADER)
+			return 0;                       /* not all written yet */
+		char m[256];
+		jdr_err_msg(&err, m, sizeof(m));
+		snprintf(t->res->why, sizeof(t->res->why), "%s: %s", t->res->jitdump, m);
+		t->jd_bad = true;
+		return -EBADMSG;
+	}
+	if (t->jdoff)
+		it.off = t->jdoff;
+	it.nrecs = t->res->nrecs;
+	struct jdr_rec r;
+	int e = 0;
+	while (!e && jdr_next(&it, &r, &err) == 1) {
+		if (r.id == JD_CODE_LOAD && !r.short_fixed)
+			e = on_load(t, &r);
+		else if (r.id == JD_CODE_MOVE && !r.short_fixed)
+			on_gone(t, r.u.move.old_code_addr, "CODE_MOVE");
+		else if (r.id == JD_CODE_CLOSE)
+			tr_bp_remove_all(t);
+		t->jdoff = it.off;
+		t->res->nrecs = it.nrecs;
+	}
+	if (!t->jdoff)
+		t->jdoff = it.off;
+	return e;
+}
+
+int tr_jd_poll(struct tr_state *t)
+{
+	if (t->jd_bad)
+		return 0;
+	if (t->jdfd < 0 && jd_open(t))
+		return 0;
+	int e = jd_grow(t);
+	if (e)
+		return e;
+	return jd_records(t);
+}

@@ -1,0 +1,71 @@
+/* trace's terminal report: one row per JIT function (its jitdump symbol),
+ * boundaries sampled / in the load, the boundaries never executed, findings. */
+#include "harness/trace/trace.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+static const char *end_text(const struct hx_trace_result *r, char *buf, size_t n)
+{
+	switch (r->end) {
+	case HX_TRACE_EXITED: snprintf(buf, n, "exited with status %d", r->end_status); break;
+	case HX_TRACE_SIGNALED: snprintf(buf, n, "killed by signal %d", r->end_status); break;
+	case HX_TRACE_EXEC: snprintf(buf, n, "exec'd mid-trace (detached)"); break;
+	case HX_TRACE_TIMEOUT: snprintf(buf, n, "ended at --time"); break;
+	}
+	return buf;
+}
+
+static void load_row(FILE *f, const struct hx_trace_load *l)
+{
+	size_t hit = 0;
+	for (size_t j = 0; j < l->nbps; j++)
+		hit += l->bps[j].hits > 0;
+	fprintf(f, "  %-40s 0x%-14" PRIx64 " %5zu/%-5zu%s%s%s\n", l->name, l->addr, hit, l->nbps,
+		l->code_differs ? "  code differs from the dump" : "",
+		l->undecodable ? "  not all decodable" : "", l->closed ? "  moved/closed" : "");
+	if (hit == l->nbps)
+		return;
+	fprintf(f, "    never executed:");
+	size_t shown = 0;
+	for (size_t j = 0; j < l->nbps && shown < 32; j++)
+		if (!l->bps[j].hits) {
+			fprintf(f, " +0x%" PRIx64, l->bps[j].addr - l->addr);
+			shown++;
+		}
+	fprintf(f, "%s\n", hit + shown < l->nbps ? " ..." : "");
+}
+
+void hx_trace_report(FILE *f, const struct hx_trace_result *r)
+{
+	char buf[128];
+	fprintf(f, "trace: pid %d %s; jitdump %s (%" PRIu64 " bytes, %" PRIu64 " records); "
+		"%zu loads, %" PRIu64 " samples, %" PRIu64 " threads, %" PRIu64 " traps not ours\n",
+		(int)r->pid, end_text(r, buf, sizeof(buf)), r->jitdump[0] ? r->jitdump : "(none)",
+		r->jd_read, r->nrecs, r->nloads, r->samples, r->threads_seen, r->foreign_traps);
+	if (!r->nloads)
+		return;
+	fprintf(f, "  %-40s %-16s %s\n", "function", "address", "sampled/boundaries");
+	for (size_t i = 0; i < r->nloads; i++)
+		load_row(f, &r->loads[i]);
+}
+
+/* one line per sample: tid, pc, sp, bp, cx and the first stack words (perf
+ * register ids 8, 7, 6, 2: the x86_64 layout the samples carry) */
+int hx_trace_samples_text(FILE *f, const struct hx_trace_result *r)
+{
+	for (size_t i = 0; i < r->nsmp; i++) {
+		const struct hx_trace_sample *s = &r->smp[i];
+		fprintf(f, "sample tid=%" PRIu64 " pc=0x%" PRIx64 " sp=0x%" PRIx64 " bp=0x%" PRIx64
+			" cx=0x%" PRIx64 " stack=%zu", s->tid, s->pc, s->sp, s->regs[6], s->regs[2],
+			s->stack_len);
+		for (size_t j = 0; j < 2 && (j + 1) * 8 <= s->stack_len; j++) {
+			uint64_t w;
+			memcpy(&w, s->stack + j * 8, 8);
+			fprintf(f, " w%zu=0x%" PRIx64, j, w);
+		}
+		fprintf(f, " maps=%s\n", s->maps && strstr(s->maps, "[stack]") ? "yes" : "no");
+	}
+	return ferror(f) ? -EIO : 0;
+}

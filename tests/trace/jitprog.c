@@ -1,0 +1,119 @@
+/* A small real JIT for `jitunwind trace`'s tests: it emits a CPython-shaped
+ * trampoline (push rbp; mov rsp,rbp; call *rcx; pop rbp; ret) into an
+ * executable page, writes its jitdump (with the marker mapping perf and the
+ * tracer look for) through the project's JIT-side writer, and calls C through
+ * it N times.  What it knows of each call (the trampoline's address and the
+ * return address its callee sees) goes to OUT, for the test to compare with
+ * what the tracer saw.
+ *   jitprog DIR N OUT [MODE]
+ * MODE: nodump  no jitdump at all
+ *       salt    the dump's copy of the code has its last byte changed (as CPython does)
+ *       trap    the program raises its own SIGTRAP (its handler counts it)
+ *       thread  the calls run in a second thread too
+ *       exec    after the calls it execs /bin/true */
+#include "trampolines/tramp.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+typedef uint64_t (*tramp_fn)(uint64_t a, uint64_t b, uint64_t c, uint64_t (*callee)(uint64_t));
+
+static const uint8_t tramp_code[] = {
+	0x55,                   /* push %rbp */
+	0x48, 0x89, 0xe5,       /* mov %rsp,%rbp */
+	0xff, 0xd1,             /* call *%rcx */
+	0x5d,                   /* pop %rbp */
+	0xc3,                   /* ret */
+};
+
+static FILE *out;
+static volatile sig_atomic_t own_traps;
+
+static void on_trap(int sig) { (void)sig; own_traps++; }
+
+__attribute__((noinline)) static uint64_t callee(uint64_t a)
+{
+	fprintf(out, "callee_ret 0x%llx\n", (unsigned long long)(uintptr_t)__builtin_return_address(0));
+	return a + 1;
+}
+
+static uint8_t *code;
+static int ncalls;
+
+static uint64_t calls(void)
+{
+	tramp_fn f = (tramp_fn)(uintptr_t)code;
+	uint64_t sum = 0;
+	for (int i = 0; i < ncalls; i++)
+		sum += f((uint64_t)i, 0, 0, callee);
+	return sum;
+}
+
+static void *thread_main(void *arg) { (void)arg; calls(); return NULL; }
+
+static int write_dump(struct jdw *w, const char *dir, const char *mode)
+{
+	uint8_t copy[sizeof(tramp_code)];
+	memcpy(copy, code, sizeof(copy));
+	if (!strcmp(mode, "salt"))
+		copy[sizeof(copy) - 1] ^= 0x5a;
+	if (jdw_open(w, dir, tr_arch_host()->facts->elf_mach) ||
+	    jdw_code_load(w, "py::tramp:jitprog", (uint64_t)(uintptr_t)code, copy, sizeof(copy), NULL)) {
+		fprintf(stderr, "jitprog: cannot write the jitdump in %s\n", dir);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 4) {
+		fprintf(stderr, "usage: jitprog DIR N OUT [nodump]\n");
+		return 2;
+	}
+	ncalls = atoi(argv[2]);
+	const char *mode = argc > 4 ? argv[4] : "";
+	bool dump = strcmp(mode, "nodump") != 0;
+	out = fopen(argv[3], "w");
+	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!out || code == MAP_FAILED) {
+		perror("jitprog");
+		return 1;
+	}
+	memcpy(code, tramp_code, sizeof(tramp_code));
+	if (mprotect(code, 4096, PROT_READ | PROT_EXEC)) {
+		perror("mprotect");
+		return 1;
+	}
+	struct jdw w;
+	if (dump && write_dump(&w, argv[1], mode))
+		return 1;
+	fprintf(out, "tramp 0x%llx %zu\n", (unsigned long long)(uintptr_t)code, sizeof(tramp_code));
+	fprintf(out, "callee 0x%llx\n", (unsigned long long)(uintptr_t)callee);
+	fflush(out);
+	if (!strcmp(mode, "trap")) {
+		signal(SIGTRAP, on_trap);
+		raise(SIGTRAP);
+		fprintf(out, "own_traps %d\n", (int)own_traps);
+	}
+	pthread_t th;
+	bool threaded = !strcmp(mode, "thread") && !pthread_create(&th, NULL, thread_main, NULL);
+	uint64_t sum = calls();
+	if (threaded)
+		pthread_join(th, NULL);
+	fprintf(out, "sum %llu\n", (unsigned long long)sum);
+	fclose(out);
+	if (dump)
+		jdw_close(&w);
+	if (!strcmp(mode, "exec")) {
+		execl("/bin/true", "true", (char *)NULL);
+		return 1;
+	}
+	return 0;
+}
