@@ -217,6 +217,22 @@ static const enum pv_profile profs[] = { PV_CURRENT, PV_V61, PV_5X_0X40 };
 
 /* ---- layout of the jitted ELF, per generation ---- */
 
+/* The one program header of profile p's jitted-*.so; returns its vaddr (and offset). */
+static uint64_t layout_phdr(const struct relf *r, enum pv_profile p, uint64_t csize)
+{
+	ck_assert_uint_eq(r->np, 1);
+	uint64_t lv = p == PV_CURRENT ? 0x80 : 0;
+	ck_assert_uint_eq(pv_load_vaddr(p), lv);
+	ck_assert_uint_eq(r->p[0].off, lv);
+	ck_assert_uint_eq(r->p[0].vaddr, lv);
+	ck_assert_uint_eq(r->p[0].paddr, lv);
+	ck_assert_uint_eq(r->p[0].filesz, csize);
+	ck_assert_uint_eq(r->p[0].memsz, csize);
+	ck_assert_str_eq(r->p[0].flags, "RE");
+	ck_assert_uint_eq(r->p[0].align, 8);
+	return lv;
+}
+
 START_TEST(layout)
 {
 	enum pv_profile p = profs[_i % 3];
@@ -274,16 +290,7 @@ START_TEST(layout)
 	ck_assert_uint_eq(nt->size, 0x24);
 	ck_assert_str_eq(nt->flags, "A");
 	ck_assert_uint_eq(r.entry, text);
-	ck_assert_uint_eq(r.np, 1);
-	uint64_t lv = p == PV_CURRENT ? 0x80 : 0;
-	ck_assert_uint_eq(pv_load_vaddr(p), lv);
-	ck_assert_uint_eq(r.p[0].off, lv);
-	ck_assert_uint_eq(r.p[0].vaddr, lv);
-	ck_assert_uint_eq(r.p[0].paddr, lv);
-	ck_assert_uint_eq(r.p[0].filesz, csize);
-	ck_assert_uint_eq(r.p[0].memsz, csize);
-	ck_assert_str_eq(r.p[0].flags, "RE");
-	ck_assert_uint_eq(r.p[0].align, 8);
+	uint64_t lv = layout_phdr(&r, p, csize);
 	/* what perf's readers get from the section headers, by name */
 	ck_assert(d->is_elf && d->has_eh_frame && d->has_eh_frame_hdr && d->has_first_load);
 	ck_assert_uint_eq(d->eh_frame_addr, eh->addr);
