@@ -28,6 +28,27 @@ for f in long_over.c long_over.h long_over.S; do
 	tools/fnlen "$t/$f" >"$t/out" && fail "fnlen passes a 1,001-line $f"
 	grep -q "$f: 1001 lines (limit 1000)" "$t/out" || fail "fnlen does not name the 1,001-line $f: $(cat "$t/out")"
 done
+# FILE_PENDING: a pending file over the limit is reported, not failed; an entry whose file
+# is short now (or gone) fails, so the list stays true (a tree of its own, a planted list)
+mkdir -p "$t/ptree/tools" "$t/ptree/tests"
+python3 - "$t/ptree/tools/fnlen" <<'PY'
+import re, sys
+s = open("tools/fnlen").read()
+s = re.sub(r"FILE_PENDING = \{.*?\n\}", 'FILE_PENDING = {\n    "tests/long.c": "planted",\n}', s, flags=re.S)
+s = re.sub(r"\nPENDING = \{.*?\}", "\nPENDING = {}", s, flags=re.S)
+s = re.sub(r"ALLOWED = \{.*?\n\}", "ALLOWED = {}", s, flags=re.S)
+open(sys.argv[1], "w").write(s)
+PY
+chmod +x "$t/ptree/tools/fnlen"
+fnl 1001 >"$t/ptree/tests/long.c"
+(cd "$t/ptree" && tools/fnlen) >"$t/out" || fail "fnlen fails a pending long file: $(cat "$t/out")"
+grep -q "tests/long.c: 1001 lines (pending: planted)" "$t/out" || fail "fnlen does not report the pending file: $(cat "$t/out")"
+fnl 10 >"$t/ptree/tests/long.c"
+(cd "$t/ptree" && tools/fnlen) >"$t/out" && fail "fnlen passes a stale FILE_PENDING entry"
+grep -q "tests/long.c: 10 lines now: remove it from FILE_PENDING" "$t/out" || fail "fnlen does not name the stale entry: $(cat "$t/out")"
+rm "$t/ptree/tests/long.c"
+(cd "$t/ptree" && tools/fnlen) >"$t/out" && fail "fnlen passes a FILE_PENDING entry for a missing file"
+grep -q "tests/long.c is listed in FILE_PENDING but no such file exists" "$t/out" || fail "fnlen does not name the missing file: $(cat "$t/out")"
 # braces in literals and comments, and in both branches of an #if, count once: a lexer
 # fooled by any of them ends the function early (or late) and misses this one
 {
