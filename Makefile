@@ -121,6 +121,9 @@ TIER_LIBS_harness     := harness lint unwinders model trampolines
 TEST_ALL  := $(patsubst tests/test_%.c,%,$(wildcard tests/test_*.c))
 SUITES_harness := $(filter-out $(foreach t,$(filter-out harness,$(TIERS)),$(SUITES_$(t))),$(TEST_ALL))
 TEST_SRC  := $(wildcard tests/*.c)
+# a suite too long for one file: tests/test_X.c defines suite_X, which also adds the
+# tcases of tests/X_*.c (declared in a tests/ header); those parts link with test_X.o
+SUITE_PARTS = $(patsubst %.c,$(BUILD)/%.o,$(wildcard $(foreach s,$(1),tests/$(s)_*.c)))
 TEST_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRC))
 TIER_BIN   = $(if $(filter harness,$(1)),$(BUILD)/tests/check,$(BUILD)/tests/check-$(1))
 TIER_BINS := $(foreach t,$(TIERS),$(call TIER_BIN,$(t)))
@@ -177,6 +180,7 @@ $(BUILD)/tests/check_main-$(1).o: tests/check_main.c Makefile
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(ALL_CFLAGS) -D'JU_SUITES(X)=$$(foreach s,$$(SUITES_$(1)),X($$(s)))' -MMD -MP -c $$< -o $$@
 $$(call TIER_BIN,$(1)): $$(BUILD)/tests/check_main-$(1).o $$(patsubst %,$$(BUILD)/tests/test_%.o,$$(SUITES_$(1))) \
+		$$(call SUITE_PARTS,$$(SUITES_$(1))) \
 		$$(foreach l,$$(TIER_LIBS_$(1)),$$(call LAYER_LIB,$$(l)))
 	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ $$(PKG_LIBS) $$(CHECK_LIBS) -lm
 endef
@@ -201,7 +205,7 @@ cases: deps $(BIN)
 
 check: style layers unit cases lint-vs-run tools-test doctor-test
 
-# The structure rules (docs/HACKING.md "Layout"): no function over 100 lines but the instruction
+# The structure rules (docs/HACKING.md "Layout"): no function over 80 lines but the instruction
 # decoders and the CFI/expression interpreters (tools/fnlen), no unwinder name in a
 # condition and no arch test outside the tables (tools/tablecheck); tests/style.sh shows
 # each checker failing on planted violations first.  Source only: the same on every ARCH.

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The structure rules as tests (make style, part of make check): tools/fnlen (no
-# function over 100 lines but the decoders and interpreters) and tools/tablecheck (no
+# function over 80 lines but the decoders and interpreters, no source file over 1,000
+# lines) and tools/tablecheck (no
 # unwinder name in a condition, no arch test outside the tables).  Each checker first
 # meets planted violations it must fail on (the negative controls), then the tree.
 set -u
@@ -11,11 +12,43 @@ fail() { echo "style: FAIL: $*"; exit 1; }
 lines() { i=0; while [ "$i" -lt "$1" ]; do echo "	x += $i;"; i=$((i + 1)); done; }
 
 # --- tools/fnlen: a function of N lines is name line + '{' + N-3 + '}' ---
-{ echo "int at_limit(int x)"; echo "{"; lines 97; echo "}"; } >"$t/at.c"
-{ echo "int over(int x)"; echo "{"; lines 98; echo "}"; } >"$t/over.c"
-tools/fnlen "$t/at.c" >"$t/out" || fail "fnlen refuses a 100-line function: $(cat "$t/out")"
-tools/fnlen "$t/over.c" >"$t/out" && fail "fnlen passes a 101-line function"
-grep -q "over is 101 lines" "$t/out" || fail "fnlen does not name the 101-line function: $(cat "$t/out")"
+{ echo "int at_limit(int x)"; echo "{"; lines 77; echo "}"; } >"$t/at.c"
+{ echo "int over(int x)"; echo "{"; lines 78; echo "}"; } >"$t/over.c"
+tools/fnlen "$t/at.c" >"$t/out" || fail "fnlen refuses an 80-line function: $(cat "$t/out")"
+tools/fnlen "$t/over.c" >"$t/out" && fail "fnlen passes an 81-line function"
+grep -q "over is 81 lines" "$t/out" || fail "fnlen does not name the 81-line function: $(cat "$t/out")"
+# the file rule: 1,000 lines pass, 1,001 fail (short functions, so only the file is wrong)
+fnl() { i=0; while [ "$i" -lt "$1" ]; do echo "int f$i(void) { return $i; }"; i=$((i + 1)); done; }
+fnl 1000 >"$t/long_at.c"
+fnl 1001 >"$t/long_over.c"
+fnl 1001 >"$t/long_over.h"
+fnl 1001 | sed 's/.*/\tnop/' >"$t/long_over.S"
+tools/fnlen "$t/long_at.c" >"$t/out" || fail "fnlen refuses a 1,000-line file: $(cat "$t/out")"
+for f in long_over.c long_over.h long_over.S; do
+	tools/fnlen "$t/$f" >"$t/out" && fail "fnlen passes a 1,001-line $f"
+	grep -q "$f: 1001 lines (limit 1000)" "$t/out" || fail "fnlen does not name the 1,001-line $f: $(cat "$t/out")"
+done
+# FILE_PENDING: a pending file over the limit is reported, not failed; an entry whose file
+# is short now (or gone) fails, so the list stays true (a tree of its own, a planted list)
+mkdir -p "$t/ptree/tools" "$t/ptree/tests"
+python3 - "$t/ptree/tools/fnlen" <<'PY'
+import re, sys
+s = open("tools/fnlen").read()
+s = re.sub(r"FILE_PENDING = \{.*?\n\}", 'FILE_PENDING = {\n    "tests/long.c": "planted",\n}', s, flags=re.S)
+s = re.sub(r"\nPENDING = \{.*?\}", "\nPENDING = {}", s, flags=re.S)
+s = re.sub(r"ALLOWED = \{.*?\n\}", "ALLOWED = {}", s, flags=re.S)
+open(sys.argv[1], "w").write(s)
+PY
+chmod +x "$t/ptree/tools/fnlen"
+fnl 1001 >"$t/ptree/tests/long.c"
+(cd "$t/ptree" && tools/fnlen) >"$t/out" || fail "fnlen fails a pending long file: $(cat "$t/out")"
+grep -q "tests/long.c: 1001 lines (pending: planted)" "$t/out" || fail "fnlen does not report the pending file: $(cat "$t/out")"
+fnl 10 >"$t/ptree/tests/long.c"
+(cd "$t/ptree" && tools/fnlen) >"$t/out" && fail "fnlen passes a stale FILE_PENDING entry"
+grep -q "tests/long.c: 10 lines now: remove it from FILE_PENDING" "$t/out" || fail "fnlen does not name the stale entry: $(cat "$t/out")"
+rm "$t/ptree/tests/long.c"
+(cd "$t/ptree" && tools/fnlen) >"$t/out" && fail "fnlen passes a FILE_PENDING entry for a missing file"
+grep -q "tests/long.c is listed in FILE_PENDING but no such file exists" "$t/out" || fail "fnlen does not name the missing file: $(cat "$t/out")"
 # braces in literals and comments, and in both branches of an #if, count once: a lexer
 # fooled by any of them ends the function early (or late) and misses this one
 {
@@ -31,17 +64,17 @@ grep -q "over is 101 lines" "$t/out" || fail "fnlen does not name the 101-line f
 	echo "		x++;"
 	echo "	}"
 	echo "	const char *q = \"\\\"{\";"
-	lines 88
+	lines 68
 	echo "	return x + (s[0] == c) + (q[0] == c);"
 	echo "}"
 	echo "int after(void) { return 0; }"
 } >"$t/tricky.c"
-tools/fnlen "$t/tricky.c" >"$t/out" && fail "fnlen passes a 101-line function with braces in literals and #if branches"
-grep -q "HX_FN(tricky) is 101 lines" "$t/out" || fail "fnlen miscounts braces in literals, comments or #if branches: $(cat "$t/out")"
-tools/fnlen --list "$t/tricky.c" | grep -q "after	103	1" || fail "fnlen loses the function after the tricky one: $(tools/fnlen --list "$t/tricky.c")"
-{ echo "START_TEST(a_test)"; echo "{"; lines 98; echo "}"; echo "END_TEST"; } >"$t/ck.c"
-tools/fnlen "$t/ck.c" >"$t/out" && fail "fnlen passes a 101-line Check test"
-grep -q "a_test is 101 lines" "$t/out" || fail "fnlen does not name the Check test: $(cat "$t/out")"
+tools/fnlen "$t/tricky.c" >"$t/out" && fail "fnlen passes an 81-line function with braces in literals and #if branches"
+grep -q "HX_FN(tricky) is 81 lines" "$t/out" || fail "fnlen miscounts braces in literals, comments or #if branches: $(cat "$t/out")"
+tools/fnlen --list "$t/tricky.c" | grep -q "after	83	1" || fail "fnlen loses the function after the tricky one: $(tools/fnlen --list "$t/tricky.c")"
+{ echo "START_TEST(a_test)"; echo "{"; lines 78; echo "}"; echo "END_TEST"; } >"$t/ck.c"
+tools/fnlen "$t/ck.c" >"$t/out" && fail "fnlen passes an 81-line Check test"
+grep -q "a_test is 81 lines" "$t/out" || fail "fnlen does not name the Check test: $(cat "$t/out")"
 # an independent parser agrees on where every function of the tree ends (Universal Ctags)
 if ctags --version 2>/dev/null | grep -q "Universal Ctags"; then
 	tools/fnlen --list | awk -F'\t' '{ print $1 ":" $3 + $4 - 1 }' | sort >"$t/ours"

@@ -142,6 +142,36 @@ static void check_perf_map(void)
 	ck_assert_mem_eq(map, want_map, mlen);
 }
 
+/* The dump's file header; returns its timestamp (records never go back before it). */
+static uint64_t check_dump_header(const uint8_t *d, size_t len)
+{
+	ck_assert_uint_ge(len, 40);
+	ck_assert_uint_eq(rd32(d), 0x4A695444);
+	ck_assert_uint_eq(rd32(d + 4), 1);
+	ck_assert_uint_eq(rd32(d + 8), 40);
+	ck_assert_uint_eq(rd32(d + 12), EM_X86_64);
+	ck_assert_uint_eq(rd32(d + 20), (uint32_t)getpid());
+	ck_assert_uint_eq(rd64(d + 32), 0);
+	return rd64(d + 24);
+}
+
+/* A JIT_CODE_LOAD record r of size bytes: code index k of func at addr, named name. */
+static void check_code_load(const uint8_t *r, uint32_t size, uint64_t addr, const struct tr_func *func,
+			    const char *name, size_t k)
+{
+	ck_assert_uint_eq(rd32(r + 16), (uint32_t)getpid());
+	ck_assert_uint_eq(rd32(r + 20), (uint32_t)syscall(SYS_gettid));
+	ck_assert_uint_eq(rd64(r + 24), addr);          /* vma */
+	ck_assert_uint_eq(rd64(r + 32), addr);          /* code_addr */
+	ck_assert_uint_eq(rd64(r + 40), func->code_size);
+	ck_assert_uint_eq(rd64(r + 48), k);             /* code_index */
+	ck_assert_str_eq((const char *)r + 56, name);
+	/* perf takes the code as the last code_size bytes */
+	ck_assert_mem_eq(r + size - func->code_size, func->code, func->code_size);
+	for (size_t i = 56 + strlen(name); i < size - func->code_size; i++)
+		ck_assert_uint_eq(r[i], 0);
+}
+
 START_TEST(test_dump)
 {
 	static const char *const fp[] = { "push_fp", "set_fp", "call_target", "pop_fp", "ret" };
@@ -171,14 +201,7 @@ START_TEST(test_dump)
 
 	size_t len;
 	const uint8_t *d = slurp(path, &len);
-	ck_assert_uint_ge(len, 40);
-	ck_assert_uint_eq(rd32(d), 0x4A695444);
-	ck_assert_uint_eq(rd32(d + 4), 1);
-	ck_assert_uint_eq(rd32(d + 8), 40);
-	ck_assert_uint_eq(rd32(d + 12), EM_X86_64);
-	ck_assert_uint_eq(rd32(d + 20), (uint32_t)getpid());
-	ck_assert_uint_eq(rd64(d + 32), 0);
-	uint64_t last_ts = rd64(d + 24);
+	uint64_t last_ts = check_dump_header(d, len);
 
 	static bool mask[65536];
 	memset(mask, 0, sizeof(mask));
@@ -210,18 +233,8 @@ START_TEST(test_dump)
 			for (size_t i = 40 + unw[k]->size; i < size; i++)
 				ck_assert_uint_eq(r[i], 0);
 		} else if (id == 0) {
-			ck_assert_uint_eq(rd32(r + 16), (uint32_t)getpid());
-			ck_assert_uint_eq(rd32(r + 20), (uint32_t)syscall(SYS_gettid));
+			check_code_load(r, size, addrs[k], funcs[k], names[k], k);
 			memset(mask + off + 16, 1, 8);
-			ck_assert_uint_eq(rd64(r + 24), addrs[k]);      /* vma */
-			ck_assert_uint_eq(rd64(r + 32), addrs[k]);      /* code_addr */
-			ck_assert_uint_eq(rd64(r + 40), funcs[k]->code_size);
-			ck_assert_uint_eq(rd64(r + 48), k);             /* code_index */
-			ck_assert_str_eq((const char *)r + 56, names[k]);
-			/* perf takes the code as the last code_size bytes */
-			ck_assert_mem_eq(r + size - funcs[k]->code_size, funcs[k]->code, funcs[k]->code_size);
-			for (size_t i = 56 + strlen(names[k]); i < size - funcs[k]->code_size; i++)
-				ck_assert_uint_eq(r[i], 0);
 		} else {
 			ck_assert_uint_eq(size, 16);
 		}

@@ -184,6 +184,45 @@ static bool uwt_free_at(const struct uw_map *m, size_t n, uint64_t a, uint64_t l
 	return true;
 }
 
+/* The sample at row R of the trampoline at code, called from c's f3. */
+static void uwt_lay_stack(struct uwt_tramp *t, const struct uwt_self *c, const struct tr_row *R, uint64_t code)
+{
+	/* f3 called the trampoline at c->ip: its CFA is f3's sp, its return
+	 * address c->ip (aarch64: in x30 until saved, and x30 holds the
+	 * trampoline's own return address once its call came back); lay out the
+	 * stack the row says, on top of f3's */
+	const struct uw_arch *a = c->s.arch;
+	uint64_t cfa = c->s.regs[a->perf_sp], below = (uint64_t)R->sp_off;
+	ck_assert_uint_le(below, sizeof(t->stack) - UWT_STACK_MAX);
+	uint64_t sp = cfa - below, lr = c->ip;
+	if (R->ra_where != TR_RA_IN_REG && t->ret_off && R->offset >= t->ret_off)
+		lr = code + t->ret_off;
+	memset(t->stack, 0, below);
+	memcpy(t->stack + below, c->stack, c->s.stack_size);
+	for (int r = 0; r < a->ndw && r < TR_NREGS; r++)
+		if (R->saved_mask >> r & 1) {
+			uint64_t val = r == a->facts->dw_lr ? c->ip : c->s.regs[a->perf_of_dw[r]];
+			memcpy(t->stack + below + (uint64_t)(int64_t)R->saved_off[r], &val, 8);
+		}
+	if (R->ra_where == TR_RA_AT_CFA)
+		memcpy(t->stack + below + (uint64_t)R->ra_off, &c->ip, 8);
+	if (R->fp_saved) {
+		uint64_t fp = c->s.regs[a->perf_fp];
+		memcpy(t->stack + below + (uint64_t)R->fp_save_off, &fp, 8);
+	}
+	t->s = c->s;
+	t->s.stack = t->stack;
+	t->s.stack_addr = sp;
+	t->s.stack_size = below + c->s.stack_size;
+	t->s.regs[a->perf_sp] = sp;
+	t->pc = code + R->offset;
+	t->s.regs[a->perf_ip] = t->pc;
+	if (R->fp_set)
+		t->s.regs[a->perf_fp] = cfa - (uint64_t)R->fp_off;
+	if (a->perf_lr >= 0)
+		t->s.regs[a->perf_lr] = lr;
+}
+
 size_t uwt_tramp(struct uwt_tramp *t, struct uwt_self *c, const char *const *ops, size_t nops,
 		 const struct tr_unwind_opts *opts, enum pv_profile prof, const char *dumpdir, size_t row)
 {
@@ -243,41 +282,7 @@ size_t uwt_tramp(struct uwt_tramp *t, struct uwt_self *c, const char *const *ops
 	t->w.have_jd = true;
 	uwt_view_build(&t->w, c, prof);
 
-	/* f3 called the trampoline at c->ip: its CFA is f3's sp, its return
-	 * address c->ip (aarch64: in x30 until saved, and x30 holds the
-	 * trampoline's own return address once its call came back); lay out the
-	 * stack the row says, on top of f3's */
-	const struct tr_row *R = &f.rows[row];
-	const struct uw_arch *a = c->s.arch;
-	uint64_t cfa = c->s.regs[a->perf_sp], below = (uint64_t)R->sp_off;
-	ck_assert_uint_le(below, sizeof(t->stack) - UWT_STACK_MAX);
-	uint64_t sp = cfa - below, lr = c->ip;
-	if (R->ra_where != TR_RA_IN_REG && t->ret_off && R->offset >= t->ret_off)
-		lr = code + t->ret_off;
-	memset(t->stack, 0, below);
-	memcpy(t->stack + below, c->stack, c->s.stack_size);
-	for (int r = 0; r < a->ndw && r < TR_NREGS; r++)
-		if (R->saved_mask >> r & 1) {
-			uint64_t val = r == a->facts->dw_lr ? c->ip : c->s.regs[a->perf_of_dw[r]];
-			memcpy(t->stack + below + (uint64_t)(int64_t)R->saved_off[r], &val, 8);
-		}
-	if (R->ra_where == TR_RA_AT_CFA)
-		memcpy(t->stack + below + (uint64_t)R->ra_off, &c->ip, 8);
-	if (R->fp_saved) {
-		uint64_t fp = c->s.regs[a->perf_fp];
-		memcpy(t->stack + below + (uint64_t)R->fp_save_off, &fp, 8);
-	}
-	t->s = c->s;
-	t->s.stack = t->stack;
-	t->s.stack_addr = sp;
-	t->s.stack_size = below + c->s.stack_size;
-	t->s.regs[a->perf_sp] = sp;
-	t->pc = code + R->offset;
-	t->s.regs[a->perf_ip] = t->pc;
-	if (R->fp_set)
-		t->s.regs[a->perf_fp] = cfa - (uint64_t)R->fp_off;
-	if (a->perf_lr >= 0)
-		t->s.regs[a->perf_lr] = lr;
+	uwt_lay_stack(t, c, &f.rows[row], code);
 	return f.nrows;
 }
 

@@ -173,6 +173,30 @@ START_TEST(big_dump_shrinks_as_the_kernel)
 }
 END_TEST
 
+/* Sample k of build(): its fields, registers and stack as written. */
+static void check_built_sample(const struct pd_sample *x, int k)
+{
+	ck_assert_uint_eq(x->ip, 0x401234);
+	ck_assert_uint_eq(x->pid, 100);
+	ck_assert_uint_eq(x->tid, 101);
+	ck_assert_uint_eq(x->time, k ? 3000 : 2000);
+	ck_assert_uint_eq(x->nr, k ? 0 : 2);
+	if (!k) {
+		ck_assert_uint_eq(pd_u64(x->ips), chain_ips[0]);
+		ck_assert_uint_eq(pd_u64(x->ips + 8), chain_ips[1]);
+	}
+	ck_assert_uint_eq(x->abi, 2);
+	ck_assert_uint_eq(x->mask, X86_MASK);
+	for (int r = 0; r < 24; r++)
+		ck_assert_uint_eq(x->regs[r], X86_MASK >> r & 1 ? 0x1000 + (uint64_t)r : 0);
+	ck_assert_uint_eq(x->stack_size, STACK);
+	ck_assert_uint_eq(x->dyn_size, k ? 24 : STACK);
+	ck_assert_mem_eq(x->stack, stack_bytes, x->dyn_size);
+	if (k)
+		for (int i = 24; i < STACK; i++)
+			ck_assert_uint_eq(x->stack[i], 0);
+}
+
 START_TEST(round_trip)
 {
 	struct pd_writer w;
@@ -229,26 +253,7 @@ START_TEST(round_trip)
 	for (int k = 0; k < 2; k++) {
 		ck_assert_int_eq(pd_next(&f, &it, &ev, err, sizeof(err)), 1);
 		ck_assert_uint_eq(ev.type, PD_REC_SAMPLE);
-		const struct pd_sample *x = &ev.sample;
-		ck_assert_uint_eq(x->ip, 0x401234);
-		ck_assert_uint_eq(x->pid, 100);
-		ck_assert_uint_eq(x->tid, 101);
-		ck_assert_uint_eq(x->time, k ? 3000 : 2000);
-		ck_assert_uint_eq(x->nr, k ? 0 : 2);
-		if (!k) {
-			ck_assert_uint_eq(pd_u64(x->ips), chain_ips[0]);
-			ck_assert_uint_eq(pd_u64(x->ips + 8), chain_ips[1]);
-		}
-		ck_assert_uint_eq(x->abi, 2);
-		ck_assert_uint_eq(x->mask, X86_MASK);
-		for (int r = 0; r < 24; r++)
-			ck_assert_uint_eq(x->regs[r], X86_MASK >> r & 1 ? 0x1000 + (uint64_t)r : 0);
-		ck_assert_uint_eq(x->stack_size, STACK);
-		ck_assert_uint_eq(x->dyn_size, k ? 24 : STACK);
-		ck_assert_mem_eq(x->stack, stack_bytes, x->dyn_size);
-		if (k)
-			for (int i = 24; i < STACK; i++)
-				ck_assert_uint_eq(x->stack[i], 0);
+		check_built_sample(&ev.sample, k);
 	}
 	ck_assert_int_eq(pd_next(&f, &it, &ev, err, sizeof(err)), 1);
 	ck_assert_uint_eq(ev.type, PD_REC_FINISHED_ROUND);

@@ -23,8 +23,8 @@
 #include "unwinders/model/jitdump.h"
 #include "unwinders/model/perfview.h"
 #include "unwinders/view.h"
+#include "tests/perfview.h"
 
-#define GOLDEN "tests/golden/perfview/"
 #define CODE_BASE 0x7f1234560000ull
 
 static char err[1024];
@@ -42,7 +42,7 @@ static uint64_t al8(uint64_t x)
 	return (x + 7) & ~7ull;
 }
 
-static bool have_tool(const char *name)
+bool pvt_have_tool(const char *name)
 {
 	char cmd[256];
 	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", name);
@@ -50,8 +50,7 @@ static bool have_tool(const char *name)
 }
 
 /* Run a command and keep its stdout (stderr dropped); returns the exit status. */
-static int run(char *out, size_t outlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int run(char *out, size_t outlen, const char *fmt, ...)
+int pvt_run(char *out, size_t outlen, const char *fmt, ...)
 {
 	char cmd[8192];
 	va_list ap;
@@ -154,7 +153,7 @@ static void readelf_ls(const char *path, struct relf *r)
 {
 	static char out[16384];
 	memset(r, 0, sizeof(*r));
-	ck_assert_int_eq(run(out, sizeof(out), "readelf -hlSW '%s' 2>/dev/null", path), 0);
+	ck_assert_int_eq(pvt_run(out, sizeof(out), "readelf -hlSW '%s' 2>/dev/null", path), 0);
 	char *save = NULL;
 	for (char *line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		const char *lb = strstr(line, "  ["), *rb = strchr(line, ']');
@@ -217,10 +216,26 @@ static const enum pv_profile profs[] = { PV_CURRENT, PV_V61, PV_5X_0X40 };
 
 /* ---- layout of the jitted ELF, per generation ---- */
 
+/* The one program header of profile p's jitted-*.so; returns its vaddr (and offset). */
+static uint64_t layout_phdr(const struct relf *r, enum pv_profile p, uint64_t csize)
+{
+	ck_assert_uint_eq(r->np, 1);
+	uint64_t lv = p == PV_CURRENT ? 0x80 : 0;
+	ck_assert_uint_eq(pv_load_vaddr(p), lv);
+	ck_assert_uint_eq(r->p[0].off, lv);
+	ck_assert_uint_eq(r->p[0].vaddr, lv);
+	ck_assert_uint_eq(r->p[0].paddr, lv);
+	ck_assert_uint_eq(r->p[0].filesz, csize);
+	ck_assert_uint_eq(r->p[0].memsz, csize);
+	ck_assert_str_eq(r->p[0].flags, "RE");
+	ck_assert_uint_eq(r->p[0].align, 8);
+	return lv;
+}
+
 START_TEST(layout)
 {
 	enum pv_profile p = profs[_i % 3];
-	if (!have_tool("readelf")) {
+	if (!pvt_have_tool("readelf")) {
 		printf("perfview: readelf not installed, layout check skipped\n");
 		return;
 	}
@@ -274,16 +289,7 @@ START_TEST(layout)
 	ck_assert_uint_eq(nt->size, 0x24);
 	ck_assert_str_eq(nt->flags, "A");
 	ck_assert_uint_eq(r.entry, text);
-	ck_assert_uint_eq(r.np, 1);
-	uint64_t lv = p == PV_CURRENT ? 0x80 : 0;
-	ck_assert_uint_eq(pv_load_vaddr(p), lv);
-	ck_assert_uint_eq(r.p[0].off, lv);
-	ck_assert_uint_eq(r.p[0].vaddr, lv);
-	ck_assert_uint_eq(r.p[0].paddr, lv);
-	ck_assert_uint_eq(r.p[0].filesz, csize);
-	ck_assert_uint_eq(r.p[0].memsz, csize);
-	ck_assert_str_eq(r.p[0].flags, "RE");
-	ck_assert_uint_eq(r.p[0].align, 8);
+	uint64_t lv = layout_phdr(&r, p, csize);
 	/* what perf's readers get from the section headers, by name */
 	ck_assert(d->is_elf && d->has_eh_frame && d->has_eh_frame_hdr && d->has_first_load);
 	ck_assert_uint_eq(d->eh_frame_addr, eh->addr);
@@ -303,7 +309,7 @@ END_TEST
 /* Without UNWINDING_INFO: no .eh_frame sections, the map is the code alone. */
 START_TEST(no_unwind)
 {
-	if (!have_tool("readelf")) {
+	if (!pvt_have_tool("readelf")) {
 		printf("perfview: readelf not installed, check skipped\n");
 		return;
 	}
@@ -323,7 +329,7 @@ START_TEST(no_unwind)
 		ck_assert_str_eq(r.s[i].name, order[i]);
 	ck_assert_uint_eq(sec(&r, ".symtab")->lk, 4);
 	char out[4096];
-	ck_assert_int_eq(run(out, sizeof(out), "readelf -hW '%s'", pv.maps[0].dso->path), 0);
+	ck_assert_int_eq(pvt_run(out, sizeof(out), "readelf -hW '%s'", pv.maps[0].dso->path), 0);
 	ck_assert_ptr_nonnull(strstr(out, "Section header string table index: 2"));
 	ck_assert_str_eq(pv_symbolize(&pv, x.addr[0]), "tramp");
 	pv_fini(&pv);
@@ -345,8 +351,8 @@ START_TEST(fde_range)
 	 * cover .text's address range exactly */
 	uint64_t lo = pv_text_addr(p), hi = lo + x.f->code_size;
 	static char out[16384];
-	if (have_tool("readelf")) {
-		ck_assert_int_eq(run(out, sizeof(out), "readelf --debug-dump=frames '%s' 2>/dev/null", so), 0);
+	if (pvt_have_tool("readelf")) {
+		ck_assert_int_eq(pvt_run(out, sizeof(out), "readelf --debug-dump=frames '%s' 2>/dev/null", so), 0);
 		int nfde = 0;
 		for (const char *s = strstr(out, "FDE cie="); s; s = strstr(s + 1, "FDE cie=")) {
 			unsigned long long a, b;
@@ -361,8 +367,8 @@ START_TEST(fde_range)
 	} else {
 		printf("perfview: readelf not installed, binutils FDE check skipped\n");
 	}
-	if (have_tool("eu-readelf")) {
-		ck_assert_int_eq(run(out, sizeof(out), "eu-readelf --debug-dump=frames '%s' 2>/dev/null", so), 0);
+	if (pvt_have_tool("eu-readelf")) {
+		ck_assert_int_eq(pvt_run(out, sizeof(out), "eu-readelf --debug-dump=frames '%s' 2>/dev/null", so), 0);
 		const char *il = strstr(out, "initial_location:"), *ar = strstr(out, "address_range:");
 		ck_assert_msg(il && ar, "no FDE in eu-readelf output:\n%s", out);
 		unsigned long long a, b;
@@ -831,7 +837,7 @@ static const struct {
 
 START_TEST(build_id)
 {
-	if (!have_tool("readelf")) {
+	if (!pvt_have_tool("readelf")) {
 		printf("perfview: readelf not installed, build-id check skipped\n");
 		return;
 	}
@@ -842,149 +848,12 @@ START_TEST(build_id)
 	char path[128], out[4096];
 	snprintf(path, sizeof(path), "%s/f.so", dir);
 	ck_assert_msg(pv_write_jitted_elf(path, PV_CURRENT, &l, EM_X86_64, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_int_eq(run(out, sizeof(out), "readelf -nW '%s'", path), 0);
+	ck_assert_int_eq(pvt_run(out, sizeof(out), "readelf -nW '%s'", path), 0);
 	const char *b = strstr(out, "Build ID: ");
 	ck_assert_ptr_nonnull(b);
 	ck_assert_msg(!strncmp(b + 10, vec[_i].sha1, 40), "got %.40s", b + 10);
 	unlink(path);
 	rmdir(dir);
-}
-END_TEST
-
-/* ---- against files real `perf inject -j` wrote ---- */
-
-/* Byte-compare ours with perf's file except the 20 build-id bytes (perf 6.1
- * without libcrypto fills them from /dev/urandom). */
-static void compare_with_perf(const char *perfso, const char *ours)
-{
-	int fa = open(perfso, O_RDONLY), fb = open(ours, O_RDONLY);
-	ck_assert_msg(fa >= 0 && fb >= 0, "open %s / %s", perfso, ours);
-	static uint8_t a[1 << 16], b[1 << 16];
-	ssize_t na = read(fa, a, sizeof(a)), nb = read(fb, b, sizeof(b));
-	close(fa);
-	close(fb);
-	ck_assert_msg(na == nb, "%s: %zd bytes, ours %zd", perfso, na, nb);
-	/* the note is the last section: its descriptor is 20 bytes at its end */
-	Elf64_Ehdr eh;
-	memcpy(&eh, a, sizeof(eh));
-	Elf64_Shdr sh;
-	memcpy(&sh, a + eh.e_shoff + (size_t)(eh.e_shnum - 1) * sizeof(sh), sizeof(sh));
-	ck_assert_uint_eq(sh.sh_type, SHT_NOTE);
-	size_t id = (size_t)(sh.sh_offset + sh.sh_size - 20);
-	for (ssize_t i = 0; i < na; i++)
-		ck_assert_msg((size_t)i - id < 20 || a[i] == b[i], "%s: byte 0x%zx differs: perf %02x ours %02x",
-			      perfso, (size_t)i, a[i], b[i]);
-	if (!have_tool("readelf"))
-		return;
-	char ra[16384], rb[16384];
-	ck_assert_int_eq(run(ra, sizeof(ra), "readelf -hlSW '%s' 2>/dev/null", perfso), 0);
-	ck_assert_int_eq(run(rb, sizeof(rb), "readelf -hlSW '%s' 2>/dev/null", ours), 0);
-	ck_assert_str_eq(ra, rb);
-}
-
-/* For each golden dump, the jitted-<pid>-<n>.so perf 6.1.187 (Debian 12) wrote
- * from it (tests/golden/perfview/README). */
-START_TEST(golden_perf_inject)
-{
-	DIR *dp = opendir(GOLDEN);
-	ck_assert_msg(dp, "cannot open %s: run the tests from the repository root", GOLDEN);
-	struct dirent *de;
-	int ndumps = 0, nfiles = 0;
-	char tmp[] = "/tmp/jupvg-XXXXXX";
-	ck_assert_ptr_nonnull(mkdtemp(tmp));
-	while ((de = readdir(dp))) {
-		unsigned pid;
-		char tail[16];
-		if (sscanf(de->d_name, "jit-%u.%15s", &pid, tail) != 2 || strcmp(tail, "dump"))
-			continue;
-		char path[512];
-		snprintf(path, sizeof(path), GOLDEN "%s", de->d_name);
-		struct jd_file jd;
-		struct jd_err je;
-		ck_assert_msg(jd_open(&jd, path, &je) == 0, "%s: %s", path, je.msg);
-		for (size_t i = 0; i < jd.nloads; i++) {
-			char perfso[512], ours[512];
-			snprintf(perfso, sizeof(perfso), GOLDEN "jitted-%u-%llu.so", jd.loads[i].pid,
-				 (unsigned long long)jd.loads[i].code_index);
-			if (access(perfso, R_OK))
-				continue;
-			ck_assert_int_eq(pv_jitted_path(ours, sizeof(ours), tmp, &jd.loads[i]), 0);
-			ck_assert_msg(pv_write_jitted_elf(ours, PV_CURRENT, &jd.loads[i], (uint16_t)jd.elf_mach,
-							  err, sizeof(err)) == 0, "%s", err);
-			compare_with_perf(perfso, ours);
-			nfiles++;
-		}
-		jd_close(&jd);
-		ndumps++;
-	}
-	closedir(dp);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-	ck_assert_int_eq(system(cmd), 0);
-	ck_assert_msg(ndumps > 0 && nfiles > 0, "no golden dumps in " GOLDEN);
-}
-END_TEST
-
-/* A fresh `perf record` + `perf inject -j` of real cases, where perf works. */
-START_TEST(live_perf_inject)
-{
-	const char *bin = getenv("JU_BIN");
-	if (!bin)
-		bin = "./jitunwind";
-	if (!have_tool("perf") || !have_tool("readelf")) {
-		printf("perfview: perf or readelf not installed, live perf inject comparison skipped\n");
-		return;
-	}
-	if (access(bin, X_OK)) {
-		printf("perfview: %s not built, live perf inject comparison skipped\n", bin);
-		return;
-	}
-	char out[65536];
-	int st = run(out, sizeof(out), "tools/perf-inject-compare --bin '%s' 2>&1", bin);
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 77) {
-		printf("perfview: live perf inject comparison skipped: %s", out);
-		return;
-	}
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "tools/perf-inject-compare failed:\n%s", out);
-	/* the script leaves perf's files in the directory it prints last */
-	const char *d = strstr(out, "perf files in ");
-	ck_assert_msg(d, "no directory in:\n%s", out);
-	char dir[256];
-	ck_assert_int_eq(sscanf(d, "perf files in %255s", dir), 1);
-	DIR *dp = opendir(dir);
-	ck_assert_ptr_nonnull(dp);
-	struct dirent *de;
-	int nfiles = 0;
-	while ((de = readdir(dp))) {
-		unsigned pid;
-		char tail[16];
-		if (sscanf(de->d_name, "jit-%u.%15s", &pid, tail) != 2 || strcmp(tail, "dump"))
-			continue;
-		char path[512];
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		struct jd_file jd;
-		struct jd_err je;
-		ck_assert_msg(jd_open(&jd, path, &je) == 0, "%s: %s", path, je.msg);
-		for (size_t i = 0; i < jd.nloads; i++) {
-			char perfso[512], ours[512];
-			ck_assert_int_eq(pv_jitted_path(perfso, sizeof(perfso), dir, &jd.loads[i]), 0);
-			ck_assert_msg(access(perfso, R_OK) == 0, "perf wrote no %s", perfso);
-			snprintf(ours, sizeof(ours), "%s.ours", perfso);
-			ck_assert_msg(pv_write_jitted_elf(ours, PV_CURRENT, &jd.loads[i], (uint16_t)jd.elf_mach,
-							  err, sizeof(err)) == 0, "%s", err);
-			compare_with_perf(perfso, ours);
-			nfiles++;
-		}
-		jd_close(&jd);
-	}
-	closedir(dp);
-	ck_assert_int_gt(nfiles, 0);
-	st = run(out, sizeof(out), "tools/perf-inject-compare --diff '%s' 2>&1", dir);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "readelf differs:\n%s", out);
-	printf("perfview: %d jitted ELF(s) equal to what perf inject -j wrote in %s\n", nfiles, dir);
-	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 
@@ -1052,7 +921,7 @@ Suite *suite_perfview(void)
 	tcase_add_loop_test(tc, fde_range, 0, 6);
 	tcase_add_loop_test(tc, libdw_cfi, 0, 6);
 	tcase_add_loop_test(tc, build_id, 0, (int)(sizeof(vec) / sizeof(vec[0])));
-	tcase_add_test(tc, golden_perf_inject);
+	perfview_add_inject(tc, NULL);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("maps");
 	tcase_set_timeout(tc, 30);
@@ -1070,7 +939,7 @@ Suite *suite_perfview(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("perf");
 	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, live_perf_inject);
+	perfview_add_inject(NULL, tc);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -179,6 +179,48 @@ static int default_perf(struct common *c)
 	return parse_unwinders(c, def);
 }
 
+/* The common options whose value is checked: 0, or -1 with the usage error printed. */
+static int parse_value(struct common *c, int ch, const char *arg)
+{
+	switch (ch) {
+	case 'k': {
+		char *end;
+		long v = strtol(arg, &end, 10);
+		if (*end || v < 1 || v > 100) {
+			fprintf(stderr, "jitunwind: --kernel-samples %s: expected 1..100 samples per spin point\n", arg);
+			return -1;
+		}
+		hx_kcfg.nsamples = (int)v;
+		return 0;
+	}
+	case 'A':
+		if (hx_toperf_abi(arg, &c->po.attr_size)) {
+			fprintf(stderr, "jitunwind: --perf-data-abi %s: expected 5.10, 6.1 or 6.3\n", arg);
+			return -1;
+		}
+		return 0;
+	case 'p':
+		c->o.profile_set = true;
+		if (pv_profile_parse(arg, &c->o.profile)) {
+			fprintf(stderr, "jitunwind: --perf-profile %s: expected current, v6.1 or 5.x-0x40\n", arg);
+			return -1;
+		}
+		return 0;
+	case 's': {
+		char *end;
+		long v = strtol(arg, &end, 0);
+		/* perf: a multiple of 8, at most 65528 (the kernel rejects others) */
+		if (*end || v < 8 || v > 65528 || v % 8) {
+			fprintf(stderr, "jitunwind: --stack-size %s: expected a multiple of 8 in 8..65528\n", arg);
+			return -1;
+		}
+		c->o.stack_size = (int)v;
+		return 0;
+	}
+	}
+	return 0;
+}
+
 /* 0 ok, 1 help printed, 2 usage error */
 static int parse_common(int argc, char **argv, struct common *c, bool want_out, void (*help)(FILE *))
 {
@@ -218,42 +260,15 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 		case 'f': hx_perfcol_set_cmd(optarg); break;
 		case 'd': c->o.jitdump_dir = optarg; break;
 		case 'S': hx_kcfg.spin = true; break;
-		case 'k': {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end || v < 1 || v > 100) {
-				fprintf(stderr, "jitunwind: --kernel-samples %s: expected 1..100 samples per spin point\n", optarg);
+		case 'k':
+		case 'A':
+		case 'p':
+		case 's':
+			if (parse_value(c, ch, optarg))
 				return 2;
-			}
-			hx_kcfg.nsamples = (int)v;
 			break;
-		}
 		case 'D': c->o.perf_dump_dir = optarg; break;
 		case 'P': c->perf_data = optarg; break;
-		case 'A':
-			if (hx_toperf_abi(optarg, &c->po.attr_size)) {
-				fprintf(stderr, "jitunwind: --perf-data-abi %s: expected 5.10, 6.1 or 6.3\n", optarg);
-				return 2;
-			}
-			break;
-		case 'p':
-			c->o.profile_set = true;
-			if (pv_profile_parse(optarg, &c->o.profile)) {
-				fprintf(stderr, "jitunwind: --perf-profile %s: expected current, v6.1 or 5.x-0x40\n", optarg);
-				return 2;
-			}
-			break;
-		case 's': {
-			char *end;
-			long v = strtol(optarg, &end, 0);
-			/* perf: a multiple of 8, at most 65528 (the kernel rejects others) */
-			if (*end || v < 8 || v > 65528 || v % 8) {
-				fprintf(stderr, "jitunwind: --stack-size %s: expected a multiple of 8 in 8..65528\n", optarg);
-				return 2;
-			}
-			c->o.stack_size = (int)v;
-			break;
-		}
 		case 'o':
 			if (!want_out) {
 				help(stderr);

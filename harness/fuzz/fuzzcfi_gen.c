@@ -131,6 +131,26 @@ static bool leave_ok(const struct sim *s)
 }
 
 /* One op applied to the simulation; NULL, or why it cannot run here. */
+/* The control transfers: the one call and the exits. */
+static const char *sim_transfer(struct sim *s, const struct tr_arch *a, const struct tr_op *op, bool dead)
+{
+	if (op->kind == TR_OP_CALL_TARGET) {
+		if (dead || s->called)
+			return "one call_target, on the path that runs";
+		if (!call_aligned(a, s))
+			return "call with a misaligned stack";
+		if (!ra_kept(a, s))
+			return "call with the return address in the link register only";
+		s->called = true;
+		return NULL;
+	}
+	if (s->n || s->fp_set)
+		return "exit with a frame still on the stack";
+	if (op->kind == TR_OP_TAIL_JUMP && !dead)
+		return "a tail jump that runs (the capture needs the trampoline to return)";
+	return NULL;
+}
+
 static const char *sim_op(struct sim *s, const struct tr_arch *a, const struct tr_op *op, bool dead)
 {
 	struct slot *top = s->n ? &s->s[s->n - 1] : NULL;
@@ -189,21 +209,9 @@ static const char *sim_op(struct sim *s, const struct tr_arch *a, const struct t
 		s->fp_set = false;
 		return NULL;
 	case TR_OP_CALL_TARGET:
-		if (dead || s->called)
-			return "one call_target, on the path that runs";
-		if (!call_aligned(a, s))
-			return "call with a misaligned stack";
-		if (!ra_kept(a, s))
-			return "call with the return address in the link register only";
-		s->called = true;
-		return NULL;
 	case TR_OP_RET:
 	case TR_OP_TAIL_JUMP:
-		if (s->n || s->fp_set)
-			return "exit with a frame still on the stack";
-		if (op->kind == TR_OP_TAIL_JUMP && !dead)
-			return "a tail jump that runs (the capture needs the trampoline to return)";
-		return NULL;
+		return sim_transfer(s, a, op, dead);
 	case TR_OP_NOP:
 		return NULL;
 	case TR_OP_ENDBR64:

@@ -697,6 +697,42 @@ static void run_all(struct rr *r, struct rr_view *v, const struct uw_sample *s,
 		kernel_chain(s, &res[r->nu]);
 }
 
+/* A native pc under JIT frames (CPython's trampolines): keyed by the innermost
+ * JIT return address, the reference's (the oracle's: judged against the truth,
+ * UW_REF_TRUTH) if it has one.  true with *kpc and *jx set, false if none. */
+static bool jit_under(struct rr *r, struct rr_view *cur, const struct uw_result *res, size_t c0, size_t ncol,
+		      uint64_t *kpc, struct rr_jit *jx)
+{
+	int j = -1;
+	size_t pick = ncol;
+	for (size_t u = c0; u < r->nu; u++)
+		if (r->uws[u]->ref == UW_REF_TRUTH)
+			pick = u;
+	for (size_t t = 0; t <= ncol - c0 && j < 0; t++) {
+		size_t u = t == 0 ? pick : c0 + t - 1;
+		if (u >= ncol)
+			continue;
+		if ((j = first_jit(r, cur, &res[u])) >= 0)
+			*kpc = res[u].addr[j];
+	}
+	return j >= 0 && hx_rr_jit_at(r, cur, *kpc - 1, jx);
+}
+
+/* A key's first sample: the JIT code's row (at the pc, or at the call a return
+ * address follows: row_pc) and each unwinder's stop. */
+static void key_first(struct rr *r, struct rr_view *cur, struct rr_key *k, const struct rr_jit *jx,
+		      uint64_t row_pc, const struct uw_result *res, size_t c0)
+{
+	if (jx->load)
+		cfa_row(&cur->sess.view, row_pc, k->cfa, sizeof(k->cfa));
+	else
+		snprintf(k->cfa, sizeof(k->cfa), "none (a perf map symbol: no unwinding info)");
+	k->pmap = !jx->load;
+	for (size_t u = c0; u < r->nu; u++)
+		snprintf(k->why[u], sizeof(k->why[u]), "%s%s%s", uw_stop_name(res[u].stop),
+			 res[u].why[0] ? ": " : "", res[u].why);
+}
+
 static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, const struct mt_snap *at,
 			 const struct rr_sample *rs, struct uw_result *res, const struct pd_event *evp);
 
@@ -788,22 +824,7 @@ static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, 
 	struct rr_jit jx;
 	uint64_t kpc = pc;
 	if (!hx_rr_jit_at(r, cur, pc, &jx)) {
-		/* a native pc under JIT frames (CPython's trampolines): keyed by
-		 * the innermost JIT return address, the reference's (the oracle's:
-		 * judged against the truth, UW_REF_TRUTH) if it has one */
-		int j = -1;
-		size_t pick = ncol;
-		for (size_t u = c0; u < r->nu; u++)
-			if (r->uws[u]->ref == UW_REF_TRUTH)
-				pick = u;
-		for (size_t t = 0; t <= ncol - c0 && j < 0; t++) {
-			size_t u = t == 0 ? pick : c0 + t - 1;
-			if (u >= ncol)
-				continue;
-			if ((j = first_jit(r, cur, &res[u])) >= 0)
-				kpc = res[u].addr[j];
-		}
-		if (j < 0 || !hx_rr_jit_at(r, cur, kpc - 1, &jx))
+		if (!jit_under(r, cur, res, c0, ncol, &kpc, &jx))
 			return 0;
 		r->nunder++;
 	} else {
@@ -814,17 +835,8 @@ static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, 
 		snprintf(r->err, sizeof(r->err), "out of memory");
 		return -1;
 	}
-	if (!k->samples++) {
-		/* the JIT code's row: at the pc, or the call a return address follows */
-		if (jx.load)
-			cfa_row(&cur->sess.view, kpc == pc ? pc : kpc - 1, k->cfa, sizeof(k->cfa));
-		else
-			snprintf(k->cfa, sizeof(k->cfa), "none (a perf map symbol: no unwinding info)");
-		k->pmap = !jx.load;
-		for (size_t u = c0; u < r->nu; u++)
-			snprintf(k->why[u], sizeof(k->why[u]), "%s%s%s", uw_stop_name(res[u].stop),
-				 res[u].why[0] ? ": " : "", res[u].why);
-	}
+	if (!k->samples++)
+		key_first(r, cur, k, &jx, kpc == pc ? pc : kpc - 1, res, c0);
 	key_load(r, k, jx.load);
 	for (size_t u = c0; u < ncol; u++)
 		k->out[u][hx_rr_classify(r, cur, &res[u])]++;
@@ -1091,6 +1103,30 @@ static void rr_free(struct rr *r)
 	pd_close(&r->pf);
 }
 
+/* The replayed keys reported: text, JSON, stats.  The exit status: 2 when the
+ * JSON cannot be written, 1 when the unwinders diverged, else 0. */
+static int report_all(struct rr *r, bool stats, const struct timespec *t0)
+{
+	if (r->nkeys)
+		qsort(r->keys, r->nkeys, sizeof(*r->keys), cmp_key);
+	struct rr_cols cc = { .n = 0 };
+	for (size_t u = 0; u < r->nu; u++)
+		cc.idx[cc.n++] = u;
+	bool kfp = false;
+	for (size_t i = 0; i < r->nkeys && !kfp; i++)
+		for (int o = 0; o < HX_OUT_N; o++)
+			kfp |= r->keys[i].out[r->nu][o] != 0;
+	if (kfp)
+		cc.idx[cc.n++] = r->nu;
+	if (r->perf)
+		cc.idx[cc.n++] = r->nu + 1;
+	report_text(r, &cc);
+	int status = r->json && report_json(r, &cc) ? 2 : r->ndiverge ? 1 : 0;
+	if (stats)
+		print_stats(r, t0);
+	return status;
+}
+
 int hx_realreplay_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -1156,23 +1192,7 @@ int hx_realreplay_main(int argc, char **argv)
 	} else if (replay_all(r)) {
 		fprintf(stderr, "jitunwind: %s\n", r->err);
 	} else {
-		if (r->nkeys)
-			qsort(r->keys, r->nkeys, sizeof(*r->keys), cmp_key);
-		struct rr_cols cc = { .n = 0 };
-		for (size_t u = 0; u < r->nu; u++)
-			cc.idx[cc.n++] = u;
-		bool kfp = false;
-		for (size_t i = 0; i < r->nkeys && !kfp; i++)
-			for (int o = 0; o < HX_OUT_N; o++)
-				kfp |= r->keys[i].out[r->nu][o] != 0;
-		if (kfp)
-			cc.idx[cc.n++] = r->nu;
-		if (r->perf)
-			cc.idx[cc.n++] = r->nu + 1;
-		report_text(r, &cc);
-		status = r->json && report_json(r, &cc) ? 2 : r->ndiverge ? 1 : 0;
-		if (stats)
-			print_stats(r, &t0);
+		status = report_all(r, stats, &t0);
 	}
 	rr_free(r);
 	free(r);

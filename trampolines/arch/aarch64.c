@@ -67,6 +67,47 @@ static int a64_addsub_imm(int64_t n, uint32_t *field)
 	return -1;
 }
 
+/* alloc/free: sub/add sp, sp, #n */
+static int a64_encode_sp(enum tr_op_kind kind, int64_t n, uint32_t *w, char *text, size_t textcap,
+			  struct tr_eff *eff, int *neff, char *err, size_t errlen)
+{
+	bool alloc = kind == TR_OP_ALLOC;
+	uint32_t f;
+	if (a64_addsub_imm(n, &f)) {
+		snprintf(err, errlen, "%s: size %lld not encodable (0..4095, or a multiple of 4096 below 16M)",
+			 tr_op_name(kind), (long long)n);
+		return -1;
+	}
+	*w = (alloc ? A64_SUB_SP_IMM : A64_ADD_SP_IMM) | f;
+	snprintf(text, textcap, "%s sp, sp, #0x%llx", alloc ? "sub" : "add", (unsigned long long)n);
+	eff_add(eff, neff, TR_EFF_SP_ADD, 0, alloc ? -n : n);
+	return 0;
+}
+
+/* save_reg/restore_reg: str/ldr xN with a 16-byte pre/post index */
+static int a64_encode_reg(enum tr_op_kind kind, int64_t n, uint32_t *w, char *text, size_t textcap,
+			   struct tr_eff *eff, int *neff, char *err, size_t errlen)
+{
+	bool save = kind == TR_OP_SAVE_REG;
+	if (n < 0 || n > 30) {
+		snprintf(err, errlen, "%s: DWARF register %lld is not x0..x30",
+			 tr_op_name(kind), (long long)n);
+		return -1;
+	}
+	if (save) {
+		*w = A64_STR_PRE16 | (uint32_t)n;
+		snprintf(text, textcap, "str x%d, [sp, #-16]!", (int)n);
+		eff_add(eff, neff, TR_EFF_SP_ADD, 0, -16);
+		eff_add(eff, neff, TR_EFF_SAVE, (int)n, 0);
+	} else {
+		*w = A64_LDR_POST16 | (uint32_t)n;
+		snprintf(text, textcap, "ldr x%d, [sp], #16", (int)n);
+		eff_add(eff, neff, TR_EFF_RESTORE, (int)n, 0);
+		eff_add(eff, neff, TR_EFF_SP_ADD, 0, 16);
+	}
+	return 0;
+}
+
 static int a64_encode_op(enum tr_op_kind kind, int64_t n, uint32_t *w,
 			 char *text, size_t textcap, struct tr_eff *eff, int *neff,
 			 char *err, size_t errlen)
@@ -85,40 +126,11 @@ static int a64_encode_op(enum tr_op_kind kind, int64_t n, uint32_t *w,
 		eff_add(eff, neff, TR_EFF_FP_FROM_SP, 0, 0);
 		return 0;
 	case TR_OP_ALLOC:
-	case TR_OP_FREE: {
-		bool alloc = kind == TR_OP_ALLOC;
-		uint32_t f;
-		if (a64_addsub_imm(n, &f)) {
-			snprintf(err, errlen, "%s: size %lld not encodable (0..4095, or a multiple of 4096 below 16M)",
-				 tr_op_name(kind), (long long)n);
-			return -1;
-		}
-		*w = (alloc ? A64_SUB_SP_IMM : A64_ADD_SP_IMM) | f;
-		snprintf(text, textcap, "%s sp, sp, #0x%llx", alloc ? "sub" : "add", (unsigned long long)n);
-		eff_add(eff, neff, TR_EFF_SP_ADD, 0, alloc ? -n : n);
-		return 0;
-	}
+	case TR_OP_FREE:
+		return a64_encode_sp(kind, n, w, text, textcap, eff, neff, err, errlen);
 	case TR_OP_SAVE_REG:
-	case TR_OP_RESTORE_REG: {
-		bool save = kind == TR_OP_SAVE_REG;
-		if (n < 0 || n > 30) {
-			snprintf(err, errlen, "%s: DWARF register %lld is not x0..x30",
-				 tr_op_name(kind), (long long)n);
-			return -1;
-		}
-		if (save) {
-			*w = A64_STR_PRE16 | (uint32_t)n;
-			snprintf(text, textcap, "str x%d, [sp, #-16]!", (int)n);
-			eff_add(eff, neff, TR_EFF_SP_ADD, 0, -16);
-			eff_add(eff, neff, TR_EFF_SAVE, (int)n, 0);
-		} else {
-			*w = A64_LDR_POST16 | (uint32_t)n;
-			snprintf(text, textcap, "ldr x%d, [sp], #16", (int)n);
-			eff_add(eff, neff, TR_EFF_RESTORE, (int)n, 0);
-			eff_add(eff, neff, TR_EFF_SP_ADD, 0, 16);
-		}
-		return 0;
-	}
+	case TR_OP_RESTORE_REG:
+		return a64_encode_reg(kind, n, w, text, textcap, eff, neff, err, errlen);
 	case TR_OP_CALL_TARGET:
 		*w = A64_BLR_X3;
 		snprintf(text, textcap, "blr x3");

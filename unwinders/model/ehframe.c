@@ -747,6 +747,46 @@ static int ehf_block(struct ehf_cur *c, struct ehf_insn *in)
 	return 0;
 }
 
+/* The primary opcodes: the operand in the opcode's low six bits. */
+static int ehf_decode_primary(struct ehf_cur *c, size_t at, uint8_t op, uint64_t code_align,
+			      int64_t data_align, struct ehf_insn *in)
+{
+	uint64_t u;
+	switch (op & 0xc0) {
+	case DW_CFA_advance_loc:
+		in->op = DW_CFA_advance_loc;
+		return ehf_scale(c, at, in->op, op & 0x3f, code_align, &in->delta);
+	case DW_CFA_offset:
+		in->op = DW_CFA_offset;
+		in->reg = op & 0x3f;
+		if (ehf_get_uleb(c, &u, "DW_CFA_offset operand"))
+			return -1;
+		return ehf_ufactor(c, at, in->op, u, data_align, &in->off);
+	default:
+		in->op = DW_CFA_restore;
+		in->reg = op & 0x3f;
+		return 0;
+	}
+}
+
+/* offset_extended, val_offset, GNU_negative_offset_extended: register, unsigned factored offset. */
+static int ehf_decode_offset_ext(struct ehf_cur *c, size_t at, uint8_t op, int64_t data_align,
+				 struct ehf_insn *in)
+{
+	const char *name = ehf_cfa_name(op);
+	uint64_t u;
+	if (ehf_get_uleb(c, &in->reg, name) || ehf_get_uleb(c, &u, name) ||
+	    ehf_ufactor(c, at, op, u, data_align, &in->off))
+		return -1;
+	if (op == DW_CFA_GNU_negative_offset_extended) {
+		if (in->off == INT64_MIN)
+			return ehf_cfail(c, c->base + at, "%s at offset 0x%" PRIx64
+					 ": offset overflows", name, c->base + at);
+		in->off = -in->off;
+	}
+	return 0;
+}
+
 /* Decode the instruction at c->pos.  bases NULL: set_loc is read without its
  * application (dumps do not know where the section is). */
 static int ehf_decode(struct ehf_cur *c, uint64_t code_align, int64_t data_align, uint8_t fde_enc,
@@ -759,23 +799,8 @@ static int ehf_decode(struct ehf_cur *c, uint64_t code_align, int64_t data_align
 	memset(in, 0, sizeof(*in));
 	if (ehf_get_u8(c, &op, "CFA opcode"))
 		return -1;
-	switch (op & 0xc0) {
-	case DW_CFA_advance_loc:
-		in->op = DW_CFA_advance_loc;
-		return ehf_scale(c, at, in->op, op & 0x3f, code_align, &in->delta);
-	case DW_CFA_offset:
-		in->op = DW_CFA_offset;
-		in->reg = op & 0x3f;
-		if (ehf_get_uleb(c, &u, "DW_CFA_offset operand"))
-			return -1;
-		return ehf_ufactor(c, at, in->op, u, data_align, &in->off);
-	case DW_CFA_restore:
-		in->op = DW_CFA_restore;
-		in->reg = op & 0x3f;
-		return 0;
-	default:
-		break;
-	}
+	if (op & 0xc0)
+		return ehf_decode_primary(c, at, op, code_align, data_align, in);
 	in->op = op;
 	const char *name = ehf_cfa_name(op);
 	switch (op) {
@@ -798,16 +823,7 @@ static int ehf_decode(struct ehf_cur *c, uint64_t code_align, int64_t data_align
 	case DW_CFA_offset_extended:
 	case DW_CFA_val_offset:
 	case DW_CFA_GNU_negative_offset_extended:
-		if (ehf_get_uleb(c, &in->reg, name) || ehf_get_uleb(c, &u, name) ||
-		    ehf_ufactor(c, at, op, u, data_align, &in->off))
-			return -1;
-		if (op == DW_CFA_GNU_negative_offset_extended) {
-			if (in->off == INT64_MIN)
-				return ehf_cfail(c, c->base + at, "%s at offset 0x%" PRIx64
-						 ": offset overflows", name, c->base + at);
-			in->off = -in->off;
-		}
-		return 0;
+		return ehf_decode_offset_ext(c, at, op, data_align, in);
 	case DW_CFA_offset_extended_sf:
 	case DW_CFA_val_offset_sf:
 	case DW_CFA_def_cfa_sf:
