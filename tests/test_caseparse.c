@@ -44,7 +44,7 @@ static const struct {
 } bad[] = {
 	{ "name = x\n", "text before the first section", 1 },
 	{ "[case]\nname = t\n[bogus]\n", "unknown section '[bogus]'", 3 },
-	{ "[case]\nname = t\narch = sparc\n", "arch: expected one of x86_64, aarch64, got 'sparc'", 3 },
+	{ "[case]\nname = t\narch = sparc\n", "arch: expected one of x86_64, aarch64, riscv64, got 'sparc'", 3 },
 	{ "[case]\nname = t\narch = x86_64\nabout = a\n[code]\npushfp\n", "unknown op", 6 },
 	{ "[case]\nname = t\narch = x86_64\nabout = a\n[code]\nret\n[unwind]\ncfi = bytes zz\n", "hex bytes", 8 },
 	{ "[case]\nname = t\narch = x86_64\nabout = a\n[code]\nret\n[unwind]\nfde_enc = pcrel|foo\n", "fde_enc", 8 },

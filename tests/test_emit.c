@@ -614,7 +614,8 @@ START_TEST(test_arch_lookup)
 {
 	ck_assert_ptr_eq(tr_arch_by_name("x86_64"), &tr_arch_x86_64);
 	ck_assert_ptr_eq(tr_arch_by_name("aarch64"), &tr_arch_aarch64);
-	ck_assert_ptr_null(tr_arch_by_name("riscv64"));
+	ck_assert_ptr_eq(tr_arch_by_name("riscv64"), &tr_arch_riscv64);
+	ck_assert_ptr_null(tr_arch_by_name("mips64"));
 	ck_assert_ptr_nonnull(tr_arch_host());
 	ck_assert_int_eq(tr_arch_x86_64.dwarf_reg("%rip"), 16);
 	ck_assert_int_eq(tr_arch_x86_64.dwarf_reg("rsp"), 7);

@@ -1377,6 +1377,29 @@ static void findings_but_mach(char *out, size_t cap)
  * own machine): known-bad dumps of the host's arch with elf_mach zeroed get
  * the same findings and exit code as with the machine set, and one JD006
  * info saying the code was read as the host's. */
+/* A machine of the arch table without lint's decoder (riscv64): JD006 says the
+ * code check does not run; one with a decoder gets no JD006. */
+START_TEST(elf_mach_without_decoder)
+{
+	static const uint32_t machs[] = { EM_RISCV, EM_AARCH64, EM_X86_64 };
+	for (size_t i = 0; i < 3; i++) {
+		struct jb b = { 0 };
+		jb_hdr(&b, JD_MAGIC, 1, 40, machs[i], 0);
+		jb_close(&b);
+		lint_buf(b.p, b.n, PV_CURRENT, NULL);
+		free(b.p);
+		const struct uw_arch *a = uw_arch_by_mach((uint16_t)machs[i]);
+		ck_assert_ptr_nonnull(a);
+		bool want = !a->decoder;
+		ck_assert_msg(fired("JD006") == want, "elf_mach %u: JD006 %d", machs[i], !want);
+		for (size_t k = 0; want && k < G.n; k++)
+			if (!strcmp(G.r[k]->id, "JD006"))
+				ck_assert_msg(strstr(G.msg[k], "riscv64") && strstr(G.msg[k], "code check") &&
+					      strstr(G.msg[k], "does not run"), "%s", G.msg[k]);
+	}
+}
+END_TEST
+
 START_TEST(elf_mach_zero_is_the_host)
 {
 	static const mk_fn bad_dumps[] = { mk_cfa, mk_below_sp, mk_saved_early, mk_v8, mk_cfa_a64,
@@ -2408,6 +2431,7 @@ Suite *suite_lint(void)
 	tcase_add_test(tc, debug_terminator_is_clean);
 	tcase_add_test(tc, undecoded_names_the_bytes);
 	tcase_add_test(tc, elf_mach_zero_is_the_host);
+	tcase_add_test(tc, elf_mach_without_decoder);
 	tcase_add_test(tc, jitted_elf_mach_zero);
 	tcase_add_test(tc, every_truncation);
 	tcase_add_test(tc, bounded_history);

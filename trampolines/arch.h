@@ -24,6 +24,9 @@ struct tr_arch {
 	/* Code that jumps over the skip bytes after it, written to b (at most 8
 	 * bytes); its length. */
 	size_t (*jump_over)(size_t skip, uint8_t *b);
+	/* The frame record {caller's FP, return address} sits at FP + this
+	 * (0: x86_64, aarch64; riscv64's psABI record sits below s0: -16). */
+	int64_t fp_rec_off;
 	/* What fuzz-cfi (harness/fuzzcfi_*.c) generates for the arch: */
 	struct tr_fuzz_facts {
 		int64_t slot;            /* bytes push_fp / save_reg take on the stack */

@@ -50,8 +50,9 @@ static void snapshot(const struct tr_arch *a, const struct emit_state *s, struct
 	row->ra_reg = s->ra_reg;
 	row->fp_set = s->fp_set;
 	row->fp_off = s->fp_off;
-	row->fp_frame = s->fp_set && row->fp_saved && row->fp_save_off == -s->fp_off;
-	row->fp_ra_ok = row->fp_frame && s->ra_where == TR_RA_AT_CFA && s->ra_off == -s->fp_off + 8;
+	int64_t rec = -s->fp_off + a->fp_rec_off;   /* the record's place, from the CFA */
+	row->fp_frame = s->fp_set && row->fp_saved && row->fp_save_off == rec;
+	row->fp_ra_ok = row->fp_frame && s->ra_where == TR_RA_AT_CFA && s->ra_off == rec + 8;
 	row->saved_mask = s->saved_mask;
 	memcpy(row->saved_off, s->saved_off, sizeof(row->saved_off));
 }

@@ -8,21 +8,32 @@
 /* The kernel's walk, with the arch's record layout and stop rules
  * (uw_arch.fp): x86_64 stores every record's return address, zero too,
  * until a zero FP; arm64 also stops on a misaligned record and on one that
- * does not move up the stack, and strips PAC bits. */
+ * does not move up the stack, and strips PAC bits; riscv64 reads the record
+ * below the FP and takes the first return address from the live ra. */
 static void fp_walk(const struct uw_sample *s, struct uw_result *r)
 {
 	const struct uw_fp_layout *L = &s->arch->fp;
 	uint64_t fp = uw_reg(s, s->arch->perf_fp);
+	bool first = true;
 	while (r->n < UW_MAX_FRAMES - 1) {
 		uint64_t next, ret;
-		if (fp == 0 || (L->align && fp % L->align)) {
+		bool live = first && L->first_ra_live;
+		if (!live && (fp == 0 || (L->align && fp % L->align))) {
 			r->stop = UW_STOP_END;
 			return;
 		}
 		if (!uw_stack_read(s, fp + (uint64_t)L->next_off, &next) ||
 		    !uw_stack_read(s, fp + (uint64_t)L->ra_off, &ret)) {
 			r->stop = UW_STOP_MEM;
-			uw_why_hex(r->why, sizeof(r->why), "frame record at ", fp, " outside the stack copy");
+			uw_why_hex(r->why, sizeof(r->why), "frame record at ", fp + (uint64_t)L->next_off,
+				   " outside the stack copy");
+			return;
+		}
+		if (live)
+			ret = uw_reg(s, s->arch->perf_lr);
+		first = false;
+		if (L->zero_ra_ends && !ret) {
+			r->stop = UW_STOP_END;
 			return;
 		}
 		r->addr[r->n] = ret & L->ra_mask;

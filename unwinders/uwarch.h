@@ -20,6 +20,12 @@ struct uw_fp_layout {
 	uint64_t ra_mask;          /* bits of a return address kept (arm64: PAC stripped, 48-bit VA) */
 	unsigned align;            /* a record address not a multiple of this ends the walk; 0: no check */
 	bool monotonic;            /* a record that does not move up the stack ends the walk */
+	/* riscv64: the first step's return address is the live link register
+	 * (perf_lr), not the record's slot, and the first record is read without
+	 * the zero and alignment checks (the kernel's user walk checks only the
+	 * FPs it reads from records) */
+	bool first_ra_live;
+	bool zero_ra_ends;         /* a zero return address ends the walk, not stored */
 };
 
 struct uw_arch {

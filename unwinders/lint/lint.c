@@ -285,6 +285,11 @@ static void check_header(struct lint_ctx *c)
 			    "get the machine perf was built for), so lint checks the code as %s, this host's", host->facts->name);
 	else if (!uw_mach_name(h->elf_mach))
 		lint_report(c, LR_ELF_MACH, JD_HDR_ELF_MACH, "elf_mach %u is not a machine perf supports", h->elf_mach);
+	else if (h->elf_mach <= UINT16_MAX && uw_arch_by_mach((uint16_t)h->elf_mach) &&
+		 !uw_arch_by_mach((uint16_t)h->elf_mach)->decoder)
+		lint_report(c, LR_ELF_MACH, JD_HDR_ELF_MACH, "elf_mach %u (%s): lint has no instruction decoder for it, "
+			    "so the code check (the CFI rows against what the code does) does not run on this dump",
+			    h->elf_mach, uw_mach_name(h->elf_mach));
 	if (c->o->name) {
 		const char *b = strrchr(c->o->name, '/');
 		b = b ? b + 1 : c->o->name;
