@@ -175,8 +175,13 @@ $(BIN): $(BUILD)/harness/cli/main.o $(ALL_LIBS)
 
 # a tier's runner: tests/check_main.c with that tier's suites, linked only against
 # its layers (an upward reference in a test fails to link too)
+# each tier's suite list in a file that changes only when the list does (a test file added
+# or removed), so its runner is rebuilt then and only then
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+$(foreach t,$(TIERS),$(shell mkdir -p $(BUILD)/tests && { echo '$(SUITES_$(t))' | cmp -s - $(BUILD)/tests/suites-$(t) || echo '$(SUITES_$(t))' >$(BUILD)/tests/suites-$(t); }))
+endif
 define tier_rules
-$(BUILD)/tests/check_main-$(1).o: tests/check_main.c Makefile
+$(BUILD)/tests/check_main-$(1).o: tests/check_main.c Makefile $(BUILD)/tests/suites-$(1)
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(ALL_CFLAGS) -D'JU_SUITES(X)=$$(foreach s,$$(SUITES_$(1)),X($$(s)))' -MMD -MP -c $$< -o $$@
 $$(call TIER_BIN,$(1)): $$(BUILD)/tests/check_main-$(1).o $$(patsubst %,$$(BUILD)/tests/test_%.o,$$(SUITES_$(1))) \

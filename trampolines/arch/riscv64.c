@@ -77,6 +77,34 @@ static int rv_sp_adjust(bool alloc, int64_t n, uint32_t *w, char *text, size_t t
 	return -1;
 }
 
+/* save_reg / restore_reg: a 16-byte slot (the psABI keeps sp 16-aligned), the
+ * register in its upper half: `save_reg ra` is CPython's prologue
+ * (addi sp,sp,-16; sd ra,8(sp)) */
+static int rv_save_restore(enum tr_op_kind kind, int64_t n, uint32_t *w, char *text, size_t textcap,
+			   struct tr_eff *eff, int *neff, char *err, size_t errlen)
+{
+	if (n < 1 || n > 31 || n == RV_SP) {
+		snprintf(err, errlen, "%s: DWARF register %lld is not one of x1, x3..x31",
+			 tr_op_name(kind), (long long)n);
+		return -1;
+	}
+	int r = (int)n;
+	if (kind == TR_OP_SAVE_REG) {
+		w[0] = RV_ADDI(RV_SP, RV_SP, -16);
+		w[1] = rv_s(r, RV_SP, 8);
+		snprintf(text, textcap, "addi sp, sp, -16; sd %s, 8(sp)", rv_name(r));
+		eff_add(eff, neff, TR_EFF_SP_ADD, 0, -16);
+		eff_add(eff, neff, TR_EFF_SAVE, r, 8);
+	} else {
+		w[0] = RV_LD(r, RV_SP, 8);
+		w[1] = RV_ADDI(RV_SP, RV_SP, 16);
+		snprintf(text, textcap, "ld %s, 8(sp); addi sp, sp, 16", rv_name(r));
+		eff_add(eff, neff, TR_EFF_RESTORE, r, 8);
+		eff_add(eff, neff, TR_EFF_SP_ADD, 0, 16);
+	}
+	return 2;
+}
+
 /* The op's words into w (at most 3); their count, or -1 with a message. */
 static int rv_encode_op(enum tr_op_kind kind, int64_t n, uint32_t *w,
 			char *text, size_t textcap, struct tr_eff *eff, int *neff,
@@ -109,32 +137,9 @@ static int rv_encode_op(enum tr_op_kind kind, int64_t n, uint32_t *w,
 		eff_add(eff, neff, TR_EFF_SP_ADD, 0, alloc ? -n : n);
 		return k;
 	}
-	/* a 16-byte slot (the psABI keeps sp 16-aligned), the register in its upper
-	 * half: `save_reg ra` is CPython's prologue (addi sp,sp,-16; sd ra,8(sp)) */
 	case TR_OP_SAVE_REG:
-	case TR_OP_RESTORE_REG: {
-		bool save = kind == TR_OP_SAVE_REG;
-		if (n < 1 || n > 31 || n == RV_SP) {
-			snprintf(err, errlen, "%s: DWARF register %lld is not one of x1, x3..x31",
-				 tr_op_name(kind), (long long)n);
-			return -1;
-		}
-		int r = (int)n;
-		if (save) {
-			w[0] = RV_ADDI(RV_SP, RV_SP, -16);
-			w[1] = rv_s(r, RV_SP, 8);
-			snprintf(text, textcap, "addi sp, sp, -16; sd %s, 8(sp)", rv_name(r));
-			eff_add(eff, neff, TR_EFF_SP_ADD, 0, -16);
-			eff_add(eff, neff, TR_EFF_SAVE, r, 8);
-		} else {
-			w[0] = RV_LD(r, RV_SP, 8);
-			w[1] = RV_ADDI(RV_SP, RV_SP, 16);
-			snprintf(text, textcap, "ld %s, 8(sp); addi sp, sp, 16", rv_name(r));
-			eff_add(eff, neff, TR_EFF_RESTORE, r, 8);
-			eff_add(eff, neff, TR_EFF_SP_ADD, 0, 16);
-		}
-		return 2;
-	}
+	case TR_OP_RESTORE_REG:
+		return rv_save_restore(kind, n, w, text, textcap, eff, neff, err, errlen);
 	case TR_OP_CALL_TARGET:
 		w[0] = RV_JALR(RV_RA, RV_A3);
 		snprintf(text, textcap, "jalr a3");
