@@ -153,8 +153,13 @@ def noexec(d):
     is named and every probe loses the JIT before perf sees it"""
     m = os.path.join(d, 'noexec')
     os.mkdir(m)
-    if subprocess.run(['mount', '-t', 'tmpfs', '-o', 'noexec,size=16m', 'tmpfs', m], stdout=subprocess.DEVNULL,
-                      stderr=subprocess.DEVNULL).returncode:
+    try:
+        mounted = subprocess.run(['mount', '-t', 'tmpfs', '-o', 'noexec,size=16m', 'tmpfs', m],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+    except OSError as e:      # no mount(8) at all: a minimal root
+        print('skip noexec: cannot run mount(8) here: %s' % e)
+        return
+    if not mounted:
         print('skip noexec: cannot mount a noexec tmpfs here (not root?)')
         return
     try:
