@@ -60,22 +60,62 @@ WERROR    := -Werror
 endif
 ALL_CFLAGS := -std=gnu11 $(CFLAGS) $(WARN) $(WERROR) $(FRAMEFLAGS) -fasynchronous-unwind-tables \
               -I. -D_GNU_SOURCE -DJU_ARCH_$(ARCH) $(PKG_CFLAGS) $(SAN) \
-              -DHX_CAPTURE_ARCH_H='"harness/capture_$(ARCH).h"'
+              -DHX_CAPTURE_ARCH_H='"harness/capture/arch/$(ARCH).h"'
 ALL_LDFLAGS := $(LDFLAGS) $(SAN)
 
-# Files named *_<arch>.c / *_<arch>.S under harness/ and unwinders/ are built
-# only for that arch; trampolines/<arch>.c encoders and the lint decoders
-# unwinders/decode_<arch>.c are plain code over bytes and always built (a dump
-# of any arch is linted on any host).
+# Layers (docs/HACKING.md), lowest first; each is one static library and may
+# link only against the ones it names below it, so an upward reference fails
+# to link (make layers).  trampolines/ (the JIT side) and unwinders/ (the
+# profiler side) never reach each other; harness/ sits on both.
+#   trampolines        the JIT side: ops, encoders (trampolines/arch/<arch>.c), CFI, jitdump writer
+#   model              what perf sees: jitdump walk, eh_frame reader, perf.data, map tree, views
+#   unwinders          the unwinders, their registry, the arch table and the per-arch
+#                      instruction decoders (unwinders/arch/<arch>.c) (on model)
+#   lint               lint rules and code checks (on unwinders, model)
+#   harness            cli, capture, run, realperf, report, fuzz, bench (on all)
+# Capture's arch files (harness/capture/arch/<arch>.{c,h}, stubs_<arch>.S) are
+# built only for that arch; the encoders and the decoders are plain code
+# over bytes and always built (a dump of any arch is linted on any host).
 ARCHES    := x86_64 aarch64
 OTHER     := $(filter-out $(ARCH),$(ARCHES))
-ALL_SRC   := $(wildcard trampolines/*.c unwinders/*.c harness/*.c)
-ARCH_ONLY := $(filter-out unwinders/decode_%.c,$(filter $(foreach a,$(OTHER),%_$(a).c),$(ALL_SRC)))
-LIB_SRC   := $(filter-out harness/main.c $(ARCH_ONLY),$(ALL_SRC))
-ASM_SRC   := $(wildcard harness/*_$(ARCH).S)
-LIB_OBJ   := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC)) $(patsubst %.S,$(BUILD)/%.o,$(ASM_SRC))
+LAYERS    := trampolines model unwinders lint harness
+SRC_trampolines := $(wildcard trampolines/*.c trampolines/arch/*.c)
+SRC_model       := $(wildcard unwinders/model/*.c)
+SRC_unwinders   := $(wildcard unwinders/*.c unwinders/arch/*.c)
+SRC_lint        := $(wildcard unwinders/lint/*.c)
+ARCH_ONLY := $(foreach a,$(OTHER),harness/capture/arch/$(a).c)
+SRC_harness     := $(filter-out harness/cli/main.c $(ARCH_ONLY),$(wildcard harness/*/*.c harness/*/arch/*.c))
+ASM_harness     := $(wildcard harness/capture/arch/*_$(ARCH).S)
+$(foreach l,$(LAYERS),$(eval OBJ_$(l) := $(patsubst %.c,$(BUILD)/%.o,$(SRC_$(l)))))
+OBJ_harness     += $(patsubst %.S,$(BUILD)/%.o,$(ASM_harness))
+# what each layer may link against (itself first; the order is the link order)
+BELOW_trampolines :=
+BELOW_model       :=
+BELOW_unwinders   := model
+BELOW_lint        := unwinders model
+BELOW_harness     := lint unwinders model trampolines
+LAYER_LIB  = $(BUILD)/libju_$(1).a
+LIB_OBJ   := $(foreach l,$(LAYERS),$(OBJ_$(l)))
+ALL_LIBS  := $(foreach l,harness lint unwinders model trampolines,$(call LAYER_LIB,$(l)))
+# Unit tests per layer: a layer's suites link only against it and the layers below.
+# "sides" are the tests of one side against the other (the jitdump writer against the
+# reader): both sides, no harness.
+TIERS           := trampolines model unwinders sides harness
+SUITES_trampolines := arena ehwrite emit jdwrite
+SUITES_model       := ehframe maptree
+SUITES_unwinders   := fp oracle files
+SUITES_sides       := jitdump perfview decode
+TIER_LIBS_trampolines := trampolines
+TIER_LIBS_model       := model
+TIER_LIBS_unwinders   := unwinders model
+TIER_LIBS_sides       := lint unwinders model trampolines
+TIER_LIBS_harness     := harness lint unwinders model trampolines
+TEST_ALL  := $(patsubst tests/test_%.c,%,$(wildcard tests/test_*.c))
+SUITES_harness := $(filter-out $(foreach t,$(filter-out harness,$(TIERS)),$(SUITES_$(t))),$(TEST_ALL))
 TEST_SRC  := $(wildcard tests/*.c)
 TEST_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRC))
+TIER_BIN   = $(if $(filter harness,$(1)),$(BUILD)/tests/check,$(BUILD)/tests/check-$(1))
+TIER_BINS := $(foreach t,$(TIERS),$(call TIER_BIN,$(t)))
 
 ifeq ($(ARCH),$(HOSTARCH))
 BIN       := jitunwind
@@ -84,6 +124,7 @@ BIN       := $(BUILD)/jitunwind
 endif
 CHECKBIN  := $(BUILD)/tests/check
 
+.PHONY: layers
 .PHONY: all run check check-asan bench bench-replay deps clean unit cases matrix cross-replay fuzz perf-e2e goldens lint-vs-run style perf-check tools-test perf-gens
 all: deps $(BIN)
 
@@ -94,37 +135,62 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(OBJ_CFLAGS) -MMD -MP -c $< -o $@
 
-# Host builds ([sample] host, harness/host.h): the C around a trampoline
+# Host builds ([sample] host, harness/capture/host.h): the C around a trampoline
 # without frame pointers, or without them in leaves only.  These flags come
 # after FRAMEFLAGS and win; no sanitizer, so the code is what a release
 # build runs (tests/test_host.c checks the result).
-$(BUILD)/harness/host_nofp.o: OBJ_CFLAGS := -fomit-frame-pointer -momit-leaf-frame-pointer -fno-sanitize=all
-$(BUILD)/harness/host_nofpleaf.o: OBJ_CFLAGS := -momit-leaf-frame-pointer -fno-sanitize=all
+$(BUILD)/harness/capture/host_nofp.o: OBJ_CFLAGS := -fomit-frame-pointer -momit-leaf-frame-pointer -fno-sanitize=all
+$(BUILD)/harness/capture/host_nofpleaf.o: OBJ_CFLAGS := -momit-leaf-frame-pointer -fno-sanitize=all
 
 $(BUILD)/%.o: %.S
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+define layer_rules
+$$(call LAYER_LIB,$(1)): $$(OBJ_$(1))
+	@rm -f $$@
+	$$(AR) rcs $$@ $$^
+endef
+$(foreach l,$(LAYERS),$(eval $(call layer_rules,$(l))))
+
+# every layer in one archive, for the tools and fuzz targets that link the lot
 $(BUILD)/libjitunwind.a: $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(BIN): $(BUILD)/harness/main.o $(BUILD)/libjitunwind.a
+$(BIN): $(BUILD)/harness/cli/main.o $(ALL_LIBS)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
-$(CHECKBIN): $(TEST_OBJ) $(BUILD)/libjitunwind.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CHECK_LIBS) -lm
+# a tier's runner: tests/check_main.c with that tier's suites, linked only against
+# its layers (an upward reference in a test fails to link too)
+define tier_rules
+$(BUILD)/tests/check_main-$(1).o: tests/check_main.c
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(ALL_CFLAGS) -D'JU_SUITES(X)=$$(foreach s,$$(SUITES_$(1)),X($$(s)))' -MMD -MP -c $$< -o $$@
+$$(call TIER_BIN,$(1)): $$(BUILD)/tests/check_main-$(1).o $$(patsubst %,$$(BUILD)/tests/test_%.o,$$(SUITES_$(1))) \
+		$$(foreach l,$$(TIER_LIBS_$(1)),$$(call LAYER_LIB,$$(l)))
+	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ $$(PKG_LIBS) $$(CHECK_LIBS) -lm
+endef
+$(foreach t,$(TIERS),$(eval $(call tier_rules,$(t))))
 
 run: all
 	$(RUNNER) ./$(BIN) run cases/$(ARCH)
 
-unit: deps $(CHECKBIN) $(BIN)
-	cd $(CURDIR) && JU_BIN="$(strip $(RUNNER) $(CURDIR)/$(BIN))" $(RUNNER) $(CHECKBIN)
+unit: deps $(TIER_BINS) $(BIN)
+	@cd $(CURDIR) && for t in $(TIER_BINS); do echo "== $$t"; \
+	  JU_BIN="$(strip $(RUNNER) $(CURDIR)/$(BIN))" $(RUNNER) $$t || exit 1; done
+
+# Layers enforced by the linker: each layer's library, whole, linked with only the
+# layers below it (tools/layercheck); tests/layers.sh shows it failing on a planted
+# upward call first.
+layers: deps $(foreach l,$(LAYERS),$(call LAYER_LIB,$(l)))
+	@CC="$(CC)" LDFLAGS="$(ALL_LDFLAGS)" LIBS="$(PKG_LIBS) -lm" tests/layers.sh $(BUILD) \
+	  $(foreach l,$(LAYERS),$(l):$(subst $(eval) ,+,$(strip $(BELOW_$(l)))))
 
 cases: deps $(BIN)
 	$(RUNNER) ./$(BIN) run --json $(BUILD)/report.json cases/$(ARCH)
 
-check: style unit cases lint-vs-run tools-test
+check: style layers unit cases lint-vs-run tools-test
 
 # The structure rules (README "Layout"): no function over 100 lines but the instruction
 # decoders and the CFI/expression interpreters (tools/fnlen), no unwinder name in a
@@ -242,7 +308,7 @@ install: all
 	  install -m 644 cases/$$a/*.case $(DESTDIR)$(PREFIX)/share/jitunwind/cases/$$a/ || exit 1; done
 	install -m 644 docs/jitunwind.1 $(DESTDIR)$(PREFIX)/share/man/man1/jitunwind.1
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/harness/main.d
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/harness/cli/main.d $(patsubst %,$(BUILD)/tests/check_main-%.d,$(TIERS))
 
 # ---- fuzzing (fuzz/, tests/fuzz/, tools/fuzz-campaign; README "Fuzzing") ----
 # make oss-fuzz-build: fuzz/build.sh called as OSS-Fuzz calls it (clang, ASan + UBSan,

@@ -1,4 +1,4 @@
-/* libFuzzer target: the case-file parser (harness/case.c) and what the
+/* libFuzzer target: the case-file parser (harness/run/case.c) and what the
  * harness derives from a case before any of it runs: the trampoline's and
  * the [leaf]'s code and truth rows, the .eh_frame/.eh_frame_hdr its [unwind]
  * section asks for, read back by the project's own CFI reader, and every
@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/case.h"
+#include "harness/run/case.h"
 #include "trampolines/tramp.h"
-#include "unwinders/ehframe.h"
-#include "unwinders/perfview.h"
+#include "unwinders/model/ehframe.h"
+#include "unwinders/model/perfview.h"
 #include "unwinders/unwind.h"
 
 #define FUZZ_PATH "fuzz.case"

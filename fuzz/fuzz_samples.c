@@ -1,5 +1,5 @@
-/* libFuzzer target: the samples-file reader (harness/samples.c) and the
- * replay of what it returns (harness/runner.c's hx_replay_group): the case
+/* libFuzzer target: the samples-file reader (harness/capture/samples.c) and the
+ * replay of what it returns (harness/run/runner.c's hx_replay_group): the case
  * text each CASE record carries through the case parser, the MAPS text
  * through the maps parser, every FUNC row and every SAMPLE (registers, truth,
  * stack copy, a kernel sample's CALLCHAIN) through the unwinders that need
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/runner.h"
-#include "harness/samples.h"
+#include "harness/run/runner.h"
+#include "harness/capture/samples.h"
 #include "unwinders/view.h"
 
 #define FUZZ_PATH "fuzz.samples"

@@ -5,12 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SUITES(X) \
-	X(ehframe) X(emit) X(ehwrite) X(jdwrite) X(jitdump) X(arena) X(capture) X(fp) \
-	X(oracle) X(judge) X(caseparse) X(samples) X(cli) X(perfview) X(libunwind) X(libdw) \
-	X(aarch64) X(lrstep) X(lint) X(decode) X(perfdata) X(host) X(spin) X(maptree) X(realreplay) \
-	X(report) X(perfcheck) X(files) X(fuzzcfi)
-
+/* The build compiles this file once per test tier (Makefile TIERS) with the
+ * tier's suites as JU_SUITES: a tier links only against its layers. */
+#ifdef JU_SUITES
+#define SUITES(X) JU_SUITES(X)
+#else
+#error "built by the Makefile once per tier, with that tier's suites as JU_SUITES"
+#endif
 #define DECL(n) Suite *suite_##n(void) __attribute__((weak));
 SUITES(DECL)
 

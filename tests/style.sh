@@ -73,7 +73,7 @@ static const char *n = "aarch64";
 #if defined(__x86_64__)
 #endif
 EOF
-mk harness/capture_aarch64.c <<'EOF'
+mk harness/capture/arch/aarch64.c <<'EOF'
 const char *name = "aarch64";   /* an arch file: fine */
 EOF
 mk harness/good.c <<'EOF'

@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "harness/capture.h"
-#include "harness/case.h"
-#include "harness/judge.h"
-#include "harness/runner.h"
-#include "harness/samples.h"
+#include "harness/capture/capture.h"
+#include "harness/run/case.h"
+#include "harness/run/judge.h"
+#include "harness/run/runner.h"
+#include "harness/capture/samples.h"
 #include "trampolines/tramp.h"
 #include "unwinders/lrstep.h"
 #include "unwinders/view.h"

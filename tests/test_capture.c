@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "harness/capture.h"
-#include "harness/runner.h"
-#include "harness/samples.h"
+#include "harness/capture/capture.h"
+#include "harness/run/runner.h"
+#include "harness/capture/samples.h"
 #include "unwinders/uwarch.h"
 
 static char dir[64];

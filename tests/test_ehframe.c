@@ -1,8 +1,8 @@
-/* Check suite for unwinders/ehframe.c.  Sections are built by hand (CPython's
+/* Check suite for unwinders/model/ehframe.c.  Sections are built by hand (CPython's
  * trampoline FDE byte for byte) and every row is checked twice: against the
  * expectations written here, and against an independent decoder, libdw's CFI
  * reader, on an ELF written with libelf holding the same bytes. */
-#include "unwinders/ehframe.h"
+#include "unwinders/model/ehframe.h"
 
 #include <check.h>
 #include <dwarf.h>

@@ -1,4 +1,4 @@
-/* The file cache (unwinders/files.c): a file is mapped once however many
+/* The file cache (unwinders/model/files.c): a file is mapped once however many
  * readers ask, a rewritten file is mapped again, derived data is made once,
  * and a forked capture child never sees the cache's mappings; in a pass, one
  * check per file.  Then the two
@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "unwinders/files.h"
-#include "unwinders/perfview.h"
+#include "unwinders/model/files.h"
+#include "unwinders/model/perfview.h"
 #include "unwinders/view.h"
 
 static char path[64];

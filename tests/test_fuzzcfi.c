@@ -13,10 +13,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "harness/case.h"
-#include "harness/fuzzcfi.h"
+#include "harness/run/case.h"
+#include "harness/fuzz/fuzzcfi.h"
 #include "trampolines/tramp.h"
-#include "unwinders/ehframe.h"
+#include "unwinders/model/ehframe.h"
 
 static const struct tr_arch *const arches[] = { &tr_arch_x86_64, &tr_arch_aarch64 };
 

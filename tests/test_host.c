@@ -1,4 +1,4 @@
-/* Host builds (harness/host.h): each variant is what its name says.  The
+/* Host builds (harness/capture/host.h): each variant is what its name says.  The
  * nofp build must not keep frame pointers and must hold the interpreter's
  * state in rbp/x29; the nofp-leaf build must keep them except in the leaf.
  * Checked twice: on a captured sample (the frame-pointer chain as the stack
@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "harness/capture.h"
-#include "harness/host.h"
-#include "harness/runner.h"
-#include "harness/samples.h"
+#include "harness/capture/capture.h"
+#include "harness/capture/host.h"
+#include "harness/run/runner.h"
+#include "harness/capture/samples.h"
 
 #if defined(__x86_64__)
 #define ARCH "x86_64"

@@ -8,13 +8,13 @@
 #include <unistd.h>
 #include <elf.h>
 #include "trampolines/tramp.h"
-#include "unwinders/jitdump.h"
+#include "unwinders/model/jitdump.h"
 
 static void p32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
 static void p64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
 
 /* Where the JIT-side writer (trampolines/jitdump.c) meets the profiler-side
- * reader (unwinders/jdwalk.c + jitdump.c): the two share no code and no
+ * reader (unwinders/model/jdwalk.c + jitdump.c): the two share no code and no
  * constants on purpose, each written from the spec, so a field the writer puts
  * at the wrong offset is caught here instead of being read back the same
  * wrong way. */

@@ -8,9 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "uwt.h"
+#include "tests/uwt.h"
 #include "trampolines/tramp.h"
-#include "unwinders/files.h"
+#include "unwinders/model/files.h"
 
 extern const struct uw_unwinder uw_libdw;
 

@@ -11,8 +11,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "uwt.h"
-#include "harness/capture.h"
+#include "tests/uwt.h"
+#include "harness/capture/capture.h"
 #include "trampolines/tramp.h"
 
 extern const struct uw_unwinder uw_libunwind, uw_libdw;

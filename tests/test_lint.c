@@ -1,4 +1,4 @@
-/* unwinders/lint.c and `jitunwind lint` / `jitunwind dump`: every rule fires
+/* unwinders/lint/lint.c and `jitunwind lint` / `jitunwind dump`: every rule fires
  * on a crafted dump that breaks it and stays quiet on the same dump fixed;
  * the harness's own dumps lint clean (the negative cases yield their rule
  * ids); dump's row tables match the oracle (ehf_row_at) and the emitter's
@@ -20,12 +20,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "harness/case.h"
+#include "harness/run/case.h"
 #include "trampolines/tramp.h"
-#include "unwinders/ehframe.h"
-#include "unwinders/jitdump.h"
-#include "unwinders/lint.h"
-#include "unwinders/perfview.h"
+#include "unwinders/model/ehframe.h"
+#include "unwinders/model/jitdump.h"
+#include "unwinders/lint/lint.h"
+#include "unwinders/model/perfview.h"
 #include "unwinders/view.h"
 
 #define PID 4242u
@@ -1866,7 +1866,7 @@ START_TEST(dump_rows_match_oracle)
 END_TEST
 
 /* The code check keeps the rows of a CFA program and reuses them where the
- * same program bytes come again (unwinders/lint_code.c): every load of a
+ * same program bytes come again (unwinders/lint/lint_code.c): every load of a
  * dump where programs recur must get the findings it gets alone, in a walk
  * of its own.  The loads: the clean program, the same with a wrong CFA
  * offset (JD052), both again elsewhere, and the clean program under a CIE
@@ -1964,7 +1964,7 @@ START_TEST(row_cache_keeps_findings)
 }
 END_TEST
 
-/* The code check's memo (unwinders/lint_code.c) serves a load whose code
+/* The code check's memo (unwinders/lint/lint_code.c) serves a load whose code
  * bytes repeat an earlier load's with the findings of an earlier check of
  * the same code, rows and geometry: the walk must report what it reports
  * with the memo off (JU_LINT_MEMO=0), finding for finding, and the memo must

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "unwinders/maptree.h"
+#include "unwinders/model/maptree.h"
 
 #define PG 0x1000u
 

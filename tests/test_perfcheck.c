@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "harness/perfrun.h"
+#include "harness/realperf/perfrun.h"
 
 #if defined(__aarch64__)
 #define PC_CASES "cases/aarch64"

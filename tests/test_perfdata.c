@@ -16,9 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "harness/samples.h"
-#include "harness/toperf.h"
-#include "unwinders/perfdata.h"
+#include "harness/capture/samples.h"
+#include "harness/realperf/toperf.h"
+#include "unwinders/model/perfdata.h"
 
 #define X86_MASK 0xff0fffull
 #define STACK 64

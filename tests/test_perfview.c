@@ -1,4 +1,4 @@
-/* perf's view (unwinders/perfview.c): the jitted ELF checked by independent
+/* perf's view (unwinders/model/perfview.c): the jitted ELF checked by independent
  * readers (binutils readelf, elfutils eu-readelf, libdw's CFI), per perf
  * generation; the map tree perf builds (injected MMAP2s, later maps cutting
  * earlier ones); map_ip reads and symbols; byte comparison with files real
@@ -20,8 +20,8 @@
 #include <gelf.h>
 
 #include "trampolines/tramp.h"
-#include "unwinders/jitdump.h"
-#include "unwinders/perfview.h"
+#include "unwinders/model/jitdump.h"
+#include "unwinders/model/perfview.h"
 #include "unwinders/view.h"
 
 #define GOLDEN "tests/golden/perfview/"

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "harness/samples.h"
+#include "harness/capture/samples.h"
 #include "unwinders/uwarch.h"
 
 #if defined(__aarch64__)

@@ -3,7 +3,7 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
-#include "harness/samples.h"
+#include "harness/capture/samples.h"
 
 static size_t put_rec(uint8_t *b, size_t o, uint32_t type, const void *p, uint64_t len)
 {

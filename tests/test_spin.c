@@ -9,10 +9,10 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
-#include "harness/capture.h"
-#include "harness/ksampler.h"
-#include "harness/runner.h"
-#include "harness/samples.h"
+#include "harness/capture/capture.h"
+#include "harness/capture/ksampler.h"
+#include "harness/run/runner.h"
+#include "harness/capture/samples.h"
 #include "unwinders/unwind.h"
 
 extern int hx_spin_tamper;

@@ -14,7 +14,7 @@
 
 #include "trampolines/tramp.h"
 /* the spec's field offsets by name (a no-code part of the profiler's reader) */
-#include "unwinders/jdwalk.h"
+#include "unwinders/model/jdwalk.h"
 
 #define PID 1u
 #define BASE 0x7f0000000000ull

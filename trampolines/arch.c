@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "arch.h"
+#include "trampolines/arch.h"
 
 static const struct { const struct tr_arch *a; const char *alias; } all[] = {
 	{ &tr_arch_x86_64, "amd64" },

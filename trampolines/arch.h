@@ -2,7 +2,7 @@
 #ifndef TR_ARCH_H
 #define TR_ARCH_H
 
-#include "op.h"
+#include "trampolines/op.h"
 
 struct tr_arch {
 	const char *name;        /* "x86_64", "aarch64" */

@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "tramp.h"
+#include "trampolines/tramp.h"
 
 static int arena_map(struct tr_arena *a, size_t size, uintptr_t at)
 {

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "tramp.h"
+#include "trampolines/buf.h"
+#include "trampolines/tramp.h"
 
 /* Smallest advance form for delta code units. */
 static void cfa_advance(struct tr_buf *b, uint64_t delta)

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "buf.h"
-#include "tramp.h"
+#include "trampolines/buf.h"
+#include "trampolines/tramp.h"
 
 void tr_unwind_opts_default(struct tr_unwind_opts *o)
 {

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tramp.h"
+#include "trampolines/tramp.h"
 
 /* Interpretation state; a row is a snapshot of it. */
 struct emit_state {

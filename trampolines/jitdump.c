@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tramp.h"
+#include "trampolines/tramp.h"
 
 enum {
 	JDW_MAGIC = 0x4A695444,     /* "JiTD" */

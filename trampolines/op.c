@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch.h"
+#include "trampolines/arch.h"
 
 static const char *const op_names[TR_OP__COUNT] = {
 	[TR_OP_PUSH_FP] = "push_fp",

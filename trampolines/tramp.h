@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
-#include "arch.h"
+#include "trampolines/arch.h"
 
 #define TR_MAX_CODE 8192
 #define TR_MAX_INSNS 256

@@ -1,7 +1,7 @@
 /* Frame-pointer unwinding with the kernel's semantics (facts section 4),
  * reading only the snapshot: the kernel reads live memory, so the FP
  * unwinder is given the whole stack copy. */
-#include "view.h"
+#include "unwinders/view.h"
 
 #include <stdio.h>
 

@@ -1,9 +1,9 @@
 /* kernel-fp: the kernel's own frame-pointer walk (perf_callchain_user), as
  * the CALLCHAIN of a kernel sample taken by the harness's sampler at a spin
- * point (harness/ksampler.c).  Nothing is unwound here: the chain is the
+ * point (harness/capture/ksampler.c).  Nothing is unwound here: the chain is the
  * kernel's; it is judged against the truth like any unwinder, and `faithful`
  * compares it with the `fp` emulation on the same sample. */
-#include "unwind.h"
+#include "unwinders/unwind.h"
 
 #include <stdio.h>
 

@@ -10,8 +10,8 @@
  * capture child, only the JIT code differs) takes the Dwfl over with the
  * modules of those files (dw_kept below); the JIT's modules go with the view
  * that reported them. */
-#include "view.h"
-#include "files.h"
+#include "unwinders/view.h"
+#include "unwinders/model/files.h"
 
 #include <elfutils/libdwfl.h>
 #include <gelf.h>

@@ -3,7 +3,7 @@
  * and perf's view (perfview.h) only.  Frames libunwind found without the
  * emitted CFI (x86_64: its rbp chain; aarch64: x30 after a failed
  * dwarf_step) are flagged UW_F_FALLBACK. */
-#include "view.h"
+#include "unwinders/view.h"
 
 #include <libunwind.h>
 

@@ -6,8 +6,8 @@
  * get_leaf_frame_caller_aarch64), spliced as machine.c
  * thread__resolve_callchain_sample does.  Two engines, as perf may be built
  * with either: `lr-step` over libunwind, `lr-step-dw` over libdw. */
-#include "lrstep.h"
-#include "view.h"
+#include "unwinders/lrstep.h"
+#include "unwinders/view.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
 #ifndef UW_LRSTEP_H
 #define UW_LRSTEP_H
 
-#include "unwind.h"
+#include "unwinders/unwind.h"
 
 extern const struct uw_unwinder uw_lrstep, uw_lrstep_dw;
 

@@ -1,6 +1,6 @@
 /* The oracle: what the EMITTED unwinding info predicts, computed by the
  * project's own CFI interpreter over the sample snapshot only. */
-#include "view.h"
+#include "unwinders/view.h"
 
 #include <elf.h>
 #include <stdio.h>

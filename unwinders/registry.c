@@ -1,7 +1,7 @@
 /* The unwinders known to this build, by report key (DESIGN vocabulary).
  * Adding an unwinder: its file defines `const struct uw_unwinder uw_NAME`
  * with its policy; one line below lists it. */
-#include "unwind.h"
+#include "unwinders/unwind.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -17,7 +17,7 @@ static const struct uw_unwinder *const all[] = {
 	&uw_lrstep,
 	&uw_lrstep_dw,
 	&uw_kernel_fp,
-	&uw_perf,         /* harness/perfcol.c: real perf, run per case */
+	&uw_perf,         /* harness/realperf/perfcol.c: real perf, run per case */
 	&uw_perf_fp,      /* the same, arm64 --call-graph fp with the LR record */
 };
 

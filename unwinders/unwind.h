@@ -10,7 +10,7 @@
 
 #define UW_MAX_FRAMES 128      /* the kernel's default perf_event_max_stack is 127 */
 
-#include "uwarch.h"
+#include "unwinders/uwarch.h"
 
 struct uw_sample {
 	const struct uw_arch *arch;

@@ -1,7 +1,7 @@
 /* The profiler side's arch table: perf register ids <-> DWARF numbers
  * (facts section 3), the kernel's FP record, pointer authentication.
  * Adding an arch: one struct here and one line in `all`. */
-#include "uwarch.h"
+#include "unwinders/uwarch.h"
 
 #include <capstone/capstone.h>
 #include <elf.h>

@@ -1,7 +1,7 @@
 /* The profiler's view: maps, JIT loads as perf maps them, CFI per region. */
-#include "view.h"
-#include "perfview.h"
-#include "files.h"
+#include "unwinders/view.h"
+#include "unwinders/model/perfview.h"
+#include "unwinders/model/files.h"
 
 #include <errno.h>
 #include <fcntl.h>

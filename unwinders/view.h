@@ -4,11 +4,11 @@
 #ifndef UW_VIEW_H
 #define UW_VIEW_H
 
-#include "unwind.h"
-#include "ehframe.h"
-#include "jitdump.h"
-#include "perfview.h"
-#include "files.h"
+#include "unwinders/unwind.h"
+#include "unwinders/model/ehframe.h"
+#include "unwinders/model/jitdump.h"
+#include "unwinders/model/perfview.h"
+#include "unwinders/model/files.h"
 
 struct uw_map {
 	uint64_t start, end, pgoff;

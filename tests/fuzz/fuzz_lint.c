@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "unwinders/ehframe.h"
-#include "unwinders/jitdump.h"
-#include "unwinders/lint.h"
-#include "unwinders/perfview.h"
+#include "unwinders/model/ehframe.h"
+#include "unwinders/model/jitdump.h"
+#include "unwinders/lint/lint.h"
+#include "unwinders/model/perfview.h"
 #include "unwinders/view.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,14 +1,14 @@
-/* libFuzzer target over the perf.data reader (unwinders/perfdata.c): header,
+/* libFuzzer target over the perf.data reader (unwinders/model/perfdata.c): header,
  * attrs, feature strings and build-ids, and every event of the data section.
  * `make fuzz` builds and runs it after the lint target; by hand:
  *   clang -std=gnu11 -O1 -g -I. -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
- *     -fno-sanitize-recover=all tests/fuzz/fuzz_perfdata.c unwinders/perfdata.c -o fuzz_perfdata
+ *     -fno-sanitize-recover=all tests/fuzz/fuzz_perfdata.c unwinders/model/perfdata.c -o fuzz_perfdata
  *   ./fuzz_perfdata -max_total_time=60 corpus/ seeds/   (seeds: perf.data files) */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "unwinders/perfdata.h"
+#include "unwinders/model/perfdata.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,0 +1,875 @@
+/* Capture: build the case's trampolines in a W^X arena, write their jitdump,
+ * stop at every chosen pc with a breakpoint and write perf-layout samples
+ * (registers + the whole stack from SP to its top) with the truth chain,
+ * known by construction.  Runs in a forked child. */
+#include "harness/capture/capture.h"
+#include "harness/capture/host.h"
+#include "harness/capture/samples.h"
+#include "trampolines/tramp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include HX_CAPTURE_ARCH_H   /* the build's harness/capture_<arch>.h (Makefile) */
+
+#define HX_STACK_MAX (1u << 20)
+#define HX_MAX_BP (HX_MAX_DEPTH * TR_MAX_INSNS)
+
+struct hx_bp {
+	uint8_t *addr;
+	uint8_t orig[8];
+	uint32_t func, offset;
+	int row;
+	int armed;
+};
+
+/* The child's whole state: static, so the signal handlers need no malloc. */
+struct hx_ctx {
+	int fd;
+	int depth;
+	int level;                           /* trampoline level the C target runs under */
+	bool in_callee;
+	struct tr_arena arena;
+	void *tramp[HX_MAX_DEPTH + 1];       /* 1-based */
+	uint64_t tramp_size[HX_MAX_DEPTH + 1];
+	uint64_t stub_ra[HX_MAX_DEPTH + 1];  /* hx_call's return address, per level */
+	uint64_t target_ra[HX_MAX_DEPTH + 1];/* __builtin_return_address in the C target */
+	struct tr_func *func;                /* the case's code (same at every level) */
+	int64_t call_row;                    /* row index of call_target */
+	void *target;                        /* what level 1's call_target calls */
+	void *leaf;                          /* the case's [leaf], or NULL */
+	uint64_t leaf_size;
+	struct hx_bp bp[HX_MAX_BP];
+	int nbp;
+	uint64_t stack_top;
+	int truth_error;
+	uint64_t spin_ns;                    /* JU_SPIN_MS: busy time in the innermost callee */
+	const struct hx_host *host;          /* [sample] host: the C around the trampolines */
+	size_t last_len;                     /* the last SAMPLE payload in hx_rec */
+	uint32_t last_func, last_offset;
+	int last_k, last_row;
+};
+
+static struct hx_ctx hx;
+static struct tr_func hx_func;
+static struct tr_func hx_leaf;
+static uint8_t hx_rec[HX_STACK_MAX + 4096] __attribute__((aligned(16)));
+extern const char hx_callee_trap[];
+
+static void hx_write_error(const char *msg)
+{
+	hx_rec_write(hx.fd, HX_REC_ERROR, msg, strlen(msg) + 1, NULL, 0);
+}
+
+/* The stack is read byte-exact, below ASan's view of it (redzones are data
+ * here, as perf's copy sees them): volatile loads, a word at a time where
+ * the source is aligned (not libc's memcpy: ASan's interceptor would check
+ * the source against its redzones). */
+__attribute__((no_sanitize_address, no_sanitize("undefined")))
+static void hx_copy_stack(uint8_t *dst, uint64_t src, uint64_t n)
+{
+	uint64_t i = 0;
+	for (; i < n && (src + i) % 8; i++)
+		dst[i] = *(const volatile uint8_t *)(uintptr_t)(src + i);
+	for (; n - i >= 8; i += 8) {
+		uint64_t w = *(const volatile uint64_t *)(uintptr_t)(src + i);
+		memcpy(dst + i, &w, 8);
+	}
+	for (; i < n; i++)
+		dst[i] = *(const volatile uint8_t *)(uintptr_t)(src + i);
+}
+
+static void put32(uint8_t **p, uint32_t v) { memcpy(*p, &v, 4); *p += 4; }
+static void put64(uint8_t **p, uint64_t v) { memcpy(*p, &v, 8); *p += 8; }
+
+/* What an FP walk reports for the return address a generated function's
+ * frame record would hold, at this row (samples.h, HX_FP_*). */
+static uint8_t fp_flag(const struct tr_row *r)
+{
+	return !r->fp_frame ? HX_FP_SKIPPED : r->fp_ra_ok ? HX_FP_REPORTED : HX_FP_NOT_RA;
+}
+
+/* Truth chain for a sample in trampoline `k` at row `row` (row < 0: in the
+ * C target under trampoline k).  fpflag[i] (HX_FP_*): whether the frame
+ * that owns truth[i] has its frame record established, so the FP convention
+ * reports it, and whether the record's return-address slot holds it. */
+static int hx_truth(int k, int row, uint64_t pc, uint64_t *t, uint8_t *fl)
+{
+	int n = 0;
+	t[n] = pc;
+	fl[n++] = 1;
+	if (hx.leaf && k > hx.depth) {
+		/* in the [leaf]: its return address into the trampoline, which is
+		 * parked at its call_target like a C target's caller */
+		k = hx.depth;
+		t[n] = (uint64_t)(uintptr_t)hx.tramp[k] + (uint64_t)hx_func.ret_off;
+		fl[n++] = fp_flag(&hx_leaf.rows[row]);
+		row = -1;
+	} else if (row < 0) {
+		if (hx.host->leaf) {   /* in the host's C leaf, under the target */
+			t[n] = hx_host_leaf_ra;
+			fl[n++] = hx.host->leaf_fp;
+		}
+		t[n] = hx.target_ra[k];
+		fl[n++] = hx.host->target_fp;
+	}
+	for (int j = k; j >= 1; j--) {
+		int r = (j == k && row >= 0) ? row : (int)hx.call_row;
+		t[n] = (uint64_t)(uintptr_t)hx.host->call_ret;
+		fl[n++] = fp_flag(&hx_func.rows[r]);
+		t[n] = hx.stub_ra[j];
+		fl[n++] = hx.host->call_fp;
+		if (j > 1) {
+			t[n] = hx.target_ra[j - 1];
+			fl[n++] = hx.host->target_fp;
+		}
+	}
+	return n;
+}
+
+/* One SAMPLE payload into buf; its length.  m (if not NULL) gets the truth
+ * for a spin point's message. */
+static size_t hx_sample_build(const ucontext_t *uc, uint32_t func, uint32_t offset, int k, int row,
+			      uint8_t *buf, struct hx_spin_msg *m)
+{
+	uint64_t abi, mask, regs[64];
+	hx_cap_host.regs(uc, &abi, &mask, regs);
+	uint64_t sp = hx_cap_host.sp(uc);
+	uint64_t size = sp < hx.stack_top ? hx.stack_top - sp : 0;
+	if (size > HX_STACK_MAX)
+		size = HX_STACK_MAX;
+	uint64_t truth[HX_MAX_TRUTH];
+	uint8_t fl[HX_MAX_TRUTH];
+	int nt = hx_truth(k, row, hx_cap_host.pc(uc), truth, fl);
+	uint32_t nregs = (uint32_t)__builtin_popcountll(mask);
+	uint8_t *p = buf;
+	put32(&p, func);
+	put32(&p, offset);
+	put64(&p, abi);
+	put64(&p, mask);
+	put32(&p, nregs);
+	put32(&p, (uint32_t)nt);
+	put64(&p, sp);
+	put64(&p, size);
+	for (int b = 0; b < 64; b++)
+		if (mask >> b & 1)
+			put64(&p, regs[b]);
+	for (int i = 0; i < nt; i++)
+		put64(&p, truth[i]);
+	memset(p, 0, (size_t)((nt + 7) & ~7));
+	memcpy(p, fl, (size_t)nt);
+	p += (nt + 7) & ~7;
+	hx_copy_stack(p, sp, size);
+	p += size;
+	if (m) {
+		memset(m, 0, sizeof(*m));
+		m->pc = hx_cap_host.pc(uc);
+		m->func = func;
+		m->offset = offset;
+		m->ntruth = (uint32_t)nt;
+		memcpy(m->truth, truth, sizeof(uint64_t) * (size_t)nt);
+		memcpy(m->fpflag, fl, (size_t)nt);
+	}
+	return (size_t)(p - buf);
+}
+
+/* Writes the sample; with spin points on, the child then spins at this pc
+ * (addr: arena code to patch, NULL: the callee's own spin site). */
+static void hx_sample(const ucontext_t *uc, uint32_t func, uint32_t offset, int k, int row,
+		      uint8_t *addr, uint64_t resume)
+{
+	struct hx_spin_msg m;
+	bool spin = hx_spin_enabled();
+	hx.last_len = hx_sample_build(uc, func, offset, k, row, hx_rec, spin ? &m : NULL);
+	hx_rec_write(hx.fd, HX_REC_SAMPLE, hx_rec, hx.last_len, NULL, 0);
+	hx.last_func = func;
+	hx.last_offset = offset;
+	hx.last_k = k;
+	hx.last_row = row;
+	if (spin && hx_spin_begin(addr, resume, &m)) {
+		hx_write_error("cannot start a spin point (tr_patch or the parent pipe failed)");
+		_exit(71);
+	}
+}
+
+/* The release of a spin point: the state there must be the breakpoint's.
+ * snprintf in a handler is safe here: the interrupted code is the spin
+ * (generated code or the callee's jump), never inside libc. */
+static void hx_spin_check(ucontext_t *uc)
+{
+	static uint8_t again[sizeof(hx_rec)];
+	size_t n = hx_sample_build(uc, hx.last_func, hx.last_offset, hx.last_k, hx.last_row, again, NULL);
+	char msg[200], full[300];
+	if (hx_spin_diff(hx_rec, hx.last_len, again, n, msg, sizeof(msg))) {
+		snprintf(full, sizeof(full), "spin point func %d offset 0x%x: %s", (int)hx.last_func,
+			 hx.last_offset, msg);
+		hx_write_error(full);
+		_exit(72);
+	}
+}
+
+static int hx_func_of(uint64_t pc, uint64_t *off)
+{
+	for (int k = 1; k <= hx.depth; k++) {
+		uint64_t a = (uint64_t)(uintptr_t)hx.tramp[k];
+		if (pc >= a && pc < a + hx.tramp_size[k]) {
+			*off = pc - a;
+			return k;
+		}
+	}
+	uint64_t l = (uint64_t)(uintptr_t)hx.leaf;
+	if (hx.leaf && pc >= l && pc < l + hx.leaf_size) {
+		*off = pc - l;
+		return hx.depth + 1;
+	}
+	return 0;
+}
+
+static void hx_on_crash(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	uint64_t pc = hx_cap_host.pc(uc), off = 0;
+	int k = hx_func_of(pc, &off);
+	uint8_t b[32], *p = b;
+	put32(&p, (uint32_t)sig);
+	put32(&p, k ? (uint32_t)(k - 1) : HX_FUNC_CALLEE);
+	put64(&p, pc);
+	put64(&p, off);
+	put64(&p, (uint64_t)(uintptr_t)si->si_addr);
+	hx_rec_write(hx.fd, HX_REC_CRASH, b, sizeof(b), NULL, 0);
+	_exit(70);
+}
+
+static void hx_on_trap(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	uint64_t at = hx_cap_host.trap_addr(uc);
+	for (int i = 0; i < hx.nbp; i++) {
+		struct hx_bp *b = &hx.bp[i];
+		if ((uint64_t)(uintptr_t)b->addr != at || !b->armed)
+			continue;
+		/* the pc the sample reports is the breakpoint's own address */
+		hx_cap_host.resume_at(uc, at);
+		int rc = tr_patch(&hx.arena, b->addr, b->orig, hx_cap_host.tr->bkpt_len);
+		b->armed = 0;
+		if (rc) {
+			hx_write_error("tr_patch failed restoring a breakpoint");
+			_exit(71);
+		}
+		hx_sample(uc, b->func, b->offset, (int)b->func + 1, b->row, b->addr, at);
+		return;
+	}
+	if (at == (uint64_t)(uintptr_t)hx.host->trap) {
+		hx_cap_host.skip_trap(uc);
+		/* the pc is after the trap, a jump to itself: the sample's pc; the
+		 * child goes on past it now, or when its spin point is released */
+		uint64_t out = (uint64_t)(uintptr_t)hx.host->trap + hx_cap_host.tr->bkpt_len +
+			       hx_cap_host.spin_len;
+		hx_sample(uc, HX_FUNC_CALLEE, 0, hx.level, -1, NULL, out);
+		if (!hx_spin_enabled())
+			hx_cap_host.resume_at(uc, out);
+		return;
+	}
+	hx_on_crash(sig, si, ucv);
+}
+
+void hx_target(struct hx_ctx *ctx);
+
+static uint64_t hx_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* host.h: hx_target's bookkeeping for the other host builds' targets */
+int hx_host_enter(struct hx_ctx *ctx, void *ra, void **tramp, uint64_t **slot)
+{
+	int k = ctx->level;
+	ctx->target_ra[k] = (uint64_t)(uintptr_t)ra;
+	if ((uint64_t)(uintptr_t)ctx->tramp[k] + (uint64_t)ctx->func->ret_off != ctx->target_ra[k])
+		ctx->truth_error = k;
+	if (k >= ctx->depth)
+		return 0;
+	ctx->level = k + 1;
+	*tramp = ctx->tramp[k + 1];
+	*slot = &ctx->stub_ra[k + 1];
+	return k + 1;
+}
+
+void hx_host_leave(struct hx_ctx *ctx, int k)
+{
+	ctx->level = k - 1;
+}
+
+bool hx_host_in_callee(struct hx_ctx *ctx, uint64_t *loops)
+{
+	*loops = ctx->spin_ns;
+	return ctx->in_callee;
+}
+
+__attribute__((noinline, noclone)) void hx_target(struct hx_ctx *ctx)
+{
+	int k = ctx->level;
+	ctx->target_ra[k] = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if ((uint64_t)(uintptr_t)ctx->tramp[k] + (uint64_t)ctx->func->ret_off != ctx->target_ra[k])
+		ctx->truth_error = k;
+	if (k < ctx->depth) {
+		ctx->level = k + 1;
+		hx_call(ctx, ctx->tramp[k + 1], &ctx->stub_ra[k + 1], (void *)hx_target);
+		ctx->level = k;
+	} else if (ctx->in_callee) {
+		/* JU_SPIN_MS: stay here a while, so that a real profiler's timer
+		 * samples land in the callee under the trampolines (tools/perf-e2e) */
+		for (uint64_t t0 = ctx->spin_ns ? hx_now_ns() : 0, i = 0; ctx->spin_ns; i++)
+			if (!(i & 0xffff) && hx_now_ns() - t0 >= ctx->spin_ns)
+				break;
+		__asm__ volatile(".globl hx_callee_trap\nhx_callee_trap:\n\t" HX_ARCH_TRAP_SPIN "\n" ::: "memory");
+	}
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline, noclone)) static void hx_anchor(struct hx_ctx *ctx)
+{
+	ctx->level = 1;
+	ctx->host->call(ctx, ctx->tramp[1], &ctx->stub_ra[1], ctx->target);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* The stack below the capture is defined before the trampolines run: a slot
+ * they allocate but never write (alloc N) is copied into every sample, and a
+ * wrong CFI makes unwinders read it, so its bytes must not be whatever libc
+ * left there (the verdicts would differ between glibc versions).  Zero, as a
+ * fresh stack page.  JU_STACK_LEFTOVER=zero|self (tests only) first plants
+ * other leftovers there ("self": each word its own address, a mapped pointer)
+ * to prove they no longer matter. */
+#define HX_SCRUB (256u << 10)
+__attribute__((noinline, no_sanitize_address)) static void hx_scrub_stack(void)
+{
+	uint64_t w[HX_SCRUB / 8];
+	const char *l = getenv("JU_STACK_LEFTOVER");
+	if (l && !strcmp(l, "self"))
+		for (size_t i = 0; i < HX_SCRUB / 8; i++)
+			w[i] = (uint64_t)(uintptr_t)&w[i];
+	else if (l && !strcmp(l, "zero"))
+		memset(w, 0, sizeof(w));
+	__asm__ volatile("" : : "r"(w) : "memory");
+	memset(w, 0, sizeof(w));
+	__asm__ volatile("" : : "r"(w) : "memory");
+}
+
+/* The child's /proc/self/maps, read whole (one read per case: the MAPS
+ * record; the stack's top and the arena's place come from the same text). */
+static char hx_maps[1 << 20];
+static size_t hx_maps_len;
+
+static int maps_read(void)
+{
+	int m = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (m < 0)
+		return -1;
+	size_t n = 0;
+	for (;;) {
+		ssize_t r = read(m, hx_maps + n, sizeof(hx_maps) - 1 - n);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+		if (n == sizeof(hx_maps) - 1)
+			break;
+	}
+	close(m);
+	hx_maps[n] = 0;
+	hx_maps_len = n;
+	return 0;
+}
+
+/* Calls f(start, end, line) for each line of hx_maps until it returns true. */
+static void maps_each(bool (*f)(uint64_t s, uint64_t e, const char *line, void *arg), void *arg)
+{
+	for (char *l = hx_maps; l && *l;) {
+		char *nl = strchr(l, '\n');
+		if (nl)
+			*nl = 0;
+		unsigned long long s, e;
+		bool stop = sscanf(l, "%llx-%llx", &s, &e) == 2 && f(s, e, l, arg);
+		if (nl)
+			*nl = '\n';
+		if (stop)
+			return;
+		l = nl ? nl + 1 : NULL;
+	}
+}
+
+static bool lowest_so(uint64_t s, uint64_t e, const char *line, void *arg)
+{
+	uint64_t *low = arg;
+	if (strstr(line, ".so") && s < *low)
+		*low = s;
+	return false;
+}
+
+struct stack_find { uint64_t sp, top; };
+static bool stack_of(uint64_t s, uint64_t e, const char *line, void *arg)
+{
+	struct stack_find *f = arg;
+	if (f->sp >= s && f->sp < e)
+		f->top = e;
+	return f->top != 0;
+}
+
+/* The bytes a capture child allocates before its first case, so that its
+ * frame starts HX_ARCH_STACK_DEPTH below the stack's top (why: the arch's
+ * capture header).  0 where the arch leaves the stack where it is, or the
+ * frame is deeper already. */
+size_t hx_stack_pad(uint64_t frame)
+{
+	const uint64_t depth = HX_ARCH_STACK_DEPTH;
+	const char *off = getenv("JU_STACK_PAD");   /* "0": tests only, the control */
+	if (!depth || (off && !strcmp(off, "0")) || maps_read())
+		return 0;
+	struct stack_find f = { .sp = frame };
+	maps_each(stack_of, &f);
+	if (f.top <= frame || f.top - frame >= depth)
+		return 0;
+	return (size_t)(depth - (f.top - frame));
+}
+
+/* Where the code arena goes: 2 GiB below the lowest shared library, in
+ * address space nothing in this process was ever mapped at (the kernel's
+ * top-down allocator fills the holes next to the libraries first).  A
+ * profiler then sees the same thing past the code whatever this process
+ * mapped and unmapped before (the parent's /etc/ld.so.cache, read buffers,
+ * an earlier case's arena in a batch): nothing, as in a JIT whose arena is
+ * fresh address space, which is what perf synthesizes from the final maps
+ * and what a `perf record` of the run records too.  0 when no library is
+ * mapped (a static build): anywhere.  The libraries stay where they are for
+ * the child's life: found once. */
+static uintptr_t arena_place(void)
+{
+	static uintptr_t place;
+	static bool known;
+	if (known)
+		return place;
+	if (maps_read())
+		return 0;
+	uint64_t low = UINT64_MAX;
+	maps_each(lowest_so, &low);
+	const uint64_t gib = 1ull << 30;
+	known = true;
+	place = low == UINT64_MAX || low < 8 * gib ? 0 : (uintptr_t)((low - 2 * gib) & ~(gib - 1));
+	return place;
+}
+
+/* The MAPS record (the maps perf is told of) and the stack's top from it. */
+__attribute__((noinline)) static int write_maps(int fd, uint64_t sp, uint64_t *stack_top)
+{
+	if (maps_read())
+		return -1;
+	struct stack_find f = { .sp = sp };
+	maps_each(stack_of, &f);
+	*stack_top = f.top;
+	return hx_rec_write(fd, HX_REC_MAPS, hx_maps, hx_maps_len, NULL, 0);
+}
+
+__attribute__((noinline, format(printf, 1, 2))) static int fail(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	hx_write_error(msg);
+	return -1;
+}
+
+/* Bytes one generated function occupies, its unwinding data and perf's
+ * mapping of it included, so no two mappings overlap. */
+static int hx_slot(const struct tr_func *f, const struct tr_unwind_opts *uo, size_t *slot,
+		   char *err, size_t errlen)
+{
+	static struct tr_unwind u;
+	if (tr_unwind_build(f, uo, 0x10000, &u, err, errlen))
+		return -1;
+	size_t sl = (u.eh_off + u.size + 15) & ~(size_t)15;
+	if (u.eh_off + u.mapped_size > sl)
+		sl = (u.eh_off + u.mapped_size + 15) & ~(size_t)15;
+	*slot = (sl + 63) & ~(size_t)63;
+	return 0;
+}
+
+/* FUNC record: where each instruction of f (function `index` at addr) is
+ * and what it is. */
+static void write_func(const struct tr_func *f, uint64_t addr, uint32_t index, const char *name,
+		       int out_fd)
+{
+	static uint8_t fb[56 + TR_MAX_INSNS * 56];
+	uint8_t *p = fb;
+	memset(fb, 0, sizeof(fb));
+	put32(&p, index);
+	put32(&p, (uint32_t)f->nrows);
+	put64(&p, addr);
+	put64(&p, f->code_size);
+	memcpy(p, name, strnlen(name, 31));
+	p += 32;
+	for (size_t i = 0; i < f->nrows; i++) {
+		put32(&p, f->rows[i].offset);
+		put32(&p, f->rows[i].len);
+		memcpy(p, f->rows[i].insn, strnlen(f->rows[i].insn, 47));
+		p += 48;
+	}
+	hx_rec_write(out_fd, HX_REC_FUNC, fb, (size_t)(p - fb), NULL, 0);
+}
+
+/* The arena's bytes as they are built, then written by one tr_patch (each
+ * patch is two mprotects: one per case, not three per function). */
+struct cap_image {
+	uint8_t *bytes;          /* what goes at hx.arena.base */
+	size_t size, used;
+};
+
+/* n bytes at arena address `at` into the image; -1 outside it. */
+static int img_put(struct cap_image *im, const uint8_t *at, const void *src, size_t n)
+{
+	size_t off = (size_t)(at - hx.arena.base);
+	if (at < hx.arena.base || off > im->size || n > im->size - off)
+		return -1;
+	memcpy(im->bytes + off, src, n);
+	if (off + n > im->used)
+		im->used = off + n;
+	return 0;
+}
+
+/* Puts f at `at` (code, and its unwinding data when install_unwind) into the
+ * image, writes its jitdump records and its FUNC record.  0, or -1 (message
+ * written). */
+static int hx_install(const struct tr_func *f, const struct tr_unwind_opts *uo, bool after_load,
+		      bool install_unwind, uint8_t *at, uint32_t index, const char *name,
+		      struct jdw *w, struct cap_image *im, int out_fd)
+{
+	static struct tr_unwind u;
+	char err[512];
+	uint64_t addr = (uint64_t)(uintptr_t)at;
+	if (tr_unwind_build(f, uo, addr, &u, err, sizeof(err)))
+		return fail("%s", err);
+	if (img_put(im, at, f->code, f->code_size) ||
+	    (install_unwind && img_put(im, at + u.eh_off, u.data, u.size)))
+		return fail("%s", "code outside the arena");
+	bool unw = uo->cfi != TR_CFI_NONE || u.size;
+	int rc = 0;
+	if (unw && !after_load)
+		rc = jdw_unwinding_info(w, u.data, u.size, u.hdr_size, u.mapped_size);
+	if (!rc)
+		rc = jdw_code_load(w, name, addr, f->code, f->code_size, NULL);
+	if (!rc && unw && after_load)
+		rc = jdw_unwinding_info(w, u.data, u.size, u.hdr_size, u.mapped_size);
+	if (rc)
+		return fail("jitdump write: %s", strerror(-rc));
+	write_func(f, addr, index, name, out_fd);
+	return 0;
+}
+
+/* Arms a breakpoint at every instruction boundary of f (function `index`)
+ * in the image, in order (a breakpoint's saved bytes include an earlier one
+ * it overlaps). */
+static int hx_arm_all(const struct tr_func *f, uint8_t *at, uint32_t index, struct cap_image *im)
+{
+	const struct tr_arch *a = hx_cap_host.tr;
+	size_t base = (size_t)(at - hx.arena.base);
+	for (size_t i = 0; i < f->nrows; i++) {
+		uint32_t off = f->rows[i].offset;
+		if (base + off + a->bkpt_len > im->size)
+			return fail("%s", "a breakpoint past the end of the arena");
+		if (base + off + a->bkpt_len > im->used)
+			im->used = base + off + a->bkpt_len;
+	}
+	uint8_t *code = im->bytes + base;
+	for (size_t i = 0; i < f->nrows; i++) {
+		if (hx.nbp >= HX_MAX_BP)
+			return fail("more than %d breakpoints", HX_MAX_BP);
+		uint32_t off = f->rows[i].offset;
+		struct hx_bp *b = &hx.bp[hx.nbp++];
+		b->addr = at + off;
+		memcpy(b->orig, code + off, a->bkpt_len);
+		b->func = index;
+		b->offset = off;
+		b->row = (int)i;
+		b->armed = 1;
+		memcpy(code + off, a->bkpt, a->bkpt_len);
+	}
+	return 0;
+}
+
+/* The steps of hx_capture_case are never inlined into it: its frame is the
+ * one above the anchor, sized on purpose (HX_ABOVE_ANCHOR). */
+
+/* The case's code (and [leaf]) emitted for this host, with the checks that
+ * need the emitted rows.  0, or -1 (message written). */
+__attribute__((noinline)) static int cap_emit(const struct hx_case *c)
+{
+	char err[512];
+	const struct tr_arch *arch = tr_arch_by_name(c->arch);
+	if (!arch || arch != hx_cap_host.tr)
+		return fail("case arch %s cannot run on this host", c->arch);
+	if (tr_emit(arch, c->ops, c->nops, &hx_func, err, sizeof(err)))
+		return fail("%s", err);
+	hx.call_row = -1;
+	for (size_t i = 0; i < hx_func.nrows; i++)
+		if (hx_func.rows[i].is_call)
+			hx.call_row = (int64_t)i;
+	if (hx.call_row < 0 && hx.depth > 1)
+		return fail("%s", "depth > 1 needs a call_target in [code]");
+	if (hx.call_row < 0 && c->in_callee)
+		return fail("%s", "in-callee needs a call_target in [code]");
+	if (c->has_leaf) {
+		if (tr_emit(arch, c->leaf_ops, c->nleaf, &hx_leaf, err, sizeof(err)))
+			return fail("[leaf]: %s", err);
+		if (hx.call_row < 0)
+			return fail("%s", "a [leaf] needs a call_target in [code] to call it");
+	}
+	return 0;
+}
+
+/* Where the generated functions go: one slot per level, spaced so perf's
+ * mappings never overlap, and the [leaf]'s, in an arena of their size. */
+struct cap_layout {
+	size_t slot, leaf_slot;
+	bool install_unwind;
+	struct tr_unwind_opts leaf_unw;
+};
+
+/* Bytes of the arena the earlier cases of this child wrote (from its base). */
+static size_t hx_arena_dirty;
+
+/* A batch's child keeps its arena for the next case when that one's is as
+ * big and at the same place: the same line in the maps, so the case sees the
+ * address space a fresh child would, without the mmap, the page-table pages
+ * and the munmap per case (about 0.2 ms here).  cap_build then writes every
+ * byte an earlier case wrote (zeros past the new code).  Only at the fixed
+ * place (arena_place): elsewhere a fresh mmap might have gone anywhere. */
+static bool arena_keep(uintptr_t place, size_t size)
+{
+	struct tr_arena *a = &hx.arena;
+	if (!a->base || !place || (uintptr_t)a->base != place ||
+	    a->size != ((size + a->page - 1) & ~(a->page - 1)))
+		return false;
+	a->used = 0;
+	return true;
+}
+
+/* JU_ARENA_CHECK (tests): past the case's code and data, the arena holds
+ * what a fresh mapping would, zeros; =nozero (the control) leaves a kept
+ * arena's old bytes for the check to find. */
+static int arena_check(size_t used)
+{
+	if (!getenv("JU_ARENA_CHECK"))
+		return 0;
+	for (size_t i = used; i < hx.arena.size; i++)
+		if (hx.arena.base[i])
+			return fail("arena byte +0x%zx is 0x%02x past the code: left by an earlier case", i,
+				    hx.arena.base[i]);
+	return 0;
+}
+
+static int cap_arena(const struct hx_case *c, struct cap_layout *ly)
+{
+	char err[512];
+	ly->leaf_slot = 0;
+	if (hx_slot(&hx_func, &c->unw, &ly->slot, err, sizeof(err)))
+		return fail("%s", err);
+	/* a case may pack trampolines closer than their mappings (stride-overlap);
+	 * their unwinding data then lives only in the jitdump, which is all perf reads */
+	ly->install_unwind = true;
+	if (c->stride) {
+		if ((size_t)c->stride < hx_func.code_size)
+			return fail("stride %d is smaller than the code (%zu bytes)", c->stride, hx_func.code_size);
+		ly->install_unwind = (size_t)c->stride >= ly->slot;
+		ly->slot = (size_t)c->stride;
+	}
+	/* the [leaf]'s CFI is always derived from its ops (none if the case has none) */
+	ly->leaf_unw = c->unw;
+	if (ly->leaf_unw.cfi != TR_CFI_NONE)
+		ly->leaf_unw.cfi = TR_CFI_DERIVED;
+	if (c->has_leaf && hx_slot(&hx_leaf, &ly->leaf_unw, &ly->leaf_slot, err, sizeof(err)))
+		return fail("[leaf]: %s", err);
+	size_t arena_size = ly->slot * (size_t)hx.depth + ly->leaf_slot + 8192;
+	uintptr_t place = arena_place();
+	if (arena_keep(place, arena_size))
+		return 0;
+	tr_arena_fini(&hx.arena);
+	hx_arena_dirty = 0;
+	int rc = place ? tr_arena_init_at(&hx.arena, arena_size, place) : -EEXIST;
+	if (rc == -EEXIST)
+		rc = tr_arena_init(&hx.arena, arena_size);
+	if (rc)
+		return fail("arena: %s", strerror(-rc));
+	/* breakpoints restored by forced writes where the arch's capture runs
+	 * natively; JU_PATCH=mprotect (tests) keeps tr_patch's mprotect pair.  A
+	 * kernel that refuses is no error: tr_patch stays on mprotect. */
+	const char *how = getenv("JU_PATCH");
+	if (HX_ARCH_DIRECT_PATCH && !(how && !strcmp(how, "mprotect")))
+		(void)tr_arena_direct(&hx.arena);
+	return 0;
+}
+
+/* Every level's trampoline, then the [leaf], installed with their jitdump
+ * records. */
+static int cap_install(const struct hx_case *c, const struct cap_layout *ly, struct jdw *w,
+		       struct cap_image *im, int out_fd)
+{
+	for (int k = 1; k <= hx.depth; k++) {
+		uint8_t *at;
+		if (tr_arena_alloc(&hx.arena, ly->slot, c->stride ? 1 : 64, &at))
+			return fail("%s", "arena full");
+		char name[32];
+		snprintf(name, sizeof(name), k == 1 ? "tramp" : "tramp%d", k);
+		if (hx_install(&hx_func, &c->unw, c->unwind_after_load, ly->install_unwind, at,
+			       (uint32_t)(k - 1), name, w, im, out_fd))
+			return -1;
+		hx.tramp[k] = at;
+		hx.tramp_size[k] = hx_func.code_size;
+	}
+	hx.target = (void *)hx.host->target;
+	if (c->has_leaf) {
+		uint8_t *at;
+		if (tr_arena_alloc(&hx.arena, ly->leaf_slot, 64, &at))
+			return fail("%s", "arena full");
+		if (hx_install(&hx_leaf, &ly->leaf_unw, c->unwind_after_load, true, at, (uint32_t)hx.depth,
+			       "leaf", w, im, out_fd))
+			return -1;
+		hx.leaf = at;
+		hx.leaf_size = hx_leaf.code_size;
+		hx.target = at;
+	}
+	return 0;
+}
+
+/* The jitdump (its marker before the code arena: facts section 1), the
+ * arena, the code, the breakpoints at every instruction boundary: built in
+ * an image, installed by one tr_patch. */
+__attribute__((noinline)) static int cap_build(const struct hx_case *c, const char *dumpdir, int out_fd)
+{
+	static struct jdw w;
+	struct cap_layout ly;
+	int rc = jdw_open(&w, dumpdir, hx_cap_host.tr->elf_mach);
+	if (rc)
+		return fail("cannot create the jitdump: %s", strerror(-rc));
+	hx_rec_write(out_fd, HX_REC_DUMP, w.path, strlen(w.path) + 1, NULL, 0);
+	rc = cap_arena(c, &ly);
+	struct cap_image im = { .size = hx.arena.size };
+	if (!rc && !(im.bytes = calloc(1, im.size)))
+		rc = fail("%s", "out of memory for the arena's image");
+	if (!rc)
+		rc = cap_install(c, &ly, &w, &im, out_fd);
+	jdw_close(&w);
+	for (int k = 1; !rc && c->every_insn && k <= hx.depth; k++)
+		rc = hx_arm_all(&hx_func, hx.tramp[k], (uint32_t)(k - 1), &im);
+	if (!rc && c->every_insn && hx.leaf)
+		rc = hx_arm_all(&hx_leaf, hx.leaf, (uint32_t)hx.depth, &im);
+	/* over whatever an earlier case of this child left in a kept arena, too */
+	size_t n = im.used > hx_arena_dirty ? im.used : hx_arena_dirty;
+	const char *chk = getenv("JU_ARENA_CHECK");
+	if (chk && !strcmp(chk, "nozero"))
+		n = im.used;   /* the control: what the check must catch */
+	if (!rc && tr_patch(&hx.arena, hx.arena.base, im.bytes, n))
+		rc = fail("%s", "tr_patch failed installing the code");
+	if (!rc)
+		hx_arena_dirty = n;
+	if (!rc)
+		rc = arena_check(im.used);
+	free(im.bytes);
+	return rc;
+}
+
+/* The trap handler (on an alternate stack), the crash handlers, the spin
+ * points' release: once per child (a crash ends the child, so the crash
+ * handlers' SA_RESETHAND never has to be undone).  0, or -1 (message written). */
+__attribute__((noinline)) static int cap_handlers(void)
+{
+	static bool done;
+	if (done)
+		return 0;
+	done = true;
+	static uint8_t altstack[1 << 16];
+	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof(altstack) };
+	sigaltstack(&ss, NULL);
+	struct sigaction sa = { 0 };
+	sa.sa_sigaction = hx_on_trap;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	/* a spin point's release waits until the trap handler has returned to the spin */
+	sigaddset(&sa.sa_mask, HX_SPIN_SIG);
+	sigaction(SIGTRAP, &sa, NULL);
+	sigdelset(&sa.sa_mask, HX_SPIN_SIG);
+	sa.sa_sigaction = hx_on_crash;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	sigaction(SIGILL, &sa, NULL);
+	sigaction(SIGFPE, &sa, NULL);
+	int rc;
+	if (hx_spin_enabled() && (rc = hx_spin_install(&hx.arena, hx_spin_check)))
+		return fail("spin points: %s", strerror(-rc));
+	return 0;
+}
+
+/* The case's state before its code runs (a batch's child has run others). */
+__attribute__((noinline)) static void cap_reset(const struct hx_case *c, int out_fd)
+{
+	struct tr_arena kept = hx.arena;   /* the last case's, for arena_keep */
+	memset(&hx, 0, sizeof(hx));
+	hx.arena = kept;
+	hx.fd = out_fd;
+	hx.depth = c->depth;
+	hx.in_callee = c->in_callee;
+	const char *spin = getenv("JU_SPIN_MS");
+	if (spin && c->in_callee)
+		hx.spin_ns = strtoull(spin, NULL, 10) % 60000 * 1000000ull;
+	hx.func = &hx_func;
+	hx.host = hx_host_get(c->host);
+}
+
+/* Stack the frames above the anchor are given, as a program's deep stack
+ * has it: perf's default 8 KB dump then ends inside the harness's callers
+ * (hx_capture_case, the batch, the CLI), where it ended before the capture
+ * was split into small functions, and not at the stack's top.  Every golden
+ * lists the frames the unwinders find there: this keeps them.  Zeroed, as
+ * the stack below is (hx_scrub_stack): an unwinder misled into this frame
+ * reads defined bytes, not whatever text the harness left there. */
+#define HX_ABOVE_ANCHOR 6248
+
+int hx_capture_case(const struct hx_case *c, const char *case_path, const char *dumpdir, int out_fd)
+{
+	volatile uint8_t above[HX_ABOVE_ANCHOR];
+	for (size_t i = 0; i < sizeof(above); i++)
+		above[i] = 0;
+	cap_reset(c, out_fd);
+	hx_rec_write(out_fd, HX_REC_CASE, case_path, strlen(case_path) + 1, c->text, c->text_len);
+	if (cap_emit(c) || cap_build(c, dumpdir, out_fd))
+		return -1;
+	uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+	if (write_maps(out_fd, here, &hx.stack_top))
+		return fail("%s", "cannot read /proc/self/maps");
+	if (!hx.stack_top)
+		return fail("%s", "cannot find the stack mapping");
+	if (cap_handlers())
+		return -1;
+	alarm(10);   /* a trampoline that never returns ends the child */
+	hx_scrub_stack();
+	hx_anchor(&hx);
+	alarm(0);
+	if (hx.truth_error)
+		return fail("truth mismatch: the C target under level %d was not called from tramp+ret_off",
+			    hx.truth_error);
+	hx_rec_write(out_fd, HX_REC_END, NULL, 0, NULL, 0);
+	/* the arena stays for the next case of the batch (arena_keep), or that
+	 * one unmaps it and maps its own at the same place */
+	return 0;
+}

@@ -1,0 +1,253 @@
+/* The kernel sampler: one perf_event_open cpu-clock event on the capture
+ * child, disabled except while the child spins at a sample point.  Each
+ * sample whose ip is the spin pc becomes a kernel SAMPLE record: the
+ * kernel's registers, its 8192-byte user stack dump and its CALLCHAIN (the
+ * kernel's own frame-pointer walk), with the point's truth from the child. */
+#include "harness/capture/ksampler.h"
+#include "harness/capture/capture.h"
+#include "harness/capture/samples.h"
+#include "unwinders/uwarch.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+struct hx_kcfg hx_kcfg = { .period_ns = 100000, .timeout_ms = 500 };
+struct hx_kstats hx_kstats;
+
+#define KS_STACK 65528                  /* the most perf_event_open takes */
+#define KS_PAGES 64                     /* ring buffer data pages (a power of 2) */
+
+struct ks {
+	int fd;
+	uint8_t *ring;
+	size_t page, data_size;
+	const struct uw_arch *arch;
+	uint8_t rec[65536];                 /* one perf record, unwrapped */
+	uint8_t out[KS_STACK + 4096 + 8 * HX_MAX_CHAIN];
+};
+
+static uint64_t ks_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* 0, or -errno of perf_event_open / mmap (a refusal: the caller skips). */
+static int ks_open(struct ks *k, pid_t child, uint32_t stack_user)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.sample_period = hx_kcfg.period_ns;
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN |
+			PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	a.sample_regs_user = k->arch->sample_mask;
+	a.sample_stack_user = stack_user;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.exclude_callchain_kernel = 1;
+	a.wakeup_events = 1;
+	k->fd = (int)syscall(SYS_perf_event_open, &a, child, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (k->fd < 0)
+		return -errno;
+	long pg = sysconf(_SC_PAGESIZE);
+	k->page = pg > 0 ? (size_t)pg : 4096;
+	k->data_size = KS_PAGES * k->page;
+	void *m = mmap(NULL, k->page + k->data_size, PROT_READ | PROT_WRITE, MAP_SHARED, k->fd, 0);
+	if (m == MAP_FAILED) {
+		int e = -errno;
+		close(k->fd);
+		k->fd = -1;
+		return e;
+	}
+	k->ring = m;
+	return 0;
+}
+
+static void ks_close(struct ks *k)
+{
+	if (k->ring)
+		munmap(k->ring, k->page + k->data_size);
+	if (k->fd >= 0)
+		close(k->fd);
+}
+
+static void put32(uint8_t **p, uint32_t v) { memcpy(*p, &v, 4); *p += 4; }
+static void put64(uint8_t **p, uint64_t v) { memcpy(*p, &v, 8); *p += 8; }
+static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+/* One PERF_RECORD_SAMPLE (body after the header, n bytes) at the spin point
+ * m: a kernel SAMPLE record to out_fd.  1 if written, 0 if not this point's. */
+static int ks_sample(struct ks *k, const uint8_t *b, size_t n, pid_t child,
+		     const struct hx_spin_msg *m, int out_fd)
+{
+	size_t o = 0;
+	uint64_t chain[HX_MAX_CHAIN], regs[64];
+	uint32_t nch = 0;
+	if (n < 32 || get64(b) != m->pc || (pid_t)(get64(b + 8) >> 32) != child)
+		return 0;
+	o = 24;                                             /* ip, pid/tid, time */
+	uint64_t nr = get64(b + o);
+	if (nr > (n - o - 8) / 8)
+		return 0;
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t v = get64(b + o + 8 + 8 * i);
+		if (v >= (uint64_t)PERF_CONTEXT_MAX)        /* PERF_CONTEXT_USER and friends */
+			continue;
+		if (nch < HX_MAX_CHAIN)
+			chain[nch++] = v;
+	}
+	o += 8 + 8 * nr;
+	uint64_t mask = k->arch->sample_mask;
+	int nregs = __builtin_popcountll(mask);
+	if (n - o < 8 || get64(b + o) == 0 || n - o - 8 < 8u * (size_t)nregs)
+		return 0;                                   /* no user registers */
+	uint64_t abi = get64(b + o);
+	memset(regs, 0, sizeof(regs));
+	o += 8;
+	for (int bit = 0, i = 0; bit < 64; bit++)
+		if (mask >> bit & 1)
+			regs[bit] = get64(b + o + 8 * (size_t)i++);
+	o += 8u * (size_t)nregs;
+	if (n - o < 8)
+		return 0;
+	uint64_t size = get64(b + o);
+	if (size > KS_STACK || n - o - 8 < size + 8)
+		return 0;
+	const uint8_t *stack = b + o + 8;
+	uint64_t dyn = get64(b + o + 8 + size);
+	if (dyn > size)
+		dyn = size;
+	uint8_t *p = k->out;
+	put32(&p, m->func);
+	put32(&p, m->offset);
+	put64(&p, abi);
+	put64(&p, mask);
+	put32(&p, (uint32_t)nregs);
+	put32(&p, m->ntruth);
+	put64(&p, regs[k->arch->perf_sp]);
+	put64(&p, dyn);
+	for (int bit = 0; bit < 64; bit++)
+		if (mask >> bit & 1)
+			put64(&p, regs[bit]);
+	for (uint32_t i = 0; i < m->ntruth; i++)
+		put64(&p, m->truth[i]);
+	memset(p, 0, (m->ntruth + 7) & ~7u);
+	memcpy(p, m->fpflag, m->ntruth);
+	p += (m->ntruth + 7) & ~7u;
+	memcpy(p, stack, dyn);
+	memset(p + dyn, 0, (8 - dyn % 8) % 8);
+	p += (dyn + 7) & ~7ull;
+	put64(&p, nch);
+	for (uint32_t i = 0; i < nch; i++)
+		put64(&p, chain[i]);
+	hx_rec_write_flags(out_fd, HX_REC_SAMPLE, HX_REC_F_KERNEL, k->out, (size_t)(p - k->out), NULL, 0);
+	return 1;
+}
+
+/* Drain the ring; with m, turn this point's samples into records (counted in *got). */
+static void ks_drain(struct ks *k, pid_t child, const struct hx_spin_msg *m, int out_fd, int *got)
+{
+	struct perf_event_mmap_page *mp = (struct perf_event_mmap_page *)(void *)k->ring;
+	uint64_t head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = mp->data_tail;
+	const uint8_t *data = k->ring + k->page;
+	while (head - tail >= sizeof(struct perf_event_header)) {
+		struct perf_event_header h;
+		for (size_t i = 0; i < sizeof(h); i++)
+			((uint8_t *)&h)[i] = data[(tail + i) % k->data_size];
+		if (h.size < sizeof(h) || h.size > head - tail)
+			break;
+		for (size_t i = 0; i < h.size; i++)
+			k->rec[i] = data[(tail + i) % k->data_size];
+		if (m && h.type == PERF_RECORD_SAMPLE && *got < hx_kcfg.nsamples)
+			*got += ks_sample(k, k->rec + sizeof(h), h.size - sizeof(h), child, m, out_fd);
+		tail += h.size;
+	}
+	__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+/* One spin point: sample until nsamples land at its pc or the time is up. */
+static int ks_point(struct ks *k, pid_t child, const struct hx_spin_msg *m, int out_fd)
+{
+	int got = 0;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ks_drain(k, child, NULL, out_fd, &got);
+	ioctl(k->fd, PERF_EVENT_IOC_ENABLE, 0);
+	uint64_t end = ks_now_ms() + (uint64_t)hx_kcfg.timeout_ms;
+	while (got < hx_kcfg.nsamples) {
+		uint64_t now = ks_now_ms();
+		if (now >= end)
+			break;
+		struct pollfd pf = { .fd = k->fd, .events = POLLIN };
+		poll(&pf, 1, (int)(end - now));
+		ks_drain(k, child, m, out_fd, &got);
+	}
+	ioctl(k->fd, PERF_EVENT_IOC_DISABLE, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	hx_kstats.points++;
+	hx_kstats.ns += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec));
+	return got;
+}
+
+int hx_ksample_serve(pid_t child, uint32_t stack_user, int req_fd, int out_fd, char *err, size_t errlen)
+{
+	static struct ks k;
+	memset(&k, 0, sizeof(k));
+	k.fd = -1;
+	k.arch = uw_arch_by_mach(tr_arch_host()->elf_mach);
+	int rc = k.arch ? ks_open(&k, child, stack_user) : -ENOTSUP;
+	bool told = false;
+	struct hx_spin_msg m;
+	char missed[512] = "";
+	int nmissed = 0;
+	for (;;) {
+		ssize_t r = read(req_fd, &m, sizeof(m));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (r != (ssize_t)sizeof(m)) {
+			snprintf(err, errlen, "spin point message of %zd bytes, expected %zu", r, sizeof(m));
+			rc = -EIO;
+			break;
+		}
+		if (rc && !told) {
+			/* written at a spin, when the child's CASE record precedes it */
+			char w[200];
+			snprintf(w, sizeof(w), "perf_event_open refused the kernel sampler: %s%s", strerror(-rc),
+				 rc == -EACCES || rc == -EPERM ? " (kernel.perf_event_paranoid)" : "");
+			hx_rec_write(out_fd, HX_REC_KSKIP, w, strlen(w) + 1, NULL, 0);
+			told = true;
+		}
+		if (!rc && ks_point(&k, child, &m, out_fd) < hx_kcfg.nsamples && nmissed++ < 8) {
+			size_t l = strlen(missed);
+			snprintf(missed + l, sizeof(missed) - l, "%s func %d+0x%x", nmissed > 1 ? "," : "",
+				 (int)m.func, m.offset);
+		}
+		kill(child, HX_SPIN_SIG);
+	}
+	if (nmissed) {
+		char e[700];
+		snprintf(e, sizeof(e), "%d spin point(s) got fewer than %d kernel samples in %d ms:%s", nmissed,
+			 hx_kcfg.nsamples, hx_kcfg.timeout_ms, missed);
+		hx_rec_write(out_fd, HX_REC_ERROR, e, strlen(e) + 1, NULL, 0);
+	}
+	ks_close(&k);
+	return rc == -EIO ? rc : 0;
+}

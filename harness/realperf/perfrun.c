@@ -1,0 +1,374 @@
+/* Running the real perf tool and reading `perf script`'s output (perfrun.h).
+ * perf always runs with a private HOME and --buildid-dir, so nothing of the
+ * user's perf configuration or build-id cache takes part. */
+#include "harness/realperf/perfrun.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PR_MAX_ARGS 512
+#define PR_ZERO UINT64_MAX      /* perf prints a zero return address as ip - 1 */
+
+static struct {
+	char cmd[512];
+	bool probed;
+	int ok;
+	char why[256];
+	struct hx_perf_build b;
+} pr = { .cmd = "perf" };
+
+void hx_perf_set_cmd(const char *cmd)
+{
+	snprintf(pr.cmd, sizeof(pr.cmd), "%s", cmd);
+	pr.probed = false;
+}
+
+const char *hx_perf_cmd(void)
+{
+	return pr.cmd;
+}
+
+/* argv of the perf command (split at spaces: "tools/in-root sid perf") + extra */
+static void perf_argv(char *buf, size_t len, char **argv, const char *const *extra)
+{
+	snprintf(buf, len, "%s", pr.cmd);
+	int n = 0;
+	for (char *save = NULL, *t = strtok_r(buf, " ", &save); t && n < 8; t = strtok_r(NULL, " ", &save))
+		argv[n++] = t;
+	for (; extra && *extra && n < PR_MAX_ARGS - 1; extra++)
+		argv[n++] = (char *)*extra;
+	argv[n] = NULL;
+}
+
+/* Run argv with stdout and stderr to files, HOME and env set; exit status, or -1. */
+static int run(char *const *argv, const char *out, const char *errf, const char *home,
+	       const char *const *env)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (o < 0 || e < 0)
+			_exit(127);
+		dup2(o, 1);
+		dup2(e, 2);
+		int nul = open("/dev/null", O_RDONLY);
+		if (nul >= 0)
+			dup2(nul, 0);
+		if (home)
+			setenv("HOME", home, 1);
+		for (; env && *env; env++)
+			putenv((char *)*env);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+char *hx_slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	size_t cap = 1 << 16, len = 0;
+	char *b = malloc(cap + 1);
+	size_t r;
+	while (b && (r = fread(b + len, 1, cap - len, f)) > 0) {
+		len += r;
+		if (len == cap) {
+			char *nb = realloc(b, cap * 2 + 1);
+			if (!nb) {
+				free(b);
+				b = NULL;
+				break;
+			}
+			b = nb;
+			cap *= 2;
+		}
+	}
+	fclose(f);
+	if (b)
+		b[len] = 0;
+	else
+		errno = ENOMEM;
+	*n = len;
+	return b;
+}
+
+/* which DWARF unwinder the build uses: libunwind when built in, else libdw */
+static void probe_parse(const char *t)
+{
+	const char *v = strstr(t, "perf version ");
+	if (!v) {
+		snprintf(pr.why, sizeof(pr.why), "'%s version --build-options' printed no version", pr.cmd);
+		return;
+	}
+	if (sscanf(v, "perf version %63s", pr.b.version) != 1) {
+		snprintf(pr.why, sizeof(pr.why), "'%s version' printed no version", pr.cmd);
+		return;
+	}
+	pr.b.major = atoi(pr.b.version);
+	if (strstr(t, "libunwind: [ on"))
+		snprintf(pr.b.engine, sizeof(pr.b.engine), "libunwind");
+	else if (strstr(t, "libdw-dwarf-unwind: [ on") || strstr(t, "libdw: [ on"))
+		snprintf(pr.b.engine, sizeof(pr.b.engine), "libdw");
+	else
+		snprintf(pr.why, sizeof(pr.why), "perf %s has no DWARF unwinder built in", pr.b.version);
+	if (pr.b.engine[0])
+		pr.ok = 0;
+}
+
+int hx_perf_probe(const struct hx_perf_build **b, char *why, size_t len)
+{
+	if (!pr.probed) {
+		pr.probed = true;
+		pr.ok = -1;
+		memset(&pr.b, 0, sizeof(pr.b));
+		pr.why[0] = 0;
+		char tmpl[] = "/tmp/jitunwind-perfprobe-XXXXXX";
+		char buf[512], *argv[PR_MAX_ARGS], out[64], err[64];
+		static const char *const extra[] = { "version", "--build-options", NULL };
+		perf_argv(buf, sizeof(buf), argv, extra);
+		int fd = mkstemp(tmpl);
+		if (fd >= 0)
+			close(fd);
+		snprintf(out, sizeof(out), "%s", tmpl);
+		snprintf(err, sizeof(err), "%s.err", tmpl);
+		int rc = fd >= 0 ? run(argv, out, err, NULL, NULL) : -1;
+		size_t n = 0;
+		char *t = rc == 0 ? hx_slurp(out, &n) : NULL;
+		unlink(out);
+		unlink(err);
+		if (rc == 127 || rc < 0)
+			snprintf(pr.why, sizeof(pr.why), "'%s' cannot be run (not installed?)", pr.cmd);
+		else if (!t)
+			snprintf(pr.why, sizeof(pr.why), "'%s version --build-options' failed (exit %d)", pr.cmd, rc);
+		else
+			probe_parse(t);
+		free(t);
+	}
+	if (pr.ok && why)
+		snprintf(why, len, "%s", pr.why);
+	if (b)
+		*b = pr.ok ? NULL : &pr.b;
+	return pr.ok;
+}
+
+int hx_perf_workdir(char *dir, size_t len, const char *tag, char *err, size_t errlen)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, len, "%s/jitunwind-%s-XXXXXX", tmp && strlen(tmp) < 32 ? tmp : "/tmp", tag);
+	if (!mkdtemp(dir)) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		dir[0] = 0;
+		return -1;
+	}
+	char home[4200];
+	snprintf(home, sizeof(home), "%s/home", dir);
+	if (mkdir(home, 0700) < 0) {
+		snprintf(err, errlen, "%s: %s", home, strerror(errno));
+		return -1;
+	}
+	/* perf 7 in a root without binutils aborts inject unless addr2line goes
+	 * through libdw; older perfs ignore the key */
+	char cfg[4300];
+	snprintf(cfg, sizeof(cfg), "%s/.perfconfig", home);
+	FILE *f = fopen(cfg, "w");
+	int bad = !f || fputs("[addr2line]\n\tstyle = libdw\n", f) < 0;
+	if ((f && fclose(f)) || bad) {
+		snprintf(err, errlen, "%s: %s", cfg, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	return remove(p);
+}
+
+void hx_perf_workdir_remove(const char *dir)
+{
+	if (dir && dir[0] && !getenv("JU_PERF_KEEP"))
+		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int hx_perf_run(const char *dir, const char *const *args, const char *const *env, const char *out,
+		char *why, size_t wl)
+{
+	char buf[512], *argv[PR_MAX_ARGS], home[4200], bid[4200], errf[4200];
+	snprintf(home, sizeof(home), "%s/home", dir);
+	snprintf(bid, sizeof(bid), "%s/buildid", dir);
+	const char *extra[PR_MAX_ARGS], *sub = args[0];
+	snprintf(errf, sizeof(errf), "%s/%s.stderr", dir, sub);
+	int n = 0;
+	extra[n++] = "--buildid-dir";
+	extra[n++] = bid;
+	for (; *args; args++) {
+		if (n >= PR_MAX_ARGS - 10) {
+			snprintf(why, wl, "perf %s: more than %d arguments", sub, PR_MAX_ARGS - 12);
+			return -1;
+		}
+		extra[n++] = *args;
+	}
+	extra[n] = NULL;
+	perf_argv(buf, sizeof(buf), argv, extra);
+	int rc = run(argv, out, errf, home, env);
+	if (rc == 0)
+		return 0;
+	size_t len = 0;
+	char *e = hx_slurp(errf, &len);
+	char *nl = e ? strchr(e, '\n') : NULL;
+	if (nl)
+		*nl = 0;
+	snprintf(why, wl, "perf %s: exit %d%s%s", sub, rc, e && e[0] ? ": " : "", e ? e : "");
+	free(e);
+	return -1;
+}
+
+static bool identity_dso(const char *d)
+{
+	static const char *const id[] = { "[unknown]", "unknown", "[stack", "[heap]", "//anon",
+					  "/SYSV", "/dev/zero", "/anon_hugepage", "[vdso]" };
+	for (size_t i = 0; i < sizeof(id) / sizeof(id[0]); i++)
+		if (!strncmp(d, id[i], strlen(id[i])))
+			return true;
+	return false;
+}
+
+/* perf 6.1 prints a frame in a DSO as its file offset, perf 6.12 and later
+ * as its address: a value inside a mapping of that DSO perf had at the
+ * sample's time is an address, else an offset, placed through the newest
+ * such mapping (mappings start at 64 KiB or above, past any offset in the
+ * small files mapped there) */
+static bool absolute(const struct hx_ps *ps, uint64_t t, const char *dso, uint64_t v, uint64_t *a)
+{
+	if (v == PR_ZERO || identity_dso(dso)) {
+		*a = v;
+		return true;
+	}
+	const struct hx_ps_map *best = NULL;
+	for (size_t i = 0; i < ps->nmaps; i++) {
+		const struct hx_ps_map *m = &ps->maps[i];
+		if (!strcmp(m->dso, dso) && m->time <= t && v >= m->start && v - m->start < m->len) {
+			*a = v;
+			return true;
+		}
+		if (!strcmp(m->dso, dso) && m->time <= t && v >= m->pgoff && v - m->pgoff < m->len &&
+		    (!best || m->time >= best->time))
+			best = m;
+	}
+	if (!best)
+		return false;
+	*a = v - best->pgoff + best->start;
+	return true;
+}
+
+/* One chain line "\t    VALUE (DSO)" into sample s. */
+static void add_frame(struct hx_ps *ps, struct hx_ps_sample *s, const char *line)
+{
+	unsigned long long v;
+	char dso[160] = "";
+	if (sscanf(line, " %llx (%159[^)])", &v, dso) < 1 || s->n >= UW_MAX_FRAMES)
+		return;
+	uint64_t a;
+	if (!absolute(ps, s->time, dso, v, &a)) {
+		if (!ps->why[0])
+			snprintf(ps->why, sizeof(ps->why), "sample %zu (pid %u): no mapping of %s holds offset 0x%llx",
+				 (size_t)(s - ps->s), s->pid, dso, v);
+		s->unplaced = true;
+		return;
+	}
+	s->addr[s->n++] = a;
+}
+
+/* "PID SEC.NS: ...PERF_RECORD_MMAP2 ...[0xSTART(0xLEN) @ PGOFF ...]: PROT NAME" */
+static int add_map(struct hx_ps *ps, const char *l, const char *mm)
+{
+	unsigned pid;
+	unsigned long long sec, ns, start, len, pgoff;
+	const char *br = strchr(mm, '['), *name = strstr(mm, "]: ");
+	if (sscanf(l, " %u %llu.%llu:", &pid, &sec, &ns) != 3 || !br || !name ||
+	    sscanf(br, "[0x%llx(0x%llx) @ %lli", &start, &len, &pgoff) != 3)
+		return 0;
+	name = strchr(name + 3, ' ');
+	if (ps->nmaps == ps->capmaps) {
+		size_t cap = ps->capmaps ? ps->capmaps * 2 : 256;
+		struct hx_ps_map *m = realloc(ps->maps, cap * sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		ps->maps = m;
+		ps->capmaps = cap;
+	}
+	struct hx_ps_map *m = &ps->maps[ps->nmaps++];
+	*m = (struct hx_ps_map){ .time = sec * 1000000000ull + ns, .start = start, .len = len, .pgoff = pgoff };
+	snprintf(m->dso, sizeof(m->dso), "%s", name ? name + 1 : "");
+	return 0;
+}
+
+static struct hx_ps_sample *add_sample(struct hx_ps *ps, unsigned pid, uint64_t t)
+{
+	if (ps->n == ps->cap) {
+		size_t cap = ps->cap ? ps->cap * 2 : 256;
+		struct hx_ps_sample *s = realloc(ps->s, cap * sizeof(*s));
+		if (!s)
+			return NULL;
+		ps->s = s;
+		ps->cap = cap;
+	}
+	struct hx_ps_sample *s = &ps->s[ps->n++];
+	s->pid = pid;
+	s->time = t;
+	s->n = 0;
+	s->unplaced = false;
+	return s;
+}
+
+int hx_ps_parse(struct hx_ps *ps, char *text)
+{
+	memset(ps, 0, sizeof(*ps));
+	struct hx_ps_sample *cur = NULL;
+	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		unsigned pid;
+		unsigned long long sec, ns;
+		int off = 0;
+		char *mm = strstr(l, "PERF_RECORD_MMAP");
+		if (mm) {
+			cur = NULL;
+			if (add_map(ps, l, mm))
+				return -ENOMEM;
+			continue;
+		}
+		if (sscanf(l, " %u %llu.%llu:%n", &pid, &sec, &ns, &off) == 3 &&
+		    strspn(l + off, " ") == strlen(l + off)) {
+			cur = add_sample(ps, pid, sec * 1000000000ull + ns);
+			if (!cur)
+				return -ENOMEM;
+			continue;
+		}
+		if (cur && (l[0] == '\t' || l[0] == ' '))
+			add_frame(ps, cur, l);
+	}
+	return 0;
+}
+
+void hx_ps_free(struct hx_ps *ps)
+{
+	free(ps->maps);
+	free(ps->s);
+	memset(ps, 0, sizeof(*ps));
+}

@@ -1,0 +1,133 @@
+/* The emitted CFI's row at a pc as one line of text ("CFA=sp+16 bp=[CFA-16]
+ * ra=[CFA-8]"), registers by perf's names: for the reports' sample details. */
+#include "harness/run/cfarow.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *hx_dw_reg_name(const struct uw_arch *a, unsigned dw, char *tmp, size_t n)
+{
+	if ((int)dw == a->dw_pc)
+		return "ra";
+	if (dw < 40 && a->perf_of_dw[dw] >= 0 && a->perf_of_dw[dw] < UW_PERF_REGS &&
+	    a->perf_reg_names[a->perf_of_dw[dw]])
+		return a->perf_reg_names[a->perf_of_dw[dw]];
+	snprintf(tmp, n, "r%u", dw);
+	return tmp;
+}
+
+static size_t put_rule(const struct uw_arch *a, unsigned d, const struct ehf_rule *ru, char *buf, size_t n)
+{
+	char t1[16], t2[16];
+	const char *name = hx_dw_reg_name(a, d, t1, sizeof(t1));
+	switch (ru->kind) {
+	case EHF_OFFSET:
+		return (size_t)snprintf(buf, n, " %s=[CFA%+lld]", name, (long long)ru->off);
+	case EHF_VAL_OFFSET:
+		return (size_t)snprintf(buf, n, " %s=CFA%+lld", name, (long long)ru->off);
+	case EHF_REGISTER:
+		return (size_t)snprintf(buf, n, " %s=%s", name, hx_dw_reg_name(a, ru->reg, t2, sizeof(t2)));
+	case EHF_UNDEF:
+		return (size_t)snprintf(buf, n, " %s=undefined", name);
+	case EHF_EXPRESSION:
+	case EHF_VAL_EXPRESSION:
+		return (size_t)snprintf(buf, n, " %s=expr", name);
+	default:
+		return 0;   /* same value / the arch's initial rule: nothing to say */
+	}
+}
+
+void hx_cfa_row_text(const struct uw_view *v, uint64_t pc, char *buf, size_t n)
+{
+	const struct uw_arch *a = v->arch;
+	const struct uw_region *reg = uw_view_find(v, pc);
+	snprintf(buf, n, "-");
+	if (!a || !reg)
+		return;
+	if (!reg->has_cfi) {
+		snprintf(buf, n, "no CFI: %s", reg->cfi_err[0] ? reg->cfi_err : "none in this mapping");
+		return;
+	}
+	const struct ehf_fde *fde = ehf_find_fde(&reg->cfi, pc);
+	if (!fde) {
+		snprintf(buf, n, "no FDE covers the pc");
+		return;
+	}
+	struct ehf_row row;
+	struct ehf_err ee;
+	if (ehf_row_at(fde, pc, &row, &ee)) {
+		snprintf(buf, n, "FDE at 0x%llx: %s", (unsigned long long)fde->offset, ee.msg);
+		return;
+	}
+	char t[16];
+	size_t o;
+	if (!row.cfa_defined)
+		o = (size_t)snprintf(buf, n, "CFA undefined");
+	else if (row.cfa_kind == EHF_CFA_REG_OFF)
+		o = (size_t)snprintf(buf, n, "CFA=%s%+lld", hx_dw_reg_name(a, row.cfa_reg, t, sizeof(t)),
+				     (long long)row.cfa_off);
+	else
+		o = (size_t)snprintf(buf, n, "CFA=expr");
+	for (unsigned d = 0; d < EHF_NREGS && o < n; d++)
+		o += put_rule(a, d, &row.reg[d], buf + o, n - o);
+}
+
+/* the generator's truth row at the sample's offset, as the emitted row is printed */
+void hx_true_row_text(const struct hx_case *c, const char *where, int offset, const struct uw_arch *ua,
+		      char *buf, size_t n)
+{
+	snprintf(buf, n, "-");
+	if (offset < 0)
+		return;
+	const struct tr_arch *ta = tr_arch_host();
+	bool leaf = !strncmp(where, "leaf", 4);
+	struct tr_func *f = calloc(1, sizeof(*f));
+	char err[256];
+	if (!f || tr_emit(ta, leaf ? c->leaf_ops : c->ops, leaf ? c->nleaf : c->nops, f, err, sizeof(err))) {
+		snprintf(buf, n, "(the truth rows could not be rebuilt)");
+		free(f);
+		return;
+	}
+	for (size_t i = 0; i < f->nrows; i++) {
+		const struct tr_row *r = &f->rows[i];
+		if (r->offset != (uint32_t)offset)
+			continue;
+		char t[16];
+		size_t o = (size_t)snprintf(buf, n, "CFA=%s%+lld", hx_dw_reg_name(ua, (unsigned)r->cfa_reg, t, sizeof(t)),
+					    (long long)r->cfa_off);
+		for (unsigned d = 0; d < TR_NREGS && o < n; d++)
+			if (r->saved_mask & (1ull << d))
+				o += (size_t)snprintf(buf + o, n - o, " %s=[CFA%+d]", hx_dw_reg_name(ua, d, t, sizeof(t)),
+						      r->saved_off[d]);
+		if (o < n && r->ra_where == TR_RA_AT_CFA)
+			snprintf(buf + o, n - o, " ra=[CFA%+lld]", (long long)r->ra_off);
+		else if (o < n)
+			snprintf(buf + o, n - o, " ra=%s", hx_dw_reg_name(ua, (unsigned)r->ra_reg, t, sizeof(t)));
+		break;
+	}
+	free(f);
+}
+
+/* the rules one row has and the other lacks: "emitted only: bp=[CFA-16]; true only: ..." */
+void hx_row_diff_text(const char *emitted, const char *truth, char *buf, size_t n)
+{
+	buf[0] = 0;
+	if (!strcmp(emitted, truth) || truth[0] == '-' || truth[0] == '(')
+		return;
+	const char *rows[2] = { emitted, truth };
+	size_t o = 0;
+	for (int k = 0; k < 2; k++) {
+		char a[200], *save = NULL;
+		bool any = false;
+		snprintf(a, sizeof(a), "%s", rows[k]);
+		for (char *tok = strtok_r(a, " ", &save); tok && o < n; tok = strtok_r(NULL, " ", &save)) {
+			const char *hit = strstr(rows[!k], tok);
+			size_t tl = strlen(tok);
+			if (hit && (hit == rows[!k] || hit[-1] == ' ') && (hit[tl] == ' ' || !hit[tl]))
+				continue;
+			o += (size_t)snprintf(buf + o, n - o, "%s%s", any ? " " : o ? "; true only: " : k ? "true only: " : "emitted only: ", tok);
+			any = true;
+		}
+	}
+}

@@ -1,0 +1,117 @@
+/* Private to the replay of real recordings (realreplay.c, its perf column
+ * realperf.c and its lint pairing replaylint.c): the replay's state. */
+#ifndef HX_REALREPLAY_INT_H
+#define HX_REALREPLAY_INT_H
+
+#include "unwinders/model/jitdump.h"
+#include "unwinders/model/maptree.h"
+#include "unwinders/model/perfdata.h"
+#include "unwinders/model/perfview.h"
+#include "unwinders/unwind.h"
+#include "unwinders/view.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define RR_MAX_DUMPS 16
+#define RR_MAX_UW 8
+#define RR_NCOL (RR_MAX_UW + 2)      /* the unwinders, kernel-fp, perf */
+#define RR_KEY_LOADS 4               /* loads of one key lint findings are looked up in */
+
+enum rr_out { OUT_FULL, OUT_TRUNC, OUT_FALLBACK, OUT_LOST, OUT_N };
+
+struct rr_sample { uint64_t off, time; uint32_t pid, tid; };
+
+struct rr_key {                 /* one JIT symbol + pc offset */
+	const char *name;
+	uint64_t off;
+	uint64_t samples;
+	uint64_t out[RR_NCOL][OUT_N];
+	int div;                      /* first divergent frame, -1: all agree */
+	char div_desc[400];
+	char cfa[200];
+	char why[RR_MAX_UW][120];     /* each unwinder's stop reason at the first sample */
+	bool pmap;                    /* a perf map symbol (no jitdump load, no unwinding info) */
+	size_t dump;                  /* the dump of its loads */
+	uint64_t load_off[RR_KEY_LOADS];   /* CODE_LOAD file offsets seen under this key */
+	unsigned nloads;
+};
+
+struct rr_pmap_sym { uint64_t start, end; char *name; };
+
+struct rr_pmap {                /* /tmp/perf-<pid>.map as perf reads it */
+	uint32_t pid;
+	char *path;
+	struct rr_pmap_sym *syms;     /* sorted by start */
+	size_t n;
+};
+
+struct rr_view {
+	struct mt_snap snap;          /* the tree it was built from */
+	struct uw_map *maps;
+	size_t nmaps;
+	struct jd_file jd;            /* a prefix of a dump's loads (borrowed records) */
+	struct pv_view pv;
+	struct uw_view v;
+	void *state[RR_MAX_UW];
+	bool built;
+	uint32_t pid;
+};
+
+/* Where a frame's address lies in JIT code: a jitdump load (in perf's
+ * view) or a perf map symbol over an anonymous mapping. */
+struct rr_jit {
+	const char *name;
+	uint64_t start;               /* the code's first address */
+	bool named;                   /* perf gives it a symbol */
+	const struct jd_load *load;   /* NULL for a perf map symbol */
+};
+
+struct hx_rp;                   /* realperf.c */
+struct hx_rl;                   /* replaylint.c */
+
+struct rr {
+	const char *path, *symfs, *json;
+	enum pv_profile prof;
+	int top;
+	struct pd_file pf;
+	const struct uw_arch *arch;
+	const struct uw_unwinder *uws[RR_MAX_UW];
+	size_t nu;
+	char *dump_path[RR_MAX_DUMPS], *dump_dir[RR_MAX_DUMPS], *recorded[RR_MAX_DUMPS];
+	struct jd_file jd[RR_MAX_DUMPS];
+	size_t ndumps;
+	struct rr_pmap pmaps[RR_MAX_DUMPS];
+	size_t npmaps;
+	struct mt_tree mt;            /* file maps and JIT loads: what perf resolves against */
+	struct mt_tree mtf;           /* file maps only: pv_build and uw_view cut them with the loads */
+	struct mt_snap fsnap;
+	uint8_t *is_jit;              /* by maptree seq */
+	size_t is_jit_cap;
+	struct rr_sample *smp;
+	size_t nsmp, csmp;
+	struct rr_key *keys;
+	size_t nkeys, ckeys;
+	uint64_t njit, nunder, nstale, ninexact, max_views, nviews, ndiverge, nnoregs, ninjected;
+	bool clock_ok;
+	uint64_t stack_size;          /* the attr's sample_stack_user */
+	uint64_t released;            /* file pages before this offset dropped (replay_one) */
+	bool dwfl_per_sample;         /* the perf column's perf is older than 7: its libdw path
+				       * makes a Dwfl per sample (else one per process) */
+	struct hx_rp *perf;           /* the real perf column (--perf), NULL without */
+	struct hx_rl *lint;           /* replay --lint, NULL without */
+	char pvdir[64];               /* the views' jitted .so files (view_dir) */
+	bool pvdir_failed;
+	char err[1024];
+};
+
+/* The JIT code at a (a return address minus one for callers), if any. */
+bool hx_rr_jit_at(const struct rr *r, const struct rr_view *v, uint64_t a, struct rr_jit *j);
+/* The outcome of a chain from a JIT pc (see realreplay.c). */
+enum rr_out hx_rr_classify(const struct rr *r, const struct rr_view *v, const struct uw_result *c);
+/* The column name of the perf column's emulation ("libunwind", "libdw"), its index, or -1. */
+int hx_rr_column(const struct rr *r, const char *name);
+/* "anonymous": perf keeps no file for such a mapping */
+bool hx_rr_anon_path(const char *p);
+
+#endif

@@ -1,0 +1,98 @@
+/* Runner: capture each case in a forked child, replay its samples through
+ * the unwinders, judge against the truth and the case's expectations. */
+#ifndef HX_RUNNER_H
+#define HX_RUNNER_H
+
+#include <stdio.h>
+#include "harness/run/case.h"
+#include "harness/capture/capture.h"
+#include "harness/run/judge.h"
+#include "harness/capture/samples.h"
+#include "unwinders/unwind.h"
+#include "unwinders/model/perfview.h"
+
+#define HX_MAX_UW 8
+
+struct hx_opts {
+	const char *unwinders[HX_MAX_UW];   /* selected report keys, in order */
+	int nuw;
+	const char *jitdump_dir;            /* NULL: private mkdtemp directory */
+	int stack_size;                     /* DWARF dump size; 0: the case's, else 8192 */
+	enum pv_profile profile;            /* perf generation whose view is reproduced */
+	bool profile_set;                   /* --perf-profile given: overrides the case's profiles */
+	const char *perf_dump_dir;          /* where perf takes the jitdump to be (NULL: /tmp) */
+	bool observe;                       /* run --observe: cases need no [expect] */
+	const char *jitted_dir;             /* where perf's view writes the jitted .so files
+					     * (NULL: a private directory under /tmp) */
+	struct hx_replay_times *times;      /* NULL, or where hx_replay_group adds its phases' time */
+	/* NULL, or the group's case as the caller parsed it (hx_case_parse_ex with
+	 * HX_CASE_NO_EXPECT when observe, else 0): used instead of parsing the
+	 * group's text again when its text and path are the group's */
+	const struct hx_case *parsed;
+};
+
+/* Seconds (CLOCK_MONOTONIC: cheap enough per unwind) hx_replay_group spends
+ * per phase, added up over calls: what fuzz-cfi's summary reports. */
+struct hx_replay_times {
+	double load;                        /* the case parsed again, jitdump, maps, process view */
+	double pv;                          /* perf's view: jitted ELF files written and read back */
+	double oracle;                      /* the oracle over the whole stack and each dump (`emitted`) */
+	double open[HX_MAX_UW];             /* each selected unwinder's state, opened and closed */
+	double unwind[HX_MAX_UW];           /* each selected unwinder's unwinds */
+	double total;                       /* the whole call (the rest: judging, symbols, expectations) */
+};
+
+#define HX_SYM_LEN 40
+
+struct hx_uw_res {
+	const char *name;
+	const struct uw_unwinder *uw;       /* its policy (NULL: not in this build) */
+	struct uw_result r;
+	struct hx_judgement j;
+	bool has_faithful, faithful;
+	bool fallback;
+	bool consistent;                    /* oracle: chain == truth */
+	bool name_lost;                     /* a JIT frame perf would print as [unknown] */
+	int nsym;                           /* symbols of the first nsym frames */
+	char sym[HX_MAX_TRUTH][HX_SYM_LEN]; /* "" where perf prints [unknown] */
+	char expected[32];                  /* "": no expectation */
+	bool match;
+};
+
+struct hx_sample_res {
+	char where[48];
+	int offset;                         /* -1 in C code */
+	char insn[48];
+	int stack_size;                     /* DWARF dump size this replay used */
+	char profile[16];                   /* perf profile this replay used */
+	uint64_t truth[HX_MAX_TRUTH];
+	int nt;
+	char tsym[HX_MAX_TRUTH][HX_SYM_LEN];/* the truth's symbols as perf names them ("": none) */
+	uint64_t pc;                        /* the sampled ip */
+	uint32_t src;                       /* index of the group's sample it replays */
+	char cfa_row[160];                  /* the emitted CFI's row at pc (harness/run/cfarow.c) */
+	struct hx_uw_res uw[HX_MAX_UW];
+	int nuw;
+};
+
+struct hx_case_res {
+	char name[64];
+	char file[1024];
+	char about[1024];
+	bool pass;
+	bool skipped;
+	char profile[16];
+	bool has_symbols;
+	bool consistent;
+	char problem[512];                  /* crash, setup error, missing expectation */
+	struct hx_sample_res *samples;
+	size_t nsamples;
+	double seconds;
+};
+
+/* Replay one group of a samples file. 0, or -errno on bad input (err set). */
+int hx_replay_group(const struct hx_group *g, uint32_t elf_mach, const struct hx_opts *o,
+		    struct hx_case_res *res, char *err, size_t errlen);
+void hx_case_res_free(struct hx_case_res *r);
+
+#endif

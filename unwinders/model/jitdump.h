@@ -1,0 +1,57 @@
+/* Strict jitdump reader (facts section 1), memory-mapped, every length
+ * checked before use.  Records are kept as perf reads them: an
+ * UNWINDING_INFO applies to the next CODE_LOAD. */
+#ifndef UW_JITDUMP_H
+#define UW_JITDUMP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#include "unwinders/model/jdwalk.h"
+
+struct jd_err {
+	uint64_t offset;
+	char msg[200];
+};
+
+struct jd_load {
+	uint64_t file_off;
+	uint64_t timestamp;
+	uint32_t pid, tid;
+	uint64_t vma, code_addr, code_size, code_index;
+	const char *name;
+	const uint8_t *code;
+	/* the UNWINDING_INFO perf attaches to this load, if any */
+	bool has_unwind;
+	uint64_t unwind_file_off;
+	const uint8_t *unwind;        /* unwinding_size bytes: eh_frame then eh_frame_hdr */
+	uint64_t unwinding_size, eh_frame_hdr_size, mapped_size;
+};
+
+struct jd_record {
+	uint64_t file_off;
+	uint32_t id, total_size;
+	uint64_t timestamp;
+};
+
+struct jd_file {
+	char path[4096];
+	const uint8_t *data;
+	size_t size;
+	uint32_t version, total_size, elf_mach, pid;
+	uint64_t timestamp, flags;
+	struct jd_record *recs;
+	size_t nrecs;
+	struct jd_load *loads;
+	size_t nloads;
+	size_t nunwind_lost;          /* UNWINDING_INFO records no load picked up */
+	bool heap;                    /* jd_open read data into memory (else mapped it) */
+};
+
+/* 0, or -1 with err (offset + what was expected). */
+int jd_open(struct jd_file *f, const char *path, struct jd_err *err);
+int jd_parse_mem(struct jd_file *f, const uint8_t *data, size_t size, struct jd_err *err);
+void jd_close(struct jd_file *f);
+
+#endif

@@ -1,0 +1,1004 @@
+/* perf.data writer and reader (format in perfdata.h).  The writer is a cursor
+ * over one growing buffer with back-patched lengths and offsets; the reader
+ * trusts nothing: every length is checked against what is left before use. */
+#include "unwinders/model/perfdata.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PD_MAGIC "PERFILE2"
+#define PD_HEADER_SIZE 104           /* magic, size, attr_size, 3 sections, 256-bit flags */
+#define PD_NAME_ALIGN 64             /* perf pads header strings and build-id names to 64 */
+#define PD_MAX_EVENT 0xffffu
+
+/* ---- writer: cursor helpers ---- */
+
+static void b_reserve(struct pd_buf *b, size_t n)
+{
+	if (b->err || b->cap - b->len >= n)
+		return;
+	size_t cap = b->cap ? b->cap : 4096;
+	while (cap - b->len < n) {
+		if (cap > SIZE_MAX / 2) {
+			b->err = -ENOMEM;
+			return;
+		}
+		cap *= 2;
+	}
+	uint8_t *p = realloc(b->p, cap);
+	if (!p) {
+		b->err = -ENOMEM;
+		return;
+	}
+	b->p = p;
+	b->cap = cap;
+}
+
+static void b_bytes(struct pd_buf *b, const void *src, size_t n)
+{
+	b_reserve(b, n);
+	if (b->err)
+		return;
+	if (n)
+		memcpy(b->p + b->len, src, n);
+	b->len += n;
+}
+
+static void b_zero(struct pd_buf *b, size_t n)
+{
+	b_reserve(b, n);
+	if (b->err)
+		return;
+	memset(b->p + b->len, 0, n);
+	b->len += n;
+}
+
+static void le_put(uint8_t *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void b_le(struct pd_buf *b, uint64_t v, int n)
+{
+	uint8_t t[8];
+	le_put(t, v, n);
+	b_bytes(b, t, (size_t)n);
+}
+
+static void b_u16(struct pd_buf *b, uint16_t v) { b_le(b, v, 2); }
+static void b_u32(struct pd_buf *b, uint32_t v) { b_le(b, v, 4); }
+static void b_u64(struct pd_buf *b, uint64_t v) { b_le(b, v, 8); }
+
+static void b_patch(struct pd_buf *b, size_t at, uint64_t v, int n)
+{
+	if (!b->err && at + (size_t)n <= b->len)
+		le_put(b->p + at, v, n);
+}
+
+static void b_align(struct pd_buf *b, size_t a)
+{
+	b_zero(b, (a - b->len % a) % a);
+}
+
+/* A string NUL-terminated and zero-padded to a multiple of `align`. */
+static void b_padded_str(struct pd_buf *b, const char *s, size_t align)
+{
+	size_t n = strlen(s) + 1;
+	b_bytes(b, s, n);
+	b_zero(b, (align - n % align) % align);
+}
+
+/* ---- writer: records ---- */
+
+static size_t ev_begin(struct pd_writer *w, uint32_t type, uint16_t misc)
+{
+	size_t at = w->b.len;
+	b_u32(&w->b, type);
+	b_u16(&w->b, misc);
+	b_u16(&w->b, 0);             /* size, patched by ev_end */
+	return at;
+}
+
+static void ev_end(struct pd_writer *w, size_t at)
+{
+	b_align(&w->b, 8);
+	size_t n = w->b.len - at;
+	if (n > PD_MAX_EVENT && !w->b.err)
+		w->b.err = -E2BIG;   /* header.size is 16 bits */
+	b_patch(&w->b, at + 6, n, 2);
+}
+
+/* sample_id_all: the identity fields after the payload (perf_event.h struct sample_id) */
+static void ev_sample_id(struct pd_writer *w, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	uint64_t st = w->attr.sample_type;
+	if (st & PD_SAMPLE_TID) {
+		b_u32(&w->b, pid);
+		b_u32(&w->b, tid);
+	}
+	if (st & PD_SAMPLE_TIME)
+		b_u64(&w->b, time);
+	if (st & PD_SAMPLE_ID)
+		b_u64(&w->b, 0);
+	if (st & PD_SAMPLE_STREAM_ID)
+		b_u64(&w->b, 0);
+	if (st & PD_SAMPLE_CPU)
+		b_u64(&w->b, 0);
+	if (st & PD_SAMPLE_IDENTIFIER)
+		b_u64(&w->b, 0);
+}
+
+static void note_time(struct pd_writer *w, uint64_t t)
+{
+	if (!w->first_time || t < w->first_time)
+		w->first_time = t;
+	if (t > w->last_time)
+		w->last_time = t;
+}
+
+/* perf_event_attr up to attr_size bytes, field by field (perf_event.h) */
+static void put_attr(struct pd_buf *b, const struct pd_attr *a)
+{
+	size_t at = b->len;
+	b_u32(b, a->type);
+	b_u32(b, a->size);
+	b_u64(b, a->config);
+	b_u64(b, a->sample_period);
+	b_u64(b, a->sample_type);
+	b_u64(b, a->read_format);
+	b_u64(b, a->flags);
+	b_u32(b, a->wakeup_events);
+	b_u32(b, a->bp_type);
+	b_u64(b, a->config1);
+	b_u64(b, a->config2);                 /* VER1: 72 */
+	b_u64(b, a->branch_sample_type);      /* VER2: 80 */
+	b_u64(b, a->sample_regs_user);
+	b_u32(b, a->sample_stack_user);
+	b_u32(b, (uint32_t)a->clockid);       /* VER3: 96 */
+	b_u64(b, a->sample_regs_intr);        /* VER4: 104 */
+	b_u32(b, a->aux_watermark);
+	b_u16(b, a->sample_max_stack);
+	b_u16(b, 0);                          /* VER5: 112 */
+	b_u32(b, a->aux_sample_size);
+	b_u32(b, 0);                          /* VER6: 120 */
+	b_u64(b, a->sig_data);                /* VER7: 128 */
+	b_u64(b, a->config3);                 /* VER8: 136 */
+	if (!b->err)
+		b->len = at + a->size;        /* the fields this ABI revision has */
+}
+
+int pd_writer_init(struct pd_writer *w, const struct pd_writer_opts *o)
+{
+	memset(w, 0, sizeof(*w));
+	switch (o->attr_size) {
+	case PD_ATTR_SIZE_VER5: case PD_ATTR_SIZE_VER6: case PD_ATTR_SIZE_VER7: case PD_ATTR_SIZE_VER8:
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (o->sample_type & ~(uint64_t)(PD_SAMPLE_IP | PD_SAMPLE_TID | PD_SAMPLE_TIME | PD_SAMPLE_CALLCHAIN |
+					 PD_SAMPLE_PERIOD | PD_SAMPLE_REGS_USER | PD_SAMPLE_STACK_USER))
+		return -EINVAL;
+	if (o->stack_size % 8 || o->stack_size > 65528)
+		return -EINVAL;
+	struct pd_attr *a = &w->attr;
+	a->type = 1;                  /* PERF_TYPE_SOFTWARE */
+	a->config = 0;                /* PERF_COUNT_SW_CPU_CLOCK: the event perf-e2e records */
+	a->size = o->attr_size;
+	a->sample_period = 1;
+	a->sample_type = o->sample_type;
+	a->sample_regs_user = o->regs_mask;
+	a->sample_stack_user = o->stack_size;
+	a->clockid = 1;               /* CLOCK_MONOTONIC: perf record -k 1, as jitdump needs */
+	a->sample_max_stack = 127;
+	static const int bits[] = { PD_ATTR_DISABLED, PD_ATTR_INHERIT, PD_ATTR_EXCLUDE_KERNEL,
+				    PD_ATTR_EXCLUDE_HV, PD_ATTR_MMAP, PD_ATTR_COMM, PD_ATTR_ENABLE_ON_EXEC,
+				    PD_ATTR_TASK, PD_ATTR_SAMPLE_ID_ALL, PD_ATTR_MMAP2, PD_ATTR_COMM_EXEC,
+				    PD_ATTR_USE_CLOCKID };
+	for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
+		a->flags |= 1ull << bits[i];
+	/* --call-graph dwarf: the user stack instead of the kernel's user
+	 * callchain, and data mappings too; --call-graph fp: neither */
+	if (o->sample_type & PD_SAMPLE_STACK_USER)
+		a->flags |= 1ull << PD_ATTR_EXCLUDE_CALLCHAIN_USER | 1ull << PD_ATTR_MMAP_DATA;
+
+	struct pd_buf *b = &w->b;
+	b_bytes(b, PD_MAGIC, 8);
+	b_u64(b, PD_HEADER_SIZE);
+	b_u64(b, (uint64_t)a->size + 16);     /* perf_file_attr: the attr and its ids section */
+	w->attrs_at = b->len;
+	b_zero(b, PD_HEADER_SIZE - b->len);   /* sections and flags, patched by pd_w_finish */
+	size_t attrs_off = b->len;
+	put_attr(b, a);
+	b_u64(b, attrs_off);                  /* ids: none, one event */
+	b_u64(b, 0);
+	b_patch(b, w->attrs_at, attrs_off, 8);
+	b_patch(b, w->attrs_at + 8, b->len - attrs_off, 8);
+	w->data_at = b->len;
+	return b->err;
+}
+
+void pd_writer_free(struct pd_writer *w)
+{
+	free(w->b.p);
+	free(w->bids);
+	memset(w, 0, sizeof(*w));
+}
+
+void pd_w_comm(struct pd_writer *w, uint32_t pid, uint32_t tid, const char *comm, uint64_t time)
+{
+	size_t at = ev_begin(w, PD_REC_COMM, PD_MISC_USER);
+	b_u32(&w->b, pid);
+	b_u32(&w->b, tid);
+	b_padded_str(&w->b, comm, 8);
+	ev_sample_id(w, pid, tid, time);
+	ev_end(w, at);
+	note_time(w, time);
+}
+
+void pd_w_mmap2(struct pd_writer *w, const struct pd_mmap2 *m)
+{
+	uint16_t misc = m->misc | (m->has_build_id ? PD_MISC_MMAP_BUILD_ID : 0);
+	size_t at = ev_begin(w, PD_REC_MMAP2, misc);
+	struct pd_buf *b = &w->b;
+	b_u32(b, m->pid);
+	b_u32(b, m->tid);
+	b_u64(b, m->start);
+	b_u64(b, m->len);
+	b_u64(b, m->pgoff);
+	if (m->has_build_id) {
+		uint8_t n = m->build_id_size > PD_BUILD_ID_MAX ? PD_BUILD_ID_MAX : m->build_id_size;
+		b_le(b, n, 1);
+		b_zero(b, 3);
+		b_bytes(b, m->build_id, n);
+		b_zero(b, PD_BUILD_ID_MAX - n);
+	} else {
+		b_u32(b, m->maj);
+		b_u32(b, m->min);
+		b_u64(b, m->ino);
+		b_u64(b, m->ino_generation);
+	}
+	b_u32(b, m->prot);
+	b_u32(b, m->flags);
+	b_padded_str(b, m->filename, 8);
+	ev_sample_id(w, m->pid, m->tid, m->time);
+	ev_end(w, at);
+	note_time(w, m->time);
+}
+
+void pd_w_sample(struct pd_writer *w, const struct pd_sample *s)
+{
+	const struct pd_attr *a = &w->attr;
+	uint64_t st = a->sample_type;
+	struct pd_buf *b = &w->b;
+	size_t at = ev_begin(w, PD_REC_SAMPLE, s->misc ? s->misc : PD_MISC_USER);
+	if (st & PD_SAMPLE_IP)
+		b_u64(b, s->ip);
+	if (st & PD_SAMPLE_TID) {
+		b_u32(b, s->pid);
+		b_u32(b, s->tid);
+	}
+	if (st & PD_SAMPLE_TIME)
+		b_u64(b, s->time);
+	if (st & PD_SAMPLE_PERIOD)
+		b_u64(b, s->period);
+	if (st & PD_SAMPLE_CALLCHAIN) {
+		b_u64(b, s->nr);
+		for (uint64_t i = 0; i < s->nr; i++)
+			b_u64(b, s->ips_w[i]);
+	}
+	if (st & PD_SAMPLE_REGS_USER) {
+		/* the attr's mask decides the layout: a register the sample lacks is 0 */
+		b_u64(b, s->abi);
+		for (int bit = 0; s->abi && bit < 64; bit++)
+			if (a->sample_regs_user >> bit & 1)
+				b_u64(b, s->mask >> bit & 1 ? s->regs[bit] : 0);
+	}
+	if (st & PD_SAMPLE_STACK_USER) {
+		uint64_t size = a->sample_stack_user;
+		/* the kernel's perf_sample_ustack_size: a dump that would overflow the
+		 * 16-bit record size shrinks to fit (header so far + size + dyn_size) */
+		uint64_t hs = (uint64_t)(b->len - at) + 2 * sizeof(uint64_t);
+		if (size && hs + size > UINT16_MAX)
+			size = (UINT16_MAX - hs - sizeof(uint64_t) + 7) & ~UINT64_C(7);
+		uint64_t dyn = s->dyn_size < size ? s->dyn_size : size;
+		b_u64(b, size);
+		if (size) {
+			b_bytes(b, s->stack, (size_t)dyn);
+			b_zero(b, (size_t)(size - dyn));
+			b_u64(b, dyn);
+		}
+	}
+	ev_end(w, at);
+	note_time(w, s->time);
+	w->nsamples++;
+}
+
+void pd_w_finished_round(struct pd_writer *w)
+{
+	size_t at = ev_begin(w, PD_REC_FINISHED_ROUND, 0);
+	ev_end(w, at);
+}
+
+void pd_w_build_id(struct pd_writer *w, const char *path, const uint8_t *id, uint8_t size)
+{
+	if (w->b.err)
+		return;
+	if (w->nbids == w->bcap) {
+		size_t cap = w->bcap ? w->bcap * 2 : 16;
+		struct pd_build_id *n = realloc(w->bids, cap * sizeof(*n));
+		if (!n) {
+			w->b.err = -ENOMEM;
+			return;
+		}
+		w->bids = n;
+		w->bcap = cap;
+	}
+	struct pd_build_id *e = &w->bids[w->nbids++];
+	memset(e, 0, sizeof(*e));
+	snprintf(e->path, sizeof(e->path), "%s", path);
+	e->size = size > PD_BUILD_ID_MAX ? PD_BUILD_ID_MAX : size;
+	memcpy(e->id, id, e->size);
+}
+
+/* perf_header_string: u32 length (padded), the string, zeros */
+static void feat_string(struct pd_buf *b, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	size_t len = (n + PD_NAME_ALIGN - 1) / PD_NAME_ALIGN * PD_NAME_ALIGN;
+	b_u32(b, (uint32_t)len);
+	b_bytes(b, s, n);
+	b_zero(b, len - n);
+}
+
+/* HEADER_BUILD_ID: one build_id_event per DSO, of the host machine (pid -1) */
+static void feat_build_ids(struct pd_writer *w)
+{
+	struct pd_buf *b = &w->b;
+	for (size_t i = 0; i < w->nbids; i++) {
+		const struct pd_build_id *e = &w->bids[i];
+		size_t at = b->len;
+		b_u32(b, 0);
+		b_u16(b, PD_MISC_USER | PD_MISC_BUILD_ID_SIZE);
+		b_u16(b, 0);                  /* size, patched below */
+		b_u32(b, 0xffffffffu);        /* pid: HOST_KERNEL_ID */
+		b_bytes(b, e->id, e->size);
+		b_zero(b, PD_BUILD_ID_MAX - e->size);
+		b_le(b, e->size, 1);
+		b_zero(b, 3);
+		b_padded_str(b, e->path, PD_NAME_ALIGN);
+		b_patch(b, at + 6, b->len - at, 2);
+	}
+}
+
+static void feat_payload(struct pd_writer *w, int bit, const struct pd_features *ft)
+{
+	struct pd_buf *b = &w->b;
+	switch (bit) {
+	case PD_FEAT_BUILD_ID: feat_build_ids(w); break;
+	case PD_FEAT_HOSTNAME: feat_string(b, ft->hostname); break;
+	case PD_FEAT_OSRELEASE: feat_string(b, ft->osrelease); break;
+	case PD_FEAT_VERSION: feat_string(b, ft->version); break;
+	case PD_FEAT_ARCH: feat_string(b, ft->arch); break;
+	case PD_FEAT_NRCPUS:
+		b_u32(b, ft->nr_cpus);
+		b_u32(b, ft->nr_cpus);
+		break;
+	case PD_FEAT_SAMPLE_TIME:
+		b_u64(b, w->first_time);
+		b_u64(b, w->last_time);
+		break;
+	case PD_FEAT_CLOCKID:
+		b_u64(b, 1);                  /* CLOCK_MONOTONIC's resolution in ns */
+		break;
+	default: break;
+	}
+}
+
+static int write_file(const char *path, const uint8_t *p, size_t n)
+{
+	int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	size_t done = 0;
+	while (done < n) {
+		ssize_t r = write(fd, p + done, n - done);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			int e = r < 0 ? -errno : -EIO;
+			close(fd);
+			return e;
+		}
+		done += (size_t)r;
+	}
+	return close(fd) < 0 ? -errno : 0;
+}
+
+int pd_w_finish(struct pd_writer *w, const struct pd_features *ft, const char *path,
+		char *err, size_t errlen)
+{
+	struct pd_buf *b = &w->b;
+	size_t data_end = b->len;
+	b_patch(b, w->attrs_at + 16, w->data_at, 8);
+	b_patch(b, w->attrs_at + 24, data_end - w->data_at, 8);
+	/* features: a table of sections in bit order, then the payloads */
+	int bits[] = { PD_FEAT_BUILD_ID, PD_FEAT_HOSTNAME, PD_FEAT_OSRELEASE, PD_FEAT_VERSION,
+		       PD_FEAT_ARCH, PD_FEAT_NRCPUS, PD_FEAT_SAMPLE_TIME, PD_FEAT_CLOCKID };
+	int nb = (int)(sizeof(bits) / sizeof(bits[0]));
+	size_t table = b->len;
+	b_zero(b, (size_t)nb * 16);
+	for (int i = 0; i < nb; i++) {
+		size_t start = b->len;
+		feat_payload(w, bits[i], ft);
+		b_patch(b, table + 16 * (size_t)i, start, 8);
+		b_patch(b, table + 16 * (size_t)i + 8, b->len - start, 8);
+		/* flags bitmap at header offset 72 (after magic, size, attr_size, 3 sections) */
+		size_t word = w->attrs_at + 48 + 8 * (size_t)(bits[i] / 64);
+		uint64_t cur = b->err ? 0 : pd_u64(b->p + word);
+		b_patch(b, word, cur | 1ull << (bits[i] % 64), 8);
+	}
+	if (b->err) {
+		snprintf(err, errlen, "%s: cannot build the perf.data: %s", path ? path : "perf.data", strerror(-b->err));
+		return b->err;
+	}
+	if (!path)
+		return 0;                     /* the caller takes the bytes from w->b */
+	int rc = write_file(path, b->p, b->len);
+	if (rc)
+		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+	return rc;
+}
+
+/* ---- reader ---- */
+
+__attribute__((format(printf, 5, 6)))
+static int rfail(char *err, size_t errlen, const char *path, uint64_t off, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(err, errlen, "%s: offset 0x%llx: ", path, (unsigned long long)off);
+	if (n > 0 && (size_t)n < errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static uint32_t g32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+static uint16_t g16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+
+/* [off, off + n) lies inside [0, size) */
+static bool in_file(uint64_t size, uint64_t off, uint64_t n)
+{
+	return off <= size && n <= size - off;
+}
+
+static void get_attr(const uint8_t *p, uint32_t sz, struct pd_attr *a)
+{
+	uint8_t full[PD_ATTR_SIZE_VER8];
+	memset(full, 0, sizeof(full));
+	memcpy(full, p, sz < sizeof(full) ? sz : sizeof(full));
+	memset(a, 0, sizeof(*a));
+	a->type = g32(full);
+	a->size = g32(full + 4);
+	a->config = pd_u64(full + 8);
+	a->sample_period = pd_u64(full + 16);
+	a->sample_type = pd_u64(full + 24);
+	a->read_format = pd_u64(full + 32);
+	a->flags = pd_u64(full + 40);
+	a->wakeup_events = g32(full + 48);
+	a->bp_type = g32(full + 52);
+	a->config1 = pd_u64(full + 56);
+	a->config2 = pd_u64(full + 64);
+	a->branch_sample_type = pd_u64(full + 72);
+	a->sample_regs_user = pd_u64(full + 80);
+	a->sample_stack_user = g32(full + 88);
+	a->clockid = (int32_t)g32(full + 92);
+	a->sample_regs_intr = pd_u64(full + 96);
+	a->aux_watermark = g32(full + 104);
+	a->sample_max_stack = g16(full + 108);
+	a->aux_sample_size = g32(full + 112);
+	a->sig_data = pd_u64(full + 120);
+	a->config3 = pd_u64(full + 128);
+}
+
+static int read_attrs(struct pd_file *f, char *err, size_t errlen)
+{
+	const struct pd_section *s = &f->attrs_sec;
+	if (!in_file(f->size, s->offset, s->size))
+		return rfail(err, errlen, f->path, 24, "attrs section [0x%llx, +0x%llx) runs past the end (file size 0x%zx)",
+			     (unsigned long long)s->offset, (unsigned long long)s->size, f->size);
+	if (f->attr_size < PD_ATTR_SIZE_VER0 + 16 || f->attr_size > 4096 || f->attr_size % 8)
+		return rfail(err, errlen, f->path, 16, "attr_size %llu, expected a multiple of 8 in %d..4096",
+			     (unsigned long long)f->attr_size, PD_ATTR_SIZE_VER0 + 16);
+	if (s->size % f->attr_size || s->size / f->attr_size > PD_MAX_ATTRS || !s->size)
+		return rfail(err, errlen, f->path, 32, "attrs section of %llu bytes is not 1..%d attrs of %llu bytes",
+			     (unsigned long long)s->size, PD_MAX_ATTRS, (unsigned long long)f->attr_size);
+	f->nattrs = (size_t)(s->size / f->attr_size);
+	for (size_t i = 0; i < f->nattrs; i++) {
+		uint64_t at = s->offset + i * f->attr_size;
+		const uint8_t *p = f->data + at;
+		uint32_t sz = g32(p + 4);
+		if (sz == 0)
+			sz = PD_ATTR_SIZE_VER0;       /* ABI 0: perf assumes the first revision */
+		/* the attr's own size must agree with the header's stride */
+		if (sz != f->attr_size - 16)
+			return rfail(err, errlen, f->path, at + 4, "attr size %u, but the header says %llu bytes per attr (+16 for ids)",
+				     sz, (unsigned long long)(f->attr_size - 16));
+		struct pd_attr *a = &f->attrs[i];
+		get_attr(p, sz, a);
+		uint64_t ioff = pd_u64(p + sz), isz = pd_u64(p + sz + 8);
+		if (isz % 8 || !in_file(f->size, ioff, isz))
+			return rfail(err, errlen, f->path, at + sz, "attr %zu: ids [0x%llx, +0x%llx) outside the file",
+				     i, (unsigned long long)ioff, (unsigned long long)isz);
+		a->ids = f->data + ioff;
+		a->nids = isz / 8;
+		if (a->sample_type & ~(uint64_t)PD_SAMPLE_KNOWN)
+			return rfail(err, errlen, f->path, at + 24, "attr %zu: sample_type 0x%llx has bits this reader does not know",
+				     i, (unsigned long long)a->sample_type);
+		if (a->sample_stack_user % 8)
+			return rfail(err, errlen, f->path, at + 88, "attr %zu: sample_stack_user %u is not a multiple of 8",
+				     i, a->sample_stack_user);
+	}
+	/* several attrs: events are told apart by IDENTIFIER (perf requires it then) */
+	for (size_t i = 1; i < f->nattrs; i++)
+		if (!(f->attrs[i].sample_type & PD_SAMPLE_IDENTIFIER) || !(f->attrs[0].sample_type & PD_SAMPLE_IDENTIFIER))
+			return rfail(err, errlen, f->path, s->offset + i * f->attr_size + 24,
+				     "%zu attrs without PERF_SAMPLE_IDENTIFIER: events cannot be assigned", f->nattrs);
+	return 0;
+}
+
+static int read_features(struct pd_file *f, char *err, size_t errlen)
+{
+	uint64_t at = f->data_sec.offset + f->data_sec.size;
+	for (int bit = 1; bit < PD_FEAT_BITS; bit++) {
+		if (!(f->features[bit / 64] >> (bit % 64) & 1))
+			continue;
+		if (!in_file(f->size, at, 16))
+			return rfail(err, errlen, f->path, at, "feature table entry for bit %d runs past the end", bit);
+		struct pd_section *s = &f->feat[bit];
+		s->offset = pd_u64(f->data + at);
+		s->size = pd_u64(f->data + at + 8);
+		if (!in_file(f->size, s->offset, s->size))
+			return rfail(err, errlen, f->path, at, "feature %d section [0x%llx, +0x%llx) outside the file",
+				     bit, (unsigned long long)s->offset, (unsigned long long)s->size);
+		at += 16;
+	}
+	return 0;
+}
+
+int pd_parse_mem(struct pd_file *f, const uint8_t *data, size_t size, const char *path,
+		 char *err, size_t errlen)
+{
+	memset(f, 0, sizeof(*f));
+	snprintf(f->path, sizeof(f->path), "%s", path);
+	f->data = data;
+	f->size = size;
+	if (size < 8 || memcmp(data, PD_MAGIC, 8)) {
+		if (size >= 8 && !memcmp(data, "2ELIFREP", 8))
+			return rfail(err, errlen, path, 0, "foreign-endian perf.data (byte-swapped magic): not supported");
+		if (size >= 8 && !memcmp(data, "PERFFILE", 8))
+			return rfail(err, errlen, path, 0, "perf.data version 1 (PERFFILE): not supported");
+		return rfail(err, errlen, path, 0, "not a perf.data file (expected magic \"PERFILE2\")");
+	}
+	if (size < 16)
+		return rfail(err, errlen, path, 8, "truncated header: %zu bytes", size);
+	f->header_size = pd_u64(data + 8);
+	if (f->header_size != PD_HEADER_SIZE && f->header_size != 72)
+		return rfail(err, errlen, path, 8, "header size %llu, expected %d (or 72 without feature flags)",
+			     (unsigned long long)f->header_size, PD_HEADER_SIZE);
+	if (size < f->header_size)
+		return rfail(err, errlen, path, size, "truncated header: %zu bytes of %llu", size,
+			     (unsigned long long)f->header_size);
+	f->attr_size = pd_u64(data + 16);
+	f->attrs_sec = (struct pd_section){ pd_u64(data + 24), pd_u64(data + 32) };
+	f->data_sec = (struct pd_section){ pd_u64(data + 40), pd_u64(data + 48) };
+	if (f->header_size == PD_HEADER_SIZE)
+		for (int i = 0; i < PD_FEAT_BITS / 64; i++)
+			f->features[i] = pd_u64(data + 72 + 8 * i);
+	if (!in_file(size, f->data_sec.offset, f->data_sec.size))
+		return rfail(err, errlen, path, 40, "data section [0x%llx, +0x%llx) runs past the end (file size 0x%zx)",
+			     (unsigned long long)f->data_sec.offset, (unsigned long long)f->data_sec.size, size);
+	int rc = read_attrs(f, err, errlen);
+	if (!rc)
+		rc = read_features(f, err, errlen);
+	return rc;
+}
+
+int pd_open(struct pd_file *f, const char *path, char *err, size_t errlen)
+{
+	memset(f, 0, sizeof(*f));
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = -errno;
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return e;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0 || st.st_size <= 0) {
+		close(fd);
+		return rfail(err, errlen, path, 0, "empty or unreadable file");
+	}
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED) {
+		snprintf(err, errlen, "%s: mmap: %s", path, strerror(errno));
+		return -EIO;
+	}
+	int rc = pd_parse_mem(f, m, (size_t)st.st_size, path, err, errlen);
+	f->mapped = true;
+	if (rc)
+		pd_close(f);
+	return rc;
+}
+
+void pd_close(struct pd_file *f)
+{
+	if (f->mapped && f->data)
+		munmap((void *)(uintptr_t)f->data, f->size);
+	memset(f, 0, sizeof(*f));
+}
+
+/* A cursor over one record's payload: every take checks what is left. */
+struct rcur {
+	const uint8_t *p;
+	uint64_t left, off;          /* off: file offset of p, for messages */
+	bool bad;
+};
+
+static const uint8_t *take(struct rcur *c, uint64_t n)
+{
+	if (c->bad || n > c->left) {
+		c->bad = true;
+		return NULL;
+	}
+	const uint8_t *p = c->p;
+	c->p += n;
+	c->left -= n;
+	c->off += n;
+	return p;
+}
+
+static uint64_t take64(struct rcur *c)
+{
+	const uint8_t *p = take(c, 8);
+	return p ? pd_u64(p) : 0;
+}
+
+static const struct pd_attr *attr_by_id(const struct pd_file *f, uint64_t id)
+{
+	if (f->nattrs == 1)
+		return &f->attrs[0];
+	for (size_t i = 0; i < f->nattrs; i++)
+		for (uint64_t k = 0; k < f->attrs[i].nids && k < (1u << 20); k++)
+			if (pd_u64(f->attrs[i].ids + 8 * k) == id)
+				return &f->attrs[i];
+	return NULL;
+}
+
+/* the read_format block of PERF_SAMPLE_READ (perf_event.h struct read_format) */
+static void skip_read(struct rcur *c, uint64_t rf)
+{
+	uint64_t per = 1 + !!(rf & (1u << 2)) + !!(rf & (1u << 4));   /* value, id, lost */
+	if (rf & (1u << 3)) {                                          /* GROUP */
+		uint64_t nr = take64(c);
+		take(c, 8 * (!!(rf & 1u) + !!(rf & 2u)));
+		if (nr > c->left / (8 * per))
+			c->bad = true;
+		else
+			take(c, nr * 8 * per);
+	} else {
+		take(c, 8 * (per + !!(rf & 1u) + !!(rf & 2u)));
+	}
+}
+
+static void take_regs(struct rcur *c, uint64_t mask, struct pd_sample *s, bool keep)
+{
+	uint64_t abi = take64(c);
+	if (keep) {
+		s->abi = abi;
+		s->mask = mask;
+	}
+	if (!abi)
+		return;
+	for (int bit = 0; bit < 64 && !c->bad; bit++)
+		if (mask >> bit & 1) {
+			uint64_t v = take64(c);
+			if (keep)
+				s->regs[bit] = v;
+		}
+}
+
+/* PERF_RECORD_SAMPLE, fields in perf_event.h order (and the kernel's for the tail) */
+static int parse_sample(const struct pd_file *f, struct rcur *c, struct pd_event *ev, char *err, size_t errlen)
+{
+	struct pd_sample *s = &ev->sample;
+	const struct pd_attr *a = f->nattrs == 1 ? &f->attrs[0] : NULL;
+	if (!a) {
+		uint64_t id = c->left >= 8 ? pd_u64(c->p) : 0;   /* IDENTIFIER comes first */
+		a = attr_by_id(f, id);
+		if (!a)
+			return rfail(err, errlen, f->path, c->off, "sample of event id %llu, which no attr owns", (unsigned long long)id);
+	}
+	ev->attr = a;
+	uint64_t st = a->sample_type;
+	if (st & PD_SAMPLE_IDENTIFIER) s->id = take64(c);
+	if (st & PD_SAMPLE_IP) s->ip = take64(c);
+	if (st & PD_SAMPLE_TID) {
+		const uint8_t *p = take(c, 8);
+		if (p) { s->pid = ev->pid = g32(p); s->tid = ev->tid = g32(p + 4); }
+	}
+	if (st & PD_SAMPLE_TIME) s->time = ev->time = take64(c);
+	if (st & PD_SAMPLE_ADDR) s->addr = take64(c);
+	if (st & PD_SAMPLE_ID) s->id = take64(c);
+	if (st & PD_SAMPLE_STREAM_ID) s->stream_id = take64(c);
+	if (st & PD_SAMPLE_CPU) s->cpu = (uint32_t)take64(c);
+	if (st & PD_SAMPLE_PERIOD) s->period = take64(c);
+	if (st & PD_SAMPLE_READ) skip_read(c, a->read_format);
+	if (st & PD_SAMPLE_CALLCHAIN) {
+		uint64_t at = c->off;
+		s->nr = take64(c);
+		if (!c->bad && s->nr > c->left / 8)
+			return rfail(err, errlen, f->path, at, "callchain of %llu entries, only %llu bytes left in the record",
+				     (unsigned long long)s->nr, (unsigned long long)c->left);
+		s->ips = take(c, s->nr * 8);
+	}
+	if (st & PD_SAMPLE_RAW) {
+		const uint8_t *p = take(c, 4);
+		if (p) take(c, g32(p));
+	}
+	if (st & PD_SAMPLE_BRANCH_STACK) {
+		uint64_t nr = take64(c);
+		if (a->branch_sample_type & (1u << 17)) take64(c);      /* HW_INDEX */
+		if (nr > c->left / 24) c->bad = true; else take(c, nr * 24);
+	}
+	if (st & PD_SAMPLE_REGS_USER) take_regs(c, a->sample_regs_user, s, true);
+	if (st & PD_SAMPLE_STACK_USER) {
+		uint64_t at = c->off;
+		s->stack_size = take64(c);
+		if (!c->bad && s->stack_size > c->left)
+			return rfail(err, errlen, f->path, at, "user stack of %llu bytes, only %llu bytes left in the record",
+				     (unsigned long long)s->stack_size, (unsigned long long)c->left);
+		if (s->stack_size) {
+			s->stack = take(c, s->stack_size);
+			uint64_t dat = c->off;
+			s->dyn_size = take64(c);
+			if (!c->bad && s->dyn_size > s->stack_size)
+				return rfail(err, errlen, f->path, dat, "stack dyn_size %llu larger than its size %llu",
+					     (unsigned long long)s->dyn_size, (unsigned long long)s->stack_size);
+		}
+	}
+	if (st & (PD_SAMPLE_WEIGHT | PD_SAMPLE_WEIGHT_STRUCT)) take64(c);
+	if (st & PD_SAMPLE_DATA_SRC) take64(c);
+	if (st & PD_SAMPLE_TRANSACTION) take64(c);
+	if (st & PD_SAMPLE_REGS_INTR) take_regs(c, a->sample_regs_intr, s, false);
+	if (st & PD_SAMPLE_PHYS_ADDR) take64(c);
+	if (st & PD_SAMPLE_CGROUP) take64(c);
+	if (st & PD_SAMPLE_DATA_PAGE_SIZE) take64(c);
+	if (st & PD_SAMPLE_CODE_PAGE_SIZE) take64(c);
+	if (st & PD_SAMPLE_AUX) {
+		uint64_t n = take64(c);
+		take(c, n);
+	}
+	if (c->bad)
+		return rfail(err, errlen, f->path, ev->offset, "sample record of %u bytes is shorter than its sample_type 0x%llx needs",
+			     ev->size, (unsigned long long)st);
+	return 0;
+}
+
+/* sample_id_all: the identity fields at the end of a non-sample record, read backwards */
+static int parse_sample_id(const struct pd_file *f, const uint8_t *rec, uint64_t body, struct pd_event *ev,
+			   char *err, size_t errlen)
+{
+	const struct pd_attr *a = &f->attrs[0];
+	if (f->nattrs > 1) {
+		if (ev->size < 16)
+			return rfail(err, errlen, f->path, ev->offset, "record of %u bytes has no room for its sample id", ev->size);
+		a = attr_by_id(f, pd_u64(rec + ev->size - 8));
+		if (!a)
+			return 0;              /* an event perf would not attribute either */
+	}
+	if (!pd_attr_flag(a, PD_ATTR_SAMPLE_ID_ALL))
+		return 0;
+	uint64_t st = a->sample_type;
+	uint64_t need = 8 * (!!(st & PD_SAMPLE_TID) + !!(st & PD_SAMPLE_TIME) + !!(st & PD_SAMPLE_ID) +
+			     !!(st & PD_SAMPLE_STREAM_ID) + !!(st & PD_SAMPLE_CPU) + !!(st & PD_SAMPLE_IDENTIFIER));
+	if (need > ev->size - body)
+		return rfail(err, errlen, f->path, ev->offset, "record of %u bytes: payload %llu + sample id %llu do not fit",
+			     ev->size, (unsigned long long)body, (unsigned long long)need);
+	const uint8_t *p = rec + ev->size;
+	if (st & PD_SAMPLE_IDENTIFIER) p -= 8;
+	if (st & PD_SAMPLE_CPU) p -= 8;
+	if (st & PD_SAMPLE_STREAM_ID) p -= 8;
+	if (st & PD_SAMPLE_ID) p -= 8;
+	if (st & PD_SAMPLE_TIME) { p -= 8; ev->time = pd_u64(p); }
+	if (st & PD_SAMPLE_TID) { p -= 8; ev->pid = g32(p); ev->tid = g32(p + 4); }
+	ev->attr = a;
+	return 0;
+}
+
+/* NUL-terminated string at rec[at..] before rec[end] */
+static int rec_string(const struct pd_file *f, const uint8_t *rec, uint64_t at, uint64_t end, const struct pd_event *ev,
+		      const char **s, size_t *len, char *err, size_t errlen)
+{
+	if (at >= end)
+		return rfail(err, errlen, f->path, ev->offset + at, "record of %u bytes too short for its name", ev->size);
+	const uint8_t *nul = memchr(rec + at, 0, end - at);
+	if (!nul)
+		return rfail(err, errlen, f->path, ev->offset + at, "name is not NUL-terminated inside its record");
+	*s = (const char *)rec + at;
+	*len = (size_t)(nul - (rec + at));
+	return 0;
+}
+
+static int parse_mmap(const struct pd_file *f, const uint8_t *rec, struct pd_event *ev, char *err, size_t errlen)
+{
+	bool two = ev->type == PD_REC_MMAP2;
+	uint64_t fixed = two ? 8 + 64 : 8 + 32;
+	if (ev->size < fixed + 1)
+		return rfail(err, errlen, f->path, ev->offset, "%s record of %u bytes, expected at least %llu",
+			     two ? "MMAP2" : "MMAP", ev->size, (unsigned long long)fixed + 1);
+	struct pd_mmap2 *m = &ev->mmap;
+	m->pid = g32(rec + 8);
+	m->tid = g32(rec + 12);
+	m->start = pd_u64(rec + 16);
+	m->len = pd_u64(rec + 24);
+	m->pgoff = pd_u64(rec + 32);
+	m->misc = ev->misc;
+	if (two) {
+		if (ev->misc & PD_MISC_MMAP_BUILD_ID) {
+			m->has_build_id = true;
+			m->build_id_size = rec[40] > PD_BUILD_ID_MAX ? PD_BUILD_ID_MAX : rec[40];
+			memcpy(m->build_id, rec + 44, PD_BUILD_ID_MAX);
+		} else {
+			m->maj = g32(rec + 40);
+			m->min = g32(rec + 44);
+			m->ino = pd_u64(rec + 48);
+			m->ino_generation = pd_u64(rec + 56);
+		}
+		m->prot = g32(rec + 64);
+		m->flags = g32(rec + 68);
+	}
+	int rc = rec_string(f, rec, fixed, ev->size, ev, &m->filename, &ev->name_len, err, errlen);
+	if (rc)
+		return rc;
+	uint64_t body = (fixed + ev->name_len + 1 + 7) & ~7ull;
+	ev->pid = m->pid;
+	ev->tid = m->tid;
+	return parse_sample_id(f, rec, body > ev->size ? ev->size : body, ev, err, errlen);
+}
+
+static int parse_other(const struct pd_file *f, const uint8_t *rec, struct pd_event *ev, char *err, size_t errlen)
+{
+	switch (ev->type) {
+	case PD_REC_MMAP:
+	case PD_REC_MMAP2:
+		return parse_mmap(f, rec, ev, err, errlen);
+	case PD_REC_COMM: {
+		if (ev->size < 17)
+			return rfail(err, errlen, f->path, ev->offset, "COMM record of %u bytes, expected at least 17", ev->size);
+		ev->pid = g32(rec + 8);
+		ev->tid = g32(rec + 12);
+		int rc = rec_string(f, rec, 16, ev->size, ev, &ev->comm, &ev->name_len, err, errlen);
+		if (rc)
+			return rc;
+		uint32_t pid = ev->pid, tid = ev->tid;
+		rc = parse_sample_id(f, rec, (16 + ev->name_len + 1 + 7) & ~7ull, ev, err, errlen);
+		ev->pid = pid;                /* the record's own pid/tid win over the id's */
+		ev->tid = tid;
+		return rc;
+	}
+	case PD_REC_FORK:
+	case PD_REC_EXIT:
+		if (ev->size < 32)
+			return rfail(err, errlen, f->path, ev->offset, "%s record of %u bytes, expected at least 32",
+				     ev->type == PD_REC_FORK ? "FORK" : "EXIT", ev->size);
+		ev->pid = g32(rec + 8);
+		ev->ppid = g32(rec + 12);
+		ev->tid = g32(rec + 16);
+		ev->ptid = g32(rec + 20);
+		ev->time = pd_u64(rec + 24);
+		{
+			uint32_t pid = ev->pid, tid = ev->tid;
+			uint64_t t = ev->time;
+			int rc = parse_sample_id(f, rec, 32, ev, err, errlen);
+			ev->pid = pid;
+			ev->tid = tid;
+			ev->time = t;
+			return rc;
+		}
+	default:
+		return 0;                     /* a record type replay does not need: skipped by its size */
+	}
+}
+
+int pd_next(const struct pd_file *f, struct pd_iter *it, struct pd_event *ev, char *err, size_t errlen)
+{
+	uint64_t start = f->data_sec.offset, end = start + f->data_sec.size;
+	if (it->off < start)
+		it->off = start;
+	if (it->off >= end)
+		return 0;
+	memset(ev, 0, sizeof(*ev));
+	ev->offset = it->off;
+	if (end - it->off < 8)
+		return rfail(err, errlen, f->path, it->off, "truncated record header: %llu bytes left in the data section",
+			     (unsigned long long)(end - it->off));
+	const uint8_t *rec = f->data + it->off;
+	ev->type = g32(rec);
+	ev->misc = g16(rec + 4);
+	ev->size = g16(rec + 6);
+	if (ev->size < 8)
+		return rfail(err, errlen, f->path, it->off + 6, "record size %u, expected at least 8", ev->size);
+	if (ev->size > end - it->off)
+		return rfail(err, errlen, f->path, it->off + 6, "record size %u runs past the end of the data section (%llu bytes left)",
+			     ev->size, (unsigned long long)(end - it->off));
+	int rc;
+	if (ev->type == PD_REC_SAMPLE) {
+		struct rcur c = { rec + 8, ev->size - 8u, it->off + 8, false };
+		rc = parse_sample(f, &c, ev, err, errlen);
+	} else {
+		rc = parse_other(f, rec, ev, err, errlen);
+	}
+	if (rc)
+		return rc;
+	it->off += ev->size;              /* at least 8: the loop over the data is bounded */
+	return 1;
+}
+
+int pd_feat_string(const struct pd_file *f, int feat, const char **s, char *err, size_t errlen)
+{
+	if (feat <= 0 || feat >= PD_FEAT_BITS || !(f->features[feat / 64] >> (feat % 64) & 1))
+		return -ENOENT;
+	const struct pd_section *sec = &f->feat[feat];
+	if (sec->size < 4)
+		return rfail(err, errlen, f->path, sec->offset, "feature %d: %llu bytes, too short for a string", feat,
+			     (unsigned long long)sec->size);
+	uint32_t len = g32(f->data + sec->offset);
+	if (len > sec->size - 4 || !len || !memchr(f->data + sec->offset + 4, 0, len))
+		return rfail(err, errlen, f->path, sec->offset, "feature %d: string of %u bytes does not fit its %llu-byte section or has no NUL",
+			     feat, len, (unsigned long long)sec->size);
+	*s = (const char *)f->data + sec->offset + 4;
+	return 0;
+}
+
+int pd_feat_build_id(const struct pd_file *f, size_t n, struct pd_build_id *out, uint16_t *misc,
+		     char *err, size_t errlen)
+{
+	if (!(f->features[0] >> PD_FEAT_BUILD_ID & 1))
+		return 0;
+	const struct pd_section *sec = &f->feat[PD_FEAT_BUILD_ID];
+	uint64_t at = sec->offset, end = sec->offset + sec->size;
+	for (size_t i = 0; at < end; i++) {
+		if (end - at < 36)
+			return rfail(err, errlen, f->path, at, "build-id entry: %llu bytes left, expected at least 36",
+				     (unsigned long long)(end - at));
+		const uint8_t *p = f->data + at;
+		uint16_t sz = g16(p + 6);
+		if (sz < 37 || sz > end - at)
+			return rfail(err, errlen, f->path, at + 6, "build-id entry size %u outside 37..%llu", sz,
+				     (unsigned long long)(end - at));
+		if (i == n) {
+			memset(out, 0, sizeof(*out));
+			*misc = g16(p + 4);
+			out->size = (*misc & PD_MISC_BUILD_ID_SIZE) && p[32] <= PD_BUILD_ID_MAX ? p[32] : PD_BUILD_ID_MAX;
+			memcpy(out->id, p + 12, PD_BUILD_ID_MAX);
+			const uint8_t *nul = memchr(p + 36, 0, sz - 36u);
+			if (!nul)
+				return rfail(err, errlen, f->path, at + 36, "build-id entry: file name not NUL-terminated");
+			snprintf(out->path, sizeof(out->path), "%s", (const char *)p + 36);
+			return 1;
+		}
+		at += sz;                     /* sz >= 37: bounded */
+	}
+	return 0;
+}
