@@ -102,7 +102,7 @@ ALL_LIBS  := $(foreach l,harness lint unwinders model trampolines,$(call LAYER_L
 # reader): both sides, no harness.
 TIERS           := trampolines model unwinders sides harness
 SUITES_trampolines := arena ehwrite emit jdwrite
-SUITES_model       := ehframe maptree
+SUITES_model       := ehframe maptree jdwalk
 SUITES_unwinders   := fp oracle files
 SUITES_sides       := jitdump perfview decode
 TIER_LIBS_trampolines := trampolines
@@ -164,7 +164,7 @@ $(BIN): $(BUILD)/harness/cli/main.o $(ALL_LIBS)
 # a tier's runner: tests/check_main.c with that tier's suites, linked only against
 # its layers (an upward reference in a test fails to link too)
 define tier_rules
-$(BUILD)/tests/check_main-$(1).o: tests/check_main.c
+$(BUILD)/tests/check_main-$(1).o: tests/check_main.c Makefile
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(ALL_CFLAGS) -D'JU_SUITES(X)=$$(foreach s,$$(SUITES_$(1)),X($$(s)))' -MMD -MP -c $$< -o $$@
 $$(call TIER_BIN,$(1)): $$(BUILD)/tests/check_main-$(1).o $$(patsubst %,$$(BUILD)/tests/test_%.o,$$(SUITES_$(1))) \
