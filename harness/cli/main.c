@@ -24,6 +24,7 @@
 #include "harness/realperf/toperf.h"
 #include "harness/realperf/perfcol.h"
 #include "harness/realperf/perfcheck.h"
+#include "harness/realperf/doctor.h"
 #include "trampolines/tramp.h"
 #include "unwinders/unwind.h"
 #include "harness/capture/ksampler.h"
@@ -115,6 +116,7 @@ static void usage(FILE *f)
 		"  inject  write the jitted .so files perf inject -j would build from a jitdump\n"
 		"  bench   measure capture cost and replay rates\n"
 		"  perf-check  perf record the cases at every sample point, judge perf against its emulation\n"
+		"  doctor  what this machine's perf will do with JIT code: facts, pitfalls, a probe\n"
 		"  fuzz-cfi  generate trampolines and CFI encodings, find where the unwinders part ways\n"
 		"  --version  print the version and the JSON report's schema number\n");
 }
@@ -335,6 +337,14 @@ static void default_cases(char *buf, size_t n)
 			return;
 	}
 	snprintf(buf, n, "cases/%s", host_arch());
+}
+
+/* doctor's probe takes its cases from the default cases directory */
+static int cmd_doctor(int argc, char **argv)
+{
+	char dir[4200];
+	default_cases(dir, sizeof(dir));
+	return hx_doctor_main(argc, argv, dir);
 }
 
 /* Load every case first: a malformed one stops everything with exit 2. */
@@ -800,6 +810,8 @@ int main(int argc, char **argv)
 		return hx_bench_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "perf-check"))
 		return hx_perfcheck_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "doctor"))
+		return cmd_doctor(argc - 1, argv + 1);
 	if (!strcmp(cmd, "fuzz-cfi"))
 		return hx_fuzzcfi_main(argc - 1, argv + 1);
 	fprintf(stderr, "jitunwind: unknown command '%s'\n", cmd);

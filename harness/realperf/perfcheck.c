@@ -48,6 +48,7 @@ struct pk_opts {
 	enum pv_profile profile;
 	const char *emulation;          /* dwarf mode's emulation, when not the perf build's engine */
 	const char *dump_dir;           /* where the jitdumps go (perf inject writes the .so files there) */
+	bool names;                     /* also read the symbols perf script prints for JIT frames (doctor) */
 	char **paths;
 	int npaths;
 };
@@ -56,6 +57,7 @@ struct pk_point {
 	const struct hx_sample_res *sr; /* the replay: where, truth, the emulation's chain */
 	uint64_t pc;
 	int samples, agree;
+	int ok;                         /* samples whose perf chain reached the anchor (verdict ok) */
 };
 
 struct pk_dis {                     /* one perf sample that disagrees with the emulation */
@@ -101,6 +103,7 @@ struct pk_run {                     /* one mode (one attempt of it) */
 	struct hx_samples smp;
 	bool have_smp;
 	struct hx_ps ps;
+	size_t jit_frames, jit_named;   /* with o.names: frames in jitted .so files perf script printed, named */
 	struct pk_case *cases;
 	size_t ncases;
 	size_t points, sampled, samples, agree, points_agree, whole;
@@ -354,6 +357,33 @@ static void pk_lost(const struct pk *k, struct pk_run *r)
 	free(t);
 }
 
+/* perf script's symbols: of the frames it prints in jitted .so files
+ * ("ADDR SYM (DSO)"), how many have a name ([unknown]: none) */
+static int pk_names(struct pk *k, struct pk_run *r, const char *jit)
+{
+	char out[128];
+	snprintf(out, sizeof(out), "%s/%s%d.names.txt", k->dir, pk_mode_names[r->mode], r->attempt);
+	const char *scr[] = { "script", "-i", jit, "-F", "ip,sym,dso", "--no-inline", NULL };
+	if (hx_perf_run(k->dir, scr, NULL, out, r->why, sizeof(r->why)))
+		return -1;
+	size_t n;
+	char *text = hx_slurp(out, &n);
+	if (!text) {
+		snprintf(r->why, sizeof(r->why), "%s: %s", out, strerror(errno));
+		return -1;
+	}
+	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char sym[256], *d = strrchr(l, '(');
+		unsigned long long ip;
+		if (!d || !strstr(d, "/jitted-") || sscanf(l, " %llx %255s", &ip, sym) != 2)
+			continue;
+		r->jit_frames++;
+		r->jit_named += sym[0] != '(' && strcmp(sym, "[unknown]") != 0;
+	}
+	free(text);
+	return 0;
+}
+
 /* record, inject, script; the samples file and perf's chains into r */
 static int pk_perf(struct pk *k, struct pk_run *r)
 {
@@ -372,7 +402,8 @@ static int pk_perf(struct pk *k, struct pk_run *r)
 	const char *scr[] = { "script", "-i", jit, "-F", "pid,time,ip,dso", "--ns", "--no-inline",
 			      "--show-mmap-events", NULL };
 	if (hx_perf_run(k->dir, inj, NULL, out, r->why, sizeof(r->why)) ||
-	    hx_perf_run(k->dir, scr, NULL, script, r->why, sizeof(r->why)))
+	    hx_perf_run(k->dir, scr, NULL, script, r->why, sizeof(r->why)) ||
+	    (k->o.names && pk_names(k, r, jit)))
 		return -1;
 	if (hx_samples_read(&r->smp, smp, err, sizeof(err))) {
 		snprintf(r->why, sizeof(r->why), "%s", err);
@@ -488,6 +519,7 @@ static int pk_judge(struct pk_case *kc, enum pk_mode m, size_t j, const struct h
 	struct hx_judgement jd;
 	hx_judge(sr->truth, sr->nt, ret, p->n, &jd);
 	kc->perf_v[jd.v]++;
+	pt->ok += jd.v == HX_OK;
 	kc->emu_v[sr->uw[0].j.v]++;
 	if (!pt->samples++)
 		kc->sampled++;
@@ -905,7 +937,7 @@ static void pk_free(struct pk *k)
 }
 
 /* What must hold before perf runs: cases load, perf runs, events open. */
-static int pk_setup(struct pk *k, int argc, char **argv)
+static int pk_setup(struct pk *k, int argc, char **argv, char *skip, size_t sl)
 {
 	int rc = parse_opts(argc, argv, &k->o);
 	if (rc)
@@ -914,10 +946,8 @@ static int pk_setup(struct pk *k, int argc, char **argv)
 	if ((rc = check_cases(&k->o, arch)))
 		return rc;
 	char why[600];
-	if (hx_perf_probe(&k->perf, why, sizeof(why)) || probe_event(why, sizeof(why))) {
-		printf("jitunwind perf-check: skip: %s\n", why);
+	if (hx_perf_probe(&k->perf, skip, sl) || probe_event(skip, sl))
 		return 77;
-	}
 	ssize_t n = readlink("/proc/self/exe", k->self, sizeof(k->self) - 1);
 	if (n <= 0) {
 		fprintf(stderr, "jitunwind perf-check: /proc/self/exe: %s\n", strerror(errno));
@@ -938,7 +968,10 @@ int hx_perfcheck_main(int argc, char **argv)
 	struct pk *k = calloc(1, sizeof(*k));
 	if (!k)
 		return 2;
-	int rc = pk_setup(k, argc, argv);
+	char skip[600];
+	int rc = pk_setup(k, argc, argv, skip, sizeof(skip));
+	if (rc == 77)
+		printf("jitunwind perf-check: skip: %s\n", skip);
 	if (rc) {
 		pk_free(k);
 		return rc < 0 ? 0 : rc;
@@ -968,4 +1001,68 @@ int hx_perfcheck_main(int argc, char **argv)
 	}
 	pk_free(k);
 	return pass ? 0 : 1;
+}
+
+/* One mode's run of the one case into the probe's summary. */
+static void pk_summary(const struct pk_run *r, struct hx_pk_probe *p)
+{
+	snprintf(p->emulation, sizeof(p->emulation), "%s", r->emu ? r->emu : "?");
+	snprintf(p->why, sizeof(p->why), "%s", r->why);
+	p->jit_frames = r->jit_frames;
+	p->jit_named = r->jit_named;
+	for (size_t i = 0; i < r->ps.nmaps; i++)
+		p->jit_maps += strstr(r->ps.maps[i].dso, "/jitted-") != NULL;
+	for (size_t c = 0; c < r->ncases; c++) {
+		const struct pk_case *kc = &r->cases[c];
+		if (kc->problem[0] && !p->problem[0])
+			snprintf(p->problem, sizeof(p->problem), "%s", kc->problem);
+		p->points += kc->npts;
+		p->sampled += kc->sampled;
+		p->samples += kc->samples;
+		p->agree += kc->agree;
+		p->elsewhere += kc->outside;
+		for (size_t i = 0; i < kc->npts; i++) {
+			const struct pk_point *pt = &kc->pts[i];
+			bool callee = !strcmp(pt->sr->where, "callee");
+			bool ok = pt->samples && pt->ok == pt->samples;
+			bool emu_ok = pt->sr->uw[0].j.v == HX_OK;
+			if (!pt->samples)
+				continue;
+			p->ok_points += ok;
+			p->emu_ok_points += emu_ok;
+			p->anchor_points += callee;
+			p->anchor_ok += callee && ok;
+			p->anchor_emu_ok += callee && emu_ok;
+		}
+	}
+}
+
+int hx_perfcheck_probe(const char *case_path, const char *dump_dir, const char *mode, struct hx_pk_probe *out,
+		       char *why, size_t wl)
+{
+	memset(out, 0, sizeof(*out));
+	struct pk *k = calloc(1, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	char *av[] = { (char *)"perf-check", (char *)"--modes", (char *)mode, (char *)"--jitdump-dir",
+		       (char *)dump_dir, (char *)case_path, NULL };
+	int rc = pk_setup(k, (int)(sizeof(av) / sizeof(av[0])) - 1, av, why, wl);
+	if (rc) {
+		if (rc != 77)
+			snprintf(why, wl, "perf-check could not start on %s (exit %d)", case_path, rc);
+		pk_free(k);
+		return rc < 0 ? 2 : rc;
+	}
+	k->o.names = true;
+	struct pk_run *r = &k->runs[k->nruns++];
+	r->mode = k->o.mode_on[PK_DWARF] ? PK_DWARF : PK_FP;
+	if (pk_mode_run(k, r)) {
+		pk_free(k);
+		return -ENOMEM;
+	}
+	snprintf(out->version, sizeof(out->version), "%s", k->perf->version);
+	snprintf(out->profile, sizeof(out->profile), "%s", pv_profile_name(k->profile));
+	pk_summary(r, out);
+	pk_free(k);
+	return 0;
 }

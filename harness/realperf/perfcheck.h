@@ -11,4 +11,27 @@
  * perf_event_open refused (the reason printed). */
 int hx_perfcheck_main(int argc, char **argv);
 
+#include <stddef.h>
+
+/* perf-check of one case in one mode, summed up for `doctor`. */
+struct hx_pk_probe {
+	char version[64];            /* the perf that ran */
+	char profile[16];            /* the emulation's perf profile */
+	char emulation[32];          /* the unwinder emulating this perf in that mode */
+	char why[600];               /* a perf step that failed, as perf said it ("perf inject: exit 1: ...") */
+	char problem[512];           /* the capture's or the replay's first problem */
+	size_t points, sampled, samples, agree, elsewhere;
+	size_t ok_points, emu_ok_points;       /* sampled points where perf's chains / the emulation's reach the anchor */
+	size_t anchor_points, anchor_ok, anchor_emu_ok;   /* the same at the sampled "callee" points */
+	size_t jit_maps;             /* jitted .so maps in perf script's mmap events (perf inject -j made them) */
+	size_t jit_frames, jit_named;          /* frames perf script printed in jitted .so files; with a symbol */
+};
+
+/* perf record (--call-graph MODE: "dwarf" or "fp"), inject -j, script of the
+ * case at case_path, its jitdump in dump_dir, judged as perf-check judges.
+ * The perf is hx_perf_cmd().  0 with *out set; 77 perf or perf_event_open
+ * unusable (why); 2 the case or a work directory is bad (why); -ENOMEM. */
+int hx_perfcheck_probe(const char *case_path, const char *dump_dir, const char *mode, struct hx_pk_probe *out,
+		       char *why, size_t wl);
+
 #endif

@@ -1,0 +1,699 @@
+/* jitunwind doctor: what this machine's perf will do with JIT code.
+ *
+ * Facts, each with how it was found (perf's build options, a cpu-clock
+ * perf_event_open of this process, /proc and the file systems, a `perf
+ * record -k 1`); the pitfalls of this perf's generation, each from a rule
+ * the project codes (the perf profiles of unwinders/model/perfview.c, the
+ * libdw /tmp/jitted- rule of unwinders/libdw.c, the private .perfconfig of
+ * perfrun.c); then perf-check's record, inject -j and script of a
+ * CPython-shaped trampoline with CFI and one without, in dwarf and fp mode:
+ * which step, if any, lost the JIT's names or its chains. */
+#include "harness/realperf/doctor.h"
+#include "harness/realperf/perfcheck.h"
+#include "harness/realperf/perfrun.h"
+#include "harness/report/jsonw.h"
+#include "trampolines/tramp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define DR_MAX_FACTS 16
+#define DR_MAX_PROBES 4
+#define DR_CAP_SYS_ADMIN 21
+#define DR_CAP_PERFMON 38
+
+struct dr_fact {
+	const char *name;
+	char value[320];
+	char how[200];
+	bool bad;                   /* a problem for JIT profiling (a pitfall names it) */
+};
+
+struct dr_probe {
+	char path[4200];
+	const char *name;           /* the case file's name */
+	bool cfi;
+	const char *mode;
+	int rc;                     /* hx_perfcheck_probe's */
+	char why[600];
+	struct hx_pk_probe p;
+	char lost[400];             /* the step that lost names or chains, "" none */
+};
+
+struct dr {
+	const char *json, *dump_dir, *cases_dir;
+	bool perf_given;
+	const struct hx_perf_build *b;
+	int major, minor;
+	char *opts;                 /* `perf version --build-options` output */
+	char dir[64];
+	struct dr_fact facts[DR_MAX_FACTS];
+	int nfacts;
+	char unusable[700];         /* perf cannot work here: why */
+	bool noexec, unwritable, k1_refused, addr2line_missing, libdw_only;
+	char addr2line[32];         /* "libbfd", "llvm" or "external" */
+	struct dr_probe probes[DR_MAX_PROBES];
+	int nprobes;
+	char probe_skip[300];
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: jitunwind doctor [--perf CMD] [--json FILE] [--jitdump-dir DIR] [--no-probe]\n"
+		"  What this machine's perf will do with JIT code.  Facts, each with how it was found:\n"
+		"  perf's version and DWARF engine (perf version --build-options), whether\n"
+		"  perf_event_open works (kernel.perf_event_paranoid, CAP_PERFMON/CAP_SYS_ADMIN,\n"
+		"  container), the jitdump directory (writable, noexec: a JIT's PROT_EXEC marker mmap\n"
+		"  fails there), the build-id cache, addr2line (libbfd, llvm or the external one),\n"
+		"  perf record -k 1 (the CLOCK_MONOTONIC time perf inject -j needs).  Then the\n"
+		"  pitfalls of this perf's generation, one line each with what to do, and a probe:\n"
+		"  perf-check's record, inject -j and script of a CPython-shaped trampoline with CFI\n"
+		"  and one without, in dwarf and fp mode: do JIT names show, do chains reach the\n"
+		"  anchor at the callee, and if not which step lost them (record, inject, the .so's\n"
+		"  symbols, the unwinder).\n"
+		"  --perf CMD         the perf to ask (default perf on PATH; may carry arguments)\n"
+		"  --json FILE        write the facts, pitfalls and probe as JSON\n"
+		"  --jitdump-dir DIR  where the JIT writes jit-<pid>.dump (default /tmp, as CPython)\n"
+		"  --no-probe         facts and pitfalls only (no perf record of the cases)\n"
+		"exit: 0 all well, 1 a pitfall applies (named), 2 bad usage (a --perf command that\n"
+		"      cannot be run), 77 perf cannot work here (why)\n");
+}
+
+static struct dr_fact *fact(struct dr *d, const char *name, const char *how)
+{
+	struct dr_fact *f = &d->facts[d->nfacts < DR_MAX_FACTS - 1 ? d->nfacts++ : DR_MAX_FACTS - 1];
+	f->name = name;
+	f->bad = false;
+	const char *p = strstr(how, "@PERF@");   /* the perf command as given */
+	if (p)
+		snprintf(f->how, sizeof(f->how), "%.*s%s%s", (int)(p - how), how, hx_perf_cmd(), p + 6);
+	else
+		snprintf(f->how, sizeof(f->how), "%s", how);
+	f->value[0] = 0;
+	return f;
+}
+
+/* The first word of the perf command, found as execvp would: 0, or -1. */
+static int cmd_runnable(const char *cmd, char *why, size_t wl)
+{
+	char w[512];
+	if (sscanf(cmd, "%511s", w) != 1) {
+		snprintf(why, wl, "--perf '%s': an empty command", cmd);
+		return -1;
+	}
+	if (strchr(w, '/')) {
+		if (access(w, X_OK)) {
+			snprintf(why, wl, "--perf '%s': %s: %s", cmd, w, strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	const char *path = getenv("PATH");
+	char buf[4096], p[4700];
+	snprintf(buf, sizeof(buf), "%s", path ? path : "/usr/bin:/bin");
+	for (char *save = NULL, *t = strtok_r(buf, ":", &save); t; t = strtok_r(NULL, ":", &save)) {
+		snprintf(p, sizeof(p), "%s/%s", t, w);
+		if (!access(p, X_OK))
+			return 0;
+	}
+	snprintf(why, wl, "--perf '%s': %s not found on PATH", cmd, w);
+	return -1;
+}
+
+static bool opt_on(const struct dr *d, const char *name)
+{
+	char key[64];
+	snprintf(key, sizeof(key), " %s: [ on", name);
+	return d->opts && strstr(d->opts, key);
+}
+
+/* perf's version, engine and build options: 0, 2 bad command, 77 unusable */
+static int fact_perf(struct dr *d)
+{
+	char why[600];
+	if (cmd_runnable(hx_perf_cmd(), why, sizeof(why))) {
+		snprintf(d->unusable, sizeof(d->unusable), "%s", why);
+		return d->perf_given ? 2 : 77;
+	}
+	struct dr_fact *f = fact(d, "perf", "`@PERF@ version --build-options`");
+	if (hx_perf_probe(&d->b, why, sizeof(why))) {
+		snprintf(f->value, sizeof(f->value), "unusable: %s", why);
+		snprintf(d->unusable, sizeof(d->unusable), "%s", why);
+		f->bad = true;
+		return 77;
+	}
+	if (sscanf(d->b->version, "%d.%d", &d->major, &d->minor) < 1)
+		d->major = d->b->major;
+	snprintf(f->value, sizeof(f->value), "%s ('%s'), DWARF engine %s", d->b->version, hx_perf_cmd(),
+		 d->b->engine);
+	if (hx_perf_workdir(d->dir, sizeof(d->dir), "doctor", why, sizeof(why))) {
+		snprintf(d->unusable, sizeof(d->unusable), "%s", why);
+		return 77;
+	}
+	char out[128];
+	snprintf(out, sizeof(out), "%s/build-options.txt", d->dir);
+	const char *args[] = { "version", "--build-options", NULL };
+	size_t n;
+	if (!hx_perf_run(d->dir, args, NULL, out, why, sizeof(why)))
+		d->opts = hx_slurp(out, &n);
+	d->libdw_only = !opt_on(d, "libunwind");
+	return 0;
+}
+
+/* a cpu-clock event of this process, user mode only, as perf record asks */
+static int fact_events(struct dr *d)
+{
+	struct dr_fact *f = fact(d, "perf_event_open", "perf_event_open(cpu-clock, this process, user only)");
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.sample_period = 100000;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		snprintf(f->value, sizeof(f->value), "works");
+		return 0;
+	}
+	int e = errno;
+	snprintf(f->value, sizeof(f->value), "refused: %s", strerror(e));
+	f->bad = true;
+	snprintf(d->unusable, sizeof(d->unusable), "perf_event_open refused a user-space cpu-clock event: %s%s",
+		 strerror(e), e == EACCES || e == EPERM ? " (lower kernel.perf_event_paranoid, or grant CAP_PERFMON)" :
+		 e == ENOSYS ? " (no perf events here, e.g. under qemu-user)" : "");
+	return 77;
+}
+
+/* paranoid, capabilities, container: what decides perf_event_open */
+static void fact_privilege(struct dr *d)
+{
+	size_t n;
+	struct dr_fact *f = fact(d, "perf_event_paranoid", "/proc/sys/kernel/perf_event_paranoid");
+	char *t = hx_slurp("/proc/sys/kernel/perf_event_paranoid", &n);
+	snprintf(f->value, sizeof(f->value), "%s", t ? strtok(t, "\n") ? t : "" : "unreadable");
+	free(t);
+	f = fact(d, "capabilities", "CapEff in /proc/self/status");
+	t = hx_slurp("/proc/self/status", &n);
+	char *c = t ? strstr(t, "CapEff:") : NULL;
+	unsigned long long eff = 0;
+	if (c && sscanf(c, "CapEff: %llx", &eff) == 1)
+		snprintf(f->value, sizeof(f->value), "CAP_PERFMON %s, CAP_SYS_ADMIN %s",
+			 eff >> DR_CAP_PERFMON & 1 ? "yes" : "no", eff >> DR_CAP_SYS_ADMIN & 1 ? "yes" : "no");
+	else
+		snprintf(f->value, sizeof(f->value), "unreadable");
+	free(t);
+	f = fact(d, "container", "/run/.containerenv (podman), /.dockerenv (docker)");
+	bool pod = !access("/run/.containerenv", F_OK), dock = !access("/.dockerenv", F_OK);
+	snprintf(f->value, sizeof(f->value), "%s", pod ? "yes (podman)" : dock ? "yes (docker)" : "none seen");
+}
+
+/* writable (a file made there), noexec (statvfs, and a PROT_EXEC mmap of a
+ * file there, as a JIT maps its jitdump's marker) */
+static void fact_dir(struct dr *d, const char *name, const char *dir, bool dump)
+{
+	struct dr_fact *f = fact(d, name, "mkstemp, statvfs ST_NOEXEC, mmap(PROT_READ|PROT_EXEC) of a file there");
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/jitunwind-doctor-XXXXXX", dir);
+	int fd = mkstemp(p);
+	struct statvfs sv;
+	bool flag = !statvfs(dir, &sv) && (sv.f_flag & ST_NOEXEC);
+	if (fd < 0) {
+		snprintf(f->value, sizeof(f->value), "%s: not writable (%s)%s", dir, strerror(errno),
+			 flag ? ", mounted noexec" : "");
+		f->bad = true;
+		d->unwritable |= dump;
+		d->noexec |= dump && flag;
+		return;
+	}
+	long page = sysconf(_SC_PAGESIZE);
+	size_t len = page > 0 ? (size_t)page : 4096;
+	void *m = ftruncate(fd, (off_t)len) ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	int e = errno;
+	if (m != MAP_FAILED)
+		munmap(m, len);
+	close(fd);
+	unlink(p);
+	f->bad = flag || m == MAP_FAILED;
+	d->noexec |= dump && f->bad;
+	snprintf(f->value, sizeof(f->value), "%s: writable, %s%s%s", dir, flag ? "mounted noexec" : "exec allowed",
+		 m == MAP_FAILED ? "; PROT_EXEC mmap of a file there: " : "", m == MAP_FAILED ? strerror(e) : "");
+}
+
+/* perf's default build-id cache: $PERF_BUILDID_DIR, else ~/.debug */
+static void fact_buildid(struct dr *d)
+{
+	struct dr_fact *f = fact(d, "build-id cache", "$PERF_BUILDID_DIR, else $HOME/.debug (perf's default; "
+			       "a buildid.dir in ~/.perfconfig is not read)");
+	const char *env = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
+	char p[4200];
+	snprintf(p, sizeof(p), "%s%s", env ? env : home ? home : "", env ? "" : "/.debug");
+	if (!access(p, W_OK)) {
+		snprintf(f->value, sizeof(f->value), "%s: writable", p);
+		return;
+	}
+	int e = errno;
+	char parent[4200];
+	snprintf(parent, sizeof(parent), "%s", p);
+	char *sl = strrchr(parent, '/');
+	if (sl && sl != parent)
+		*sl = 0;
+	bool can = e == ENOENT && !access(parent, W_OK);
+	snprintf(f->value, sizeof(f->value), "%s: %s", p, can ? "absent, its directory writable (perf makes it)" :
+		 strerror(e));
+	f->bad = !can;
+}
+
+/* in-process (libbfd, llvm) or binutils' addr2line run per lookup */
+static void fact_addr2line(struct dr *d)
+{
+	struct dr_fact *f = fact(d, "addr2line", "libbfd/llvm in `@PERF@ version --build-options`; addr2line on PATH");
+	if (opt_on(d, "libbfd"))
+		snprintf(d->addr2line, sizeof(d->addr2line), "libbfd");
+	else if (opt_on(d, "llvm") || opt_on(d, "libllvm"))
+		snprintf(d->addr2line, sizeof(d->addr2line), "llvm");
+	else
+		snprintf(d->addr2line, sizeof(d->addr2line), "external");
+	char why[300];
+	bool found = !strcmp(d->addr2line, "external") ? !cmd_runnable("addr2line", why, sizeof(why)) : true;
+	d->addr2line_missing = !found;
+	if (strcmp(d->addr2line, "external"))
+		snprintf(f->value, sizeof(f->value), "in perf (%s)", d->addr2line);
+	else
+		snprintf(f->value, sizeof(f->value), "no libbfd or llvm built in: perf runs an external addr2line per "
+			 "source line (slow srcline sorting)%s", found ? "; addr2line found on PATH" :
+			 "; no addr2line on PATH");
+}
+
+/* perf record -k 1 (CLOCK_MONOTONIC, as jitdump stamps): 0, or 77 when
+ * perf record does not run at all */
+static int fact_k1(struct dr *d)
+{
+	struct dr_fact *f = fact(d, "perf record -k 1", "`@PERF@ record -k 1 -e cpu-clock:u -- true`, then without -k 1");
+	char data[128], out[128], why[600], why2[600];
+	snprintf(data, sizeof(data), "%s/k1.data", d->dir);
+	snprintf(out, sizeof(out), "%s/k1.txt", d->dir);
+	const char *k1[] = { "record", "-k", "1", "-e", "cpu-clock:u", "-o", data, "--", "true", NULL };
+	if (!hx_perf_run(d->dir, k1, NULL, out, why, sizeof(why))) {
+		snprintf(f->value, sizeof(f->value), "accepted");
+		return 0;
+	}
+	const char *plain[] = { "record", "-e", "cpu-clock:u", "-o", data, "--", "true", NULL };
+	if (hx_perf_run(d->dir, plain, NULL, out, why2, sizeof(why2))) {
+		snprintf(f->value, sizeof(f->value), "perf record fails: %s", why2);
+		snprintf(d->unusable, sizeof(d->unusable), "perf record does not run: %s", why2);
+		f->bad = true;
+		return 77;
+	}
+	snprintf(f->value, sizeof(f->value), "refused (%s); perf record without it works", why);
+	f->bad = true;
+	d->k1_refused = true;
+	return 0;
+}
+
+/* ---- the pitfalls: a rule of the project's own, and whether it applies ---- */
+
+struct dr_pitfall {
+	const char *id;
+	bool (*applies)(const struct dr *d);
+	const char *line;           /* what goes wrong for JIT code, and what to do */
+	const char *source;         /* where the project codes the rule */
+};
+
+static bool is_510(const struct dr *d)
+{
+	return d->major == 5 && d->minor == 10 && !d->libdw_only;
+}
+
+static bool is_0x40(const struct dr *d)
+{
+	return (d->major == 5 && d->minor != 10) || (d->major == 6 && d->minor == 0) || (d->major && d->major < 5);
+}
+
+static bool tmp_rule(const struct dr *d)
+{
+	return d->libdw_only && (d->major > 6 || (d->major == 6 && d->minor >= 8));
+}
+
+static bool libdw_only(const struct dr *d)
+{
+	return d->libdw_only && (d->major > 6 || (d->major == 6 && d->minor >= 13));
+}
+
+static bool addr2line_abort(const struct dr *d)
+{
+	return d->major >= 7 && d->addr2line_missing;
+}
+
+static bool noexec(const struct dr *d)
+{
+	return d->noexec;
+}
+
+static bool unwritable(const struct dr *d)
+{
+	return d->unwritable;
+}
+
+static bool k1(const struct dr *d)
+{
+	return d->k1_refused;
+}
+
+static const struct dr_pitfall pitfalls[] = {
+	{ "5.10-segbase", is_510,
+	  "perf 5.10 (profile 5.10.y): in dwarf mode libunwind takes the .eh_frame_hdr table 0x40 past where it is "
+	  "(segbase from its file offset): no JIT frame's caller unwinds, names do resolve; record "
+	  "--call-graph fp with frame pointers in the JIT code, or use perf >= 6.1",
+	  "unwinders/model/perfview.c, profile 5.10.y" },
+	{ "text-0x40", is_0x40,
+	  "perf 5.x/6.0 (profile 5.x-0x40): the jitted .so's .text is at address 0x40 but file offset 0x80: small "
+	  "trampolines lose their name and their unwinding info ('symbols missing'); use perf >= 6.1",
+	  "unwinders/model/perfview.c, profile 5.x-0x40" },
+	{ "tmp-jitted", tmp_rule,
+	  "libdw (perf >= 6.8) uses a jitted .so's unwinding info only under /tmp/jitted-, i.e. for a jitdump "
+	  "written to /tmp: a JIT writing jit-<pid>.dump elsewhere gets no DWARF chain through its code; have it "
+	  "write the dump to /tmp",
+	  "unwinders/libdw.c dw_base, the current profile" },
+	{ "libdw-only", libdw_only,
+	  "no libunwind built in (perf >= 6.13 builds it only on request): dwarf mode unwinds with libdw alone, so "
+	  "the /tmp/jitted- rule decides every JIT chain (a perf with libunwind has no such rule)",
+	  "harness/realperf/perfcol.c ?perf@6.13+ keys, unwinders/libunwind.c" },
+	{ "addr2line-abort", addr2line_abort,
+	  "perf >= 7 without libbfd/llvm and without binutils' addr2line aborts `perf inject`; put "
+	  "'[addr2line] style = libdw' in ~/.perfconfig or install binutils",
+	  "harness/realperf/perfrun.c hx_perf_workdir" },
+	{ "noexec-dump-dir", noexec,
+	  "the jitdump directory is mounted noexec: a JIT's PROT_EXEC marker mmap of jit-<pid>.dump fails, so perf "
+	  "record never sees the dump and inject -j adds no JIT code (no names); write the dump to an exec mount",
+	  "trampolines/jitdump.c, the marker mmap" },
+	{ "dump-dir-unwritable", unwritable,
+	  "the jitdump directory is not writable: the JIT cannot create jit-<pid>.dump; pick a writable directory",
+	  "trampolines/jitdump.c" },
+	{ "no-k1", k1,
+	  "perf record refuses -k 1: without CLOCK_MONOTONIC sample times perf inject -j cannot place the "
+	  "jitdump's records; a perf/kernel that accepts -k 1 is needed",
+	  "harness/realperf/perfcheck.c pk_record" },
+};
+#define DR_NPITFALLS (sizeof(pitfalls) / sizeof(pitfalls[0]))
+
+/* ---- the probe: perf-check of two CPython-shaped cases in both modes ---- */
+
+/* the trampoline with CFI (CPython 3.13's push-rbp one, or arm64's), and the
+ * same code without unwinding info (CPython -X perf's perf map alone) */
+static const char *const probe_cfi[] = { "cpython-3.13-fp.case", "cpython-aarch64.case" };
+static const char *const probe_nocfi[] = { "hybrid-plain-fp-none.case" };
+static const char *const probe_modes[] = { "dwarf", "fp" };
+
+static const char *find_case(const char *dir, const char *const *names, size_t n, char *out, size_t len)
+{
+	for (size_t i = 0; i < n; i++) {
+		snprintf(out, len, "%s/%s", dir, names[i]);
+		if (!access(out, R_OK))
+			return names[i];
+	}
+	return NULL;
+}
+
+/* which step lost the JIT's names or its chain at the callee ("" none) */
+static void probe_judge(struct dr_probe *pr)
+{
+	const struct hx_pk_probe *p = &pr->p;
+	char l[sizeof(pr->lost)];
+	size_t ll = sizeof(l);
+	if (pr->rc)
+		snprintf(l, ll, "perf-check: %s", pr->why);
+	else if (p->why[0])
+		snprintf(l, ll, "%s", p->why);
+	else if (p->problem[0])
+		snprintf(l, ll, "capture: %s", p->problem);
+	else if (!p->samples)
+		snprintf(l, ll, "record: no perf sample at the case's %zu spin points (%zu elsewhere in its process)",
+			 p->points, p->elsewhere);
+	else if (!p->jit_maps)
+		snprintf(l, ll, "inject: perf inject -j added no jitted .so (perf did not see the jitdump)");
+	else if (!p->jit_frames)
+		snprintf(l, ll, "script: no frame printed in a jitted .so");
+	else if (p->jit_named < p->jit_frames)
+		snprintf(l, ll, "the .so's symbols: %zu of %zu JIT frames printed without a name", p->jit_frames - p->jit_named,
+			 p->jit_frames);
+	else if (!p->anchor_points)
+		snprintf(l, ll, "record: the callee was never sampled");
+	else if (p->anchor_ok < p->anchor_points)
+		snprintf(l, ll, "the unwinder: at the callee perf's chain does not reach the anchor (%s, the emulation "
+			 "of this perf, %s)", p->emulation, p->anchor_emu_ok == p->anchor_points ? "does" :
+			 "does not either: a rule of this perf");
+	else
+		l[0] = 0;
+	memcpy(pr->lost, l, sizeof(l));
+}
+
+static void probe_run(struct dr *d)
+{
+	char cfi[4200], nocfi[4200];
+	const char *a = find_case(d->cases_dir, probe_cfi, sizeof(probe_cfi) / sizeof(probe_cfi[0]), cfi, sizeof(cfi));
+	const char *b = find_case(d->cases_dir, probe_nocfi, sizeof(probe_nocfi) / sizeof(probe_nocfi[0]), nocfi,
+				  sizeof(nocfi));
+	if (!a || !b) {
+		snprintf(d->probe_skip, sizeof(d->probe_skip), "no %s in %s", !a ? "CPython trampoline case with CFI" :
+			 "case without CFI (hybrid-plain-fp-none.case)", d->cases_dir);
+		return;
+	}
+	for (int c = 0; c < 2; c++)
+		for (int m = 0; m < 2; m++) {
+			struct dr_probe *pr = &d->probes[d->nprobes++];
+			snprintf(pr->path, sizeof(pr->path), "%s", c ? nocfi : cfi);
+			pr->name = c ? b : a;
+			pr->cfi = !c;
+			pr->mode = probe_modes[m];
+			pr->rc = hx_perfcheck_probe(pr->path, d->dump_dir, pr->mode, &pr->p, pr->why, sizeof(pr->why));
+			if (pr->rc == -ENOMEM)
+				snprintf(pr->why, sizeof(pr->why), "out of memory");
+			probe_judge(pr);
+		}
+}
+
+/* ---- output ---- */
+
+static int npit_applying(const struct dr *d)
+{
+	int n = 0;
+	for (size_t i = 0; i < DR_NPITFALLS; i++)
+		n += pitfalls[i].applies(d);
+	for (int i = 0; i < d->nprobes; i++)
+		n += d->probes[i].lost[0] != 0;
+	return n;
+}
+
+static void print_probe(const struct dr *d)
+{
+	printf("\nprobe (perf-check: record, inject -j, script; jitdump in %s):\n", d->dump_dir);
+	if (d->probe_skip[0]) {
+		printf("  skip: %s\n", d->probe_skip);
+		return;
+	}
+	for (int i = 0; i < d->nprobes; i++) {
+		const struct dr_probe *pr = &d->probes[i];
+		const struct hx_pk_probe *p = &pr->p;
+		printf("  %-26s %-5s ", pr->name, pr->mode);
+		if (pr->rc || p->why[0]) {
+			printf("%s\n", pr->lost);
+			continue;
+		}
+		printf("%s: JIT names in %zu/%zu frames; anchor reached at the callee %zu/%zu, at %zu of %zu sampled "
+		       "points (%s predicts %zu); %zu/%zu samples as predicted\n", pr->lost[0] ? "LOST" : "ok",
+		       p->jit_named, p->jit_frames, p->anchor_ok, p->anchor_points, p->ok_points, p->sampled,
+		       p->emulation, p->emu_ok_points, p->agree, p->samples);
+		if (pr->lost[0])
+			printf("      lost at %s\n", pr->lost);
+	}
+}
+
+static void print_report(const struct dr *d)
+{
+	printf("jitunwind doctor: perf '%s'\n\nfacts:\n", hx_perf_cmd());
+	for (int i = 0; i < d->nfacts; i++)
+		printf("  %-20s %s%s\n  %-20s   (%s)\n", d->facts[i].name, d->facts[i].bad ? "! " : "", d->facts[i].value,
+		       "", d->facts[i].how);
+	if (d->unusable[0]) {
+		printf("\nperf cannot work here: %s\n", d->unusable);
+		return;
+	}
+	printf("\npitfalls of this perf:\n");
+	int n = 0;
+	for (size_t i = 0; i < DR_NPITFALLS; i++)
+		if (pitfalls[i].applies(d))
+			printf("  %s: %s\n", pitfalls[i].id, pitfalls[i].line), n++;
+	if (!n)
+		printf("  none of the %zu the project knows applies\n", DR_NPITFALLS);
+	print_probe(d);
+}
+
+static void json_facts(FILE *f, const struct dr *d)
+{
+	fprintf(f, ",\"facts\":[");
+	for (int i = 0; i < d->nfacts; i++) {
+		fprintf(f, "%s{\"name\":", i ? "," : "");
+		hx_jsonw_str(f, d->facts[i].name, 0);
+		fprintf(f, ",\"value\":");
+		hx_jsonw_str(f, d->facts[i].value, 0);
+		fprintf(f, ",\"how\":");
+		hx_jsonw_str(f, d->facts[i].how, 0);
+		fprintf(f, ",\"problem\":%s}", d->facts[i].bad ? "true" : "false");
+	}
+	fprintf(f, "],\"pitfalls\":[");
+	for (size_t i = 0, n = 0; !d->unusable[0] && i < DR_NPITFALLS; i++) {
+		fprintf(f, "%s{\"id\":\"%s\",\"applies\":%s,\"line\":", n++ ? "," : "", pitfalls[i].id,
+			pitfalls[i].applies(d) ? "true" : "false");
+		hx_jsonw_str(f, pitfalls[i].line, 0);
+		fprintf(f, ",\"source\":");
+		hx_jsonw_str(f, pitfalls[i].source, 0);
+		fprintf(f, "}");
+	}
+	fprintf(f, "]");
+}
+
+static void json_probe(FILE *f, const struct dr *d)
+{
+	fprintf(f, ",\"probe_skip\":");
+	hx_jsonw_str(f, d->probe_skip[0] ? d->probe_skip : NULL, 0);
+	fprintf(f, ",\"probe\":[");
+	for (int i = 0; i < d->nprobes; i++) {
+		const struct dr_probe *pr = &d->probes[i];
+		const struct hx_pk_probe *p = &pr->p;
+		fprintf(f, "%s{\"case\":", i ? "," : "");
+		hx_jsonw_str(f, pr->path, 0);
+		fprintf(f, ",\"cfi\":%s,\"mode\":\"%s\",\"emulation\":", pr->cfi ? "true" : "false", pr->mode);
+		hx_jsonw_str(f, p->emulation[0] ? p->emulation : NULL, 0);
+		fprintf(f, ",\"points\":%zu,\"sampled\":%zu,\"samples\":%zu,\"samples_agree\":%zu,\"ok_points\":%zu,"
+			"\"emulation_ok_points\":%zu,\"callee_points\":%zu,\"callee_ok\":%zu,\"jit_maps\":%zu,"
+			"\"jit_frames\":%zu,\"jit_named\":%zu,\"lost\":", p->points, p->sampled, p->samples, p->agree,
+			p->ok_points, p->emu_ok_points, p->anchor_points, p->anchor_ok, p->jit_maps, p->jit_frames,
+			p->jit_named);
+		hx_jsonw_str(f, pr->lost[0] ? pr->lost : NULL, 0);
+		fprintf(f, "}");
+	}
+	fprintf(f, "]");
+}
+
+static int write_json(const struct dr *d, int rc)
+{
+	FILE *f = fopen(d->json, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "{\"tool\":\"jitunwind\",\"command\":\"doctor\",\"schema\":1,\"arch\":\"%s\",\"perf\":{\"cmd\":",
+		tr_arch_host() ? tr_arch_host()->name : "unknown");
+	hx_jsonw_str(f, hx_perf_cmd(), 0);
+	fprintf(f, ",\"version\":");
+	hx_jsonw_str(f, d->b ? d->b->version : NULL, 0);
+	fprintf(f, ",\"engine\":");
+	hx_jsonw_str(f, d->b ? d->b->engine : NULL, 0);
+	fprintf(f, "},\"unusable\":");
+	hx_jsonw_str(f, d->unusable[0] ? d->unusable : NULL, 0);
+	json_facts(f, d);
+	json_probe(f, d);
+	fprintf(f, ",\"exit\":%d}\n", rc);
+	return fclose(f) ? -errno : 0;
+}
+
+/* ---- main ---- */
+
+/* 0 go on, 1 help printed, 2 bad usage */
+static int parse_opts(struct dr *d, int argc, char **argv, bool *probe)
+{
+	static const struct option lo[] = {
+		{ "perf", required_argument, 0, 'f' }, { "json", required_argument, 0, 'j' },
+		{ "jitdump-dir", required_argument, 0, 'd' }, { "no-probe", no_argument, 0, 'n' },
+		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+	};
+	optind = 1;
+	int ch;
+	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (ch) {
+		case 'f': hx_perf_set_cmd(optarg); d->perf_given = true; break;
+		case 'j': d->json = optarg; break;
+		case 'd': d->dump_dir = optarg; break;
+		case 'n': *probe = false; break;
+		case 'h': usage(stdout); return 1;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "jitunwind doctor: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	return 0;
+}
+
+/* the facts in order; 0, 2 or 77 (perf cannot work) */
+static int gather(struct dr *d)
+{
+	int rc = fact_perf(d);
+	if (rc == 2)
+		return rc;
+	fact_privilege(d);
+	int ev = fact_events(d);
+	fact_dir(d, "/tmp", "/tmp", !strcmp(d->dump_dir, "/tmp"));
+	if (strcmp(d->dump_dir, "/tmp"))
+		fact_dir(d, "jitdump directory", d->dump_dir, true);
+	fact_buildid(d);
+	if (rc)
+		return rc;
+	fact_addr2line(d);
+	if (ev)
+		return ev;
+	return fact_k1(d);
+}
+
+int hx_doctor_main(int argc, char **argv, const char *cases_dir)
+{
+	struct dr *d = calloc(1, sizeof(*d));
+	if (!d)
+		return 2;
+	d->dump_dir = "/tmp";
+	d->cases_dir = cases_dir;
+	bool probe = true;
+	int rc = parse_opts(d, argc, argv, &probe);
+	if (rc) {
+		free(d);
+		return rc == 1 ? 0 : 2;
+	}
+	rc = gather(d);
+	if (rc == 2) {
+		fprintf(stderr, "jitunwind doctor: %s\n", d->unusable);
+	} else {
+		if (!rc && probe)
+			probe_run(d);
+		else if (!rc)
+			snprintf(d->probe_skip, sizeof(d->probe_skip), "--no-probe");
+		print_report(d);
+		rc = rc ? rc : npit_applying(d) ? 1 : 0;
+		printf("\ndoctor: %s (exit %d)\n", rc == 77 ? "perf cannot work here" : rc ? "a pitfall applies" :
+		       "all well", rc);
+	}
+	int jr = d->json && rc != 2 ? write_json(d, rc) : 0;
+	if (jr) {
+		fprintf(stderr, "jitunwind doctor: cannot write %s: %s\n", d->json, strerror(-jr));
+		rc = 2;
+	}
+	if (d->dir[0])
+		hx_perf_workdir_remove(d->dir);
+	free(d->opts);
+	free(d);
+	return rc;
+}
