@@ -125,6 +125,7 @@ endif
 CHECKBIN  := $(BUILD)/tests/check
 
 .PHONY: layers
+.PHONY: doctor-test
 .PHONY: all run check check-asan bench bench-replay deps clean unit cases matrix cross-replay fuzz perf-e2e goldens lint-vs-run style perf-check tools-test perf-gens
 all: deps $(BIN)
 
@@ -190,7 +191,7 @@ layers: deps $(foreach l,$(LAYERS),$(call LAYER_LIB,$(l)))
 cases: deps $(BIN)
 	$(RUNNER) ./$(BIN) run --json $(BUILD)/report.json cases/$(ARCH)
 
-check: style layers unit cases lint-vs-run tools-test
+check: style layers unit cases lint-vs-run tools-test doctor-test
 
 # The structure rules (README "Layout"): no function over 100 lines but the instruction
 # decoders and the CFI/expression interpreters (tools/fnlen), no unwinder name in a
@@ -209,6 +210,12 @@ endif
 tools-test:
 	tests/tools_test.py >$(BUILD)/tools-test.txt || { cat $(BUILD)/tools-test.txt; exit 1; }
 	@tail -n 1 $(BUILD)/tools-test.txt
+
+# jitunwind doctor on this machine's perf, on fake perfs (the pitfalls of perf 5.10, 5.4, 6.1,
+# 7.2) and on a noexec jitdump directory (tests/doctor_test.py)
+doctor-test: deps $(BIN)
+	RUNNER="$(RUNNER)" tests/doctor_test.py ./$(BIN) >$(BUILD)/doctor-test.txt || { cat $(BUILD)/doctor-test.txt; exit 1; }
+	@tail -n 1 $(BUILD)/doctor-test.txt
 
 # lint catches what run finds: every trampoline offset where a DWARF unwinder
 # loses the caller in cases/$(ARCH) is named by a lint finding on that dump.

@@ -510,8 +510,8 @@ static void print_probe(const struct dr *d)
 		const struct dr_probe *pr = &d->probes[i];
 		const struct hx_pk_probe *p = &pr->p;
 		printf("  %-26s %-5s ", pr->name, pr->mode);
-		if (pr->rc || p->why[0]) {
-			printf("%s\n", pr->lost);
+		if (pr->rc || p->why[0] || !p->samples) {
+			printf("LOST at %s\n", pr->lost);
 			continue;
 		}
 		printf("%s: JIT names in %zu/%zu frames; anchor reached at the callee %zu/%zu, at %zu of %zu sampled "
