@@ -24,7 +24,7 @@ RUNNER = shlex.split(os.environ.get('RUNNER', ''))
 failed = 0
 FACTS = ['perf', 'perf_event_paranoid', 'capabilities', 'container', 'perf_event_open', '/tmp',
          'build-id cache', 'addr2line', 'perf record -k 1']
-VERSION_PITFALLS = ['5.10-segbase', 'text-0x40', 'tmp-jitted', 'libdw-only']
+VERSION_PITFALLS = ['5.10-segbase', 'text-0x40', 'v6.1-layout', 'tmp-jitted', 'libdw-only']
 
 
 def check(what, got, want):
@@ -66,7 +66,7 @@ def this_machine(d):
         return
     check('this machine: exit 0 or 1 (%s)' % out.strip().splitlines()[-1], rc in (0, 1), True)
     facts = {f['name']: f for f in rep['facts']}
-    check('every fact present', [n for n in FACTS if n not in facts], [])
+    check('every fact present', [n for n in FACTS + ['inject -j layout'] if n not in facts], [])
     check('every fact says how it was found', [n for n, f in facts.items() if not f['how']], [])
     check('perf version as perf says', rep['perf']['version'], ver)
     check('DWARF engine as perf version --build-options says', rep['perf']['engine'], eng)
@@ -80,6 +80,9 @@ def this_machine(d):
                                                ('hybrid-plain-fp-none.case', 'dwarf'),
                                                ('hybrid-plain-fp-none.case', 'fp')]
           if os.uname().machine == 'x86_64' else modes)
+    lay = facts['inject -j layout']['value']
+    check('the layout perf inject -j wrote is a profile (%s)' % lay,
+          bool(re.match(r'profile (current|v6\.1|5\.x-0x40|5\.10\.y)$', lay)) or not rep['probe'], True)
     bad = [p for p in rep['pitfalls'] if p['applies']] + [p for p in rep['probe'] if p['lost']]
     check('exit 1 exactly when a pitfall applies or a probe lost something', rc == 1, bool(bad))
     for p in rep['probe']:

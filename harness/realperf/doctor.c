@@ -13,6 +13,7 @@
 #include "harness/realperf/perfrun.h"
 #include "harness/report/jsonw.h"
 #include "trampolines/tramp.h"
+#include "unwinders/model/perfview.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -62,6 +63,8 @@ struct dr {
 	char unusable[700];         /* perf cannot work here: why */
 	bool noexec, unwritable, k1_refused, addr2line_missing, libdw_only;
 	char addr2line[32];         /* "libbfd", "llvm" or "external" */
+	bool layout_known;          /* the probe's perf inject -j wrote a jitted .so of this layout */
+	enum pv_profile layout;
 	struct dr_probe probes[DR_MAX_PROBES];
 	int nprobes;
 	char probe_skip[300];
@@ -334,14 +337,23 @@ struct dr_pitfall {
 	const char *source;         /* where the project codes the rule */
 };
 
+/* the layout perf inject -j wrote in the probe, else the one of this version */
 static bool is_510(const struct dr *d)
 {
-	return d->major == 5 && d->minor == 10 && !d->libdw_only;
+	bool v = d->layout_known ? d->layout == PV_510 : d->major == 5 && d->minor == 10;
+	return v && !d->libdw_only;
 }
 
 static bool is_0x40(const struct dr *d)
 {
+	if (d->layout_known)
+		return d->layout == PV_5X_0X40;
 	return (d->major == 5 && d->minor != 10) || (d->major == 6 && d->minor == 0) || (d->major && d->major < 5);
+}
+
+static bool is_v61(const struct dr *d)
+{
+	return d->layout_known && d->layout == PV_V61;
 }
 
 static bool tmp_rule(const struct dr *d)
@@ -384,6 +396,11 @@ static const struct dr_pitfall pitfalls[] = {
 	  "perf 5.x/6.0 (profile 5.x-0x40): the jitted .so's .text is at address 0x40 but file offset 0x80: small "
 	  "trampolines lose their name and their unwinding info ('symbols missing'); use perf >= 6.1",
 	  "unwinders/model/perfview.c, profile 5.x-0x40" },
+	{ "v6.1-layout", is_v61,
+	  "perf inject -j wrote the v6.1-v6.7 layout (PT_LOAD at 0; libunwind's base without '- pgoff'): both "
+	  "DWARF unwinders lose every JIT frame's caller; use a perf with 'perf genelf: Set ELF program header "
+	  "addresses properly' (>= 6.8, or a stable tree with it such as Debian 12's 6.1.y)",
+	  "unwinders/model/perfview.c, profile v6.1 (seen in the probe's jitted .so)" },
 	{ "tmp-jitted", tmp_rule,
 	  "libdw (perf >= 6.8) uses a jitted .so's unwinding info only under /tmp/jitted-, i.e. for a jitdump "
 	  "written to /tmp: a JIT writing jit-<pid>.dump elsewhere gets no DWARF chain through its code; have it "
@@ -484,7 +501,15 @@ static void probe_run(struct dr *d)
 			if (pr->rc == -ENOMEM)
 				snprintf(pr->why, sizeof(pr->why), "out of memory");
 			probe_judge(pr);
+			if (!d->layout_known && pr->p.layout[0] && !pv_profile_parse(pr->p.layout, &d->layout))
+				d->layout_known = true;
 		}
+	struct dr_fact *f = fact(d, "inject -j layout", "the probe's jitted .so: .text sh_addr and PT_LOAD p_vaddr "
+				 "against the perf profiles");
+	if (d->layout_known)
+		snprintf(f->value, sizeof(f->value), "profile %s", pv_profile_name(d->layout));
+	else
+		snprintf(f->value, sizeof(f->value), "unknown (no jitted .so of a known layout was written)");
 }
 
 /* ---- output ---- */

@@ -15,6 +15,7 @@
 #include "harness/report/jsonw.h"
 #include "harness/run/judge.h"
 #include "harness/realperf/perfrun.h"
+#include "harness/realperf/perfcol.h"
 #include "harness/run/runner.h"
 #include "harness/capture/samples.h"
 #include "trampolines/tramp.h"
@@ -1010,8 +1011,13 @@ static void pk_summary(const struct pk_run *r, struct hx_pk_probe *p)
 	snprintf(p->why, sizeof(p->why), "%s", r->why);
 	p->jit_frames = r->jit_frames;
 	p->jit_named = r->jit_named;
-	for (size_t i = 0; i < r->ps.nmaps; i++)
-		p->jit_maps += strstr(r->ps.maps[i].dso, "/jitted-") != NULL;
+	for (size_t i = 0; i < r->ps.nmaps; i++) {
+		bool jitted = strstr(r->ps.maps[i].dso, "/jitted-") != NULL;
+		p->jit_maps += jitted;
+		/* the files are still there: run_free removes them */
+		if (jitted && !p->layout[0])
+			hx_perfcol_layout_profile(r->ps.maps[i].dso, p->layout, sizeof(p->layout));
+	}
 	for (size_t c = 0; c < r->ncases; c++) {
 		const struct pk_case *kc = &r->cases[c];
 		if (kc->problem[0] && !p->problem[0])

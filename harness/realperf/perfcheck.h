@@ -17,6 +17,7 @@ int hx_perfcheck_main(int argc, char **argv);
 struct hx_pk_probe {
 	char version[64];            /* the perf that ran */
 	char profile[16];            /* the emulation's perf profile */
+	char layout[16];             /* the profile whose layout perf inject -j wrote ("" unknown) */
 	char emulation[32];          /* the unwinder emulating this perf in that mode */
 	char why[600];               /* a perf step that failed, as perf said it ("perf inject: exit 1: ...") */
 	char problem[512];           /* the capture's or the replay's first problem */

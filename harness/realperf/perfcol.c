@@ -61,7 +61,7 @@ static uint32_t attr_size_of(const char *version)
 
 /* The profile a perf stands for is the one whose jitted-ELF layout its own
  * `perf inject -j` wrote (.text sh_addr and PT_LOAD p_vaddr tell them apart,
- * see layout_profile): only under it is the emulation compared.  Before any
+ * see hx_perfcol_layout_profile): only under it is the emulation compared.  Before any
  * inject ran: perf 5 for the 5.x profiles, perf 6+ for the others. */
 static const char *emulated_by(const char *profile)
 {
@@ -93,7 +93,7 @@ static const char *emulated_by_fp(const char *profile)
 
 /* Which profile lays a jitted ELF out as this one: .text sh_addr and the
  * PT_LOAD's p_vaddr; "" when none does or the file cannot be read. */
-static void layout_profile(const char *path, char *out, size_t len)
+void hx_perfcol_layout_profile(const char *path, char *out, size_t len)
 {
 	out[0] = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -187,7 +187,7 @@ static void inject_profile(struct pc_state *st)
 			continue;
 		char p[PATH_MAX + 300];
 		snprintf(p, sizeof(p), "%s/%s", st->dump_dir, e->d_name);
-		layout_profile(p, pc_profile, sizeof(pc_profile));
+		hx_perfcol_layout_profile(p, pc_profile, sizeof(pc_profile));
 		break;
 	}
 	if (d)

@@ -6,4 +6,11 @@
  * ("tools/in-root sid perf"). */
 void hx_perfcol_set_cmd(const char *cmd);
 
+#include <stddef.h>
+
+/* The perf profile whose jitted-ELF layout (.text sh_addr, the PT_LOAD's
+ * p_vaddr) the jitted .so at path has, as a name ("current", "v6.1", ...);
+ * "" when none has it or the file cannot be read. */
+void hx_perfcol_layout_profile(const char *path, char *out, size_t len);
+
 #endif
