@@ -150,9 +150,21 @@ static int fact_perf(struct dr *d)
 		return d->perf_given ? 2 : 77;
 	}
 	struct dr_fact *f = fact(d, "perf", "`@PERF@ version --build-options`");
-	if (hx_perf_probe(&d->b, why, sizeof(why))) {
-		snprintf(f->value, sizeof(f->value), "unusable: %s", why);
+	if (hx_perf_workdir(d->dir, sizeof(d->dir), "doctor", why, sizeof(why))) {
 		snprintf(d->unusable, sizeof(d->unusable), "%s", why);
+		return 77;
+	}
+	char out[128], said[600];
+	snprintf(out, sizeof(out), "%s/build-options.txt", d->dir);
+	const char *args[] = { "version", "--build-options", NULL };
+	size_t n;
+	/* the same query with perf's stderr kept: its first line says why it failed */
+	int run = hx_perf_run(d->dir, args, NULL, out, said, sizeof(said));
+	if (!run)
+		d->opts = hx_slurp(out, &n);
+	if (hx_perf_probe(&d->b, why, sizeof(why))) {
+		snprintf(d->unusable, sizeof(d->unusable), "%s%s%s", why, run ? "; " : "", run ? said : "");
+		snprintf(f->value, sizeof(f->value), "unusable: %s", d->unusable);
 		f->bad = true;
 		return 77;
 	}
@@ -160,16 +172,6 @@ static int fact_perf(struct dr *d)
 		d->major = d->b->major;
 	snprintf(f->value, sizeof(f->value), "%s ('%s'), DWARF engine %s", d->b->version, hx_perf_cmd(),
 		 d->b->engine);
-	if (hx_perf_workdir(d->dir, sizeof(d->dir), "doctor", why, sizeof(why))) {
-		snprintf(d->unusable, sizeof(d->unusable), "%s", why);
-		return 77;
-	}
-	char out[128];
-	snprintf(out, sizeof(out), "%s/build-options.txt", d->dir);
-	const char *args[] = { "version", "--build-options", NULL };
-	size_t n;
-	if (!hx_perf_run(d->dir, args, NULL, out, why, sizeof(why)))
-		d->opts = hx_slurp(out, &n);
 	d->libdw_only = !opt_on(d, "libunwind");
 	return 0;
 }
