@@ -526,6 +526,25 @@ static int npit_applying(const struct dr *d)
 	return n;
 }
 
+/* lead, then text wrapped at COLUMNS (default 100) with continuation lines indented */
+static void wrap(const char *lead, const char *text, int indent)
+{
+	const char *c = getenv("COLUMNS");
+	int width = c && atoi(c) >= 40 && atoi(c) <= 1000 ? atoi(c) : 100;
+	int col = printf("%s", lead);
+	for (const char *w = text; *w;) {
+		size_t n = strcspn(w, " ");
+		if (col > indent && col + 1 + (int)n > width)
+			col = printf("\n%*s", indent, "") - 1;
+		else if (w != text)
+			col += printf(" ");
+		col += printf("%.*s", (int)n, w);
+		w += n;
+		w += strspn(w, " ");
+	}
+	printf("\n");
+}
+
 static void print_probe(const struct dr *d)
 {
 	printf("\nprobe (perf-check: record, inject -j, script; jitdump in %s):\n", d->dump_dir);
@@ -536,35 +555,46 @@ static void print_probe(const struct dr *d)
 	for (int i = 0; i < d->nprobes; i++) {
 		const struct dr_probe *pr = &d->probes[i];
 		const struct hx_pk_probe *p = &pr->p;
-		printf("  %-26s %-5s ", pr->name, pr->mode);
+		char lead[64], text[1200];
+		snprintf(lead, sizeof(lead), "  %-26s %-5s ", pr->name, pr->mode);
 		if (pr->rc || p->why[0] || !p->samples) {
-			printf("LOST at %s\n", pr->lost);
+			snprintf(text, sizeof(text), "LOST at %s", pr->lost);
+			wrap(lead, text, 6);
 			continue;
 		}
-		printf("%s: JIT names in %zu/%zu frames; anchor reached at the callee %zu/%zu, at %zu of %zu sampled "
-		       "points (%s predicts %zu); %zu/%zu samples as predicted\n", pr->lost[0] ? "LOST" : "ok",
-		       p->jit_named, p->jit_frames, p->anchor_ok, p->anchor_points, p->ok_points, p->sampled,
-		       p->emulation, p->emu_ok_points, p->agree, p->samples);
-		if (pr->lost[0])
-			printf("      lost at %s\n", pr->lost);
+		snprintf(text, sizeof(text), "%s: JIT names in %zu/%zu frames; anchor reached at the callee %zu/%zu, "
+			 "at %zu of %zu sampled points (%s predicts %zu); %zu/%zu samples as predicted%s%s",
+			 pr->lost[0] ? "LOST" : "ok", p->jit_named, p->jit_frames, p->anchor_ok, p->anchor_points,
+			 p->ok_points, p->sampled, p->emulation, p->emu_ok_points, p->agree, p->samples,
+			 pr->lost[0] ? "; lost at " : "", pr->lost);
+		wrap(lead, text, 6);
 	}
 }
 
 static void print_report(const struct dr *d)
 {
 	printf("jitunwind doctor: perf '%s'\n\nfacts:\n", hx_perf_cmd());
-	for (int i = 0; i < d->nfacts; i++)
-		printf("  %-20s %s%s\n  %-20s   (%s)\n", d->facts[i].name, d->facts[i].bad ? "! " : "", d->facts[i].value,
-		       "", d->facts[i].how);
+	for (int i = 0; i < d->nfacts; i++) {
+		char lead[64], how[240];
+		snprintf(lead, sizeof(lead), "  %-20s %s", d->facts[i].name, d->facts[i].bad ? "! " : "");
+		wrap(lead, d->facts[i].value, 23);
+		snprintf(how, sizeof(how), "(%s)", d->facts[i].how);
+		wrap("                       ", how, 24);
+	}
 	if (d->unusable[0]) {
-		printf("\nperf cannot work here: %s\n", d->unusable);
+		printf("\n");
+		wrap("perf cannot work here: ", d->unusable, 2);
 		return;
 	}
 	printf("\npitfalls of this perf:\n");
 	int n = 0;
 	for (size_t i = 0; i < DR_NPITFALLS; i++)
-		if (pitfalls[i].applies(d))
-			printf("  %s: %s\n", pitfalls[i].id, pitfalls[i].line), n++;
+		if (pitfalls[i].applies(d)) {
+			char lead[64];
+			snprintf(lead, sizeof(lead), "  %s: ", pitfalls[i].id);
+			wrap(lead, pitfalls[i].line, 4);
+			n++;
+		}
 	if (!n)
 		printf("  none of the %zu the project knows applies\n", DR_NPITFALLS);
 	print_probe(d);
