@@ -70,7 +70,7 @@ def this_machine(d):
     check('every fact says how it was found', [n for n, f in facts.items() if not f['how']], [])
     check('perf version as perf says', rep['perf']['version'], ver)
     check('DWARF engine as perf version --build-options says', rep['perf']['engine'], eng)
-    check('the report names the engine', 'DWARF engine %s' % eng in out, True)
+    check('the report names the engine', 'DWARF engine %s' % eng in ' '.join(out.split()), True)
     par = open('/proc/sys/kernel/perf_event_paranoid').read().strip()
     check('paranoid as /proc says', facts['perf_event_paranoid']['value'], par)
     cont = os.path.exists('/run/.containerenv') or os.path.exists('/.dockerenv')
