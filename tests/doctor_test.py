@@ -13,6 +13,8 @@
   6.1.0 with libunwind names none of these (the negative control).
 - A jitdump directory mounted noexec (a tmpfs, where mounting is allowed): noexec-dump-dir named,
   exit 1, and every probe loses the JIT (no JIT frame in perf's output).
+- The real perf with one step broken (inject without -j; record with a period of 1000 s): every
+  probe names that step.
 Usage: tests/doctor_test.py [BIN] (default ./jitunwind; RUNNER: e.g. qemu-aarch64).
 Exit 0 all passed, 1 a check failed.
 """
@@ -171,12 +173,42 @@ def noexec(d):
     check('noexec dump dir: the probes got no JIT frame', sum(p['jit_frames'] for p in rep['probe']), 0)
 
 
+SABOTEUR = """#!/usr/bin/env python3
+# the real perf, with one step broken: 'inject' drops -j, 'record' samples every 1000 s
+import os, sys
+how, args = sys.argv[1], sys.argv[2:]
+if how == 'inject' and 'inject' in args:
+    args = [a for a in args if a != '-j']
+if how == 'record' and 'record' in args and '-c' in args:
+    args[args.index('-c') + 1] = '1000000000000'
+os.execvp('perf', ['perf'] + args)
+"""
+
+
+def sabotaged(d):
+    """the probe names the step that lost the JIT: perf inject without -j (no jitted .so), a
+    perf record that takes no sample"""
+    f = os.path.join(d, 'saboteur')
+    open(f, 'w').write(SABOTEUR)
+    os.chmod(f, 0o755)
+    for how, want in [('inject', 'inject: perf inject -j added no jitted .so'),
+                      ('record', 'record: no perf sample at the case')]:
+        rc, out, rep = doctor(['--perf', '%s %s' % (f, how)], d)
+        if rc == 77:
+            print('skip sabotaged %s: %s' % (how, rep['unusable']))
+            continue
+        check('perf with a broken %s: exit 1' % how, rc, 1)
+        check('perf with a broken %s: every probe says so' % how,
+              [p['lost'] for p in rep['probe'] if not (p['lost'] or '').startswith(want)], [])
+
+
 def main():
     d = tempfile.mkdtemp(prefix='ju-doctor-test-')
     bad_perf(d)
     fakes(d)
     this_machine(d)
     noexec(d)
+    sabotaged(d)
     subprocess.run(['rm', '-rf', d])
     print('doctor-test: %s' % ('%d failed' % failed if failed else 'all passed'))
     return 1 if failed else 0

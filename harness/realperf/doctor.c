@@ -739,9 +739,15 @@ int hx_doctor_main(int argc, char **argv, const char *cases_dir)
 		else if (!rc)
 			snprintf(d->probe_skip, sizeof(d->probe_skip), "--no-probe");
 		print_report(d);
+		int lost = 0;
+		for (int i = 0; i < d->nprobes; i++)
+			lost += d->probes[i].lost[0] != 0;
 		rc = rc ? rc : npit_applying(d) ? 1 : 0;
-		printf("\ndoctor: %s (exit %d)\n", rc == 77 ? "perf cannot work here" : rc ? "a pitfall applies" :
-		       "all well", rc);
+		if (rc == 1)
+			printf("\ndoctor: %d pitfall(s) apply, %d of %d probe(s) lost the JIT (exit 1)\n",
+			       npit_applying(d) - lost, lost, d->nprobes);
+		else
+			printf("\ndoctor: %s (exit %d)\n", rc == 77 ? "perf cannot work here" : "all well", rc);
 	}
 	int jr = d->json && rc != 2 ? write_json(d, rc) : 0;
 	if (jr) {
