@@ -642,6 +642,8 @@ static void json_probe(FILE *f, const struct dr *d)
 			p->ok_points, p->emu_ok_points, p->anchor_points, p->anchor_ok, p->jit_maps, p->jit_frames,
 			p->jit_named);
 		hx_jsonw_str(f, pr->lost[0] ? pr->lost : NULL, 0);
+		fprintf(f, ",\"layout\":");
+		hx_jsonw_str(f, p->layout[0] ? p->layout : NULL, 0);
 		fprintf(f, "}");
 	}
 	fprintf(f, "]");
