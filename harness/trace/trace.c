@@ -43,6 +43,7 @@ static void tid_del(struct tr_state *t, pid_t tid)
 {
 	for (size_t i = 0; i < t->ntids; i++)
 		if (t->tids[i].tid == tid) {
+			tr_act_thread_gone(t, &t->tids[i]);
 			t->tids[i] = t->tids[--t->ntids];
 			return;
 		}
@@ -175,9 +176,13 @@ static int take_sample(struct tr_state *t, pid_t tid, uint64_t addr)
 	return 0;
 }
 
-/* step tid over the instruction at addr, then put the breakpoint back */
-static int step_replant(struct tr_state *t, pid_t tid, struct hx_trace_bp *b)
+/* step tid over the instruction at addr (its own byte back for the step),
+ * then put the breakpoint back */
+static int step_replant(struct tr_state *t, pid_t tid, uint64_t addr, uint8_t orig)
 {
+	int e = tr_mem_write(t, addr, &orig, 1);
+	if (e)
+		return e;
 	if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) < 0)
 		return -errno;
 	int st;
@@ -194,13 +199,30 @@ static int step_replant(struct tr_state *t, pid_t tid, struct hx_trace_bp *b)
 		/* another signal arrived first: deliver it and step again */
 		ptrace(PTRACE_SINGLESTEP, tid, NULL, (void *)(long)WSTOPSIG(st));
 	}
-	return tr_bp_plant(t, b);
+	return tr_bp_sync(t, addr);
+}
+
+/* the registers at a trap, and the word at SP (the return address at an entry) */
+static int trap_regs(struct tr_state *t, pid_t tid, uint64_t at, struct hx_trace_sample *s, uint8_t *word)
+{
+	memset(s, 0, sizeof(*s));
+	int e = t->arch->sample_regs(tid, s);
+	if (e)
+		return e;
+	s->pc = at;
+	s->tid = (uint64_t)tid;
+	if (!tr_mem_read(t, s->sp, word, 8)) {
+		s->stack = word;
+		s->stack_len = 8;
+	}
+	return 0;
 }
 
 /* a SIGTRAP stop: ours (sample, restore, go on) or the process's own (1).
- * Ours is a breakpoint trap (SI_KERNEL) one byte past a boundary; the byte may
- * already be restored when two threads trapped on it at once: the later one is
- * a hit too, its pc is stepped back the same way. */
+ * Ours is a breakpoint trap (SI_KERNEL) one byte past a boundary, a load's
+ * entry or a live activation's return address.  A boundary's byte may
+ * already be restored when two threads trapped on it at once: the later one
+ * is a hit too, its pc is stepped back the same way. */
 static int on_trap(struct tr_state *t, pid_t tid)
 {
 	uint64_t pc;
@@ -211,17 +233,26 @@ static int on_trap(struct tr_state *t, pid_t tid)
 	uint64_t at = t->arch->trap_addr(pc);
 	struct hx_trace_load *l;
 	struct hx_trace_bp *b = tr_bp_find(t, at, &l);
-	if (!b)
+	struct tr_sticky *k = tr_sticky_find(t, at);
+	if (!b && !k)
 		return 1;
-	int e = take_sample(t, tid, at);
-	if (e)
+	bool sample = b && (b->planted || !tr_bp_wanted(t, at));
+	uint8_t orig = b ? b->orig : k->orig, word[8];
+	struct hx_trace_sample regs;
+	int e = trap_regs(t, tid, at, &regs, word);
+	if (!e)
+		e = tr_act_on_trap(t, tid, at, &regs);
+	if (!e && sample && !(e = take_sample(t, tid, at))) {
+		tr_act_truth(t, tid, &t->res->smp[t->res->nsmp - 1]);
+		t->res->unknown += !t->res->smp[t->res->nsmp - 1].truth_known;
+		if (++b->hits >= t->cfg->hits)
+			e = tr_bp_remove(t, b);
+	}
+	if (e || (e = t->arch->set_pc(tid, at)))
 		return e;
-	b->hits++;
-	if ((e = tr_bp_remove(t, b)) || (e = t->arch->set_pc(tid, at)))
-		return e;
-	if (b->hits < t->cfg->hits)
-		return step_replant(t, tid, b);
-	return 0;
+	if (tr_bp_wanted(t, at))
+		return step_replant(t, tid, at, orig);
+	return tr_bp_sync(t, at);
 }
 
 /* what a stop means, and the signal to resume tid with (-1: do not resume) */
@@ -367,6 +398,7 @@ static void state_free(struct tr_state *t)
 	if (t->jdfd >= 0)
 		close(t->jdfd);
 	free(t->jd);
+	tr_act_free(t);
 	free(t->tids);
 }
 

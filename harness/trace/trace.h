@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#define HX_TRACE_MAX_TRUTH 64
+
 struct hx_trace_cfg {
 	char **argv;            /* CMD and its arguments, NULL-terminated */
 	const char *jitdump;    /* --jitdump FILE, or NULL: the marker mapping jit-<pid>.dump */
@@ -33,6 +35,12 @@ struct hx_trace_sample {
 	uint8_t *stack;         /* stack_len bytes from sp */
 	size_t stack_len;
 	char *maps;             /* /proc/PID/maps at the hit */
+	/* the truth by execution: pc, the return addresses of the live JIT
+	 * activations, the native frames beyond the outermost (libdw, full memory) */
+	uint64_t truth[HX_TRACE_MAX_TRUTH];
+	int ntruth;
+	bool truth_known;       /* false: no activation established (judged for agreement only) */
+	size_t load;            /* the load (index in the result) pc lies in */
 };
 
 /* One instruction boundary of a load. */
@@ -72,6 +80,9 @@ struct hx_trace_result {
 	struct hx_trace_load *loads;
 	size_t nloads;
 	uint64_t samples, foreign_traps, threads_seen;
+	uint64_t activations;   /* entries seen (activations pushed) */
+	uint64_t unknown;       /* samples whose truth is unknown */
+	uint64_t native_fail;   /* activations whose native unwind failed (libdw) */
 	struct hx_trace_sample *smp;   /* every sample, in order */
 	size_t nsmp, capsmp;
 	char why[512];          /* what failed, for a negative return */
@@ -102,6 +113,10 @@ struct hx_trace_arch {
 	int (*sample_regs)(pid_t tid, struct hx_trace_sample *s);
 	int (*set_pc)(pid_t tid, uint64_t pc);
 	int (*get_pc)(pid_t tid, uint64_t *pc);
+	/* at a function's entry (s taken there): its return address, and the
+	 * caller's state once it returns as DWARF registers dw[0..*ndw-1]
+	 * (pc = the return address); 0, or -1 if the stack copy lacks it */
+	int (*entry_state)(const struct hx_trace_sample *s, uint64_t *ra, uint64_t *dw, int *ndw);
 };
 extern const struct hx_trace_arch hx_trace_host;
 

@@ -5,6 +5,34 @@
 
 #include "harness/trace/trace.h"
 
+/* One live activation of a JIT function (its entry breakpoint pushed it): the
+ * return address and the SP at entry (pointing at it on x86_64), and the
+ * native chain from that return address (libdw over all of memory). */
+struct tr_act {
+	uint64_t ra, sp;
+	size_t load;
+	uint64_t chain[HX_TRACE_MAX_TRUTH];
+	int nchain;
+};
+
+struct tr_thread {
+	pid_t tid;
+	bool started;
+	struct tr_act *acts;    /* the shadow stack, outermost first */
+	size_t nacts, capacts;
+};
+
+/* A breakpoint kept across hits: a load's entry (sticky for the trace) or a
+ * live activation's return address (refs: activations returning there). */
+struct tr_sticky {
+	uint64_t addr;
+	uint8_t orig;
+	unsigned refs;
+	bool entry;
+};
+
+struct tr_dw;                   /* traceact.c: the native unwinder's state */
+
 struct tr_state {
 	const struct hx_trace_cfg *cfg;
 	struct hx_trace_result *res;
@@ -16,9 +44,12 @@ struct tr_state {
 	size_t jdlen, jdcap;
 	uint64_t jdoff;         /* where the next record starts; 0: header not yet read */
 	bool jd_bad;            /* the header is not a jitdump's */
-	struct tr_thread { pid_t tid; bool started; } *tids;
+	struct tr_thread *tids;
 	size_t ntids, captids;
 	bool execd;             /* the exec of CMD itself was seen */
+	struct tr_sticky *sticky;
+	size_t nsticky, capsticky;
+	struct tr_dw *dw;
 };
 
 /* tracejd.c */
@@ -29,5 +60,24 @@ int tr_bp_plant(struct tr_state *t, struct hx_trace_bp *b);
 int tr_bp_remove(struct tr_state *t, struct hx_trace_bp *b);
 void tr_bp_remove_all(struct tr_state *t);
 int tr_mem_read(struct tr_state *t, uint64_t addr, void *buf, size_t n);
+int tr_mem_write(struct tr_state *t, uint64_t addr, const void *buf, size_t n);
+
+/* traceact.c: truth by execution */
+struct tr_sticky *tr_sticky_find(struct tr_state *t, uint64_t addr);
+/* a load's entry breakpoint (kept for the whole trace); 0 or -errno */
+int tr_entry_add(struct tr_state *t, uint64_t addr);
+/* the byte at addr as it should be now: the breakpoint if any wants it */
+int tr_bp_sync(struct tr_state *t, uint64_t addr);
+/* does a breakpoint still want addr (one to step over and put back)? */
+bool tr_bp_wanted(struct tr_state *t, uint64_t addr);
+/* a trap of tid at addr with registers s: pop the activations SP left,
+ * push one at a load's entry.  0 or -errno */
+int tr_act_on_trap(struct tr_state *t, pid_t tid, uint64_t addr, const struct hx_trace_sample *s);
+/* s's truth from tid's shadow stack */
+void tr_act_truth(struct tr_state *t, pid_t tid, struct hx_trace_sample *s);
+void tr_act_thread_gone(struct tr_state *t, struct tr_thread *th);
+void tr_act_free(struct tr_state *t);
+/* the load (index) that holds addr, -1 if none */
+long tr_load_at(const struct tr_state *t, uint64_t addr);
 
 #endif

@@ -53,6 +53,23 @@ static int x86_set_pc(pid_t tid, uint64_t pc)
 	return ptrace(PTRACE_SETREGS, tid, NULL, &r) < 0 ? -errno : 0;
 }
 
+/* at entry [rsp] is the return address; after the ret, rsp + 8 (DWARF
+ * numbering: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip) */
+static int x86_entry_state(const struct hx_trace_sample *s, uint64_t *ra, uint64_t *dw, int *ndw)
+{
+	if (s->stack_len < 8)
+		return -1;
+	memcpy(ra, s->stack, 8);
+	const uint64_t *g = s->regs;
+	static const int perf_of_dw[16] = { 0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23 };
+	for (int i = 0; i < 16; i++)
+		dw[i] = g[perf_of_dw[i]];
+	dw[7] = s->sp + 8;
+	dw[16] = *ra;
+	*ndw = 17;
+	return 0;
+}
+
 /* RIP is one past the int3 */
 static uint64_t x86_trap_addr(uint64_t pc_after) { return pc_after - 1; }
 
@@ -60,6 +77,6 @@ const struct hx_trace_arch hx_trace_host = {
 	.supported = true, .bp = { 0xcc }, .bp_len = 1,
 	.cs_arch = CS_ARCH_X86, .cs_mode = CS_MODE_64,
 	.trap_addr = x86_trap_addr, .sample_regs = x86_sample_regs,
-	.set_pc = x86_set_pc, .get_pc = x86_get_pc,
+	.set_pc = x86_set_pc, .get_pc = x86_get_pc, .entry_state = x86_entry_state,
 };
 #endif

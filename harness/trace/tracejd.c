@@ -23,7 +23,7 @@ int tr_mem_read(struct tr_state *t, uint64_t addr, void *buf, size_t n)
 	return (size_t)r == n ? 0 : -EIO;
 }
 
-static int mem_write(struct tr_state *t, uint64_t addr, const void *buf, size_t n)
+int tr_mem_write(struct tr_state *t, uint64_t addr, const void *buf, size_t n)
 {
 	ssize_t r = pwrite(t->memfd, buf, n, (off_t)addr);
 	if (r < 0)
@@ -35,9 +35,10 @@ int tr_bp_plant(struct tr_state *t, struct hx_trace_bp *b)
 {
 	if (b->planted)
 		return 0;
-	int e = mem_write(t, b->addr, t->arch->bp, t->arch->bp_len);
-	if (!e)
-		b->planted = true;
+	b->planted = true;
+	int e = tr_bp_sync(t, b->addr);
+	if (e)
+		b->planted = false;
 	return e;
 }
 
@@ -45,14 +46,20 @@ int tr_bp_remove(struct tr_state *t, struct hx_trace_bp *b)
 {
 	if (!b->planted)
 		return 0;
-	int e = mem_write(t, b->addr, &b->orig, 1);
-	if (!e)
-		b->planted = false;
+	b->planted = false;
+	int e = tr_bp_sync(t, b->addr);
+	if (e)
+		b->planted = true;
 	return e;
 }
 
 void tr_bp_remove_all(struct tr_state *t)
 {
+	for (size_t i = 0; i < t->nsticky; i++) {
+		t->sticky[i].entry = false;
+		t->sticky[i].refs = 0;
+		tr_bp_sync(t, t->sticky[i].addr);
+	}
 	for (size_t i = 0; i < t->res->nloads; i++)
 		for (size_t j = 0; j < t->res->loads[i].nbps; j++)
 			tr_bp_remove(t, &t->res->loads[i].bps[j]);
@@ -184,6 +191,9 @@ static int decode_plant(struct tr_state *t, struct hx_trace_load *l, const uint8
 	cs_close(&cs);
 	for (size_t i = 0; i < l->nbps && !e; i++)
 		e = tr_bp_plant(t, &l->bps[i]);
+	/* the entry: kept for the whole trace, it starts each activation */
+	if (!e && l->nbps)
+		e = tr_entry_add(t, l->addr);
 	return e;
 }
 
@@ -241,9 +251,14 @@ static void on_gone(struct tr_state *t, uint64_t addr, const char *what)
 		struct hx_trace_load *l = &t->res->loads[i];
 		if (l->closed || l->addr != addr)
 			continue;
+		struct tr_sticky *k = tr_sticky_find(t, l->addr);
+		if (k)
+			k->entry = false;
 		for (size_t j = 0; j < l->nbps; j++)
 			tr_bp_remove(t, &l->bps[j]);
 		l->closed = true;
+		if (k)
+			tr_bp_sync(t, l->addr);
 		fprintf(t->cfg->log, "trace: %s of %s at 0x%" PRIx64 ": its breakpoints removed\n",
 			what, l->name, addr);
 	}

@@ -44,6 +44,9 @@ void hx_trace_report(FILE *f, const struct hx_trace_result *r)
 		"%zu loads, %" PRIu64 " samples, %" PRIu64 " threads, %" PRIu64 " traps not ours\n",
 		(int)r->pid, end_text(r, buf, sizeof(buf)), r->jitdump[0] ? r->jitdump : "(none)",
 		r->jd_read, r->nrecs, r->nloads, r->samples, r->threads_seen, r->foreign_traps);
+	fprintf(f, "truth by execution: %" PRIu64 " activations, %" PRIu64 " samples with truth unknown "
+		"(no activation of their function: judged for agreement only), %" PRIu64
+		" native unwinds that failed at an entry\n", r->activations, r->unknown, r->native_fail);
 	if (!r->nloads)
 		return;
 	fprintf(f, "  %-40s %-16s %s\n", "function", "address", "sampled/boundaries");
@@ -65,7 +68,12 @@ int hx_trace_samples_text(FILE *f, const struct hx_trace_result *r)
 			memcpy(&w, s->stack + j * 8, 8);
 			fprintf(f, " w%zu=0x%" PRIx64, j, w);
 		}
-		fprintf(f, " maps=%s\n", s->maps && strstr(s->maps, "[stack]") ? "yes" : "no");
+		fprintf(f, " maps=%s truth=", s->maps && strstr(s->maps, "[stack]") ? "yes" : "no");
+		if (!s->truth_known)
+			fprintf(f, "unknown");
+		for (int t = 0; t < s->ntruth; t++)
+			fprintf(f, "%s0x%" PRIx64, t ? "," : "", s->truth[t]);
+		fprintf(f, "\n");
 	}
 	return ferror(f) ? -EIO : 0;
 }

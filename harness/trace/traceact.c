@@ -1,0 +1,334 @@
+/* Truth by execution: an entry breakpoint on each JIT function pushes, per
+ * activation, its return address and SP onto the thread's shadow stack; a
+ * breakpoint at that return address (and any later trap whose SP is past the
+ * activation's) pops it.  At the entry the native frames beyond it are
+ * unwound once, by libdw over all of the process's memory (compiler CFI, not
+ * perf's stack copy), from the caller's state as it will be on return.  A
+ * sample's truth: its pc, the return addresses of the live activations, the
+ * native frames between and beyond them. */
+#include "harness/trace/trace_int.h"
+
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct tr_dw {
+	Dwfl *dwfl;
+	bool attached;
+	struct tr_state *t;
+	pid_t tid;              /* the thread being unwound */
+	bool given;             /* next_thread gave it */
+	uint64_t dw[32];
+	int ndw;
+	uint64_t *out;
+	int nout;
+	bool failed;            /* this Dwfl could not be built: no native frames */
+};
+
+long tr_load_at(const struct tr_state *t, uint64_t addr)
+{
+	for (size_t i = 0; i < t->res->nloads; i++) {
+		const struct hx_trace_load *l = &t->res->loads[i];
+		if (addr >= l->addr && addr < l->addr + l->size)
+			return (long)i;
+	}
+	return -1;
+}
+
+struct tr_sticky *tr_sticky_find(struct tr_state *t, uint64_t addr)
+{
+	for (size_t i = 0; i < t->nsticky; i++)
+		if (t->sticky[i].addr == addr)
+			return &t->sticky[i];
+	return NULL;
+}
+
+bool tr_bp_wanted(struct tr_state *t, uint64_t addr)
+{
+	struct hx_trace_load *l;
+	struct hx_trace_bp *b = tr_bp_find(t, addr, &l);
+	struct tr_sticky *k = tr_sticky_find(t, addr);
+	return (b && b->planted) || (k && (k->entry || k->refs));
+}
+
+int tr_bp_sync(struct tr_state *t, uint64_t addr)
+{
+	struct hx_trace_load *l;
+	struct hx_trace_bp *b = tr_bp_find(t, addr, &l);
+	struct tr_sticky *k = tr_sticky_find(t, addr);
+	uint8_t orig = b ? b->orig : k ? k->orig : 0;
+	if (!b && !k)
+		return 0;
+	if (tr_bp_wanted(t, addr))
+		return tr_mem_write(t, addr, t->arch->bp, t->arch->bp_len);
+	return tr_mem_write(t, addr, &orig, 1);
+}
+
+/* a sticky breakpoint at addr (its byte: the boundary's if one is there) */
+static struct tr_sticky *sticky_get(struct tr_state *t, uint64_t addr)
+{
+	struct tr_sticky *k = tr_sticky_find(t, addr);
+	if (k)
+		return k;
+	if (t->nsticky == t->capsticky) {
+		size_t nc = t->capsticky ? t->capsticky * 2 : 32;
+		struct tr_sticky *p = realloc(t->sticky, nc * sizeof(*p));
+		if (!p)
+			return NULL;
+		t->sticky = p;
+		t->capsticky = nc;
+	}
+	struct hx_trace_load *l;
+	struct hx_trace_bp *b = tr_bp_find(t, addr, &l);
+	uint8_t orig;
+	if (b)
+		orig = b->orig;
+	else if (tr_mem_read(t, addr, &orig, 1))
+		return NULL;
+	k = &t->sticky[t->nsticky++];
+	*k = (struct tr_sticky){ .addr = addr, .orig = orig };
+	return k;
+}
+
+int tr_entry_add(struct tr_state *t, uint64_t addr)
+{
+	struct tr_sticky *k = sticky_get(t, addr);
+	if (!k)
+		return -ENOMEM;
+	k->entry = true;
+	return tr_bp_sync(t, addr);
+}
+
+static void ra_unref(struct tr_state *t, uint64_t ra)
+{
+	struct tr_sticky *k = tr_sticky_find(t, ra);
+	if (k && k->refs) {
+		k->refs--;
+		tr_bp_sync(t, ra);
+	}
+}
+
+static struct tr_thread *thread_of(struct tr_state *t, pid_t tid)
+{
+	for (size_t i = 0; i < t->ntids; i++)
+		if (t->tids[i].tid == tid)
+			return &t->tids[i];
+	return NULL;
+}
+
+void tr_act_thread_gone(struct tr_state *t, struct tr_thread *th)
+{
+	while (th->nacts)
+		ra_unref(t, th->acts[--th->nacts].ra);
+	free(th->acts);
+	th->acts = NULL;
+	th->capacts = 0;
+}
+
+/* libdw's view of the stopped thread: its memory through /proc/PID/mem, its
+ * registers as given (the caller's state on return) */
+static pid_t dw_next_thread(Dwfl *d, void *arg, void **thread_argp)
+{
+	(void)d;
+	struct tr_dw *w = arg;
+	if (w->given)
+		return 0;
+	w->given = true;
+	*thread_argp = w;
+	return w->tid;
+}
+
+static bool dw_memory_read(Dwfl *d, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	(void)d;
+	struct tr_dw *w = arg;
+	uint64_t v;
+	if (tr_mem_read(w->t, addr, &v, sizeof(v)))
+		return false;
+	*result = v;
+	return true;
+}
+
+static bool dw_set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	struct tr_dw *w = arg;
+	Dwarf_Word regs[32];
+	for (int i = 0; i < w->ndw; i++)
+		regs[i] = w->dw[i];
+	return dwfl_thread_state_registers(thread, 0, (unsigned)w->ndw, regs);
+}
+
+static const Dwfl_Thread_Callbacks dw_thread_cbs = {
+	.next_thread = dw_next_thread,
+	.memory_read = dw_memory_read,
+	.set_initial_registers = dw_set_initial_registers,
+};
+
+static char *dw_debuginfo_path;
+static const Dwfl_Callbacks dw_cbs = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.debuginfo_path = &dw_debuginfo_path,
+};
+
+static void dw_end(struct tr_dw *w)
+{
+	if (w->dwfl)
+		dwfl_end(w->dwfl);
+	w->dwfl = NULL;
+	w->attached = false;
+}
+
+/* (re)build the Dwfl over the process's modules as mapped now */
+static int dw_begin(struct tr_state *t)
+{
+	if (!t->dw && !(t->dw = calloc(1, sizeof(*t->dw))))
+		return -ENOMEM;
+	struct tr_dw *w = t->dw;
+	dw_end(w);
+	w->t = t;
+	w->dwfl = dwfl_begin(&dw_cbs);
+	if (!w->dwfl)
+		return -ENOMEM;
+	if (dwfl_linux_proc_report(w->dwfl, t->pid) != 0 || dwfl_report_end(w->dwfl, NULL, NULL) != 0) {
+		dw_end(w);
+		return -EIO;
+	}
+	w->attached = dwfl_attach_state(w->dwfl, NULL, t->pid, &dw_thread_cbs, w);
+	if (!w->attached) {
+		dw_end(w);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* The native chain ends at the frame in `main` (a depth policy: the C
+ * runtime's frames above it are built without frame pointers or CFI that
+ * every unwinder reads, and the generator's truth ends below there too) or
+ * at the first frame in JIT code (the next activation's business). */
+static int dw_frame(Dwfl_Frame *f, void *arg)
+{
+	struct tr_dw *w = arg;
+	Dwarf_Addr pc;
+	bool act;
+	if (!dwfl_frame_pc(f, &pc, &act) || w->nout >= HX_TRACE_MAX_TRUTH)
+		return DWARF_CB_ABORT;
+	w->out[w->nout++] = pc;
+	if (tr_load_at(w->t, pc - 1) >= 0)
+		return DWARF_CB_ABORT;
+	Dwfl_Module *m = dwfl_addrmodule(w->t->dw->dwfl, pc - 1);
+	const char *name = m ? dwfl_module_addrname(m, pc - 1) : NULL;
+	if (name && !strcmp(name, "main"))
+		return DWARF_CB_ABORT;
+	return DWARF_CB_OK;
+}
+
+/* the native frames from the caller's state on return (dw[]), into out[] */
+static int native_chain(struct tr_state *t, pid_t tid, const uint64_t *dw, int ndw, uint64_t *out)
+{
+	if ((!t->dw || !t->dw->attached) && dw_begin(t))
+		return 0;
+	struct tr_dw *w = t->dw;
+	/* a return address outside every module: new code mapped since */
+	if (!dwfl_addrmodule(w->dwfl, dw[16]) && tr_load_at(t, dw[16]) < 0 && dw_begin(t))
+		return 0;
+	w->tid = tid;
+	w->given = false;
+	memcpy(w->dw, dw, sizeof(uint64_t) * (size_t)ndw);
+	w->ndw = ndw;
+	w->out = out;
+	w->nout = 0;
+	dwfl_getthread_frames(w->dwfl, tid, dw_frame, w);
+	return w->nout;
+}
+
+static int push_act(struct tr_state *t, struct tr_thread *th, size_t load, const struct hx_trace_sample *s,
+		    pid_t tid)
+{
+	if (th->nacts == th->capacts) {
+		size_t nc = th->capacts ? th->capacts * 2 : 16;
+		struct tr_act *p = realloc(th->acts, nc * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		th->acts = p;
+		th->capacts = nc;
+	}
+	uint64_t dw[32];
+	int ndw;
+	struct tr_act *a = &th->acts[th->nacts];
+	if (t->arch->entry_state(s, &a->ra, dw, &ndw))
+		return 0;               /* no stack to read the return address from: no activation */
+	a->sp = s->sp;
+	a->load = load;
+	a->nchain = native_chain(t, tid, dw, ndw, a->chain);
+	if (a->nchain == 0) {
+		a->chain[0] = a->ra;    /* the return address at least (executed, not unwound) */
+		a->nchain = 1;
+		t->res->native_fail++;
+	}
+	struct tr_sticky *k = sticky_get(t, a->ra);
+	if (!k)
+		return -ENOMEM;
+	k->refs++;
+	th->nacts++;
+	t->res->activations++;
+	return tr_bp_sync(t, a->ra);
+}
+
+int tr_act_on_trap(struct tr_state *t, pid_t tid, uint64_t addr, const struct hx_trace_sample *s)
+{
+	struct tr_thread *th = thread_of(t, tid);
+	if (!th)
+		return 0;
+	/* activations whose frame SP has left (returned, or unwound past by a
+	 * longjmp or an exception) */
+	while (th->nacts && s->sp > th->acts[th->nacts - 1].sp)
+		ra_unref(t, th->acts[--th->nacts].ra);
+	struct tr_sticky *k = tr_sticky_find(t, addr);
+	if (!k || !k->entry)
+		return 0;
+	long load = tr_load_at(t, addr);
+	return load < 0 ? 0 : push_act(t, th, (size_t)load, s, tid);
+}
+
+/* pc, then per live activation (innermost first) its native chain up to the
+ * frame in the next outer activation's code; unknown without an activation
+ * in pc's function */
+void tr_act_truth(struct tr_state *t, pid_t tid, struct hx_trace_sample *s)
+{
+	struct tr_thread *th = thread_of(t, tid);
+	long load = tr_load_at(t, s->pc);
+	s->ntruth = 0;
+	s->truth_known = false;
+	s->load = load < 0 ? 0 : (size_t)load;
+	if (!th || !th->nacts || load < 0 || th->acts[th->nacts - 1].load != (size_t)load)
+		return;
+	int n = 0;
+	s->truth[n++] = s->pc;
+	for (size_t i = th->nacts; i-- > 0 && n < HX_TRACE_MAX_TRUTH;) {
+		const struct tr_act *a = &th->acts[i];
+		int f;
+		for (f = 0; f < a->nchain && n < HX_TRACE_MAX_TRUTH; f++)
+			s->truth[n++] = a->chain[f];
+		long in = tr_load_at(t, a->chain[a->nchain - 1] - 1);
+		if (in < 0)
+			break;                /* the native chain ended outside JIT code */
+		if (!i || th->acts[i - 1].load != (size_t)in)
+			return;               /* JIT code no activation of ours accounts for */
+	}
+	s->ntruth = n;
+	s->truth_known = true;
+}
+
+void tr_act_free(struct tr_state *t)
+{
+	for (size_t i = 0; i < t->ntids; i++)
+		free(t->tids[i].acts);
+	free(t->sticky);
+	if (t->dw) {
+		dw_end(t->dw);
+		free(t->dw);
+	}
+}
