@@ -360,7 +360,8 @@ static void trace_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: jitunwind trace [--jitdump FILE] [--time S] [--hits N] [--stack-size N]\n"
-		"                       [--samples-text F] -- CMD [ARGS...]\n"
+		"                       [--samples-text F] [--unwinders LIST] [--perf-profile P]\n"
+		"                       [--json F] [--junit F] [--html F] [--tap] -- CMD [ARGS...]\n"
 		"Run CMD under ptrace (every thread), read the jitdump it writes as it grows (the marker\n"
 		"mapping of jit-<pid>.dump, or --jitdump FILE), plant a one-shot breakpoint at every\n"
 		"instruction boundary of every CODE_LOAD (decoded from the process's memory) and take a\n"
@@ -414,7 +415,8 @@ static int cmd_trace(int argc, char **argv)
 			trace_usage(stdout);
 			return 0;
 		}
-		if (trace_opt(&c, argc, argv, &i)) {
+		int own = hx_trace_opt(&c, argc, argv, &i);   /* judging and reports: tracecmd.c */
+		if (own < 0 || (own > 0 && trace_opt(&c, argc, argv, &i))) {
 			fprintf(stderr, "jitunwind trace: bad option or value at '%s'\n", argv[i]);
 			trace_usage(stderr);
 			return 2;
@@ -434,6 +436,7 @@ static int cmd_trace(int argc, char **argv)
 	}
 	if (!e || e == -ESRCH || e == -EBADMSG)
 		hx_trace_report(stdout, &r);
+	int judged = e ? 0 : hx_trace_judge_report(&c, &r);
 	if (!e && c.samples_text) {
 		FILE *f = fopen(c.samples_text, "w");
 		if (!f || hx_trace_samples_text(f, &r) || fclose(f)) {
@@ -445,7 +448,7 @@ static int cmd_trace(int argc, char **argv)
 	if (e)
 		fprintf(stderr, "jitunwind trace: %s\n", r.why[0] ? r.why : strerror(-e));
 	hx_trace_result_free(&r);
-	return e ? 2 : 0;
+	return e ? 2 : judged == 2 ? 2 : 0;   /* verdicts not ok are the report's, not a failure */
 }
 
 /* doctor's probe takes its cases from the default cases directory */

@@ -25,6 +25,11 @@ struct hx_trace_cfg {
 	size_t stack_size;      /* --stack-size N: bytes of user stack per sample (default 8192) */
 	FILE *log;              /* findings and events as they happen (stderr) */
 	const char *samples_text;   /* --samples-text F (written by the CLI) */
+	/* judging (tracejudge.c) */
+	int profile;            /* --perf-profile: enum pv_profile */
+	const char *unwinders;  /* --unwinders LIST (NULL: fp,libunwind,libdw,oracle) */
+	const char *json, *junit, *html;
+	bool tap;
 };
 
 /* One sample as perf would take it. */
@@ -99,6 +104,13 @@ void hx_trace_result_free(struct hx_trace_result *res);
 void hx_trace_report(FILE *f, const struct hx_trace_result *res);
 /* the samples as text, one line each (--samples-text); 0 or -EIO */
 int hx_trace_samples_text(FILE *f, const struct hx_trace_result *res);
+
+/* trace's own options (tracecmd.c): 0 taken (*i past its value), 1 not one
+ * of them, -1 a bad value */
+int hx_trace_opt(struct hx_trace_cfg *c, int argc, char **argv, int *i);
+/* judge the samples through the session and write the reports (the
+ * terminal matrix on stdout); 0 every sample ok, 1 some not, 2 an error */
+int hx_trace_judge_report(const struct hx_trace_cfg *c, const struct hx_trace_result *res);
 
 /* The arch's part (trace_<arch>.c). */
 struct hx_trace_regs;

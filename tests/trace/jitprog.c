@@ -40,6 +40,10 @@ static void on_trap(int sig) { (void)sig; own_traps++; }
 __attribute__((noinline)) static uint64_t callee(uint64_t a)
 {
 	fprintf(out, "callee_ret 0x%llx\n", (unsigned long long)(uintptr_t)__builtin_return_address(0));
+	/* the trampoline's own return address: its record (push rbp; mov rsp,rbp)
+	 * is the one this frame's saved rbp points at */
+	uint64_t *tfp = *(uint64_t **)__builtin_frame_address(0);
+	fprintf(out, "tramp_ra 0x%llx\n", (unsigned long long)tfp[1]);
 	return a + 1;
 }
 

@@ -39,11 +39,11 @@ def trace(binary, args, timeout=60):
 
 
 def prog_out(path):
-    facts = {"callee_ret": []}
+    facts = {"callee_ret": [], "tramp_ra": []}
     with open(path) as f:
         for line in f:
             k, *v = line.split()
-            if k == "callee_ret":
+            if k in ("callee_ret", "tramp_ra"):
                 facts[k].append(int(v[0], 16))
             elif k in ("tramp", "callee"):
                 facts[k] = int(v[0], 16)
@@ -57,7 +57,7 @@ def samples(path):
     with open(path) as f:
         for line in f:
             d = dict(kv.split("=", 1) for kv in line.split()[1:])
-            res.append({k: (int(v, 16) if v.startswith("0x") else v) for k, v in d.items()})
+            res.append({k: (int(v, 16) if v.startswith("0x") and "," not in v else v) for k, v in d.items()})
     return res
 
 
@@ -98,6 +98,39 @@ def test_plain(binary, prog, d):
     ss = samples(st)
     check(len(ss) == 5, "plain: one sample per boundary with --hits 1 (got %d)" % len(ss))
     check_activation(ss, facts, "plain")
+
+
+def test_truth(binary, prog, d):
+    """truth by execution against what the program knows: its trampoline's
+    return address (read by its callee through the trampoline's frame record);
+    the verdicts in the run schema, one case per JIT function"""
+    import json
+    out, st, js = (os.path.join(d, n) for n in ("o.txt", "s.txt", "r.json"))
+    rc, so, se = trace(binary, ["--samples-text", st, "--json", js, "--", prog, d, "3", out])
+    facts = prog_out(out)
+    t, ra = facts["tramp"], set(facts["tramp_ra"])
+    check(rc == 0 and len(ra) == 1, "truth: traced, one return address of the trampoline (%s)" % ra)
+    ss = samples(st)
+    want = ["0x%x,0x%x" % (s["pc"], min(ra)) for s in ss]
+    check([s["truth"] for s in ss] == want and ss,
+          "truth: every sample's truth is [pc, the trampoline's return address the program saw]")
+    check("3 activations" in so and "0 samples with truth unknown" in so, "truth: 3 activations, none unknown")
+    with open(js) as f:
+        r = json.load(f)
+    cs = r["cases"]
+    check(len(cs) == 1 and cs[0]["name"] == "py::tramp:jitprog", "json: one case per JIT function")
+    sm = cs[0]["samples"] if cs else []
+    check([x["where"] for x in sm] == ["py::tramp:jitprog+0x%x" % o for o in BOUNDARIES],
+          "json: where = SYMBOL+0xOFF at each boundary")
+    check(all(x["truth"] == [hex(x["pc"] if isinstance(x["pc"], int) else int(x["pc"], 16)), hex(min(ra))]
+              for x in sm), "json: the judged truth is the traced one")
+    # fp: the trampoline's record (push rbp; mov rsp,rbp) is set up at +4 and +6
+    # only; elsewhere rbp is main's, whose record lies past the 8192-byte copy
+    fp = [x["unwinders"]["fp"]["verdict"] for x in sm]
+    check(fp == ["error", "error", "ok", "ok", "error"], "fp: ok exactly where the record is set up (%s)" % fp)
+    # no unwinding info in this JIT's dump: the DWARF unwinders cannot pass pc
+    for u in ("libunwind", "libdw"):
+        check(all(x["unwinders"][u]["stop"] == "no-unwind-info" for x in sm), u + ": no-unwind-info everywhere")
 
 
 def test_hits(binary, prog, d):
@@ -170,6 +203,7 @@ def main():
         return 77
     with tempfile.TemporaryDirectory() as d:
         test_plain(binary, prog, d)
+        test_truth(binary, prog, d)
         test_hits(binary, prog, d)
         test_modes(binary, prog, d)
         test_bad(binary, prog, d)

@@ -1,0 +1,88 @@
+/* trace's judging options and reports: --unwinders, --perf-profile, --json,
+ * --junit, --html, --tap; the samples judged (tracejudge.c) and written
+ * through harness/report as `run` writes its cases. */
+#include "harness/trace/trace.h"
+#include "harness/report/report.h"
+#include "harness/run/session.h"
+#include "unwinders/model/perfview.h"
+#include "unwinders/uwarch.h"
+
+#include <errno.h>
+#include <string.h>
+
+int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result *res, struct hx_report *rep,
+		   char *err, size_t n);
+void hx_trace_judged_free(struct hx_report *rep);
+
+int hx_trace_opt(struct hx_trace_cfg *c, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+	if (!strcmp(a, "--tap")) {
+		c->tap = true;
+		return 0;
+	}
+	static const char *const names[] = { "--json", "--junit", "--html", "--unwinders", "--perf-profile" };
+	size_t k;
+	for (k = 0; k < sizeof(names) / sizeof(names[0]) && strcmp(a, names[k]); k++)
+		;
+	if (k == sizeof(names) / sizeof(names[0]))
+		return 1;
+	if (*i + 1 >= argc)
+		return -1;
+	const char *v = argv[++*i];
+	const char **dst[] = { &c->json, &c->junit, &c->html, &c->unwinders };
+	if (k < 4) {
+		*dst[k] = v;
+		return 0;
+	}
+	enum pv_profile p;
+	if (pv_profile_parse(v, &p))
+		return -1;
+	c->profile = (int)p;
+	return 0;
+}
+
+/* --unwinders LIST into o; 0 or -1 (err set) */
+static int pick(const struct hx_trace_cfg *c, struct hx_opts *o, char *buf, size_t n, char *err, size_t en)
+{
+	snprintf(buf, n, "%s", c->unwinders ? c->unwinders : "fp,libunwind,libdw,oracle");
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (!hx_column_by_name(t) || o->nuw == HX_MAX_UW) {
+			snprintf(err, en, "--unwinders: '%s' is no unwinder of this build (or too many)", t);
+			return -1;
+		}
+		o->unwinders[o->nuw++] = t;
+	}
+	return 0;
+}
+
+int hx_trace_judge_report(const struct hx_trace_cfg *c, const struct hx_trace_result *res)
+{
+	struct hx_opts o = { .profile = (enum pv_profile)c->profile, .profile_set = true };
+	char list[512], err[1024] = "";
+	if (pick(c, &o, list, sizeof(list), err, sizeof(err))) {
+		fprintf(stderr, "jitunwind trace: %s\n", err);
+		return 2;
+	}
+	struct hx_report rep = { .arch = uw_arch_host()->facts->name, .o = &o };
+	int e = hx_trace_judge(c, res, &rep, err, sizeof(err));
+	if (e) {
+		fprintf(stderr, "jitunwind trace: judging: %s\n", err[0] ? err : strerror(-e));
+		hx_trace_judged_free(&rep);
+		return 2;
+	}
+	hx_report_write(hx_reporter_by_name(c->tap ? "tap" : "terminal"), NULL, &rep);
+	const struct { const char *path, *name; } files[] = {
+		{ c->json, "json" }, { c->junit, "junit" }, { c->html, "html" } };
+	int rc = 0;
+	for (size_t k = 0; k < 3; k++)
+		if (files[k].path && hx_report_write(hx_reporter_by_name(files[k].name), files[k].path, &rep)) {
+			fprintf(stderr, "jitunwind trace: cannot write %s\n", files[k].path);
+			rc = 2;
+		}
+	for (size_t i = 0; i < rep.n && !rc; i++)
+		if (!rep.cases[i].pass)
+			rc = 1;
+	hx_trace_judged_free(&rep);
+	return rc;
+}

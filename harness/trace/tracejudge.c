@@ -1,0 +1,176 @@
+/* Judging a trace through the one session (harness/run/session.c), as `run`
+ * judges a case: every sample with a truth by execution goes to the selected
+ * unwinders (fp, libunwind, libdw, oracle by default) with the maps of its
+ * moment and the jitdump; each JIT function (a CODE_LOAD) becomes one case of
+ * the run report (where = SYMBOL+0xOFF), written through harness/report.
+ * What a trace expects everywhere: perf's unwind is right ("ok"; the oracle
+ * "consistent"), so a sample that is not counts as a miss. */
+#include "harness/trace/trace.h"
+#include "harness/report/report.h"
+#include "harness/run/session.h"
+#include "unwinders/model/jitdump.h"
+#include "unwinders/uwarch.h"
+#include "unwinders/view.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tj {
+	const struct hx_trace_cfg *cfg;
+	const struct hx_trace_result *res;
+	const struct uw_arch *arch;
+	struct jd_file jd;
+	struct hx_sess sess;
+	bool have_sess;
+	const char *maps_of;            /* the maps text the session was built from */
+	struct uw_map *maps;
+	size_t nmaps;
+	char dir[4096];
+	struct hx_sess_ref ref;
+};
+
+static void tj_close(struct tj *j)
+{
+	if (j->have_sess)
+		hx_sess_close(&j->sess);
+	j->have_sess = false;
+	uw_maps_free(j->maps, j->nmaps);
+	j->maps = NULL;
+	j->nmaps = 0;
+}
+
+/* the session over the maps of s's moment (rebuilt when they changed) */
+static int tj_session(struct tj *j, const struct hx_trace_sample *s, struct hx_report *rep, char *err, size_t n)
+{
+	if (j->have_sess && j->maps_of && s->maps && !strcmp(j->maps_of, s->maps))
+		return 0;
+	tj_close(j);
+	if (!s->maps || uw_maps_parse(s->maps, strlen(s->maps), &j->maps, &j->nmaps, err, n))
+		return -EINVAL;
+	struct hx_sess_cfg c = { .arch = j->arch, .maps = j->maps, .nmaps = j->nmaps, .jd = &j->jd,
+				 .profile = j->cfg->profile, .dump_dir = j->dir };
+	for (int u = 0; u < rep->o->nuw; u++) {
+		c.names[u] = rep->o->unwinders[u];
+		c.uws[u] = hx_column_by_name(rep->o->unwinders[u]);
+	}
+	c.nuw = rep->o->nuw;
+	struct hx_sess_err e;
+	if (hx_sess_open(&j->sess, &c, &e)) {
+		snprintf(err, n, "%s", e.msg);
+		return e.code;
+	}
+	j->have_sess = true;
+	j->maps_of = s->maps;
+	return 0;
+}
+
+/* the expectation of a trace: right everywhere */
+static void expect_ok(struct hx_sample_res *sr, bool *pass)
+{
+	for (int u = 0; u < sr->nuw; u++) {
+		struct hx_uw_res *ur = &sr->uw[u];
+		bool oracle = ur->uw && ur->uw->ref == UW_REF_TRUTH;
+		snprintf(ur->expected, sizeof(ur->expected), "%s", oracle ? "consistent" : "ok");
+		ur->match = oracle ? ur->consistent : ur->j.v == HX_OK && !ur->fallback;
+		/* the FP convention's prediction needs the frames' records, which
+		 * execution does not tell: not judged */
+		if (ur->uw && ur->uw->ref == UW_REF_FP)
+			ur->has_faithful = false;
+		*pass &= ur->match;
+	}
+}
+
+static void tj_sample(struct tj *j, const struct hx_trace_sample *s, struct hx_case_res *cr, int nuw)
+{
+	const struct hx_trace_load *l = &j->res->loads[s->load];
+	struct uw_sample full = { .arch = j->arch, .abi = s->abi, .mask = s->mask, .stack_addr = s->sp,
+				  .stack = s->stack, .stack_size = s->stack_len,
+				  .dwfl_proc = (uint64_t)j->res->pid + 1 };
+	memcpy(full.regs, s->regs, sizeof(full.regs));
+	uint8_t fl[HX_TRACE_MAX_TRUTH];
+	memset(fl, HX_FP_NOT_RA, sizeof(fl));
+	struct hx_sess_sample in = { .full = &full, .dump = &full, .truth = { s->truth, fl, s->ntruth },
+				     .judge = true, .only = -1 };
+	hx_sess_emitted(&j->sess, &full, &in.truth, &j->ref);
+	if (j->ref.emitted.v != HX_OK)
+		cr->consistent = false;
+	struct hx_sample_res *sr = &cr->samples[cr->nsamples++];
+	snprintf(sr->where, sizeof(sr->where), "%.30s+0x%" PRIx64, l->name, s->pc - l->addr);
+	sr->offset = (int)(s->pc - l->addr);
+	sr->stack_size = (int)s->stack_len;
+	snprintf(sr->profile, sizeof(sr->profile), "%s", pv_profile_name(j->cfg->profile));
+	sr->nt = s->ntruth;
+	memcpy(sr->truth, s->truth, sizeof(uint64_t) * (size_t)s->ntruth);
+	sr->pc = s->pc;
+	sr->src = (uint32_t)(s - j->res->smp);
+	hx_sess_sample(&j->sess, &in, &j->ref, sr->uw);
+	sr->nuw = nuw;
+	expect_ok(sr, &cr->pass);
+}
+
+/* one case per load: its coverage in `about` */
+static void case_head(const struct tj *j, const struct hx_trace_load *l, struct hx_case_res *cr)
+{
+	size_t hit = 0;
+	for (size_t b = 0; b < l->nbps; b++)
+		hit += l->bps[b].hits > 0;
+	snprintf(cr->name, sizeof(cr->name), "%s", l->name);
+	snprintf(cr->file, sizeof(cr->file), "%s", j->res->jitdump);
+	int len = snprintf(cr->about, sizeof(cr->about), "JIT code at 0x%" PRIx64 ", %zu of %zu boundaries "
+			   "sampled", l->addr, hit, l->nbps);
+	for (size_t b = 0, shown = 0; b < l->nbps && shown < 24 && len < (int)sizeof(cr->about) - 16; b++)
+		if (!l->bps[b].hits)
+			len += snprintf(cr->about + len, sizeof(cr->about) - (size_t)len, "%s+0x%" PRIx64,
+					shown++ ? " " : "; never executed: ", l->bps[b].addr - l->addr);
+	snprintf(cr->profile, sizeof(cr->profile), "%s", pv_profile_name(j->cfg->profile));
+	cr->pass = cr->consistent = true;
+	cr->has_symbols = true;
+}
+
+/* every sample judged into one case per load; 0 or -errno (err set) */
+int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result *res, struct hx_report *rep,
+		   char *err, size_t n)
+{
+	struct tj j = { .cfg = cfg, .res = res, .arch = uw_arch_host() };
+	struct jd_err je;
+	if (jd_open(&j.jd, res->jitdump, &je)) {
+		snprintf(err, n, "%s: offset 0x%" PRIx64 ": %s", res->jitdump, (uint64_t)je.offset, je.msg);
+		return -EINVAL;
+	}
+	char path[sizeof(j.dir)];
+	snprintf(path, sizeof(path), "%s", res->jitdump);
+	snprintf(j.dir, sizeof(j.dir), "%s", dirname(path));
+	struct hx_case_res *cases = calloc(res->nloads ? res->nloads : 1, sizeof(*cases));
+	int e = cases ? 0 : -ENOMEM;
+	for (size_t i = 0; i < res->nloads && !e; i++) {
+		case_head(&j, &res->loads[i], &cases[i]);
+		if (!(cases[i].samples = calloc(res->nsmp ? res->nsmp : 1, sizeof(*cases[i].samples))))
+			e = -ENOMEM;
+	}
+	for (size_t i = 0; i < res->nsmp && !e; i++) {
+		const struct hx_trace_sample *s = &res->smp[i];
+		if (!s->truth_known || s->load >= res->nloads)
+			continue;          /* counted in the header: no truth to judge by */
+		if ((e = tj_session(&j, s, rep, err, n)))
+			break;
+		tj_sample(&j, s, &cases[s->load], rep->o->nuw);
+	}
+	tj_close(&j);
+	jd_close(&j.jd);
+	rep->cases = cases;
+	rep->n = cases ? res->nloads : 0;
+	return e;
+}
+
+void hx_trace_judged_free(struct hx_report *rep)
+{
+	struct hx_case_res *c = (struct hx_case_res *)rep->cases;
+	for (size_t i = 0; i < rep->n; i++)
+		hx_case_res_free(&c[i]);
+	free(c);
+	rep->cases = NULL;
+	rep->n = 0;
+}
