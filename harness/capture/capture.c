@@ -140,45 +140,24 @@ static int hx_truth(int k, int row, uint64_t pc, uint64_t *t, uint8_t *fl)
 static size_t hx_sample_build(const ucontext_t *uc, uint32_t func, uint32_t offset, int k, int row,
 			      uint8_t *buf, struct hx_spin_msg *m)
 {
-	uint64_t abi, mask, regs[64];
-	hx_cap_host.regs(uc, &abi, &mask, regs);
-	uint64_t sp = hx_cap_host.sp(uc);
-	uint64_t size = sp < hx.stack_top ? hx.stack_top - sp : 0;
-	if (size > HX_STACK_MAX)
-		size = HX_STACK_MAX;
-	uint64_t truth[HX_MAX_TRUTH];
-	uint8_t fl[HX_MAX_TRUTH];
-	int nt = hx_truth(k, row, hx_cap_host.pc(uc), truth, fl);
-	uint32_t nregs = (uint32_t)__builtin_popcountll(mask);
-	uint8_t *p = buf;
-	put32(&p, func);
-	put32(&p, offset);
-	put64(&p, abi);
-	put64(&p, mask);
-	put32(&p, nregs);
-	put32(&p, (uint32_t)nt);
-	put64(&p, sp);
-	put64(&p, size);
-	for (int b = 0; b < 64; b++)
-		if (mask >> b & 1)
-			put64(&p, regs[b]);
-	for (int i = 0; i < nt; i++)
-		put64(&p, truth[i]);
-	memset(p, 0, (size_t)((nt + 7) & ~7));
-	memcpy(p, fl, (size_t)nt);
-	p += (nt + 7) & ~7;
-	hx_copy_stack(p, sp, size);
-	p += size;
+	struct hx_sample s = { .func = func, .offset = offset };
+	hx_cap_host.regs(uc, &s.abi, &s.mask, s.regs);
+	s.stack_addr = hx_cap_host.sp(uc);
+	s.stack_size = s.stack_addr < hx.stack_top ? hx.stack_top - s.stack_addr : 0;
+	if (s.stack_size > HX_STACK_MAX)
+		s.stack_size = HX_STACK_MAX;
+	s.ntruth = (uint32_t)hx_truth(k, row, hx_cap_host.pc(uc), s.truth, s.fpflag);
+	size_t n = hx_sample_encode(buf, &s, hx_copy_stack);
 	if (m) {
 		memset(m, 0, sizeof(*m));
 		m->pc = hx_cap_host.pc(uc);
 		m->func = func;
 		m->offset = offset;
-		m->ntruth = (uint32_t)nt;
-		memcpy(m->truth, truth, sizeof(uint64_t) * (size_t)nt);
-		memcpy(m->fpflag, fl, (size_t)nt);
+		m->ntruth = s.ntruth;
+		memcpy(m->truth, s.truth, sizeof(uint64_t) * s.ntruth);
+		memcpy(m->fpflag, s.fpflag, s.ntruth);
 	}
-	return (size_t)(p - buf);
+	return n;
 }
 
 /* Writes the sample; with spin points on, the child then spins at this pc

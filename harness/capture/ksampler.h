@@ -28,4 +28,20 @@ extern struct hx_kstats hx_kstats;
  * err set for a failure of the harness itself (not for a refusal). */
 int hx_ksample_serve(pid_t child, uint32_t stack_user, int req_fd, int out_fd, char *err, size_t errlen);
 
+/* One PERF_RECORD_SAMPLE body of the sampler's event (b, n bytes after its
+ * header; off: its position in the ring's stream, for messages), decoded by
+ * perfdata's codec under a (the attr the sampler opened) and, when it is
+ * the spin point m's (its pc, the child's pid, user registers), written as
+ * a kernel SAMPLE payload (samples.h) into out (HX_KS_OUT_MAX bytes), its
+ * length in *outlen: 1.  0: another point's sample; -EINVAL with err
+ * naming the offset: a record the decoder refuses. */
+struct pd_attr;
+struct uw_arch;
+struct hx_spin_msg;
+#define HX_KS_STACK 65528                  /* the most perf_event_open takes */
+#define HX_KS_OUT_MAX (HX_KS_STACK + 4096 + 8 * 128)
+int hx_ksample_record(const struct pd_attr *a, const struct uw_arch *arch, const uint8_t *b, size_t n,
+		      uint64_t off, pid_t child, const struct hx_spin_msg *m,
+		      uint8_t *out, size_t *outlen, char *err, size_t errlen);
+
 #endif
