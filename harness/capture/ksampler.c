@@ -22,9 +22,6 @@
 #include <time.h>
 #include <unistd.h>
 
-struct hx_kcfg hx_kcfg = { .period_ns = 100000, .timeout_ms = 500 };
-struct hx_kstats hx_kstats;
-
 #define KS_STACK HX_KS_STACK
 _Static_assert(HX_KS_OUT_MAX >= KS_STACK + 4096 + 8 * HX_MAX_CHAIN, "room for a kernel SAMPLE");
 #define KS_PAGES 64                     /* ring buffer data pages (a power of 2) */
@@ -34,6 +31,7 @@ struct ks {
 	uint8_t *ring;
 	size_t page, data_size;
 	const struct uw_arch *arch;
+	const struct hx_kcfg *cfg;   /* the settings it serves under */
 	struct pd_attr attr;         /* what ks_open asked for: the decoder's layout */
 	int nbad;                    /* records the decoder refused; the first one's reason: */
 	char bad[256];
@@ -56,7 +54,7 @@ static int ks_open(struct ks *k, pid_t child, uint32_t stack_user)
 	a.size = sizeof(a);
 	a.type = PERF_TYPE_SOFTWARE;
 	a.config = PERF_COUNT_SW_CPU_CLOCK;
-	a.sample_period = hx_kcfg.period_ns;
+	a.sample_period = k->cfg->period_ns;
 	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN |
 			PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 	a.sample_regs_user = k->arch->sample_mask;
@@ -157,7 +155,7 @@ static void ks_drain(struct ks *k, pid_t child, const struct hx_spin_msg *m, int
 			break;
 		for (size_t i = 0; i < h.size; i++)
 			k->rec[i] = data[(tail + i) % k->data_size];
-		if (m && h.type == PERF_RECORD_SAMPLE && *got < hx_kcfg.nsamples)
+		if (m && h.type == PERF_RECORD_SAMPLE && *got < k->cfg->nsamples)
 			*got += ks_sample(k, k->rec + sizeof(h), h.size - sizeof(h), tail + sizeof(h), child, m, out_fd);
 		tail += h.size;
 	}
@@ -172,8 +170,8 @@ static int ks_point(struct ks *k, pid_t child, const struct hx_spin_msg *m, int 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ks_drain(k, child, NULL, out_fd, &got);
 	ioctl(k->fd, PERF_EVENT_IOC_ENABLE, 0);
-	uint64_t end = ks_now_ms() + (uint64_t)hx_kcfg.timeout_ms;
-	while (got < hx_kcfg.nsamples) {
+	uint64_t end = ks_now_ms() + (uint64_t)k->cfg->timeout_ms;
+	while (got < k->cfg->nsamples) {
 		uint64_t now = ks_now_ms();
 		if (now >= end)
 			break;
@@ -183,15 +181,19 @@ static int ks_point(struct ks *k, pid_t child, const struct hx_spin_msg *m, int 
 	}
 	ioctl(k->fd, PERF_EVENT_IOC_DISABLE, 0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	hx_kstats.points++;
-	hx_kstats.ns += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec));
+	if (k->cfg->stats) {
+		k->cfg->stats->points++;
+		k->cfg->stats->ns += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec));
+	}
 	return got;
 }
 
-int hx_ksample_serve(pid_t child, uint32_t stack_user, int req_fd, int out_fd, char *err, size_t errlen)
+int hx_ksample_serve(pid_t child, uint32_t stack_user, const struct hx_kcfg *cfg, int req_fd, int out_fd,
+		     char *err, size_t errlen)
 {
-	static struct ks k;
+	static struct ks k;   /* the ring copy and output buffers: too big for a stack; one serve at a time */
 	memset(&k, 0, sizeof(k));
+	k.cfg = cfg;
 	k.fd = -1;
 	k.arch = uw_arch_by_mach(tr_arch_host()->facts->elf_mach);
 	int rc = k.arch ? ks_open(&k, child, stack_user) : -ENOTSUP;
@@ -218,7 +220,7 @@ int hx_ksample_serve(pid_t child, uint32_t stack_user, int req_fd, int out_fd, c
 			hx_rec_write(out_fd, HX_REC_KSKIP, w, strlen(w) + 1, NULL, 0);
 			told = true;
 		}
-		if (!rc && ks_point(&k, child, &m, out_fd) < hx_kcfg.nsamples && nmissed++ < 8) {
+		if (!rc && ks_point(&k, child, &m, out_fd) < cfg->nsamples && nmissed++ < 8) {
 			size_t l = strlen(missed);
 			snprintf(missed + l, sizeof(missed) - l, "%s func %d+0x%x", nmissed > 1 ? "," : "",
 				 (int)m.func, m.offset);
@@ -228,7 +230,7 @@ int hx_ksample_serve(pid_t child, uint32_t stack_user, int req_fd, int out_fd, c
 	if (nmissed) {
 		char e[700];
 		snprintf(e, sizeof(e), "%d spin point(s) got fewer than %d kernel samples in %d ms:%s", nmissed,
-			 hx_kcfg.nsamples, hx_kcfg.timeout_ms, missed);
+			 cfg->nsamples, cfg->timeout_ms, missed);
 		hx_rec_write(out_fd, HX_REC_ERROR, e, strlen(e) + 1, NULL, 0);
 	}
 	if (k.nbad) {
