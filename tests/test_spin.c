@@ -16,9 +16,8 @@
 #include "unwinders/unwind.h"
 #include "tests/hostarch.h"
 
-extern int hx_spin_tamper;
-
 static char dir[64];
+static struct hx_kcfg kcfg = HX_KCFG_INIT;   /* the capture settings of the next capture() */
 
 static void setup(void)
 {
@@ -31,10 +30,7 @@ static void teardown(void)
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	ck_assert_int_eq(system(cmd), 0);
-	memset(&hx_kcfg, 0, sizeof(hx_kcfg));
-	hx_kcfg.period_ns = 100000;
-	hx_kcfg.timeout_ms = 500;
-	hx_spin_tamper = 0;
+	kcfg = (struct hx_kcfg)HX_KCFG_INIT;
 }
 
 /* a 1-byte push (x86_64): its spin's 2 bytes cover the next instruction */
@@ -49,7 +45,9 @@ static void capture(struct hx_samples *s)
 	snprintf(case_text, sizeof(case_text), case_fmt, host_facts()->name);
 	ck_assert_msg(hx_case_parse(&c, "t.case", case_text, strlen(case_text), err, sizeof(err)) == 0, "%s", err);
 	snprintf(out, sizeof(out), "%s/t.samples", dir);
-	ck_assert_msg(hx_capture_one(&c, "t.case", dir, out, err, sizeof(err)) == 0, "%s", err);
+	struct hx_batch_case one = { &c, "t.case", dir };
+	struct hx_batch_run run = { .kcfg = &kcfg };
+	ck_assert_msg(hx_capture_to_file(&one, 1, out, &run, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_msg(hx_samples_read(s, out, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_eq(s->ngroups, 1);
 	hx_case_free(&c);
@@ -61,7 +59,7 @@ START_TEST(spin_state_is_the_breakpoints)
 {
 	struct hx_samples a, b;
 	capture(&a);
-	hx_kcfg.spin = true;
+	kcfg.spin = true;
 	capture(&b);
 	const struct hx_group *ga = &a.groups[0], *gb = &b.groups[0];
 	ck_assert_msg(gb->ended && !gb->error && !gb->crashed, "%s", gb->error ? gb->error : "no END");
@@ -80,8 +78,8 @@ END_TEST
 START_TEST(spin_tamper_caught)
 {
 	static const char *const want[] = { "perf register", "stack byte" };
-	hx_kcfg.spin = true;
-	hx_spin_tamper = _i + 1;
+	kcfg.spin = true;
+	kcfg.spin_tamper = _i + 1;
 	struct hx_samples s;
 	capture(&s);
 	const struct hx_group *g = &s.groups[0];
@@ -106,7 +104,7 @@ static double child_cpu_s(void)
 START_TEST(spin_cpu_budget)
 {
 	struct hx_samples s;
-	hx_kcfg.spin = true;
+	kcfg.spin = true;
 	setenv("JU_SPIN_CPU_US", "10000", 1);
 	double t0 = child_cpu_s();
 	capture(&s);
@@ -152,7 +150,7 @@ END_TEST
  * the breakpoint sample's whole stack, their registers the breakpoint's */
 START_TEST(kernel_chain_is_fp_emulation)
 {
-	hx_kcfg.nsamples = 2;
+	kcfg.nsamples = 2;
 	struct hx_samples s;
 	capture(&s);
 	const struct hx_group *g = &s.groups[0];
@@ -206,7 +204,7 @@ END_TEST
  * chain frame is unfaithful and wrong (negative control) */
 START_TEST(kernel_fp_replay)
 {
-	hx_kcfg.nsamples = 1;
+	kcfg.nsamples = 1;
 	struct hx_samples s;
 	capture(&s);
 	struct hx_group *g = &s.groups[0];
@@ -243,8 +241,8 @@ END_TEST
 /* a point that gets no kernel sample in time is reported, not dropped */
 START_TEST(kernel_point_missed)
 {
-	hx_kcfg.nsamples = 3;
-	hx_kcfg.timeout_ms = 0;
+	kcfg.nsamples = 3;
+	kcfg.timeout_ms = 0;
 	struct hx_samples s;
 	capture(&s);
 	const struct hx_group *g = &s.groups[0];

@@ -395,14 +395,15 @@ static void bench_perfdata(struct bench *b)
 static void bench_kernel(struct bench *b)
 {
 	char err[1024];
-	struct hx_kcfg saved = hx_kcfg;
-	hx_kstats = (struct hx_kstats){ 0 };
-	hx_kcfg.nsamples = 3;
+	struct hx_kstats ks = { 0 };
+	struct hx_kcfg kcfg = HX_KCFG_INIT;
+	kcfg.nsamples = 3;
+	kcfg.stats = &ks;
+	struct hx_batch_run run = { .kcfg = &kcfg };
 	struct hx_samples s;
 	double t0 = wall();
-	int rc = hx_capture_samples(b->batch, b->nb, &s, NULL, err, sizeof(err));
+	int rc = hx_capture_samples(b->batch, b->nb, &s, &run, err, sizeof(err));
 	double tk = wall() - t0;
-	hx_kcfg = saved;
 	if (rc) {
 		printf("  spin points: %s\n", err);
 		return;
@@ -415,9 +416,9 @@ static void bench_kernel(struct bench *b)
 			skip = s.groups[g].kskip;
 	}
 	char m[64], note[200];
-	snprintf(m, sizeof(m), "%.2f ms/point", hx_kstats.points ? (double)hx_kstats.ns / 1e6 / (double)hx_kstats.points : 0.0);
+	snprintf(m, sizeof(m), "%.2f ms/point", ks.points ? (double)ks.ns / 1e6 / (double)ks.points : 0.0);
 	snprintf(note, sizeof(note), "%llu points, %zu kernel samples; capture %.2f s wall vs %.3f s without",
-		 (unsigned long long)hx_kstats.points, nk, tk, b->cap_wall);
+		 (unsigned long long)ks.points, nk, tk, b->cap_wall);
 	if (skip)
 		printf("  spin points: skipped (%s)\n", skip);
 	else

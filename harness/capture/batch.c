@@ -71,6 +71,13 @@ static __attribute__((noinline)) void child_reap(pid_t pid, int *st, const struc
 	}
 }
 
+/* The run's spin and sampler settings (none given: both off). */
+static const struct hx_kcfg *run_kcfg(const struct hx_batch_run *run)
+{
+	static const struct hx_kcfg off = HX_KCFG_INIT;
+	return run->kcfg ? run->kcfg : &off;
+}
+
 /* Parent side of one child: serve its spin points (kernel samples), wait.
  * 0, or -1 with err set. */
 static int child_wait(pid_t pid, const struct hx_case *c, int req[2], int out_fd, int *st,
@@ -81,7 +88,7 @@ static int child_wait(pid_t pid, const struct hx_case *c, int req[2], int out_fd
 		close(req[1]);
 		if (run->progress)
 			run->progress(run->progress_arg, sh->cur);
-		src = hx_ksample_serve(pid, stack_user(c), req[0], out_fd, err, errlen);
+		src = hx_ksample_serve(pid, stack_user(c), run_kcfg(run), req[0], out_fd, err, errlen);
 		close(req[0]);
 	}
 	child_reap(pid, st, run, sh);
@@ -105,10 +112,10 @@ static void stay_on_cpu(void)
 
 /* fork, with the kernel sampler's request pipe when it is on.  The child
  * gets 0 and req[1]; -1 with err set on failure. */
-static pid_t child_fork(int req[2], char *err, size_t errlen)
+static pid_t child_fork(int req[2], const struct hx_kcfg *k, char *err, size_t errlen)
 {
 	req[0] = req[1] = -1;
-	if (hx_kcfg.nsamples > 0 && pipe2(req, O_CLOEXEC)) {
+	if (k->nsamples > 0 && pipe2(req, O_CLOEXEC)) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		return -1;
 	}
@@ -126,7 +133,7 @@ static pid_t child_fork(int req[2], char *err, size_t errlen)
 		uw_files_child();   /* the maps perf is told of hold only the case's */
 		if (req[0] >= 0)
 			close(req[0]);
-		hx_spin_configure(hx_kcfg.spin || hx_kcfg.nsamples > 0, req[1]);
+		hx_spin_configure(k->spin || k->nsamples > 0, req[1], k->spin_tamper);
 		stay_on_cpu();
 	}
 	return pid;
@@ -154,12 +161,12 @@ static inline __attribute__((always_inline)) int batch_run(const struct hx_batch
 	int rc = 0;
 	for (size_t next = 0; next < n && !rc;) {
 		/* the kernel sampler is opened per child, with the case's dump size */
-		size_t end = hx_kcfg.nsamples > 0 ? next + 1 : n;
+		size_t end = run_kcfg(run)->nsamples > 0 ? next + 1 : n;
 		if (run->per_child && end - next > run->per_child)
 			end = next + run->per_child;
 		int req[2], st = 0;
 		sh->cur = next;
-		pid_t pid = child_fork(req, err, errlen);
+		pid_t pid = child_fork(req, run_kcfg(run), err, errlen);
 		if (pid < 0) {
 			rc = -1;
 			break;

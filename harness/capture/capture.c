@@ -53,20 +53,40 @@ struct hx_ctx {
 	int truth_error;
 	uint64_t spin_ns;                    /* JU_SPIN_MS: busy time in the innermost callee */
 	const struct hx_host *host;          /* [sample] host: the C around the trampolines */
-	size_t last_len;                     /* the last SAMPLE payload in hx_rec */
+	size_t last_len;                     /* the last SAMPLE payload in cap.rec */
 	uint32_t last_func, last_offset;
 	int last_k, last_row;
 };
 
-static struct hx_ctx hx;
-static struct tr_func hx_func;
-static struct tr_func hx_leaf;
-static uint8_t hx_rec[HX_STACK_MAX + 4096] __attribute__((aligned(16)));
 extern const char hx_callee_trap[];
+
+/* The capture child's one static object.  The breakpoint, spin and crash
+ * handlers work on it (signal context: nothing they touch may be malloc'd
+ * or live on the interrupted stack: the records they write are built in
+ * rec and again, on altstack), and it lives as long as the child: hx is
+ * reset for each case (cap_reset); the arena's place, the handlers and the
+ * dirty arena bytes carry over between a batch's cases; the rest is
+ * scratch too big for a stack. */
+static struct hx_child {
+	struct hx_ctx hx;                    /* this case's state */
+	struct tr_func code, leaf_code;      /* the case's code and its [leaf] */
+	uint8_t rec[HX_STACK_MAX + 4096] __attribute__((aligned(16)));   /* a record being written */
+	uint8_t again[HX_STACK_MAX + 4096];  /* a spin point's state, compared with rec */
+	uint8_t altstack[1 << 16];           /* the handlers' stack */
+	bool handlers_done;
+	char maps[1 << 20];                  /* /proc/self/maps as the case sees it */
+	size_t maps_len;
+	size_t arena_dirty;                  /* bytes of the kept arena the last case wrote */
+	uintptr_t arena_place;               /* where arenas go (arena_place) */
+	bool arena_known;
+	struct tr_unwind unw_slot, unw_install;
+	uint8_t funcbuf[56 + TR_MAX_INSNS * 56];
+	struct jdw jdw;
+} cap;
 
 static void hx_write_error(const char *msg)
 {
-	hx_rec_write(hx.fd, HX_REC_ERROR, msg, strlen(msg) + 1, NULL, 0);
+	hx_rec_write(cap.hx.fd, HX_REC_ERROR, msg, strlen(msg) + 1, NULL, 0);
 }
 
 /* The stack is read byte-exact, below ASan's view of it (redzones are data
@@ -106,30 +126,30 @@ static int hx_truth(int k, int row, uint64_t pc, uint64_t *t, uint8_t *fl)
 	int n = 0;
 	t[n] = pc;
 	fl[n++] = 1;
-	if (hx.leaf && k > hx.depth) {
+	if (cap.hx.leaf && k > cap.hx.depth) {
 		/* in the [leaf]: its return address into the trampoline, which is
 		 * parked at its call_target like a C target's caller */
-		k = hx.depth;
-		t[n] = (uint64_t)(uintptr_t)hx.tramp[k] + (uint64_t)hx_func.ret_off;
-		fl[n++] = fp_flag(&hx_leaf.rows[row]);
+		k = cap.hx.depth;
+		t[n] = (uint64_t)(uintptr_t)cap.hx.tramp[k] + (uint64_t)cap.code.ret_off;
+		fl[n++] = fp_flag(&cap.leaf_code.rows[row]);
 		row = -1;
 	} else if (row < 0) {
-		if (hx.host->leaf) {   /* in the host's C leaf, under the target */
+		if (cap.hx.host->leaf) {   /* in the host's C leaf, under the target */
 			t[n] = hx_host_leaf_ra;
-			fl[n++] = hx.host->leaf_fp;
+			fl[n++] = cap.hx.host->leaf_fp;
 		}
-		t[n] = hx.target_ra[k];
-		fl[n++] = hx.host->target_fp;
+		t[n] = cap.hx.target_ra[k];
+		fl[n++] = cap.hx.host->target_fp;
 	}
 	for (int j = k; j >= 1; j--) {
-		int r = (j == k && row >= 0) ? row : (int)hx.call_row;
-		t[n] = (uint64_t)(uintptr_t)hx.host->call_ret;
-		fl[n++] = fp_flag(&hx_func.rows[r]);
-		t[n] = hx.stub_ra[j];
-		fl[n++] = hx.host->call_fp;
+		int r = (j == k && row >= 0) ? row : (int)cap.hx.call_row;
+		t[n] = (uint64_t)(uintptr_t)cap.hx.host->call_ret;
+		fl[n++] = fp_flag(&cap.code.rows[r]);
+		t[n] = cap.hx.stub_ra[j];
+		fl[n++] = cap.hx.host->call_fp;
 		if (j > 1) {
-			t[n] = hx.target_ra[j - 1];
-			fl[n++] = hx.host->target_fp;
+			t[n] = cap.hx.target_ra[j - 1];
+			fl[n++] = cap.hx.host->target_fp;
 		}
 	}
 	return n;
@@ -140,45 +160,24 @@ static int hx_truth(int k, int row, uint64_t pc, uint64_t *t, uint8_t *fl)
 static size_t hx_sample_build(const ucontext_t *uc, uint32_t func, uint32_t offset, int k, int row,
 			      uint8_t *buf, struct hx_spin_msg *m)
 {
-	uint64_t abi, mask, regs[64];
-	hx_cap_host.regs(uc, &abi, &mask, regs);
-	uint64_t sp = hx_cap_host.sp(uc);
-	uint64_t size = sp < hx.stack_top ? hx.stack_top - sp : 0;
-	if (size > HX_STACK_MAX)
-		size = HX_STACK_MAX;
-	uint64_t truth[HX_MAX_TRUTH];
-	uint8_t fl[HX_MAX_TRUTH];
-	int nt = hx_truth(k, row, hx_cap_host.pc(uc), truth, fl);
-	uint32_t nregs = (uint32_t)__builtin_popcountll(mask);
-	uint8_t *p = buf;
-	put32(&p, func);
-	put32(&p, offset);
-	put64(&p, abi);
-	put64(&p, mask);
-	put32(&p, nregs);
-	put32(&p, (uint32_t)nt);
-	put64(&p, sp);
-	put64(&p, size);
-	for (int b = 0; b < 64; b++)
-		if (mask >> b & 1)
-			put64(&p, regs[b]);
-	for (int i = 0; i < nt; i++)
-		put64(&p, truth[i]);
-	memset(p, 0, (size_t)((nt + 7) & ~7));
-	memcpy(p, fl, (size_t)nt);
-	p += (nt + 7) & ~7;
-	hx_copy_stack(p, sp, size);
-	p += size;
+	struct hx_sample s = { .func = func, .offset = offset };
+	hx_cap_host.regs(uc, &s.abi, &s.mask, s.regs);
+	s.stack_addr = hx_cap_host.sp(uc);
+	s.stack_size = s.stack_addr < cap.hx.stack_top ? cap.hx.stack_top - s.stack_addr : 0;
+	if (s.stack_size > HX_STACK_MAX)
+		s.stack_size = HX_STACK_MAX;
+	s.ntruth = (uint32_t)hx_truth(k, row, hx_cap_host.pc(uc), s.truth, s.fpflag);
+	size_t n = hx_sample_encode(buf, &s, hx_copy_stack);
 	if (m) {
 		memset(m, 0, sizeof(*m));
 		m->pc = hx_cap_host.pc(uc);
 		m->func = func;
 		m->offset = offset;
-		m->ntruth = (uint32_t)nt;
-		memcpy(m->truth, truth, sizeof(uint64_t) * (size_t)nt);
-		memcpy(m->fpflag, fl, (size_t)nt);
+		m->ntruth = s.ntruth;
+		memcpy(m->truth, s.truth, sizeof(uint64_t) * s.ntruth);
+		memcpy(m->fpflag, s.fpflag, s.ntruth);
 	}
-	return (size_t)(p - buf);
+	return n;
 }
 
 /* Writes the sample; with spin points on, the child then spins at this pc
@@ -188,12 +187,12 @@ static void hx_sample(const ucontext_t *uc, uint32_t func, uint32_t offset, int 
 {
 	struct hx_spin_msg m;
 	bool spin = hx_spin_enabled();
-	hx.last_len = hx_sample_build(uc, func, offset, k, row, hx_rec, spin ? &m : NULL);
-	hx_rec_write(hx.fd, HX_REC_SAMPLE, hx_rec, hx.last_len, NULL, 0);
-	hx.last_func = func;
-	hx.last_offset = offset;
-	hx.last_k = k;
-	hx.last_row = row;
+	cap.hx.last_len = hx_sample_build(uc, func, offset, k, row, cap.rec, spin ? &m : NULL);
+	hx_rec_write(cap.hx.fd, HX_REC_SAMPLE, cap.rec, cap.hx.last_len, NULL, 0);
+	cap.hx.last_func = func;
+	cap.hx.last_offset = offset;
+	cap.hx.last_k = k;
+	cap.hx.last_row = row;
 	if (spin && hx_spin_begin(addr, resume, &m)) {
 		hx_write_error("cannot start a spin point (tr_patch or the parent pipe failed)");
 		_exit(71);
@@ -205,12 +204,11 @@ static void hx_sample(const ucontext_t *uc, uint32_t func, uint32_t offset, int 
  * (generated code or the callee's jump), never inside libc. */
 static void hx_spin_check(ucontext_t *uc)
 {
-	static uint8_t again[sizeof(hx_rec)];
-	size_t n = hx_sample_build(uc, hx.last_func, hx.last_offset, hx.last_k, hx.last_row, again, NULL);
+	size_t n = hx_sample_build(uc, cap.hx.last_func, cap.hx.last_offset, cap.hx.last_k, cap.hx.last_row, cap.again, NULL);
 	char msg[200], full[300];
-	if (hx_spin_diff(hx_rec, hx.last_len, again, n, msg, sizeof(msg))) {
-		snprintf(full, sizeof(full), "spin point func %d offset 0x%x: %s", (int)hx.last_func,
-			 hx.last_offset, msg);
+	if (hx_spin_diff(cap.rec, cap.hx.last_len, cap.again, n, msg, sizeof(msg))) {
+		snprintf(full, sizeof(full), "spin point func %d offset 0x%x: %s", (int)cap.hx.last_func,
+			 cap.hx.last_offset, msg);
 		hx_write_error(full);
 		_exit(72);
 	}
@@ -218,17 +216,17 @@ static void hx_spin_check(ucontext_t *uc)
 
 static int hx_func_of(uint64_t pc, uint64_t *off)
 {
-	for (int k = 1; k <= hx.depth; k++) {
-		uint64_t a = (uint64_t)(uintptr_t)hx.tramp[k];
-		if (pc >= a && pc < a + hx.tramp_size[k]) {
+	for (int k = 1; k <= cap.hx.depth; k++) {
+		uint64_t a = (uint64_t)(uintptr_t)cap.hx.tramp[k];
+		if (pc >= a && pc < a + cap.hx.tramp_size[k]) {
 			*off = pc - a;
 			return k;
 		}
 	}
-	uint64_t l = (uint64_t)(uintptr_t)hx.leaf;
-	if (hx.leaf && pc >= l && pc < l + hx.leaf_size) {
+	uint64_t l = (uint64_t)(uintptr_t)cap.hx.leaf;
+	if (cap.hx.leaf && pc >= l && pc < l + cap.hx.leaf_size) {
 		*off = pc - l;
-		return hx.depth + 1;
+		return cap.hx.depth + 1;
 	}
 	return 0;
 }
@@ -244,7 +242,7 @@ static void hx_on_crash(int sig, siginfo_t *si, void *ucv)
 	put64(&p, pc);
 	put64(&p, off);
 	put64(&p, (uint64_t)(uintptr_t)si->si_addr);
-	hx_rec_write(hx.fd, HX_REC_CRASH, b, sizeof(b), NULL, 0);
+	hx_rec_write(cap.hx.fd, HX_REC_CRASH, b, sizeof(b), NULL, 0);
 	_exit(70);
 }
 
@@ -252,13 +250,13 @@ static void hx_on_trap(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
 	uint64_t at = hx_cap_host.trap_addr(uc);
-	for (int i = 0; i < hx.nbp; i++) {
-		struct hx_bp *b = &hx.bp[i];
+	for (int i = 0; i < cap.hx.nbp; i++) {
+		struct hx_bp *b = &cap.hx.bp[i];
 		if ((uint64_t)(uintptr_t)b->addr != at || !b->armed)
 			continue;
 		/* the pc the sample reports is the breakpoint's own address */
 		hx_cap_host.resume_at(uc, at);
-		int rc = tr_patch(&hx.arena, b->addr, b->orig, hx_cap_host.tr->bkpt_len);
+		int rc = tr_patch(&cap.hx.arena, b->addr, b->orig, hx_cap_host.tr->bkpt_len);
 		b->armed = 0;
 		if (rc) {
 			hx_write_error("tr_patch failed restoring a breakpoint");
@@ -267,13 +265,13 @@ static void hx_on_trap(int sig, siginfo_t *si, void *ucv)
 		hx_sample(uc, b->func, b->offset, (int)b->func + 1, b->row, b->addr, at);
 		return;
 	}
-	if (at == (uint64_t)(uintptr_t)hx.host->trap) {
+	if (at == (uint64_t)(uintptr_t)cap.hx.host->trap) {
 		hx_cap_host.skip_trap(uc);
 		/* the pc is after the trap, a jump to itself: the sample's pc; the
 		 * child goes on past it now, or when its spin point is released */
-		uint64_t out = (uint64_t)(uintptr_t)hx.host->trap + hx_cap_host.tr->bkpt_len +
+		uint64_t out = (uint64_t)(uintptr_t)cap.hx.host->trap + hx_cap_host.tr->bkpt_len +
 			       hx_cap_host.spin_len;
-		hx_sample(uc, HX_FUNC_CALLEE, 0, hx.level, -1, NULL, out);
+		hx_sample(uc, HX_FUNC_CALLEE, 0, cap.hx.level, -1, NULL, out);
 		if (!hx_spin_enabled())
 			hx_cap_host.resume_at(uc, out);
 		return;
@@ -368,8 +366,6 @@ __attribute__((noinline, no_sanitize_address)) static void hx_scrub_stack(void)
 
 /* The child's /proc/self/maps, read whole (one read per case: the MAPS
  * record; the stack's top and the arena's place come from the same text). */
-static char hx_maps[1 << 20];
-static size_t hx_maps_len;
 
 static int maps_read(void)
 {
@@ -378,23 +374,23 @@ static int maps_read(void)
 		return -1;
 	size_t n = 0;
 	for (;;) {
-		ssize_t r = read(m, hx_maps + n, sizeof(hx_maps) - 1 - n);
+		ssize_t r = read(m, cap.maps + n, sizeof(cap.maps) - 1 - n);
 		if (r <= 0)
 			break;
 		n += (size_t)r;
-		if (n == sizeof(hx_maps) - 1)
+		if (n == sizeof(cap.maps) - 1)
 			break;
 	}
 	close(m);
-	hx_maps[n] = 0;
-	hx_maps_len = n;
+	cap.maps[n] = 0;
+	cap.maps_len = n;
 	return 0;
 }
 
-/* Calls f(start, end, line) for each line of hx_maps until it returns true. */
+/* Calls f(start, end, line) for each line of cap.maps until it returns true. */
 static void maps_each(bool (*f)(uint64_t s, uint64_t e, const char *line, void *arg), void *arg)
 {
-	for (char *l = hx_maps; l && *l;) {
+	for (char *l = cap.maps; l && *l;) {
 		char *nl = strchr(l, '\n');
 		if (nl)
 			*nl = 0;
@@ -454,18 +450,16 @@ size_t hx_stack_pad(uint64_t frame)
  * the child's life: found once. */
 static uintptr_t arena_place(void)
 {
-	static uintptr_t place;
-	static bool known;
-	if (known)
-		return place;
+	if (cap.arena_known)
+		return cap.arena_place;
 	if (maps_read())
 		return 0;
 	uint64_t low = UINT64_MAX;
 	maps_each(lowest_so, &low);
 	const uint64_t gib = 1ull << 30;
-	known = true;
-	place = low == UINT64_MAX || low < 8 * gib ? 0 : (uintptr_t)((low - 2 * gib) & ~(gib - 1));
-	return place;
+	cap.arena_known = true;
+	cap.arena_place = low == UINT64_MAX || low < 8 * gib ? 0 : (uintptr_t)((low - 2 * gib) & ~(gib - 1));
+	return cap.arena_place;
 }
 
 /* The MAPS record (the maps perf is told of) and the stack's top from it. */
@@ -476,7 +470,7 @@ __attribute__((noinline)) static int write_maps(int fd, uint64_t sp, uint64_t *s
 	struct stack_find f = { .sp = sp };
 	maps_each(stack_of, &f);
 	*stack_top = f.top;
-	return hx_rec_write(fd, HX_REC_MAPS, hx_maps, hx_maps_len, NULL, 0);
+	return hx_rec_write(fd, HX_REC_MAPS, cap.maps, cap.maps_len, NULL, 0);
 }
 
 __attribute__((noinline, format(printf, 1, 2))) static int fail(const char *fmt, ...)
@@ -495,12 +489,11 @@ __attribute__((noinline, format(printf, 1, 2))) static int fail(const char *fmt,
 static int hx_slot(const struct tr_func *f, const struct tr_unwind_opts *uo, size_t *slot,
 		   char *err, size_t errlen)
 {
-	static struct tr_unwind u;
-	if (tr_unwind_build(f, uo, 0x10000, &u, err, errlen))
+	if (tr_unwind_build(f, uo, 0x10000, &cap.unw_slot, err, errlen))
 		return -1;
-	size_t sl = (u.eh_off + u.size + 15) & ~(size_t)15;
-	if (u.eh_off + u.mapped_size > sl)
-		sl = (u.eh_off + u.mapped_size + 15) & ~(size_t)15;
+	size_t sl = (cap.unw_slot.eh_off + cap.unw_slot.size + 15) & ~(size_t)15;
+	if (cap.unw_slot.eh_off + cap.unw_slot.mapped_size > sl)
+		sl = (cap.unw_slot.eh_off + cap.unw_slot.mapped_size + 15) & ~(size_t)15;
 	*slot = (sl + 63) & ~(size_t)63;
 	return 0;
 }
@@ -510,9 +503,8 @@ static int hx_slot(const struct tr_func *f, const struct tr_unwind_opts *uo, siz
 static void write_func(const struct tr_func *f, uint64_t addr, uint32_t index, const char *name,
 		       int out_fd)
 {
-	static uint8_t fb[56 + TR_MAX_INSNS * 56];
-	uint8_t *p = fb;
-	memset(fb, 0, sizeof(fb));
+	uint8_t *p = cap.funcbuf;
+	memset(cap.funcbuf, 0, sizeof(cap.funcbuf));
 	put32(&p, index);
 	put32(&p, (uint32_t)f->nrows);
 	put64(&p, addr);
@@ -525,21 +517,21 @@ static void write_func(const struct tr_func *f, uint64_t addr, uint32_t index, c
 		memcpy(p, f->rows[i].insn, strnlen(f->rows[i].insn, 47));
 		p += 48;
 	}
-	hx_rec_write(out_fd, HX_REC_FUNC, fb, (size_t)(p - fb), NULL, 0);
+	hx_rec_write(out_fd, HX_REC_FUNC, cap.funcbuf, (size_t)(p - cap.funcbuf), NULL, 0);
 }
 
 /* The arena's bytes as they are built, then written by one tr_patch (each
  * patch is two mprotects: one per case, not three per function). */
 struct cap_image {
-	uint8_t *bytes;          /* what goes at hx.arena.base */
+	uint8_t *bytes;          /* what goes at cap.hx.arena.base */
 	size_t size, used;
 };
 
 /* n bytes at arena address `at` into the image; -1 outside it. */
 static int img_put(struct cap_image *im, const uint8_t *at, const void *src, size_t n)
 {
-	size_t off = (size_t)(at - hx.arena.base);
-	if (at < hx.arena.base || off > im->size || n > im->size - off)
+	size_t off = (size_t)(at - cap.hx.arena.base);
+	if (at < cap.hx.arena.base || off > im->size || n > im->size - off)
 		return -1;
 	memcpy(im->bytes + off, src, n);
 	if (off + n > im->used)
@@ -554,22 +546,21 @@ static int hx_install(const struct tr_func *f, const struct tr_unwind_opts *uo, 
 		      bool install_unwind, uint8_t *at, uint32_t index, const char *name,
 		      struct jdw *w, struct cap_image *im, int out_fd)
 {
-	static struct tr_unwind u;
 	char err[512];
 	uint64_t addr = (uint64_t)(uintptr_t)at;
-	if (tr_unwind_build(f, uo, addr, &u, err, sizeof(err)))
+	if (tr_unwind_build(f, uo, addr, &cap.unw_install, err, sizeof(err)))
 		return fail("%s", err);
 	if (img_put(im, at, f->code, f->code_size) ||
-	    (install_unwind && img_put(im, at + u.eh_off, u.data, u.size)))
+	    (install_unwind && img_put(im, at + cap.unw_install.eh_off, cap.unw_install.data, cap.unw_install.size)))
 		return fail("%s", "code outside the arena");
-	bool unw = uo->cfi != TR_CFI_NONE || u.size;
+	bool unw = uo->cfi != TR_CFI_NONE || cap.unw_install.size;
 	int rc = 0;
 	if (unw && !after_load)
-		rc = jdw_unwinding_info(w, u.data, u.size, u.hdr_size, u.mapped_size);
+		rc = jdw_unwinding_info(w, cap.unw_install.data, cap.unw_install.size, cap.unw_install.hdr_size, cap.unw_install.mapped_size);
 	if (!rc)
 		rc = jdw_code_load(w, name, addr, f->code, f->code_size, NULL);
 	if (!rc && unw && after_load)
-		rc = jdw_unwinding_info(w, u.data, u.size, u.hdr_size, u.mapped_size);
+		rc = jdw_unwinding_info(w, cap.unw_install.data, cap.unw_install.size, cap.unw_install.hdr_size, cap.unw_install.mapped_size);
 	if (rc)
 		return fail("jitdump write: %s", strerror(-rc));
 	write_func(f, addr, index, name, out_fd);
@@ -582,7 +573,7 @@ static int hx_install(const struct tr_func *f, const struct tr_unwind_opts *uo, 
 static int hx_arm_all(const struct tr_func *f, uint8_t *at, uint32_t index, struct cap_image *im)
 {
 	const struct tr_arch *a = hx_cap_host.tr;
-	size_t base = (size_t)(at - hx.arena.base);
+	size_t base = (size_t)(at - cap.hx.arena.base);
 	for (size_t i = 0; i < f->nrows; i++) {
 		uint32_t off = f->rows[i].offset;
 		if (base + off + a->bkpt_len > im->size)
@@ -592,10 +583,10 @@ static int hx_arm_all(const struct tr_func *f, uint8_t *at, uint32_t index, stru
 	}
 	uint8_t *code = im->bytes + base;
 	for (size_t i = 0; i < f->nrows; i++) {
-		if (hx.nbp >= HX_MAX_BP)
+		if (cap.hx.nbp >= HX_MAX_BP)
 			return fail("more than %d breakpoints", HX_MAX_BP);
 		uint32_t off = f->rows[i].offset;
-		struct hx_bp *b = &hx.bp[hx.nbp++];
+		struct hx_bp *b = &cap.hx.bp[cap.hx.nbp++];
 		b->addr = at + off;
 		memcpy(b->orig, code + off, a->bkpt_len);
 		b->func = index;
@@ -618,20 +609,20 @@ __attribute__((noinline)) static int cap_emit(const struct hx_case *c)
 	const struct tr_arch *arch = tr_arch_by_name(c->arch);
 	if (!arch || arch != hx_cap_host.tr)
 		return fail("case arch %s cannot run on this host", c->arch);
-	if (tr_emit(arch, c->ops, c->nops, &hx_func, err, sizeof(err)))
+	if (tr_emit(arch, c->ops, c->nops, &cap.code, err, sizeof(err)))
 		return fail("%s", err);
-	hx.call_row = -1;
-	for (size_t i = 0; i < hx_func.nrows; i++)
-		if (hx_func.rows[i].is_call)
-			hx.call_row = (int64_t)i;
-	if (hx.call_row < 0 && hx.depth > 1)
+	cap.hx.call_row = -1;
+	for (size_t i = 0; i < cap.code.nrows; i++)
+		if (cap.code.rows[i].is_call)
+			cap.hx.call_row = (int64_t)i;
+	if (cap.hx.call_row < 0 && cap.hx.depth > 1)
 		return fail("%s", "depth > 1 needs a call_target in [code]");
-	if (hx.call_row < 0 && c->in_callee)
+	if (cap.hx.call_row < 0 && c->in_callee)
 		return fail("%s", "in-callee needs a call_target in [code]");
 	if (c->has_leaf) {
-		if (tr_emit(arch, c->leaf_ops, c->nleaf, &hx_leaf, err, sizeof(err)))
+		if (tr_emit(arch, c->leaf_ops, c->nleaf, &cap.leaf_code, err, sizeof(err)))
 			return fail("[leaf]: %s", err);
-		if (hx.call_row < 0)
+		if (cap.hx.call_row < 0)
 			return fail("%s", "a [leaf] needs a call_target in [code] to call it");
 	}
 	return 0;
@@ -646,7 +637,6 @@ struct cap_layout {
 };
 
 /* Bytes of the arena the earlier cases of this child wrote (from its base). */
-static size_t hx_arena_dirty;
 
 /* A batch's child keeps its arena for the next case when that one's is as
  * big and at the same place: the same line in the maps, so the case sees the
@@ -656,7 +646,7 @@ static size_t hx_arena_dirty;
  * place (arena_place): elsewhere a fresh mmap might have gone anywhere. */
 static bool arena_keep(uintptr_t place, size_t size)
 {
-	struct tr_arena *a = &hx.arena;
+	struct tr_arena *a = &cap.hx.arena;
 	if (!a->base || !place || (uintptr_t)a->base != place ||
 	    a->size != ((size + a->page - 1) & ~(a->page - 1)))
 		return false;
@@ -671,10 +661,10 @@ static int arena_check(size_t used)
 {
 	if (!getenv("JU_ARENA_CHECK"))
 		return 0;
-	for (size_t i = used; i < hx.arena.size; i++)
-		if (hx.arena.base[i])
+	for (size_t i = used; i < cap.hx.arena.size; i++)
+		if (cap.hx.arena.base[i])
 			return fail("arena byte +0x%zx is 0x%02x past the code: left by an earlier case", i,
-				    hx.arena.base[i]);
+				    cap.hx.arena.base[i]);
 	return 0;
 }
 
@@ -682,14 +672,14 @@ static int cap_arena(const struct hx_case *c, struct cap_layout *ly)
 {
 	char err[512];
 	ly->leaf_slot = 0;
-	if (hx_slot(&hx_func, &c->unw, &ly->slot, err, sizeof(err)))
+	if (hx_slot(&cap.code, &c->unw, &ly->slot, err, sizeof(err)))
 		return fail("%s", err);
 	/* a case may pack trampolines closer than their mappings (stride-overlap);
 	 * their unwinding data then lives only in the jitdump, which is all perf reads */
 	ly->install_unwind = true;
 	if (c->stride) {
-		if ((size_t)c->stride < hx_func.code_size)
-			return fail("stride %d is smaller than the code (%zu bytes)", c->stride, hx_func.code_size);
+		if ((size_t)c->stride < cap.code.code_size)
+			return fail("stride %d is smaller than the code (%zu bytes)", c->stride, cap.code.code_size);
 		ly->install_unwind = (size_t)c->stride >= ly->slot;
 		ly->slot = (size_t)c->stride;
 	}
@@ -697,17 +687,17 @@ static int cap_arena(const struct hx_case *c, struct cap_layout *ly)
 	ly->leaf_unw = c->unw;
 	if (ly->leaf_unw.cfi != TR_CFI_NONE)
 		ly->leaf_unw.cfi = TR_CFI_DERIVED;
-	if (c->has_leaf && hx_slot(&hx_leaf, &ly->leaf_unw, &ly->leaf_slot, err, sizeof(err)))
+	if (c->has_leaf && hx_slot(&cap.leaf_code, &ly->leaf_unw, &ly->leaf_slot, err, sizeof(err)))
 		return fail("[leaf]: %s", err);
-	size_t arena_size = ly->slot * (size_t)hx.depth + ly->leaf_slot + 8192;
+	size_t arena_size = ly->slot * (size_t)cap.hx.depth + ly->leaf_slot + 8192;
 	uintptr_t place = arena_place();
 	if (arena_keep(place, arena_size))
 		return 0;
-	tr_arena_fini(&hx.arena);
-	hx_arena_dirty = 0;
-	int rc = place ? tr_arena_init_at(&hx.arena, arena_size, place) : -EEXIST;
+	tr_arena_fini(&cap.hx.arena);
+	cap.arena_dirty = 0;
+	int rc = place ? tr_arena_init_at(&cap.hx.arena, arena_size, place) : -EEXIST;
 	if (rc == -EEXIST)
-		rc = tr_arena_init(&hx.arena, arena_size);
+		rc = tr_arena_init(&cap.hx.arena, arena_size);
 	if (rc)
 		return fail("arena: %s", strerror(-rc));
 	/* breakpoints restored by forced writes where the arch's capture runs
@@ -715,7 +705,7 @@ static int cap_arena(const struct hx_case *c, struct cap_layout *ly)
 	 * kernel that refuses is no error: tr_patch stays on mprotect. */
 	const char *how = getenv("JU_PATCH");
 	if (HX_ARCH_DIRECT_PATCH && !(how && !strcmp(how, "mprotect")))
-		(void)tr_arena_direct(&hx.arena);
+		(void)tr_arena_direct(&cap.hx.arena);
 	return 0;
 }
 
@@ -724,29 +714,29 @@ static int cap_arena(const struct hx_case *c, struct cap_layout *ly)
 static int cap_install(const struct hx_case *c, const struct cap_layout *ly, struct jdw *w,
 		       struct cap_image *im, int out_fd)
 {
-	for (int k = 1; k <= hx.depth; k++) {
+	for (int k = 1; k <= cap.hx.depth; k++) {
 		uint8_t *at;
-		if (tr_arena_alloc(&hx.arena, ly->slot, c->stride ? 1 : 64, &at))
+		if (tr_arena_alloc(&cap.hx.arena, ly->slot, c->stride ? 1 : 64, &at))
 			return fail("%s", "arena full");
 		char name[32];
 		snprintf(name, sizeof(name), k == 1 ? "tramp" : "tramp%d", k);
-		if (hx_install(&hx_func, &c->unw, c->unwind_after_load, ly->install_unwind, at,
+		if (hx_install(&cap.code, &c->unw, c->unwind_after_load, ly->install_unwind, at,
 			       (uint32_t)(k - 1), name, w, im, out_fd))
 			return -1;
-		hx.tramp[k] = at;
-		hx.tramp_size[k] = hx_func.code_size;
+		cap.hx.tramp[k] = at;
+		cap.hx.tramp_size[k] = cap.code.code_size;
 	}
-	hx.target = (void *)hx.host->target;
+	cap.hx.target = (void *)cap.hx.host->target;
 	if (c->has_leaf) {
 		uint8_t *at;
-		if (tr_arena_alloc(&hx.arena, ly->leaf_slot, 64, &at))
+		if (tr_arena_alloc(&cap.hx.arena, ly->leaf_slot, 64, &at))
 			return fail("%s", "arena full");
-		if (hx_install(&hx_leaf, &ly->leaf_unw, c->unwind_after_load, true, at, (uint32_t)hx.depth,
+		if (hx_install(&cap.leaf_code, &ly->leaf_unw, c->unwind_after_load, true, at, (uint32_t)cap.hx.depth,
 			       "leaf", w, im, out_fd))
 			return -1;
-		hx.leaf = at;
-		hx.leaf_size = hx_leaf.code_size;
-		hx.target = at;
+		cap.hx.leaf = at;
+		cap.hx.leaf_size = cap.leaf_code.code_size;
+		cap.hx.target = at;
 	}
 	return 0;
 }
@@ -756,32 +746,31 @@ static int cap_install(const struct hx_case *c, const struct cap_layout *ly, str
  * an image, installed by one tr_patch. */
 __attribute__((noinline)) static int cap_build(const struct hx_case *c, const char *dumpdir, int out_fd)
 {
-	static struct jdw w;
 	struct cap_layout ly;
-	int rc = jdw_open(&w, dumpdir, hx_cap_host.tr->facts->elf_mach);
+	int rc = jdw_open(&cap.jdw, dumpdir, hx_cap_host.tr->facts->elf_mach);
 	if (rc)
 		return fail("cannot create the jitdump: %s", strerror(-rc));
-	hx_rec_write(out_fd, HX_REC_DUMP, w.path, strlen(w.path) + 1, NULL, 0);
+	hx_rec_write(out_fd, HX_REC_DUMP, cap.jdw.path, strlen(cap.jdw.path) + 1, NULL, 0);
 	rc = cap_arena(c, &ly);
-	struct cap_image im = { .size = hx.arena.size };
+	struct cap_image im = { .size = cap.hx.arena.size };
 	if (!rc && !(im.bytes = calloc(1, im.size)))
 		rc = fail("%s", "out of memory for the arena's image");
 	if (!rc)
-		rc = cap_install(c, &ly, &w, &im, out_fd);
-	jdw_close(&w);
-	for (int k = 1; !rc && c->every_insn && k <= hx.depth; k++)
-		rc = hx_arm_all(&hx_func, hx.tramp[k], (uint32_t)(k - 1), &im);
-	if (!rc && c->every_insn && hx.leaf)
-		rc = hx_arm_all(&hx_leaf, hx.leaf, (uint32_t)hx.depth, &im);
+		rc = cap_install(c, &ly, &cap.jdw, &im, out_fd);
+	jdw_close(&cap.jdw);
+	for (int k = 1; !rc && c->every_insn && k <= cap.hx.depth; k++)
+		rc = hx_arm_all(&cap.code, cap.hx.tramp[k], (uint32_t)(k - 1), &im);
+	if (!rc && c->every_insn && cap.hx.leaf)
+		rc = hx_arm_all(&cap.leaf_code, cap.hx.leaf, (uint32_t)cap.hx.depth, &im);
 	/* over whatever an earlier case of this child left in a kept arena, too */
-	size_t n = im.used > hx_arena_dirty ? im.used : hx_arena_dirty;
+	size_t n = im.used > cap.arena_dirty ? im.used : cap.arena_dirty;
 	const char *chk = getenv("JU_ARENA_CHECK");
 	if (chk && !strcmp(chk, "nozero"))
 		n = im.used;   /* the control: what the check must catch */
-	if (!rc && tr_patch(&hx.arena, hx.arena.base, im.bytes, n))
+	if (!rc && tr_patch(&cap.hx.arena, cap.hx.arena.base, im.bytes, n))
 		rc = fail("%s", "tr_patch failed installing the code");
 	if (!rc)
-		hx_arena_dirty = n;
+		cap.arena_dirty = n;
 	if (!rc)
 		rc = arena_check(im.used);
 	free(im.bytes);
@@ -793,12 +782,10 @@ __attribute__((noinline)) static int cap_build(const struct hx_case *c, const ch
  * handlers' SA_RESETHAND never has to be undone).  0, or -1 (message written). */
 __attribute__((noinline)) static int cap_handlers(void)
 {
-	static bool done;
-	if (done)
+	if (cap.handlers_done)
 		return 0;
-	done = true;
-	static uint8_t altstack[1 << 16];
-	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof(altstack) };
+	cap.handlers_done = true;
+	stack_t ss = { .ss_sp = cap.altstack, .ss_size = sizeof(cap.altstack) };
 	sigaltstack(&ss, NULL);
 	struct sigaction sa = { 0 };
 	sa.sa_sigaction = hx_on_trap;
@@ -815,7 +802,7 @@ __attribute__((noinline)) static int cap_handlers(void)
 	sigaction(SIGILL, &sa, NULL);
 	sigaction(SIGFPE, &sa, NULL);
 	int rc;
-	if (hx_spin_enabled() && (rc = hx_spin_install(&hx.arena, hx_spin_check)))
+	if (hx_spin_enabled() && (rc = hx_spin_install(&cap.hx.arena, hx_spin_check)))
 		return fail("spin points: %s", strerror(-rc));
 	return 0;
 }
@@ -823,17 +810,17 @@ __attribute__((noinline)) static int cap_handlers(void)
 /* The case's state before its code runs (a batch's child has run others). */
 __attribute__((noinline)) static void cap_reset(const struct hx_case *c, int out_fd)
 {
-	struct tr_arena kept = hx.arena;   /* the last case's, for arena_keep */
-	memset(&hx, 0, sizeof(hx));
-	hx.arena = kept;
-	hx.fd = out_fd;
-	hx.depth = c->depth;
-	hx.in_callee = c->in_callee;
+	struct tr_arena kept = cap.hx.arena;   /* the last case's, for arena_keep */
+	memset(&cap.hx, 0, sizeof(cap.hx));
+	cap.hx.arena = kept;
+	cap.hx.fd = out_fd;
+	cap.hx.depth = c->depth;
+	cap.hx.in_callee = c->in_callee;
 	const char *spin = getenv("JU_SPIN_MS");
 	if (spin && c->in_callee)
-		hx.spin_ns = strtoull(spin, NULL, 10) % 60000 * 1000000ull;
-	hx.func = &hx_func;
-	hx.host = hx_host_get(c->host);
+		cap.hx.spin_ns = strtoull(spin, NULL, 10) % 60000 * 1000000ull;
+	cap.hx.func = &cap.code;
+	cap.hx.host = hx_host_get(c->host);
 }
 
 /* Stack the frames above the anchor are given, as a program's deep stack
@@ -855,19 +842,19 @@ int hx_capture_case(const struct hx_case *c, const char *case_path, const char *
 	if (cap_emit(c) || cap_build(c, dumpdir, out_fd))
 		return -1;
 	uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0);
-	if (write_maps(out_fd, here, &hx.stack_top))
+	if (write_maps(out_fd, here, &cap.hx.stack_top))
 		return fail("%s", "cannot read /proc/self/maps");
-	if (!hx.stack_top)
+	if (!cap.hx.stack_top)
 		return fail("%s", "cannot find the stack mapping");
 	if (cap_handlers())
 		return -1;
 	alarm(10);   /* a trampoline that never returns ends the child */
 	hx_scrub_stack();
-	hx_anchor(&hx);
+	hx_anchor(&cap.hx);
 	alarm(0);
-	if (hx.truth_error)
+	if (cap.hx.truth_error)
 		return fail("truth mismatch: the C target under level %d was not called from tramp+ret_off",
-			    hx.truth_error);
+			    cap.hx.truth_error);
 	hx_rec_write(out_fd, HX_REC_END, NULL, 0, NULL, 0);
 	/* the arena stays for the next case of the batch (arena_keep), or that
 	 * one unmaps it and maps its own at the same place */

@@ -16,7 +16,7 @@
  *
  * Each case needs its own dumpdir: the cases of one child share its pid, and
  * perf finds a dump only as jit-<pid>.dump (its perf-<pid>.map goes beside).
- * With the kernel sampler on (hx_kcfg.nsamples > 0) each case gets its own
+ * With the kernel sampler on (run->kcfg->nsamples > 0) each case gets its own
  * child, since the sampler is opened per child.
  *
  * A fuzzer's loop:
@@ -39,6 +39,7 @@
 #include <stdint.h>
 #include <ucontext.h>
 #include "harness/run/case.h"
+#include "harness/capture/ksampler.h"
 #include "harness/capture/samples.h"
 #include "trampolines/tramp.h"
 
@@ -57,6 +58,8 @@ struct hx_batch_run {
 	 * parent then polls for the child's end instead of blocking on it. */
 	void (*progress)(void *arg, size_t k);
 	void *progress_arg;
+	/* in, optional: spin points and the kernel sampler (ksampler.h); NULL: off */
+	const struct hx_kcfg *kcfg;
 	/* out */
 	unsigned children;            /* children forked */
 	unsigned ended;               /* children a case ended early (crash, error, alarm) */
@@ -138,7 +141,7 @@ struct hx_spin_msg {              /* child -> parent, one write (< PIPE_BUF) */
 };
 /* In the child, before hx_capture_case: spin at every sample point; req_fd >= 0:
  * tell the parent there and wait for its HX_SPIN_SIG, else release by timer. */
-void hx_spin_configure(bool on, int req_fd);
+void hx_spin_configure(bool on, int req_fd, int tamper);
 bool hx_spin_enabled(void);
 /* Installs the release handler (after sigaltstack).  0 or -errno. */
 int hx_spin_install(struct tr_arena *a, void (*check)(ucontext_t *uc));

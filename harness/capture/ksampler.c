@@ -6,6 +6,7 @@
 #include "harness/capture/ksampler.h"
 #include "harness/capture/capture.h"
 #include "harness/capture/samples.h"
+#include "unwinders/model/perfdata.h"
 #include "unwinders/uwarch.h"
 
 #include <errno.h>
@@ -21,10 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-struct hx_kcfg hx_kcfg = { .period_ns = 100000, .timeout_ms = 500 };
-struct hx_kstats hx_kstats;
-
-#define KS_STACK 65528                  /* the most perf_event_open takes */
+#define KS_STACK HX_KS_STACK
+_Static_assert(HX_KS_OUT_MAX >= KS_STACK + 4096 + 8 * HX_MAX_CHAIN, "room for a kernel SAMPLE");
 #define KS_PAGES 64                     /* ring buffer data pages (a power of 2) */
 
 struct ks {
@@ -32,8 +31,12 @@ struct ks {
 	uint8_t *ring;
 	size_t page, data_size;
 	const struct uw_arch *arch;
+	const struct hx_kcfg *cfg;   /* the settings it serves under */
+	struct pd_attr attr;         /* what ks_open asked for: the decoder's layout */
+	int nbad;                    /* records the decoder refused; the first one's reason: */
+	char bad[256];
 	uint8_t rec[65536];                 /* one perf record, unwrapped */
-	uint8_t out[KS_STACK + 4096 + 8 * HX_MAX_CHAIN];
+	uint8_t out[HX_KS_OUT_MAX];
 };
 
 static uint64_t ks_now_ms(void)
@@ -51,7 +54,7 @@ static int ks_open(struct ks *k, pid_t child, uint32_t stack_user)
 	a.size = sizeof(a);
 	a.type = PERF_TYPE_SOFTWARE;
 	a.config = PERF_COUNT_SW_CPU_CLOCK;
-	a.sample_period = hx_kcfg.period_ns;
+	a.sample_period = k->cfg->period_ns;
 	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN |
 			PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 	a.sample_regs_user = k->arch->sample_mask;
@@ -61,6 +64,9 @@ static int ks_open(struct ks *k, pid_t child, uint32_t stack_user)
 	a.exclude_hv = 1;
 	a.exclude_callchain_kernel = 1;
 	a.wakeup_events = 1;
+	k->attr.sample_type = a.sample_type;
+	k->attr.sample_regs_user = a.sample_regs_user;
+	k->attr.sample_stack_user = a.sample_stack_user;
 	k->fd = (int)syscall(SYS_perf_event_open, &a, child, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (k->fd < 0)
 		return -errno;
@@ -86,76 +92,51 @@ static void ks_close(struct ks *k)
 		close(k->fd);
 }
 
-static void put32(uint8_t **p, uint32_t v) { memcpy(*p, &v, 4); *p += 4; }
-static void put64(uint8_t **p, uint64_t v) { memcpy(*p, &v, 8); *p += 8; }
-static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
-
-/* One PERF_RECORD_SAMPLE (body after the header, n bytes) at the spin point
- * m: a kernel SAMPLE record to out_fd.  1 if written, 0 if not this point's. */
-static int ks_sample(struct ks *k, const uint8_t *b, size_t n, pid_t child,
-		     const struct hx_spin_msg *m, int out_fd)
+int hx_ksample_record(const struct pd_attr *a, const struct uw_arch *arch, const uint8_t *b, size_t n,
+		      uint64_t off, pid_t child, const struct hx_spin_msg *m, uint8_t *out, size_t *outlen, char *err, size_t errlen)
 {
-	size_t o = 0;
-	uint64_t chain[HX_MAX_CHAIN], regs[64];
-	uint32_t nch = 0;
-	if (n < 32 || get64(b) != m->pc || (pid_t)(get64(b + 8) >> 32) != child)
-		return 0;
-	o = 24;                                             /* ip, pid/tid, time */
-	uint64_t nr = get64(b + o);
-	if (nr > (n - o - 8) / 8)
-		return 0;
-	for (uint64_t i = 0; i < nr; i++) {
-		uint64_t v = get64(b + o + 8 + 8 * i);
+	struct pd_sample ps;
+	int rc = pd_decode_sample(a, b, n, off, "kernel sample", &ps, err, errlen);
+	if (rc)
+		return rc;
+	if (ps.ip != m->pc || (pid_t)ps.pid != child)
+		return 0;                                   /* another point's, or another task's */
+	if (!ps.abi || ps.stack_size > KS_STACK)
+		return 0;                                   /* no user registers or stack */
+	struct hx_sample s = { .func = m->func, .offset = m->offset, .abi = ps.abi, .mask = ps.mask,
+			       .ntruth = m->ntruth < HX_MAX_TRUTH ? m->ntruth : HX_MAX_TRUTH,
+			       .stack = ps.stack, .stack_size = ps.dyn_size, .kernel = true };
+	memcpy(s.regs, ps.regs, sizeof(s.regs));
+	memcpy(s.truth, m->truth, sizeof(uint64_t) * s.ntruth);
+	memcpy(s.fpflag, m->fpflag, s.ntruth);
+	s.stack_addr = ps.regs[arch->perf_sp];
+	uint64_t chain[HX_MAX_CHAIN];
+	for (uint64_t i = 0; i < ps.nr; i++) {
+		uint64_t v = pd_u64(ps.ips + 8 * i);
 		if (v >= (uint64_t)PERF_CONTEXT_MAX)        /* PERF_CONTEXT_USER and friends */
 			continue;
-		if (nch < HX_MAX_CHAIN)
-			chain[nch++] = v;
+		if (s.nchain < HX_MAX_CHAIN)
+			chain[s.nchain++] = v;
 	}
-	o += 8 + 8 * nr;
-	uint64_t mask = k->arch->sample_mask;
-	int nregs = __builtin_popcountll(mask);
-	if (n - o < 8 || get64(b + o) == 0 || n - o - 8 < 8u * (size_t)nregs)
-		return 0;                                   /* no user registers */
-	uint64_t abi = get64(b + o);
-	memset(regs, 0, sizeof(regs));
-	o += 8;
-	for (int bit = 0, i = 0; bit < 64; bit++)
-		if (mask >> bit & 1)
-			regs[bit] = get64(b + o + 8 * (size_t)i++);
-	o += 8u * (size_t)nregs;
-	if (n - o < 8)
+	s.chain = chain;
+	*outlen = hx_sample_encode(out, &s, NULL);
+	return 1;
+}
+
+/* One PERF_RECORD_SAMPLE (body after the header, n bytes) at the spin point
+ * m: a kernel SAMPLE record to out_fd.  1 if written, 0 if not this point's;
+ * a record the decoder refuses is counted, the first one's reason kept. */
+static int ks_sample(struct ks *k, const uint8_t *b, size_t n, uint64_t off, pid_t child,
+		     const struct hx_spin_msg *m, int out_fd)
+{
+	size_t len = 0;
+	char e[256];
+	int rc = hx_ksample_record(&k->attr, k->arch, b, n, off, child, m, k->out, &len, e, sizeof(e));
+	if (rc < 0 && k->nbad++ == 0)
+		snprintf(k->bad, sizeof(k->bad), "%s", e);
+	if (rc <= 0)
 		return 0;
-	uint64_t size = get64(b + o);
-	if (size > KS_STACK || n - o - 8 < size + 8)
-		return 0;
-	const uint8_t *stack = b + o + 8;
-	uint64_t dyn = get64(b + o + 8 + size);
-	if (dyn > size)
-		dyn = size;
-	uint8_t *p = k->out;
-	put32(&p, m->func);
-	put32(&p, m->offset);
-	put64(&p, abi);
-	put64(&p, mask);
-	put32(&p, (uint32_t)nregs);
-	put32(&p, m->ntruth);
-	put64(&p, regs[k->arch->perf_sp]);
-	put64(&p, dyn);
-	for (int bit = 0; bit < 64; bit++)
-		if (mask >> bit & 1)
-			put64(&p, regs[bit]);
-	for (uint32_t i = 0; i < m->ntruth; i++)
-		put64(&p, m->truth[i]);
-	memset(p, 0, (m->ntruth + 7) & ~7u);
-	memcpy(p, m->fpflag, m->ntruth);
-	p += (m->ntruth + 7) & ~7u;
-	memcpy(p, stack, dyn);
-	memset(p + dyn, 0, (8 - dyn % 8) % 8);
-	p += (dyn + 7) & ~7ull;
-	put64(&p, nch);
-	for (uint32_t i = 0; i < nch; i++)
-		put64(&p, chain[i]);
-	hx_rec_write_flags(out_fd, HX_REC_SAMPLE, HX_REC_F_KERNEL, k->out, (size_t)(p - k->out), NULL, 0);
+	hx_rec_write_flags(out_fd, HX_REC_SAMPLE, HX_REC_F_KERNEL, k->out, len, NULL, 0);
 	return 1;
 }
 
@@ -174,8 +155,8 @@ static void ks_drain(struct ks *k, pid_t child, const struct hx_spin_msg *m, int
 			break;
 		for (size_t i = 0; i < h.size; i++)
 			k->rec[i] = data[(tail + i) % k->data_size];
-		if (m && h.type == PERF_RECORD_SAMPLE && *got < hx_kcfg.nsamples)
-			*got += ks_sample(k, k->rec + sizeof(h), h.size - sizeof(h), child, m, out_fd);
+		if (m && h.type == PERF_RECORD_SAMPLE && *got < k->cfg->nsamples)
+			*got += ks_sample(k, k->rec + sizeof(h), h.size - sizeof(h), tail + sizeof(h), child, m, out_fd);
 		tail += h.size;
 	}
 	__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
@@ -189,8 +170,8 @@ static int ks_point(struct ks *k, pid_t child, const struct hx_spin_msg *m, int 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ks_drain(k, child, NULL, out_fd, &got);
 	ioctl(k->fd, PERF_EVENT_IOC_ENABLE, 0);
-	uint64_t end = ks_now_ms() + (uint64_t)hx_kcfg.timeout_ms;
-	while (got < hx_kcfg.nsamples) {
+	uint64_t end = ks_now_ms() + (uint64_t)k->cfg->timeout_ms;
+	while (got < k->cfg->nsamples) {
 		uint64_t now = ks_now_ms();
 		if (now >= end)
 			break;
@@ -200,15 +181,19 @@ static int ks_point(struct ks *k, pid_t child, const struct hx_spin_msg *m, int 
 	}
 	ioctl(k->fd, PERF_EVENT_IOC_DISABLE, 0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	hx_kstats.points++;
-	hx_kstats.ns += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec));
+	if (k->cfg->stats) {
+		k->cfg->stats->points++;
+		k->cfg->stats->ns += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec));
+	}
 	return got;
 }
 
-int hx_ksample_serve(pid_t child, uint32_t stack_user, int req_fd, int out_fd, char *err, size_t errlen)
+int hx_ksample_serve(pid_t child, uint32_t stack_user, const struct hx_kcfg *cfg, int req_fd, int out_fd,
+		     char *err, size_t errlen)
 {
-	static struct ks k;
+	static struct ks k;   /* the ring copy and output buffers: too big for a stack; one serve at a time */
 	memset(&k, 0, sizeof(k));
+	k.cfg = cfg;
 	k.fd = -1;
 	k.arch = uw_arch_by_mach(tr_arch_host()->facts->elf_mach);
 	int rc = k.arch ? ks_open(&k, child, stack_user) : -ENOTSUP;
@@ -235,7 +220,7 @@ int hx_ksample_serve(pid_t child, uint32_t stack_user, int req_fd, int out_fd, c
 			hx_rec_write(out_fd, HX_REC_KSKIP, w, strlen(w) + 1, NULL, 0);
 			told = true;
 		}
-		if (!rc && ks_point(&k, child, &m, out_fd) < hx_kcfg.nsamples && nmissed++ < 8) {
+		if (!rc && ks_point(&k, child, &m, out_fd) < cfg->nsamples && nmissed++ < 8) {
 			size_t l = strlen(missed);
 			snprintf(missed + l, sizeof(missed) - l, "%s func %d+0x%x", nmissed > 1 ? "," : "",
 				 (int)m.func, m.offset);
@@ -245,7 +230,12 @@ int hx_ksample_serve(pid_t child, uint32_t stack_user, int req_fd, int out_fd, c
 	if (nmissed) {
 		char e[700];
 		snprintf(e, sizeof(e), "%d spin point(s) got fewer than %d kernel samples in %d ms:%s", nmissed,
-			 hx_kcfg.nsamples, hx_kcfg.timeout_ms, missed);
+			 cfg->nsamples, cfg->timeout_ms, missed);
+		hx_rec_write(out_fd, HX_REC_ERROR, e, strlen(e) + 1, NULL, 0);
+	}
+	if (k.nbad) {
+		char e[400];
+		snprintf(e, sizeof(e), "%d kernel sample record(s) refused, the first: %s", k.nbad, k.bad);
 		hx_rec_write(out_fd, HX_REC_ERROR, e, strlen(e) + 1, NULL, 0);
 	}
 	ks_close(&k);

@@ -74,6 +74,46 @@ int hx_samples_write_header(int fd, uint32_t elf_mach)
 	return write_all(fd, &iov, 1);
 }
 
+static void put32(uint8_t **p, uint32_t v) { memcpy(*p, &v, 4); *p += 4; }
+static void put64(uint8_t **p, uint64_t v) { memcpy(*p, &v, 8); *p += 8; }
+
+size_t hx_sample_encode(uint8_t *buf, const struct hx_sample *s,
+			void (*copy)(uint8_t *dst, uint64_t src, uint64_t n))
+{
+	uint32_t nregs = (uint32_t)__builtin_popcountll(s->mask);
+	uint32_t nt = s->ntruth < HX_MAX_TRUTH ? s->ntruth : HX_MAX_TRUTH;
+	uint8_t *p = buf;
+	put32(&p, s->func);
+	put32(&p, s->offset);
+	put64(&p, s->abi);
+	put64(&p, s->mask);
+	put32(&p, nregs);
+	put32(&p, nt);
+	put64(&p, s->stack_addr);
+	put64(&p, s->stack_size);
+	for (int b = 0; b < 64; b++)
+		if (s->mask >> b & 1)
+			put64(&p, s->regs[b]);
+	for (uint32_t i = 0; i < nt; i++)
+		put64(&p, s->truth[i]);
+	memset(p, 0, (nt + 7) & ~7u);
+	memcpy(p, s->fpflag, nt);
+	p += (nt + 7) & ~7u;
+	if (copy)
+		copy(p, s->stack_addr, s->stack_size);
+	else
+		memcpy(p, s->stack, s->stack_size);
+	p += s->stack_size;
+	if (!s->kernel)
+		return (size_t)(p - buf);
+	memset(p, 0, (8 - s->stack_size % 8) % 8);
+	p += (8 - s->stack_size % 8) % 8;
+	put64(&p, s->nchain);
+	for (uint32_t i = 0; i < s->nchain; i++)
+		put64(&p, s->chain[i]);
+	return (size_t)(p - buf);
+}
+
 static int read_whole(const char *path, uint8_t **data, size_t *size, char *err, size_t errlen)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

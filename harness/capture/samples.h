@@ -112,6 +112,15 @@ int hx_rec_write(int fd, uint32_t type, const void *a, size_t alen, const void *
 int hx_rec_write_flags(int fd, uint32_t type, uint32_t flags, const void *a, size_t alen,
 		       const void *b, size_t blen);
 int hx_samples_write_header(int fd, uint32_t elf_mach);
+/* The one SAMPLE payload writer (the layout above; the reader is
+ * hx_samples_parse): s into buf, which holds HX_SAMPLE_HEAD_MAX + 8 *
+ * ntruth + stack_size (+ 8 + 8 * nchain for a kernel sample) bytes; its
+ * length.  The stack's bytes come from s->stack, or with copy set from
+ * copy(dst, s->stack_addr, n) (the capture child reads its own stack).
+ * Async-signal-safe. */
+#define HX_SAMPLE_HEAD_MAX (40 + 8 * 64 + HX_MAX_TRUTH + 8)
+size_t hx_sample_encode(uint8_t *buf, const struct hx_sample *s,
+			void (*copy)(uint8_t *dst, uint64_t src, uint64_t n));
 /* Copy one file's bytes into fd (used to merge child files into a record file). */
 int hx_copy_records(int dst, const char *src_path, char *err, size_t errlen);
 

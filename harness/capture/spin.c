@@ -24,9 +24,12 @@
 #define HX_SPIN_TICK_NS 100000     /* JU_SPIN_CPU_US: how often the budget is checked */
 #define HX_SPIN_CPU_MAX_US 100000  /* at most 0.1 s of CPU per point */
 
+/* The child's spin state, static: the release handler (signal context)
+ * reads it; hx_spin_configure sets it up in each new child. */
 static struct {
 	bool on;
 	int req_fd;
+	int tamper;                    /* hx_kcfg.spin_tamper: tests only */
 	struct tr_arena *arena;
 	void (*check)(ucontext_t *uc);
 	timer_t timer;
@@ -46,21 +49,18 @@ static uint64_t cpu_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* tests only (negative controls): 1 changes a register, 2 a stack byte
- * during the spin, so the release's check must fail */
-int hx_spin_tamper;
-
 static void hx_spin_do_tamper(ucontext_t *uc)
 {
-	if (hx_spin_tamper == 1)
+	if (sp.tamper == 1)
 		hx_cap_host.tamper(uc);
-	if (hx_spin_tamper == 2)
+	if (sp.tamper == 2)
 		*(volatile uint8_t *)(uintptr_t)(hx_cap_host.sp(uc) + 8) ^= 0x40;
 }
 
-void hx_spin_configure(bool on, int req_fd)
+void hx_spin_configure(bool on, int req_fd, int tamper)
 {
 	sp.on = on;
+	sp.tamper = tamper;
 	sp.req_fd = req_fd;
 }
 
@@ -85,7 +85,7 @@ static void hx_spin_release(int sig, siginfo_t *si, void *ucv)
 		timer_settime(sp.timer, 0, &off, NULL);
 	}
 	sp.spinning = false;
-	if (hx_spin_tamper)
+	if (sp.tamper)
 		hx_spin_do_tamper(uc);
 	sp.check(uc);
 	if (sp.addr && tr_patch(sp.arena, sp.addr, sp.saved, hx_cap_host.spin_len))

@@ -190,7 +190,7 @@ static int parse_value(struct common *c, int ch, const char *arg)
 			fprintf(stderr, "jitunwind: --kernel-samples %s: expected 1..100 samples per spin point\n", arg);
 			return -1;
 		}
-		hx_kcfg.nsamples = (int)v;
+		c->o.kcfg.nsamples = (int)v;
 		return 0;
 	}
 	case 'A':
@@ -237,6 +237,7 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 		{ "perf", required_argument, 0, 'f' }, { 0, 0, 0, 0 },
 	};
 	memset(c, 0, sizeof(*c));
+	c->o.kcfg = (struct hx_kcfg)HX_KCFG_INIT;
 	char def[256];
 	hx_column_list(host_arch(), def, sizeof(def));
 	if (parse_unwinders(c, def))
@@ -259,7 +260,7 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 			break;
 		case 'f': hx_perfcol_set_cmd(optarg); break;
 		case 'd': c->o.jitdump_dir = optarg; break;
-		case 'S': hx_kcfg.spin = true; break;
+		case 'S': c->o.kcfg.spin = true; break;
 		case 'k':
 		case 'A':
 		case 'p':
@@ -281,9 +282,9 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 		}
 	}
 	/* an unwinder that reads kernel samples turns the sampler on */
-	for (int u = 0; u < c->o.nuw && !hx_kcfg.nsamples; u++)
+	for (int u = 0; u < c->o.nuw && !c->o.kcfg.nsamples; u++)
 		if (hx_column_by_name(c->o.unwinders[u])->kernel)
-			hx_kcfg.nsamples = 3;
+			c->o.kcfg.nsamples = 3;
 	if (!named && default_perf(c))
 		return 2;
 	c->npaths = argc - optind;
@@ -606,7 +607,7 @@ static inline __attribute__((always_inline)) int run_capture(struct run_ctx *r)
 {
 	char err[1024], sp[4352];
 	snprintf(sp, sizeof(sp), "%s/all.samples", r->dir);
-	struct hx_batch_run br = { .per_child = r->record ? 1 : 0 };
+	struct hx_batch_run br = { .per_child = r->record ? 1 : 0, .kcfg = &r->c.o.kcfg };
 	if (isatty(2)) {
 		br.progress = run_progress;
 		br.progress_arg = r;

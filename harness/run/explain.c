@@ -124,7 +124,9 @@ static int capture_replay(const struct hx_case *c, const char *path, const struc
 {
 	char sp[4352];
 	snprintf(sp, sizeof(sp), "%s/explain.samples", dir);
-	if (hx_capture_one(c, path, dir, sp, err, errlen) || hx_samples_read(s, sp, err, errlen))
+	struct hx_batch_case one = { c, path, dir };
+	struct hx_batch_run run = { .kcfg = &o->kcfg };
+	if (hx_capture_to_file(&one, 1, sp, &run, err, errlen) || hx_samples_read(s, sp, err, errlen))
 		return -1;
 	if (s->ngroups != 1) {
 		snprintf(err, errlen, "%s: expected one case group, found %zu", sp, s->ngroups);

@@ -30,6 +30,7 @@ struct hx_opts {
 	 * HX_CASE_NO_EXPECT when observe, else 0): used instead of parsing the
 	 * group's text again when its text and path are the group's */
 	const struct hx_case *parsed;
+	struct hx_kcfg kcfg;                /* capture: spin points and the kernel sampler */
 };
 
 struct hx_sample_res {

@@ -272,26 +272,20 @@ static void take_regs(struct rcur *c, uint64_t mask, struct pd_sample *s, bool k
 		}
 }
 
-/* PERF_RECORD_SAMPLE, fields in perf_event.h order (and the kernel's for the tail) */
-static int parse_sample(const struct pd_file *f, struct rcur *c, struct pd_event *ev, char *err, size_t errlen)
+/* PERF_RECORD_SAMPLE's body under attr a, fields in perf_event.h order (and
+ * the kernel's for the tail); path, rec_off and rec_size name the record in
+ * messages. */
+static int decode_sample(const struct pd_attr *a, struct rcur *c, struct pd_sample *s, const char *path,
+			 uint64_t rec_off, uint32_t rec_size, char *err, size_t errlen)
 {
-	struct pd_sample *s = &ev->sample;
-	const struct pd_attr *a = f->nattrs == 1 ? &f->attrs[0] : NULL;
-	if (!a) {
-		uint64_t id = c->left >= 8 ? pd_u64(c->p) : 0;   /* IDENTIFIER comes first */
-		a = attr_by_id(f, id);
-		if (!a)
-			return rfail(err, errlen, f->path, c->off, "sample of event id %llu, which no attr owns", (unsigned long long)id);
-	}
-	ev->attr = a;
 	uint64_t st = a->sample_type;
 	if (st & PD_SAMPLE_IDENTIFIER) s->id = take64(c);
 	if (st & PD_SAMPLE_IP) s->ip = take64(c);
 	if (st & PD_SAMPLE_TID) {
 		const uint8_t *p = take(c, 8);
-		if (p) { s->pid = ev->pid = g32(p); s->tid = ev->tid = g32(p + 4); }
+		if (p) { s->pid = g32(p); s->tid = g32(p + 4); }
 	}
-	if (st & PD_SAMPLE_TIME) s->time = ev->time = take64(c);
+	if (st & PD_SAMPLE_TIME) s->time = take64(c);
 	if (st & PD_SAMPLE_ADDR) s->addr = take64(c);
 	if (st & PD_SAMPLE_ID) s->id = take64(c);
 	if (st & PD_SAMPLE_STREAM_ID) s->stream_id = take64(c);
@@ -302,7 +296,7 @@ static int parse_sample(const struct pd_file *f, struct rcur *c, struct pd_event
 		uint64_t at = c->off;
 		s->nr = take64(c);
 		if (!c->bad && s->nr > c->left / 8)
-			return rfail(err, errlen, f->path, at, "callchain of %llu entries, only %llu bytes left in the record",
+			return rfail(err, errlen, path, at, "callchain of %llu entries, only %llu bytes left in the record",
 				     (unsigned long long)s->nr, (unsigned long long)c->left);
 		s->ips = take(c, s->nr * 8);
 	}
@@ -320,14 +314,14 @@ static int parse_sample(const struct pd_file *f, struct rcur *c, struct pd_event
 		uint64_t at = c->off;
 		s->stack_size = take64(c);
 		if (!c->bad && s->stack_size > c->left)
-			return rfail(err, errlen, f->path, at, "user stack of %llu bytes, only %llu bytes left in the record",
+			return rfail(err, errlen, path, at, "user stack of %llu bytes, only %llu bytes left in the record",
 				     (unsigned long long)s->stack_size, (unsigned long long)c->left);
 		if (s->stack_size) {
 			s->stack = take(c, s->stack_size);
 			uint64_t dat = c->off;
 			s->dyn_size = take64(c);
 			if (!c->bad && s->dyn_size > s->stack_size)
-				return rfail(err, errlen, f->path, dat, "stack dyn_size %llu larger than its size %llu",
+				return rfail(err, errlen, path, dat, "stack dyn_size %llu larger than its size %llu",
 					     (unsigned long long)s->dyn_size, (unsigned long long)s->stack_size);
 		}
 	}
@@ -344,9 +338,40 @@ static int parse_sample(const struct pd_file *f, struct rcur *c, struct pd_event
 		take(c, n);
 	}
 	if (c->bad)
-		return rfail(err, errlen, f->path, ev->offset, "sample record of %u bytes is shorter than its sample_type 0x%llx needs",
-			     ev->size, (unsigned long long)st);
+		return rfail(err, errlen, path, rec_off, "sample record of %u bytes is shorter than its sample_type 0x%llx needs",
+			     rec_size, (unsigned long long)st);
 	return 0;
+}
+
+int pd_decode_sample(const struct pd_attr *a, const uint8_t *body, size_t n, uint64_t off, const char *what,
+		     struct pd_sample *s, char *err, size_t errlen)
+{
+	memset(s, 0, sizeof(*s));
+	if (n > PD_MAX_EVENT - 8)
+		return rfail(err, errlen, what, off, "sample body of %zu bytes, a record holds at most %u",
+			     n, PD_MAX_EVENT - 8);
+	struct rcur c = { body, n, off, false };
+	return decode_sample(a, &c, s, what, off >= 8 ? off - 8 : 0, (uint32_t)n + 8, err, errlen);
+}
+
+static int parse_sample(const struct pd_file *f, struct rcur *c, struct pd_event *ev, char *err, size_t errlen)
+{
+	const struct pd_attr *a = f->nattrs == 1 ? &f->attrs[0] : NULL;
+	if (!a) {
+		uint64_t id = c->left >= 8 ? pd_u64(c->p) : 0;   /* IDENTIFIER comes first */
+		a = attr_by_id(f, id);
+		if (!a)
+			return rfail(err, errlen, f->path, c->off, "sample of event id %llu, which no attr owns", (unsigned long long)id);
+	}
+	ev->attr = a;
+	int rc = decode_sample(a, c, &ev->sample, f->path, ev->offset, ev->size, err, errlen);
+	if (a->sample_type & PD_SAMPLE_TID) {
+		ev->pid = ev->sample.pid;
+		ev->tid = ev->sample.tid;
+	}
+	if (a->sample_type & PD_SAMPLE_TIME)
+		ev->time = ev->sample.time;
+	return rc;
 }
 
 /* sample_id_all: the identity fields at the end of a non-sample record, read backwards */

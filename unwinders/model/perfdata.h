@@ -212,6 +212,14 @@ int pd_parse_mem(struct pd_file *f, const uint8_t *data, size_t size, const char
 void pd_close(struct pd_file *f);
 /* Next event of the data section: 1 an event, 0 the end, -errno (err names the offset). */
 int pd_next(const struct pd_file *f, struct pd_iter *it, struct pd_event *ev, char *err, size_t errlen);
+/* One PERF_RECORD_SAMPLE body (the n bytes after its 8-byte header) as the
+ * kernel lays it out for attr a's sample_type, sample_regs_user and
+ * sample_stack_user (perf_event.h), for a reader that has a record but no
+ * file (the kernel sampler's ring buffer).  off: the body's offset in what
+ * names it (messages: "WHAT: offset 0x..: ...").  Every field is bounded by
+ * n; s->ips and s->stack point into body.  0, or -EINVAL with err set. */
+int pd_decode_sample(const struct pd_attr *a, const uint8_t *body, size_t n, uint64_t off, const char *what,
+		     struct pd_sample *s, char *err, size_t errlen);
 /* A perf_header_string feature (ARCH, OSRELEASE, ...): 0 and *s, or -ENOENT / -EINVAL. */
 int pd_feat_string(const struct pd_file *f, int feat, const char **s, char *err, size_t errlen);
 /* The n-th HEADER_BUILD_ID entry: 1 found, 0 past the last, -errno. */

@@ -1,0 +1,100 @@
+/* The real-perf columns (harness/realperf/perfcol.c): which perf layout a
+ * jitted .so has, read from files real `perf inject -j` wrote (perf
+ * 6.1.187 with the 6.8 PT_LOAD fix: the current layout, per
+ * tests/golden/perfview/README) and checked against readelf's .text
+ * address and PT_LOAD; files that are no jitted ELF name no profile; the
+ * columns are registered under the names the manual gives them. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness/realperf/perfcol.h"
+#include "harness/run/session.h"
+#include "unwinders/model/perfview.h"
+
+#define GOLD "tests/golden/perfview/"
+
+START_TEST(real_perf_files_are_current)
+{
+	static const char *const so[] = { "jitted-28006-0.so", "jitted-28007-0.so", "jitted-28008-2.so",
+					  "jitted-28011-0.so", "jitted-28013-0.so" };
+	for (size_t i = 0; i < sizeof(so) / sizeof(so[0]); i++) {
+		char path[128], got[32];
+		snprintf(path, sizeof(path), GOLD "%s", so[i]);
+		ck_assert_msg(access(path, R_OK) == 0, "%s: run the tests from the repository root", path);
+		hx_perfcol_layout_profile(path, got, sizeof(got));
+		ck_assert_str_eq(got, pv_profile_name(PV_CURRENT));
+		if (system("readelf --version >/dev/null 2>&1")) {
+			printf("perfcol: readelf not installed, layout facts not cross-checked\n");
+			continue;
+		}
+		/* the current layout's facts as readelf sees them: .text at 0x80,
+		 * the one PT_LOAD at file offset and address 0x80 */
+		char cmd[256];
+		snprintf(cmd, sizeof(cmd), "readelf -lSW '%s' | grep -q '\\.text  *PROGBITS  *0000000000000080 000080' && "
+			 "readelf -lW '%s' | grep -q 'LOAD  *0x000080 0x0000000000000080'", path, path);
+		ck_assert_msg(system(cmd) == 0, "%s: not the current layout by readelf", path);
+	}
+}
+END_TEST
+
+/* negative controls: not an ELF, an ELF cut short, no such file */
+START_TEST(other_files_name_none)
+{
+	char dir[] = "/tmp/juperfcol-XXXXXX", p[128], got[32];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(p, sizeof(p), "%s/text.so", dir);
+	FILE *f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("not an ELF file at all, but long enough to be read as a header.........", f);
+	fclose(f);
+	hx_perfcol_layout_profile(p, got, sizeof(got));
+	ck_assert_str_eq(got, "");
+	snprintf(p, sizeof(p), "%s/cut.so", dir);
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "head -c 40 " GOLD "jitted-28006-0.so >'%s'", p);
+	ck_assert_int_eq(system(cmd), 0);
+	hx_perfcol_layout_profile(p, got, sizeof(got));
+	ck_assert_str_eq(got, "");
+	hx_perfcol_layout_profile("/nonexistent/jitted-1-0.so", got, sizeof(got));
+	ck_assert_str_eq(got, "");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* the columns the manual documents (docs/unwinders.md: `perf`, `perf-fp`) */
+START_TEST(columns_registered)
+{
+	FILE *f = fopen("docs/unwinders.md", "r");
+	ck_assert_ptr_nonnull(f);
+	static char manual[1 << 20];
+	size_t n = fread(manual, 1, sizeof(manual) - 1, f);
+	manual[n] = 0;
+	fclose(f);
+	static const char *const cols[] = { "perf", "perf-fp" };
+	for (size_t i = 0; i < 2; i++) {
+		char q[32];
+		snprintf(q, sizeof(q), "`%s`", cols[i]);
+		ck_assert_msg(strstr(manual, q), "%s not in docs/unwinders.md", q);
+		const struct uw_unwinder *u = hx_column_by_name(cols[i]);
+		ck_assert_msg(u, "column %s not registered", cols[i]);
+		ck_assert_str_eq(u->name, cols[i]);
+	}
+	ck_assert_ptr_null(hx_column_by_name("perf-dwarf"));
+}
+END_TEST
+
+Suite *suite_perfcol(void);
+Suite *suite_perfcol(void)
+{
+	Suite *s = suite_create("perfcol");
+	TCase *tc = tcase_create("perfcol");
+	tcase_add_test(tc, real_perf_files_are_current);
+	tcase_add_test(tc, other_files_name_none);
+	tcase_add_test(tc, columns_registered);
+	suite_add_tcase(s, tc);
+	return s;
+}
