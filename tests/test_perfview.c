@@ -116,7 +116,7 @@ static void fx_make(struct fx *x, const char *const *lines, size_t nlines, size_
 		ck_assert_int_eq(jdw_code_load(&w, name, x->addr[k], x->f->code, x->f->code_size, NULL), 0);
 	}
 	ck_assert_int_eq(jdw_close(&w), 0);
-	struct jd_err je;
+	struct ju_err je;
 	ck_assert_msg(jd_open(&x->jd, path, &je) == 0, "0x%llx: %s", (unsigned long long)je.offset, je.msg);
 	ck_assert_uint_eq(x->jd.nloads, n);
 }

@@ -115,7 +115,7 @@ struct view_elf {
 struct view_cfi {
 	bool ok;
 	struct ehf_table t;
-	struct ehf_err ee;
+	struct ju_err ee;
 };
 
 static void view_cfi_free(void *p)
@@ -268,7 +268,7 @@ static void region_jit(struct uw_region *r, const struct jd_load *l, int ptr_siz
 	 * reaches the data (libunwind through the map, libdw from the ELF file),
 	 * not what the data says; the oracle reads what was emitted */
 	struct ehf_bases b = { .section = l->code_addr + uw_jit_eh_off(l), .ptr_size = ptr_size };
-	struct ehf_err ee;
+	struct ju_err ee;
 	if (ehf_parse(&r->cfi, l->unwind, eh_size, &b, &ee)) {
 		snprintf(r->cfi_err, sizeof(r->cfi_err), "jitdump+0x%llx: .eh_frame+0x%llx: %s",
 			 (unsigned long long)l->unwind_file_off, (unsigned long long)ee.offset, ee.msg);

@@ -66,7 +66,7 @@ void hx_cfa_row_text(const struct uw_view *v, uint64_t pc, char *buf, size_t n)
 		return;
 	}
 	struct ehf_row row;
-	struct ehf_err ee;
+	struct ju_err ee;
 	if (ehf_row_at(fde, pc, &row, &ee)) {
 		snprintf(buf, n, "FDE at 0x%llx: %s", (unsigned long long)fde->offset, ee.msg);
 		return;

@@ -434,7 +434,7 @@ static int cc_rows(struct lint_ctx *c, const struct ehf_fde *fde, uint64_t fde_f
 	c->nrows = 0;
 	c->rows_over = false;
 	c->rows_base = fde->pc_begin;
-	struct ehf_err ee;
+	struct ju_err ee;
 	if (ehf_rows(fde, collect_row, c, &ee) < 0) {
 		lint_report(c, LR_EH_FRAME_PARSE, fde_file_off, "the CFA program of the FDE for %s+0x%" PRIx64
 		       " fails: %s", "code", s - code_addr, ee.msg);

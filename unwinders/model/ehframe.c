@@ -23,27 +23,34 @@ struct ehf_cur {
 	uint64_t base;
 	const char *what;         /* "CIE", "FDE"...: error prefix with `rec`, or NULL */
 	uint64_t rec;
-	struct ehf_err *err;
+	struct ju_err *err;
 };
 
 __attribute__((format(printf, 4, 0)))
-static int ehf_vfail(struct ehf_err *err, const char *what, uint64_t rec, const char *fmt,
+static int ehf_vfail(struct ju_err *err, const char *what, uint64_t rec, const char *fmt,
 		     va_list ap)
 {
 	if (!err)
-		return -1;
+		return -EINVAL;
+	err->file[0] = 0;
+	err->line = 0;
+	err->kind = 0;
 	int n = 0;
 	if (what)
 		n = snprintf(err->msg, sizeof(err->msg), "%s at 0x%" PRIx64 ": ", what, rec);
 	if (n < 0 || (size_t)n >= sizeof(err->msg))
 		n = 0;
 	vsnprintf(err->msg + n, sizeof(err->msg) - (size_t)n, fmt, ap);
-	return -1;
+	return -EINVAL;
 }
+
+/* Every error of these readers is malformed input (-EINVAL) but for the
+ * allocation (-ENOMEM), a pc before a header table (-ENOENT) and what an
+ * expression could not read (-ENODATA a register, -EFAULT memory). */
 
 /* An error at section offset off, without a record prefix. */
 __attribute__((format(printf, 3, 4)))
-static int ehf_fail(struct ehf_err *err, uint64_t off, const char *fmt, ...)
+static int ehf_fail(struct ju_err *err, uint64_t off, const char *fmt, ...)
 {
 	va_list ap;
 	if (err)
@@ -51,7 +58,7 @@ static int ehf_fail(struct ehf_err *err, uint64_t off, const char *fmt, ...)
 	va_start(ap, fmt);
 	ehf_vfail(err, NULL, 0, fmt, ap);
 	va_end(ap);
-	return -1;
+	return -EINVAL;
 }
 
 /* An error at section offset off, prefixed with the cursor's record. */
@@ -64,7 +71,7 @@ static int ehf_cfail(const struct ehf_cur *c, uint64_t off, const char *fmt, ...
 	va_start(ap, fmt);
 	ehf_vfail(c->err, c->what, c->rec, fmt, ap);
 	va_end(ap);
-	return -1;
+	return -EINVAL;
 }
 
 static uint64_t ehf_here(const struct ehf_cur *c)
@@ -85,7 +92,7 @@ static int ehf_need(struct ehf_cur *c, size_t n, const char *what)
 static int ehf_get_le(struct ehf_cur *c, size_t n, uint64_t *v, const char *what)
 {
 	if (ehf_need(c, n, what))
-		return -1;
+		return -EINVAL;
 	uint64_t r = 0;
 	for (size_t i = 0; i < n; i++)
 		r |= (uint64_t)c->p[c->pos + i] << (8 * i);
@@ -98,7 +105,7 @@ static int ehf_get_u8(struct ehf_cur *c, uint8_t *v, const char *what)
 {
 	uint64_t r;
 	if (ehf_get_le(c, 1, &r, what))
-		return -1;
+		return -EINVAL;
 	*v = (uint8_t)r;
 	return 0;
 }
@@ -132,7 +139,7 @@ static int ehf_get_sleb(struct ehf_cur *c, int64_t *v, const char *what)
 {
 	uint64_t u;
 	if (ehf_get_leb(c, true, &u, what))
-		return -1;
+		return -EINVAL;
 	*v = (int64_t)u;
 	return 0;
 }
@@ -155,7 +162,7 @@ static int ehf_enc_size(uint8_t enc, const struct ehf_bases *b)
 	case DW_EH_PE_udata2: case DW_EH_PE_sdata2: return 2;
 	case DW_EH_PE_udata4: case DW_EH_PE_sdata4: return 4;
 	case DW_EH_PE_udata8: case DW_EH_PE_sdata8: return 8;
-	default: return -1;
+	default: return -EINVAL;
 	}
 }
 
@@ -195,12 +202,12 @@ static int ehf_get_enc(struct ehf_cur *c, uint8_t enc, const struct ehf_bases *b
 	int size = ehf_enc_size(enc, b);
 	if (size == 0) {
 		if (ehf_get_leb(c, (enc & 0x0f) == DW_EH_PE_sleb128, &v, what))
-			return -1;
+			return -EINVAL;
 	} else {
 		if (size != 4 && size != 8 && size != 2)
 			return ehf_cfail(c, field, "%s: pointer size %d is not 4 or 8", what, size);
 		if (ehf_get_le(c, (size_t)size, &v, what))
-			return -1;
+			return -EINVAL;
 		/* sdataN: sign-extend; absptr of 4 bytes is an unsigned address */
 		if ((enc & DW_EH_PE_signed) && size < 8 && (v >> (8 * size - 1)) & 1)
 			v |= ~(uint64_t)0 << (8 * size);
@@ -218,7 +225,7 @@ static int ehf_get_enc(struct ehf_cur *c, uint8_t enc, const struct ehf_bases *b
 }
 
 int ehf_read_encoded(const uint8_t *data, size_t size, size_t *pos, uint8_t enc,
-		     const struct ehf_bases *bases, uint64_t *out, struct ehf_err *err)
+		     const struct ehf_bases *bases, uint64_t *out, struct ju_err *err)
 {
 	if (!data && size)
 		return ehf_fail(err, 0, "no data");
@@ -226,7 +233,7 @@ int ehf_read_encoded(const uint8_t *data, size_t size, size_t *pos, uint8_t enc,
 		return ehf_fail(err, *pos, "position 0x%zx is past the end (size 0x%zx)", *pos, size);
 	struct ehf_cur c = { data, size, *pos, 0, NULL, 0, err };
 	if (ehf_get_enc(&c, enc, bases ? bases : &ehf_no_bases, out, "encoded pointer"))
-		return -1;
+		return -EINVAL;
 	*pos = c.pos;
 	return 0;
 }
@@ -243,12 +250,12 @@ struct ehf_rec {
 /* 1: zero terminator, 0: a record, -1: error.  Only 32-bit lengths: the
  * 64-bit form is not produced for .eh_frame and its id width is disputed. */
 static int ehf_rec_header(const uint8_t *data, size_t size, size_t off, struct ehf_rec *r,
-			  struct ehf_err *err)
+			  struct ju_err *err)
 {
 	struct ehf_cur c = { data, size, off, 0, "record", off, err };
 	uint64_t len, id;
 	if (ehf_get_le(&c, 4, &len, "length field"))
-		return -1;
+		return -EINVAL;
 	if (len == 0)
 		return 1;
 	if (len == 0xffffffffu)
@@ -263,7 +270,7 @@ static int ehf_rec_header(const uint8_t *data, size_t size, size_t off, struct e
 	r->id_off = c.pos;
 	r->end = c.pos + (size_t)len;
 	if (ehf_get_le(&c, 4, &id, "CIE id"))
-		return -1;
+		return -EINVAL;
 	r->id = (uint32_t)id;
 	return 0;
 }
@@ -310,7 +317,7 @@ static int cie_fields(const struct ehf_table *t, struct ehf_cur *c, struct ehf_c
 	if (cie->version >= 4) {
 		uint8_t asz, ssz;
 		if (ehf_get_u8(c, &asz, "address_size") || ehf_get_u8(c, &ssz, "segment_selector_size"))
-			return -1;
+			return -EINVAL;
 		if (asz != ehf_ptr_size(&t->bases))
 			return ehf_cfail(c, c->pos - 2, "address_size %u, expected %d", asz,
 					 ehf_ptr_size(&t->bases));
@@ -319,16 +326,16 @@ static int cie_fields(const struct ehf_table *t, struct ehf_cur *c, struct ehf_c
 	}
 	if (ehf_get_uleb(c, &cie->code_align, "code_alignment_factor") ||
 	    ehf_get_sleb(c, &cie->data_align, "data_alignment_factor"))
-		return -1;
+		return -EINVAL;
 	uint64_t ra;
 	size_t ra_at = c->pos;
 	if (cie->version == 1) {
 		uint8_t ra8;
 		if (ehf_get_u8(c, &ra8, "return_address_register"))
-			return -1;
+			return -EINVAL;
 		ra = ra8;
 	} else if (ehf_get_uleb(c, &ra, "return_address_register")) {
-		return -1;
+		return -EINVAL;
 	}
 	if (ra >= EHF_NREGS)
 		return ehf_cfail(c, ra_at, "return address register %" PRIu64
@@ -345,7 +352,7 @@ static int cie_aug_data(const struct ehf_table *t, struct ehf_cur *c, struct ehf
 		uint64_t alen;
 		size_t len_at = c->pos;
 		if (ehf_get_uleb(c, &alen, "augmentation data length"))
-			return -1;
+			return -EINVAL;
 		if (alen > c->end - c->pos)
 			return ehf_cfail(c, len_at, "augmentation data length 0x%" PRIx64
 					 " runs past the record's end 0x%zx", alen, c->end);
@@ -357,7 +364,7 @@ static int cie_aug_data(const struct ehf_table *t, struct ehf_cur *c, struct ehf
 		switch (cie->aug[i]) {
 		case 'R':
 			if (ehf_get_u8(c, &cie->fde_enc, "'R' encoding"))
-				return -1;
+				return -EINVAL;
 			bad = cie->fde_enc == DW_EH_PE_omit ? "DW_EH_PE_omit"
 							   : ehf_enc_problem(cie->fde_enc, &t->bases);
 			if (bad)
@@ -369,11 +376,11 @@ static int cie_aug_data(const struct ehf_table *t, struct ehf_cur *c, struct ehf
 			 * we record it and never dereference it */
 			if (ehf_get_u8(c, &enc, "'P' encoding") ||
 			    ehf_get_enc(c, enc, &t->bases, &cie->personality, "personality"))
-				return -1;
+				return -EINVAL;
 			break;
 		case 'L':
 			if (ehf_get_u8(c, &cie->lsda_enc, "'L' encoding"))
-				return -1;
+				return -EINVAL;
 			bad = ehf_enc_problem(cie->lsda_enc, &t->bases);
 			if (bad)
 				return ehf_cfail(c, c->pos - 1, "LSDA encoding 0x%02x: %s",
@@ -390,7 +397,7 @@ static int cie_aug_data(const struct ehf_table *t, struct ehf_cur *c, struct ehf
 }
 
 static int ehf_parse_cie(const struct ehf_table *t, const struct ehf_rec *r, struct ehf_cie *cie,
-			 struct ehf_err *err)
+			 struct ju_err *err)
 {
 	struct ehf_cur c = { t->data, r->end, r->id_off + 4, 0, "CIE", r->off, err };
 	memset(cie, 0, sizeof(*cie));
@@ -398,13 +405,13 @@ static int ehf_parse_cie(const struct ehf_table *t, const struct ehf_rec *r, str
 	cie->fde_enc = DW_EH_PE_absptr;
 	cie->lsda_enc = DW_EH_PE_omit;
 	if (ehf_get_u8(&c, &cie->version, "version"))
-		return -1;
+		return -EINVAL;
 	if (cie->version != 1 && cie->version != 3 && cie->version != 4)
 		return ehf_cfail(&c, c.pos - 1, "CIE version %u is not supported (expected 1, 3 or 4)",
 				 cie->version);
 	size_t n = 0;
 	if (cie_aug_string(t, &c, cie, &n) || cie_fields(t, &c, cie) || cie_aug_data(t, &c, cie, n))
-		return -1;
+		return -EINVAL;
 	cie->insns = t->data + c.pos;
 	cie->insns_len = c.end - c.pos;
 	cie->insns_off = c.pos;
@@ -427,7 +434,7 @@ static const struct ehf_cie *ehf_cie_at(const struct ehf_cie *cies, size_t n, ui
 }
 
 static int ehf_parse_fde(const struct ehf_table *t, const struct ehf_rec *r, struct ehf_fde *fde,
-			 struct ehf_err *err)
+			 struct ju_err *err)
 {
 	struct ehf_cur c = { t->data, r->end, r->id_off + 4, 0, "FDE", r->off, err };
 	memset(fde, 0, sizeof(*fde));
@@ -445,10 +452,10 @@ static int ehf_parse_fde(const struct ehf_table *t, const struct ehf_rec *r, str
 	const struct ehf_cie *cie = fde->cie;
 	uint64_t range;
 	if (ehf_get_enc(&c, cie->fde_enc, &t->bases, &fde->pc_begin, "pc_begin"))
-		return -1;
+		return -EINVAL;
 	/* pc_range is a length: the value format only (DWARF/LSB) */
 	if (ehf_get_enc(&c, cie->fde_enc & 0x0f, &t->bases, &range, "pc_range"))
-		return -1;
+		return -EINVAL;
 	if (fde->pc_begin + range < fde->pc_begin)
 		return ehf_cfail(&c, c.pos, "pc_begin 0x%" PRIx64 " + pc_range 0x%" PRIx64
 				 " wraps around", fde->pc_begin, range);
@@ -457,7 +464,7 @@ static int ehf_parse_fde(const struct ehf_table *t, const struct ehf_rec *r, str
 		uint64_t alen;
 		size_t len_at = c.pos;
 		if (ehf_get_uleb(&c, &alen, "augmentation data length"))
-			return -1;
+			return -EINVAL;
 		if (alen > c.end - c.pos)
 			return ehf_cfail(&c, len_at, "augmentation data length 0x%" PRIx64
 					 " runs past the record's end 0x%zx", alen, c.end);
@@ -479,7 +486,7 @@ static int ehf_fde_cmp(const void *a, const void *b)
 }
 
 int ehf_parse(struct ehf_table *t, const uint8_t *data, size_t size,
-	      const struct ehf_bases *bases, struct ehf_err *err)
+	      const struct ehf_bases *bases, struct ju_err *err)
 {
 	memset(t, 0, sizeof(*t));
 	if (!data && size)
@@ -498,7 +505,7 @@ int ehf_parse(struct ehf_table *t, const uint8_t *data, size_t size,
 	while (off < size) {
 		int rc = ehf_rec_header(data, size, off, &r, err);
 		if (rc < 0)
-			return -1;
+			return rc;
 		if (rc > 0) {
 			t->terminated = true;
 			break;
@@ -513,7 +520,7 @@ int ehf_parse(struct ehf_table *t, const uint8_t *data, size_t size,
 	t->fdes = calloc(nfde ? nfde : 1, sizeof(*t->fdes));
 	if (!t->cies || !t->fdes) {
 		ehf_table_free(t);
-		return ehf_fail(err, 0, "out of memory for %zu CIEs and %zu FDEs", ncie, nfde);
+		return ju_errf(err, ENOMEM, 0, "out of memory for %zu CIEs and %zu FDEs", ncie, nfde);
 	}
 	/* pass 2: CIE pointers only count backwards, so each FDE's CIE is
 	 * already parsed when the FDE is reached */
@@ -538,7 +545,7 @@ fail:
 	ehf_table_free(t);
 	t->data = data;
 	t->size = size;
-	return -1;
+	return -EINVAL;
 }
 
 void ehf_table_free(struct ehf_table *t)
@@ -568,7 +575,7 @@ const struct ehf_fde *ehf_find_fde(const struct ehf_table *t, uint64_t pc)
 /* ---- .eh_frame_hdr (LSB 5.0, "The .eh_frame_hdr section") ---- */
 
 int ehf_parse_hdr(const uint8_t *data, size_t size, uint64_t hdr_addr,
-		  struct ehf_hdr *h, struct ehf_err *err)
+		  struct ehf_hdr *h, struct ju_err *err)
 {
 	memset(h, 0, sizeof(*h));
 	if (!data && size)
@@ -579,17 +586,17 @@ int ehf_parse_hdr(const uint8_t *data, size_t size, uint64_t hdr_addr,
 	    ehf_get_u8(&c, &h->eh_frame_ptr_enc, "eh_frame_ptr_enc") ||
 	    ehf_get_u8(&c, &h->fde_count_enc, "fde_count_enc") ||
 	    ehf_get_u8(&c, &h->table_enc, "table_enc"))
-		return -1;
+		return -EINVAL;
 	if (h->version != 1)
 		return ehf_cfail(&c, 0, "version %u, expected 1", h->version);
 	if (h->eh_frame_ptr_enc == DW_EH_PE_omit)
 		return ehf_cfail(&c, 1, "eh_frame_ptr_enc is DW_EH_PE_omit: no way to find .eh_frame");
 	if (ehf_get_enc(&c, h->eh_frame_ptr_enc, &b, &h->eh_frame_ptr, "eh_frame_ptr"))
-		return -1;
+		return -EINVAL;
 	if (h->fde_count_enc == DW_EH_PE_omit)
 		return 0;
 	if (ehf_get_enc(&c, h->fde_count_enc, &b, &h->fde_count, "fde_count"))
-		return -1;
+		return -EINVAL;
 	if (h->table_enc == DW_EH_PE_omit)
 		return 0;
 	int vs = ehf_enc_size(h->table_enc, &b);
@@ -614,7 +621,7 @@ int ehf_parse_hdr(const uint8_t *data, size_t size, uint64_t hdr_addr,
 
 int ehf_hdr_lookup(const uint8_t *data, size_t size, uint64_t hdr_addr,
 		   const struct ehf_hdr *h, uint64_t pc, uint64_t *fde_addr,
-		   struct ehf_err *err)
+		   struct ju_err *err)
 {
 	if (!h->has_table)
 		return ehf_fail(err, 0, ".eh_frame_hdr has no search table");
@@ -625,7 +632,7 @@ int ehf_hdr_lookup(const uint8_t *data, size_t size, uint64_t hdr_addr,
 				" 0x%" PRIx64 " does not fit in 0x%zx bytes", h->fde_count,
 				h->table_off, size);
 	if (h->fde_count == 0)
-		return ehf_fail(err, h->table_off, ".eh_frame_hdr: the search table is empty");
+		return ju_errf(err, ENOENT, h->table_off, ".eh_frame_hdr: the search table is empty");
 	struct ehf_bases b = { hdr_addr, 0, hdr_addr, 8 };
 	struct ehf_cur c = { data, size, 0, 0, ".eh_frame_hdr", 0, err };
 	size_t lo = 0, hi = (size_t)h->fde_count;
@@ -634,7 +641,7 @@ int ehf_hdr_lookup(const uint8_t *data, size_t size, uint64_t hdr_addr,
 		size_t mid = lo + (hi - lo) / 2;
 		c.pos = (size_t)h->table_off + mid * h->entry_size;
 		if (ehf_get_enc(&c, h->table_enc, &b, &loc, "initial_loc"))
-			return -1;
+			return -EINVAL;
 		if (loc <= pc)
 			lo = mid + 1;
 		else
@@ -643,8 +650,8 @@ int ehf_hdr_lookup(const uint8_t *data, size_t size, uint64_t hdr_addr,
 	if (lo == 0) {
 		c.pos = (size_t)h->table_off;
 		if (ehf_get_enc(&c, h->table_enc, &b, &loc, "initial_loc"))
-			return -1;
-		return ehf_fail(err, h->table_off, ".eh_frame_hdr: pc 0x%" PRIx64 " is before the"
+			return -EINVAL;
+		return ju_errf(err, ENOENT, h->table_off, ".eh_frame_hdr: pc 0x%" PRIx64 " is before the"
 				" first table entry (0x%" PRIx64 ")", pc, loc);
 	}
 	c.pos = (size_t)h->table_off + (lo - 1) * h->entry_size + h->entry_size / 2;
@@ -736,7 +743,7 @@ static int ehf_block(struct ehf_cur *c, struct ehf_insn *in)
 {
 	uint64_t len = 0;
 	if (ehf_get_uleb(c, &len, "expression length"))
-		return -1;
+		return -EINVAL;
 	if (len > c->end - c->pos)
 		return ehf_cfail(c, ehf_here(c), "expression of %" PRIu64 " bytes at 0x%" PRIx64
 				 " runs past the program's end 0x%" PRIx64, len, ehf_here(c),
@@ -760,7 +767,7 @@ static int ehf_decode_primary(struct ehf_cur *c, size_t at, uint8_t op, uint64_t
 		in->op = DW_CFA_offset;
 		in->reg = op & 0x3f;
 		if (ehf_get_uleb(c, &u, "DW_CFA_offset operand"))
-			return -1;
+			return -EINVAL;
 		return ehf_ufactor(c, at, in->op, u, data_align, &in->off);
 	default:
 		in->op = DW_CFA_restore;
@@ -777,7 +784,7 @@ static int ehf_decode_offset_ext(struct ehf_cur *c, size_t at, uint8_t op, int64
 	uint64_t u;
 	if (ehf_get_uleb(c, &in->reg, name) || ehf_get_uleb(c, &u, name) ||
 	    ehf_ufactor(c, at, op, u, data_align, &in->off))
-		return -1;
+		return -EINVAL;
 	if (op == DW_CFA_GNU_negative_offset_extended) {
 		if (in->off == INT64_MIN)
 			return ehf_cfail(c, c->base + at, "%s at offset 0x%" PRIx64
@@ -798,7 +805,7 @@ static int ehf_decode(struct ehf_cur *c, uint64_t code_align, int64_t data_align
 	int64_t s;
 	memset(in, 0, sizeof(*in));
 	if (ehf_get_u8(c, &op, "CFA opcode"))
-		return -1;
+		return -EINVAL;
 	if (op & 0xc0)
 		return ehf_decode_primary(c, at, op, code_align, data_align, in);
 	in->op = op;
@@ -818,7 +825,7 @@ static int ehf_decode(struct ehf_cur *c, uint64_t code_align, int64_t data_align
 	case DW_CFA_advance_loc4:
 		if (ehf_get_le(c, op == DW_CFA_advance_loc1 ? 1 : op == DW_CFA_advance_loc2 ? 2 : 4,
 			       &u, name))
-			return -1;
+			return -EINVAL;
 		return ehf_scale(c, at, op, u, code_align, &in->delta);
 	case DW_CFA_offset_extended:
 	case DW_CFA_val_offset:
@@ -828,7 +835,7 @@ static int ehf_decode(struct ehf_cur *c, uint64_t code_align, int64_t data_align
 	case DW_CFA_val_offset_sf:
 	case DW_CFA_def_cfa_sf:
 		if (ehf_get_uleb(c, &in->reg, name) || ehf_get_sleb(c, &s, name))
-			return -1;
+			return -EINVAL;
 		return ehf_factor(c, at, op, s, data_align, &in->off);
 	case DW_CFA_restore_extended:
 	case DW_CFA_undefined:
@@ -839,22 +846,22 @@ static int ehf_decode(struct ehf_cur *c, uint64_t code_align, int64_t data_align
 		return ehf_get_uleb(c, &in->reg, name) || ehf_get_uleb(c, &in->reg2, name) ? -1 : 0;
 	case DW_CFA_def_cfa:
 		if (ehf_get_uleb(c, &in->reg, name) || ehf_get_uleb(c, &u, name))
-			return -1;
+			return -EINVAL;
 		return ehf_ufactor(c, at, op, u, 1, &in->off);  /* not factored */
 	case DW_CFA_def_cfa_offset:
 		if (ehf_get_uleb(c, &u, name))
-			return -1;
+			return -EINVAL;
 		return ehf_ufactor(c, at, op, u, 1, &in->off);
 	case DW_CFA_def_cfa_offset_sf:
 		if (ehf_get_sleb(c, &s, name))
-			return -1;
+			return -EINVAL;
 		return ehf_factor(c, at, op, s, data_align, &in->off);
 	case DW_CFA_def_cfa_expression:
 		return ehf_block(c, in);
 	case DW_CFA_expression:
 	case DW_CFA_val_expression:
 		if (ehf_get_uleb(c, &in->reg, name))
-			return -1;
+			return -EINVAL;
 		return ehf_block(c, in);
 	case DW_CFA_GNU_args_size:
 		return ehf_get_uleb(c, &in->delta, name);
@@ -985,7 +992,7 @@ static int ehf_advance(struct ehf_interp *ip, uint64_t new_loc)
 
 /* Run one program: 0 at its end, 1 when ehf_advance says done, -1 on error. */
 static int ehf_exec(struct ehf_interp *ip, const uint8_t *insns, size_t len, uint64_t insns_off,
-		    const char *what, uint64_t rec, struct ehf_err *err)
+		    const char *what, uint64_t rec, struct ju_err *err)
 {
 	const struct ehf_cie *cie = ip->cie;
 	struct ehf_row *row = ip->row;
@@ -994,7 +1001,7 @@ static int ehf_exec(struct ehf_interp *ip, const uint8_t *insns, size_t len, uin
 		size_t at = c.pos;
 		struct ehf_insn in;
 		if (ehf_decode(&c, cie->code_align, cie->data_align, cie->fde_enc, &ip->fde->bases, &in))
-			return -1;
+			return -EINVAL;
 		const char *name = ehf_cfa_name(in.op);
 		uint64_t off_at = insns_off + at;
 		if (in.reg >= EHF_NREGS || in.reg2 >= EHF_NREGS)
@@ -1119,7 +1126,7 @@ static int ehf_exec(struct ehf_interp *ip, const uint8_t *insns, size_t len, uin
 
 /* Sets up ip and runs the CIE's program into ip->row; init receives a copy. */
 static int ehf_start(struct ehf_interp *ip, const struct ehf_fde *fde, struct ehf_row *row,
-		     struct ehf_row *init, struct ehf_err *err)
+		     struct ehf_row *init, struct ju_err *err)
 {
 	if (!fde || !fde->cie)
 		return ehf_fail(err, 0, "no FDE");
@@ -1136,14 +1143,14 @@ static int ehf_start(struct ehf_interp *ip, const struct ehf_fde *fde, struct eh
 	ehf_row_reset(row);
 	if (ehf_exec(ip, ip->cie->insns, ip->cie->insns_len, ip->cie->insns_off, "CIE",
 		     ip->cie->offset, err) < 0)
-		return -1;
+		return -EINVAL;
 	*init = *row;
 	ip->init = init;
 	return 0;
 }
 
 int ehf_row_at(const struct ehf_fde *fde, uint64_t pc, struct ehf_row *out,
-	       struct ehf_err *err)
+	       struct ju_err *err)
 {
 	struct ehf_interp ip;
 	struct ehf_row init;
@@ -1152,11 +1159,11 @@ int ehf_row_at(const struct ehf_fde *fde, uint64_t pc, struct ehf_row *out,
 				" [0x%" PRIx64 ", 0x%" PRIx64 ")", fde->offset, pc, fde->pc_begin,
 				fde->pc_end);
 	if (ehf_start(&ip, fde, out, &init, err))
-		return -1;
+		return -EINVAL;
 	ip.stop = pc;
 	int rc = ehf_exec(&ip, fde->insns, fde->insns_len, fde->insns_off, "FDE", fde->offset, err);
 	if (rc < 0)
-		return -1;
+		return rc;
 	if (rc == 0) {
 		out->loc = ip.loc;
 		out->end = fde->pc_end;
@@ -1166,19 +1173,19 @@ int ehf_row_at(const struct ehf_fde *fde, uint64_t pc, struct ehf_row *out,
 
 int ehf_rows(const struct ehf_fde *fde,
 	     int (*cb)(const struct ehf_row *row, void *arg), void *arg,
-	     struct ehf_err *err)
+	     struct ju_err *err)
 {
 	struct ehf_interp ip;
 	struct ehf_row row, init;
 	if (!cb)
 		return ehf_fail(err, 0, "no callback");
 	if (ehf_start(&ip, fde, &row, &init, err))
-		return -1;
+		return -EINVAL;
 	ip.cb = cb;
 	ip.arg = arg;
 	int rc = ehf_exec(&ip, fde->insns, fde->insns_len, fde->insns_off, "FDE", fde->offset, err);
 	if (rc < 0)
-		return -1;
+		return rc;
 	if (rc > 0)
 		return ip.cb_rc;
 	if (ip.loc < fde->pc_end) {
@@ -1192,7 +1199,7 @@ int ehf_rows(const struct ehf_fde *fde,
 /* ---- DWARF expressions (DWARF 5 section 2.5, the CFI subset) ---- */
 
 int ehf_eval_expr(const uint8_t *expr, size_t len, const struct ehf_expr_ctx *ctx,
-		  bool push_cfa, uint64_t cfa, uint64_t *out, struct ehf_err *err)
+		  bool push_cfa, uint64_t cfa, uint64_t *out, struct ju_err *err)
 {
 	uint64_t st[EHF_EXPR_STACK];
 	size_t sp = 0;
@@ -1221,13 +1228,13 @@ int ehf_eval_expr(const uint8_t *expr, size_t len, const struct ehf_expr_ctx *ct
 		if ((op >= DW_OP_breg0 && op <= DW_OP_breg31) || op == DW_OP_bregx) {
 			u = op - DW_OP_breg0;
 			if (op == DW_OP_bregx && ehf_get_uleb(&c, &u, "DW_OP_bregx register"))
-				return -1;
+				return -EINVAL;
 			if (ehf_get_sleb(&c, &s, "DW_OP_breg offset"))
-				return -1;
+				return -EINVAL;
 			if (!ctx || !ctx->read_reg)
 				return ehf_fail(err, at, "DW_OP_breg at offset 0x%zx: no registers", at);
 			if (u > UINT32_MAX || ctx->read_reg(ctx->arg, (unsigned)u, &v))
-				return ehf_fail(err, at, "DW_OP_breg at offset 0x%zx: register %" PRIu64
+				return ju_errf(err, ENODATA, at, "DW_OP_breg at offset 0x%zx: register %" PRIu64
 						" is not available", at, u);
 			PUSH(v + (uint64_t)s);
 			continue;
@@ -1242,7 +1249,7 @@ int ehf_eval_expr(const uint8_t *expr, size_t len, const struct ehf_expr_ctx *ct
 		case DW_OP_const8u:
 		case DW_OP_const8s:
 			if (ehf_get_le(&c, 8, &u, "DW_OP operand"))
-				return -1;
+				return -EINVAL;
 			PUSH(u);
 			break;
 		case DW_OP_const1u: case DW_OP_const1s:
@@ -1250,7 +1257,7 @@ int ehf_eval_expr(const uint8_t *expr, size_t len, const struct ehf_expr_ctx *ct
 		case DW_OP_const4u: case DW_OP_const4s: {
 			unsigned n = op <= DW_OP_const1s ? 1 : op <= DW_OP_const2s ? 2 : 4;
 			if (ehf_get_le(&c, n, &u, "DW_OP operand"))
-				return -1;
+				return -EINVAL;
 			if (((op - DW_OP_const1u) & 1) && (u >> (8 * n - 1)) & 1)
 				u |= ~(uint64_t)0 << (8 * n);
 			PUSH(u);
@@ -1258,12 +1265,12 @@ int ehf_eval_expr(const uint8_t *expr, size_t len, const struct ehf_expr_ctx *ct
 		}
 		case DW_OP_constu:
 			if (ehf_get_uleb(&c, &u, "DW_OP_constu operand"))
-				return -1;
+				return -EINVAL;
 			PUSH(u);
 			break;
 		case DW_OP_consts:
 			if (ehf_get_sleb(&c, &s, "DW_OP_consts operand"))
-				return -1;
+				return -EINVAL;
 			PUSH((uint64_t)s);
 			break;
 		case DW_OP_dup:
@@ -1281,7 +1288,7 @@ int ehf_eval_expr(const uint8_t *expr, size_t len, const struct ehf_expr_ctx *ct
 		case DW_OP_pick: {
 			uint8_t idx;
 			if (ehf_get_u8(&c, &idx, "DW_OP_pick index"))
-				return -1;
+				return -EINVAL;
 			NEED((size_t)idx + 1);
 			PUSH(st[sp - 1 - idx]);
 			break;
@@ -1303,7 +1310,7 @@ int ehf_eval_expr(const uint8_t *expr, size_t len, const struct ehf_expr_ctx *ct
 		case DW_OP_deref_size: {
 			uint8_t n = 8;
 			if (op == DW_OP_deref_size && ehf_get_u8(&c, &n, "DW_OP_deref_size size"))
-				return -1;
+				return -EINVAL;
 			if (n < 1 || n > 8)
 				return ehf_fail(err, at, "DW_OP_deref_size at offset 0x%zx: size %u,"
 						" expected 1..8", at, n);
@@ -1311,7 +1318,7 @@ int ehf_eval_expr(const uint8_t *expr, size_t len, const struct ehf_expr_ctx *ct
 			if (!ctx || !ctx->read_mem)
 				return ehf_fail(err, at, "DW_OP_deref at offset 0x%zx: no memory", at);
 			if (ctx->read_mem(ctx->arg, st[sp - 1], &v))
-				return ehf_fail(err, at, "DW_OP_deref at offset 0x%zx: cannot read"
+				return ju_errf(err, EFAULT, at, "DW_OP_deref at offset 0x%zx: cannot read"
 						" memory at 0x%" PRIx64, at, st[sp - 1]);
 			st[sp - 1] = n == 8 ? v : v & ((UINT64_C(1) << (8 * n)) - 1);
 			break;
@@ -1331,7 +1338,7 @@ int ehf_eval_expr(const uint8_t *expr, size_t len, const struct ehf_expr_ctx *ct
 			break;
 		case DW_OP_plus_uconst:
 			if (ehf_get_uleb(&c, &u, "DW_OP_plus_uconst operand"))
-				return -1;
+				return -EINVAL;
 			NEED(1);
 			st[sp - 1] += u;
 			break;
@@ -1382,7 +1389,7 @@ int ehf_eval_expr(const uint8_t *expr, size_t len, const struct ehf_expr_ctx *ct
 		case DW_OP_skip:
 		case DW_OP_bra: {
 			if (ehf_get_le(&c, 2, &u, "branch offset"))
-				return -1;
+				return -EINVAL;
 			int64_t rel = (int16_t)(uint16_t)u;
 			if (op == DW_OP_bra) {
 				NEED(1);
@@ -1427,7 +1434,7 @@ static void ehf_put(char *out, size_t outlen, size_t *n, const char *fmt, ...)
 
 int ehf_disasm_insn(const uint8_t *data, size_t size, size_t *pos,
 		    const struct ehf_cie *cie, char *out, size_t outlen,
-		    struct ehf_err *err)
+		    struct ju_err *err)
 {
 	if (!data && size)
 		return ehf_fail(err, 0, "no data");
@@ -1438,7 +1445,7 @@ int ehf_disasm_insn(const uint8_t *data, size_t size, size_t *pos,
 	/* without a CIE, factored operands are shown unfactored */
 	if (ehf_decode(&c, cie ? cie->code_align : 1, cie ? cie->data_align : 1,
 		       cie ? cie->fde_enc : DW_EH_PE_absptr, NULL, &in))
-		return -1;
+		return -EINVAL;
 	*pos = c.pos;
 	if (!out || !outlen)
 		return 0;
