@@ -87,7 +87,7 @@ int pv_profile_parse(const char *s, enum pv_profile *p)
 			*p = (enum pv_profile)i;
 			return 0;
 		}
-	return -1;
+	return -EINVAL;
 }
 
 uint64_t pv_text_addr(enum pv_profile p)
@@ -103,7 +103,7 @@ uint64_t pv_load_vaddr(enum pv_profile p)
 int pv_jitted_path(char *buf, size_t len, const char *dir, const struct jd_load *l)
 {
 	int n = snprintf(buf, len, "%s/jitted-%d-%" PRIu64 ".so", dir, (int)l->pid, l->code_index);
-	return n < 0 || (size_t)n >= len ? -1 : 0;
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
 static uint64_t align_up(uint64_t x, uint64_t a)
@@ -265,7 +265,7 @@ struct pv_scn {
 static int elf_fail(char *err, size_t errlen, const char *path, const char *what)
 {
 	snprintf(err, errlen, "%s: %s: %s", path, what, elf_errmsg(-1));
-	return -1;
+	return -EIO;
 }
 
 /* What genelf would refuse or misread (its sizes are ints). */
@@ -273,20 +273,20 @@ static int elf_check(const char *path, enum pv_profile prof, const struct jd_loa
 {
 	if (!valid_profile(prof)) {
 		snprintf(err, errlen, "%s: unknown perf profile %d", path, (int)prof);
-		return -1;
+		return -EINVAL;
 	}
 	/* genelf takes csize as an int */
 	if (l->code_size > INT_MAX || (l->code_size && !l->code)) {
 		snprintf(err, errlen, "%s: CODE_LOAD at jitdump offset 0x%" PRIx64 ": code_size 0x%" PRIx64
 			 " is more than perf's genelf accepts", path, l->file_off, l->code_size);
-		return -1;
+		return -ERANGE;
 	}
 	if (l->has_unwind && (l->eh_frame_hdr_size > l->unwinding_size ||
 			      l->unwinding_size > INT_MAX || (l->unwinding_size && !l->unwind))) {
 		snprintf(err, errlen, "%s: UNWINDING_INFO at jitdump offset 0x%" PRIx64
 			 ": eh_frame_hdr_size 0x%" PRIx64 " / unwinding_size 0x%" PRIx64 " unusable",
 			 path, l->unwind_file_off, l->eh_frame_hdr_size, l->unwinding_size);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -322,7 +322,7 @@ static int elf_sections(struct pv_elf *x, const struct jd_load *l, const struct 
 	size_t namelen = l->name ? strlen(l->name) : 0;
 	x->strsym = calloc(1, namelen + 2);
 	if (!x->strsym)
-		return -1;
+		return -ENOMEM;
 	if (namelen)
 		memcpy(x->strsym + 1, l->name, namelen);
 	x->strsym_len = namelen + 2;
@@ -439,8 +439,9 @@ static int elf_emit(Elf *e, const struct pv_elf *x, const struct pv_layout *ly, 
 	ph->p_filesz = ly->load_size;
 	ph->p_memsz = ly->load_size;
 	ph->p_align = 8;
-	if (elf_add_sections(e, x, path, err, errlen))
-		return -1;
+	int rc = elf_add_sections(e, x, path, err, errlen);
+	if (rc)
+		return rc;
 	if (elf_update(e, ELF_C_WRITE) < 0)
 		return elf_fail(err, errlen, path, "elf_update");
 	return 0;
@@ -449,15 +450,16 @@ static int elf_emit(Elf *e, const struct pv_elf *x, const struct pv_layout *ly, 
 int pv_write_jitted_elf(const char *path, enum pv_profile prof, const struct jd_load *l,
 			uint16_t elf_mach, char *err, size_t errlen)
 {
-	if (elf_check(path, prof, l, err, errlen))
-		return -1;
+	int rc = elf_check(path, prof, l, err, errlen);
+	if (rc)
+		return rc;
 	struct pv_layout ly;
 	pv_layout_load(prof, l, &ly);
 	struct pv_elf x;
 	memset(&x, 0, sizeof(x));
 	if (elf_sections(&x, l, &ly)) {
 		snprintf(err, errlen, "%s: out of memory", path);
-		return -1;
+		return -ENOMEM;
 	}
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		free(x.strsym);
@@ -465,11 +467,12 @@ int pv_write_jitted_elf(const char *path, enum pv_profile prof, const struct jd_
 	}
 	int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+		int e = errno;
+		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(e));
 		free(x.strsym);
-		return -1;
+		return -e;
 	}
-	int rc = -1;
+	rc = -EIO;
 	Elf *e = elf_begin(fd, ELF_C_WRITE, NULL);
 	if (!e)
 		elf_fail(err, errlen, path, "elf_begin");
@@ -478,8 +481,8 @@ int pv_write_jitted_elf(const char *path, enum pv_profile prof, const struct jd_
 	if (e)
 		elf_end(e);
 	if (close(fd) < 0 && rc == 0) {
-		snprintf(err, errlen, "%s: close: %s", path, strerror(errno));
-		rc = -1;
+		rc = -errno;
+		snprintf(err, errlen, "%s: close: %s", path, strerror(-rc));
 	}
 	if (rc)
 		unlink(path);
@@ -685,7 +688,7 @@ static int scan_dso(struct pv_dso *d, char *err, size_t errlen)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		snprintf(err, errlen, "libelf: %s", elf_errmsg(-1));
-		return -1;
+		return -EIO;
 	}
 	Elf *e = elf_memory((char *)(uintptr_t)d->image, d->size);
 	if (!e)
@@ -752,7 +755,7 @@ static int scan_dso(struct pv_dso *d, char *err, size_t errlen)
 	elf_end(e);
 	if (rc) {
 		snprintf(err, errlen, "%s: symbols: %s", d->path, strerror(-rc));
-		return -1;
+		return rc;
 	}
 	return 0;
 }
@@ -803,21 +806,22 @@ static int dso_load_mapped(struct pv_dso *d, char *err, size_t errlen)
 		if (!n) {
 			uw_file_put(f);
 			snprintf(err, errlen, "%s: out of memory", d->path);
-			return -1;
+			return -ENOMEM;
 		}
 		snprintf(n->path, sizeof(n->path), "%s", d->path);
 		n->image = f->data;
 		n->size = f->size;
-		if (scan_dso(n, err, errlen)) {
+		int rc = scan_dso(n, err, errlen);
+		if (rc) {
 			scan_free(n);
 			uw_file_put(f);
-			return -1;
+			return rc;
 		}
 		x = uw_file_set_derived(f, UW_FILE_PV_SCAN, 0, n, scan_free);
 		if (!x) {
 			uw_file_put(f);
 			snprintf(err, errlen, "%s: out of memory", d->path);
-			return -1;
+			return -ENOMEM;
 		}
 	}
 	char path[sizeof(d->path)];
@@ -847,7 +851,7 @@ static int dso_load(struct pv_dso *d, bool mapped, char *err, size_t errlen)
 	int rc = read_file(d->path, &image, &d->size);
 	if (rc) {
 		snprintf(err, errlen, "%s: cannot read back: %s", d->path, strerror(-rc));
-		return -1;
+		return rc;
 	}
 	d->image = image;
 	return scan_dso(d, err, errlen);
@@ -902,14 +906,14 @@ static int insert_map(struct pv_builder *b, const struct pv_map *nm, char *err, 
 		return 0;
 	if (pv->nmaps + 3 > PV_MAX_MAPS) {
 		snprintf(err, errlen, "more than %u maps", PV_MAX_MAPS);
-		return -1;
+		return -ERANGE;
 	}
 	if (pv->nmaps + 3 > b->cap_maps) {
 		size_t nc = b->cap_maps ? b->cap_maps * 2 : 64;
 		struct pv_map *m = realloc(pv->maps, nc * sizeof(*m));
 		if (!m) {
 			snprintf(err, errlen, "out of memory");
-			return -1;
+			return -ENOMEM;
 		}
 		pv->maps = m;
 		b->cap_maps = nc;
@@ -954,6 +958,7 @@ static struct pv_dso *new_dso(struct pv_builder *b, const char *path, bool jitte
 	struct pv_view *pv = b->pv;
 	if (pv->ndsos >= b->cap_dsos) {
 		snprintf(err, errlen, "internal: DSO table full");
+		errno = ENOSPC;
 		return NULL;
 	}
 	struct pv_dso *d = &pv->dsos[pv->ndsos];
@@ -961,6 +966,7 @@ static struct pv_dso *new_dso(struct pv_builder *b, const char *path, bool jitte
 	size_t n = strlen(path);
 	if (n >= sizeof(d->path)) {
 		snprintf(err, errlen, "path longer than %zu bytes: %.80s...", sizeof(d->path) - 1, path);
+		errno = ENAMETOOLONG;
 		return NULL;
 	}
 	memcpy(d->path, path, n + 1);
@@ -997,12 +1003,13 @@ static bool perf_keeps_pseudo_map(const struct uw_map *m)
 static int add_file_maps(struct pv_builder *b, const struct uw_map *maps, size_t nmaps,
 			 char *err, size_t errlen)
 {
+	int rc;
 	for (size_t i = 0; i < nmaps; i++) {
 		const struct uw_map *m = &maps[i];
 		if (perf_keeps_pseudo_map(m)) {
 			struct pv_map pm = { .start = m->start, .end = m->end, .pgoff = m->pgoff, .dso = NULL };
-			if (insert_map(b, &pm, err, errlen))
-				return -1;
+			if ((rc = insert_map(b, &pm, err, errlen)))
+				return rc;
 			continue;
 		}
 		if (!perf_keeps_file_map(m))
@@ -1011,17 +1018,17 @@ static int add_file_maps(struct pv_builder *b, const struct uw_map *maps, size_t
 		if (!d) {
 			d = new_dso(b, m->path, false, err, errlen);
 			if (!d)
-				return -1;
+				return -errno;
 			if (!(d->perf_name = strdup(m->path))) {
 				snprintf(err, errlen, "out of memory");
-				return -1;
+				return -ENOMEM;
 			}
-			if (dso_load(d, true, err, errlen))
-				return -1;
+			if ((rc = dso_load(d, true, err, errlen)))
+				return rc;
 		}
 		struct pv_map pm = { .start = m->start, .end = m->end, .pgoff = m->pgoff, .dso = d };
-		if (insert_map(b, &pm, err, errlen))
-			return -1;
+		if ((rc = insert_map(b, &pm, err, errlen)))
+			return rc;
 	}
 	return 0;
 }
@@ -1055,16 +1062,17 @@ static char *perf_jitted_name(const struct jd_file *jd, const char *dump_dir,
 static int add_jit_loads(struct pv_builder *b, const struct jd_file *jd, char *err, size_t errlen)
 {
 	struct pv_view *pv = b->pv;
+	int rc;
 	if (jd->elf_mach > UINT16_MAX) {
 		snprintf(err, errlen, "jitdump offset 0xc: elf_mach %u is not an ELF machine", jd->elf_mach);
-		return -1;
+		return -EINVAL;
 	}
 	for (size_t i = 0; i < jd->nloads; i++) {
 		const struct jd_load *l = &jd->loads[i];
 		char path[sizeof(pv->dsos[0].path)], why[600];
 		if (pv_jitted_path(path, sizeof(path), pv->dir, l)) {
 			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": jitted file path too long", l->file_off);
-			return -1;
+			return -ENAMETOOLONG;
 		}
 		struct pv_layout ly;
 		pv_layout_load(pv->profile, l, &ly);
@@ -1073,34 +1081,35 @@ static int add_jit_loads(struct pv_builder *b, const struct jd_file *jd, char *e
 			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": CODE_LOAD '%s' at 0x%" PRIx64
 				 " + 0x%" PRIx64 " wraps around the address space", l->file_off,
 				 l->name ? l->name : "", l->code_addr, len);
-			return -1;
+			return -EINVAL;
 		}
-		if (pv_write_jitted_elf(path, pv->profile, l, (uint16_t)jd->elf_mach, why, sizeof(why))) {
+		if ((rc = pv_write_jitted_elf(path, pv->profile, l, (uint16_t)jd->elf_mach, why, sizeof(why)))) {
 			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": CODE_LOAD '%s': %s", l->file_off,
 				 l->name ? l->name : "", why);
-			return -1;
+			return rc;
 		}
 		/* the same code_index again overwrites the file: perf's DSO of that
 		 * name then has the last load's bytes for every map of it */
 		struct pv_dso *d = find_jitted_dso(pv, l);
 		if (!d && !(d = new_dso(b, path, true, why, sizeof(why)))) {
+			rc = -errno;
 			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": %s", l->file_off, why);
-			return -1;
+			return rc;
 		}
 		d->load = l;
 		if (!d->perf_name && !(d->perf_name = perf_jitted_name(jd, b->dump_dir, l, path))) {
 			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": out of memory", l->file_off);
-			return -1;
+			return -ENOMEM;
 		}
-		if (dso_load(d, false, why, sizeof(why))) {
+		if ((rc = dso_load(d, false, why, sizeof(why)))) {
 			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": %s", l->file_off, why);
-			return -1;
+			return rc;
 		}
 		struct pv_map pm = { .start = ly.map_start, .end = ly.map_start + len,
 				     .pgoff = ly.map_pgoff, .dso = d };
-		if (insert_map(b, &pm, why, sizeof(why))) {
+		if ((rc = insert_map(b, &pm, why, sizeof(why)))) {
 			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": %s", l->file_off, why);
-			return -1;
+			return rc;
 		}
 	}
 	return 0;
@@ -1116,31 +1125,33 @@ int pv_build_at(struct pv_view *pv, enum pv_profile prof, const struct uw_map *m
 		const struct jd_file *jd, const char *outdir, const char *dump_dir,
 		char *err, size_t errlen)
 {
+	int rc;
 	memset(pv, 0, sizeof(*pv));
 	if (!valid_profile(prof)) {
 		snprintf(err, errlen, "unknown perf profile %d", (int)prof);
-		return -1;
+		return -EINVAL;
 	}
 	pv->profile = prof;
 	if (outdir) {
 		struct stat st;
 		if (strlen(outdir) >= sizeof(pv->dir)) {
 			snprintf(err, errlen, "output directory name too long");
-			return -1;
+			return -ENAMETOOLONG;
 		}
 		int serr = stat(outdir, &st) < 0 ? errno : 0;
 		if (serr || !S_ISDIR(st.st_mode)) {
 			snprintf(err, errlen, "%s: %s", outdir, serr ? strerror(serr) : "not a directory");
-			return -1;
+			return serr ? -serr : -ENOTDIR;
 		}
 		snprintf(pv->dir, sizeof(pv->dir), "%s", outdir);
 	} else if (jd && jd->nloads) {
 		/* only when there is a file to write: no empty directories left behind */
 		snprintf(pv->dir, sizeof(pv->dir), "/tmp/jitunwind-pv-XXXXXX");
 		if (!mkdtemp(pv->dir)) {
-			snprintf(err, errlen, "cannot create a directory under /tmp: %s", strerror(errno));
+			int e = errno;
+			snprintf(err, errlen, "cannot create a directory under /tmp: %s", strerror(e));
 			pv->dir[0] = 0;
-			return -1;
+			return -e;
 		}
 		pv->private_dir = true;
 	}
@@ -1148,6 +1159,7 @@ int pv_build_at(struct pv_view *pv, enum pv_profile prof, const struct uw_map *m
 	size_t nl = jd ? jd->nloads : 0;
 	if (nmaps > PV_MAX_MAPS || nl > PV_MAX_MAPS) {
 		snprintf(err, errlen, "too many maps (%zu) or loads (%zu)", nmaps, nl);
+		rc = -ERANGE;
 		goto fail;
 	}
 	/* every map and load may bring a DSO: size the table once so map->dso stays valid */
@@ -1156,18 +1168,19 @@ int pv_build_at(struct pv_view *pv, enum pv_profile prof, const struct uw_map *m
 		pv->dsos = calloc(b.cap_dsos, sizeof(*pv->dsos));
 		if (!pv->dsos) {
 			snprintf(err, errlen, "out of memory for %zu DSOs", b.cap_dsos);
+			rc = -ENOMEM;
 			goto fail;
 		}
 	}
 	/* perf sees the process's file maps first, then the MMAP2s it injects in load order */
-	if (add_file_maps(&b, maps, nmaps, err, errlen))
+	if ((rc = add_file_maps(&b, maps, nmaps, err, errlen)))
 		goto fail;
-	if (jd && add_jit_loads(&b, jd, err, errlen))
+	if (jd && (rc = add_jit_loads(&b, jd, err, errlen)))
 		goto fail;
 	return 0;
 fail:
 	pv_fini(pv);
-	return -1;
+	return rc;
 }
 
 void pv_fini(struct pv_view *pv)
