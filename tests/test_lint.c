@@ -269,7 +269,7 @@ static struct lint_summary lint_buf(const uint8_t *p, size_t n, enum pv_profile 
 	struct lint_summary s;
 	memset(&G, 0, sizeof(G));
 	int rc = lint_mem(h, n, &o, collect, &G, &s);
-	ck_assert_int_eq(rc, s.unreadable ? -1 : 0);
+	ck_assert_int_eq(rc, s.unreadable ? -EINVAL : 0);
 	free(h);
 	return s;
 }

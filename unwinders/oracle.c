@@ -117,7 +117,7 @@ static int or_read_reg(void *arg, unsigned r, uint64_t *val)
 {
 	struct or_regs *R = arg;
 	if (r >= EHF_NREGS || !R->ok[r])
-		return -1;
+		return -ENODATA;
 	*val = R->val[r];
 	return 0;
 }
@@ -125,10 +125,11 @@ static int or_read_reg(void *arg, unsigned r, uint64_t *val)
 static int or_read_mem(void *arg, uint64_t addr, uint64_t *val)
 {
 	struct or_regs *R = arg;
-	return uw_stack_read(R->s, addr, val) ? 0 : -1;
+	return uw_stack_read(R->s, addr, val) ? 0 : -EFAULT;
 }
 
-/* The CFA of a row under the registers R; -1 with res set. */
+/* The CFA of a row under the registers R; a negative errno with res set
+ * (-ENODATA a register the sample lacks, -EINVAL a failing expression). */
 static int or_cfa(const struct or_row *h, struct or_regs *R, uint64_t pc, uint64_t *cfa, struct uw_result *res)
 {
 	struct ju_err ee;
@@ -138,7 +139,7 @@ static int or_cfa(const struct or_row *h, struct or_regs *R, uint64_t pc, uint64
 			res->stop = UW_STOP_BAD_INFO;
 			snprintf(res->why, sizeof(res->why), "CFA register r%u unknown at 0x%llx", h->cfa_reg,
 				 (unsigned long long)pc);
-			return -1;
+			return -ENODATA;
 		}
 		*cfa = base + (uint64_t)h->cfa_off;
 		return 0;
@@ -147,7 +148,7 @@ static int or_cfa(const struct or_row *h, struct or_regs *R, uint64_t pc, uint64
 	if (ehf_eval_expr(h->cfa_expr, h->cfa_expr_len, &ectx, false, 0, cfa, &ee)) {
 		res->stop = UW_STOP_BAD_INFO;
 		snprintf(res->why, sizeof(res->why), "CFA expression: %s", ee.msg);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

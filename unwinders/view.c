@@ -43,6 +43,7 @@ int uw_maps_parse(const char *text, size_t len, struct uw_map **out, size_t *nou
 		  char *err, size_t errlen)
 {
 	size_t cap = 0, n = 0, lineno = 0;
+	int rc = -EINVAL;   /* malformed, unless the allocation failed */
 	struct uw_map *maps = NULL;
 	size_t pos = 0;
 	while (pos < len) {
@@ -77,6 +78,7 @@ int uw_maps_parse(const char *text, size_t len, struct uw_map **out, size_t *nou
 			struct uw_map *m = realloc(maps, cap * sizeof(*m));
 			if (!m) {
 				snprintf(err, errlen, "out of memory");
+				rc = -ENOMEM;
 				goto fail;
 			}
 			maps = m;
@@ -98,7 +100,7 @@ int uw_maps_parse(const char *text, size_t len, struct uw_map **out, size_t *nou
 	return 0;
 fail:
 	uw_maps_free(maps, n);
-	return -1;
+	return rc;
 }
 
 /* What the oracle needs of one ELF file, found once per file: its PT_LOADs

@@ -798,7 +798,7 @@ int lint_walk_ctx(struct lint_ctx *c)
 		c->sum->per_rule[LR_NOT_JITDUMP]++;
 		if (c->cb)
 			c->cb(&f, c->arg);
-		return -1;
+		return -EINVAL;
 	}
 	c->hdr = it.hdr;
 	check_header(c);

@@ -438,7 +438,7 @@ static int cc_rows(struct lint_ctx *c, const struct ehf_fde *fde, uint64_t fde_f
 	if (ehf_rows(fde, collect_row, c, &ee) < 0) {
 		lint_report(c, LR_EH_FRAME_PARSE, fde_file_off, "the CFA program of the FDE for %s+0x%" PRIx64
 		       " fails: %s", "code", s - code_addr, ee.msg);
-		return -1;
+		return -EINVAL;
 	}
 	*rows = c->rows;
 	*nrows = c->rows_over ? 0 : c->nrows;
