@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "unwinders/decode.h"
+#include "unwinders/model/leb.h"
 #include "unwinders/uwarch.h"
 
 static int collect_row(const struct ehf_row *row, void *arg)
@@ -40,16 +41,7 @@ static int collect_row(const struct ehf_row *row, void *arg)
 		/* DW_OP_bregN off alone is register + offset */
 		size_t pos = 1;
 		uint64_t v = 0;
-		unsigned sh = 0;
-		uint8_t b = 0x80;
-		while (pos < row->cfa_expr_len && sh < 63 && (b & 0x80)) {
-			b = row->cfa_expr[pos++];
-			v |= (uint64_t)(b & 0x7f) << sh;
-			sh += 7;
-		}
-		if (!(b & 0x80) && pos == row->cfa_expr_len) {
-			if (sh < 64 && (b & 0x40))
-				v |= ~(uint64_t)0 << sh;
+		if (!uw_leb_read(row->cfa_expr, row->cfa_expr_len, &pos, true, &v) && pos == row->cfa_expr_len) {
 			r->cfa_ok = true;
 			r->cfa_reg = (uint16_t)(row->cfa_expr[0] - DW_OP_breg0);
 			r->cfa_off = (int64_t)v;
