@@ -46,7 +46,7 @@ static void read_eh(const struct tr_func *f, uint64_t code_addr, const uint8_t *
 {
 	struct ehf_table t;
 	struct ehf_bases b = { eh_addr, 0, 0, 8 };
-	struct ehf_err e;
+	struct ju_err e;
 	if (!ehf_parse(&t, eh, ehs, &b, &e)) {
 		for (size_t r = 0; r < f->nrows; r++) {
 			uint64_t pc = code_addr + f->rows[r].offset;

@@ -466,7 +466,7 @@ static size_t rows_vs_oracle(const char *dump, const struct tr_func *truth)
 		line = nl ? nl + 1 : NULL;
 	}
 	struct jd_file f;
-	struct jd_err je;
+	struct ju_err je;
 	ck_assert_msg(jd_open(&f, dump, &je) == 0, "%s", je.msg);
 	rmach = f.elf_mach;
 	size_t pcs = 0;
@@ -476,7 +476,7 @@ static size_t rows_vs_oracle(const char *dump, const struct tr_func *truth)
 			continue;
 		struct ehf_table t;
 		struct ehf_bases b = { l->code_addr + uw_jit_eh_off(l), 0, 0, 8 };
-		struct ehf_err ee;
+		struct ju_err ee;
 		if (ehf_parse(&t, l->unwind, l->unwinding_size - l->eh_frame_hdr_size, &b, &ee)) {
 			/* dump prints the error instead of rows (hdr-before) */
 			ck_assert_msg(printed_error, "%s: no parse error printed", dump);

@@ -222,7 +222,7 @@ struct lint_summary lt_lint_buf(const uint8_t *p, size_t n, enum pv_profile prof
 	struct lint_summary s;
 	memset(&lt_G, 0, sizeof(lt_G));
 	int rc = lint_mem(h, n, &o, lt_collect, &lt_G, &s);
-	ck_assert_int_eq(rc, s.unreadable ? -1 : 0);
+	ck_assert_int_eq(rc, s.unreadable ? -EINVAL : 0);
 	free(h);
 	return s;
 }

@@ -66,7 +66,7 @@ START_TEST(golden_perf_inject)
 		char path[512];
 		snprintf(path, sizeof(path), GOLDEN "%s", de->d_name);
 		struct jd_file jd;
-		struct jd_err je;
+		struct ju_err je;
 		ck_assert_msg(jd_open(&jd, path, &je) == 0, "%s: %s", path, je.msg);
 		for (size_t i = 0; i < jd.nloads; i++) {
 			char perfso[512], ours[512];
@@ -129,7 +129,7 @@ START_TEST(live_perf_inject)
 		char path[512];
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		struct jd_file jd;
-		struct jd_err je;
+		struct ju_err je;
 		ck_assert_msg(jd_open(&jd, path, &je) == 0, "%s: %s", path, je.msg);
 		for (size_t i = 0; i < jd.nloads; i++) {
 			char perfso[512], ours[512];

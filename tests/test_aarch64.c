@@ -347,7 +347,7 @@ START_TEST(lrstep_over_oracle)
 	size_t nmaps = 0;
 	ck_assert_msg(uw_maps_parse(g->maps, g->maps_len, &maps, &nmaps, err, sizeof(err)) == 0, "%s", err);
 	struct jd_file jd;
-	struct jd_err je;
+	struct ju_err je;
 	ck_assert_int_eq(jd_open(&jd, g->dump_path, &je), 0);
 	const struct uw_arch *a = uw_arch_by_mach(EM_AARCH64);
 	struct uw_view view;

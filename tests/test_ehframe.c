@@ -90,7 +90,7 @@ static const struct {
 static void parse_ok(struct ehf_table *t, const uint8_t *data, size_t size,
 		     const struct ehf_bases *b)
 {
-	struct ehf_err err = { 0 };
+	struct ju_err err = { 0 };
 	int rc = ehf_parse(t, data, size, b, &err);
 	ck_assert_msg(rc == 0, "parse failed at 0x%" PRIx64 ": %s", err.offset, err.msg);
 }
@@ -133,7 +133,7 @@ START_TEST(test_cpython_rows)
 {
 	struct ehf_table t;
 	struct ehf_row row;
-	struct ehf_err err = { 0 };
+	struct ju_err err = { 0 };
 	parse_ok(&t, cpy_eh, sizeof(cpy_eh), &cpy_bases);
 	int off = _i;
 	ck_assert_msg(ehf_row_at(&t.fdes[0], CPY_TEXT + off, &row, &err) == 0, "%s", err.msg);
@@ -183,7 +183,7 @@ static int rows_stop_cb(const struct ehf_row *row, void *arg)
 START_TEST(test_cpython_rows_iter)
 {
 	struct ehf_table t;
-	struct ehf_err err = { 0 };
+	struct ju_err err = { 0 };
 	struct rows_seen s = { .n = 0 };
 	parse_ok(&t, cpy_eh, sizeof(cpy_eh), &cpy_bases);
 	ck_assert_msg(ehf_rows(&t.fdes[0], rows_cb, &s, &err) == 0, "%s", err.msg);
@@ -212,7 +212,7 @@ START_TEST(test_cpython_disasm)
 		"DW_CFA_def_cfa r7+8", "DW_CFA_nop", "DW_CFA_nop", "DW_CFA_nop",
 	};
 	struct ehf_table t;
-	struct ehf_err err = { 0 };
+	struct ju_err err = { 0 };
 	char line[128];
 	parse_ok(&t, cpy_eh, sizeof(cpy_eh), &cpy_bases);
 	size_t k = 0;
@@ -476,7 +476,7 @@ static const struct xrow {
 
 static void check_xrow(const struct ehf_row *row, const struct xrow *x)
 {
-	struct ehf_err err = { 0 };
+	struct ju_err err = { 0 };
 	uint64_t v;
 	ck_assert_uint_eq(row->loc, A64_TEXT + x->loc);
 	ck_assert_uint_eq(row->end, A64_TEXT + x->end);
@@ -520,7 +520,7 @@ START_TEST(test_a64_rows)
 	struct tb t;
 	struct ehf_table tab;
 	struct ehf_row row;
-	struct ehf_err err = { 0 };
+	struct ju_err err = { 0 };
 	struct ehf_bases b = { A64_EH, 0, 0, 8 };
 	parse_ok(&tab, t.b, build_a64(&t), &b);
 	ck_assert_uint_eq(tab.nfdes, 1);
@@ -553,7 +553,7 @@ START_TEST(test_a64_rows_iter)
 {
 	struct tb t;
 	struct ehf_table tab;
-	struct ehf_err err = { 0 };
+	struct ju_err err = { 0 };
 	struct ehf_bases b = { A64_EH, 0, 0, 8 };
 	struct a64_iter it = { 0 };
 	parse_ok(&tab, t.b, build_a64(&t), &b);
@@ -581,7 +581,7 @@ START_TEST(test_a64_disasm)
 	const size_t nwant = sizeof(want) / sizeof(want[0]);
 	struct tb t;
 	struct ehf_table tab;
-	struct ehf_err err = { 0 };
+	struct ju_err err = { 0 };
 	struct ehf_bases b = { A64_EH, 0, 0, 8 };
 	char line[128];
 	parse_ok(&tab, t.b, build_a64(&t), &b);
@@ -606,7 +606,7 @@ START_TEST(test_a64_disasm)
 	ck_assert_str_eq(small, "DW_CFA_");
 	/* an operand cut by the end of the buffer */
 	pos = 0;
-	ck_assert_int_eq(ehf_disasm_insn(f->insns, 1, &pos, f->cie, line, sizeof(line), &err), -1);
+	ck_assert_int_eq(ehf_disasm_insn(f->insns, 1, &pos, f->cie, line, sizeof(line), &err), -EINVAL);
 	ck_assert_uint_eq(err.offset, 1);
 	ck_assert_uint_eq(pos, 0);
 	ehf_table_free(&tab);
@@ -680,14 +680,16 @@ static const struct expr_case {
 START_TEST(test_expr)
 {
 	const struct expr_case *x = &expr_cases[_i];
-	struct ehf_err err = { 0 };
+	struct ju_err err = { 0 };
 	uint64_t v = 0;
 	int rc = ehf_eval_expr(x->code, x->len, &fake_ctx, x->push_cfa, 0x2000, &v, &err);
 	if (!x->msg) {
 		ck_assert_msg(rc == 0, "%s: %s", x->name, err.msg);
 		ck_assert_msg(v == x->want, "%s: 0x%" PRIx64 ", want 0x%" PRIx64, x->name, v, x->want);
 	} else {
-		ck_assert_msg(rc == -1, "%s: accepted", x->name);
+		/* malformed is -EINVAL; memory the view cannot read is -EFAULT */
+		int want = strstr(x->msg, "cannot read memory") ? -EFAULT : -EINVAL;
+		ck_assert_msg(rc == want, "%s: %d, want %d", x->name, rc, want);
 		ck_assert_msg(strstr(err.msg, x->msg), "%s: \"%s\" lacks \"%s\"", x->name, err.msg,
 			      x->msg);
 		ck_assert_msg(err.offset == x->off, "%s: offset %" PRIu64 ", want %" PRIu64, x->name,
@@ -699,17 +701,17 @@ END_TEST
 START_TEST(test_expr_stack_overflow)
 {
 	uint8_t code[70];
-	struct ehf_err err = { 0 };
+	struct ju_err err = { 0 };
 	uint64_t v;
 	memset(code, 0x30, sizeof(code));  /* 70 x DW_OP_lit0 */
 	ck_assert_int_eq(ehf_eval_expr(code, 64, &fake_ctx, false, 0, &v, &err), 0);
-	ck_assert_int_eq(ehf_eval_expr(code, 65, &fake_ctx, false, 0, &v, &err), -1);
+	ck_assert_int_eq(ehf_eval_expr(code, 65, &fake_ctx, false, 0, &v, &err), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err.msg, "stack overflow"));
-	ck_assert_int_eq(ehf_eval_expr(code, 64, &fake_ctx, true, 0, &v, &err), -1);
+	ck_assert_int_eq(ehf_eval_expr(code, 64, &fake_ctx, true, 0, &v, &err), -EINVAL);
 	ck_assert_uint_eq(err.offset, 63);
 	/* no callbacks: breg and deref fail cleanly */
 	static const uint8_t breg[] = { 0x77, 0x00 };
-	ck_assert_int_eq(ehf_eval_expr(breg, 2, NULL, false, 0, &v, &err), -1);
+	ck_assert_int_eq(ehf_eval_expr(breg, 2, NULL, false, 0, &v, &err), -EINVAL);
 }
 END_TEST
 
@@ -754,7 +756,7 @@ START_TEST(test_encoded)
 	const struct enc_case *x = &enc_cases[_i];
 	struct ehf_bases b = { 0x1000, 0x4000, 0x8000, 8 };
 	uint8_t buf[12] = { 0xaa, 0xbb };
-	struct ehf_err err = { 0 };
+	struct ju_err err = { 0 };
 	memcpy(buf + 2, x->bytes, x->len);
 	size_t pos = 2;
 	uint64_t v = 0;
@@ -765,7 +767,7 @@ START_TEST(test_encoded)
 			      x->want);
 		ck_assert_uint_eq(pos, 2 + x->len);
 	} else {
-		ck_assert_msg(rc == -1, "enc 0x%02x accepted", x->enc);
+		ck_assert_msg(rc == -EINVAL, "enc 0x%02x accepted", x->enc);
 		ck_assert_msg(strstr(err.msg, x->msg), "\"%s\" lacks \"%s\"", err.msg, x->msg);
 		ck_assert_uint_eq(err.offset, 2);
 		ck_assert_uint_eq(pos, 2);
@@ -780,14 +782,14 @@ START_TEST(test_encoded_ptr4)
 	struct ehf_bases b = { 0x10, 0, 0, 4 };
 	size_t pos = 0;
 	uint64_t v;
-	struct ehf_err err;
+	struct ju_err err;
 	ck_assert_int_eq(ehf_read_encoded(d, sizeof(d), &pos, DW_EH_PE_absptr, &b, &v, &err), 0);
 	ck_assert_uint_eq(v, 0x12345678);
 	ck_assert_int_eq(ehf_read_encoded(d, sizeof(d), &pos, DW_EH_PE_pcrel | DW_EH_PE_udata4, &b,
 					  &v, &err), 0);
 	ck_assert_uint_eq(v, 0x13);  /* 0x10 + 4 + 0xffffffff, mod 2^32 */
 	pos = 9;
-	ck_assert_int_eq(ehf_read_encoded(d, sizeof(d), &pos, DW_EH_PE_udata2, &b, &v, &err), -1);
+	ck_assert_int_eq(ehf_read_encoded(d, sizeof(d), &pos, DW_EH_PE_udata2, &b, &v, &err), -EINVAL);
 }
 END_TEST
 
@@ -870,8 +872,8 @@ START_TEST(test_bad_section)
 	uint8_t *d = malloc(x->size);
 	memcpy(d, x->data, x->size);
 	struct ehf_table t;
-	struct ehf_err err = { 0 };
-	ck_assert_msg(ehf_parse(&t, d, x->size, &cpy_bases, &err) == -1, "%s: accepted", x->name);
+	struct ju_err err = { 0 };
+	ck_assert_msg(ehf_parse(&t, d, x->size, &cpy_bases, &err) == -EINVAL, "%s: accepted", x->name);
 	ck_assert_msg(strstr(err.msg, x->msg), "%s: \"%s\" lacks \"%s\"", x->name, err.msg, x->msg);
 	ck_assert_msg(err.offset == x->off, "%s: offset 0x%" PRIx64 ", want 0x%" PRIx64 " (%s)",
 		      x->name, err.offset, x->off, err.msg);
@@ -938,7 +940,7 @@ START_TEST(test_bad_prog)
 	struct tb t = { .n = 0 };
 	struct ehf_table tab;
 	struct ehf_row row;
-	struct ehf_err err = { 0 };
+	struct ju_err err = { 0 };
 	size_t cie = tb_cie(&t, &cs);
 	size_t fde = tb_fde_open(&t, cie, CPY_EH, CPY_TEXT, 8, true);
 	size_t prog = t.n;
@@ -948,7 +950,7 @@ START_TEST(test_bad_prog)
 	else
 		tb_close(&t, fde);
 	parse_ok(&tab, t.b, t.n, &cpy_bases);
-	ck_assert_msg(ehf_row_at(&tab.fdes[0], CPY_TEXT + x->pc, &row, &err) == -1, "%s: accepted",
+	ck_assert_msg(ehf_row_at(&tab.fdes[0], CPY_TEXT + x->pc, &row, &err) == -EINVAL, "%s: accepted",
 		      x->name);
 	uint64_t want = (x->in_cie ? tab.cies[0].insns_off : prog) + x->rel;
 	ck_assert_msg(strstr(err.msg, x->msg), "%s: \"%s\" lacks \"%s\"", x->name, err.msg, x->msg);
@@ -959,7 +961,7 @@ START_TEST(test_bad_prog)
 	ck_assert_msg(strstr(err.msg, hex) != NULL, "%s: \"%s\" does not name offset %s", x->name, err.msg, hex);
 	/* the same program through ehf_rows fails the same way */
 	struct rows_seen s = { .n = 0 };
-	ck_assert_int_eq(ehf_rows(&tab.fdes[0], rows_cb, &s, &err), -1);
+	ck_assert_int_eq(ehf_rows(&tab.fdes[0], rows_cb, &s, &err), -EINVAL);
 	ehf_table_free(&tab);
 }
 END_TEST
@@ -968,12 +970,12 @@ START_TEST(test_row_at_outside)
 {
 	struct ehf_table t;
 	struct ehf_row row;
-	struct ehf_err err = { 0 };
+	struct ju_err err = { 0 };
 	parse_ok(&t, cpy_eh, sizeof(cpy_eh), &cpy_bases);
-	ck_assert_int_eq(ehf_row_at(&t.fdes[0], CPY_TEXT + 8, &row, &err), -1);
+	ck_assert_int_eq(ehf_row_at(&t.fdes[0], CPY_TEXT + 8, &row, &err), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err.msg, "outside"));
-	ck_assert_int_eq(ehf_row_at(&t.fdes[0], CPY_TEXT - 1, &row, &err), -1);
-	ck_assert_int_eq(ehf_row_at(NULL, 0, &row, &err), -1);
+	ck_assert_int_eq(ehf_row_at(&t.fdes[0], CPY_TEXT - 1, &row, &err), -EINVAL);
+	ck_assert_int_eq(ehf_row_at(NULL, 0, &row, &err), -EINVAL);
 	ehf_table_free(&t);
 }
 END_TEST
@@ -1036,7 +1038,7 @@ START_TEST(test_multi_sorted)
 	ck_assert_ptr_null(ehf_find_fde(&tab, 0xff));
 	ck_assert_ptr_null(ehf_find_fde(&tab, UINT64_MAX));
 	struct ehf_row row;
-	struct ehf_err err;
+	struct ju_err err;
 	ck_assert_int_eq(ehf_row_at(&tab.fdes[2], 0x201, &row, &err), 0);
 	ck_assert_int_eq(row.cfa_off, 16);
 	ehf_table_free(&tab);
@@ -1096,7 +1098,7 @@ START_TEST(test_plr)
 	ck_assert_uint_eq(tab.fdes[0].insns_off, prog);
 	ck_assert_uint_eq(tab.fdes[0].pc_begin, PLR_TEXT);
 	struct ehf_row row;
-	struct ehf_err err;
+	struct ju_err err;
 	ck_assert_int_eq(ehf_row_at(&tab.fdes[0], PLR_TEXT + 5, &row, &err), 0);
 	ck_assert_uint_eq(row.cfa_reg, 6);
 	ck_assert_uint_eq(row.loc, PLR_TEXT + 5);
@@ -1155,7 +1157,7 @@ START_TEST(test_setloc)
 	struct ehf_bases b = { SL_EH, 0, 0, 8 };
 	struct ehf_table tab;
 	struct ehf_row row;
-	struct ehf_err err = { 0 };
+	struct ju_err err = { 0 };
 	parse_ok(&tab, t.b, build_setloc(&t), &b);
 	const struct ehf_fde *f = &tab.fdes[0];
 	ck_assert_int_eq(ehf_row_at(f, SL_TEXT + 4, &row, &err), 0);
@@ -1242,7 +1244,7 @@ START_TEST(test_hdr_lookup)
 	int e = _i / NLOOKUPS, k = _i % NLOOKUPS;
 	struct tb t;
 	struct ehf_hdr h;
-	struct ehf_err err = { 0 };
+	struct ju_err err = { 0 };
 	uint64_t ha = hdr_encs[e].hdr_addr;
 	size_t n = build_hdr(&t, hdr_encs[e].enc, ha, 0x4000, 3, hdr_tab, 3);
 	uint8_t *d = malloc(n);
@@ -1257,7 +1259,7 @@ START_TEST(test_hdr_lookup)
 	uint64_t fde = 0;
 	int rc = ehf_hdr_lookup(d, n, ha, &h, hdr_lookups[k].pc, &fde, &err);
 	if (hdr_lookups[k].fde < 0) {
-		ck_assert_int_eq(rc, -1);
+		ck_assert_int_eq(rc, -ENOENT);
 		ck_assert_ptr_nonnull(strstr(err.msg, "before the first table entry"));
 	} else {
 		ck_assert_msg(rc == 0, "%s", err.msg);
@@ -1271,38 +1273,38 @@ START_TEST(test_hdr_errors)
 {
 	struct tb t;
 	struct ehf_hdr h;
-	struct ehf_err err = { 0 };
+	struct ju_err err = { 0 };
 	uint64_t fde;
 	/* fde_count says 4, the table holds 3 */
 	size_t n = build_hdr(&t, DW_EH_PE_datarel | DW_EH_PE_sdata4, 0x6000, 0x4000, 4, hdr_tab, 3);
-	ck_assert_int_eq(ehf_parse_hdr(t.b, n, 0x6000, &h, &err), -1);
+	ck_assert_int_eq(ehf_parse_hdr(t.b, n, 0x6000, &h, &err), -EINVAL);
 	ck_assert_uint_eq(err.offset, 12);
 	ck_assert_msg(strstr(err.msg, "fde_count 4"), "%s", err.msg);
 	/* a huge count must not overflow the size check */
 	n = build_hdr(&t, DW_EH_PE_datarel | DW_EH_PE_sdata8, 0x6000, 0x4000, 0xffffffff, hdr_tab, 3);
-	ck_assert_int_eq(ehf_parse_hdr(t.b, n, 0x6000, &h, &err), -1);
+	ck_assert_int_eq(ehf_parse_hdr(t.b, n, 0x6000, &h, &err), -EINVAL);
 	/* lookup re-checks a header that does not match the bytes */
 	n = build_hdr(&t, DW_EH_PE_datarel | DW_EH_PE_sdata4, 0x6000, 0x4000, 3, hdr_tab, 3);
 	ck_assert_int_eq(ehf_parse_hdr(t.b, n, 0x6000, &h, &err), 0);
-	ck_assert_int_eq(ehf_hdr_lookup(t.b, n - 1, 0x6000, &h, 0x1200, &fde, &err), -1);
+	ck_assert_int_eq(ehf_hdr_lookup(t.b, n - 1, 0x6000, &h, 0x1200, &fde, &err), -EINVAL);
 	/* version 2 */
 	t.b[0] = 2;
-	ck_assert_int_eq(ehf_parse_hdr(t.b, n, 0x6000, &h, &err), -1);
+	ck_assert_int_eq(ehf_parse_hdr(t.b, n, 0x6000, &h, &err), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err.msg, "version 2"));
 	t.b[0] = 1;
 	/* truncated before the table encodings */
-	ck_assert_int_eq(ehf_parse_hdr(t.b, 3, 0x6000, &h, &err), -1);
+	ck_assert_int_eq(ehf_parse_hdr(t.b, 3, 0x6000, &h, &err), -EINVAL);
 	ck_assert_uint_eq(err.offset, 3);
 	/* a LEB128 table cannot be searched */
 	t.b[3] = DW_EH_PE_datarel | DW_EH_PE_uleb128;
-	ck_assert_int_eq(ehf_parse_hdr(t.b, n, 0x6000, &h, &err), -1);
+	ck_assert_int_eq(ehf_parse_hdr(t.b, n, 0x6000, &h, &err), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err.msg, "no fixed-size"));
 	/* omitted table or count: parsed, but no table to search */
 	t.b[3] = DW_EH_PE_omit;
 	ck_assert_int_eq(ehf_parse_hdr(t.b, n, 0x6000, &h, &err), 0);
 	ck_assert(!h.has_table);
 	ck_assert_uint_eq(h.fde_count, 3);
-	ck_assert_int_eq(ehf_hdr_lookup(t.b, n, 0x6000, &h, 0x1200, &fde, &err), -1);
+	ck_assert_int_eq(ehf_hdr_lookup(t.b, n, 0x6000, &h, 0x1200, &fde, &err), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err.msg, "no search table"));
 	t.b[3] = DW_EH_PE_datarel | DW_EH_PE_sdata4;
 	t.b[2] = DW_EH_PE_omit;
@@ -1312,7 +1314,7 @@ START_TEST(test_hdr_errors)
 	/* an empty table: parsed, every lookup fails */
 	n = build_hdr(&t, DW_EH_PE_datarel | DW_EH_PE_sdata4, 0x6000, 0x4000, 0, NULL, 0);
 	ck_assert_int_eq(ehf_parse_hdr(t.b, n, 0x6000, &h, &err), 0);
-	ck_assert_int_eq(ehf_hdr_lookup(t.b, n, 0x6000, &h, 0x1200, &fde, &err), -1);
+	ck_assert_int_eq(ehf_hdr_lookup(t.b, n, 0x6000, &h, 0x1200, &fde, &err), -ENOENT);
 }
 END_TEST
 
@@ -1328,7 +1330,7 @@ START_TEST(test_hdr_cpython)
 		for (int j = 0; j < 4; j++)
 			hdr[4 + 4 * i + j] = (uint8_t)((uint32_t)v[i] >> (8 * j));
 	struct ehf_hdr h;
-	struct ehf_err err = { 0 };
+	struct ju_err err = { 0 };
 	uint64_t fde;
 	ck_assert_msg(ehf_parse_hdr(hdr, sizeof(hdr), ha, &h, &err) == 0, "%s", err.msg);
 	ck_assert_uint_eq(h.eh_frame_ptr, CPY_EH);
@@ -1353,7 +1355,7 @@ static void exercise(const uint8_t *src, size_t size, const struct ehf_bases *b)
 	uint8_t *d = malloc(size ? size : 1);
 	memcpy(d, src, size);
 	struct ehf_table t;
-	struct ehf_err err = { .offset = UINT64_MAX };
+	struct ju_err err = { .offset = UINT64_MAX };
 	if (ehf_parse(&t, d, size, b, &err) != 0) {
 		ck_assert_msg(err.msg[0] && err.offset <= size, "bad error: 0x%" PRIx64 " %s",
 			      err.offset, err.msg);
@@ -1577,7 +1579,7 @@ static int compare_rules(const struct elfsec *s, uint64_t pc, Dwarf_Frame *fr, c
 {
 	int n = 0;
 	bool is_val;
-	struct ehf_err err = { 0 };
+	struct ju_err err = { 0 };
 	for (unsigned r = 0; r < EHF_NREGS; r++) {
 		const struct ehf_rule *ru = &row->reg[r];
 		if (ru->kind == EHF_INITIAL)
@@ -1637,7 +1639,7 @@ START_TEST(test_libdw_crosscheck)
 		const struct ehf_fde *f = ehf_find_fde(&tab, pc);
 		ck_assert_msg(f != NULL, "%s: no FDE for 0x%" PRIx64, s.name, pc);
 		struct ehf_row row;
-		struct ehf_err err = { 0 };
+		struct ju_err err = { 0 };
 		ck_assert_msg(ehf_row_at(f, pc, &row, &err) == 0, "%s: %s", s.name, err.msg);
 		Dwarf_Frame *fr = NULL;
 		ck_assert_msg(dwarf_cfi_addrframe(cfi, pc, &fr) == 0, "%s pc 0x%" PRIx64 ": libdw: %s",
@@ -1693,7 +1695,7 @@ START_TEST(test_row_at_speed)
 {
 	struct ehf_table t;
 	struct ehf_row row;
-	struct ehf_err err;
+	struct ju_err err;
 	parse_ok(&t, cpy_eh, sizeof(cpy_eh), &cpy_bases);
 	enum { N = 100000 };
 	struct timespec a, b;

@@ -41,7 +41,7 @@ static int read_reg(void *arg, unsigned r, uint64_t *val)
 static int rule_place(const struct ehf_rule *ru, uint64_t cfa, struct regs *R, uint64_t *at)
 {
 	struct ehf_expr_ctx ctx = { read_reg, NULL, R };
-	struct ehf_err err;
+	struct ju_err err;
 	switch (ru->kind) {
 	case EHF_OFFSET:
 		*at = cfa + (uint64_t)ru->off;
@@ -70,7 +70,7 @@ static int check_row(const struct tr_arch *a, const struct tr_row *r, const stru
 		R.v[i] = 0x100000000ull + (uint64_t)i * 0x10000;
 	uint64_t cfa = R.v[r->cfa_reg] + (uint64_t)r->cfa_off, gcfa = 0;
 	struct ehf_expr_ctx ctx = { read_reg, NULL, &R };
-	struct ehf_err err;
+	struct ju_err err;
 	if (got->cfa_kind == EHF_CFA_EXPR ? ehf_eval_expr(got->cfa_expr, got->cfa_expr_len, &ctx, false, 0, &gcfa, &err)
 					  : (gcfa = R.v[got->cfa_reg] + (uint64_t)got->cfa_off, 0)) {
 		snprintf(msg, len, "0x%x: CFA expression: %s", r->offset, err.msg);
@@ -121,7 +121,7 @@ static int check_gen(struct hx_fz_gen *g, char *msg, size_t len)
 	const uint64_t code = 0x7f0000100000ull;
 	ck_assert_msg(!tr_unwind_build(&truth, &o, code, &u, err, sizeof(err)), "%s", err);
 	struct ehf_table t;
-	struct ehf_err e;
+	struct ju_err e;
 	struct ehf_bases b = { .section = code + u.eh_off, .ptr_size = 8 };
 	ck_assert_msg(!ehf_parse(&t, u.data, u.eh_frame_size, &b, &e), "offset %llu: %s",
 		      (unsigned long long)e.offset, e.msg);

@@ -38,7 +38,7 @@ START_TEST(roundtrip)
 	ck_assert_int_eq(jdw_close(&w), 0);
 
 	struct jd_file f;
-	struct jd_err e;
+	struct ju_err e;
 	ck_assert_msg(jd_open(&f, path, &e) == 0, "0x%llx: %s", (unsigned long long)e.offset, e.msg);
 	ck_assert_uint_eq(f.elf_mach, EM_X86_64);
 	ck_assert_uint_eq(f.pid, (uint32_t)getpid());
@@ -88,7 +88,7 @@ START_TEST(unwind_kept_when_hdr_zero)
 	uint8_t b[512];
 	size_t n = build(b, 0);
 	struct jd_file f = { 0 };
-	struct jd_err e;
+	struct ju_err e;
 	ck_assert_int_eq(jd_parse_mem(&f, b, n, &e), 0);
 	ck_assert(f.loads[0].has_unwind && f.loads[1].has_unwind);   /* perf keeps it */
 	/* code is the LAST code_size bytes of the record, not right after the name */
@@ -123,8 +123,8 @@ START_TEST(malformed)
 	uint8_t *h = malloc(n);
 	memcpy(h, b, n);
 	struct jd_file f = { 0 };
-	struct jd_err e = { 0 };
-	ck_assert_msg(jd_parse_mem(&f, h, n, &e) == -1, "%s: accepted", bad[_i].what);
+	struct ju_err e = { 0 };
+	ck_assert_msg(jd_parse_mem(&f, h, n, &e) == -EINVAL, "%s: accepted", bad[_i].what);
 	ck_assert_msg(strstr(e.msg, bad[_i].msg), "%s: message '%s'", bad[_i].what, e.msg);
 	ck_assert_uint_le(e.offset, n);
 	jd_close(&f);
@@ -140,8 +140,8 @@ START_TEST(name_not_terminated)
 	uint8_t *h = malloc(n);
 	memcpy(h, b, n);
 	struct jd_file f = { 0 };
-	struct jd_err e;
-	ck_assert_int_eq(jd_parse_mem(&f, h, n, &e), -1);
+	struct ju_err e;
+	ck_assert_int_eq(jd_parse_mem(&f, h, n, &e), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(e.msg, "NUL"));
 	jd_close(&f);
 	free(h);

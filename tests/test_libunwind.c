@@ -277,7 +277,7 @@ size_t uwt_tramp(struct uwt_tramp *t, struct uwt_self *c, const char *const *ops
 		ck_assert_int_eq(jdw_unwinding_info(&jw, u.data, u.size, u.hdr_size, u.mapped_size), 0);
 	ck_assert_int_eq(jdw_code_load(&jw, "tramp", code, f.code, f.code_size, NULL), 0);
 	ck_assert_int_eq(jdw_close(&jw), 0);
-	struct jd_err je;
+	struct ju_err je;
 	ck_assert_msg(jd_open(&t->w.jd, jw.path, &je) == 0, "%s", je.msg);
 	t->w.have_jd = true;
 	uwt_view_build(&t->w, c, prof);

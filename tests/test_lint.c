@@ -380,7 +380,7 @@ START_TEST(every_truncation)
 	ck_assert_ptr_nonnull(edge);
 	struct jdr_iter it;
 	struct jdr_rec r;
-	struct jdr_err f;
+	struct ju_err f;
 	ck_assert_int_eq(jdr_init(&it, b.p, b.n, &f), 0);
 	edge[it.off] = true;
 	while (jdr_next(&it, &r, &f) > 0)
@@ -541,7 +541,7 @@ START_TEST(layout_matches_real_perf)
 		char path[256];
 		snprintf(path, sizeof(path), "%sjit-%u.dump", gold, pid);
 		struct jd_file jd;
-		struct jd_err je;
+		struct ju_err je;
 		ck_assert_msg(jd_open(&jd, path, &je) == 0, "%s: %s (run the tests from the repository root)", path, je.msg);
 		for (size_t i = 0; i < jd.nloads; i++) {
 			const struct jd_load *l = &jd.loads[i];

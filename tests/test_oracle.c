@@ -63,7 +63,7 @@ static uint8_t stack[64];
 static struct uw_result run(uint64_t off, uint64_t sp, uint64_t bp)
 {
 	struct jd_file f = { 0 };
-	struct jd_err e;
+	struct ju_err e;
 	ck_assert_msg(jd_parse_mem(&f, dump, dump_len, &e) == 0, "%s", e.msg);
 	struct uw_view v;
 	char err[256];
@@ -131,7 +131,7 @@ START_TEST(ra_outside_snapshot)
 	build(0, 48);
 	/* the snapshot ends before the return address slot */
 	struct jd_file f = { 0 };
-	struct jd_err e;
+	struct ju_err e;
 	ck_assert_int_eq(jd_parse_mem(&f, dump, dump_len, &e), 0);
 	struct uw_view v;
 	char err[256];

@@ -116,7 +116,7 @@ static void fx_make(struct fx *x, const char *const *lines, size_t nlines, size_
 		ck_assert_int_eq(jdw_code_load(&w, name, x->addr[k], x->f->code, x->f->code_size, NULL), 0);
 	}
 	ck_assert_int_eq(jdw_close(&w), 0);
-	struct jd_err je;
+	struct ju_err je;
 	ck_assert_msg(jd_open(&x->jd, path, &je) == 0, "0x%llx: %s", (unsigned long long)je.offset, je.msg);
 	ck_assert_uint_eq(x->jd.nloads, n);
 }
@@ -870,9 +870,9 @@ START_TEST(profiles)
 	ck_assert_str_eq(pv_profile_name(PV_V61), "v6.1");
 	ck_assert_str_eq(pv_profile_name(PV_5X_0X40), "5.x-0x40");
 	enum pv_profile p = PV_CURRENT;
-	ck_assert_int_eq(pv_profile_parse("6.1", &p), -1);
-	ck_assert_int_eq(pv_profile_parse(NULL, &p), -1);
-	ck_assert_int_eq(pv_profile_parse("", &p), -1);
+	ck_assert_int_eq(pv_profile_parse("6.1", &p), -EINVAL);
+	ck_assert_int_eq(pv_profile_parse(NULL, &p), -EINVAL);
+	ck_assert_int_eq(pv_profile_parse("", &p), -EINVAL);
 }
 END_TEST
 
@@ -881,23 +881,23 @@ START_TEST(errors)
 	struct fx x;
 	fx_make(&x, cpython_fp, 5, 1, 0, true);
 	struct pv_view pv;
-	ck_assert_int_eq(pv_build(&pv, PV_CURRENT, NULL, 0, &x.jd, "/nonexistent/pvdir", err, sizeof(err)), -1);
+	ck_assert_int_eq(pv_build(&pv, PV_CURRENT, NULL, 0, &x.jd, "/nonexistent/pvdir", err, sizeof(err)), -ENOENT);
 	ck_assert_msg(strstr(err, "/nonexistent/pvdir"), "%s", err);
-	ck_assert_int_eq(pv_build(&pv, (enum pv_profile)7, NULL, 0, &x.jd, NULL, err, sizeof(err)), -1);
+	ck_assert_int_eq(pv_build(&pv, (enum pv_profile)7, NULL, 0, &x.jd, NULL, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "profile"));
 	/* a load perf's genelf cannot take: the message names the dump offset */
 	struct jd_load big = x.jd.loads[0];
 	big.code_size = 1ull << 32;
 	ck_assert_int_eq(pv_write_jitted_elf("/tmp/never-written.so", PV_CURRENT, &big, EM_X86_64, err,
-					     sizeof(err)), -1);
+					     sizeof(err)), -ERANGE);
 	ck_assert_msg(strstr(err, "jitdump offset"), "%s", err);
 	ck_assert_int_ne(access("/tmp/never-written.so", F_OK), 0);
 	ck_assert_int_eq(pv_write_jitted_elf("/nonexistent/dir/f.so", PV_CURRENT, &x.jd.loads[0], EM_X86_64,
-					     err, sizeof(err)), -1);
+					     err, sizeof(err)), -ENOENT);
 	ck_assert_msg(strstr(err, "cannot create"), "%s", err);
 	/* a load whose mapping wraps the address space */
 	x.jd.loads[0].code_addr = UINT64_MAX - 4;
-	ck_assert_int_eq(pv_build(&pv, PV_CURRENT, NULL, 0, &x.jd, NULL, err, sizeof(err)), -1);
+	ck_assert_int_eq(pv_build(&pv, PV_CURRENT, NULL, 0, &x.jd, NULL, err, sizeof(err)), -EINVAL);
 	ck_assert_msg(strstr(err, "jitdump offset 0x") && strstr(err, "wraps"), "%s", err);
 	/* an empty view: no directory made */
 	ck_assert_int_eq(pv_build(&pv, PV_V61, NULL, 0, NULL, NULL, err, sizeof(err)), 0);

@@ -321,7 +321,7 @@ struct rvrow {
 static void row_project(const struct ehf_fde *fde, uint64_t pc, struct rvrow *o)
 {
 	struct ehf_row r;
-	struct ehf_err err;
+	struct ju_err err;
 	ck_assert_msg(ehf_row_at(fde, pc, &r, &err) == 0, "%s", err.msg);
 	ck_assert(r.cfa_defined && r.cfa_kind == EHF_CFA_REG_OFF);
 	memset(o, 0, sizeof(*o));
@@ -378,7 +378,7 @@ static void check_cfi(const char *what, const char *const *lines, size_t n)
 	ck_assert_msg(tr_unwind_build(f, &o, CODE, &u, err, sizeof(err)) == 0, "%s: %s", what, err);
 	struct ehf_bases b = { .section = CODE + u.eh_off, .ptr_size = 8 };
 	struct ehf_table t;
-	struct ehf_err ee;
+	struct ju_err ee;
 	ck_assert_msg(ehf_parse(&t, u.data, u.eh_frame_size, &b, &ee) == 0, "%s: %s", what, ee.msg);
 	const struct ehf_fde *fde = ehf_find_fde(&t, CODE);
 	ck_assert_ptr_nonnull(fde);

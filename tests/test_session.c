@@ -86,7 +86,7 @@ static struct counts replay(const struct hx_samples *smp)
 {
 	const struct hx_group *g = &smp->groups[0];
 	struct jd_file jd;
-	struct jd_err je;
+	struct ju_err je;
 	struct uw_map *maps = NULL;
 	size_t nmaps = 0;
 	char err[512];

@@ -6,6 +6,7 @@
  * unwinding_mapped_size when there is unwinding info, else the code size),
  * computed here by hand from the golden dumps real perf read. */
 #include <check.h>
+#include <errno.h>
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -81,7 +82,7 @@ START_TEST(maps_bad_line_refused)
 		size_t n = 0;
 		char err[256] = "";
 		int rc = uw_maps_parse(bad[i], strlen(bad[i]), &m, &n, err, sizeof(err));
-		ck_assert_msg(rc == -1 && strstr(err, "line"), "case %zu: rc %d, '%s'", i, rc, err);
+		ck_assert_msg(rc == -EINVAL && strstr(err, "line"), "case %zu: rc %d, '%s'", i, rc, err);
 		uw_maps_free(m, n);
 	}
 }
@@ -128,7 +129,7 @@ START_TEST(jit_loads_as_perf_maps_them)
 		char path[128], err[256];
 		snprintf(path, sizeof(path), "tests/golden/perfview/jit-%u.dump", pid);
 		struct jd_file jd;
-		struct jd_err je;
+		struct ju_err je;
 		ck_assert_msg(jd_open(&jd, path, &je) == 0, "%s: %s (run from the repository root)", path, je.msg);
 		struct uw_view v;
 		ck_assert_msg(uw_view_init(&v, uw_arch_host(), NULL, 0, &jd, err, sizeof(err)) == 0, "%s", err);

@@ -65,4 +65,17 @@ const struct tr_arch *const *tr_arches(size_t *n);
 /* "x86_64, aarch64": every arch the generator encodes, for messages */
 void tr_arch_names(char *buf, size_t len);
 
+/* The encoder driver of the arches with fixed 4-byte little-endian words
+ * (trampolines/emit.c): a raw op copies its bytes and encodes its declared
+ * effect only for the text and the effects; any other op is the words the
+ * arch's hook writes to w (at most maxw; returns their count, or -1 with err).
+ * Returns the bytes written, or -1 with err. */
+typedef int tr_words_fn(enum tr_op_kind kind, int64_t n, uint32_t *w, char *text, size_t textcap,
+			struct tr_eff *eff, int *neff, char *err, size_t errlen);
+int tr_encode_words(const struct tr_op *op, uint8_t *buf, size_t cap, char *text, size_t textcap,
+		    struct tr_eff eff[TR_MAX_EFF], int *neff, char *err, size_t errlen,
+		    tr_words_fn *words, int maxw);
+/* A raw op's text: "raw 90 90 (push_fp)" (etext: its declared effect's text). */
+void tr_raw_text(const struct tr_op *op, const char *etext, char *text, size_t textcap);
+
 #endif

@@ -1,5 +1,7 @@
-/* Private to trampolines/: a byte cursor with a sticky overflow flag
- * (LuaJIT lj_gdbjit.c style writers, sljit style errors).  Multi-byte values
+/* Private to trampolines/ (but for tr_leb_put, the one LEB128 writer, which
+ * harness/fuzz/fuzzcfi_enc.c writes its random CFA programs with): a byte
+ * cursor with a sticky overflow flag (LuaJIT lj_gdbjit.c style writers, sljit
+ * style errors).  Multi-byte values
  * are written little-endian byte by byte: both supported arches are LE. */
 #ifndef TR_BUF_H
 #define TR_BUF_H

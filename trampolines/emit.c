@@ -224,3 +224,50 @@ int tr_emit(const struct tr_arch *arch, const struct tr_op *ops, size_t nops,
 	}
 	return 0;
 }
+
+void tr_raw_text(const struct tr_op *op, const char *etext, char *text, size_t textcap)
+{
+	size_t o = (size_t)snprintf(text, textcap, "raw");
+	for (size_t i = 0; i < op->raw_len && o < textcap; i++)
+		o += (size_t)snprintf(text + o, textcap - o, " %02x", op->raw[i]);
+	if (o < textcap)
+		snprintf(text + o, textcap - o, " (%s)", op->effect == TR_OP_NOP ? "none" : etext);
+}
+
+#define TR_WORDS_MAX 4
+
+int tr_encode_words(const struct tr_op *op, uint8_t *buf, size_t cap, char *text, size_t textcap,
+		    struct tr_eff eff[TR_MAX_EFF], int *neff, char *err, size_t errlen,
+		    tr_words_fn *words, int maxw)
+{
+	uint32_t w[TR_WORDS_MAX];
+	*neff = 0;
+	if (maxw < 1 || maxw > TR_WORDS_MAX) {
+		snprintf(err, errlen, "encoder: %d words per op, expected 1..%d", maxw, TR_WORDS_MAX);
+		return -1;
+	}
+	if (op->kind == TR_OP_RAW) {
+		char etext[64] = "";
+		if (op->effect != TR_OP_NOP &&
+		    words(op->effect, op->effect_n, w, etext, sizeof(etext), eff, neff, err, errlen) < 0)
+			return -1;
+		if (op->raw_len > cap) {
+			snprintf(err, errlen, "raw: no room for %zu bytes", op->raw_len);
+			return -1;
+		}
+		memcpy(buf, op->raw, op->raw_len);
+		tr_raw_text(op, etext, text, textcap);
+		return (int)op->raw_len;
+	}
+	int k = words(op->kind, op->n, w, text, textcap, eff, neff, err, errlen);
+	if (k < 0)
+		return -1;
+	if (cap < 4 * (size_t)k) {
+		snprintf(err, errlen, "%s: no room for the instruction%s", tr_op_name(op->kind), k > 1 ? "s" : "");
+		return -1;
+	}
+	for (int i = 0; i < k; i++)
+		for (int j = 0; j < 4; j++)
+			buf[4 * i + j] = (uint8_t)(w[i] >> (8 * j));
+	return 4 * k;
+}

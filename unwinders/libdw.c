@@ -491,7 +491,7 @@ static int dw_begin(struct dw_state *st)
 	struct dw_kept *kd = st->kd;
 	Dwfl *d = dwfl_begin(&dw_offline);
 	if (!d)
-		return -1;
+		return -ENOMEM;
 	dw_begun++;
 	if (kd->dwfl)
 		dwfl_end(kd->dwfl);
@@ -514,7 +514,7 @@ static int dw_open(const struct uw_view *v, void **state, char *err, size_t errl
 	*state = st;
 	if (!st) {
 		snprintf(err, errlen, "libdw: out of memory");
-		return -1;
+		return -ENOMEM;
 	}
 	if (!v || !v->pv)
 		return 0;   /* every sample then says "no perf view" */
@@ -547,7 +547,7 @@ static int dw_open(const struct uw_view *v, void **state, char *err, size_t errl
 		snprintf(err, errlen, "libdw: dwfl_begin: %s", dwfl_errmsg(-1));
 		dw_close(st);
 		*state = NULL;
-		return -1;
+		return -ENOMEM;
 	}
 	return 0;
 }
@@ -570,7 +570,7 @@ static int dw_use_proc(struct dw_state *st, uint64_t key)
 	if (dw_proc.key != key || !dw_proc.dwfl) {
 		Dwfl *d = dwfl_begin(&dw_offline);
 		if (!d)
-			return -1;
+			return -ENOMEM;
 		if (dw_proc.dwfl)
 			dwfl_end(dw_proc.dwfl);
 		dw_proc.dwfl = d;
@@ -658,7 +658,7 @@ static bool dw_pin_hdr(Elf *e, Elf64_Ehdr *out)
  * backend of the ELF a new Dwfl would take (dw_first_elf), from a copy of its
  * header that the Dwfl keeps, so that the thread state may outlive the JIT's
  * modules; a kept Dwfl is already attached and fits if that header is the
- * same.  1 attached, 0 failed, -1 a kept Dwfl that does not fit. */
+ * same.  1 attached, 0 failed, -ESTALE a kept Dwfl that does not fit. */
 static int dw_attach(struct dw_state *st)
 {
 	if (st->proc) {
@@ -671,7 +671,7 @@ static int dw_attach(struct dw_state *st)
 	bool have = first && dw_pin_hdr(first, &h);
 	if (kd->attached) {
 		if (!have || memcmp(&h, &kd->pin_hdr, sizeof(h)))
-			return -1;
+			return -ESTALE;
 		st->attached = true;
 		return 1;
 	}

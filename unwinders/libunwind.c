@@ -70,7 +70,7 @@ static int lu_dso_read(struct lu_state *st, uint64_t addr, unw_word_t *val)
 			 * perf's: the read fails, as any unplaceable address does.
 			 * (The capture places the arena where nothing was ever
 			 * mapped, so no stale map of perf's can answer there.) */
-			return -1;
+			return -EFAULT;
 		}
 		st->last = m;
 	}
@@ -171,7 +171,7 @@ static int lu_read_enc(const uint8_t **p, const uint8_t *end, uint8_t enc, uint6
 		return 0;
 	if (enc == LU_PE_PTR) {
 		if (end - cur < 8)
-			return -1;
+			return -EINVAL;
 		memcpy(val, cur, 8);
 		*p = cur + 8;
 		return 0;
@@ -183,7 +183,7 @@ static int lu_read_enc(const uint8_t **p, const uint8_t *end, uint8_t enc, uint6
 		*val = (uint64_t)(uintptr_t)cur;
 		break;
 	default:
-		return -1;
+		return -EINVAL;
 	}
 	if ((enc & 0x07) == 0)
 		enc |= LU_PE_UDATA4;
@@ -191,7 +191,7 @@ static int lu_read_enc(const uint8_t **p, const uint8_t *end, uint8_t enc, uint6
 	case LU_PE_SDATA4: {
 		int32_t x;
 		if (end - cur < 4)
-			return -1;
+			return -EINVAL;
 		memcpy(&x, cur, 4);
 		*val += (uint64_t)(int64_t)x;
 		cur += 4;
@@ -200,7 +200,7 @@ static int lu_read_enc(const uint8_t **p, const uint8_t *end, uint8_t enc, uint6
 	case LU_PE_UDATA4: {
 		uint32_t x;
 		if (end - cur < 4)
-			return -1;
+			return -EINVAL;
 		memcpy(&x, cur, 4);
 		*val += x;
 		cur += 4;
@@ -210,14 +210,14 @@ static int lu_read_enc(const uint8_t **p, const uint8_t *end, uint8_t enc, uint6
 	case LU_PE_UDATA8: {
 		uint64_t x;
 		if (end - cur < 8)
-			return -1;
+			return -EINVAL;
 		memcpy(&x, cur, 8);
 		*val += x;
 		cur += 8;
 		break;
 	}
 	default:
-		return -1;
+		return -EINVAL;
 	}
 	*p = cur;
 	return 0;
@@ -230,11 +230,11 @@ static int lu_spec_ehframe(const struct pv_dso *d, uint64_t *table_off, uint64_t
 	uint8_t hdr[20];
 	uint64_t off = d->eh_frame_hdr_off, skip;
 	if (off > d->size || d->size - off < sizeof(hdr))
-		return -1;
+		return -EINVAL;
 	memcpy(hdr, d->image + off, sizeof(hdr));
 	const uint8_t *p = hdr + 4, *end = hdr + sizeof(hdr);
 	if (lu_read_enc(&p, end, hdr[1], &skip) || lu_read_enc(&p, end, hdr[2], fde_count))
-		return -1;
+		return -EINVAL;
 	*table_off = (uint64_t)(p - hdr);
 	return 0;
 }
@@ -333,7 +333,7 @@ static int lu_bases(struct lu_state *st)
 	bool *done = calloc(pv->ndsos ? pv->ndsos : 1, sizeof(*done));
 	if (!st->base || !done) {
 		free(done);
-		return -1;
+		return -ENOMEM;
 	}
 	for (size_t i = 0; i < pv->ndsos; i++) {
 		st->base[i] = UINT64_MAX;
@@ -371,12 +371,12 @@ static int lu_open(const struct uw_view *v, void **state, char *err, size_t errl
 	*state = NULL;
 	if (!uw_arch_host()) {
 		snprintf(err, errlen, "libunwind: this build's arch is not in the arch table");
-		return -1;
+		return -ENOTSUP;
 	}
 	struct lu_state *st = calloc(1, sizeof(*st));
 	if (!st) {
 		snprintf(err, errlen, "libunwind: out of memory");
-		return -1;
+		return -ENOMEM;
 	}
 	st->target = uw_arch_host();
 	*state = st;
@@ -389,7 +389,7 @@ static int lu_open(const struct uw_view *v, void **state, char *err, size_t errl
 		snprintf(err, errlen, "libunwind: cannot create the address space");
 		lu_close(st);
 		*state = NULL;
-		return -1;
+		return -ENOMEM;
 	}
 	/* nothing survives between samples, and every step asks find_proc_info,
 	 * which is how a step without the emitted CFI is seen */

@@ -115,7 +115,7 @@ static int lr_open(const char *engine, const struct uw_view *v, void **state, ch
 	struct lr_state *st = calloc(1, sizeof(*st));
 	if (!st) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		return -ENOMEM;
 	}
 	st->eng = uw_unwinder_by_name(engine);
 	if (!st->eng)

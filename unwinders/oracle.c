@@ -86,7 +86,7 @@ static const struct or_rule *or_row_at(const struct uw_view *v, uint64_t pc, uin
 	if (!fde)
 		return NULL;
 	static __thread struct ehf_row row;
-	struct ehf_err ee;
+	struct ju_err ee;
 	if (ehf_row_at(fde, lookup, &row, &ee)) {
 		res->stop = UW_STOP_BAD_INFO;
 		snprintf(res->why, sizeof(res->why), "FDE at 0x%llx: %s", (unsigned long long)fde->offset, ee.msg);
@@ -117,7 +117,7 @@ static int or_read_reg(void *arg, unsigned r, uint64_t *val)
 {
 	struct or_regs *R = arg;
 	if (r >= EHF_NREGS || !R->ok[r])
-		return -1;
+		return -ENODATA;
 	*val = R->val[r];
 	return 0;
 }
@@ -125,20 +125,21 @@ static int or_read_reg(void *arg, unsigned r, uint64_t *val)
 static int or_read_mem(void *arg, uint64_t addr, uint64_t *val)
 {
 	struct or_regs *R = arg;
-	return uw_stack_read(R->s, addr, val) ? 0 : -1;
+	return uw_stack_read(R->s, addr, val) ? 0 : -EFAULT;
 }
 
-/* The CFA of a row under the registers R; -1 with res set. */
+/* The CFA of a row under the registers R; a negative errno with res set
+ * (-ENODATA a register the sample lacks, -EINVAL a failing expression). */
 static int or_cfa(const struct or_row *h, struct or_regs *R, uint64_t pc, uint64_t *cfa, struct uw_result *res)
 {
-	struct ehf_err ee;
+	struct ju_err ee;
 	if (h->cfa_kind == EHF_CFA_REG_OFF) {
 		uint64_t base;
 		if (or_read_reg(R, h->cfa_reg, &base)) {
 			res->stop = UW_STOP_BAD_INFO;
 			snprintf(res->why, sizeof(res->why), "CFA register r%u unknown at 0x%llx", h->cfa_reg,
 				 (unsigned long long)pc);
-			return -1;
+			return -ENODATA;
 		}
 		*cfa = base + (uint64_t)h->cfa_off;
 		return 0;
@@ -147,7 +148,7 @@ static int or_cfa(const struct or_row *h, struct or_regs *R, uint64_t pc, uint64
 	if (ehf_eval_expr(h->cfa_expr, h->cfa_expr_len, &ectx, false, 0, cfa, &ee)) {
 		res->stop = UW_STOP_BAD_INFO;
 		snprintf(res->why, sizeof(res->why), "CFA expression: %s", ee.msg);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -160,7 +161,7 @@ static int or_rule_value(const struct or_rule *x, struct or_regs *R, uint64_t cf
 {
 	const struct ehf_rule *ru = &x->rule;
 	struct ehf_expr_ctx ectx = { or_read_reg, or_read_mem, R };
-	struct ehf_err ee;
+	struct ju_err ee;
 	switch (ru->kind) {
 	case EHF_OFFSET:
 		if (uw_stack_read(R->s, cfa + (uint64_t)ru->off, val))

@@ -43,6 +43,7 @@ int uw_maps_parse(const char *text, size_t len, struct uw_map **out, size_t *nou
 		  char *err, size_t errlen)
 {
 	size_t cap = 0, n = 0, lineno = 0;
+	int rc = -EINVAL;   /* malformed, unless the allocation failed */
 	struct uw_map *maps = NULL;
 	size_t pos = 0;
 	while (pos < len) {
@@ -77,6 +78,7 @@ int uw_maps_parse(const char *text, size_t len, struct uw_map **out, size_t *nou
 			struct uw_map *m = realloc(maps, cap * sizeof(*m));
 			if (!m) {
 				snprintf(err, errlen, "out of memory");
+				rc = -ENOMEM;
 				goto fail;
 			}
 			maps = m;
@@ -98,7 +100,7 @@ int uw_maps_parse(const char *text, size_t len, struct uw_map **out, size_t *nou
 	return 0;
 fail:
 	uw_maps_free(maps, n);
-	return -1;
+	return rc;
 }
 
 /* What the oracle needs of one ELF file, found once per file: its PT_LOADs
@@ -115,7 +117,7 @@ struct view_elf {
 struct view_cfi {
 	bool ok;
 	struct ehf_table t;
-	struct ehf_err ee;
+	struct ju_err ee;
 };
 
 static void view_cfi_free(void *p)
@@ -268,7 +270,7 @@ static void region_jit(struct uw_region *r, const struct jd_load *l, int ptr_siz
 	 * reaches the data (libunwind through the map, libdw from the ELF file),
 	 * not what the data says; the oracle reads what was emitted */
 	struct ehf_bases b = { .section = l->code_addr + uw_jit_eh_off(l), .ptr_size = ptr_size };
-	struct ehf_err ee;
+	struct ju_err ee;
 	if (ehf_parse(&r->cfi, l->unwind, eh_size, &b, &ee)) {
 		snprintf(r->cfi_err, sizeof(r->cfi_err), "jitdump+0x%llx: .eh_frame+0x%llx: %s",
 			 (unsigned long long)l->unwind_file_off, (unsigned long long)ee.offset, ee.msg);

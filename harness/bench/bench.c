@@ -287,7 +287,7 @@ static int bench_open(struct hx_sess *ss, const struct hx_group *gr, const struc
 static int bench_group(const struct hx_group *gr, uint32_t mach, const char *host, struct btimes *t)
 {
 	struct jd_file jd;
-	struct jd_err je;
+	struct ju_err je;
 	struct uw_map *maps = NULL;
 	size_t nmaps = 0, of[HX_SESS_MAX_UW];
 	struct hx_sess ss;

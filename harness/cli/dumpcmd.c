@@ -124,7 +124,7 @@ static void dump_program(struct dump *d, const uint8_t *insns, size_t len, uint6
 	for (unsigned k = 0; pos < len && k < 100000; k++) {
 		size_t at = pos;
 		char dw[480], cf[480];
-		struct ehf_err ee;
+		struct ju_err ee;
 		if (ehf_disasm_insn(insns, len, &pos, cie, dw, sizeof(dw), &ee)) {
 			d->em->prog_error(d, ind, off + at, ee.msg, first);
 			break;
@@ -178,7 +178,7 @@ static void dump_eh_frame(struct dump *d, const uint8_t *p, size_t n, uint64_t f
 	const struct dump_emitter *em = d->em;
 	struct ehf_table t;
 	struct ehf_bases b = { addr, 0, 0, 8 };
-	struct ehf_err ee;
+	struct ju_err ee;
 	em->eh_begin(d, file_off, addr, n);
 	if (ehf_parse(&t, p, n, &b, &ee)) {
 		em->eh_error(d, p, n, &ee);
@@ -209,7 +209,7 @@ static void dump_eh_frame(struct dump *d, const uint8_t *p, size_t n, uint64_t f
 static void dump_hdr(struct dump *d, const uint8_t *p, size_t n, uint64_t file_off, uint64_t addr)
 {
 	struct ehf_hdr h;
-	struct ehf_err ee;
+	struct ju_err ee;
 	d->em->hdr_begin(d, file_off, addr, n);
 	if (ehf_parse_hdr(p, n, addr, &h, &ee)) {
 		d->em->hdr_error(d, p, n, &ee);
@@ -397,7 +397,7 @@ int hx_dump_mem_filtered(FILE *out, const char *name, const uint8_t *data, size_
 	struct dump d = { .f = out, .em = json ? &hx_dump_json : &hx_dump_text, .prof = prof, .code = code,
 			  .data = data, .filter = filter };
 	struct jdr_iter it;
-	struct jdr_err we;
+	struct ju_err we;
 	struct lint_finding fin;
 	if (jdr_init(&it, data, size, &we)) {
 		lint_walk_error(&we, &fin);

@@ -850,7 +850,7 @@ static int cmd_inject(int argc, char **argv)
 		return 2;
 	}
 	struct jd_file jd;
-	struct jd_err je;
+	struct ju_err je;
 	if (jd_open(&jd, c.paths[0], &je)) {
 		fprintf(stderr, "jitunwind: %s: offset 0x%llx: %s\n", c.paths[0], (unsigned long long)je.offset, je.msg);
 		return 2;

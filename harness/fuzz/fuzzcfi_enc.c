@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "harness/fuzz/fuzzcfi.h"
+#include "trampolines/buf.h"
 
 #define ENC_STATE_MAX 8
 #define ENC_PROG_MAX 320     /* a case line holds the hex of the program */
@@ -63,25 +64,23 @@ static void ib_u8(struct ib *x, uint8_t v)
 		x->overflow = true;
 }
 
+/* LEB128 through the JIT side's one writer (trampolines/buf.h) */
+static void ib_leb(struct ib *x, uint64_t v, bool sign)
+{
+	uint8_t t[TR_LEB_MAX];
+	size_t n = tr_leb_put(t, v, sign);
+	for (size_t i = 0; i < n; i++)
+		ib_u8(x, t[i]);
+}
+
 static void ib_uleb(struct ib *x, uint64_t v)
 {
-	do {
-		uint8_t byte = v & 0x7f;
-		v >>= 7;
-		ib_u8(x, v ? (uint8_t)(byte | 0x80) : byte);
-	} while (v);
+	ib_leb(x, v, false);
 }
 
 static void ib_sleb(struct ib *x, int64_t v)
 {
-	for (;;) {
-		uint8_t byte = (uint8_t)(v & 0x7f);
-		v >>= 7;
-		bool done = (v == 0 && !(byte & 0x40)) || (v == -1 && (byte & 0x40));
-		ib_u8(x, done ? byte : (uint8_t)(byte | 0x80));
-		if (done)
-			return;
-	}
+	ib_leb(x, (uint64_t)v, true);
 }
 
 static void ib_le(struct ib *x, uint64_t v, int n)

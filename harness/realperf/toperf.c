@@ -254,7 +254,7 @@ static int write_group(struct pd_writer *w, const struct hx_group *g, const stru
 		return -1;
 	}
 	struct jd_file jd;
-	struct jd_err je;
+	struct ju_err je;
 	if (jd_open(&jd, g->dump_path, &je)) {
 		snprintf(err, errlen, "%s: offset 0x%llx: %s", g->dump_path, (unsigned long long)je.offset, je.msg);
 		return -1;

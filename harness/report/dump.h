@@ -67,7 +67,7 @@ struct dump_emitter {
 	void (*unw_record)(struct dump *d, const struct jdr_unw *u);
 	/* .eh_frame */
 	void (*eh_begin)(struct dump *d, uint64_t file_off, uint64_t addr, size_t n);
-	void (*eh_error)(struct dump *d, const uint8_t *p, size_t n, const struct ehf_err *ee);
+	void (*eh_error)(struct dump *d, const uint8_t *p, size_t n, const struct ju_err *ee);
 	void (*eh_table)(struct dump *d, const struct ehf_table *t);
 	void (*cie_begin)(struct dump *d, const struct ehf_cie *c, size_t i);
 	void (*cie_end)(struct dump *d);
@@ -86,7 +86,7 @@ struct dump_emitter {
 	void (*prog_end)(struct dump *d);
 	/* .eh_frame_hdr */
 	void (*hdr_begin)(struct dump *d, uint64_t file_off, uint64_t addr, size_t n);
-	void (*hdr_error)(struct dump *d, const uint8_t *p, size_t n, const struct ehf_err *ee);
+	void (*hdr_error)(struct dump *d, const uint8_t *p, size_t n, const struct ju_err *ee);
 	void (*hdr_fields)(struct dump *d, const struct ehf_hdr *h);
 	void (*hdr_entry)(struct dump *d, uint64_t i, uint64_t loc, uint64_t fde);
 	void (*hdr_end)(struct dump *d);

@@ -162,7 +162,7 @@ static void section_begin(struct dump *d, uint64_t file_off, uint64_t addr, size
 	fprintf(d->f, "{ \"file_offset\": %" PRIu64 ", \"addr\": \"0x%" PRIx64 "\", \"size\": %zu", file_off, addr, n);
 }
 
-static void section_error(struct dump *d, const uint8_t *p, size_t n, const struct ehf_err *ee)
+static void section_error(struct dump *d, const uint8_t *p, size_t n, const struct ju_err *ee)
 {
 	fprintf(d->f, ", \"error\": { \"offset\": %" PRIu64 ", \"message\": ", ee->offset);
 	hx_jsonw_str(d->f, ee->msg, HX_JSONW_LATIN1);

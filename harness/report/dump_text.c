@@ -145,7 +145,7 @@ static void eh_begin(struct dump *d, uint64_t file_off, uint64_t addr, size_t n)
 		file_off, n, addr);
 }
 
-static void eh_error(struct dump *d, const uint8_t *p, size_t n, const struct ehf_err *ee)
+static void eh_error(struct dump *d, const uint8_t *p, size_t n, const struct ju_err *ee)
 {
 	fprintf(d->f, "%serror: .eh_frame+0x%" PRIx64 ": %s\n", IND, ee->offset, ee->msg);
 	hexdump(d->f, p, n, 0, IND);
@@ -208,7 +208,7 @@ static void hdr_begin(struct dump *d, uint64_t file_off, uint64_t addr, size_t n
 		file_off, n, addr);
 }
 
-static void hdr_error(struct dump *d, const uint8_t *p, size_t n, const struct ehf_err *ee)
+static void hdr_error(struct dump *d, const uint8_t *p, size_t n, const struct ju_err *ee)
 {
 	fprintf(d->f, "%serror: .eh_frame_hdr+0x%" PRIx64 ": %s\n", IND, ee->offset, ee->msg);
 	hexdump(d->f, p, n, 0, IND);

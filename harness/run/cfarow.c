@@ -66,12 +66,41 @@ void hx_cfa_row_text(const struct uw_view *v, uint64_t pc, char *buf, size_t n)
 		return;
 	}
 	struct ehf_row row;
-	struct ehf_err ee;
+	struct ju_err ee;
 	if (ehf_row_at(fde, pc, &row, &ee)) {
 		snprintf(buf, n, "FDE at 0x%llx: %s", (unsigned long long)fde->offset, ee.msg);
 		return;
 	}
 	hx_row_text(a, &row, HX_ROW_REPORT, buf, n);
+}
+
+/* A truth row as a row of the profiler side, for the one formatter: the CFA
+ * rule, each saved register at [CFA+off], and the return address in the pc's
+ * column (hx_dw_reg_name calls it "ra"): at [CFA+off] or in its register. */
+static void true_row(const struct uw_arch *ua, const struct tr_row *r, struct ehf_row *row)
+{
+	memset(row, 0, sizeof(*row));
+	for (unsigned d = 0; d < EHF_NREGS; d++)
+		row->reg[d].kind = EHF_INITIAL;
+	row->cfa_defined = true;
+	row->cfa_kind = EHF_CFA_REG_OFF;
+	row->cfa_reg = (uint16_t)r->cfa_reg;
+	row->cfa_off = r->cfa_off;
+	for (unsigned d = 0; d < TR_NREGS && d < EHF_NREGS; d++)
+		if (r->saved_mask & (1ull << d)) {
+			row->reg[d].kind = EHF_OFFSET;
+			row->reg[d].off = r->saved_off[d];
+		}
+	unsigned pc = (unsigned)ua->facts->dw_pc;
+	if (pc >= EHF_NREGS)
+		return;
+	if (r->ra_where == TR_RA_AT_CFA) {
+		row->reg[pc].kind = EHF_OFFSET;
+		row->reg[pc].off = r->ra_off;
+	} else {
+		row->reg[pc].kind = EHF_REGISTER;
+		row->reg[pc].reg = (uint16_t)r->ra_reg;
+	}
 }
 
 /* the generator's truth row at the sample's offset, as the emitted row is printed */
@@ -94,17 +123,9 @@ void hx_true_row_text(const struct hx_case *c, const char *where, int offset, co
 		const struct tr_row *r = &f->rows[i];
 		if (r->offset != (uint32_t)offset)
 			continue;
-		char t[16];
-		size_t o = (size_t)snprintf(buf, n, "CFA=%s%+lld", hx_dw_reg_name(ua, (unsigned)r->cfa_reg, t, sizeof(t)),
-					    (long long)r->cfa_off);
-		for (unsigned d = 0; d < TR_NREGS && o < n; d++)
-			if (r->saved_mask & (1ull << d))
-				o += (size_t)snprintf(buf + o, n - o, " %s=[CFA%+d]", hx_dw_reg_name(ua, d, t, sizeof(t)),
-						      r->saved_off[d]);
-		if (o < n && r->ra_where == TR_RA_AT_CFA)
-			snprintf(buf + o, n - o, " ra=[CFA%+lld]", (long long)r->ra_off);
-		else if (o < n)
-			snprintf(buf + o, n - o, " ra=%s", hx_dw_reg_name(ua, (unsigned)r->ra_reg, t, sizeof(t)));
+		struct ehf_row row;
+		true_row(ua, r, &row);
+		hx_row_text(ua, &row, HX_ROW_REPORT, buf, n);
 		break;
 	}
 	free(f);

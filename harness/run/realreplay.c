@@ -85,7 +85,7 @@ static int add_dump(struct rr *r, const char *recorded)
 	}
 	size_t i = r->ndumps;
 	char *real = with_symfs(r, recorded);
-	struct jd_err je;
+	struct ju_err je;
 	if (!real || jd_open(&r->jd[i], real, &je)) {
 		snprintf(r->err, sizeof(r->err), "%s: offset 0x%" PRIx64 ": %s", real ? real : recorded,
 			 je.offset, je.msg);
@@ -634,7 +634,7 @@ static void cfa_row(const struct uw_view *v, uint64_t pc, char *b, size_t n)
 	const struct uw_region *reg = uw_view_find(v, pc);
 	const struct ehf_fde *fde = reg && reg->has_cfi ? ehf_find_fde(&reg->cfi, pc) : NULL;
 	struct ehf_row row;
-	struct ehf_err ee;
+	struct ju_err ee;
 	if (!fde) {
 		snprintf(b, n, "%s", reg && reg->cfi_err[0] ? reg->cfi_err : "no FDE");
 		return;

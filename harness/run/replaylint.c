@@ -232,7 +232,7 @@ static bool row_at(const struct rr_view *v, uint64_t pc, struct ehf_row *row)
 {
 	const struct uw_region *reg = uw_view_find(&v->sess.view, pc);
 	const struct ehf_fde *fde = reg && reg->has_cfi ? ehf_find_fde(&reg->cfi, pc) : NULL;
-	struct ehf_err ee;
+	struct ju_err ee;
 	return fde && !ehf_row_at(fde, pc, row, &ee) && row->cfa_defined && row->cfa_kind == EHF_CFA_REG_OFF;
 }
 

@@ -185,7 +185,7 @@ static int replay_load(struct replay *rp, uint32_t elf_mach, struct hx_case_res 
 		snprintf(err, errlen, "%s: unsupported ELF machine %u", res->file, elf_mach);
 		return -EINVAL;
 	}
-	struct jd_err je;
+	struct ju_err je;
 	if (g->dump_path) {
 		if (jd_open(&rp->jd, g->dump_path, &je)) {
 			snprintf(err, errlen, "%s: offset 0x%llx: %s", g->dump_path,

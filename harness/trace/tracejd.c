@@ -267,12 +267,12 @@ static void on_gone(struct tr_state *t, uint64_t addr, const char *what)
 static int jd_records(struct tr_state *t)
 {
 	struct jdr_iter it;
-	struct jdr_err err;
+	struct ju_err err;
 	if (jdr_init(&it, t->jd, t->jdlen, &err) < 0) {
 		if (err.kind == JDR_SHORT_HEADER)
 			return 0;                       /* not all written yet */
 		char m[256];
-		jdr_err_msg(&err, m, sizeof(m));
+		snprintf(m, sizeof(m), "%s", err.msg);
 		snprintf(t->res->why, sizeof(t->res->why), "%s: %s", t->res->jitdump, m);
 		t->jd_bad = true;
 		return -EBADMSG;

@@ -135,7 +135,7 @@ int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result 
 		   char *err, size_t n)
 {
 	struct tj j = { .cfg = cfg, .res = res, .arch = uw_arch_host() };
-	struct jd_err je;
+	struct ju_err je;
 	if (jd_open(&j.jd, res->jitdump, &je)) {
 		snprintf(err, n, "%s: offset 0x%" PRIx64 ": %s", res->jitdump, (uint64_t)je.offset, je.msg);
 		return -EINVAL;

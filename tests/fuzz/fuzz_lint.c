@@ -40,7 +40,7 @@ static void eh_all(const uint8_t *eh, size_t ehs, uint64_t eh_addr, const uint8_
 {
 	struct ehf_table t;
 	struct ehf_bases b = { eh_addr, 0, 0, 8 };
-	struct ehf_err e;
+	struct ju_err e;
 	if (!ehf_parse(&t, eh, ehs, &b, &e)) {
 		for (size_t i = 0; i < t.nfdes && i < 64; i++) {
 			const struct ehf_fde *f = &t.fdes[i];
@@ -95,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		null = fopen("/dev/null", "w");
 	/* the strict reader, then the oracle's use of each load's data */
 	struct jd_file f;
-	struct jd_err je;
+	struct ju_err je;
 	memset(&f, 0, sizeof(f));
 	if (!jd_parse_mem(&f, data, size, &je)) {
 		for (size_t i = 0; i < f.nloads && i < 256; i++) {

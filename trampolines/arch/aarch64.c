@@ -179,39 +179,18 @@ static int a64_encode_op(enum tr_op_kind kind, int64_t n, uint32_t *w,
 	}
 }
 
+/* one word per op: tr_encode_words's hook */
+static int a64_words(enum tr_op_kind kind, int64_t n, uint32_t *w, char *text, size_t textcap,
+		     struct tr_eff *eff, int *neff, char *err, size_t errlen)
+{
+	return a64_encode_op(kind, n, w, text, textcap, eff, neff, err, errlen) ? -1 : 1;
+}
+
 static int a64_encode(const struct tr_op *op, uint8_t *buf, size_t cap,
 		      char *text, size_t textcap, struct tr_eff eff[TR_MAX_EFF], int *neff,
 		      char *err, size_t errlen)
 {
-	*neff = 0;
-	if (op->kind == TR_OP_RAW) {
-		uint32_t scratch;
-		char etext[48] = "";
-		if (op->effect != TR_OP_NOP &&
-		    a64_encode_op(op->effect, op->effect_n, &scratch, etext, sizeof(etext), eff, neff, err, errlen))
-			return -1;
-		if (op->raw_len > cap) {
-			snprintf(err, errlen, "raw: no room for %zu bytes", op->raw_len);
-			return -1;
-		}
-		memcpy(buf, op->raw, op->raw_len);
-		size_t o = (size_t)snprintf(text, textcap, "raw");
-		for (size_t i = 0; i < op->raw_len && o < textcap; i++)
-			o += (size_t)snprintf(text + o, textcap - o, " %02x", op->raw[i]);
-		if (o < textcap)
-			snprintf(text + o, textcap - o, " (%s)", op->effect == TR_OP_NOP ? "none" : etext);
-		return (int)op->raw_len;
-	}
-	uint32_t w;
-	if (a64_encode_op(op->kind, op->n, &w, text, textcap, eff, neff, err, errlen))
-		return -1;
-	if (cap < 4) {
-		snprintf(err, errlen, "%s: no room for the instruction", tr_op_name(op->kind));
-		return -1;
-	}
-	uint8_t le[4] = { (uint8_t)w, (uint8_t)(w >> 8), (uint8_t)(w >> 16), (uint8_t)(w >> 24) };
-	memcpy(buf, le, 4);
-	return 4;
+	return tr_encode_words(op, buf, cap, text, textcap, eff, neff, err, errlen, a64_words, 1);
 }
 
 /* b .+4+skip */

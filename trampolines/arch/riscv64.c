@@ -185,36 +185,7 @@ static int rv_encode(const struct tr_op *op, uint8_t *buf, size_t cap,
 		     char *text, size_t textcap, struct tr_eff eff[TR_MAX_EFF], int *neff,
 		     char *err, size_t errlen)
 {
-	*neff = 0;
-	uint32_t w[3];
-	if (op->kind == TR_OP_RAW) {
-		char etext[64] = "";
-		if (op->effect != TR_OP_NOP &&
-		    rv_encode_op(op->effect, op->effect_n, w, etext, sizeof(etext), eff, neff, err, errlen) < 0)
-			return -1;
-		if (op->raw_len > cap) {
-			snprintf(err, errlen, "raw: no room for %zu bytes", op->raw_len);
-			return -1;
-		}
-		memcpy(buf, op->raw, op->raw_len);
-		size_t o = (size_t)snprintf(text, textcap, "raw");
-		for (size_t i = 0; i < op->raw_len && o < textcap; i++)
-			o += (size_t)snprintf(text + o, textcap - o, " %02x", op->raw[i]);
-		if (o < textcap)
-			snprintf(text + o, textcap - o, " (%s)", op->effect == TR_OP_NOP ? "none" : etext);
-		return (int)op->raw_len;
-	}
-	int k = rv_encode_op(op->kind, op->n, w, text, textcap, eff, neff, err, errlen);
-	if (k < 0)
-		return -1;
-	if (cap < 4 * (size_t)k) {
-		snprintf(err, errlen, "%s: no room for the instructions", tr_op_name(op->kind));
-		return -1;
-	}
-	for (int i = 0; i < k; i++)
-		for (int j = 0; j < 4; j++)
-			buf[4 * i + j] = (uint8_t)(w[i] >> (8 * j));
-	return 4 * k;
+	return tr_encode_words(op, buf, cap, text, textcap, eff, neff, err, errlen, rv_encode_op, 3);
 }
 
 /* jal x0, .+4+skip (J-type; skip below 1M) */

@@ -201,11 +201,7 @@ static int x86_encode(const struct tr_op *op, uint8_t *buf, size_t cap,
 		    x86_encode_op(op->effect, op->effect_n, &sb, etext, sizeof(etext), eff, neff, err, errlen))
 			return -1;
 		put(&b, op->raw, op->raw_len);
-		size_t o = (size_t)snprintf(text, textcap, "raw");
-		for (size_t i = 0; i < op->raw_len && o < textcap; i++)
-			o += (size_t)snprintf(text + o, textcap - o, " %02x", op->raw[i]);
-		if (o < textcap)
-			snprintf(text + o, textcap - o, " (%s)", op->effect == TR_OP_NOP ? "none" : etext);
+		tr_raw_text(op, etext, text, textcap);
 	} else if (x86_encode_op(op->kind, op->n, &b, text, textcap, eff, neff, err, errlen)) {
 		return -1;
 	}

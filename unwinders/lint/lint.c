@@ -173,7 +173,7 @@ static uint64_t rd64(const uint8_t *p)
 	return v;
 }
 
-void lint_walk_error(const struct jdr_err *e, struct lint_finding *f)
+void lint_walk_error(const struct ju_err *e, struct lint_finding *f)
 {
 	enum lint_rule_id id = e->kind == JDR_SIZE_SMALL ? LR_RECORD_SIZE :
 			       e->kind == JDR_PREFIX_TRUNCATED || e->kind == JDR_PAST_END ? LR_RECORD_TRUNCATED :
@@ -181,7 +181,7 @@ void lint_walk_error(const struct jdr_err *e, struct lint_finding *f)
 	memset(&f->where, 0, sizeof(f->where));   /* about the file, not any code */
 	f->rule = &lint_rules[id];
 	f->offset = e->offset;
-	jdr_err_msg(e, f->msg, sizeof(f->msg));
+	snprintf(f->msg, sizeof(f->msg), "%s", e->msg);
 }
 
 /* ---- perf's view ---- */
@@ -504,7 +504,7 @@ static void check_identical(struct lint_ctx *c, const struct jdr_rec *r, uint64_
 		/* the earlier load, read back from the map (decoded as before) */
 		struct jdr_iter it = { c->data, c->size, (size_t)s->load_off, c->hdr, 0 };
 		struct jdr_rec o;
-		struct jdr_err f;
+		struct ju_err f;
 		const struct jdr_load *ol = &o.u.load;
 		if (jdr_next(&it, &o, &f) > 0 && ol->code && ol->code_size == l->code_size &&
 		    !memcmp(ol->code, l->code, (size_t)l->code_size)) {
@@ -787,7 +787,7 @@ static void finish(struct lint_ctx *c)
 int lint_walk_ctx(struct lint_ctx *c)
 {
 	struct jdr_iter it;
-	struct jdr_err we;
+	struct ju_err we;
 	struct lint_finding f;
 	if (jdr_init(&it, c->data, c->size, &we)) {
 		lint_walk_error(&we, &f);
@@ -798,7 +798,7 @@ int lint_walk_ctx(struct lint_ctx *c)
 		c->sum->per_rule[LR_NOT_JITDUMP]++;
 		if (c->cb)
 			c->cb(&f, c->arg);
-		return -1;
+		return -EINVAL;
 	}
 	c->hdr = it.hdr;
 	check_header(c);

@@ -129,7 +129,7 @@ struct lint_finding {
 };
 
 /* The finding for a walk that cannot start (JD001) or go on (JD010, JD011). */
-void lint_walk_error(const struct jdr_err *e, struct lint_finding *f);
+void lint_walk_error(const struct ju_err *e, struct lint_finding *f);
 
 /* ---- perf's view of one load: perfview.c's pv_layout, fed a walked record ---- */
 void lint_layout(enum pv_profile prof, uint64_t code_addr, uint64_t code_size,

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "unwinders/decode.h"
+#include "unwinders/model/leb.h"
 #include "unwinders/uwarch.h"
 
 static int collect_row(const struct ehf_row *row, void *arg)
@@ -40,16 +41,7 @@ static int collect_row(const struct ehf_row *row, void *arg)
 		/* DW_OP_bregN off alone is register + offset */
 		size_t pos = 1;
 		uint64_t v = 0;
-		unsigned sh = 0;
-		uint8_t b = 0x80;
-		while (pos < row->cfa_expr_len && sh < 63 && (b & 0x80)) {
-			b = row->cfa_expr[pos++];
-			v |= (uint64_t)(b & 0x7f) << sh;
-			sh += 7;
-		}
-		if (!(b & 0x80) && pos == row->cfa_expr_len) {
-			if (sh < 64 && (b & 0x40))
-				v |= ~(uint64_t)0 << sh;
+		if (!uw_leb_read(row->cfa_expr, row->cfa_expr_len, &pos, true, &v) && pos == row->cfa_expr_len) {
 			r->cfa_ok = true;
 			r->cfa_reg = (uint16_t)(row->cfa_expr[0] - DW_OP_breg0);
 			r->cfa_off = (int64_t)v;
@@ -434,11 +426,11 @@ static int cc_rows(struct lint_ctx *c, const struct ehf_fde *fde, uint64_t fde_f
 	c->nrows = 0;
 	c->rows_over = false;
 	c->rows_base = fde->pc_begin;
-	struct ehf_err ee;
+	struct ju_err ee;
 	if (ehf_rows(fde, collect_row, c, &ee) < 0) {
 		lint_report(c, LR_EH_FRAME_PARSE, fde_file_off, "the CFA program of the FDE for %s+0x%" PRIx64
 		       " fails: %s", "code", s - code_addr, ee.msg);
-		return -1;
+		return -EINVAL;
 	}
 	*rows = c->rows;
 	*nrows = c->rows_over ? 0 : c->nrows;

@@ -11,7 +11,7 @@ int lint_it_init(struct itree *t, uint32_t cap)
 	t->alloc = cap < 64 ? cap : 64;
 	t->n = calloc((size_t)t->alloc + 1, sizeof(*t->n));
 	if (!t->n)
-		return -1;
+		return -ENOMEM;
 	t->cap = cap;
 	t->rng = 0x9e3779b9u;
 	return 0;

@@ -92,16 +92,17 @@ int lint_file(const char *path, const struct lint_opts *o, lint_report_fn cb, vo
 	memset(sum, 0, sizeof(*sum));
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		snprintf(err, errlen, "%s: offset 0x0: cannot open: %s", path, strerror(errno));
+		int e = errno;
+		snprintf(err, errlen, "%s: offset 0x0: cannot open: %s", path, strerror(e));
 		sum->unreadable = true;
-		return -1;
+		return -e;
 	}
 	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		snprintf(err, errlen, "%s: offset 0x0: not a regular file", path);
 		close(fd);
 		sum->unreadable = true;
-		return -1;
+		return -EINVAL;
 	}
 	size_t size = (size_t)st.st_size;
 	const uint8_t *data = NULL;
@@ -109,10 +110,11 @@ int lint_file(const char *path, const struct lint_opts *o, lint_report_fn cb, vo
 	if (size) {
 		m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (m == MAP_FAILED) {
-			snprintf(err, errlen, "%s: offset 0x0: cannot mmap: %s", path, strerror(errno));
+			int e = errno;
+			snprintf(err, errlen, "%s: offset 0x0: cannot mmap: %s", path, strerror(e));
 			close(fd);
 			sum->unreadable = true;
-			return -1;
+			return -e;
 		}
 		madvise(m, size, MADV_SEQUENTIAL);
 		data = m;
@@ -123,9 +125,9 @@ int lint_file(const char *path, const struct lint_opts *o, lint_report_fn cb, vo
 		munmap(m, size);
 	if (rc == -ENOMEM) {
 		snprintf(err, errlen, "%s: out of memory", path);
-		return -1;
+		return rc;
 	}
 	if (rc < 0)
 		snprintf(err, errlen, "%s: offset 0x%" PRIx64 ": %s", path, sum->fatal_offset, sum->fatal);
-	return rc < 0 ? -1 : 0;
+	return rc < 0 ? rc : 0;
 }

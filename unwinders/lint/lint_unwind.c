@@ -80,7 +80,7 @@ static const char *perf_enc_problem(uint8_t enc, bool count)
 struct hdr_parse {
 	bool ok;
 	struct ehf_hdr h;
-	struct ehf_err ee;        /* !ok: why */
+	struct ju_err ee;        /* !ok: why */
 };
 
 static void check_hdr(struct lint_ctx *c, uint64_t uoff, const uint8_t *hd, size_t hs,
@@ -88,7 +88,7 @@ static void check_hdr(struct lint_ctx *c, uint64_t uoff, const uint8_t *hd, size
 		      const struct hdr_parse *hp)
 {
 	struct ehf_hdr h = hp->h;
-	struct ehf_err ee;
+	struct ju_err ee;
 	uint64_t hdr_file = uoff + JD_UNW_FIXED + (ly->eh_size);
 	if (!hp->ok) {
 		lint_report(c, LR_HDR_PARSE, hdr_file + hp->ee.offset, ".eh_frame_hdr+0x%" PRIx64 ": %s", hp->ee.offset,
@@ -172,7 +172,7 @@ bool lint_unw_covers(struct lint_ctx *c, const struct jdr_unw *u, uint64_t addr,
 	lint_layout(c->prof, addr, size, u, &ly);
 	struct ehf_table t;
 	struct ehf_bases b = { ly.rt_eh, 0, 0, 8 };
-	struct ehf_err ee;
+	struct ju_err ee;
 	if (ehf_parse(&t, u->data, (size_t)(u->unwinding_size - u->eh_frame_hdr_size), &b, &ee))
 		return false;
 	bool fits = covers_exactly(&t, addr, size);
@@ -206,7 +206,7 @@ static bool unw_check_split(struct lint_ctx *c, const struct jdr_unw *u, uint64_
 	/* header first (LLVM ORC): a valid header at the start whose eh_frame_ptr
 	 * points right behind it, while perf's split does not parse */
 	struct ehf_hdr h;
-	struct ehf_err ee;
+	struct ju_err ee;
 	bool perf_hdr_ok = hs && !ehf_parse_hdr(d + es, hs, ly->rt_hdr, &hp->h, &hp->ee);
 	hp->ok = perf_hdr_ok;
 	if (hs && !perf_hdr_ok && !ehf_parse_hdr(d, hs, 0x10000, &h, &ee) && h.eh_frame_ptr == 0x10000 + hs) {
@@ -355,7 +355,7 @@ static void check_unwind(struct lint_ctx *c, const struct jdr_rec *r, const stru
 		return;
 	struct ehf_table t;
 	struct ehf_bases b = { ly->rt_eh, 0, 0, 8 };
-	struct ehf_err ee;
+	struct ju_err ee;
 	bool have_table = false;
 	if (ehf_parse(&t, u->data, es, &b, &ee)) {
 		lint_report(c, LR_EH_FRAME_PARSE, data_file + ee.offset, ".eh_frame+0x%" PRIx64 ": %s", ee.offset, ee.msg);

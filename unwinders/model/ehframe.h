@@ -8,14 +8,12 @@
 #include <stdint.h>
 #include <stdbool.h>
 
+#include "juerr.h"   /* struct ju_err: offset inside the section being parsed */
+
 #define EHF_NREGS 97          /* DWARF columns tracked (x86_64 0..16, arm64 0..96) */
 #define EHF_STACK_MAX 16      /* remember_state depth */
 #define EHF_EXPR_STEPS_MAX 256
 
-struct ehf_err {
-	uint64_t offset;          /* byte offset inside the section being parsed */
-	char msg[200];
-};
 
 /* Where the section sits, for pcrel/datarel/textrel resolution. */
 struct ehf_bases {
@@ -63,17 +61,18 @@ struct ehf_table {
 	bool terminated;          /* a zero-length terminator was found */
 };
 
-/* Parse a whole .eh_frame.  Returns 0, or -1 with err filled. The table keeps
+/* Parse a whole .eh_frame.  Returns 0, or a negative errno with err filled
+ * (-EINVAL malformed, -ENOMEM). The table keeps
  * pointers into data, which must outlive it. */
 int ehf_parse(struct ehf_table *t, const uint8_t *data, size_t size,
-	      const struct ehf_bases *bases, struct ehf_err *err);
+	      const struct ehf_bases *bases, struct ju_err *err);
 void ehf_table_free(struct ehf_table *t);
 const struct ehf_fde *ehf_find_fde(const struct ehf_table *t, uint64_t pc);
 
 /* Decode one pointer with a DW_EH_PE_* encoding at data[*pos]; pos advances.
  * pcrel is relative to bases->section + *pos (before reading). */
 int ehf_read_encoded(const uint8_t *data, size_t size, size_t *pos, uint8_t enc,
-		     const struct ehf_bases *bases, uint64_t *out, struct ehf_err *err);
+		     const struct ehf_bases *bases, uint64_t *out, struct ju_err *err);
 
 /* .eh_frame_hdr */
 struct ehf_hdr {
@@ -87,11 +86,12 @@ struct ehf_hdr {
 /* hdr_addr: the address of the header's first byte (pcrel base; datarel base
  * for the table).  Validates that the table fits. */
 int ehf_parse_hdr(const uint8_t *data, size_t size, uint64_t hdr_addr,
-		  struct ehf_hdr *h, struct ehf_err *err);
-/* Binary search of the header table: the FDE address for pc, or -1. */
+		  struct ehf_hdr *h, struct ju_err *err);
+/* Binary search of the header table: 0 with the FDE address for pc, -ENOENT
+ * when pc is before the first entry, -EINVAL for a malformed table. */
 int ehf_hdr_lookup(const uint8_t *data, size_t size, uint64_t hdr_addr,
 		   const struct ehf_hdr *h, uint64_t pc, uint64_t *fde_addr,
-		   struct ehf_err *err);
+		   struct ju_err *err);
 
 /* Register rules (DWARF 6.4.1). */
 enum ehf_rule_kind {
@@ -124,13 +124,13 @@ struct ehf_row {
 /* Run the CIE's then the FDE's program up to pc (pc_begin <= pc < pc_end);
  * out is the row in force at pc.  Rejects unknown opcodes with a clear error. */
 int ehf_row_at(const struct ehf_fde *fde, uint64_t pc, struct ehf_row *out,
-	       struct ehf_err *err);
+	       struct ju_err *err);
 
 /* Every row of an FDE in order (for dumps and tests); calls cb for each
  * non-empty row.  A nonzero return from cb stops the walk and is returned. */
 int ehf_rows(const struct ehf_fde *fde,
 	     int (*cb)(const struct ehf_row *row, void *arg), void *arg,
-	     struct ehf_err *err);
+	     struct ju_err *err);
 
 /* A row as one line of text, the one formatter of every report: the CFA
  * rule, then each register's rule the program set, in register order.  The
@@ -162,11 +162,11 @@ struct ehf_expr_ctx {
 	void *arg;
 };
 int ehf_eval_expr(const uint8_t *expr, size_t len, const struct ehf_expr_ctx *ctx,
-		  bool push_cfa, uint64_t cfa, uint64_t *out, struct ehf_err *err);
+		  bool push_cfa, uint64_t cfa, uint64_t *out, struct ju_err *err);
 
 /* .cfi_* text of one CFA instruction at data[*pos] (for dumps); pos advances. */
 int ehf_disasm_insn(const uint8_t *data, size_t size, size_t *pos,
 		    const struct ehf_cie *cie, char *out, size_t outlen,
-		    struct ehf_err *err);
+		    struct ju_err *err);
 
 #endif

@@ -273,7 +273,7 @@ int uw_files_on_child(void (*fn)(void))
 			child_hooks[i] = fn;
 			return 0;
 		}
-	return -1;
+	return -ENOSPC;
 }
 
 void uw_files_child(void)

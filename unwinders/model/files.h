@@ -54,7 +54,7 @@ void *uw_file_set_derived(const struct uw_file *f, enum uw_file_kind kind, uint6
 void uw_files_child(void);
 /* fn runs first in uw_files_child: another cache that maps the process's
  * files without MADV_DONTFORK (libdw's kept Dwfl) gives them up there.
- * Registering one fn twice runs it once; 0, or -1 when the table is full. */
+ * Registering one fn twice runs it once; 0, or -ENOSPC when the table is full. */
 int uw_files_on_child(void (*fn)(void));
 
 /* Unmaps every file nobody holds (tests; the cache otherwise lives for the run). */

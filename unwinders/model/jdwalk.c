@@ -3,6 +3,7 @@
 #include "unwinders/model/jdwalk.h"
 
 #include <stdio.h>
+#include <errno.h>
 #include <string.h>
 
 static uint32_t rd32(const uint8_t *p)
@@ -15,48 +16,45 @@ static uint64_t rd64(const uint8_t *p)
 	return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
 }
 
-void jdr_err_msg(const struct jdr_err *e, char *buf, size_t len)
+/* Fill err with lint's and dump's wording of why the walk stops; -EINVAL. */
+static int fail(struct ju_err *err, enum jdr_errkind k, uint64_t off, size_t left,
+		uint32_t magic, uint32_t id, uint32_t size)
 {
-	switch (e->kind) {
+	int rc = -EINVAL;
+	switch (k) {
 	case JDR_SHORT_HEADER:
-		snprintf(buf, len, "file of %zu bytes is shorter than the 40-byte jitdump header", e->left);
+		rc = ju_errf(err, EINVAL, off, "file of %zu bytes is shorter than the 40-byte jitdump header", left);
 		break;
 	case JDR_SWAPPED:
-		snprintf(buf, len, "byte-swapped magic 0x%08x: a dump from the other byte order "
-			 "(perf swaps every field; this reader takes host order only)", e->magic);
+		rc = ju_errf(err, EINVAL, off, "byte-swapped magic 0x%08x: a dump from the other byte order "
+			     "(perf swaps every field; this reader takes host order only)", magic);
 		break;
 	case JDR_BAD_MAGIC:
-		snprintf(buf, len, "bad magic 0x%08x, expected 0x4a695444 (\"JiTD\")", e->magic);
+		rc = ju_errf(err, EINVAL, off, "bad magic 0x%08x, expected 0x4a695444 (\"JiTD\")", magic);
 		break;
 	case JDR_PREFIX_TRUNCATED:
-		snprintf(buf, len, "record prefix truncated: %zu bytes left, a prefix has 16", e->left);
+		rc = ju_errf(err, EINVAL, off, "record prefix truncated: %zu bytes left, a prefix has 16", left);
 		break;
 	case JDR_SIZE_SMALL:
-		snprintf(buf, len, "record total_size %u is below the 16-byte prefix", e->size);
+		rc = ju_errf(err, EINVAL, off, "record total_size %u is below the 16-byte prefix", size);
 		break;
 	case JDR_PAST_END:
-		snprintf(buf, len, "record id %u of total_size %u runs past the end of the file (%zu bytes left)",
-			 e->id, e->size, e->left);
+		rc = ju_errf(err, EINVAL, off, "record id %u of total_size %u runs past the end of the file (%zu bytes left)",
+			     id, size, left);
 		break;
 	}
+	if (err)
+		err->kind = (int)k;
+	return rc;
 }
 
-static int fail(struct jdr_err *err, enum jdr_errkind k, uint64_t off, size_t left)
-{
-	memset(err, 0, sizeof(*err));
-	err->kind = k;
-	err->offset = off;
-	err->left = left;
-	return -1;
-}
-
-int jdr_init(struct jdr_iter *it, const uint8_t *data, size_t size, struct jdr_err *err)
+int jdr_init(struct jdr_iter *it, const uint8_t *data, size_t size, struct ju_err *err)
 {
 	memset(it, 0, sizeof(*it));
 	it->data = data;
 	it->size = size;
 	if (size < JD_HDR_SIZE)
-		return fail(err, JDR_SHORT_HEADER, 0, size);
+		return fail(err, JDR_SHORT_HEADER, 0, size, 0, 0, 0);
 	struct jdr_hdr *h = &it->hdr;
 	h->magic = rd32(data + JD_HDR_MAGIC);
 	h->version = rd32(data + JD_HDR_VERSION);
@@ -67,9 +65,8 @@ int jdr_init(struct jdr_iter *it, const uint8_t *data, size_t size, struct jdr_e
 	h->timestamp = rd64(data + JD_HDR_TIMESTAMP);
 	h->flags = rd64(data + JD_HDR_FLAGS);
 	if (h->magic != JD_MAGIC) {
-		fail(err, h->magic == __builtin_bswap32(JD_MAGIC) ? JDR_SWAPPED : JDR_BAD_MAGIC, 0, size);
-		err->magic = h->magic;
-		return -1;
+		return fail(err, h->magic == __builtin_bswap32(JD_MAGIC) ? JDR_SWAPPED : JDR_BAD_MAGIC, 0, size,
+			    h->magic, 0, 0);
 	}
 	/* records start where the producer meant them to; lint's JD003 says what perf does */
 	it->off = h->total_size > JD_HDR_SIZE && h->total_size <= size ? h->total_size : JD_HDR_SIZE;
@@ -141,7 +138,7 @@ static void decode(struct jdr_rec *r)
 	}
 }
 
-int jdr_next(struct jdr_iter *it, struct jdr_rec *r, struct jdr_err *err)
+int jdr_next(struct jdr_iter *it, struct jdr_rec *r, struct ju_err *err)
 {
 	memset(r, 0, sizeof(*r));
 	if (it->off >= it->size)
@@ -149,17 +146,15 @@ int jdr_next(struct jdr_iter *it, struct jdr_rec *r, struct jdr_err *err)
 	size_t left = it->size - it->off;
 	r->off = it->off;
 	if (left < JD_REC_PREFIX)
-		return fail(err, JDR_PREFIX_TRUNCATED, r->off, left);
+		return fail(err, JDR_PREFIX_TRUNCATED, r->off, left, 0, 0, 0);
 	const uint8_t *p = it->data + it->off;
 	r->id = rd32(p + JD_REC_ID);
 	r->size = rd32(p + JD_REC_TOTAL_SIZE);
 	r->timestamp = rd64(p + JD_REC_TIMESTAMP);
 	r->p = p;
 	if (r->size < JD_REC_PREFIX || r->size > left) {
-		fail(err, r->size < JD_REC_PREFIX ? JDR_SIZE_SMALL : JDR_PAST_END, r->off + JD_REC_TOTAL_SIZE, left);
-		err->id = r->id;
-		err->size = r->size;
-		return -1;
+		return fail(err, r->size < JD_REC_PREFIX ? JDR_SIZE_SMALL : JDR_PAST_END, r->off + JD_REC_TOTAL_SIZE,
+			    left, 0, r->id, r->size);
 	}
 	it->off += r->size;
 	it->nrecs++;

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdbool.h>
 
+#include "juerr.h"
+
 #define JD_MAGIC 0x4A695444u                 /* "JiTD" in host order */
 #define JD_FLAGS_ARCH_TIMESTAMP 1ull
 enum { JD_CODE_LOAD = 0, JD_CODE_MOVE = 1, JD_CODE_DEBUG_INFO = 2, JD_CODE_CLOSE = 3,
@@ -93,20 +95,15 @@ enum jdr_errkind {
 	JDR_SIZE_SMALL,       /* total_size below the 16-byte prefix: perf stops */
 	JDR_PAST_END,         /* total_size runs past the end of the file: perf stops */
 };
-struct jdr_err {
-	enum jdr_errkind kind;
-	uint64_t offset;      /* the byte at fault */
-	uint32_t magic, id, size;
-	size_t left;          /* bytes left in the file at the record */
-};
-/* lint's and dump's wording of e */
-void jdr_err_msg(const struct jdr_err *e, char *buf, size_t len);
+/* An error of the walk is a struct ju_err (juerr.h) with kind = one of these,
+ * offset = the byte at fault and msg = lint's and dump's wording; the strict
+ * reader (jitdump.c) words it its own way from kind and the bytes at offset. */
 
-/* 0, or -1 when the bytes are not a jitdump (err says why).  Records start at
+/* 0, or -EINVAL when the bytes are not a jitdump (err says why).  Records start at
  * the header's total_size when it lies in (40, size], else at 40. */
-int jdr_init(struct jdr_iter *it, const uint8_t *data, size_t size, struct jdr_err *err);
-/* 1 a record in r, 0 end of file, -1 perf stops reading here (err). */
-int jdr_next(struct jdr_iter *it, struct jdr_rec *r, struct jdr_err *err);
+int jdr_init(struct jdr_iter *it, const uint8_t *data, size_t size, struct ju_err *err);
+/* 1 a record in r, 0 end of file, -EINVAL perf stops reading here (err). */
+int jdr_next(struct jdr_iter *it, struct jdr_rec *r, struct ju_err *err);
 
 /* perf's pending state (jit_repipe_*): UNWINDING_INFO and DEBUG_INFO apply to
  * the next CODE_LOAD; the unwinding info is cleared after it only when

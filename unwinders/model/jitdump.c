@@ -14,17 +14,9 @@
 
 #define JD_MAX_RECORDS (1u << 24)
 
-static int jd_fail(struct jd_err *err, uint64_t off, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		err->offset = off;
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
+/* Every failure here but the system calls' and the allocations' is a
+ * malformed dump: -EINVAL. */
+#define jd_fail(err, off, ...) ju_errf(err, EINVAL, off, __VA_ARGS__)
 
 static int jd_push(void **arr, size_t *n, size_t *cap, size_t elem)
 {
@@ -33,34 +25,48 @@ static int jd_push(void **arr, size_t *n, size_t *cap, size_t elem)
 	size_t nc = *cap ? *cap * 2 : 16;
 	void *p = realloc(*arr, nc * elem);
 	if (!p)
-		return -1;
+		return -ENOMEM;
 	*arr = p;
 	*cap = nc;
 	return 0;
 }
 
-static int walk_fail(struct jd_err *err, const struct jdr_err *e)
+static uint32_t jd_u32(const uint8_t *p)
 {
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* The strict reader's wording of why the walk stopped (e from jdwalk.c); the
+ * details are read back from the bytes at fault. */
+static int walk_fail(struct ju_err *err, const struct ju_err *e, const uint8_t *data, size_t size)
+{
+	uint64_t rec = e->kind == JDR_SIZE_SMALL || e->kind == JDR_PAST_END ? e->offset - JD_REC_TOTAL_SIZE :
+		       e->offset;
+	size_t left = rec <= size ? size - (size_t)rec : 0;
+	uint32_t rsize = rec + 8 <= size ? jd_u32(data + rec + 4) : 0;
 	switch (e->kind) {
 	case JDR_SHORT_HEADER:
-		return jd_fail(err, 0, "file of %zu bytes is shorter than the 40-byte jitdump header", e->left);
+		return jd_fail(err, 0, "file of %zu bytes is shorter than the 40-byte jitdump header", size);
 	case JDR_SWAPPED:
-		return jd_fail(err, 0, "byte-swapped jitdump (magic 0x%08x): only host byte order is supported", e->magic);
+		return jd_fail(err, 0, "byte-swapped jitdump (magic 0x%08x): only host byte order is supported",
+			       jd_u32(data));
 	case JDR_BAD_MAGIC:
-		return jd_fail(err, 0, "bad magic 0x%08x, expected 0x4a695444 (\"JiTD\")", e->magic);
+		return jd_fail(err, 0, "bad magic 0x%08x, expected 0x4a695444 (\"JiTD\")", jd_u32(data));
 	case JDR_PREFIX_TRUNCATED:
-		return jd_fail(err, e->offset, "truncated record prefix: %zu bytes left, expected 16", e->left);
+		return jd_fail(err, e->offset, "truncated record prefix: %zu bytes left, expected 16", left);
 	case JDR_SIZE_SMALL:
-		return jd_fail(err, e->offset, "record total_size %u is smaller than the 16-byte prefix", e->size);
+		return jd_fail(err, e->offset, "record total_size %u is smaller than the 16-byte prefix", rsize);
 	case JDR_PAST_END:
 		return jd_fail(err, e->offset, "record total_size %u runs past the end of the file (%zu bytes left)",
-			       e->size, e->left);
+			       rsize, left);
 	}
 	return jd_fail(err, e->offset, "unreadable");
 }
 
 /* The header fields perf rejects a dump for; the walk checked size and magic. */
-static int check_header(struct jd_file *f, const struct jdr_hdr *h, size_t size, struct jd_err *err)
+static int check_header(struct jd_file *f, const struct jdr_hdr *h, size_t size, struct ju_err *err)
 {
 	f->version = h->version;
 	f->total_size = h->total_size;
@@ -80,7 +86,7 @@ static int check_header(struct jd_file *f, const struct jdr_hdr *h, size_t size,
 
 /* A CODE_LOAD as the strict reader keeps it, with the info perf attaches. */
 static int take_load(struct jd_file *f, size_t *lcap, const struct jdr_rec *r, const struct jdr_unw *u,
-		     uint64_t uoff, struct jd_err *err)
+		     uint64_t uoff, struct ju_err *err)
 {
 	const struct jdr_load *w = &r->u.load;
 	uint64_t off = r->off;
@@ -105,13 +111,13 @@ static int take_load(struct jd_file *f, size_t *lcap, const struct jdr_rec *r, c
 		l.mapped_size = u->mapped_size;
 	}
 	if (jd_push((void **)&f->loads, &f->nloads, lcap, sizeof(l)))
-		return jd_fail(err, off, "out of memory");
+		return ju_errf(err, ENOMEM, off, "out of memory");
 	f->loads[f->nloads++] = l;
 	return 0;
 }
 
 /* What perf stops at in a record the walk decoded (fixed parts, sizes). */
-static int check_record(const struct jdr_rec *r, struct jd_err *err)
+static int check_record(const struct jdr_rec *r, struct ju_err *err)
 {
 	uint64_t off = r->off;
 	switch (r->id) {
@@ -140,40 +146,40 @@ static int check_record(const struct jdr_rec *r, struct jd_err *err)
 	}
 }
 
-int jd_parse_mem(struct jd_file *f, const uint8_t *data, size_t size, struct jd_err *err)
+int jd_parse_mem(struct jd_file *f, const uint8_t *data, size_t size, struct ju_err *err)
 {
 	size_t rcap = 0, lcap = 0;
 	f->data = data;
 	f->size = size;
 	struct jdr_iter it;
-	struct jdr_err we;
+	struct ju_err we;
 	if (jdr_init(&it, data, size, &we))
-		return walk_fail(err, &we);
-	if (check_header(f, &it.hdr, size, err))
-		return -1;
+		return walk_fail(err, &we, data, size);
+	int rc = check_header(f, &it.hdr, size, err);
+	if (rc)
+		return rc;
 	struct jdr_pending ps;
 	memset(&ps, 0, sizeof(ps));
 	struct jdr_rec r;
-	int rc;
 	while ((rc = jdr_next(&it, &r, &we)) > 0) {
 		if (f->nrecs >= JD_MAX_RECORDS)
 			return jd_fail(err, r.off, "more than %u records", JD_MAX_RECORDS);
 		struct jd_record rec = { .file_off = r.off, .id = r.id, .total_size = r.size, .timestamp = r.timestamp };
 		if (jd_push((void **)&f->recs, &f->nrecs, &rcap, sizeof(rec)))
-			return jd_fail(err, r.off, "out of memory");
+			return ju_errf(err, ENOMEM, r.off, "out of memory");
 		f->recs[f->nrecs++] = rec;
-		if (check_record(&r, err))
-			return -1;
+		if ((rc = check_record(&r, err)))
+			return rc;
 		if (r.id == JD_CODE_UNWINDING_INFO && ps.unw_set)
 			f->nunwind_lost++;    /* replaced, or a sticky one (eh_frame_hdr_size 0) ends */
 		const struct jdr_unw *u;
 		uint64_t uoff = 0;
 		jdr_pending_step(&ps, &r, &u, &uoff, NULL, NULL);
-		if (r.id == JD_CODE_LOAD && take_load(f, &lcap, &r, u, uoff, err))
-			return -1;
+		if (r.id == JD_CODE_LOAD && (rc = take_load(f, &lcap, &r, u, uoff, err)))
+			return rc;
 	}
 	if (rc < 0)
-		return walk_fail(err, &we);
+		return walk_fail(err, &we, data, size);
 	if (ps.unw_set && (!f->nloads || f->loads[f->nloads - 1].unwind_file_off != ps.unw_off ||
 			   !f->loads[f->nloads - 1].has_unwind))
 		f->nunwind_lost++;
@@ -204,17 +210,17 @@ static void *jd_read_fd(int fd, size_t *size)
 	return p;
 }
 
-int jd_open(struct jd_file *f, const char *path, struct jd_err *err)
+int jd_open(struct jd_file *f, const char *path, struct ju_err *err)
 {
 	memset(f, 0, sizeof(*f));
 	snprintf(f->path, sizeof(f->path), "%s", path);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return jd_fail(err, 0, "cannot open: %s", strerror(errno));
+		return ju_errf(err, errno, 0, "cannot open: %s", strerror(errno));
 	struct stat st;
 	if (fstat(fd, &st) < 0) {
 		close(fd);
-		return jd_fail(err, 0, "cannot stat: %s", strerror(errno));
+		return ju_errf(err, errno, 0, "cannot stat: %s", strerror(errno));
 	}
 	if (st.st_size == 0) {
 		close(fd);
@@ -229,12 +235,12 @@ int jd_open(struct jd_file *f, const char *path, struct jd_err *err)
 		m = jd_read_fd(fd, &size);
 		close(fd);
 		if (!m)
-			return jd_fail(err, 0, "cannot read: %s", strerror(errno));
+			return ju_errf(err, errno, 0, "cannot read: %s", strerror(errno));
 	} else {
 		m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
 		close(fd);
 		if (m == MAP_FAILED)
-			return jd_fail(err, 0, "cannot mmap: %s", strerror(errno));
+			return ju_errf(err, errno, 0, "cannot mmap: %s", strerror(errno));
 	}
 	int rc = jd_parse_mem(f, m, size, err);
 	f->data = m;
@@ -242,7 +248,7 @@ int jd_open(struct jd_file *f, const char *path, struct jd_err *err)
 	f->heap = heap;
 	if (rc) {
 		jd_close(f);
-		return -1;
+		return rc;
 	}
 	return 0;
 }

@@ -10,10 +10,6 @@
 
 #include "unwinders/model/jdwalk.h"
 
-struct jd_err {
-	uint64_t offset;
-	char msg[200];
-};
 
 struct jd_load {
 	uint64_t file_off;
@@ -49,9 +45,10 @@ struct jd_file {
 	bool heap;                    /* jd_open read data into memory (else mapped it) */
 };
 
-/* 0, or -1 with err (offset + what was expected). */
-int jd_open(struct jd_file *f, const char *path, struct jd_err *err);
-int jd_parse_mem(struct jd_file *f, const uint8_t *data, size_t size, struct jd_err *err);
+/* 0, or a negative errno with err (offset + what was expected): -EINVAL not a
+ * valid jitdump, -ENOMEM, or the errno of open/fstat/read/mmap. */
+int jd_open(struct jd_file *f, const char *path, struct ju_err *err);
+int jd_parse_mem(struct jd_file *f, const uint8_t *data, size_t size, struct ju_err *err);
 void jd_close(struct jd_file *f);
 
 #endif

@@ -196,7 +196,8 @@ size_t mt_count_upto(struct mt_tree *t, uint64_t at)
 }
 
 /* The events [from, upto) of pid applied to a snapshot of its tree at
- * from: -1 when one of them is a fork of pid (the tree starts anew). */
+ * from: 0, 1 when one of them is a fork of pid (the tree starts anew),
+ * -ENOMEM. */
 static int advance(const struct mt_tree *t, uint32_t pid, size_t from, size_t upto, struct mt_snap *out)
 {
 	for (size_t i = from; i < upto; i++) {
@@ -205,7 +206,7 @@ static int advance(const struct mt_tree *t, uint32_t pid, size_t from, size_t up
 			continue;
 		if (e->kind != MT_MMAP) {
 			if (e->ppid != pid)
-				return -1;   /* a new process: its parent's tree, rebuilt */
+				return 1;    /* a new process: its parent's tree, rebuilt */
 			out->applied++;      /* a new thread changes nothing */
 			continue;
 		}
@@ -219,10 +220,10 @@ static int advance(const struct mt_tree *t, uint32_t pid, size_t from, size_t up
 int mt_at(struct mt_tree *t, uint32_t pid, uint64_t at, struct mt_snap *out)
 {
 	size_t lo = mt_count_upto(t, at);
-	int rc = -1;
+	int rc = 1;   /* no snapshot to advance: build one */
 	if (out->valid && out->pid == pid && out->gen == t->gen && out->upto <= lo) {
 		rc = advance(t, pid, out->upto, lo, out);
-		if (rc == -ENOMEM)
+		if (rc < 0)
 			return rc;
 	}
 	if (rc) {

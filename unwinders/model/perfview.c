@@ -20,9 +20,14 @@
  *            - pgoff + .eh_frame_hdr's sh_offset, 0x40 past the header here.
  *  current   v6.8+ ("perf genelf: Set ELF program header addresses properly",
  *            1af478903fc4) and stable trees with it (Debian 12's 6.1.y):
- *            PT_LOAD at 0x80. */
+ *            PT_LOAD at 0x80.
+ *
+ * This file: the profiles, the layout of a load and perf's map tree for the
+ * pid; perfview_elf.c writes the jitted ELF files, perfview_dso.c reads a
+ * DSO back as perf does (perfview_int.h: what they share). */
 #include "arches.h"
 #include "unwinders/model/perfview.h"
+#include "unwinders/model/perfview_int.h"
 #include "unwinders/model/maptree.h"
 #include "unwinders/model/files.h"
 #include "unwinders/uwarch.h"
@@ -40,11 +45,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define PV_MAX_FILE (1ull << 30)       /* larger mapped files are not read */
-#define PV_MAX_MAPS (1u << 22)
-#define PV_MAX_SECTIONS 65536u
-#define PV_MAX_SYMS (1u << 22)
-#define PV_MAX_PHDRS 4096u
 
 static const struct {
 	const char *name;
@@ -58,14 +58,14 @@ static const struct {
 };
 #define PV_NPROFILES (sizeof(pv_profiles) / sizeof(pv_profiles[0]))
 
-static bool valid_profile(enum pv_profile p)
+bool pv_valid_profile(enum pv_profile p)
 {
 	return (unsigned)p < PV_NPROFILES;
 }
 
 const char *pv_profile_name(enum pv_profile p)
 {
-	return valid_profile(p) ? pv_profiles[p].name : "?";
+	return pv_valid_profile(p) ? pv_profiles[p].name : "?";
 }
 
 const char *pv_profile_choices(void)
@@ -87,31 +87,24 @@ int pv_profile_parse(const char *s, enum pv_profile *p)
 			*p = (enum pv_profile)i;
 			return 0;
 		}
-	return -1;
+	return -EINVAL;
 }
 
 uint64_t pv_text_addr(enum pv_profile p)
 {
-	return valid_profile(p) ? pv_profiles[p].text_addr : 0x80;
+	return pv_valid_profile(p) ? pv_profiles[p].text_addr : 0x80;
 }
 
 uint64_t pv_load_vaddr(enum pv_profile p)
 {
-	return valid_profile(p) && pv_profiles[p].load_at_text ? pv_profiles[p].text_addr : 0;
+	return pv_valid_profile(p) && pv_profiles[p].load_at_text ? pv_profiles[p].text_addr : 0;
 }
 
 int pv_jitted_path(char *buf, size_t len, const char *dir, const struct jd_load *l)
 {
 	int n = snprintf(buf, len, "%s/jitted-%d-%" PRIu64 ".so", dir, (int)l->pid, l->code_index);
-	return n < 0 || (size_t)n >= len ? -1 : 0;
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
-
-static uint64_t align_up(uint64_t x, uint64_t a)
-{
-	return (x + a - 1) & ~(a - 1);
-}
-
-/* ---- SHA-1 (FIPS 180-4), for the build-id note ---- */
 
 void pv_layout(enum pv_profile prof, uint64_t code_addr, uint64_t code_size,
 	       const struct pv_unwind_sizes *u, struct pv_layout *out)
@@ -159,698 +152,6 @@ void pv_layout_load(enum pv_profile prof, const struct jd_load *l, struct pv_lay
 {
 	struct pv_unwind_sizes u = { l->unwinding_size, l->eh_frame_hdr_size, l->mapped_size };
 	pv_layout(prof, l->code_addr, l->code_size, l->has_unwind ? &u : NULL, out);
-}
-
-static uint32_t rol32(uint32_t x, int n)
-{
-	return (x << n) | (x >> (32 - n));
-}
-
-static void sha1_block(uint32_t h[5], const uint8_t *p)
-{
-	uint32_t w[80];
-	for (int i = 0; i < 16; i++)
-		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-		       (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
-	for (int i = 16; i < 80; i++)
-		w[i] = rol32(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
-	uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
-	for (int i = 0; i < 80; i++) {
-		uint32_t f, k;
-		if (i < 20) {
-			f = (b & c) | (~b & d);
-			k = 0x5a827999;
-		} else if (i < 40) {
-			f = b ^ c ^ d;
-			k = 0x6ed9eba1;
-		} else if (i < 60) {
-			f = (b & c) | (b & d) | (c & d);
-			k = 0x8f1bbcdc;
-		} else {
-			f = b ^ c ^ d;
-			k = 0xca62c1d6;
-		}
-		uint32_t t = rol32(a, 5) + f + e + k + w[i];
-		e = d;
-		d = c;
-		c = rol32(b, 30);
-		b = a;
-		a = t;
-	}
-	h[0] += a;
-	h[1] += b;
-	h[2] += c;
-	h[3] += d;
-	h[4] += e;
-}
-
-static void sha1(const uint8_t *data, size_t n, uint8_t out[20])
-{
-	uint32_t h[5] = { 0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0 };
-	size_t full = n / 64, rem = n % 64;
-	for (size_t i = 0; i < full; i++)
-		sha1_block(h, data + 64 * i);
-	uint8_t tail[128] = { 0 };
-	if (rem)
-		memcpy(tail, data + 64 * full, rem);
-	tail[rem] = 0x80;
-	size_t tlen = rem < 56 ? 64 : 128;
-	uint64_t bits = (uint64_t)n * 8;
-	for (int i = 0; i < 8; i++)
-		tail[tlen - 1 - (size_t)i] = (uint8_t)(bits >> (8 * i));
-	sha1_block(h, tail);
-	if (tlen == 128)
-		sha1_block(h, tail + 64);
-	for (int i = 0; i < 5; i++)
-		for (int j = 0; j < 4; j++)
-			out[4 * i + j] = (uint8_t)(h[i] >> (24 - 8 * j));
-}
-
-/* ---- the jitted ELF (genelf's layout) ---- */
-
-static void put32le(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-/* A string table built with a cursor; each name's offset is taken as written. */
-struct pv_strtab {
-	char buf[192];
-	size_t len;
-};
-
-static uint32_t strtab_add(struct pv_strtab *t, const char *s)
-{
-	size_t n = strlen(s) + 1;
-	if (t->len + n > sizeof(t->buf))
-		return 0;
-	memcpy(t->buf + t->len, s, n);
-	t->len += n;
-	return (uint32_t)(t->len - n);
-}
-
-struct pv_scn {
-	uint32_t name;
-	uint32_t type;
-	uint64_t flags, addr, align, entsize;
-	uint32_t link;
-	const void *data;
-	uint64_t size;
-	Elf_Type dtype;
-	uint64_t offset;      /* filled by the layout */
-};
-
-/* elf_update would fail half-written: say which step and why. */
-static int elf_fail(char *err, size_t errlen, const char *path, const char *what)
-{
-	snprintf(err, errlen, "%s: %s: %s", path, what, elf_errmsg(-1));
-	return -1;
-}
-
-/* What genelf would refuse or misread (its sizes are ints). */
-static int elf_check(const char *path, enum pv_profile prof, const struct jd_load *l, char *err, size_t errlen)
-{
-	if (!valid_profile(prof)) {
-		snprintf(err, errlen, "%s: unknown perf profile %d", path, (int)prof);
-		return -1;
-	}
-	/* genelf takes csize as an int */
-	if (l->code_size > INT_MAX || (l->code_size && !l->code)) {
-		snprintf(err, errlen, "%s: CODE_LOAD at jitdump offset 0x%" PRIx64 ": code_size 0x%" PRIx64
-			 " is more than perf's genelf accepts", path, l->file_off, l->code_size);
-		return -1;
-	}
-	if (l->has_unwind && (l->eh_frame_hdr_size > l->unwinding_size ||
-			      l->unwinding_size > INT_MAX || (l->unwinding_size && !l->unwind))) {
-		snprintf(err, errlen, "%s: UNWINDING_INFO at jitdump offset 0x%" PRIx64
-			 ": eh_frame_hdr_size 0x%" PRIx64 " / unwinding_size 0x%" PRIx64 " unusable",
-			 path, l->unwind_file_off, l->eh_frame_hdr_size, l->unwinding_size);
-		return -1;
-	}
-	return 0;
-}
-
-/* The sections genelf writes, in its order, with their contents. */
-struct pv_elf {
-	struct pv_strtab shs;
-	char *strsym;             /* .strtab: "" then the load's name (owned) */
-	size_t strsym_len;
-	Elf64_Sym syms[2];
-	uint8_t note[12 + 4 + 20];
-	struct pv_scn scn[8];
-	size_t ns, shstrndx;
-	uint64_t shoff;
-};
-
-static int elf_sections(struct pv_elf *x, const struct jd_load *l, const struct pv_layout *ly)
-{
-	/* genelf's table also names the .debug_* sections CODE_DEBUG_INFO adds;
-	 * keep them so .shstrtab has perf's size and order */
-	strtab_add(&x->shs, "");
-	uint32_t n_text = strtab_add(&x->shs, ".text");
-	uint32_t n_shstrtab = strtab_add(&x->shs, ".shstrtab");
-	uint32_t n_symtab = strtab_add(&x->shs, ".symtab");
-	uint32_t n_strtab = strtab_add(&x->shs, ".strtab");
-	uint32_t n_note = strtab_add(&x->shs, ".note.gnu.build-id");
-	strtab_add(&x->shs, ".debug_line");
-	strtab_add(&x->shs, ".debug_info");
-	strtab_add(&x->shs, ".debug_abbrev");
-	uint32_t n_ehhdr = strtab_add(&x->shs, ".eh_frame_hdr");
-	uint32_t n_eh = strtab_add(&x->shs, ".eh_frame");
-
-	size_t namelen = l->name ? strlen(l->name) : 0;
-	x->strsym = calloc(1, namelen + 2);
-	if (!x->strsym)
-		return -1;
-	if (namelen)
-		memcpy(x->strsym + 1, l->name, namelen);
-	x->strsym_len = namelen + 2;
-
-	/* symbol 0 undefined; symbol 1 the code: LOCAL FUNC in section 1 */
-	x->syms[1].st_name = 1;
-	x->syms[1].st_info = ELF64_ST_INFO(STB_LOCAL, STT_FUNC);
-	x->syms[1].st_shndx = 1;
-	x->syms[1].st_value = ly->text_addr;
-	x->syms[1].st_size = ly->text_size;
-
-	/* NT_GNU_BUILD_ID note: namesz, descsz, type, "GNU\0", SHA-1 of the code */
-	put32le(x->note, 4);
-	put32le(x->note + 4, 20);
-	put32le(x->note + 8, NT_GNU_BUILD_ID);
-	memcpy(x->note + 12, "GNU", 4);
-	sha1(l->code, (size_t)ly->text_size, x->note + 16);
-
-	struct pv_scn *scn = x->scn;
-	size_t ns = 0;
-	scn[ns++] = (struct pv_scn){ .name = n_text, .type = SHT_PROGBITS,
-		.flags = SHF_ALLOC | SHF_EXECINSTR, .addr = ly->text_addr, .align = 16,
-		.data = l->code, .size = ly->text_size, .dtype = ELF_T_BYTE, .offset = ly->text_off };
-	if (ly->has_unwind) {
-		scn[ns++] = (struct pv_scn){ .name = n_eh, .type = SHT_PROGBITS, .flags = SHF_ALLOC,
-			.addr = ly->eh_addr, .align = 8, .data = l->unwind, .size = ly->eh_size,
-			.dtype = ELF_T_BYTE, .offset = ly->eh_off };
-		scn[ns++] = (struct pv_scn){ .name = n_ehhdr, .type = SHT_PROGBITS, .flags = SHF_ALLOC,
-			.addr = ly->hdr_addr, .align = 4, .data = l->unwind ? l->unwind + ly->eh_size : NULL,
-			.size = ly->hdr_size, .dtype = ELF_T_BYTE, .offset = ly->hdr_off };
-	}
-	size_t placed = ns;
-	x->shstrndx = ns + 1;
-	scn[ns++] = (struct pv_scn){ .name = n_shstrtab, .type = SHT_STRTAB, .align = 1,
-		.data = x->shs.buf, .size = x->shs.len, .dtype = ELF_T_BYTE };
-	size_t strtabndx = ns + 2;
-	/* genelf leaves sh_info 0 (readelf warns about it: so does perf's file) */
-	scn[ns++] = (struct pv_scn){ .name = n_symtab, .type = SHT_SYMTAB, .align = 8,
-		.entsize = sizeof(Elf64_Sym), .link = (uint32_t)strtabndx,
-		.data = x->syms, .size = sizeof(x->syms), .dtype = ELF_T_SYM };
-	scn[ns++] = (struct pv_scn){ .name = n_strtab, .type = SHT_STRTAB, .align = 1,
-		.data = x->strsym, .size = x->strsym_len, .dtype = ELF_T_BYTE };
-	scn[ns++] = (struct pv_scn){ .name = n_note, .type = SHT_NOTE, .flags = SHF_ALLOC,
-		.align = 4, .data = x->note, .size = sizeof(x->note), .dtype = ELF_T_BYTE };
-	x->ns = ns;
-	/* the rest as libelf lays them out for genelf: each section at its
-	 * alignment after the ones pv_layout placed, then the section headers on 8 */
-	uint64_t off = scn[placed - 1].offset + scn[placed - 1].size;
-	for (size_t i = placed; i < ns; i++) {
-		off = align_up(off, scn[i].align);
-		scn[i].offset = off;
-		off += scn[i].size;
-	}
-	x->shoff = align_up(off, 8);
-	return 0;
-}
-
-static int elf_add_sections(Elf *e, const struct pv_elf *x, const char *path, char *err, size_t errlen)
-{
-	for (size_t i = 0; i < x->ns; i++) {
-		const struct pv_scn *c = &x->scn[i];
-		Elf_Scn *s = elf_newscn(e);
-		Elf_Data *d = s ? elf_newdata(s) : NULL;
-		Elf64_Shdr *sh = s ? elf64_getshdr(s) : NULL;
-		if (!d || !sh)
-			return elf_fail(err, errlen, path, "elf_newscn");
-		/* libelf only reads d_buf when writing */
-		d->d_buf = (void *)(uintptr_t)c->data;
-		d->d_size = (size_t)c->size;
-		d->d_off = 0;
-		d->d_align = (size_t)c->align;
-		d->d_type = c->dtype;
-		d->d_version = EV_CURRENT;
-		sh->sh_name = c->name;
-		sh->sh_type = c->type;
-		sh->sh_flags = c->flags;
-		sh->sh_addr = c->addr;
-		sh->sh_offset = c->offset;
-		sh->sh_size = c->size;
-		sh->sh_link = c->link;
-		sh->sh_info = 0;
-		sh->sh_addralign = c->align;
-		sh->sh_entsize = c->entsize;
-	}
-	return 0;
-}
-
-/* Ehdr, the one PT_LOAD, the sections, written by libelf at our offsets. */
-static int elf_emit(Elf *e, const struct pv_elf *x, const struct pv_layout *ly, uint16_t elf_mach,
-		    const char *path, char *err, size_t errlen)
-{
-	elf_flagelf(e, ELF_C_SET, ELF_F_LAYOUT);
-	Elf64_Ehdr *eh = elf64_newehdr(e);
-	if (!eh)
-		return elf_fail(err, errlen, path, "elf64_newehdr");
-	eh->e_ident[EI_CLASS] = ELFCLASS64;
-	eh->e_ident[EI_DATA] = ELFDATA2LSB;
-	eh->e_type = ET_DYN;
-	const struct arch_facts *host = arch_facts_host();
-	eh->e_machine = elf_mach ? elf_mach : host ? host->elf_mach : EM_NONE;   /* genelf: perf's own */
-	eh->e_version = EV_CURRENT;
-	eh->e_entry = ly->text_addr;
-	eh->e_phoff = sizeof(Elf64_Ehdr);
-	eh->e_shoff = x->shoff;
-	eh->e_shstrndx = (Elf64_Half)x->shstrndx;
-	Elf64_Phdr *ph = elf64_newphdr(e, 1);
-	if (!ph)
-		return elf_fail(err, errlen, path, "elf64_newphdr");
-	ph->p_type = PT_LOAD;
-	ph->p_flags = PF_R | PF_X;
-	ph->p_offset = ly->load_offset;
-	ph->p_vaddr = ly->load_vaddr;
-	ph->p_paddr = ly->load_vaddr;
-	ph->p_filesz = ly->load_size;
-	ph->p_memsz = ly->load_size;
-	ph->p_align = 8;
-	if (elf_add_sections(e, x, path, err, errlen))
-		return -1;
-	if (elf_update(e, ELF_C_WRITE) < 0)
-		return elf_fail(err, errlen, path, "elf_update");
-	return 0;
-}
-
-int pv_write_jitted_elf(const char *path, enum pv_profile prof, const struct jd_load *l,
-			uint16_t elf_mach, char *err, size_t errlen)
-{
-	if (elf_check(path, prof, l, err, errlen))
-		return -1;
-	struct pv_layout ly;
-	pv_layout_load(prof, l, &ly);
-	struct pv_elf x;
-	memset(&x, 0, sizeof(x));
-	if (elf_sections(&x, l, &ly)) {
-		snprintf(err, errlen, "%s: out of memory", path);
-		return -1;
-	}
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		free(x.strsym);
-		return elf_fail(err, errlen, path, "libelf initialisation");
-	}
-	int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
-		free(x.strsym);
-		return -1;
-	}
-	int rc = -1;
-	Elf *e = elf_begin(fd, ELF_C_WRITE, NULL);
-	if (!e)
-		elf_fail(err, errlen, path, "elf_begin");
-	else
-		rc = elf_emit(e, &x, &ly, elf_mach, path, err, errlen);
-	if (e)
-		elf_end(e);
-	if (close(fd) < 0 && rc == 0) {
-		snprintf(err, errlen, "%s: close: %s", path, strerror(errno));
-		rc = -1;
-	}
-	if (rc)
-		unlink(path);
-	free(x.strsym);
-	return rc;
-}
-
-/* ---- reading a DSO back, by section name as perf does ---- */
-
-static int read_file(const char *path, uint8_t **data, size_t *size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 0 ||
-	    (uint64_t)st.st_size > PV_MAX_FILE) {
-		close(fd);
-		return -EINVAL;
-	}
-	size_t n = (size_t)st.st_size;
-	uint8_t *buf = malloc(n ? n : 1);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	size_t got = 0;
-	while (got < n) {
-		ssize_t r = read(fd, buf + got, n - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			int e = r < 0 ? -errno : -EIO;
-			free(buf);
-			close(fd);
-			return e;
-		}
-		got += (size_t)r;
-	}
-	close(fd);
-	*data = buf;
-	*size = got;
-	return 0;
-}
-
-struct pv_rawsym {            /* a candidate before duplicates are folded */
-	struct pv_sym s;
-	uint64_t size;
-	unsigned char type, bind;
-	size_t order;
-};
-
-static int rawsym_cmp(const void *a, const void *b)
-{
-	const struct pv_rawsym *x = a, *y = b;
-	if (x->s.start != y->s.start)
-		return x->s.start < y->s.start ? -1 : 1;
-	return x->order < y->order ? -1 : x->order > y->order;
-}
-
-static size_t leading_underscores(const char *s)
-{
-	size_t n = 0;
-	while (s[n] == '_' && n < 64)
-		n++;
-	return n;
-}
-
-/* perf's choose_best_symbol: sized, then typed (upstream 2025), then not
- * weak, then global, then fewer leading underscores, then the longer name;
- * true if a beats b. */
-static bool sym_better(const struct pv_rawsym *a, const struct pv_rawsym *b)
-{
-	if ((a->size != 0) != (b->size != 0))
-		return a->size != 0;
-	if ((a->type == STT_NOTYPE) != (b->type == STT_NOTYPE))
-		return b->type == STT_NOTYPE;
-	if ((a->bind == STB_WEAK) != (b->bind == STB_WEAK))
-		return a->bind != STB_WEAK;
-	if ((a->bind == STB_GLOBAL) != (b->bind == STB_GLOBAL))
-		return a->bind == STB_GLOBAL;
-	size_t ua = leading_underscores(a->s.name), ub = leading_underscores(b->s.name);
-	if (ua != ub)
-		return ua < ub;
-	return strlen(a->s.name) > strlen(b->s.name);
-}
-
-/* The PT_LOAD holding vaddr (perf's elf_read_program_header). */
-static bool load_for_vaddr(Elf *e, size_t phnum, uint64_t vaddr, GElf_Phdr *out)
-{
-	for (size_t i = 0; i < phnum && i < PV_MAX_PHDRS; i++) {
-		GElf_Phdr ph;
-		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		uint64_t sz = ph.p_memsz > ph.p_filesz ? ph.p_memsz : ph.p_filesz;
-		if (sz && vaddr >= ph.p_vaddr && vaddr - ph.p_vaddr < sz) {
-			*out = ph;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Symbols of one table (.symtab or .dynsym), turned into file offsets as perf
- * does for user DSOs (dso__load_sym: adjust_symbols is always set for them):
- * st_value - (p_vaddr - p_offset) of the PT_LOAD holding it, else
- * st_value - (sh_addr - sh_offset) of its section. */
-static int load_symtab(struct pv_dso *d, Elf *e, Elf_Scn *symscn, const GElf_Shdr *symsh,
-		       size_t shstrndx, size_t phnum, struct pv_rawsym **raw, size_t *nraw,
-		       size_t *cap)
-{
-	if (symsh->sh_entsize != sizeof(Elf64_Sym) && symsh->sh_entsize != sizeof(Elf32_Sym))
-		return 0;
-	Elf_Data *data = elf_getdata(symscn, NULL);
-	Elf_Scn *strscn = elf_getscn(e, symsh->sh_link);
-	GElf_Shdr strsh;
-	if (!data || !strscn || !gelf_getshdr(strscn, &strsh) || strsh.sh_type == SHT_NOBITS ||
-	    strsh.sh_offset > d->size || strsh.sh_size > d->size - strsh.sh_offset)
-		return 0;
-	const char *strs = (const char *)d->image + strsh.sh_offset;
-	size_t n = data->d_size / symsh->sh_entsize;
-	for (size_t i = 1; i < n && i < PV_MAX_SYMS; i++) {
-		GElf_Sym sym;
-		if (!gelf_getsym(data, (int)i, &sym))
-			continue;
-		unsigned type = GELF_ST_TYPE(sym.st_info);
-		if (!sym.st_name || sym.st_name >= strsh.sh_size || sym.st_shndx == SHN_UNDEF ||
-		    sym.st_shndx >= SHN_LORESERVE)
-			continue;
-		if (!memchr(strs + sym.st_name, 0, strsh.sh_size - sym.st_name))
-			continue;
-		Elf_Scn *sec = elf_getscn(e, sym.st_shndx);
-		GElf_Shdr sh;
-		if (!sec || !gelf_getshdr(sec, &sh) || !(sh.sh_flags & SHF_ALLOC))
-			continue;
-		/* functions; untyped labels only inside text sections (elf_sec__is_text) */
-		if (type == STT_NOTYPE) {
-			const char *secname = elf_strptr(e, shstrndx, sh.sh_name);
-			if (!secname || !strstr(secname, "text"))
-				continue;
-		} else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
-			continue;
-		}
-		uint64_t v = sym.st_value;
-		GElf_Phdr ph;
-		if (load_for_vaddr(e, phnum, v, &ph))
-			v -= ph.p_vaddr - ph.p_offset;
-		else
-			v -= sh.sh_addr - sh.sh_offset;
-		if (*nraw == *cap) {
-			size_t nc = *cap ? *cap * 2 : 256;
-			struct pv_rawsym *r = realloc(*raw, nc * sizeof(*r));
-			if (!r)
-				return -ENOMEM;
-			*raw = r;
-			*cap = nc;
-		}
-		struct pv_rawsym *r = &(*raw)[(*nraw)++];
-		r->s.start = v;
-		r->s.end = v + sym.st_size;
-		r->s.name = strs + sym.st_name;
-		r->size = sym.st_size;
-		r->type = (unsigned char)type;
-		r->bind = (unsigned char)GELF_ST_BIND(sym.st_info);
-		r->order = *nraw;
-	}
-	return 0;
-}
-
-/* Fold duplicates (perf's symbols__fixup_duplicate) and give zero-sized
- * symbols the next one's start as end (symbols__fixup_end). */
-static int finish_syms(struct pv_dso *d, struct pv_rawsym *raw, size_t nraw)
-{
-	if (!nraw)
-		return 0;
-	qsort(raw, nraw, sizeof(*raw), rawsym_cmp);
-	d->syms = malloc(nraw * sizeof(*d->syms));
-	if (!d->syms)
-		return -ENOMEM;
-	size_t n = 0;
-	for (size_t i = 0; i < nraw; i++) {
-		size_t best = i;
-		while (i + 1 < nraw && raw[i + 1].s.start == raw[best].s.start) {
-			i++;
-			if (sym_better(&raw[i], &raw[best]))
-				best = i;
-		}
-		d->syms[n++] = raw[best].s;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (d->syms[i].end != d->syms[i].start)
-			continue;
-		d->syms[i].end = i + 1 < n ? d->syms[i + 1].start
-					   : align_up(d->syms[i].start + 1, 4096) + 4096;
-	}
-	d->nsyms = n;
-	return 0;
-}
-
-/* Fill the section fields and the symbols from d->image.  A file that is not
- * an ELF stays a DSO without them (perf keeps such maps too). */
-static int scan_dso(struct pv_dso *d, char *err, size_t errlen)
-{
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		snprintf(err, errlen, "libelf: %s", elf_errmsg(-1));
-		return -1;
-	}
-	Elf *e = elf_memory((char *)(uintptr_t)d->image, d->size);
-	if (!e)
-		return 0;
-	GElf_Ehdr ehdr;
-	size_t shstrndx = 0, phnum = 0;
-	if (elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &ehdr) || elf_getshdrstrndx(e, &shstrndx) ||
-	    elf_getphdrnum(e, &phnum)) {
-		elf_end(e);
-		return 0;
-	}
-	d->is_elf = true;
-	for (size_t i = 0; i < phnum && i < PV_MAX_PHDRS; i++) {
-		GElf_Phdr ph;
-		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD) {
-			d->has_first_load = true;
-			d->first_load_vaddr = ph.p_vaddr;
-			d->first_load_offset = ph.p_offset;
-			break;
-		}
-	}
-	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
-	GElf_Shdr symsh = { 0 }, dynsh = { 0 };
-	size_t guard = 0;
-	/* the first section of each name wins, as in perf's elf_section_by_name */
-	while ((scn = elf_nextscn(e, scn)) && guard++ < PV_MAX_SECTIONS) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		const char *name = elf_strptr(e, shstrndx, sh.sh_name);
-		if (!name)
-			continue;
-		bool in_file = sh.sh_type != SHT_NOBITS && sh.sh_offset <= d->size &&
-			       sh.sh_size <= d->size - sh.sh_offset;
-		if (!strcmp(name, ".eh_frame_hdr") && !d->has_eh_frame_hdr && in_file) {
-			d->has_eh_frame_hdr = true;
-			d->eh_frame_hdr_addr = sh.sh_addr;
-			d->eh_frame_hdr_off = sh.sh_offset;
-			d->eh_frame_hdr_size = sh.sh_size;
-		} else if (!strcmp(name, ".eh_frame") && !d->has_eh_frame && in_file) {
-			d->has_eh_frame = true;
-			d->eh_frame_addr = sh.sh_addr;
-			d->eh_frame_off = sh.sh_offset;
-			d->eh_frame_size = sh.sh_size;
-		} else if (!strcmp(name, ".symtab") && !symtab && sh.sh_type == SHT_SYMTAB) {
-			symtab = scn;
-			symsh = sh;
-		} else if (!strcmp(name, ".dynsym") && !dynsym && sh.sh_type == SHT_DYNSYM) {
-			dynsym = scn;
-			dynsh = sh;
-		}
-	}
-	/* perf loads .symtab, then .dynsym too (dso__load_sym) */
-	struct pv_rawsym *raw = NULL;
-	size_t nraw = 0, cap = 0;
-	int rc = 0;
-	if (symtab)
-		rc = load_symtab(d, e, symtab, &symsh, shstrndx, phnum, &raw, &nraw, &cap);
-	if (!rc && dynsym)
-		rc = load_symtab(d, e, dynsym, &dynsh, shstrndx, phnum, &raw, &nraw, &cap);
-	if (!rc)
-		rc = finish_syms(d, raw, nraw);
-	free(raw);
-	elf_end(e);
-	if (rc) {
-		snprintf(err, errlen, "%s: symbols: %s", d->path, strerror(-rc));
-		return -1;
-	}
-	return 0;
-}
-
-static void dso_clear(struct pv_dso *d)
-{
-	if (d->file)
-		uw_file_put(d->file);
-	else
-		free((void *)(uintptr_t)d->image);
-	if (!d->syms_shared)
-		free(d->syms);
-	d->file = NULL;
-	d->image = NULL;
-	d->syms = NULL;
-	d->syms_shared = false;
-	d->size = 0;
-	d->nsyms = 0;
-	d->is_elf = d->has_first_load = false;
-	d->has_eh_frame = d->has_eh_frame_hdr = false;
-	d->eh_frame_hdr_addr = d->eh_frame_hdr_off = d->eh_frame_hdr_size = 0;
-	d->eh_frame_addr = d->eh_frame_off = d->eh_frame_size = 0;
-	d->first_load_vaddr = d->first_load_offset = 0;
-}
-
-static void scan_free(void *p)
-{
-	struct pv_dso *x = p;
-	free(x->syms);
-	free(x);
-}
-
-/* A file of the process maps, mapped once per run (files.h) and scanned once:
- * d gets the file's data and shares its symbols.  Gone, too large or not an
- * ELF (the jitdump marker, locale archives): a DSO without data, as in perf. */
-static int dso_load_mapped(struct pv_dso *d, char *err, size_t errlen)
-{
-	const struct uw_file *f;
-	if (uw_file_get(d->path, &f))
-		return 0;
-	if (f->size > PV_MAX_FILE || f->size < SELFMAG || memcmp(f->data, ELFMAG, SELFMAG)) {
-		uw_file_put(f);
-		return 0;
-	}
-	const struct pv_dso *x = uw_file_derived(f, UW_FILE_PV_SCAN, 0);
-	if (!x) {
-		struct pv_dso *n = calloc(1, sizeof(*n));
-		if (!n) {
-			uw_file_put(f);
-			snprintf(err, errlen, "%s: out of memory", d->path);
-			return -1;
-		}
-		snprintf(n->path, sizeof(n->path), "%s", d->path);
-		n->image = f->data;
-		n->size = f->size;
-		if (scan_dso(n, err, errlen)) {
-			scan_free(n);
-			uw_file_put(f);
-			return -1;
-		}
-		x = uw_file_set_derived(f, UW_FILE_PV_SCAN, 0, n, scan_free);
-		if (!x) {
-			uw_file_put(f);
-			snprintf(err, errlen, "%s: out of memory", d->path);
-			return -1;
-		}
-	}
-	char path[sizeof(d->path)];
-	memcpy(path, d->path, sizeof(path));
-	char *perf_name = d->perf_name;
-	bool jitted = d->jitted;
-	const struct jd_load *load = d->load;
-	*d = *x;
-	memcpy(d->path, path, sizeof(path));
-	d->perf_name = perf_name;
-	d->jitted = jitted;
-	d->load = load;
-	d->file = f;
-	d->syms_shared = true;
-	return 0;
-}
-
-/* Read the file behind d (again) and scan it.  mapped: a file of the process
- * maps (dso_load_mapped); else a jitted file this view wrote, read into memory
- * (it may be written again while this view lives). */
-static int dso_load(struct pv_dso *d, bool mapped, char *err, size_t errlen)
-{
-	dso_clear(d);
-	if (mapped)
-		return dso_load_mapped(d, err, errlen);
-	uint8_t *image = NULL;
-	int rc = read_file(d->path, &image, &d->size);
-	if (rc) {
-		snprintf(err, errlen, "%s: cannot read back: %s", d->path, strerror(-rc));
-		return -1;
-	}
-	d->image = image;
-	return scan_dso(d, err, errlen);
 }
 
 /* ---- perf's map tree for the pid ---- */
@@ -902,14 +203,14 @@ static int insert_map(struct pv_builder *b, const struct pv_map *nm, char *err, 
 		return 0;
 	if (pv->nmaps + 3 > PV_MAX_MAPS) {
 		snprintf(err, errlen, "more than %u maps", PV_MAX_MAPS);
-		return -1;
+		return -ERANGE;
 	}
 	if (pv->nmaps + 3 > b->cap_maps) {
 		size_t nc = b->cap_maps ? b->cap_maps * 2 : 64;
 		struct pv_map *m = realloc(pv->maps, nc * sizeof(*m));
 		if (!m) {
 			snprintf(err, errlen, "out of memory");
-			return -1;
+			return -ENOMEM;
 		}
 		pv->maps = m;
 		b->cap_maps = nc;
@@ -954,6 +255,7 @@ static struct pv_dso *new_dso(struct pv_builder *b, const char *path, bool jitte
 	struct pv_view *pv = b->pv;
 	if (pv->ndsos >= b->cap_dsos) {
 		snprintf(err, errlen, "internal: DSO table full");
+		errno = ENOSPC;
 		return NULL;
 	}
 	struct pv_dso *d = &pv->dsos[pv->ndsos];
@@ -961,6 +263,7 @@ static struct pv_dso *new_dso(struct pv_builder *b, const char *path, bool jitte
 	size_t n = strlen(path);
 	if (n >= sizeof(d->path)) {
 		snprintf(err, errlen, "path longer than %zu bytes: %.80s...", sizeof(d->path) - 1, path);
+		errno = ENAMETOOLONG;
 		return NULL;
 	}
 	memcpy(d->path, path, n + 1);
@@ -997,12 +300,13 @@ static bool perf_keeps_pseudo_map(const struct uw_map *m)
 static int add_file_maps(struct pv_builder *b, const struct uw_map *maps, size_t nmaps,
 			 char *err, size_t errlen)
 {
+	int rc;
 	for (size_t i = 0; i < nmaps; i++) {
 		const struct uw_map *m = &maps[i];
 		if (perf_keeps_pseudo_map(m)) {
 			struct pv_map pm = { .start = m->start, .end = m->end, .pgoff = m->pgoff, .dso = NULL };
-			if (insert_map(b, &pm, err, errlen))
-				return -1;
+			if ((rc = insert_map(b, &pm, err, errlen)))
+				return rc;
 			continue;
 		}
 		if (!perf_keeps_file_map(m))
@@ -1011,17 +315,17 @@ static int add_file_maps(struct pv_builder *b, const struct uw_map *maps, size_t
 		if (!d) {
 			d = new_dso(b, m->path, false, err, errlen);
 			if (!d)
-				return -1;
+				return -errno;
 			if (!(d->perf_name = strdup(m->path))) {
 				snprintf(err, errlen, "out of memory");
-				return -1;
+				return -ENOMEM;
 			}
-			if (dso_load(d, true, err, errlen))
-				return -1;
+			if ((rc = pv_dso_load(d, true, err, errlen)))
+				return rc;
 		}
 		struct pv_map pm = { .start = m->start, .end = m->end, .pgoff = m->pgoff, .dso = d };
-		if (insert_map(b, &pm, err, errlen))
-			return -1;
+		if ((rc = insert_map(b, &pm, err, errlen)))
+			return rc;
 	}
 	return 0;
 }
@@ -1055,16 +359,17 @@ static char *perf_jitted_name(const struct jd_file *jd, const char *dump_dir,
 static int add_jit_loads(struct pv_builder *b, const struct jd_file *jd, char *err, size_t errlen)
 {
 	struct pv_view *pv = b->pv;
+	int rc;
 	if (jd->elf_mach > UINT16_MAX) {
 		snprintf(err, errlen, "jitdump offset 0xc: elf_mach %u is not an ELF machine", jd->elf_mach);
-		return -1;
+		return -EINVAL;
 	}
 	for (size_t i = 0; i < jd->nloads; i++) {
 		const struct jd_load *l = &jd->loads[i];
 		char path[sizeof(pv->dsos[0].path)], why[600];
 		if (pv_jitted_path(path, sizeof(path), pv->dir, l)) {
 			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": jitted file path too long", l->file_off);
-			return -1;
+			return -ENAMETOOLONG;
 		}
 		struct pv_layout ly;
 		pv_layout_load(pv->profile, l, &ly);
@@ -1073,34 +378,35 @@ static int add_jit_loads(struct pv_builder *b, const struct jd_file *jd, char *e
 			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": CODE_LOAD '%s' at 0x%" PRIx64
 				 " + 0x%" PRIx64 " wraps around the address space", l->file_off,
 				 l->name ? l->name : "", l->code_addr, len);
-			return -1;
+			return -EINVAL;
 		}
-		if (pv_write_jitted_elf(path, pv->profile, l, (uint16_t)jd->elf_mach, why, sizeof(why))) {
+		if ((rc = pv_write_jitted_elf(path, pv->profile, l, (uint16_t)jd->elf_mach, why, sizeof(why)))) {
 			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": CODE_LOAD '%s': %s", l->file_off,
 				 l->name ? l->name : "", why);
-			return -1;
+			return rc;
 		}
 		/* the same code_index again overwrites the file: perf's DSO of that
 		 * name then has the last load's bytes for every map of it */
 		struct pv_dso *d = find_jitted_dso(pv, l);
 		if (!d && !(d = new_dso(b, path, true, why, sizeof(why)))) {
+			rc = -errno;
 			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": %s", l->file_off, why);
-			return -1;
+			return rc;
 		}
 		d->load = l;
 		if (!d->perf_name && !(d->perf_name = perf_jitted_name(jd, b->dump_dir, l, path))) {
 			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": out of memory", l->file_off);
-			return -1;
+			return -ENOMEM;
 		}
-		if (dso_load(d, false, why, sizeof(why))) {
+		if ((rc = pv_dso_load(d, false, why, sizeof(why)))) {
 			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": %s", l->file_off, why);
-			return -1;
+			return rc;
 		}
 		struct pv_map pm = { .start = ly.map_start, .end = ly.map_start + len,
 				     .pgoff = ly.map_pgoff, .dso = d };
-		if (insert_map(b, &pm, why, sizeof(why))) {
+		if ((rc = insert_map(b, &pm, why, sizeof(why)))) {
 			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": %s", l->file_off, why);
-			return -1;
+			return rc;
 		}
 	}
 	return 0;
@@ -1116,31 +422,33 @@ int pv_build_at(struct pv_view *pv, enum pv_profile prof, const struct uw_map *m
 		const struct jd_file *jd, const char *outdir, const char *dump_dir,
 		char *err, size_t errlen)
 {
+	int rc;
 	memset(pv, 0, sizeof(*pv));
-	if (!valid_profile(prof)) {
+	if (!pv_valid_profile(prof)) {
 		snprintf(err, errlen, "unknown perf profile %d", (int)prof);
-		return -1;
+		return -EINVAL;
 	}
 	pv->profile = prof;
 	if (outdir) {
 		struct stat st;
 		if (strlen(outdir) >= sizeof(pv->dir)) {
 			snprintf(err, errlen, "output directory name too long");
-			return -1;
+			return -ENAMETOOLONG;
 		}
 		int serr = stat(outdir, &st) < 0 ? errno : 0;
 		if (serr || !S_ISDIR(st.st_mode)) {
 			snprintf(err, errlen, "%s: %s", outdir, serr ? strerror(serr) : "not a directory");
-			return -1;
+			return serr ? -serr : -ENOTDIR;
 		}
 		snprintf(pv->dir, sizeof(pv->dir), "%s", outdir);
 	} else if (jd && jd->nloads) {
 		/* only when there is a file to write: no empty directories left behind */
 		snprintf(pv->dir, sizeof(pv->dir), "/tmp/jitunwind-pv-XXXXXX");
 		if (!mkdtemp(pv->dir)) {
-			snprintf(err, errlen, "cannot create a directory under /tmp: %s", strerror(errno));
+			int e = errno;
+			snprintf(err, errlen, "cannot create a directory under /tmp: %s", strerror(e));
 			pv->dir[0] = 0;
-			return -1;
+			return -e;
 		}
 		pv->private_dir = true;
 	}
@@ -1148,6 +456,7 @@ int pv_build_at(struct pv_view *pv, enum pv_profile prof, const struct uw_map *m
 	size_t nl = jd ? jd->nloads : 0;
 	if (nmaps > PV_MAX_MAPS || nl > PV_MAX_MAPS) {
 		snprintf(err, errlen, "too many maps (%zu) or loads (%zu)", nmaps, nl);
+		rc = -ERANGE;
 		goto fail;
 	}
 	/* every map and load may bring a DSO: size the table once so map->dso stays valid */
@@ -1156,18 +465,19 @@ int pv_build_at(struct pv_view *pv, enum pv_profile prof, const struct uw_map *m
 		pv->dsos = calloc(b.cap_dsos, sizeof(*pv->dsos));
 		if (!pv->dsos) {
 			snprintf(err, errlen, "out of memory for %zu DSOs", b.cap_dsos);
+			rc = -ENOMEM;
 			goto fail;
 		}
 	}
 	/* perf sees the process's file maps first, then the MMAP2s it injects in load order */
-	if (add_file_maps(&b, maps, nmaps, err, errlen))
+	if ((rc = add_file_maps(&b, maps, nmaps, err, errlen)))
 		goto fail;
-	if (jd && add_jit_loads(&b, jd, err, errlen))
+	if (jd && (rc = add_jit_loads(&b, jd, err, errlen)))
 		goto fail;
 	return 0;
 fail:
 	pv_fini(pv);
-	return -1;
+	return rc;
 }
 
 void pv_fini(struct pv_view *pv)
@@ -1176,7 +486,7 @@ void pv_fini(struct pv_view *pv)
 		struct pv_dso *d = &pv->dsos[i];
 		if (pv->private_dir && d->jitted)
 			unlink(d->path);
-		dso_clear(d);
+		pv_dso_clear(d);
 		free(d->perf_name);
 	}
 	if (pv->private_dir && pv->dir[0])

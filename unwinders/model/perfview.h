@@ -22,6 +22,7 @@ enum pv_profile {
 const char *pv_profile_name(enum pv_profile p);
 /* "current, v6.1, 5.x-0x40 or 5.10.y": every profile, for messages */
 const char *pv_profile_choices(void);
+/* 0, or -EINVAL for a name that is no profile */
 int pv_profile_parse(const char *s, enum pv_profile *p);
 
 struct pv_sym {               /* one symbol of a DSO, as perf keeps it */
@@ -80,7 +81,9 @@ struct uw_file; /* files.h */
 
 /* Build perf's view from the process maps and the jitdump (jd may be NULL).
  * outdir: where to write the jitted .so files (NULL: a private temp dir).
- * 0, or -1 with a message naming the jitdump offset at fault. */
+ * 0, or a negative errno with a message naming the jitdump offset at fault
+ * (-EINVAL a load perf cannot place, -ERANGE too many maps or too large a
+ * load, -ENOMEM, -EIO libelf, a system call's errno). */
 int pv_build(struct pv_view *pv, enum pv_profile prof, const struct uw_map *maps, size_t nmaps,
 	     const struct jd_file *jd, const char *outdir, char *err, size_t errlen);
 /* The same, with perf taking the jitdump to live in dump_dir (perf names the
@@ -105,7 +108,7 @@ const char *pv_symbolize(const struct pv_view *pv, uint64_t addr);
 uint64_t pv_text_addr(enum pv_profile p);
 /* p_offset = p_vaddr of the jitted ELF's PT_LOAD under p (0x80, or 0). */
 uint64_t pv_load_vaddr(enum pv_profile p);
-/* DIR/jitted-<pid>-<code_index>.so as perf names it.  0, or -1 if too long. */
+/* DIR/jitted-<pid>-<code_index>.so as perf names it.  0, or -ENAMETOOLONG. */
 int pv_jitted_path(char *buf, size_t len, const char *dir, const struct jd_load *l);
 
 /* The sizes of the UNWINDING_INFO perf attaches to a load. */

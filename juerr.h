@@ -1,0 +1,50 @@
+/* The one error record of the library layers (trampolines, model, unwinders,
+ * lint): a function returns 0 (or a count) or a negative errno, and fills
+ * one struct ju_err saying where and what.  Header only, so both sides of
+ * the wall (trampolines/ and unwinders/) include it without linking each
+ * other; like arches.h it holds no code of either.  Only harness/cli turns
+ * an error into an exit code (docs/HACKING.md "Errors"). */
+#ifndef JU_ERR_H
+#define JU_ERR_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+struct ju_err {
+	char file[256];   /* the file at fault; "" when the caller names it */
+	uint64_t offset;  /* byte offset inside the file or section being read */
+	int line;         /* 1-based line of a text input; 0 when not a text */
+	int kind;         /* a reader's own reason code (jdwalk.h's enum jdr_errkind); 0 none */
+	char msg[256];    /* what was found and what was expected */
+};
+
+/* Fill err (when not NULL) with offset and the printf-like message; returns
+ * -errnum, so a failing path reads "return ju_errf(err, EINVAL, off, ...)". */
+__attribute__((format(printf, 4, 5)))
+static inline int ju_errf(struct ju_err *err, int errnum, uint64_t offset, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		err->file[0] = 0;
+		err->offset = offset;
+		err->line = 0;
+		err->kind = 0;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return errnum > 0 ? -errnum : -EIO;   /* a system call that failed without errno */
+}
+
+/* Name the file of an error filled further down (a reader that knows it). */
+static inline void ju_err_file(struct ju_err *err, const char *file)
+{
+	if (err)
+		snprintf(err->file, sizeof(err->file), "%s", file ? file : "");
+}
+
+#endif
