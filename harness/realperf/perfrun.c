@@ -291,8 +291,8 @@ int hx_perf_run(const char *dir, const char *const *args, const char *const *env
 	size_t off = (size_t)snprintf(what, sizeof(what), "%s", pr.cmd);
 	for (int i = 2; i < n && i < 6 && off < sizeof(what); i++)
 		off += (size_t)snprintf(what + off, sizeof(what) - off, " %s", extra[i]);
-	snprintf(why, wl, "'%s%s' exit %d%s%s%s%s", what, n > 6 ? " ..." : "", rc, e && e[0] ? ": " : "", e ? e : "",
-		 fix[0] ? "; " : "", fix);
+	snprintf(why, wl, "perf %s: exit %d%s%s (ran '%s%s')%s%s", sub, rc, e && e[0] ? ": " : "", e ? e : "", what,
+		 n > 6 ? " ..." : "", fix[0] ? "; " : "", fix);
 	free(all);
 	return -1;
 }
