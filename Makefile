@@ -236,6 +236,15 @@ doctor-test: deps $(BIN)
 	RUNNER="$(RUNNER)" tests/doctor_test.py ./$(BIN) >$(BUILD)/doctor-test.txt || { cat $(BUILD)/doctor-test.txt; exit 1; }
 	@tail -n 1 $(BUILD)/doctor-test.txt
 
+# no silent skip, no false fail with real perf: a --perf that cannot run, a perf on PATH that
+# cannot read the files, a case without a perf key, list of an empty directory (fake perfs;
+# tests/perf_skip_test.py)
+.PHONY: perf-skip-test
+check: perf-skip-test
+perf-skip-test: deps $(BIN)
+	tests/perf_skip_test.py ./$(BIN) >$(BUILD)/perf-skip-test.txt || { cat $(BUILD)/perf-skip-test.txt; exit 1; }
+	@tail -n 1 $(BUILD)/perf-skip-test.txt
+
 # jitunwind trace on a small real JIT (tests/trace/jitprog.c: a CPython-shaped trampoline and its
 # jitdump through the JIT-side writer, linked only against libju_trampolines); tests/trace/trace_test.py
 # skips visibly where ptrace is refused or the host arch has no tracer

@@ -341,13 +341,14 @@ START_TEST(list_cases)
 END_TEST
 
 #if defined(__x86_64__)
-/* The perf column: no working perf is a visible skip, not a failure; a perf
- * that prints no chain (a fake standing for a broken perf) fails the case
- * (negative control: the column cannot pass without real chains). */
+/* The perf column: a --perf that names no program fails the run (exit 2,
+ * tests/perf_skip_test.py has the rest); a perf that prints no chain (a
+ * fake standing for a broken perf) fails the case (negative control: the
+ * column cannot pass without real chains). */
 START_TEST(perf_column_skip_and_broken)
 {
-	ck_assert_int_eq(sh(out, sizeof(out), "%s run --perf %s/no-such-perf %s", bin, tmp, CLI_CASE), 0);
-	ck_assert_msg(strstr(out, "skip: the perf column:") && strstr(out, "no-such-perf"), "output: %s", out);
+	ck_assert_int_eq(sh(out, sizeof(out), "%s run --perf %s/no-such-perf %s", bin, tmp, CLI_CASE), 2);
+	ck_assert_msg(strstr(out, "--perf:") && strstr(out, "no-such-perf"), "output: %s", out);
 	char fake[512], text[1024];
 	snprintf(fake, sizeof(fake), "%s/fakeperf", tmp);
 	snprintf(text, sizeof(text),

@@ -221,7 +221,7 @@ static int parse_value(struct common *c, int ch, const char *arg)
 	return 0;
 }
 
-/* 0 ok, 1 help printed, 2 usage error */
+/* 0 ok, 1 help printed, 2 usage error, 77 a perf asked for cannot run here */
 static int parse_common(int argc, char **argv, struct common *c, bool want_out, void (*help)(FILE *))
 {
 	static const struct option lo[] = {
@@ -285,6 +285,13 @@ static int parse_common(int argc, char **argv, struct common *c, bool want_out, 
 	for (int u = 0; u < c->o.nuw && !c->o.kcfg.nsamples; u++)
 		if (hx_column_by_name(c->o.unwinders[u])->kernel)
 			c->o.kcfg.nsamples = 3;
+	/* a perf asked for (--perf CMD, or named) that cannot run fails the run */
+	char pwhy[768];
+	switch (hx_perfcol_check(c->o.unwinders, c->o.nuw, named, host_arch(), pwhy, sizeof(pwhy))) {
+	case HX_PERFCOL_UNUSABLE: fprintf(stderr, "jitunwind: the perf column: %s\n", pwhy); return 77;
+	case HX_PERFCOL_BAD_CMD: fprintf(stderr, "jitunwind: --perf: %s\n", pwhy); return 2;
+	case HX_PERFCOL_OK: break;
+	}
 	if (!named && default_perf(c))
 		return 2;
 	c->npaths = argc - optind;
@@ -702,7 +709,7 @@ static int cmd_run(int argc, char **argv, bool record)
 	struct run_ctx r = { .record = record };
 	int rc = parse_common(argc, argv, &r.c, record, usage_run);
 	if (rc)
-		return rc == 1 ? 0 : 2;
+		return rc == 1 ? 0 : rc;
 	if (record && !r.c.out) {
 		fprintf(stderr, "jitunwind record: -o SAMPLES is required\n");
 		return 2;
@@ -750,7 +757,7 @@ static int cmd_replay(int argc, char **argv)
 	struct common c;
 	int rc = parse_common(argc, argv, &c, false, usage_replay);
 	if (rc)
-		return rc == 1 ? 0 : 2;
+		return rc == 1 ? 0 : rc;
 	if (c.npaths != 1) {
 		usage_replay(stderr);
 		return 2;
@@ -795,7 +802,7 @@ static int cmd_explain(int argc, char **argv)
 	struct common c;
 	int rc = parse_common(argc, argv, &c, false, usage_explain);
 	if (rc)
-		return rc == 1 ? 0 : 2;
+		return rc == 1 ? 0 : rc;
 	if (c.npaths != 2) {
 		usage_explain(stderr);
 		return 2;
@@ -817,7 +824,7 @@ static int cmd_list(int argc, char **argv)
 	struct common c;
 	int rc = parse_common(argc, argv, &c, false, usage_list);
 	if (rc)
-		return rc == 1 ? 0 : 2;
+		return rc == 1 ? 0 : rc;
 	struct hx_case *cases;
 	char **paths;
 	int n;
@@ -844,7 +851,7 @@ static int cmd_inject(int argc, char **argv)
 	struct common c;
 	int rc = parse_common(argc, argv, &c, true, usage_inject);
 	if (rc)
-		return rc == 1 ? 0 : 2;
+		return rc == 1 ? 0 : rc;
 	if (c.npaths != 1 || !c.out) {
 		usage_inject(stderr);
 		return 2;

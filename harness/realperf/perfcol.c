@@ -45,6 +45,7 @@ static int probe(char *why, size_t len)
 	return hx_perf_probe(NULL, why, len);
 }
 
+
 /* The perf_event_attr size that perf writes itself (PERF_ATTR_SIZE_VER* of
  * its perf_event.h): a perf refuses a larger one ("incompatible file format"),
  * so each reads a file as its own perf record would have made it. */
@@ -138,7 +139,7 @@ struct pc_run {
 	uint64_t (*chain)[UW_MAX_FRAMES];   /* as perf printed them, placed at addresses */
 	int *n;
 	size_t nsamples;
-	char why[200];           /* the run failed: why (every sample errors) */
+	char why[600];           /* the run failed: why (every sample errors) */
 };
 
 struct pc_state {
@@ -356,6 +357,18 @@ static int pc_open_mode(const struct hx_col_in *in, void **state, char *err, siz
 		run_size(st, v->arch, r);
 	}
 	unplace_dump(st);
+	/* perf found on PATH, not asked for, that cannot read this case's files:
+	 * a visible skip of the column (the session's open returns 1), not
+	 * every sample an error */
+	bool none = true;
+	for (int i = 0; i < st->nruns; i++)
+		for (size_t k = 0; k < st->runs[i].nsamples && none; k++)
+			none = st->runs[i].n[k] == 0;
+	if (none && st->nruns && st->runs[0].why[0] && !hx_perf_cmd_given()) {
+		snprintf(err, errlen, "%s", st->runs[0].why);
+		pc_close(st);
+		return 1;
+	}
 	*state = st;
 	return 0;
 }
@@ -542,4 +555,20 @@ hx_col_open_fn hx_column_opener(const struct uw_unwinder *uw)
 		if (columns[i] == uw)
 			return openers[i];
 	return NULL;
+}
+
+enum hx_perfcol_status hx_perfcol_check(const char *const *names, int n, bool named, const char *arch,
+					char *why, size_t len)
+{
+	bool asked = false;
+	for (int i = 0; named && i < n; i++) {
+		const struct uw_unwinder *u = hx_column_by_name(names[i]);
+		asked |= u && hx_column_opener(u);
+	}
+	for (size_t i = 0; !named && hx_perf_cmd_given() && i < NCOL; i++)
+		asked |= openers[i] && arch && uw_unwinder_default_on(columns[i], arch);
+	why[0] = 0;
+	if (!asked || !hx_perf_probe(NULL, why, len))
+		return HX_PERFCOL_OK;
+	return hx_perf_bad_cmd() ? HX_PERFCOL_BAD_CMD : HX_PERFCOL_UNUSABLE;
 }

@@ -6,7 +6,22 @@
  * ("tools/in-root sid perf"). */
 void hx_perfcol_set_cmd(const char *cmd);
 
+#include <stdbool.h>
 #include <stddef.h>
+
+/* Whether the run asked for real perf and can have it.  Asked for: a perf
+ * column named in --unwinders, or --perf CMD with a selection (the default
+ * one) that holds a perf column.  Not asked for, a perf that is not found is
+ * a visible skip of the column (the caller says so). */
+enum hx_perfcol_status {
+	HX_PERFCOL_OK,           /* usable, or not asked for */
+	HX_PERFCOL_UNUSABLE,     /* asked for; this machine cannot run it (why says how to fix it) */
+	HX_PERFCOL_BAD_CMD,      /* asked for; the command is no program or refused its arguments */
+};
+/* names: the selection (named: given by --unwinders; else the default one,
+ * whose perf columns are those default on arch). */
+enum hx_perfcol_status hx_perfcol_check(const char *const *names, int n, bool named, const char *arch,
+					char *why, size_t len);
 
 /* The perf profile whose jitted-ELF layout (.text sh_addr, the PT_LOAD's
  * p_vaddr) the jitted .so at path has, as a name ("current", "v6.1", ...);

@@ -18,9 +18,11 @@
 
 static struct {
 	char cmd[512];
+	bool given;              /* --perf CMD, not the default */
 	bool probed;
+	bool bad_cmd;            /* the probe failed on the command itself */
 	int ok;
-	char why[256];
+	char why[768];
 	struct hx_perf_build b;
 } pr = { .cmd = "perf" };
 
@@ -28,6 +30,17 @@ void hx_perf_set_cmd(const char *cmd)
 {
 	snprintf(pr.cmd, sizeof(pr.cmd), "%s", cmd);
 	pr.probed = false;
+	pr.given = true;
+}
+
+bool hx_perf_cmd_given(void)
+{
+	return pr.given;
+}
+
+bool hx_perf_bad_cmd(void)
+{
+	return pr.ok && pr.bad_cmd;
 }
 
 const char *hx_perf_cmd(void)
@@ -109,16 +122,19 @@ char *hx_slurp(const char *path, size_t *n)
 	return b;
 }
 
+/* How to get a working perf, for the probe's messages */
+#define PR_FIX "install linux-perf, or name a perf with --perf CMD (another Debian's: --perf \"tools/in-root SUITE perf\")"
+
 /* which DWARF unwinder the build uses: libunwind when built in, else libdw */
 static void probe_parse(const char *t)
 {
 	const char *v = strstr(t, "perf version ");
 	if (!v) {
-		snprintf(pr.why, sizeof(pr.why), "'%s version --build-options' printed no version", pr.cmd);
+		snprintf(pr.why, sizeof(pr.why), "'%s version --build-options' printed no version: is it perf? " PR_FIX, pr.cmd);
 		return;
 	}
 	if (sscanf(v, "perf version %63s", pr.b.version) != 1) {
-		snprintf(pr.why, sizeof(pr.why), "'%s version' printed no version", pr.cmd);
+		snprintf(pr.why, sizeof(pr.why), "'%s version' printed no version: is it perf? " PR_FIX, pr.cmd);
 		return;
 	}
 	pr.b.major = atoi(pr.b.version);
@@ -127,9 +143,36 @@ static void probe_parse(const char *t)
 	else if (strstr(t, "libdw-dwarf-unwind: [ on") || strstr(t, "libdw: [ on"))
 		snprintf(pr.b.engine, sizeof(pr.b.engine), "libdw");
 	else
-		snprintf(pr.why, sizeof(pr.why), "perf %s has no DWARF unwinder built in", pr.b.version);
+		snprintf(pr.why, sizeof(pr.why), "perf %s ('%s') has no DWARF unwinder built in (neither libunwind nor libdw "
+			 "in 'perf version --build-options'); " PR_FIX, pr.b.version, pr.cmd);
 	if (pr.b.engine[0])
 		pr.ok = 0;
+}
+
+/* The probe's exit status rc (-1: not run) and output t (NULL: none): why
+ * this perf cannot be used, and whether the command itself is bad. */
+static void probe_fail(int rc, const char *t, const char *errf)
+{
+	size_t n = 0;
+	char *e = rc != 0 ? hx_slurp(errf, &n) : NULL;
+	char *nl = e ? strchr(e, '\n') : NULL;
+	if (nl)
+		*nl = 0;
+	pr.bad_cmd = rc == 127 || rc == -1 || rc == 2;
+	if (rc == -2)
+		snprintf(pr.why, sizeof(pr.why), "no temporary file for '%s version' in /tmp: %s", pr.cmd, strerror(errno));
+	else if (rc == 127 || rc < 0)
+		snprintf(pr.why, sizeof(pr.why), "'%s' cannot be run: no such program (a wrong path, or perf not installed); "
+			 PR_FIX, pr.cmd);
+	else if (!t)
+		snprintf(pr.why, sizeof(pr.why), "'%s version --build-options' failed (exit %d%s%s)%s; " PR_FIX,
+			 pr.cmd, rc, e && e[0] ? ": " : "", e ? e : "",
+			 rc == 2 ? ": the command refused its arguments" : rc == 77 ? ": it cannot run on this machine" : "");
+	else
+		probe_parse(t);
+	if (pr.ok && t && !pr.why[0])
+		snprintf(pr.why, sizeof(pr.why), "'%s version' printed nothing perf prints", pr.cmd);
+	free(e);
 }
 
 int hx_perf_probe(const struct hx_perf_build **b, char *why, size_t len)
@@ -148,17 +191,12 @@ int hx_perf_probe(const struct hx_perf_build **b, char *why, size_t len)
 			close(fd);
 		snprintf(out, sizeof(out), "%s", tmpl);
 		snprintf(err, sizeof(err), "%s.err", tmpl);
-		int rc = fd >= 0 ? run(argv, out, err, NULL, NULL) : -1;
+		int rc = fd >= 0 ? run(argv, out, err, NULL, NULL) : -2;
 		size_t n = 0;
 		char *t = rc == 0 ? hx_slurp(out, &n) : NULL;
 		unlink(out);
+		probe_fail(rc, t, err);
 		unlink(err);
-		if (rc == 127 || rc < 0)
-			snprintf(pr.why, sizeof(pr.why), "'%s' cannot be run (not installed?)", pr.cmd);
-		else if (!t)
-			snprintf(pr.why, sizeof(pr.why), "'%s version --build-options' failed (exit %d)", pr.cmd, rc);
-		else
-			probe_parse(t);
 		free(t);
 	}
 	if (pr.ok && why)
@@ -231,13 +269,47 @@ int hx_perf_run(const char *dir, const char *const *args, const char *const *env
 	if (rc == 0)
 		return 0;
 	size_t len = 0;
-	char *e = hx_slurp(errf, &len);
+	char *all = hx_slurp(errf, &len), *e = all;
+	char fix[320];
+	hx_perf_advice(sub, all ? all : "", fix, sizeof(fix));
+	/* perf's first line that says something ("  Error:" alone does not) */
+	for (int k = 0; e && k < 8; k++) {
+		size_t sp = strspn(e, " \t\n");
+		char *nl = strchr(e + sp, '\n');
+		size_t ll = nl ? (size_t)(nl - e - sp) : strlen(e + sp);
+		if (!nl || !(ll == 0 || (ll == 6 && !strncmp(e + sp, "Error:", 6))))
+			break;
+		e = nl + 1;
+	}
 	char *nl = e ? strchr(e, '\n') : NULL;
 	if (nl)
 		*nl = 0;
-	snprintf(why, wl, "perf %s: exit %d%s%s", sub, rc, e && e[0] ? ": " : "", e ? e : "");
-	free(e);
+	while (e && (*e == ' ' || *e == '\t'))
+		e++;
+	/* what ran: "perf inject -j -i FILE" (its first arguments) */
+	char what[300];
+	size_t off = (size_t)snprintf(what, sizeof(what), "%s", pr.cmd);
+	for (int i = 2; i < n && i < 6 && off < sizeof(what); i++)
+		off += (size_t)snprintf(what + off, sizeof(what) - off, " %s", extra[i]);
+	snprintf(why, wl, "perf %s: exit %d%s%s (ran '%s%s')%s%s", sub, rc, e && e[0] ? ": " : "", e ? e : "", what,
+		 n > 6 ? " ..." : "", fix[0] ? "; " : "", fix);
+	free(all);
 	return -1;
+}
+
+void hx_perf_advice(const char *sub, const char *err, char *out, size_t len)
+{
+	out[0] = 0;
+	if (strstr(err, "incompatible file format") || strstr(err, "not a perf data file") ||
+	    strstr(err, "unsupported") || strstr(err, "Unknown"))
+		snprintf(out, len, "this perf (%s) cannot read a file a newer perf wrote: name one that can, "
+			 "e.g. --perf \"tools/in-root sid perf\"", pr.cmd);
+	else if (!strcmp(sub, "inject"))
+		snprintf(out, len, "perf inject -j reads each jitdump at the path recorded in the perf.data: "
+			 "keep it there (run --jitdump-dir DIR), or replay with --symfs DIR where the files moved");
+	else if (!strcmp(sub, "script"))
+		snprintf(out, len, "perf script reads the mapped files at their recorded paths: "
+			 "give --symfs DIR where they moved; JU_PERF_KEEP=1 keeps perf's work directory");
 }
 
 static bool identity_dso(const char *d)

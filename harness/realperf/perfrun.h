@@ -12,6 +12,9 @@
  * ("tools/in-root sid perf"). */
 void hx_perf_set_cmd(const char *cmd);
 const char *hx_perf_cmd(void);
+/* Whether the command was given (hx_perf_set_cmd: --perf CMD) rather than
+ * the default `perf` found on PATH. */
+bool hx_perf_cmd_given(void);
 
 struct hx_perf_build {
 	char version[64];          /* "6.1.192" */
@@ -21,6 +24,14 @@ struct hx_perf_build {
 /* `perf version --build-options`, once per command: 0 with *b set, or -1
  * with why (not installed, not runnable, no DWARF unwinder built in). */
 int hx_perf_probe(const struct hx_perf_build **b, char *why, size_t len);
+/* After a failed probe: whether the command itself is bad (no such program,
+ * or the wrapper refused its arguments: exit 2) rather than a perf that
+ * cannot be used here (a root or emulator missing: exit 77, no DWARF
+ * unwinder built in, another failure). */
+bool hx_perf_bad_cmd(void);
+/* What to do about a perf step that failed with stderr's first line err:
+ * one sentence ("" when there is no advice). */
+void hx_perf_advice(const char *sub, const char *err, char *out, size_t len);
 
 /* A private directory for perf's files: DIR/home is its HOME, DIR/buildid its
  * --buildid-dir.  0, or -1 with err. */
@@ -31,7 +42,8 @@ void hx_perf_workdir_remove(const char *dir);
 /* perf ARGS... with the workdir's HOME and build-id cache; stdout to out,
  * stderr to dir/SUB.stderr (SUB: args[0]); env: "K=V" strings for the
  * process (NULL: none).
- * 0, or -1 with why (the exit status and perf's first line on stderr). */
+ * 0, or -1 with why: what ran (the command and its input), the exit status,
+ * perf's first line on stderr, and what to do about it (hx_perf_advice). */
 int hx_perf_run(const char *dir, const char *const *args, const char *const *env, const char *out,
 		char *why, size_t wl);
 

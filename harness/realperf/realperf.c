@@ -267,7 +267,7 @@ static int run_perf(struct hx_rp *p, struct rr *r)
 		snprintf(data, sizeof(data), "%s/perf.jit.data", p->dir);
 		snprintf(out, sizeof(out), "%s/inject.txt", p->dir);
 		const char *inj[] = { "inject", "-j", "-i", r->path, "-o", data, NULL };
-		char why[400];
+		char why[700];
 		if (hx_perf_run(p->dir, inj, NULL, out, why, sizeof(why))) {
 			snprintf(r->err, sizeof(r->err), "the perf column: %s", why);
 			return -1;
@@ -282,7 +282,7 @@ static int run_perf(struct hx_rp *p, struct rr *r)
 		scr[n++] = r->symfs;
 	}
 	scr[n] = NULL;
-	char why[400];
+	char why[700];
 	if (hx_perf_run(p->dir, scr, NULL, out, why, sizeof(why))) {
 		snprintf(r->err, sizeof(r->err), "the perf column: %s", why);
 		return -1;
@@ -306,7 +306,7 @@ int hx_rp_open(struct hx_rp **out, struct rr *r, const char *cmd)
 {
 	*out = NULL;
 	struct hx_rp *p = calloc(1, sizeof(*p));
-	char why[256];
+	char why[768];
 	if (!p || !(p->hash = calloc(1u << RP_HASH_BITS, sizeof(*p->hash)))) {
 		free(p);
 		snprintf(r->err, sizeof(r->err), "out of memory");
@@ -343,7 +343,13 @@ int hx_rp_open(struct hx_rp **out, struct rr *r, const char *cmd)
 	}
 	if (run_perf(p, r)) {
 		hx_rp_free(p);
-		return -1;
+		if (cmd)
+			return -1;
+		/* perf found on PATH that cannot read this recording (one a newer
+		 * perf wrote: "incompatible file format"): a visible skip */
+		fprintf(stderr, "jitunwind: skip: %s\n", r->err);
+		r->err[0] = 0;
+		return 0;
 	}
 	*out = p;
 	return 0;

@@ -18,7 +18,8 @@ struct uw_result;
 
 /* Probe cmd (NULL: perf on PATH), run perf over r->path and parse its
  * chains.  0 with *out set; 0 with *out NULL when cmd is NULL and no working
- * perf is found (a visible skip on stderr); -1 with r->err. */
+ * perf is found or it cannot read the recording (a visible skip on stderr);
+ * -1 with r->err. */
 int hx_rp_open(struct hx_rp **out, struct rr *r, const char *cmd);
 /* perf's chain of this sample into *pc (return addresses as the unwinders
  * give them), compared with the emulation's column of res.  1 perf has it,

@@ -126,46 +126,115 @@ static int parse_hex_bytes(const char *s, uint8_t *out, size_t cap, size_t *len)
 	return 0;
 }
 
+/* An offset of an 'at' list, bare or after FUNCTION+: decimal ("7") or hex
+ * with 0x ("0x7"), one number either way.  0, -1 not a number, -2 a leading
+ * 0 (octal to strtoll, decimal to a reader: refused as ambiguous). */
+static int parse_offset(const char *s, long long *out)
+{
+	bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+	const char *d = hex ? s + 2 : s;
+	size_t n = strspn(d, hex ? "0123456789abcdefABCDEF" : "0123456789");
+	if (!n || d[n] || n > 8)
+		return -1;
+	if (!hex && n > 1 && d[0] == '0')
+		return -2;
+	*out = strtoll(d, NULL, hex ? 16 : 10);
+	return 0;
+}
+
+#define OFFSET_FORMS "decimal (7) or 0x hex (0x7)"
+
+static int offset_fail(const char *t, int rc, const char *path, int line, char *err, size_t errlen)
+{
+	if (rc == -2)
+		return cfail(err, errlen, path, line,
+			     "'%s': a leading 0 is ambiguous (octal or decimal?): write the offset as " OFFSET_FORMS, t);
+	return cfail(err, errlen, path, line, "'%s': expected an offset, " OFFSET_FORMS, t);
+}
+
+/* "tramp2+0x3" / "tramp+7" / "leaf+0x4" / "callee" into w's function and offset */
+static int parse_where(char *t, struct hx_where *w, const char *path, int line, char *err, size_t errlen)
+{
+	/* cut short it could lose its '+0xOFF' (found by fuzz/fuzz_case.c) */
+	if (strlen(t) >= sizeof(w->where))
+		return cfail(err, errlen, path, line, "'%.40s%s' is longer than %zu characters",
+			     t, strlen(t) > 40 ? "..." : "", sizeof(w->where) - 1);
+	snprintf(w->where, sizeof(w->where), "%s", t);
+	w->inner = false;
+	if (!strcmp(t, "callee")) {
+		w->fn = HX_FN_CALLEE;
+		w->offset = -1;
+		return 0;
+	}
+	char *plus = strchr(t, '+');
+	*plus = 0;
+	w->fn = hx_case_fn_id(t);
+	*plus = '+';
+	long long off;
+	int rc = parse_offset(plus + 1, &off);
+	if (rc)
+		return offset_fail(t, rc, path, line, err, errlen);
+	if (off > 65535)
+		return cfail(err, errlen, path, line, "'%s': offset %lld out of range", t, off);
+	w->offset = (int)off;
+	return 0;
+}
+
+/* "A-B": every offset from A to B */
+static int parse_range(char *t, char *dash, struct hx_exc *e, const char *path, int line,
+		       char *err, size_t errlen)
+{
+	long long a, b;
+	*dash = 0;
+	int ra = parse_offset(trim(t), &a), rb = parse_offset(trim(dash + 1), &b);
+	if (ra == -2 || rb == -2)
+		return offset_fail(ra == -2 ? t : dash + 1, -2, path, line, err, errlen);
+	if (ra || rb || b < a || b - a > HX_MAX_ITEMS)
+		return cfail(err, errlen, path, line, "bad offset range '%s-%s' (expected A-B, A <= B, each " OFFSET_FORMS ")",
+			     t, dash + 1);
+	for (long long o = a; o <= b; o++) {
+		if (e->nitems >= HX_MAX_ITEMS)
+			return cfail(err, errlen, path, line, "more than %d items in an 'at' list", HX_MAX_ITEMS);
+		struct hx_where *w = &e->items[e->nitems++];
+		w->offset = (int)o;
+		w->fn = HX_FN_ANY;
+		/* a range's ends are sample points; bytes between may be inside instructions */
+		w->inner = o != a && o != b;
+		w->where[0] = 0;
+	}
+	return 0;
+}
+
 /* "0,1,7" / "2-5" / "callee" / "tramp2+0x3" */
 static int parse_items(char *list, struct hx_exc *e, const char *path, int line,
 		       char *err, size_t errlen)
 {
 	for (char *save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		t = trim(t);
-		long long a, b;
 		char *dash = strchr(t, '-');
 		if (dash && dash != t && !strchr(t, '+')) {
-			*dash = 0;
-			if (parse_int(t, &a) || parse_int(dash + 1, &b) || a < 0 || b < a || b - a > HX_MAX_ITEMS)
-				return cfail(err, errlen, path, line, "bad offset range '%s-%s'", t, dash + 1);
-			for (long long o = a; o <= b; o++) {
-				if (e->nitems >= HX_MAX_ITEMS)
-					return cfail(err, errlen, path, line, "more than %d items in an 'at' list", HX_MAX_ITEMS);
-				e->items[e->nitems].offset = (int)o;
-				/* a range's ends are sample points; bytes between may be inside instructions */
-				e->items[e->nitems].inner = o != a && o != b;
-				e->items[e->nitems++].where[0] = 0;
-			}
+			if (parse_range(t, dash, e, path, line, err, errlen))
+				return -1;
 			continue;
 		}
 		if (e->nitems >= HX_MAX_ITEMS)
 			return cfail(err, errlen, path, line, "more than %d items in an 'at' list", HX_MAX_ITEMS);
 		struct hx_where *w = &e->items[e->nitems];
-		if (!parse_int(t, &a)) {
-			if (a < 0 || a > 65535)
+		long long a;
+		int rc = isdigit((unsigned char)t[0]) ? parse_offset(t, &a) : -1;
+		if (isdigit((unsigned char)t[0])) {
+			if (rc)
+				return offset_fail(t, rc, path, line, err, errlen);
+			if (a > 65535)
 				return cfail(err, errlen, path, line, "offset %lld out of range", a);
 			w->offset = (int)a;
+			w->fn = HX_FN_ANY;
 			w->where[0] = 0;
 			w->inner = false;
 		} else if (!strcmp(t, "callee") || (!strncmp(t, "tramp", 5) && strchr(t, '+')) ||
 			   (!strncmp(t, "leaf", 4) && strchr(t, '+'))) {
-			/* cut short it could lose its '+0xOFF' (found by fuzz/fuzz_case.c) */
-			if (strlen(t) >= sizeof(w->where))
-				return cfail(err, errlen, path, line, "'%.40s%s' is longer than %zu characters",
-					     t, strlen(t) > 40 ? "..." : "", sizeof(w->where) - 1);
-			w->offset = -1;
-			w->inner = false;
-			snprintf(w->where, sizeof(w->where), "%s", t);
+			if (parse_where(t, w, path, line, err, errlen))
+				return -1;
 		} else {
 			return cfail(err, errlen, path, line,
 				     "'%s' is not an offset, a range, 'callee' or 'trampN+0xOFF'", t);
@@ -455,28 +524,23 @@ static int check_item(const struct hx_case *c, const struct code_map *m, const s
 		}
 		return 0;
 	}
-	if (!strcmp(w->where, "callee"))
+	if (w->fn == HX_FN_CALLEE)
 		return c->in_callee ? 0 : cfail(err, errlen, c->path, line,
 						"'callee': the case does not sample the C target (at = in-callee)");
-	const char *plus = strchr(w->where, '+');
-	long long k = 1, off;
-	char fn[32];
-	if (!plus || parse_int(plus + 1, &off) || off < 0)
-		return cfail(err, errlen, c->path, line, "'%s': expected FUNCTION+0xOFFSET", w->where);
-	snprintf(fn, sizeof(fn), "%.*s", (int)(plus - w->where), w->where);
 	const struct tr_func *f = m->tramp;
-	if (!strcmp(fn, "leaf")) {
+	if (w->fn == HX_FN_LEAF) {
 		if (!m->leaf)
 			return cfail(err, errlen, c->path, line, "'%s': the case has no [leaf]", w->where);
 		f = m->leaf;
-	} else if (strcmp(fn, "tramp") && (parse_int(fn + 5, &k) || k < 2 || k > c->depth)) {
-		return cfail(err, errlen, c->path, line, "'%s': no function '%s' (depth %d: tramp%s%s)", w->where, fn,
-			     c->depth, c->depth > 1 ? " .. tramp" : "", c->depth > 1 ? "N" : "");
+	} else if (w->fn < 0 || w->fn >= c->depth) {
+		return cfail(err, errlen, c->path, line, "'%s': no function '%.*s' (depth %d: tramp%s%s)", w->where,
+			     (int)strcspn(w->where, "+"), w->where, c->depth, c->depth > 1 ? " .. tramp" : "",
+			     c->depth > 1 ? "N" : "");
 	}
 	if (!c->every_insn)
 		return cfail(err, errlen, c->path, line, "'%s': the case samples no instruction (at = every-insn)", w->where);
-	if (!is_boundary(f, off))
-		return bad_offset(c, m, line, w->where, f, off, err, errlen);
+	if (!is_boundary(f, w->offset))
+		return bad_offset(c, m, line, w->where, f, w->offset, err, errlen);
 	return 0;
 }
 
@@ -827,7 +891,9 @@ static int check_case(struct pstate *ps, int line)
 		if (!any)
 			return PFAIL(ps, line, "cfi = directives but [code] has no .cfi_* lines");
 	}
-	return check_expects(c, ps->err, ps->errlen);
+	if (check_expects(c, ps->err, ps->errlen))
+		return -1;
+	return hx_case_compile(c, ps->err, ps->errlen);
 }
 
 /* Zero a case but for its three big arrays (420 KB, mostly never used):

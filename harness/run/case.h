@@ -11,10 +11,20 @@
 #define HX_MAX_EXC 8
 #define HX_MAX_ITEMS 64
 #define HX_MAX_DEPTH 8
+#define HX_MAX_COLS 16           /* columns of the run layer's table (hx_columns) */
+#define HX_MAX_PROFILES 8        /* perf profiles (enum pv_profile) */
+
+/* The generated function an "at" item names (a sample point's function
+ * compiled once at load: the judge compares numbers, never names). */
+#define HX_FN_ANY (-1)           /* a bare offset: any generated function */
+#define HX_FN_CALLEE (-2)        /* "callee": the C target (at = in-callee) */
+#define HX_FN_NONE (-3)          /* a name that is no generated function */
+#define HX_FN_LEAF HX_MAX_DEPTH  /* "leaf+0xN"; 0..HX_MAX_DEPTH-1: tramp, tramp2, .. */
 
 struct hx_where {            /* one item of an "at" list */
-	int offset;              /* >= 0: any generated function at this offset */
-	char where[32];          /* else an exact where: "callee", "tramp2+0x3" */
+	int offset;              /* the offset in the function (-1 for callee) */
+	int fn;                  /* HX_FN_ANY, HX_FN_CALLEE, HX_FN_LEAF or a trampoline's index */
+	char where[32];          /* as written, for messages: "callee", "tramp2+0x3" ("": bare offset) */
 	bool inner;              /* inside a range "A-B": need not start an instruction */
 };
 
@@ -63,6 +73,12 @@ struct hx_case {
 	int nstack_sizes;
 	struct hx_expect expect[HX_MAX_EXPECT];
 	int nexpect;
+	/* [expect] compiled at load (caseset.c): per column of the run layer's
+	 * table and perf profile, the expectations that may apply, most specific
+	 * first (profile and size, profile, size, none; then the highest library
+	 * version); a sample's lookup takes the first whose size and version fit */
+	unsigned char xtab[HX_MAX_COLS][HX_MAX_PROFILES][HX_MAX_EXPECT];
+	unsigned char nxtab[HX_MAX_COLS][HX_MAX_PROFILES];
 	char *text;              /* the file's bytes, NUL-terminated (owned) */
 	size_t text_len;
 };
@@ -82,11 +98,25 @@ int hx_case_load_ex(struct hx_case *c, const char *path, unsigned flags, char *e
 int hx_case_unique(const struct hx_case *cases, int n, char *err, size_t errlen);
 void hx_case_free(struct hx_case *c);
 
-/* The expectation for one unwinder at one sample under a perf profile and a
- * dump size: the most specific of "name@profile@size", "name@profile",
- * "name@size", "name"; NULL if the case has none. */
 /* "1.8.1" -> 1008 (major * 1000 + minor), -1 if it is no version */
 int hx_case_version_code(const char *v);
+
+/* Compile c's [expect] into its table (hx_case_parse does; after a change of
+ * c->expect call it again).  0, or -1 with "path:line: message" in err. */
+int hx_case_compile(struct hx_case *c, char *err, size_t errlen);
+/* A sample point's function from its printed name ("tramp", "tramp2",
+ * "leaf"; "callee" for the C target): HX_FN_*, or HX_FN_NONE. */
+int hx_case_fn_id(const char *name);
+/* The expectation for column col (its index in hx_columns) under profile
+ * (enum pv_profile) and a dump size: the most specific of
+ * "name@profile@size", "name@profile", "name@size", "name" the unwinder's
+ * library version reaches; NULL if the case has none. */
+const struct hx_expect *hx_case_find(const struct hx_case *c, int col, int profile, int stack_size);
+/* Its verdict at one sample point (fn: HX_FN_*; offset: -1 for callee). */
+const char *hx_case_verdict_at(const struct hx_expect *x, int fn, int offset);
+
+/* The same by names, for tests and tools: unwinder, profile name (NULL:
+ * current), where as printed ("tramp2+0x3", "callee"). */
 const char *hx_case_expect(const struct hx_case *c, const char *unwinder, const char *profile,
 			   int stack_size, const char *where, int offset);
 bool hx_case_has_expect(const struct hx_case *c, const char *unwinder, const char *profile,

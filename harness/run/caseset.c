@@ -1,8 +1,10 @@
-/* The parsed cases in use: the set's names checked unique, an [expect] looked up
- * per unwinder, profile and stack size, and the case files a run is given listed. */
+/* The parsed cases in use: the set's names checked unique, an [expect]
+ * compiled at load into a table by column, profile and stack size and looked
+ * up per sample, and the case files a run is given listed. */
 #include "harness/run/case.h"
 #include "harness/run/session.h"
 #include "unwinders/unwind.h"
+#include "unwinders/model/perfview.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -23,60 +25,139 @@ int hx_case_unique(const struct hx_case *cases, int n, char *err, size_t errlen)
 	return 0;
 }
 
-static bool item_matches(const struct hx_where *w, const char *where, int offset)
+int hx_case_fn_id(const char *name)
 {
-	if (w->where[0])
-		return !strcmp(w->where, where);
-	return offset >= 0 && w->offset == offset;
+	if (!strcmp(name, "callee"))
+		return HX_FN_CALLEE;
+	if (!strcmp(name, "leaf"))
+		return HX_FN_LEAF;
+	if (!strcmp(name, "tramp"))
+		return 0;
+	/* tramp2 .. tramp8, no leading zero */
+	if (!strncmp(name, "tramp", 5) && name[5] >= '2' && name[5] <= '9' && !name[6] &&
+	    name[5] - '0' <= HX_MAX_DEPTH)
+		return name[5] - '1';
+	return HX_FN_NONE;
 }
 
-/* The most specific key wins (profile and size, profile, size, none); among
- * keys of one form, the highest "@VERSION+" the unwinder's library reaches,
- * then the key without a version. */
-static const struct hx_expect *find_expect(const struct hx_case *c, const char *unwinder,
-					   const char *profile, int stack_size)
+/* 3: profile and size, 2: profile, 1: size, 0: neither (the most specific wins) */
+static int form_rank(const struct hx_expect *x)
 {
-	char keys[4][64];
-	snprintf(keys[0], sizeof(keys[0]), "%s@%s@%d", unwinder, profile ? profile : "", stack_size);
-	snprintf(keys[1], sizeof(keys[1]), "%s@%s", unwinder, profile ? profile : "");
-	snprintf(keys[2], sizeof(keys[2]), "%s@%d", unwinder, stack_size);
-	snprintf(keys[3], sizeof(keys[3]), "%s", unwinder);
-	const struct uw_unwinder *u = hx_column_by_name(unwinder);
-	int have = u && u->lib_version ? hx_case_version_code(u->lib_version()) : -1;
-	for (int k = 0; k < 4; k++) {
-		const struct hx_expect *best = NULL;
-		for (int i = 0; i < c->nexpect; i++) {
-			const struct hx_expect *x = &c->expect[i];
-			if (strcmp(x->base, keys[k]) || (x->min_version && x->min_version > have))
-				continue;
-			if (!best || x->min_version > best->min_version)
-				best = x;
+	return (x->profile >= 0) * 2 + (x->stack_size != 0);
+}
+
+static int column_of(const char *name)
+{
+	size_t n;
+	const struct uw_unwinder *const *all = hx_columns(&n);
+	const struct uw_unwinder *u = hx_column_by_name(name);
+	for (size_t i = 0; u && i < n; i++)
+		if (all[i] == u)
+			return (int)i;
+	return -1;
+}
+
+/* Each expectation into the slots of its column and of every profile its key
+ * allows, most specific form first, then the highest version (a key without
+ * one last): a lookup takes the first that fits its size and version. */
+int hx_case_compile(struct hx_case *c, char *err, size_t errlen)
+{
+	size_t ncol;
+	hx_columns(&ncol);
+	memset(c->nxtab, 0, sizeof(c->nxtab));
+	if (ncol > HX_MAX_COLS) {
+		snprintf(err, errlen, "%s: %zu columns, more than HX_MAX_COLS (%d)", c->path, ncol, HX_MAX_COLS);
+		return -1;
+	}
+	for (int i = 0; i < c->nexpect; i++) {
+		const struct hx_expect *x = &c->expect[i];
+		int col = column_of(x->uw);
+		if (col < 0 || x->profile >= HX_MAX_PROFILES) {
+			snprintf(err, errlen, "%s:%d: '%s' names no column or profile of this build", c->path, x->line,
+				 x->unwinder);
+			return -1;
 		}
-		if (best)
-			return best;
+		for (int p = 0; p < HX_MAX_PROFILES; p++) {
+			if (x->profile >= 0 && x->profile != p)
+				continue;
+			unsigned char *slot = c->xtab[col][p];
+			int n = c->nxtab[col][p]++, k = n;
+			/* insertion: after every entry at least as specific (stable for equals) */
+			while (k > 0) {
+				const struct hx_expect *y = &c->expect[slot[k - 1]];
+				int ry = form_rank(y), rx = form_rank(x);
+				if (ry > rx || (ry == rx && y->min_version >= x->min_version))
+					break;
+				slot[k] = slot[k - 1];
+				k--;
+			}
+			slot[k] = (unsigned char)i;
+		}
+	}
+	return 0;
+}
+
+const struct hx_expect *hx_case_find(const struct hx_case *c, int col, int profile, int stack_size)
+{
+	if (col < 0 || col >= HX_MAX_COLS || profile < 0 || profile >= HX_MAX_PROFILES)
+		return NULL;
+	int have = -2;    /* the column's library version, read once when a key needs it */
+	for (int k = 0; k < c->nxtab[col][profile]; k++) {
+		const struct hx_expect *x = &c->expect[c->xtab[col][profile][k]];
+		if (x->stack_size && x->stack_size != stack_size)
+			continue;
+		if (x->min_version) {
+			if (have == -2) {
+				size_t n;
+				const struct uw_unwinder *u = hx_columns(&n)[col];
+				have = u->lib_version ? hx_case_version_code(u->lib_version()) : -1;
+			}
+			if (x->min_version > have)
+				continue;
+		}
+		return x;
 	}
 	return NULL;
+}
+
+const char *hx_case_verdict_at(const struct hx_expect *x, int fn, int offset)
+{
+	/* the last matching exception wins, like a later line overriding */
+	const char *v = x->verdict;
+	for (int e = 0; e < x->nexc; e++)
+		for (int k = 0; k < x->exc[e].nitems; k++) {
+			const struct hx_where *w = &x->exc[e].items[k];
+			if (w->offset == offset && (w->fn == fn || (w->fn == HX_FN_ANY && fn >= 0)))
+				v = x->exc[e].verdict;
+		}
+	return v;
+}
+
+static const struct hx_expect *find_by_names(const struct hx_case *c, const char *unwinder, const char *profile,
+					     int stack_size)
+{
+	enum pv_profile p = PV_CURRENT;
+	if (profile && pv_profile_parse(profile, &p))
+		return NULL;
+	return hx_case_find(c, column_of(unwinder), (int)p, stack_size);
 }
 
 bool hx_case_has_expect(const struct hx_case *c, const char *unwinder, const char *profile,
 			int stack_size)
 {
-	return find_expect(c, unwinder, profile, stack_size) != NULL;
+	return find_by_names(c, unwinder, profile, stack_size) != NULL;
 }
 
+/* where as printed: "callee", "tramp2+0x3" */
 const char *hx_case_expect(const struct hx_case *c, const char *unwinder, const char *profile,
 			   int stack_size, const char *where, int offset)
 {
-	const struct hx_expect *x = find_expect(c, unwinder, profile, stack_size);
+	const struct hx_expect *x = find_by_names(c, unwinder, profile, stack_size);
 	if (!x)
 		return NULL;
-	/* the last matching exception wins, like a later line overriding */
-	const char *v = x->verdict;
-	for (int e = 0; e < x->nexc; e++)
-		for (int k = 0; k < x->exc[e].nitems; k++)
-			if (item_matches(&x->exc[e].items[k], where, offset))
-				v = x->exc[e].verdict;
-	return v;
+	char fn[32];
+	snprintf(fn, sizeof(fn), "%.*s", (int)strcspn(where, "+"), where);
+	return hx_case_verdict_at(x, hx_case_fn_id(fn), strcmp(where, "callee") ? offset : -1);
 }
 
 static int cmpstr(const void *a, const void *b)
@@ -133,6 +214,11 @@ int hx_case_glob(const char *const *paths, int npaths, char ***out, int *n,
 			}
 		}
 		closedir(d);
+		if (*n == first) {
+			snprintf(err, errlen, "%s: no .case files in this directory (expected NAME.case files, or a "
+				 "case file's path)", paths[i]);
+			return -1;
+		}
 		qsort(*out + first, (size_t)(*n - first), sizeof(char *), cmpstr);
 	}
 	return 0;

@@ -21,15 +21,17 @@ void hx_case_res_free(struct hx_case_res *r)
 	r->samples = NULL;
 }
 
-static void where_of(const struct hx_group *g, const struct hx_sample *s, char *where,
-		     size_t wl, char *insn, size_t il, int *offset)
+/* The sample point as printed ("tramp2+0x3"), its instruction, offset, and
+ * function as the compiled [expect] numbers it (HX_FN_*). */
+static int where_of(const struct hx_group *g, const struct hx_sample *s, char *where,
+		    size_t wl, char *insn, size_t il, int *offset)
 {
 	insn[0] = 0;
 	*offset = -1;
 	if (s->func == HX_FUNC_CALLEE) {
 		snprintf(where, wl, "callee");
 		snprintf(insn, il, "(C target)");
-		return;
+		return HX_FN_CALLEE;
 	}
 	for (uint32_t f = 0; f < g->nfuncs; f++) {
 		const struct hx_func *fn = &g->funcs[f];
@@ -40,10 +42,11 @@ static void where_of(const struct hx_group *g, const struct hx_sample *s, char *
 		for (uint32_t r = 0; r < fn->nrows; r++)
 			if (fn->rows[r].offset == s->offset)
 				snprintf(insn, il, "%s", fn->rows[r].insn);
-		return;
+		return hx_case_fn_id(fn->name);
 	}
 	snprintf(where, wl, "func%u+0x%x", s->func, s->offset);
 	*offset = (int)s->offset;
+	return HX_FN_NONE;
 }
 
 /* "ok" needs the verdict and no fallback; "ok fallback" needs both */
@@ -82,6 +85,7 @@ struct replay {
 	struct hx_sess_ref ref;             /* the oracle's chains on the sample */
 	int profs[3], nprofs;
 	int sizes[4], nsizes;
+	bool skip_said[HX_MAX_UW];          /* a skipped column's line was printed */
 };
 
 /* o->times: a monotonic clock (vDSO, no system call) */
@@ -200,27 +204,80 @@ static int replay_load(struct replay *rp, uint32_t elf_mach, struct hx_case_res 
 	return 0;
 }
 
-/* The [expect] key an unwinder is judged by: its own, else its policy's
- * expect_as (kernel-fp is held to fp's expectations). */
-static const char *expect_key(const struct replay *rp, const struct uw_unwinder *uw, const char *name,
-			      const char *prof, int size)
+/* A column's index in the run layer's table (the case's compiled [expect]). */
+static int col_index(const struct uw_unwinder *u)
 {
-	if (uw && uw->expect_as && !hx_case_has_expect(rp->c, name, prof, size))
-		return uw->expect_as;
-	return name;
+	size_t n;
+	const struct uw_unwinder *const *all = hx_columns(&n);
+	for (size_t i = 0; u && i < n; i++)
+		if (all[i] == u)
+			return (int)i;
+	return -1;
+}
+
+/* The expectation selected unwinder u is judged by: its own, else its
+ * policy's expect_as (kernel-fp is held to fp's expectations). */
+static const struct hx_expect *expect_of(const struct replay *rp, int u, int prof, int size)
+{
+	const struct uw_unwinder *uw = rp->sess.cfg.uws[u];
+	const struct hx_expect *x = hx_case_find(rp->c, col_index(uw), prof, size);
+	if (!x && uw && uw->expect_as)
+		x = hx_case_find(rp->c, col_index(hx_column_by_name(uw->expect_as)), prof, size);
+	return x;
+}
+
+/* A real profiler's column (perf) without a key of its own: held to the
+ * emulation it stands for.  Where that emulation ran on the sample, their
+ * chains must agree (faithful, down to the anchor); else the verdict must be
+ * the case's [expect] for the emulation under the profile this perf stands
+ * for (its chain is the same under every profile).  false: neither exists. */
+static bool expect_as_emulation(const struct replay *rp, int u, int prof, struct hx_sample_res *sr, int fn)
+{
+	struct hx_uw_res *ur = &sr->uw[u];
+	const struct uw_unwinder *uw = rp->sess.cfg.uws[u];
+	const char *emu = uw->emulated_by(pv_profile_name((enum pv_profile)prof));
+	for (int e = 0; emu && ur->has_faithful && e < sr->nuw; e++)
+		if (e != u && !strcmp(sr->uw[e].name, emu)) {
+			snprintf(ur->expected, sizeof(ur->expected), "as %s (%s%s)", emu,
+				 hx_verdict_name(sr->uw[e].j.v), sr->uw[e].fallback ? " fallback" : "");
+			ur->match = ur->faithful;
+			return true;
+		}
+	int stand = -1;
+	for (int p = 0; p < HX_MAX_PROFILES && stand < 0; p++)
+		if (strcmp(pv_profile_name((enum pv_profile)p), "?") &&
+		    (emu = uw->emulated_by(pv_profile_name((enum pv_profile)p))))
+			stand = p;
+	const struct hx_expect *x = stand >= 0 ? hx_case_find(rp->c, col_index(hx_column_by_name(emu)), stand,
+							      sr->stack_size) : NULL;
+	if (!x)
+		return false;
+	const char *v = hx_case_verdict_at(x, fn, sr->offset);
+	snprintf(ur->expected, sizeof(ur->expected), "%s", v);
+	ur->match = expect_matches(v, ur, false);
+	return true;
 }
 
 /* Each unwinder's chain against the case's [expect] for this sample. */
-static void expect_all(struct replay *rp, const char *prof, struct hx_sample_res *sr, bool *pass)
+static void expect_all(struct replay *rp, int prof, struct hx_sample_res *sr, int fn, bool *pass)
 {
 	for (int u = 0; u < sr->nuw; u++) {
 		struct hx_uw_res *ur = &sr->uw[u];
-		const struct uw_unwinder *uw = rp->sess.uws[u];
-		bool is_ref = uw && uw->ref == UW_REF_TRUTH;
-		const char *ex = hx_case_expect(rp->c, expect_key(rp, uw, ur->name, prof, sr->stack_size), prof,
-						sr->stack_size, sr->where, sr->offset);
-		snprintf(ur->expected, sizeof(ur->expected), "%s", ex ? ex : "");
-		ur->match = ex ? expect_matches(ex, ur, is_ref) : false;
+		const struct uw_unwinder *uw = rp->sess.cfg.uws[u];
+		const struct hx_expect *x = expect_of(rp, u, prof, sr->stack_size);
+		ur->expected[0] = 0;
+		ur->match = false;
+		if (rp->sess.skipped[u]) {
+			ur->match = true;     /* skipped visibly (replay_profile): not judged */
+			continue;
+		}
+		if (x) {
+			const char *ex = hx_case_verdict_at(x, fn, sr->offset);
+			snprintf(ur->expected, sizeof(ur->expected), "%s", ex);
+			ur->match = expect_matches(ex, ur, rp->sess.uws[u] && uw->ref == UW_REF_TRUTH);
+		} else if (uw && uw->emulated_by) {
+			expect_as_emulation(rp, u, prof, sr, fn);
+		}
 		if (!ur->match)
 			*pass = false;
 	}
@@ -230,8 +287,9 @@ static void expect_all(struct replay *rp, const char *prof, struct hx_sample_res
  * A kernel sample's live memory is the breakpoint sample's whole stack at
  * the same point (live; checked equal): what the kernel's walk read. */
 static void replay_sample(struct replay *rp, const struct hx_sample *s, const struct hx_sample *live,
-			  const char *prof, struct hx_case_res *res)
+			  int pi, struct hx_case_res *res)
 {
+	const char *prof = pv_profile_name((enum pv_profile)rp->profs[pi]);
 	const struct hx_sample *w = live ? live : s;
 	struct uw_sample full = { .arch = rp->arch, .abi = s->abi, .mask = s->mask,
 				  .stack_addr = w->stack_addr, .stack = w->stack,
@@ -250,7 +308,7 @@ static void replay_sample(struct replay *rp, const struct hx_sample *s, const st
 		res->consistent = false;
 	for (int z = 0; z < rp->nsizes; z++) {
 		struct hx_sample_res *sr = &res->samples[res->nsamples++];
-		where_of(rp->g, s, sr->where, sizeof(sr->where), sr->insn, sizeof(sr->insn), &sr->offset);
+		int fn = where_of(rp->g, s, sr->where, sizeof(sr->where), sr->insn, sizeof(sr->insn), &sr->offset);
 		sr->stack_size = rp->sizes[z];
 		snprintf(sr->profile, sizeof(sr->profile), "%s", prof);
 		sr->nt = (int)s->ntruth;
@@ -274,7 +332,7 @@ static void replay_sample(struct replay *rp, const struct hx_sample *s, const st
 		in.dump = &dump;
 		hx_sess_sample(ss, &in, &rp->ref, sr->uw);
 		sr->nuw = rp->o->nuw;
-		expect_all(rp, prof, sr, &res->pass);
+		expect_all(rp, rp->profs[pi], sr, fn, &res->pass);
 	}
 }
 
@@ -349,14 +407,6 @@ static int replay_profile(struct replay *rp, int pi, struct hx_case_res *res, ch
 {
 	const struct hx_opts *o = rp->o;
 	const char *prof = pv_profile_name((enum pv_profile)rp->profs[pi]);
-	/* every selected unwinder must have an expectation, so none passes silently */
-	for (int u = 0; u < o->nuw; u++)
-		for (int z = 0; z < rp->nsizes; z++)
-			if (!hx_case_has_expect(rp->c, expect_key(rp, hx_column_by_name(o->unwinders[u]),
-								   o->unwinders[u], prof, rp->sizes[z]),
-						prof, rp->sizes[z]))
-				problem(res, "%s has no expectation for '%s' (profile %s, stack size %d) in [expect]",
-					res->file, o->unwinders[u], prof, rp->sizes[z]);
 	if (rp->have_sess) {
 		hx_sess_reprofile(&rp->sess, (enum pv_profile)rp->profs[pi]);
 	} else {
@@ -369,12 +419,27 @@ static int replay_profile(struct replay *rp, int pi, struct hx_case_res *res, ch
 		}
 		rp->have_sess = true;
 	}
+	/* every selected unwinder must have an expectation, so none passes
+	 * silently; a real profiler's column without one is held to the
+	 * emulation it stands for */
+	for (int u = 0; u < o->nuw; u++)
+		for (int z = 0; z < rp->nsizes; z++)
+			if (!expect_of(rp, u, rp->profs[pi], rp->sizes[z]) && !rp->sess.skipped[u] &&
+			    !(rp->sess.cfg.uws[u] && rp->sess.cfg.uws[u]->emulated_by))
+				problem(res, "%s has no expectation for '%s' (profile %s, stack size %d) in [expect]",
+					res->file, o->unwinders[u], prof, rp->sizes[z]);
 	if (rp->sess.have_pv)
 		res->has_symbols = true;
 	else
 		problem(res, "perf view: %s", rp->sess.pv_err);
 	for (int u = 0; u < o->nuw; u++)
-		if (rp->sess.open_err[u][0]) {
+		if (rp->sess.skipped[u]) {
+			/* a visible skip of the column for this case; its samples are not judged */
+			if (!rp->skip_said[u])
+				fprintf(stderr, "jitunwind: skip: the %s column for %s (%s): %s\n", o->unwinders[u],
+					rp->c->name, res->file, rp->sess.open_err[u]);
+			rp->skip_said[u] = true;
+		} else if (rp->sess.open_err[u][0]) {
 			snprintf(res->problem, sizeof(res->problem), "%s: %s", o->unwinders[u], rp->sess.open_err[u]);
 			res->pass = false;
 		}
@@ -388,7 +453,7 @@ static int replay_profile(struct replay *rp, int pi, struct hx_case_res *res, ch
 		else if (!kernel_matches(live, s, rp->arch, res))
 			continue;
 		if (!rp->g->nkernel || s->kernel)
-			replay_sample(rp, s, s->kernel ? live : NULL, prof, res);
+			replay_sample(rp, s, s->kernel ? live : NULL, pi, res);
 	}
 	return 0;
 }

@@ -47,6 +47,7 @@ static void open_profile(struct hx_sess *s)
 	for (int u = 0; u < c->nuw; u++) {
 		s->state[u] = NULL;
 		s->open_err[u][0] = 0;
+		s->skipped[u] = false;
 		s->uws[u] = c->uws[u];
 		t0 = now(s);
 		int rc = 0;
@@ -58,6 +59,7 @@ static void open_profile(struct hx_sess *s)
 			rc = s->uws[u]->open(&s->view, &s->state[u], s->open_err[u], sizeof(s->open_err[u]));
 		if (c->times)
 			c->times->open[u] += now(s) - t0;
+		s->skipped[u] = rc > 0;
 		if (rc) {
 			if (!s->open_err[u][0])
 				snprintf(s->open_err[u], sizeof(s->open_err[u]), "its state could not be opened");

@@ -71,6 +71,7 @@ struct hx_sess {
 	const struct uw_unwinder *uws[HX_SESS_MAX_UW];   /* NULL: not available (open_err says why) */
 	void *state[HX_SESS_MAX_UW];
 	char open_err[HX_SESS_MAX_UW][512];
+	bool skipped[HX_SESS_MAX_UW];       /* its opener skipped it here (open_err says why): not judged */
 	struct uw_result scratch;           /* a reference chain (faithful) */
 };
 
@@ -171,7 +172,8 @@ struct hx_col_in {
 	int ndump_sizes;
 };
 /* A column's opener over the capture (perfcol.c), or NULL: a plain
- * unwinder, opened with its own open over the views. */
+ * unwinder, opened with its own open over the views.  0 opened, -1 failed,
+ * 1 skipped for this capture (err says why: a visible skip, not a failure). */
 typedef int (*hx_col_open_fn)(const struct hx_col_in *in, void **state, char *err, size_t errlen);
 hx_col_open_fn hx_column_opener(const struct uw_unwinder *uw);
 
