@@ -169,7 +169,7 @@ static int set_abi(void *s, const struct cli_opt *o, const char *arg, char *why,
 		 .set = cli_set_str, .off = C_OFF(html), .example = "/dev/null" }
 #define O_TAP { "tap", 0, NULL, "print TAP (version 13) instead of the matrix", .set = cli_set_true, .off = C_OFF(tap) }
 #define O_UNWINDERS { "unwinders", 0, "LIST", "the unwinders (columns) to run, comma-separated", \
-		      .def_text = "this machine's, see below", .set = set_unwinders, .example = "oracle", .more = usage_unwinders }
+		      .def_text = "this machine's", .set = set_unwinders, .example = "oracle", .more = usage_unwinders }
 #define O_PERF { "perf", 0, "CMD", "the perf of the perf columns (may carry arguments, e.g. a root's loader)", \
 		 .def_text = "perf on PATH", .set = cli_set_str, .off = C_OFF(perf_cmd), .example = "perf" }
 #define O_PROFILE { "perf-profile", 0, "P", "perf generation to reproduce: current, v6.1, 5.x-0x40", .def_text = "current", \
