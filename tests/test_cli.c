@@ -85,7 +85,7 @@ START_TEST(help_and_usage)
 	ck_assert_int_eq(sh(out, sizeof(out), "%s record %s", bin, CLI_CASES), 2);
 	/* an empty list: a message, not a silent exit 2 */
 	ck_assert_int_eq(sh(out, sizeof(out), "%s run --unwinders '' %s", bin, CLI_CASE), 2);
-	ck_assert_msg(strstr(out, "--unwinders '' names no unwinder (known: fp,"), "output: %s", out);
+	ck_assert_msg(strstr(out, "--unwinders: '' names no unwinder (known: fp,"), "output: %s", out);
 	ck_assert_int_eq(sh(out, sizeof(out), "%s run --unwinders fp,fp %s", bin, CLI_CASE), 2);
 	ck_assert_msg(strstr(out, "names 'fp' twice"), "output: %s", out);
 }

@@ -33,14 +33,14 @@
 #include "unwinders/view.h"
 #include "unwinders/model/perfview.h"
 
-int hx_bench_main(int argc, char **argv);
+#include "harness/bench/bench.h"
 
 /* The targets of issue 12 that are not an unwinder's (uw_unwinder.bench_rate). */
 #define BENCH_RUN_S 0.4           /* run of the arch's cases, wall */
 #define BENCH_CAPTURE_US 50.0     /* capture per sample, amortized over one batch */
 #define BENCH_LINT_MBS 300.0      /* lint throughput */
 #define BENCH_FUZZ_CASES 1000.0   /* fuzz-cfi generated cases per second, 2 workers */
-#define BENCH_FUZZ_N "8192"       /* cases the fuzz-cfi figure evaluates: two batches of 4,096 (its workers live for one) */
+#define BENCH_FUZZ_N HX_BENCH_FUZZ_N
 
 static double wall(void)
 {
@@ -584,42 +584,16 @@ static void bench_lint(const char *path)
 		       c * 1e6 / (double)sum.loads);
 }
 
-static void usage_bench(FILE *f)
-{
-	fprintf(f, "usage: jitunwind bench [--no-run] [--no-fuzz] [--lint DUMP] [PATH...]\n"
-		   "  Capture cost per sample, replay rate per unwinder, the whole run (without and with\n"
-		   "  the perf column), fuzz-cfi's rate, lint throughput on DUMP: each beside its target,\n"
-		   "  met or not.\n"
-		   "  --no-run   leave out the whole runs (they run `jitunwind run` as a child)\n"
-		   "  --no-fuzz  leave out fuzz-cfi's rate (`jitunwind fuzz-cfi --cases " BENCH_FUZZ_N " --jobs 2`, a child)\n");
-}
-
-int hx_bench_main(int argc, char **argv)
+int hx_bench_run(const struct hx_bench_opts *o)
 {
 	struct bench b = { .host = tr_arch_host() };
-	const char *lint = NULL;
-	bool run = true, fuzz = true;
-	int i = 1;
-	for (; i < argc && argv[i][0] == '-'; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage_bench(stdout);
-			return 0;
-		} else if (!strcmp(argv[i], "--no-run")) {
-			run = false;
-		} else if (!strcmp(argv[i], "--no-fuzz")) {
-			fuzz = false;
-		} else if (!strcmp(argv[i], "--lint") && i + 1 < argc) {
-			lint = argv[++i];
-		} else {
-			usage_bench(stderr);
-			return 2;
-		}
-	}
+	const char *lint = o->lint;
+	bool run = !o->no_run, fuzz = !o->no_fuzz;
 	char defp[64];
 	const char *def[1] = { defp };
 	snprintf(defp, sizeof(defp), "cases/%s", b.host ? b.host->facts->name : "unknown");
-	b.paths = i < argc ? (const char *const *)argv + i : def;
-	b.npaths = i < argc ? argc - i : 1;
+	b.paths = o->npaths ? (const char *const *)o->paths : def;
+	b.npaths = o->npaths ? o->npaths : 1;
 	if (!b.host || bench_load(&b) || (printf("jitunwind bench (%s%s): figure, target, met\n", b.paths[0], b.npaths > 1 ? ", ..." : ""),
 					    bench_capture(&b)))
 		return 2;

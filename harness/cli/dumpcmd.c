@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,8 @@
 #include "harness/report/dump.h"
 #include "unwinders/uwarch.h"
 #include "harness/cli/lintcmd.h"
+#include "harness/cli/cmds.h"
+#include <stddef.h>
 
 const char *hx_dump_rec_type(uint32_t id)
 {
@@ -431,93 +432,65 @@ int hx_dump_mem_filtered(FILE *out, const char *name, const uint8_t *data, size_
 	return rc < 0 ? 1 : 0;
 }
 
-static void usage_dump(FILE *f)
-{
-	fprintf(f,
-		"usage: jitunwind dump [--json] [--perf-profile P] [--no-code] [--name GLOB]\n"
-		"                      [--at ADDR] [--record OFFSET] FILE\n"
-		"  Decode a jitdump: every record with its file offset, the code disassembled,\n"
-		"  .eh_frame (CIEs, FDEs, CFA programs as DW_CFA_* and .cfi_* text, row tables),\n"
-		"  .eh_frame_hdr, and perf's view of each load (jitted ELF sections, MMAP2).\n"
-		"  --json            JSON on stdout\n"
-		"  --perf-profile P  perf generation: current (default), v6.1, 5.x-0x40\n"
-		"  --no-code         leave the code bytes out\n"
-		"  --name GLOB       only the CODE_LOADs whose name matches GLOB (fnmatch, e.g. 'py::*')\n"
-		"  --at ADDR         only the CODE_LOAD (or CODE_MOVE) whose code holds address ADDR\n"
-		"  --record OFFSET   only the record at file offset OFFSET (as lint and dump print it)\n"
-		"  (filters combine; each load is shown with the unwinding and debug info perf gives it)\n"
-		"exit: 0 decoded to the end, 1 stopped at a broken record, 2 not a jitdump or a bad option\n");
-}
-
-static int dump_u64(const char *opt, const char *s, uint64_t *v)
-{
-	char *end;
-	errno = 0;
-	unsigned long long x = strtoull(s, &end, 0);
-	if (errno || end == s || *end || s[0] == '-') {
-		fprintf(stderr, "jitunwind dump: %s %s: expected a number (0x... for hex)\n", opt, s);
-		return -1;
-	}
-	*v = x;
-	return 0;
-}
-
 struct dump_cli {
 	enum pv_profile prof;
-	bool json, code, filtered;
+	bool json, no_code;
 	struct dump_filter filter;
 };
 
-/* 0, 1 after --help, 2 after a message */
-static int dump_args(int argc, char **argv, struct dump_cli *cl)
+#define D_OFF(f) offsetof(struct dump_cli, f)
+
+/* --at, --record: a number, and the filter on */
+static int set_filter(void *s, const struct cli_opt *o, const char *arg, char *why, size_t wl)
 {
-	static const struct option lo[] = {
-		{ "json", no_argument, 0, 'j' }, { "perf-profile", required_argument, 0, 'p' },
-		{ "no-code", no_argument, 0, 'n' }, { "help", no_argument, 0, 'h' },
-		{ "name", required_argument, 0, 'N' }, { "at", required_argument, 0, 'A' },
-		{ "record", required_argument, 0, 'R' }, { 0, 0, 0, 0 },
-	};
-	optind = 1;
-	int ch;
-	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (ch) {
-		case 'j': cl->json = true; break;
-		case 'n': cl->code = false; break;
-		case 'p':
-			if (pv_profile_parse(optarg, &cl->prof)) {
-				fprintf(stderr, "jitunwind dump: --perf-profile %s: expected %s\n", optarg, pv_profile_choices());
-				return 2;
-			}
-			break;
-		case 'N': cl->filter.name = optarg; cl->filtered = true; break;
-		case 'A':
-			if (dump_u64("--at", optarg, &cl->filter.at))
-				return 2;
-			cl->filter.at_set = cl->filtered = true;
-			break;
-		case 'R':
-			if (dump_u64("--record", optarg, &cl->filter.record))
-				return 2;
-			cl->filter.record_set = cl->filtered = true;
-			break;
-		case 'h': usage_dump(stdout); return 1;
-		default: usage_dump(stderr); return 2;
-		}
-	}
-	if (argc - optind != 1) {
-		usage_dump(stderr);
-		return 2;
-	}
+	struct dump_cli *cl = s;
+	if (cli_set_u64(s, o, arg, why, wl))
+		return -1;
+	if (o->off == D_OFF(filter.at))
+		cl->filter.at_set = true;
+	else
+		cl->filter.record_set = true;
 	return 0;
 }
 
+static const struct cli_opt dump_opts[] = {
+	{ "json", 0, NULL, "JSON on stdout", .set = cli_set_true, .off = D_OFF(json) },
+	{ "perf-profile", 0, "P", "perf generation: current, v6.1, 5.x-0x40", .def = "current", .set = cli_set_profile,
+	  .off = D_OFF(prof), .example = "v6.1" },
+	{ "no-code", 0, NULL, "leave the code bytes out", .set = cli_set_true, .off = D_OFF(no_code) },
+	{ "name", 0, "GLOB", "only the CODE_LOADs whose name matches GLOB (fnmatch, e.g. 'py::*')",
+	  .set = cli_set_str, .off = D_OFF(filter.name), .example = "py::*" },
+	{ "at", 0, "ADDR", "only the CODE_LOAD (or CODE_MOVE) whose code holds address ADDR", .set = set_filter,
+	  .off = D_OFF(filter.at), .example = "0x1000" },
+	{ "record", 0, "OFFSET", "only the record at file offset OFFSET (as lint and dump print it)",
+	  .set = set_filter, .off = D_OFF(filter.record), .example = "40" },
+	{ 0 },
+};
+
+static void dump_tail(FILE *f)
+{
+	fprintf(f, "(filters combine; each load is shown with the unwinding and debug info perf gives it)\n"
+		   "exit: 0 decoded to the end, 1 stopped at a broken record, 2 not a jitdump or a bad option\n");
+}
+
+static const char *const dump_forms[] = { "[OPTIONS] FILE", NULL };
+
+const struct cli_cmd cli_dump = {
+	.name = "dump", .summary = "decode a jitdump: records, eh_frame, rows, perf's view", .forms = dump_forms,
+	.opts = dump_opts, .main = hx_dump_main, .tail = dump_tail, .min_operands = 1, .max_operands = 1,
+	.about = "  Decode a jitdump: every record with its file offset, the code disassembled,\n"
+		 "  .eh_frame (CIEs, FDEs, CFA programs as DW_CFA_* and .cfi_* text, row tables),\n"
+		 "  .eh_frame_hdr, and perf's view of each load (jitted ELF sections, MMAP2).\n",
+};
+
 int hx_dump_main(int argc, char **argv)
 {
-	struct dump_cli cl = { .prof = PV_CURRENT, .code = true };
-	int a = dump_args(argc, argv, &cl);
+	struct dump_cli cl = { 0 };
+	int first, a = cli_parse(&cli_dump, argc, argv, &cl, &first);
 	if (a)
-		return a == 1 ? 0 : a;
-	const char *path = argv[optind];
+		return a == CLI_HELP ? 0 : 2;
+	const char *path = argv[first];
+	bool filtered = cl.filter.name || cl.filter.at_set || cl.filter.record_set;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0) {
@@ -537,7 +510,7 @@ int hx_dump_main(int argc, char **argv)
 		}
 	}
 	close(fd);
-	int rc = hx_dump_mem_filtered(stdout, path, m, size, cl.json, cl.prof, cl.code, cl.filtered ? &cl.filter : NULL);
+	int rc = hx_dump_mem_filtered(stdout, path, m, size, cl.json, cl.prof, !cl.no_code, filtered ? &cl.filter : NULL);
 	if (m)
 		munmap(m, size);
 	return rc;

@@ -2,7 +2,6 @@
  * (unwinders/lint/lint.h), as text or JSON; `dump` is in dumpcmd.c. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,9 +19,12 @@
 #include "unwinders/model/perfview.h"
 #include "harness/report/jsonw.h"
 #include "harness/cli/lintcmd.h"
+#include "harness/cli/cmds.h"
+#include <stddef.h>
 
 
 #define LINT_DEFAULT_PER_RULE 20
+#define LINT_PER_RULE_TEXT "20"
 
 /* ---- text output ---- */
 
@@ -141,30 +143,6 @@ static void rule_counts(FILE *f, const struct lint_summary *sum, bool json)
 	}
 }
 
-static void usage_lint(FILE *f)
-{
-	fprintf(f,
-		"usage: jitunwind lint [--json] [--perf-profile P] [--all] [--sort severity|offset]\n"
-		"                      [--min-severity S] [--stack-size N] [--perf-dump-dir D] [--stats] FILE...\n"
-		"       jitunwind lint --rules\n"
-		"  Check jitdumps the way perf will read them: each finding has a stable rule id,\n"
-		"  a severity, the file offset and what perf will do with it.\n"
-		"  --json            JSON on stdout\n"
-		"  --perf-profile P  perf generation: current (default), v6.1, 5.x-0x40\n"
-		"  --all             every finding (default: the first %d per rule and file)\n"
-		"  --sort K          severity (default: errors first, then warnings, infos, each\n"
-		"                    in file order) or offset (file order, as the walk finds them)\n"
-		"  --min-severity S  show only findings of severity S or worse: info (default),\n"
-		"                    warning, error (the summary and exit code count every one)\n"
-		"  --stack-size N    perf's user stack copy per sample, for JD080 (default 8192,\n"
-		"                    perf's --call-graph dwarf default; 0: no check)\n"
-		"  --perf-dump-dir D the directory perf reads the dump in, for JD091 (default: no check)\n"
-		"  --stats           throughput and peak memory on stderr\n"
-		"  --rules           list the rules\n"
-		"exit: 0 clean (infos and warnings allowed), 1 an error-level finding, 2 a file is\n"
-		"      not readable as a jitdump\n", LINT_DEFAULT_PER_RULE);
-}
-
 static double now(void)
 {
 	struct timespec ts;
@@ -197,69 +175,71 @@ struct lint_cli {
 	enum lint_sev min;
 };
 
-static int parse_u64(const char *s, uint64_t *v)
+#define L_OFF(f) offsetof(struct lint_cli, f)
+
+static int set_sort(void *s, const struct cli_opt *o, const char *arg, char *why, size_t wl)
 {
-	char *end;
-	errno = 0;
-	unsigned long long x = strtoull(s, &end, 0);
-	if (errno || end == s || *end || s[0] == '-')
+	(void)o;
+	if (strcmp(arg, "severity") && strcmp(arg, "offset")) {
+		snprintf(why, wl, "expected severity or offset, got '%s'", arg);
 		return -1;
-	*v = x;
+	}
+	((struct lint_cli *)s)->by_offset = !strcmp(arg, "offset");
 	return 0;
 }
 
-/* 0, or 2 after a message (exit code of a bad command line), 1 for --help */
-static int lint_args(int argc, char **argv, struct lint_cli *cl)
+static int set_min(void *s, const struct cli_opt *o, const char *arg, char *why, size_t wl)
 {
-	static const struct option lo[] = {
-		{ "json", no_argument, 0, 'j' }, { "perf-profile", required_argument, 0, 'p' },
-		{ "all", no_argument, 0, 'a' }, { "stats", no_argument, 0, 's' },
-		{ "rules", no_argument, 0, 'r' }, { "help", no_argument, 0, 'h' },
-		{ "sort", required_argument, 0, 'o' }, { "min-severity", required_argument, 0, 'm' },
-		{ "stack-size", required_argument, 0, 'k' }, { "perf-dump-dir", required_argument, 0, 'D' },
-		{ 0, 0, 0, 0 },
-	};
-	optind = 1;
-	int ch;
-	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (ch) {
-		case 'j': cl->json = true; break;
-		case 'a': cl->opts.max_per_rule = 0; break;
-		case 's': cl->stats = true; break;
-		case 'r': cl->rules = true; break;
-		case 'p':
-			if (pv_profile_parse(optarg, &cl->opts.profile)) {
-				fprintf(stderr, "jitunwind lint: --perf-profile %s: expected %s\n", optarg, pv_profile_choices());
-				return 2;
-			}
-			break;
-		case 'o':
-			if (strcmp(optarg, "severity") && strcmp(optarg, "offset")) {
-				fprintf(stderr, "jitunwind lint: --sort %s: expected severity or offset\n", optarg);
-				return 2;
-			}
-			cl->by_offset = !strcmp(optarg, "offset");
-			break;
-		case 'm':
-			if (!strcmp(optarg, "info") || !strcmp(optarg, "warning") || !strcmp(optarg, "error")) {
-				cl->min = optarg[0] == 'i' ? LINT_INFO : optarg[0] == 'w' ? LINT_WARNING : LINT_ERROR;
-				break;
-			}
-			fprintf(stderr, "jitunwind lint: --min-severity %s: expected info, warning or error\n", optarg);
-			return 2;
-		case 'k':
-			if (parse_u64(optarg, &cl->opts.stack_size)) {
-				fprintf(stderr, "jitunwind lint: --stack-size %s: expected a byte count\n", optarg);
-				return 2;
-			}
-			break;
-		case 'D': cl->opts.dump_dir = optarg; break;
-		case 'h': usage_lint(stdout); return 1;
-		default: usage_lint(stderr); return 2;
+	(void)o;
+	static const char *const names[] = { [LINT_INFO] = "info", [LINT_WARNING] = "warning", [LINT_ERROR] = "error" };
+	for (int v = LINT_INFO; v <= LINT_ERROR; v++)
+		if (!strcmp(arg, names[v])) {
+			((struct lint_cli *)s)->min = (enum lint_sev)v;
+			return 0;
 		}
-	}
+	snprintf(why, wl, "expected info, warning or error, got '%s'", arg);
+	return -1;
+}
+
+static int set_all(void *s, const struct cli_opt *o, const char *arg, char *why, size_t wl)
+{
+	(void)o, (void)arg, (void)why, (void)wl;
+	((struct lint_cli *)s)->opts.max_per_rule = 0;
 	return 0;
 }
+
+static const struct cli_opt lint_opts[] = {
+	{ "json", 0, NULL, "JSON on stdout", .set = cli_set_true, .off = L_OFF(json) },
+	{ "perf-profile", 0, "P", "perf generation: current, v6.1, 5.x-0x40", .def = "current", .set = cli_set_profile,
+	  .off = L_OFF(opts.profile), .example = "v6.1" },
+	{ "all", 0, NULL, "every finding (default: the first " LINT_PER_RULE_TEXT " per rule and file)", .set = set_all },
+	{ "sort", 0, "K", "severity (errors first, then warnings, infos, each in file order) or\n"
+	  "offset (file order, as the walk finds them)", .def = "severity", .set = set_sort },
+	{ "min-severity", 0, "S", "show only findings of severity S or worse: info, warning, error\n"
+	  "(the summary and exit code count every one)", .def = "info", .set = set_min },
+	{ "stack-size", 0, "BYTES", "perf's user stack copy per sample, for JD080 (perf's --call-graph\n"
+	  "dwarf default; 0: no check)", .def = "8192", .set = cli_set_u64, .off = L_OFF(opts.stack_size) },
+	{ "perf-dump-dir", 0, "DIR", "the directory perf reads the dump in, for JD091", .def_text = "no check",
+	  .set = cli_set_str, .off = L_OFF(opts.dump_dir), .example = "/tmp" },
+	{ "stats", 0, NULL, "throughput and peak memory on stderr", .set = cli_set_true, .off = L_OFF(stats) },
+	{ "rules", 0, NULL, "list the rules", .set = cli_set_true, .off = L_OFF(rules) },
+	{ 0 },
+};
+
+static void lint_tail(FILE *f)
+{
+	fprintf(f, "exit: 0 clean (infos and warnings allowed), 1 an error-level finding, 2 a file is\n"
+		   "      not readable as a jitdump\n");
+}
+
+static const char *const lint_forms[] = { "[OPTIONS] FILE...", "--rules [--json]", NULL };
+
+const struct cli_cmd cli_lint = {
+	.name = "lint", .summary = "check jitdumps the way perf will read them", .forms = lint_forms,
+	.opts = lint_opts, .main = hx_lint_main, .tail = lint_tail, .max_operands = -1,
+	.about = "  Check jitdumps the way perf will read them: each finding has a stable rule id,\n"
+		 "  a severity, the file offset and what perf will do with it.\n",
+};
 
 /* Lint one file and write its findings and summary; its exit code. */
 static int lint_one(const char *path, struct lint_cli *cl, bool first, struct lint_summary *sum)
@@ -316,18 +296,16 @@ static int lint_one(const char *path, struct lint_cli *cl, bool first, struct li
 
 int hx_lint_main(int argc, char **argv)
 {
-	struct lint_cli cl = { .opts = { PV_CURRENT, NULL, LINT_DEFAULT_PER_RULE, 8192 }, .min = LINT_INFO };
-	int a = lint_args(argc, argv, &cl);
+	struct lint_cli cl = { .opts = { .max_per_rule = LINT_DEFAULT_PER_RULE } };
+	int optind, a = cli_parse(&cli_lint, argc, argv, &cl, &optind);
 	if (a)
-		return a == 1 ? 0 : a;
+		return a == CLI_HELP ? 0 : 2;
 	if (cl.rules) {
 		list_rules(stdout, cl.json);
 		return 0;
 	}
-	if (optind >= argc) {
-		usage_lint(stderr);
-		return 2;
-	}
+	if (optind >= argc)
+		return cli_usage_error(&cli_lint, "expected a FILE");
 	int status = 0;
 	uint64_t tot[3] = { 0, 0, 0 }, bytes = 0;
 	double t0 = now();

@@ -7,7 +7,6 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <libunwind.h>
 #include <elfutils/libdwfl.h>
 #include <stdarg.h>
@@ -28,808 +27,9 @@
 #include "unwinders/model/files.h"
 #include "unwinders/view.h"
 
-#define FZ_MAX_SIG 8
-#define FZ_SIG_LEN 64
-#define FZ_TEXT_MAX (48 << 10)
-#define FZ_MAX_SIGS_RUN 256    /* distinct signatures one run tracks */
-#define FZ_MAX_TASKS 1024      /* minimizations one run queues */
-#define FZ_CHUNK 256            /* generated cases one capture child takes (batch capture) */
-#define FZ_BATCH_CHUNKS 16      /* chunks per batch: the workers live for one batch */
-#define FZ_EVAL_SHARE 0.6      /* of --time: evaluating; the rest: minimizing what was found */
-
-struct fz_opts {
-	uint64_t seed;
-	double time_s;             /* 0: no limit */
-	uint64_t ncases;           /* 0: until the time is up */
-	int jobs;
-	const char *out;
-	bool mutate;
-	int min_runs;              /* runs a minimization may spend */
-	int per_sig;               /* findings minimized per signature */
-	long long print_index;     /* --print I, else -1 */
-	const char *arches;
-};
-
-struct fz_ctx {
-	struct fz_opts o;
-	const struct tr_arch *arch;
-	char dir[256];             /* this process's scratch directory (capture files) */
-	struct hx_opts fuzz_uw;    /* the arch's unwinders, every machine's */
-	char fuzz_names[256];
-	struct hx_opts final_uw;   /* what `jitunwind run` selects here (the perf column where perf works) */
-	char final_names[256];
-	double t0, deadline;
-	bool plant;
-	uint64_t batch0;           /* the batch being evaluated starts at this index */
-	volatile size_t *next_chunk; /* shared with the workers: the batch's next chunk to take */
-	const struct task *tasks;  /* the minimizations */
-	size_t ntasks;
-	double task_deadline;      /* a worker's share of the time for its current task (0: none) */
-};
-
-struct task {
-	uint64_t index;
-	char sig[64];
-};
-
-/* What one case's run says. */
-struct fz_class {
-	char sig[FZ_MAX_SIG][FZ_SIG_LEN];
-	int nsig;
-	bool any_inconsistent;
-	char problem[200];
-};
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static bool past_deadline(const struct fz_ctx *x)
-{
-	return x->deadline > 0 && now() >= x->deadline;
-}
-
-static void clean_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	struct dirent *de;
-	char p[512];
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
-			snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
-			unlink(p);
-		}
-	closedir(d);
-}
-
-/* One case, alone, through the batch capture (a child of its own, the
- * samples in memory) and the replay: the minimizer's and the final runs.
- * 0; -1 the case did not run (err); -2 the text is no valid case (a
- * fuzz-cfi bug).  The evaluation captures many cases per child (eval_chunk). */
-static int run_text(struct fz_ctx *x, const char *text, const struct hx_opts *o, struct hx_case_res *res,
-		    char *err, size_t errlen)
-{
-	struct hx_case *c = calloc(1, sizeof(*c));
-	if (!c) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	int rc = -1;
-	if (hx_case_parse(c, "fuzz-cfi.case", text, strlen(text), err, errlen)) {
-		hx_case_free(c);
-		free(c);
-		return -2;
-	}
-	struct hx_batch_case one = { .c = c, .path = "fuzz-cfi.case", .dumpdir = x->dir };
-	struct hx_samples s;
-	/* a child of its own: its pid differs from the last run's */
-	uw_libdw_forget();
-	if (!hx_capture_samples(&one, 1, &s, NULL, err, errlen)) {
-		struct hx_opts oo = *o;
-		oo.jitted_dir = x->dir;
-		oo.parsed = o->observe ? NULL : c;     /* parsed as the replay would */
-		if (s.ngroups != 1)
-			snprintf(err, errlen, "fuzz-cfi.case: %zu case groups captured", s.ngroups);
-		else if (!hx_replay_group(&s.groups[0], s.elf_mach, &oo, res, err, errlen))
-			rc = 0;
-		hx_samples_free(&s);
-	}
-	clean_dir(x->dir);
-	hx_case_free(c);
-	free(c);
-	return rc;
-}
-
-/* ---- classification ---- */
-
-static bool is_dwarf(const struct hx_uw_res *u)
-{
-	return u->uw && u->uw->ref == UW_REF_ORACLE;
-}
-
-/* frames that count: a zero return address ends a chain (the judge's rule) */
-static int chain_len(const struct uw_result *r)
-{
-	int n = r->n;
-	while (n > 0 && !r->addr[n - 1])
-		n--;
-	return n;
-}
-
-/* Two chains down to the anchor's return address (truth's last frame): do
- * they name different frames at one depth?  (One stopping sooner is the
- * other finding, not-ok, or perf's dump size.) */
-static bool contradict(const struct hx_sample_res *sr, const struct uw_result *a, const struct uw_result *b)
-{
-	uint64_t anchor = sr->nt ? sr->truth[sr->nt - 1] : 0;
-	int na = chain_len(a), nb = chain_len(b);
-	for (int i = 0; i < na && i < nb; i++) {
-		if (a->addr[i] != b->addr[i])
-			return true;
-		if (a->addr[i] == anchor)
-			return false;
-	}
-	return false;
-}
-
-/* Under CFI that departs from the truth, what the CFI says reaches up to the
- * oracle's first frame off the truth; past it every reader reads junk.  Does
- * u read the same frames as the oracle up to there? */
-static bool reads_as_oracle(const struct hx_uw_res *u, const struct hx_uw_res *o)
-{
-	int no = chain_len(&o->r), nu = chain_len(&u->r);
-	int lim = o->j.diverge_got >= 0 && o->j.diverge_got + 1 < no ? o->j.diverge_got + 1 : no;
-	return u->faithful || hx_chain_prefix_eq(u->r.addr, nu, o->r.addr, no, lim);
-}
-
-__attribute__((format(printf, 2, 3)))
-static void add_sig(struct fz_class *k, const char *fmt, ...)
-{
-	char s[FZ_SIG_LEN];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(s, sizeof(s), fmt, ap);
-	va_end(ap);
-	for (int i = 0; i < k->nsig; i++)
-		if (!strcmp(k->sig[i], s))
-			return;
-	if (k->nsig < FZ_MAX_SIG)
-		snprintf(k->sig[k->nsig++], FZ_SIG_LEN, "%s", s);
-}
-
-/* An unwinder's stop reason without its addresses and numbers (so one cause
- * is one signature): "unw_step at X: bad register number (-N)". */
-static void why_key(const struct uw_result *r, char *buf, size_t len)
-{
-	const char *w = r->why[0] ? r->why : uw_stop_name(r->stop);
-	size_t o = 0;
-	for (size_t i = 0; w[i] && o + 1 < len;) {
-		if (w[i] == '0' && w[i + 1] == 'x') {
-			buf[o++] = 'X';
-			for (i += 2; isxdigit((unsigned char)w[i]); i++)
-				;
-		} else if (isdigit((unsigned char)w[i])) {
-			buf[o++] = 'N';
-			while (isdigit((unsigned char)w[i]))
-				i++;
-		} else {
-			buf[o++] = w[i++];
-		}
-	}
-	buf[o] = 0;
-}
-
-static const struct hx_uw_res *oracle_of(const struct hx_sample_res *sr)
-{
-	for (int u = 0; u < sr->nuw; u++)
-		if (sr->uw[u].uw && sr->uw[u].uw->ref == UW_REF_TRUTH)
-			return &sr->uw[u];
-	return NULL;
-}
-
-/* The findings of one sample (docs/fuzzing.md "fuzz-cfi": what counts). */
-static void classify_sample(bool mutate, const struct hx_sample_res *sr, struct fz_class *k)
-{
-	const struct hx_uw_res *o = oracle_of(sr);
-	bool consistent = !o || o->consistent, own = false;
-	if (!consistent) {
-		k->any_inconsistent = true;
-		if (!mutate)
-			add_sig(k, "inconsistent:oracle");
-	}
-	for (int u = 0; u < sr->nuw; u++) {
-		const struct hx_uw_res *ur = &sr->uw[u];
-		char why[48];
-		why_key(&ur->r, why, sizeof(why));
-		if (is_dwarf(ur)) {
-			if (consistent && ur->j.v != HX_OK && !(ur->has_faithful && ur->faithful)) {
-				add_sig(k, "not-ok:%s:%s", ur->name, why);
-				own = true;
-			} else if (consistent && ur->j.v == HX_OK && ur->fallback) {
-				add_sig(k, "fallback:%s", ur->name);
-				own = true;
-			} else if (!consistent && o && !reads_as_oracle(ur, o)) {
-				add_sig(k, "unfaithful:%s:%s", ur->name, why);
-			}
-		} else if (ur->uw && ur->uw->ref == UW_REF_FP && ur->has_faithful && !ur->faithful) {
-			add_sig(k, "unfaithful:%s", ur->name);
-		}
-	}
-	if (own || !consistent)
-		return;    /* a DWARF unwinder's own finding here says more than the disagreement */
-	for (int a = 0; a < sr->nuw; a++)
-		for (int b = a + 1; b < sr->nuw; b++)
-			if (is_dwarf(&sr->uw[a]) && is_dwarf(&sr->uw[b]) &&
-			    contradict(sr, &sr->uw[a].r, &sr->uw[b].r))
-				add_sig(k, "disagree:%s/%s", sr->uw[a].name, sr->uw[b].name);
-}
-
-static void classify(const struct fz_ctx *x, const struct hx_case_res *r, struct fz_class *k)
-{
-	memset(k, 0, sizeof(*k));
-	if (r->problem[0])
-		snprintf(k->problem, sizeof(k->problem), "%s", r->problem);
-	for (size_t i = 0; i < r->nsamples; i++)
-		classify_sample(x->o.mutate, &r->samples[i], k);
-}
-
-static bool has_sig(const struct fz_class *k, const char *sig)
-{
-	for (int i = 0; i < k->nsig; i++)
-		if (!strcmp(k->sig[i], sig))
-			return true;
-	return false;
-}
-
-/* The samples (their `where`) that show sig, comma-separated, each with the
- * verdict of the unwinder sig names. */
-static void sig_wheres(const struct fz_ctx *x, const struct hx_case_res *r, const char *sig, char *buf, size_t len)
-{
-	char who[40] = "";
-	sscanf(sig, "%*[^:]:%39[^:/]", who);
-	size_t off = 0;
-	int n = 0;
-	buf[0] = 0;
-	for (size_t i = 0; i < r->nsamples && off < len; i++) {
-		const struct hx_sample_res *sr = &r->samples[i];
-		struct fz_class k = { .nsig = 0 };
-		classify_sample(x->o.mutate, sr, &k);
-		if (!has_sig(&k, sig))
-			continue;
-		if (n++ == 8) {
-			off += (size_t)snprintf(buf + off, len - off, ", ...");
-			break;
-		}
-		off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "", sr->where);
-		for (int u = 0; u < sr->nuw && off < len; u++)
-			if (!strcmp(sr->uw[u].name, who) && sr->uw[u].uw && sr->uw[u].uw->ref != UW_REF_TRUTH)
-				off += (size_t)snprintf(buf + off, len - off, " (%s%s)", hx_verdict_name(sr->uw[u].j.v),
-							sr->uw[u].fallback ? " fallback" : "");
-	}
-}
-
-/* ---- building and testing a generated case ---- */
-
-static char *text_buf(void)
-{
-	static char buf[FZ_TEXT_MAX];
-	return buf;
-}
-
-/* Runs g (a placeholder [expect]) through the fuzz unwinders. 0, or -1
- * (it does not build or run; err says why), -2 (not a valid case). */
-static int run_gen(struct fz_ctx *x, struct hx_fz_gen *g, struct hx_case_res *res, struct fz_class *k,
-		   uint64_t *features, char *err, size_t errlen)
-{
-	char *text = text_buf();
-	memset(res, 0, sizeof(*res));
-	if (hx_fz_case_text(g, "fuzz-cfi", "a generated case", NULL, text, FZ_TEXT_MAX, features, err, errlen))
-		return -1;
-	int rc = run_text(x, text, &x->fuzz_uw, res, err, errlen);
-	if (rc)
-		return rc;
-	classify(x, res, k);
-	return 0;
-}
-
-static bool sig_is_inconsistency(const char *sig)
-{
-	return !strncmp(sig, "inconsistent:", 13);
-}
-
-/* Does candidate g still show sig (and, generating, stay consistent elsewhere)? */
-static bool still_found(struct fz_ctx *x, struct hx_fz_gen *g, const char *sig, int *runs)
-{
-	char why[160], err[512];
-	if (hx_fz_valid(g, why, sizeof(why)))
-		return false;
-	struct hx_case_res res;
-	struct fz_class k;
-	(*runs)++;
-	if (run_gen(x, g, &res, &k, NULL, err, sizeof(err))) {
-		hx_case_res_free(&res);
-		return false;
-	}
-	bool found = has_sig(&k, sig) && !k.problem[0] &&
-		     (x->o.mutate || sig_is_inconsistency(sig) || !k.any_inconsistent);
-	hx_case_res_free(&res);
-	if (getenv("JU_FUZZ_DEBUG"))
-		fprintf(stderr, "fuzz-cfi: case %llu, run %d: %zu ops, %zu deletions: %s\n",
-			(unsigned long long)g->index, *runs, g->nops, g->ndel, found ? "still found" : "gone");
-	return found;
-}
-
-/* ---- minimization ---- */
-
-struct min_state {
-	struct fz_ctx *x;
-	const char *sig;
-	int runs, budget;
-};
-
-static bool budget_left(const struct min_state *m)
-{
-	return m->runs < m->budget && !past_deadline(m->x) && (!m->x->task_deadline || now() < m->x->task_deadline);
-}
-
-/* b undoes what a did (removing both keeps the stack balanced) */
-static bool inverse_of(const struct tr_op *a, const struct tr_op *b)
-{
-	switch (a->kind) {
-	case TR_OP_PUSH_FP:
-		return b->kind == TR_OP_POP_FP || b->kind == TR_OP_LEAVE || b->kind == TR_OP_SET_FP;
-	case TR_OP_SAVE_REG:
-		return b->kind == TR_OP_RESTORE_REG && b->n == a->n;
-	case TR_OP_ALLOC:
-		return b->kind == TR_OP_FREE && b->n == a->n;
-	default:
-		return false;
-	}
-}
-
-/* g without the ops marked in drop; a dropped jump takes its skipped block
- * along, a dropped op its row of choices and the deletions in its row.
- * false when the mutated instruction's row goes. */
-static bool without(const struct hx_fz_gen *g, const bool *drop, struct hx_fz_gen *out)
-{
-	int16_t map[HX_FZ_MAX_OPS];
-	*out = *g;
-	out->nops = 0;
-	memset(out->tape.n, 0, sizeof(out->tape.n));
-	bool jump_dropped = false;
-	for (size_t i = 0; i < g->nops; i++) {
-		if (g->place[i] != HX_FZ_DEAD)
-			jump_dropped = g->place[i] == HX_FZ_JUMP && drop[i];
-		map[i] = -1;
-		if (drop[i] || (g->place[i] == HX_FZ_DEAD && jump_dropped))
-			continue;
-		map[i] = (int16_t)out->nops;
-		out->ops[out->nops] = g->ops[i];
-		out->place[out->nops] = g->place[i];
-		memcpy(out->tape.v[out->nops], g->tape.v[i], sizeof(g->tape.v[0]));
-		out->tape.n[out->nops++] = g->tape.n[i];
-	}
-	out->ndel = 0;
-	for (size_t d = 0; d < g->ndel; d++)
-		if (g->del[d].row >= 0 && (size_t)g->del[d].row < g->nops && map[g->del[d].row] >= 0)
-			out->del[out->ndel++] = (struct hx_fz_ref){ map[g->del[d].row], g->del[d].k };
-	if (g->mut.kind != HX_FZ_MUT_NONE && g->mut.placed && g->mut.at.row >= 0) {
-		if ((size_t)g->mut.at.row >= g->nops || map[g->mut.at.row] < 0)
-			return false;
-		out->mut.at.row = map[g->mut.at.row];
-	}
-	return true;
-}
-
-/* two frees in a row as one (so an alloc and its frees can go as a pair) */
-static bool merge_frees(struct min_state *m, struct hx_fz_gen *g)
-{
-	static struct hx_fz_gen c;
-	bool any = false;
-	for (size_t i = 0; i + 1 < g->nops && budget_left(m);) {
-		bool drop[HX_FZ_MAX_OPS] = { false };
-		drop[i + 1] = true;
-		if (g->ops[i].kind != TR_OP_FREE || g->ops[i + 1].kind != TR_OP_FREE || g->place[i] != g->place[i + 1] ||
-		    !without(g, drop, &c)) {
-			i++;
-			continue;
-		}
-		c.ops[i].n = g->ops[i].n + g->ops[i + 1].n;
-		if (still_found(m->x, &c, m->sig, &m->runs)) {
-			*g = c;
-			any = true;
-		} else {
-			i++;
-		}
-	}
-	return any;
-}
-
-/* fewest ops: each op alone, then with every later op that undoes it */
-static bool min_ops(struct min_state *m, struct hx_fz_gen *g)
-{
-	static struct hx_fz_gen c;
-	bool any = merge_frees(m, g);
-	for (size_t i = 0; i < g->nops && budget_left(m);) {
-		bool took = false;
-		for (int pass = 0; pass < 2 && !took && budget_left(m); pass++) {
-			bool drop[HX_FZ_MAX_OPS] = { false };
-			drop[i] = true;
-			int extra = 0;
-			for (size_t j = i + 1; pass == 1 && j < g->nops; j++)
-				if (inverse_of(&g->ops[i], &g->ops[j]))
-					extra += drop[j] = true;
-			if (pass == 1 && !extra)
-				continue;
-			if (without(g, drop, &c) && c.nops && still_found(m->x, &c, m->sig, &m->runs)) {
-				*g = c;
-				took = any = true;
-			}
-		}
-		if (!took)
-			i++;
-	}
-	return any;
-}
-
-/* the unwinding options and the depth back to their defaults, one at a time */
-static bool min_unwind(struct min_state *m, struct hx_fz_gen *g)
-{
-	static struct hx_fz_gen c;
-	struct tr_unwind_opts d;
-	tr_unwind_opts_default(&d);
-	bool any = false;
-	for (int f = 0; f < 9 && budget_left(m); f++) {
-		c = *g;
-		struct tr_unwind_opts *u = &c.unw;
-		switch (f) {
-		case 0: c.depth = 1; break;
-		case 1: memcpy(u->cie_aug, d.cie_aug, sizeof(u->cie_aug)); u->lsda_enc = d.lsda_enc; break;
-		case 2: u->cie_version = d.cie_version; break;
-		case 3: u->fde_enc = d.fde_enc; break;
-		case 4: u->lsda_enc = d.lsda_enc; break;
-		case 5: u->hdr = d.hdr; break;
-		case 6: u->table_enc = d.table_enc; u->hdr_table = d.hdr_table; break;
-		case 7: u->terminator = d.terminator; break;
-		default: u->eh_unaligned = d.eh_unaligned; break;
-		}
-		if (!memcmp(&c.unw, &g->unw, sizeof(c.unw)) && c.depth == g->depth)
-			continue;
-		if (still_found(m->x, &c, m->sig, &m->runs)) {
-			*g = c;
-			any = true;
-		}
-	}
-	return any;
-}
-
-/* the plainest encoding: choices zeroed, all rows first, then halves of the
- * rows, then each row, then each choice */
-static bool min_tape(struct min_state *m, struct hx_fz_gen *g)
-{
-	static struct hx_fz_gen c;
-	bool any = false;
-	size_t rows = g->nops;
-	for (size_t block = rows; block >= 1 && budget_left(m); block /= 2) {
-		for (size_t s = 0; s < rows && budget_left(m); s += block) {
-			c = *g;
-			bool nz = false;
-			for (size_t r = s; r < s + block && r < rows; r++)
-				for (size_t k = 0; k < HX_FZ_ROW_CHOICES; k++) {
-					nz |= c.tape.v[r][k] != 0;
-					c.tape.v[r][k] = 0;
-				}
-			if (nz && still_found(m->x, &c, m->sig, &m->runs)) {
-				*g = c;
-				any = true;
-			}
-		}
-		if (block == 1)
-			break;
-	}
-	for (size_t r = 0; r < rows && budget_left(m); r++)
-		for (size_t k = 0; k < g->tape.n[r] && budget_left(m); k++) {
-			if (!g->tape.v[r][k])
-				continue;
-			c = *g;
-			c.tape.v[r][k] = 0;
-			if (still_found(m->x, &c, m->sig, &m->runs)) {
-				*g = c;
-				any = true;
-			}
-		}
-	return any;
-}
-
-/* fewest CFA instructions (mutants, and inconsistencies): blocks of them left
- * out, halves first, then single ones */
-static bool min_insns(struct min_state *m, struct hx_fz_gen *g)
-{
-	static struct hx_fz_gen c;
-	static struct hx_fz_prog p;
-	char err[256];
-	bool any = false;
-	if (hx_fz_program(g, true, &p, err, sizeof(err)))
-		return false;
-	size_t all = p.n;
-	for (size_t block = all; block >= 1 && budget_left(m); block /= 2) {
-		for (size_t s = 0; s < all && budget_left(m); s += block) {
-			c = *g;
-			for (size_t k = s; k < s + block && k < all && c.ndel < HX_FZ_MAX_DEL; k++) {
-				bool gone = false;
-				for (size_t d = 0; d < c.ndel; d++)
-					gone |= c.del[d].row == p.insn[k].ref.row && c.del[d].k == p.insn[k].ref.k;
-				if (!gone)
-					c.del[c.ndel++] = p.insn[k].ref;
-			}
-			if (c.ndel > g->ndel && still_found(m->x, &c, m->sig, &m->runs)) {
-				*g = c;
-				any = true;
-			}
-		}
-		if (block == 1)
-			break;
-	}
-	return any;
-}
-
-struct min_result {
-	uint32_t runs, status;            /* status: 0 written, 1 not reproduced, 2 unstable, 3 failed */
-	uint32_t ops0, ops1, insns0, insns1;
-	char note[256];
-};
-
-static void minimize(struct fz_ctx *x, struct hx_fz_gen *g, const char *sig, struct min_result *mr)
-{
-	static struct hx_fz_prog p;
-	struct min_state m = { x, sig, 0, x->o.min_runs };
-	char err[256];
-	p.n = 0;
-	hx_fz_program(g, false, &p, err, sizeof(err));
-	mr->ops0 = (uint32_t)g->nops;
-	mr->insns0 = (uint32_t)p.n;
-	g->tape.fresh = false;     /* past the tape's end: the plain choice */
-	if (!still_found(x, g, sig, &m.runs)) {
-		mr->status = 1;
-		snprintf(mr->note, sizeof(mr->note), "not reproduced by a second run");
-		mr->runs = (uint32_t)m.runs;
-		return;
-	}
-	for (int round = 0; round < 8 && budget_left(&m); round++) {
-		bool changed = min_ops(&m, g);
-		changed |= min_unwind(&m, g);
-		changed |= min_tape(&m, g);
-		/* generating, a left-out instruction makes an inconsistency of its own */
-		if (x->o.mutate)
-			changed |= min_insns(&m, g);
-		if (!changed)
-			break;
-	}
-	p.n = 0;
-	hx_fz_program(g, false, &p, err, sizeof(err));
-	mr->ops1 = (uint32_t)g->nops;
-	mr->insns1 = (uint32_t)p.n;
-	mr->runs = (uint32_t)m.runs;
-	if (!budget_left(&m))
-		snprintf(mr->note, sizeof(mr->note), "minimization stopped by its budget (%d runs or --time)", x->o.min_runs);
-}
-
-/* ---- the written case ---- */
-
-/* A sample's verdict as an [expect] word. */
-static void verdict_word(const struct hx_uw_res *ur, char *buf, size_t len)
-{
-	if (ur->uw && ur->uw->ref == UW_REF_TRUTH)
-		snprintf(buf, len, "%s", ur->consistent ? "consistent" : "inconsistent");
-	else
-		snprintf(buf, len, "%s%s", hx_verdict_name(ur->j.v), ur->fallback ? " fallback" : "");
-}
-
-/* One unwinder's [expect] line from what it did: its most frequent verdict,
- * the others as exceptions.  0, or -1 when it does not fit a case line. */
-static int expect_line(const struct hx_case_res *r, const char *name, int depth, char *buf, size_t len)
-{
-	char words[8][24];
-	int count[8] = { 0 }, nw = 0;
-	for (size_t i = 0; i < r->nsamples; i++)
-		for (int u = 0; u < r->samples[i].nuw; u++) {
-			if (strcmp(r->samples[i].uw[u].name, name))
-				continue;
-			char w[24];
-			verdict_word(&r->samples[i].uw[u], w, sizeof(w));
-			int k = 0;
-			while (k < nw && strcmp(words[k], w))
-				k++;
-			if (k == nw && nw == 8)
-				return -1;
-			if (k == nw)
-				snprintf(words[nw++], sizeof(words[0]), "%s", w);
-			count[k]++;
-		}
-	if (!nw)
-		return -1;
-	int def = 0;
-	for (int k = 1; k < nw; k++)
-		if (count[k] > count[def])
-			def = k;
-	const struct uw_unwinder *uw = hx_column_by_name(name);
-	size_t off = (size_t)snprintf(buf, len, "%s%s = %s", uw && uw->probe ? "?" : "", name, words[def]);
-	for (int k = 0; k < nw && off < len; k++) {
-		if (k == def)
-			continue;
-		off += (size_t)snprintf(buf + off, len - off, "; %s at ", words[k]);
-		int items = 0;
-		for (size_t i = 0; i < r->nsamples && off < len; i++)
-			for (int u = 0; u < r->samples[i].nuw; u++) {
-				char w[24];
-				const struct hx_sample_res *sr = &r->samples[i];
-				if (strcmp(sr->uw[u].name, name))
-					continue;
-				verdict_word(&sr->uw[u], w, sizeof(w));
-				if (strcmp(w, words[k]))
-					continue;
-				if (items == HX_MAX_ITEMS)
-					return -1;
-				if (depth == 1 && sr->offset >= 0)
-					off += (size_t)snprintf(buf + off, len - off, "%s%d", items ? "," : "", sr->offset);
-				else
-					off += (size_t)snprintf(buf + off, len - off, "%s%s", items ? "," : "", sr->where);
-				items++;
-			}
-	}
-	if (off + 2 >= len || nw > HX_MAX_EXC)
-		return -1;
-	snprintf(buf + off, len - off, "\n");
-	return 0;
-}
-
-static int observed_expect(const struct fz_ctx *x, const struct hx_case_res *r, int depth, char *buf, size_t len)
-{
-	size_t off = 0;
-	buf[0] = 0;
-	for (int u = 0; u < x->final_uw.nuw; u++) {
-		if (expect_line(r, x->final_uw.unwinders[u], depth, buf + off, len - off))
-			return -1;
-		off += strlen(buf + off);
-	}
-	return 0;
-}
-
-static void lib_versions(char *buf, size_t len)
-{
-	const char *dw = dwfl_version(NULL);
-	snprintf(buf, len, "libunwind %d.%d.%d, elfutils %s", UNW_VERSION_MAJOR, UNW_VERSION_MINOR,
-		 UNW_VERSION_EXTRA, dw ? dw : "?");
-}
-
-/* The case's about: what was found where, under which libraries, minimized how far. */
-static void describe(const struct fz_ctx *x, const struct hx_fz_gen *g, const char *sig, const char *wheres,
-		     const struct min_result *mr, char *buf, size_t len)
-{
-	char kind[24] = "", a[40] = "", b[40] = "", libs[96];
-	const struct uw_unwinder *ua;
-	sscanf(sig, "%23[^:]:%39[^:/]%*[:/]%39s", kind, a, b);
-	lib_versions(libs, sizeof(libs));
-	size_t off = (size_t)snprintf(buf, len, "Found by jitunwind fuzz-cfi (seed %llu, case %llu%s; %s): ",
-				      (unsigned long long)g->seed, (unsigned long long)g->index,
-				      x->o.mutate ? ", --mutate" : "", libs);
-	if (!strcmp(kind, "not-ok"))
-		off += (size_t)snprintf(buf + off, len - off, "%s does not find the true chain at %s, where the emitted CFI is consistent with the truth.", a, wheres);
-	else if (!strcmp(kind, "fallback"))
-		off += (size_t)snprintf(buf + off, len - off, "%s finds the chain at %s only by its fallback, although the emitted CFI is consistent with the truth.", a, wheres);
-	else if (!strcmp(kind, "disagree"))
-		off += (size_t)snprintf(buf + off, len - off, "%s and %s give different chains at %s, where the emitted CFI is consistent with the truth.", a, b, wheres);
-	else if (!strcmp(kind, "unfaithful") && (ua = hx_column_by_name(a)) && ua->ref == UW_REF_FP)
-		off += (size_t)snprintf(buf + off, len - off, "fp's chain at %s is not what the frame-pointer convention predicts from the truth rows (the faithful check of fp).", wheres);
-	else if (!strcmp(kind, "unfaithful"))
-		off += (size_t)snprintf(buf + off, len - off, "%s does not read the emitted CFI as the oracle does at %s (up to the first frame where the CFI departs from the truth).", a, wheres);
-	else
-		off += (size_t)snprintf(buf + off, len - off, "the emitted CFI is inconsistent with the truth at %s although the generator meant to encode the truth rows: a bug of jitunwind's generator, encoder or oracle%s.",
-					wheres, g->plant ? " (here JU_FUZZ_PLANT's deliberately wrong CFA offset: the negative control)" : "");
-	const char *why = strchr(sig, ':') ? strchr(strchr(sig, ':') + 1, ':') : NULL;
-	if (why && off < len && (!strcmp(kind, "not-ok") || !strcmp(kind, "unfaithful")))
-		off += (size_t)snprintf(buf + off, len - off, " Its stop: %s.", why + 1);
-	if (off < len)
-		snprintf(buf + off, len - off, " Minimized from %u ops and %u CFA instructions to %u and %u.",
-			 mr->ops0, mr->insns0, mr->ops1, mr->insns1);
-}
-
-static uint64_t fnv1a(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
-	return h;
-}
-
-/* The reproducer's name: a hash of its [code], [unwind] and [sample]. */
-static void case_name(const char *text, char *name, size_t len)
-{
-	const char *a = strstr(text, "\n[code]"), *b = strstr(text, "\n[expect]");
-	if (!a || !b || b < a)
-		a = b = text;
-	snprintf(name, len, "fuzz-%012llx", (unsigned long long)(fnv1a(a, (size_t)(b - a)) & 0xffffffffffffull));
-}
-
-/* Runs g as `jitunwind run` would, writes its observed [expect] and checks the
- * result passes a second run.  0 (text set), or -1 with mr->status/note set. */
-static int finalize(struct fz_ctx *x, struct hx_fz_gen *g, const char *sig, struct min_result *mr,
-		    char *text, size_t cap)
-{
-	static char expect[16 << 10], about[1000], wheres[400], name[32];
-	struct hx_case_res res;
-	char err[512];
-	memset(&res, 0, sizeof(res));
-	if (hx_fz_case_text(g, "fuzz-cfi", "a generated case", NULL, text, cap, NULL, err, sizeof(err)) ||
-	    run_text(x, text, &x->final_uw, &res, err, sizeof(err))) {
-		hx_case_res_free(&res);
-		mr->status = 3;
-		snprintf(mr->note, sizeof(mr->note), "final run: %s", err);
-		return -1;
-	}
-	int rc = observed_expect(x, &res, g->depth, expect, sizeof(expect));
-	sig_wheres(x, &res, sig, wheres, sizeof(wheres));
-	hx_case_res_free(&res);
-	if (rc) {
-		mr->status = 3;
-		snprintf(mr->note, sizeof(mr->note), "the observed verdicts do not fit an [expect] section");
-		return -1;
-	}
-	describe(x, g, sig, wheres[0] ? wheres : "no sample of the final run", mr, about, sizeof(about));
-	case_name(text, name, sizeof(name));
-	if (hx_fz_case_text(g, name, about, expect, text, cap, NULL, err, sizeof(err))) {
-		mr->status = 3;
-		snprintf(mr->note, sizeof(mr->note), "%s", err);
-		return -1;
-	}
-	memset(&res, 0, sizeof(res));
-	rc = run_text(x, text, &x->final_uw, &res, err, sizeof(err));
-	if (rc || !res.pass) {
-		mr->status = 2;
-		snprintf(mr->note, sizeof(mr->note), "a second run does not meet the observed [expect]%s%s",
-			 rc ? ": " : "", rc ? err : "");
-	}
-	hx_case_res_free(&res);
-	return 0;
-}
+#include "harness/fuzz/fuzzcfi_int.h"
 
 /* ---- workers: batches of evaluations, then of minimizations ---- */
-
-/* Where an evaluation's time goes, in seconds (docs/measurements.md "fuzz-cfi: rate") */
-struct fz_times {
-	double gen;                /* drawing the case and writing its text */
-	double parse;              /* the text through the case parser */
-	double capture;            /* its share of its batch's capture (wall of the worker) */
-	double capture_cpu;        /* its share of the capture child's CPU */
-	double classify;
-	struct hx_replay_times rp; /* the replay, by phase and unwinder */
-};
-
-struct eval_rec {
-	uint64_t index, features;
-	struct fz_times t;
-	uint32_t nsamples, nsig, flags, pad;
-	char aug[8];
-	uint8_t fde_enc, pad2[7];
-	char sig[FZ_MAX_SIG][FZ_SIG_LEN];
-	char problem[200];
-};
-#define EF_INCONSISTENT 1u    /* the emitted CFI differs from the truth at some sample */
-#define EF_ERROR 2u           /* the case did not build or run */
-
-struct min_rec {
-	uint64_t index;
-	uint32_t task, pad;
-	char sig[FZ_SIG_LEN];
-	char name[32];
-	struct min_result mr;
-	uint32_t textlen;
-};
 
 static void generate(const struct fz_ctx *x, uint64_t index, struct hx_fz_gen *g)
 {
@@ -847,9 +47,9 @@ static void eval_error(struct eval_rec *rec, const char *what, const char *err)
 static void eval_take(struct fz_ctx *x, struct eval_rec *rec, const struct hx_case_res *res)
 {
 	struct fz_class k;
-	double t0 = now();
-	classify(x, res, &k);
-	rec->t.classify += now() - t0;
+	double t0 = fz_now();
+	fz_classify(x, res, &k);
+	rec->t.classify += fz_now() - t0;
 	rec->nsamples = (uint32_t)res->nsamples;
 	rec->nsig = (uint32_t)k.nsig;
 	memcpy(rec->sig, k.sig, sizeof(rec->sig));
@@ -870,17 +70,17 @@ struct fz_slot {
  * true when it is ready for the capture. */
 static bool eval_prepare(struct fz_ctx *x, uint64_t idx, struct fz_slot *sl, size_t k, struct eval_rec *rec)
 {
-	static struct hx_fz_gen g;
-	char err[512], *text = text_buf();
+	struct hx_fz_gen *g = &x->scr->eval_gen;
+	char err[512], *text = fz_text_buf(x);
 	memset(rec, 0, sizeof(*rec));
 	rec->index = idx;
-	double t0 = now();
-	generate(x, idx, &g);
-	snprintf(rec->aug, sizeof(rec->aug), "%s", g.unw.cie_aug);
-	rec->fde_enc = strchr(g.unw.cie_aug, 'R') ? g.unw.fde_enc : 0;
-	int rc = hx_fz_case_text(&g, "fuzz-cfi", "a generated case", NULL, text, FZ_TEXT_MAX, &rec->features,
+	double t0 = fz_now();
+	generate(x, idx, g);
+	snprintf(rec->aug, sizeof(rec->aug), "%s", g->unw.cie_aug);
+	rec->fde_enc = strchr(g->unw.cie_aug, 'R') ? g->unw.fde_enc : 0;
+	int rc = hx_fz_case_text(g, "fuzz-cfi", "a generated case", NULL, text, FZ_TEXT_MAX, &rec->features,
 				 err, sizeof(err));
-	double t1 = now();
+	double t1 = fz_now();
 	rec->t.gen = t1 - t0;
 	if (rc) {
 		eval_error(rec, "", err);
@@ -892,7 +92,7 @@ static bool eval_prepare(struct fz_ctx *x, uint64_t idx, struct fz_slot *sl, siz
 		eval_error(rec, "not a valid case: ", err);
 		return false;
 	}
-	rec->t.parse = now() - t1;
+	rec->t.parse = fz_now() - t1;
 	sl->parsed = true;
 	snprintf(sl->dir, sizeof(sl->dir), "%s/c%zu", x->dir, k);
 	if (mkdir(sl->dir, 0700) && errno != EEXIST) {
@@ -920,11 +120,11 @@ static void eval_chunk(struct fz_ctx *x, const uint64_t *idx, size_t n, FILE *ou
 	 * (a calloc per chunk cleared them all; a mapping per chunk faulted them
 	 * in again).  A parse never relies on what a slot held before
 	 * (hx_case_parse sets every field it reads). */
-	static struct fz_slot *slots;
-	if (!slots) {
-		void *m = mmap(NULL, FZ_CHUNK * sizeof(*slots), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-		slots = m == MAP_FAILED ? NULL : m;
+	if (!x->slots) {
+		void *m = mmap(NULL, FZ_CHUNK * sizeof(*x->slots), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		x->slots = m == MAP_FAILED ? NULL : m;
 	}
+	struct fz_slot *slots = x->slots;
 	struct eval_rec *recs = calloc(n, sizeof(*recs));
 	struct hx_batch_case *b = calloc(n, sizeof(*b));
 	size_t *of = calloc(n, sizeof(*of)), nb = 0;
@@ -942,9 +142,9 @@ static void eval_chunk(struct fz_ctx *x, const uint64_t *idx, size_t n, FILE *ou
 		}
 	struct hx_samples s;
 	memset(&s, 0, sizeof(s));
-	double t0 = now(), c0 = children_cpu();
+	double t0 = fz_now(), c0 = children_cpu();
 	int crc = nb ? hx_capture_samples(b, nb, &s, NULL, err, sizeof(err)) : 0;
-	double tc = (now() - t0) / (double)(nb ? nb : 1), cc = (children_cpu() - c0) / (double)(nb ? nb : 1);
+	double tc = (fz_now() - t0) / (double)(nb ? nb : 1), cc = (children_cpu() - c0) / (double)(nb ? nb : 1);
 	size_t m = 0;
 	for (size_t j = 0; !crc && j < s.ngroups; j++) {
 		const struct hx_group *gr = &s.groups[j];
@@ -978,7 +178,7 @@ static void eval_chunk(struct fz_ctx *x, const uint64_t *idx, size_t n, FILE *ou
 		if (slots[k].parsed)
 			hx_case_free(&slots[k].c);
 		if (slots[k].dir[0]) {
-			clean_dir(slots[k].dir);
+			fz_clean_dir(slots[k].dir);
 			rmdir(slots[k].dir);
 		}
 	}
@@ -989,25 +189,25 @@ static void eval_chunk(struct fz_ctx *x, const uint64_t *idx, size_t n, FILE *ou
 
 static void min_one(struct fz_ctx *x, const struct task *t, uint32_t task, FILE *out)
 {
-	static struct hx_fz_gen g;
+	struct hx_fz_gen *g = &x->scr->min_gen;
 	struct min_rec rec;
 	char *text = malloc(FZ_TEXT_MAX);
 	memset(&rec, 0, sizeof(rec));
 	rec.index = t->index;
 	rec.task = task;
 	snprintf(rec.sig, sizeof(rec.sig), "%s", t->sig);
-	generate(x, t->index, &g);
+	generate(x, t->index, g);
 	char err[256];
 	uint64_t f;
 	/* fill the tape as the evaluation did */
-	if (!text || hx_fz_case_text(&g, "fuzz-cfi", "a generated case", NULL, text, FZ_TEXT_MAX, &f, err, sizeof(err))) {
+	if (!text || hx_fz_case_text(g, "fuzz-cfi", "a generated case", NULL, text, FZ_TEXT_MAX, &f, err, sizeof(err))) {
 		rec.mr.status = 3;
 		snprintf(rec.mr.note, sizeof(rec.mr.note), "%s", text ? err : "out of memory");
 	} else {
-		minimize(x, &g, t->sig, &rec.mr);
-		if (!rec.mr.status && !finalize(x, &g, t->sig, &rec.mr, text, FZ_TEXT_MAX)) {
+		fz_minimize(x, g, t->sig, &rec.mr);
+		if (!rec.mr.status && !fz_finalize(x, g, t->sig, &rec.mr, text, FZ_TEXT_MAX)) {
 			rec.textlen = (uint32_t)strlen(text);
-			case_name(text, rec.name, sizeof(rec.name));
+			fz_case_name(text, rec.name, sizeof(rec.name));
 		}
 	}
 	fwrite(&rec, sizeof(rec), 1, out);
@@ -1039,7 +239,7 @@ static int fan_out(struct fz_ctx *x, size_t nitems, void (*fn)(struct fz_ctx *, 
 		uw_files_child();          /* the worker's own file cache */
 		fn(x, (size_t)w, nitems, out);
 		fclose(out);
-		clean_dir(x->dir);
+		fz_clean_dir(x->dir);
 		rmdir(x->dir);
 		_exit(0);
 	}
@@ -1091,7 +291,7 @@ static void eval_items(struct fz_ctx *x, size_t w, size_t nitems, FILE *out)
 {
 	(void)w;
 	uint64_t idx[FZ_CHUNK];
-	while (!past_deadline(x)) {
+	while (!fz_past_deadline(x)) {
 		size_t start = __atomic_fetch_add(x->next_chunk, 1, __ATOMIC_RELAXED) * FZ_CHUNK;
 		if (start >= nitems)
 			break;
@@ -1107,7 +307,7 @@ static void min_items(struct fz_ctx *x, size_t w, size_t nitems, FILE *out)
 {
 	for (size_t i = w; i < nitems; i += (size_t)x->o.jobs) {
 		size_t mine_left = (x->ntasks - i + (size_t)x->o.jobs - 1) / (size_t)x->o.jobs;
-		x->task_deadline = x->deadline > 0 ? now() + (x->deadline - now()) / (double)mine_left : 0;
+		x->task_deadline = x->deadline > 0 ? fz_now() + (x->deadline - fz_now()) / (double)mine_left : 0;
 		min_one(x, &x->tasks[i], (uint32_t)i, out);
 	}
 }
@@ -1218,7 +418,7 @@ static int cmp_eval(const void *a, const void *b)
 /* Evaluates one batch; the tasks it yields, in index order. */
 static int eval_batch(struct fz_ctx *x, struct fz_stats *st, size_t n, struct task *tasks, size_t *nt)
 {
-	static struct eval_rec recs[FZ_CHUNK * FZ_BATCH_CHUNKS];
+	struct eval_rec *recs = x->scr->recs;
 	size_t nrec = 0;
 	*x->next_chunk = 0;
 	if (fan_out(x, n, eval_items, "e"))
@@ -1292,8 +492,8 @@ static void take_result(struct fz_ctx *x, struct fz_stats *st, const struct min_
 /* Minimizes the batch's tasks; takes the results in task order. */
 static int min_batch(struct fz_ctx *x, struct fz_stats *st, const struct task *tasks, size_t nt)
 {
-	static char names[4096][32];
-	static size_t nnames;
+	char (*names)[32] = x->scr->names;
+	size_t *nnames = &x->scr->nnames;
 	x->tasks = tasks;
 	x->ntasks = nt;
 	if (fan_out(x, nt, min_items, "m"))
@@ -1322,7 +522,7 @@ static int min_batch(struct fz_ctx *x, struct fz_stats *st, const struct task *t
 	}
 	for (size_t t = 0; t < nt && texts && recs && have; t++)
 		if (have[t])
-			take_result(x, st, &recs[t], texts[t], names, &nnames);
+			take_result(x, st, &recs[t], texts[t], names, nnames);
 	for (int w = 0; w < x->o.jobs; w++)
 		free(bufs[w]);
 	free(texts);
@@ -1353,9 +553,9 @@ static void summary_times(const struct fz_ctx *x, const struct fz_stats *st, FIL
 
 static void summary(const struct fz_ctx *x, const struct fz_stats *st, FILE *f)
 {
-	double secs = now() - x->t0;
+	double secs = fz_now() - x->t0;
 	char libs[96], e[32];
-	lib_versions(libs, sizeof(libs));
+	fz_lib_versions(libs, sizeof(libs));
 	double es = st->eval_secs > 0 ? st->eval_secs : secs;
 	fprintf(f, "fuzz-cfi %s: seed %llu%s, %llu cases, %llu samples evaluated in %.1f s: %.2f cases/s, %.1f samples/s "
 		"(%.1f s CPU: %.1f cases per CPU second); %zu minimization(s) in %.1f s (--jobs %d; up to %d cases per "
@@ -1409,7 +609,7 @@ static int fuzz_arch(struct fz_ctx *x)
 	double end = x->deadline, c0 = children_cpu();
 	if (end > 0)
 		x->deadline = x->t0 + (end - x->t0) * FZ_EVAL_SHARE;
-	for (uint64_t start = 0; st && tasks && !past_deadline(x); start += per) {
+	for (uint64_t start = 0; st && tasks && !fz_past_deadline(x); start += per) {
 		if (x->o.ncases && start >= x->o.ncases)
 			break;
 		size_t n = per;
@@ -1423,7 +623,7 @@ static int fuzz_arch(struct fz_ctx *x)
 	}
 	x->deadline = end;
 	if (st) {
-		st->eval_secs = now() - x->t0;
+		st->eval_secs = fz_now() - x->t0;
 		st->eval_cpu = children_cpu() - c0;
 		st->tasks = nt;
 	}
@@ -1462,25 +662,25 @@ static int fuzz_arch(struct fz_ctx *x)
 /* --print I: case I as a file, with the verdicts this machine gives it. */
 static int print_case(struct fz_ctx *x, uint64_t index)
 {
-	static struct hx_fz_gen g;
-	static char expect[16 << 10], about[600], name[32];
-	char *text = text_buf(), err[512], libs[96];
+	struct hx_fz_gen *g = &x->scr->print_gen;
+	char *expect = x->scr->expect, *about = x->scr->about, *name = x->scr->name;
+	char *text = fz_text_buf(x), err[512], libs[96];
 	struct hx_case_res res;
 	memset(&res, 0, sizeof(res));
-	generate(x, index, &g);
-	if (hx_fz_case_text(&g, "fuzz-cfi", "a generated case", NULL, text, FZ_TEXT_MAX, NULL, err, sizeof(err)) ||
-	    run_text(x, text, &x->final_uw, &res, err, sizeof(err))) {
+	generate(x, index, g);
+	if (hx_fz_case_text(g, "fuzz-cfi", "a generated case", NULL, text, FZ_TEXT_MAX, NULL, err, sizeof(err)) ||
+	    fz_run_text(x, text, &x->final_uw, &res, err, sizeof(err))) {
 		hx_case_res_free(&res);
 		fprintf(stderr, "jitunwind fuzz-cfi: case %llu: %s\n", (unsigned long long)index, err);
 		return 1;
 	}
-	int rc = observed_expect(x, &res, g.depth, expect, sizeof(expect));
+	int rc = fz_observed_expect(x, &res, g->depth, expect, sizeof(x->scr->expect));
 	hx_case_res_free(&res);
-	lib_versions(libs, sizeof(libs));
-	snprintf(about, sizeof(about), "Generated by jitunwind fuzz-cfi --seed %llu --print %llu%s (%s); [expect] as observed.",
+	fz_lib_versions(libs, sizeof(libs));
+	snprintf(about, sizeof(x->scr->about), "Generated by jitunwind fuzz-cfi --seed %llu --print %llu%s (%s); [expect] as observed.",
 		 (unsigned long long)x->o.seed, (unsigned long long)index, x->o.mutate ? " --mutate" : "", libs);
-	case_name(text, name, sizeof(name));
-	if (rc || hx_fz_case_text(&g, name, about, expect, text, FZ_TEXT_MAX, NULL, err, sizeof(err))) {
+	fz_case_name(text, name, sizeof(x->scr->name));
+	if (rc || hx_fz_case_text(g, name, about, expect, text, FZ_TEXT_MAX, NULL, err, sizeof(err))) {
 		fprintf(stderr, "jitunwind fuzz-cfi: case %llu: %s\n", (unsigned long long)index,
 			rc ? "the observed verdicts do not fit an [expect] section" : err);
 		return 1;
@@ -1489,99 +689,17 @@ static int print_case(struct fz_ctx *x, uint64_t index)
 	return 0;
 }
 
-/* ---- command line ---- */
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: jitunwind fuzz-cfi [--seed N] [--time S] [--cases N] [--jobs N] [--out DIR]\n"
-		"                          [--arch LIST] [--mutate] [--minimize-runs N] [--per-signature N]\n"
-		"                          [--print I]\n"
-		"  Generate trampolines from random stack ops, encode their CFI in random valid forms\n"
-		"  (--mutate: then corrupt one element), run each case through the capture and every\n"
-		"  unwinder; write each finding, minimized, as DIR/<arch>/fuzz-<hash>.case with the\n"
-		"  verdicts observed as its [expect], and DIR/<arch>/summary.txt.\n"
-		"  --seed N           the cases drawn (default 1): the same seed gives the same cases\n"
-		"  --time S           stop after S seconds (default 60 when --cases is not given)\n"
-		"  --cases N          stop after N cases (with the same seed: the same files, any --jobs)\n"
-		"  --jobs N           worker processes (default: one per CPU online, at most 16)\n"
-		"  --out DIR          where cases go (default fuzz-cfi-out)\n"
-		"  --arch LIST        x86_64, aarch64 or both (default: this machine's); another arch runs\n"
-		"                     its cross build under qemu-user (build/<arch>/jitunwind, qemu-<arch>)\n"
-		"  --mutate           corrupt one element of each encoded program\n"
-		"  --minimize-runs N  runs one minimization may spend (default 120)\n"
-		"  --per-signature N  findings minimized per signature (default 3)\n"
-		"  --print I          print case I as a case file with this machine's verdicts, and stop\n"
-		"exit: 0 nothing found, 1 findings written, 2 bad usage, 77 nothing could run\n");
-}
-
-static int parse_num(const char *opt, const char *s, unsigned long long max, unsigned long long *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 0);
-	if (errno || end == s || *end || s[0] == '-' || v > max) {
-		fprintf(stderr, "jitunwind fuzz-cfi: %s %s: expected a number up to %llu\n", opt, s, max);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-static int parse_opts(int argc, char **argv, struct fz_opts *o)
-{
-	static const struct option lo[] = {
-		{ "seed", required_argument, 0, 's' }, { "time", required_argument, 0, 't' },
-		{ "cases", required_argument, 0, 'c' }, { "jobs", required_argument, 0, 'j' },
-		{ "out", required_argument, 0, 'o' }, { "arch", required_argument, 0, 'a' },
-		{ "mutate", no_argument, 0, 'm' }, { "minimize-runs", required_argument, 0, 'r' },
-		{ "per-signature", required_argument, 0, 'k' }, { "print", required_argument, 0, 'p' },
-		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
-	};
-	/* one worker per CPU: a seed's files are the same for any --jobs */
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	*o = (struct fz_opts){ .seed = 1, .jobs = cpus < 1 ? 1 : cpus > 16 ? 16 : (int)cpus, .out = "fuzz-cfi-out",
-			       .min_runs = 120, .per_sig = 3, .print_index = -1 };
-	unsigned long long v;
-	int ch;
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (ch) {
-		case 's': if (parse_num("--seed", optarg, UINT64_MAX, &v)) return 2; o->seed = v; break;
-		case 't': if (parse_num("--time", optarg, 86400 * 7, &v)) return 2; o->time_s = (double)v; break;
-		case 'c': if (parse_num("--cases", optarg, 1ull << 40, &v)) return 2; o->ncases = v; break;
-		case 'j': if (parse_num("--jobs", optarg, 16, &v) || !v) return 2; o->jobs = (int)v; break;
-		case 'r': if (parse_num("--minimize-runs", optarg, 100000, &v)) return 2; o->min_runs = (int)v; break;
-		case 'k': if (parse_num("--per-signature", optarg, 64, &v)) return 2; o->per_sig = (int)v; break;
-		case 'p': if (parse_num("--print", optarg, 1ull << 40, &v)) return 2; o->print_index = (long long)v; break;
-		case 'o': o->out = optarg; break;
-		case 'a': o->arches = optarg; break;
-		case 'm': o->mutate = true; break;
-		case 'h': usage(stdout); return 1;
-		default: usage(stderr); return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "jitunwind fuzz-cfi: unexpected argument '%s'\n", argv[optind]);
-		return 2;
-	}
-	if (!o->time_s && !o->ncases)
-		o->time_s = 60;
-	return 0;
-}
-
-static void set_unwinders(struct hx_opts *o, char *names, size_t len, const char *arch, bool machine)
+/* o's unwinders: the arch's (machine: this machine's defaults), their
+ * names in list, o pointing into copy */
+static void set_unwinders(struct hx_opts *o, char *list, char *copy, size_t len, const char *arch, bool machine)
 {
 	memset(o, 0, sizeof(*o));
 	if (machine)
-		hx_column_defaults(arch, names, len);
+		hx_column_defaults(arch, list, len);
 	else
-		hx_column_list(arch, names, len);
-	static char copy[2][256];
-	static int which;
-	char *buf = copy[which++ & 1];
-	snprintf(buf, sizeof(copy[0]), "%s", names);
-	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && o->nuw < HX_MAX_UW; t = strtok_r(NULL, ",", &save))
+		hx_column_list(arch, list, len);
+	snprintf(copy, len, "%s", list);
+	for (char *save = NULL, *t = strtok_r(copy, ",", &save); t && o->nuw < HX_MAX_UW; t = strtok_r(NULL, ",", &save))
 		o->unwinders[o->nuw++] = t;
 }
 
@@ -1655,41 +773,56 @@ static int scratch_dir(char *dir, size_t len)
 	return mkdtemp(dir) ? 0 : -1;
 }
 
-static int run_here(struct fz_opts *o, const struct tr_arch *arch)
+/* One arch here, in x (zeroed, its scratch allocated) */
+static int run_ctx(struct fz_ctx *x, const struct fz_opts *o, const struct tr_arch *arch)
 {
-	static struct fz_ctx x;
-	memset(&x, 0, sizeof(x));
-	x.o = *o;
-	x.arch = arch;
+	x->o = *o;
+	x->arch = arch;
 	const char *plant = getenv("JU_FUZZ_PLANT");
-	x.plant = plant && !strcmp(plant, "cfa");
-	set_unwinders(&x.fuzz_uw, x.fuzz_names, sizeof(x.fuzz_names), arch->facts->name, false);
-	set_unwinders(&x.final_uw, x.final_names, sizeof(x.final_names), arch->facts->name, true);
-	if (scratch_dir(x.dir, sizeof(x.dir))) {
-		fprintf(stderr, "jitunwind fuzz-cfi: mkdtemp %s: %s\n", x.dir, strerror(errno));
+	x->plant = plant && !strcmp(plant, "cfa");
+	set_unwinders(&x->fuzz_uw, x->fuzz_names, x->fuzz_copy, sizeof(x->fuzz_names), arch->facts->name, false);
+	set_unwinders(&x->final_uw, x->final_names, x->final_copy, sizeof(x->final_names), arch->facts->name, true);
+	if (scratch_dir(x->dir, sizeof(x->dir))) {
+		fprintf(stderr, "jitunwind fuzz-cfi: mkdtemp %s: %s\n", x->dir, strerror(errno));
 		return 2;
 	}
-	x.next_chunk = mmap(NULL, sizeof(*x.next_chunk), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (x.next_chunk == MAP_FAILED) {
+	x->next_chunk = mmap(NULL, sizeof(*x->next_chunk), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (x->next_chunk == MAP_FAILED) {
 		fprintf(stderr, "jitunwind fuzz-cfi: mmap: %s\n", strerror(errno));
-		rmdir(x.dir);
+		rmdir(x->dir);
 		return 2;
 	}
-	x.t0 = now();
-	x.deadline = o->time_s > 0 ? x.t0 + o->time_s : 0;
-	int rc = o->print_index >= 0 ? print_case(&x, (uint64_t)o->print_index) : fuzz_arch(&x);
-	munmap((void *)x.next_chunk, sizeof(*x.next_chunk));
-	clean_dir(x.dir);
-	rmdir(x.dir);
+	x->t0 = fz_now();
+	x->deadline = o->time_s > 0 ? x->t0 + o->time_s : 0;
+	int rc = o->print_index >= 0 ? print_case(x, (uint64_t)o->print_index) : fuzz_arch(x);
+	munmap((void *)x->next_chunk, sizeof(*x->next_chunk));
+	if (x->slots)
+		munmap(x->slots, FZ_CHUNK * sizeof(*x->slots));
+	fz_clean_dir(x->dir);
+	rmdir(x->dir);
 	return rc;
 }
 
-int hx_fuzzcfi_main(int argc, char **argv)
+static int run_here(struct fz_opts *o, const struct tr_arch *arch)
 {
-	struct fz_opts o;
-	int rc = parse_opts(argc, argv, &o);
-	if (rc)
-		return rc == 1 ? 0 : rc;
+	struct fz_ctx *x = calloc(1, sizeof(*x));
+	if (!x || !(x->scr = calloc(1, sizeof(*x->scr)))) {
+		fprintf(stderr, "jitunwind fuzz-cfi: out of memory\n");
+		free(x);
+		return 2;
+	}
+	int rc = run_ctx(x, o, arch);
+	free(x->scr);
+	free(x);
+	return rc;
+}
+
+int hx_fuzzcfi_run(const struct fz_opts *opts, int argc, char **argv)
+{
+	struct fz_opts o = *opts;
+	int rc;
+	if (!o.time_s && !o.ncases)
+		o.time_s = 60;
 	const struct tr_arch *host = tr_arch_host();
 	char list[64];
 	snprintf(list, sizeof(list), "%s", o.arches ? o.arches : host ? host->facts->name : "");

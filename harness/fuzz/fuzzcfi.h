@@ -145,6 +145,23 @@ const char *hx_fz_enc_name(uint8_t enc, char *buf, size_t len);
 /* The op as a [code] line (register names of g's arch). */
 void hx_fz_op_line(const struct tr_arch *a, const struct tr_op *op, char *buf, size_t len);
 
-int hx_fuzzcfi_main(int argc, char **argv);
+/* The settings of one fuzz-cfi run (the CLI fills them: harness/cli/fuzzcmd.c). */
+struct fz_opts {
+	uint64_t seed;
+	double time_s;             /* 0: no limit */
+	uint64_t ncases;           /* 0: until the time is up */
+	int jobs;
+	const char *out;
+	bool mutate;
+	int min_runs;              /* runs a minimization may spend */
+	int per_sig;               /* findings minimized per signature */
+	long long print_index;     /* --print I, else -1 */
+	const char *arches;        /* --arch LIST, NULL: this machine's */
+};
+
+/* Fuzz every arch of o->arches (another arch: its own build, run with argv,
+ * the command line, and this arch's share of the time).  0 nothing found,
+ * 1 findings written, 2 bad input, 77 nothing could run. */
+int hx_fuzzcfi_run(const struct fz_opts *o, int argc, char **argv);
 
 #endif

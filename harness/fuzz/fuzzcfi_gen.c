@@ -532,6 +532,32 @@ int hx_fz_exec_ops(const struct hx_fz_gen *g, struct tr_op *out, size_t *n, char
 	return 0;
 }
 
+/* the rows of the dead ops up to last, from ops and f (work space) */
+static int dead_rows(const struct hx_fz_gen *g, const struct tr_func *truth, size_t last, struct tr_op *ops,
+		     struct tr_func *fp, struct tr_row *rows, bool *dead, char *err, size_t errlen)
+{
+	size_t n = 0;
+	if (hx_fz_exec_ops(g, ops, &n, err, errlen))
+		return -1;
+	for (size_t i = 0; i <= last; i++)
+		if (g->place[i] == HX_FZ_DEAD)
+			ops[i] = g->ops[i];
+	if (tr_emit(g->arch, ops, last + 1, fp, err, errlen))
+		return -1;
+	for (size_t i = 0; i <= last && i < truth->nrows; i++) {
+		if (g->place[i] != HX_FZ_DEAD)
+			continue;
+		if (fp->rows[i].offset != truth->rows[i].offset) {
+			snprintf(err, errlen, "internal: dead op %zu at 0x%x, in the code at 0x%x", i,
+				 fp->rows[i].offset, truth->rows[i].offset);
+			return -1;
+		}
+		rows[i] = fp->rows[i];
+		dead[i] = true;
+	}
+	return 0;
+}
+
 int hx_fz_cfi_rows(const struct hx_fz_gen *g, const struct tr_func *truth, struct tr_row *rows,
 		   bool *dead, char *err, size_t errlen)
 {
@@ -549,26 +575,12 @@ int hx_fz_cfi_rows(const struct hx_fz_gen *g, const struct tr_func *truth, struc
 	if (!any)
 		return 0;
 	/* the skipped block's own rows: the prefix up to its end, dead ops real */
-	static struct tr_op ops[HX_FZ_MAX_OPS];
-	static struct tr_func f;
-	size_t n = 0;
-	if (hx_fz_exec_ops(g, ops, &n, err, errlen))
+	struct { struct tr_op ops[HX_FZ_MAX_OPS]; struct tr_func f; } *w = calloc(1, sizeof(*w));
+	if (!w) {
+		snprintf(err, errlen, "out of memory");
 		return -1;
-	for (size_t i = 0; i <= last; i++)
-		if (g->place[i] == HX_FZ_DEAD)
-			ops[i] = g->ops[i];
-	if (tr_emit(g->arch, ops, last + 1, &f, err, errlen))
-		return -1;
-	for (size_t i = 0; i <= last && i < truth->nrows; i++) {
-		if (g->place[i] != HX_FZ_DEAD)
-			continue;
-		if (f.rows[i].offset != truth->rows[i].offset) {
-			snprintf(err, errlen, "internal: dead op %zu at 0x%x, in the code at 0x%x", i,
-				 f.rows[i].offset, truth->rows[i].offset);
-			return -1;
-		}
-		rows[i] = f.rows[i];
-		dead[i] = true;
 	}
-	return 0;
+	int rc = dead_rows(g, truth, last, w->ops, &w->f, rows, dead, err, errlen);
+	free(w);
+	return rc;
 }

@@ -4,6 +4,7 @@
 #include <dwarf.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness/fuzz/fuzzcfi.h"
@@ -163,21 +164,29 @@ static void unwind_section(struct out *o, const struct hx_fz_gen *g, const struc
 		o_printf(o, "eh_frame = unaligned\n");
 }
 
-int hx_fz_case_text(struct hx_fz_gen *g, const char *name, const char *about, const char *expect_text,
-		    char *buf, size_t cap, uint64_t *features, char *err, size_t errlen)
+/* the work space of one call (tens of kB: not on the stack) */
+struct text_work {
+	struct tr_op ops[HX_FZ_MAX_OPS];
+	struct tr_func truth;
+	struct hx_fz_prog prog;
+	struct hx_fz_gen copy;
+};
+
+static int case_text(struct text_work *w, struct hx_fz_gen *g, const char *name, const char *about,
+		     const char *expect_text, char *buf, size_t cap, uint64_t *features, char *err, size_t errlen)
 {
-	static struct tr_op ops[HX_FZ_MAX_OPS];
-	static struct tr_func truth;
-	static struct hx_fz_prog prog;
+	struct tr_op *ops = w->ops;
+	struct tr_func *truth = &w->truth;
+	struct hx_fz_prog *prog = &w->prog;
 	size_t n;
-	if (hx_fz_exec_ops(g, ops, &n, err, errlen) || tr_emit(g->arch, ops, n, &truth, err, errlen) ||
-	    hx_fz_encode(g, &truth, &prog, err, errlen))
+	if (hx_fz_exec_ops(g, ops, &n, err, errlen) || tr_emit(g->arch, ops, n, truth, err, errlen) ||
+	    hx_fz_encode(g, truth, prog, err, errlen))
 		return -1;
-	bool call = truth.ret_off >= 0;
+	bool call = truth->ret_off >= 0;
 	struct out o = { .p = buf, .cap = cap };
 	o_printf(&o, "[case]\nname  = %s\narch  = %s\nabout = %s\n", name, g->arch->facts->name, about);
 	code_section(&o, g, ops);
-	unwind_section(&o, g, &prog);
+	unwind_section(&o, g, prog);
 	o_printf(&o, "\n[sample]\nat = every-insn%s\n", call ? ", in-callee" : "");
 	if (g->depth > 1)
 		o_printf(&o, "depth = %d\n", g->depth);
@@ -196,22 +205,40 @@ int hx_fz_case_text(struct hx_fz_gen *g, const char *name, const char *about, co
 		return -1;
 	}
 	if (features)
-		*features = prog.features | case_features(g);
+		*features = prog->features | case_features(g);
 	return 0;
+}
+
+int hx_fz_case_text(struct hx_fz_gen *g, const char *name, const char *about, const char *expect_text,
+		    char *buf, size_t cap, uint64_t *features, char *err, size_t errlen)
+{
+	struct text_work *w = calloc(1, sizeof(*w));
+	if (!w) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	int rc = case_text(w, g, name, about, expect_text, buf, cap, features, err, errlen);
+	free(w);
+	return rc;
 }
 
 int hx_fz_program(struct hx_fz_gen *g, bool plain, struct hx_fz_prog *p, char *err, size_t errlen)
 {
-	static struct tr_op ops[HX_FZ_MAX_OPS];
-	static struct tr_func truth;
-	static struct hx_fz_gen copy;
+	struct text_work *w = calloc(1, sizeof(*w));
 	size_t n;
-	if (hx_fz_exec_ops(g, ops, &n, err, errlen) || tr_emit(g->arch, ops, n, &truth, err, errlen))
-		return -1;
-	if (!plain)
-		return hx_fz_encode(g, &truth, p, err, errlen);
-	copy = *g;
-	copy.ndel = 0;
-	copy.mut.kind = HX_FZ_MUT_NONE;
-	return hx_fz_encode(&copy, &truth, p, err, errlen);
+	int rc = -1;
+	if (!w)
+		snprintf(err, errlen, "out of memory");
+	else if (hx_fz_exec_ops(g, w->ops, &n, err, errlen) || tr_emit(g->arch, w->ops, n, &w->truth, err, errlen))
+		rc = -1;
+	else if (!plain)
+		rc = hx_fz_encode(g, &w->truth, p, err, errlen);
+	else {
+		w->copy = *g;
+		w->copy.ndel = 0;
+		w->copy.mut.kind = HX_FZ_MUT_NONE;
+		rc = hx_fz_encode(&w->copy, &w->truth, p, err, errlen);
+	}
+	free(w);
+	return rc;
 }

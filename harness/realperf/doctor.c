@@ -17,7 +17,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <linux/perf_event.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -69,29 +68,6 @@ struct dr {
 	int nprobes;
 	char probe_skip[300];
 };
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: jitunwind doctor [--perf CMD] [--json FILE] [--jitdump-dir DIR] [--no-probe]\n"
-		"  What this machine's perf will do with JIT code.  Facts, each with how it was found:\n"
-		"  perf's version and DWARF engine (perf version --build-options), whether\n"
-		"  perf_event_open works (kernel.perf_event_paranoid, CAP_PERFMON/CAP_SYS_ADMIN,\n"
-		"  container), the jitdump directory (writable, noexec: a JIT's PROT_EXEC marker mmap\n"
-		"  fails there), the build-id cache, addr2line (libbfd, llvm or the external one),\n"
-		"  perf record -k 1 (the CLOCK_MONOTONIC time perf inject -j needs).  Then the\n"
-		"  pitfalls of this perf's generation, one line each with what to do, and a probe:\n"
-		"  perf-check's record, inject -j and script of a CPython-shaped trampoline with CFI\n"
-		"  and one without, in dwarf and fp mode: do JIT names show, do chains reach the\n"
-		"  anchor at the callee, and if not which step lost them (record, inject, the .so's\n"
-		"  symbols, the unwinder).\n"
-		"  --perf CMD         the perf to ask (default perf on PATH; may carry arguments)\n"
-		"  --json FILE        write the facts, pitfalls and probe as JSON\n"
-		"  --jitdump-dir DIR  where the JIT writes jit-<pid>.dump (default /tmp, as CPython)\n"
-		"  --no-probe         facts and pitfalls only (no perf record of the cases)\n"
-		"exit: 0 all well, 1 a pitfall applies (named), 2 bad usage (a --perf command that\n"
-		"      cannot be run), 77 perf cannot work here (why)\n");
-}
 
 static struct dr_fact *fact(struct dr *d, const char *name, const char *how)
 {
@@ -180,22 +156,11 @@ static int fact_perf(struct dr *d)
 static int fact_events(struct dr *d)
 {
 	struct dr_fact *f = fact(d, "perf_event_open", "perf_event_open(cpu-clock, this process, user only)");
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_CPU_CLOCK;
-	a.sample_period = 100000;
-	a.disabled = 1;
-	a.exclude_kernel = 1;
-	a.exclude_hv = 1;
-	int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd >= 0) {
-		close(fd);
+	int e = hx_perf_event_probe();
+	if (!e) {
 		snprintf(f->value, sizeof(f->value), "works");
 		return 0;
 	}
-	int e = errno;
 	snprintf(f->value, sizeof(f->value), "refused: %s", strerror(e));
 	f->bad = true;
 	if (!d->unusable[0])        /* the first reason stands: perf itself failing comes before */
@@ -673,34 +638,6 @@ static int write_json(const struct dr *d, int rc)
 
 /* ---- main ---- */
 
-/* 0 go on, 1 help printed, 2 bad usage */
-static int parse_opts(struct dr *d, int argc, char **argv, bool *probe)
-{
-	static const struct option lo[] = {
-		{ "perf", required_argument, 0, 'f' }, { "json", required_argument, 0, 'j' },
-		{ "jitdump-dir", required_argument, 0, 'd' }, { "no-probe", no_argument, 0, 'n' },
-		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
-	};
-	optind = 1;
-	int ch;
-	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (ch) {
-		case 'f': hx_perf_set_cmd(optarg); d->perf_given = true; break;
-		case 'j': d->json = optarg; break;
-		case 'd': d->dump_dir = optarg; break;
-		case 'n': *probe = false; break;
-		case 'h': usage(stdout); return 1;
-		default: usage(stderr); return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "jitunwind doctor: unexpected argument '%s'\n", argv[optind]);
-		usage(stderr);
-		return 2;
-	}
-	return 0;
-}
-
 /* the facts in order; 0, 2 or 77 (perf cannot work) */
 static int gather(struct dr *d)
 {
@@ -721,20 +658,19 @@ static int gather(struct dr *d)
 	return fact_k1(d);
 }
 
-int hx_doctor_main(int argc, char **argv, const char *cases_dir)
+int hx_doctor_run(const struct hx_doctor_opts *o)
 {
 	struct dr *d = calloc(1, sizeof(*d));
 	if (!d)
 		return 2;
-	d->dump_dir = "/tmp";
-	d->cases_dir = cases_dir;
-	bool probe = true;
-	int rc = parse_opts(d, argc, argv, &probe);
-	if (rc) {
-		free(d);
-		return rc == 1 ? 0 : 2;
-	}
-	rc = gather(d);
+	d->dump_dir = o->dump_dir;
+	d->cases_dir = o->cases_dir;
+	d->json = o->json;
+	d->perf_given = o->perf_cmd != NULL;
+	if (o->perf_cmd)
+		hx_perf_set_cmd(o->perf_cmd);
+	bool probe = o->probe;
+	int rc = gather(d);
 	if (rc == 2) {
 		fprintf(stderr, "jitunwind doctor: %s\n", d->unusable);
 	} else {

@@ -4,10 +4,19 @@
 #ifndef HX_DOCTOR_H
 #define HX_DOCTOR_H
 
-/* argv[0] is "doctor"; cases_dir: where the host arch's cases are (the
- * probe's cases are taken from it).  Exit codes: 0 all well, 1 a pitfall
- * applies (named), 2 bad usage (a --perf command that cannot be run),
- * 77 perf cannot work here (why). */
-int hx_doctor_main(int argc, char **argv, const char *cases_dir);
+#include <stdbool.h>
+
+/* The settings of one doctor run (the CLI fills them: harness/cli/realperfcmd.c). */
+struct hx_doctor_opts {
+	const char *perf_cmd;       /* the perf to ask, NULL: perf on PATH */
+	const char *json;           /* write the report as JSON there, or NULL */
+	const char *dump_dir;       /* where the JIT writes jit-<pid>.dump */
+	bool probe;                 /* record the probe's cases (else facts and pitfalls only) */
+	const char *cases_dir;      /* where the host arch's cases are (the probe's are taken from it) */
+};
+
+/* 0 all well, 1 a pitfall applies (named), 2 a --perf command that cannot
+ * be run, 77 perf cannot work here (why). */
+int hx_doctor_run(const struct hx_doctor_opts *o);
 
 #endif

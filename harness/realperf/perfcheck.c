@@ -23,7 +23,6 @@
 #include "unwinders/unwind.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <glob.h>
 #include <libgen.h>
 #include <linux/perf_event.h>
@@ -41,116 +40,6 @@ static double pk_now(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: jitunwind perf-check [--json FILE] [--perf CMD] [--modes dwarf,fp] [--stack-size N]\n"
-		"                            [--spin-us N] [--period-us N] [--min-agreement PCT]\n"
-		"                            [--perf-profile P] [--emulation U] [--jitdump-dir DIR] [PATH...]\n"
-		"  perf record the cases (default cases/<host arch>) while the capture spins at every sample\n"
-		"  point, in --call-graph dwarf and fp mode; perf inject -j, perf script; judge every perf\n"
-		"  sample at a spin point against the truth and against jitunwind's emulation of that perf.\n"
-		"  --json FILE          write the report as JSON\n"
-		"  --perf CMD           the perf to run (default perf on PATH)\n"
-		"  --modes LIST         dwarf, fp or both (default dwarf,fp)\n"
-		"  --stack-size N       DWARF dump size (perf --call-graph dwarf,N; default 8192)\n"
-		"  --spin-us N          CPU time the child spins at each point (default 500)\n"
-		"  --period-us N        cpu-clock sample period (default 100)\n"
-		"  --min-agreement PCT  agreement with the emulation each mode needs (default 99)\n"
-		"  --perf-profile P     the emulation's perf profile (default: current for perf >= 6, else 5.x-0x40)\n"
-		"  --emulation U        dwarf mode's emulation (default: the perf build's engine, libunwind or libdw)\n"
-		"  --jitdump-dir DIR    where the cases write their jitdumps (default /tmp, as CPython)\n"
-		"exit: 0 every point sampled and agreement reached, 1 not, 2 bad usage or input,\n"
-		"      77 no perf or perf_event_open refused\n");
-}
-
-static int parse_int(const char *opt, const char *v, int lo, int hi, int mult, int *out)
-{
-	char *end;
-	long x = strtol(v, &end, 10);
-	if (*end || x < lo || x > hi || x % mult) {
-		fprintf(stderr, "jitunwind perf-check: %s %s: expected %s%d..%d\n", opt, v,
-			mult > 1 ? "a multiple of 8 in " : "", lo, hi);
-		return -1;
-	}
-	*out = (int)x;
-	return 0;
-}
-
-static int parse_modes(struct pk_opts *o, const char *list)
-{
-	char buf[64];
-	snprintf(buf, sizeof(buf), "%s", list);
-	o->mode_on[PK_DWARF] = o->mode_on[PK_FP] = false;
-	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		int m = PK_NMODES;
-		while (m > 0 && strcmp(t, pk_mode_names[m - 1]))
-			m--;
-		m--;
-		if (m < 0) {
-			fprintf(stderr, "jitunwind perf-check: --modes %s: expected dwarf, fp or dwarf,fp\n", list);
-			return -1;
-		}
-		o->mode_on[m] = true;
-	}
-	return o->mode_on[PK_DWARF] || o->mode_on[PK_FP] ? 0 : -1;
-}
-
-/* 0, 1 help printed, 2 usage error */
-static int parse_opts(int argc, char **argv, struct pk_opts *o)
-{
-	static const struct option lo[] = {
-		{ "json", required_argument, 0, 'j' }, { "perf", required_argument, 0, 'f' },
-		{ "modes", required_argument, 0, 'm' }, { "stack-size", required_argument, 0, 's' },
-		{ "spin-us", required_argument, 0, 'S' }, { "period-us", required_argument, 0, 'p' },
-		{ "min-agreement", required_argument, 0, 'a' }, { "perf-profile", required_argument, 0, 'P' },
-		{ "emulation", required_argument, 0, 'e' }, { "jitdump-dir", required_argument, 0, 'd' },
-		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
-	};
-	*o = (struct pk_opts){ .mode_on = { true, true }, .stack_size = 8192, .spin_us = 500,
-			       .period_us = 100, .min_agree = 99.0, .dump_dir = "/tmp" };
-	optind = 1;
-	int ch;
-	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		char *end;
-		switch (ch) {
-		case 'j': o->json = optarg; break;
-		case 'f': hx_perf_set_cmd(optarg); break;
-		case 'm': if (parse_modes(o, optarg)) return 2; break;
-		case 's': if (parse_int("--stack-size", optarg, 8, 65528, 8, &o->stack_size)) return 2; break;
-		case 'S': if (parse_int("--spin-us", optarg, 100, 100000, 1, &o->spin_us)) return 2; break;
-		case 'p': if (parse_int("--period-us", optarg, 10, 10000, 1, &o->period_us)) return 2; break;
-		case 'a':
-			o->min_agree = strtod(optarg, &end);
-			if (*end || o->min_agree < 0 || o->min_agree > 100) {
-				fprintf(stderr, "jitunwind perf-check: --min-agreement %s: expected 0..100\n", optarg);
-				return 2;
-			}
-			break;
-		case 'P':
-			if (pv_profile_parse(optarg, &o->profile)) {
-				fprintf(stderr, "jitunwind perf-check: --perf-profile %s: expected current, v6.1 or 5.x-0x40\n", optarg);
-				return 2;
-			}
-			o->profile_set = true;
-			break;
-		case 'e':
-			if (!hx_column_by_name(optarg)) {
-				fprintf(stderr, "jitunwind perf-check: --emulation %s: no such unwinder\n", optarg);
-				return 2;
-			}
-			o->emulation = optarg;
-			break;
-		case 'd': o->dump_dir = optarg; break;
-		case 'h': usage(stdout); return 1;
-		default: usage(stderr); return 2;
-		}
-	}
-	o->paths = argv + optind;
-	o->npaths = argc - optind;
-	return 0;
 }
 
 /* Every case must load (else exit 2 before perf runs); another arch's is refused. */
@@ -197,8 +86,7 @@ static int check_cases(const struct pk_opts *o, const char *arch)
 	return cs || rc ? rc : 2;
 }
 
-/* perf_event_open as perf record will ask for it: refused is a skip */
-static int probe_event(char *why, size_t wl)
+int hx_perf_event_probe(void)
 {
 	struct perf_event_attr a;
 	memset(&a, 0, sizeof(a));
@@ -210,11 +98,18 @@ static int probe_event(char *why, size_t wl)
 	a.exclude_kernel = 1;
 	a.exclude_hv = 1;
 	int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd >= 0) {
-		close(fd);
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+/* perf_event_open as perf record will ask for it: refused is a skip */
+static int probe_event(char *why, size_t wl)
+{
+	int e = hx_perf_event_probe();
+	if (!e)
 		return 0;
-	}
-	int e = errno;
 	snprintf(why, wl, "perf_event_open refused a cpu-clock event: %s%s", strerror(e),
 		 e == EACCES || e == EPERM ? " (kernel.perf_event_paranoid)" :
 		 e == ENOSYS ? " (no perf events here, e.g. under qemu-user)" : "");
@@ -656,11 +551,12 @@ static void pk_free(struct pk *k)
 }
 
 /* What must hold before perf runs: cases load, perf runs, events open. */
-static int pk_setup(struct pk *k, int argc, char **argv, char *skip, size_t sl)
+static int pk_setup(struct pk *k, const struct pk_opts *o, char *skip, size_t sl)
 {
-	int rc = parse_opts(argc, argv, &k->o);
-	if (rc)
-		return rc == 1 ? -1 : 2;
+	int rc;
+	k->o = *o;
+	if (o->perf_cmd)
+		hx_perf_set_cmd(o->perf_cmd);
 	const char *arch = tr_arch_host() ? tr_arch_host()->facts->name : "unknown";
 	if ((rc = check_cases(&k->o, arch)))
 		return rc;
@@ -681,19 +577,19 @@ static int pk_setup(struct pk *k, int argc, char **argv, char *skip, size_t sl)
 	return 0;
 }
 
-int hx_perfcheck_main(int argc, char **argv)
+int hx_perfcheck_run(const struct pk_opts *o)
 {
 	double t0 = pk_now();
 	struct pk *k = calloc(1, sizeof(*k));
 	if (!k)
 		return 2;
 	char skip[600];
-	int rc = pk_setup(k, argc, argv, skip, sizeof(skip));
+	int rc = pk_setup(k, o, skip, sizeof(skip));
 	if (rc == 77)
 		printf("jitunwind perf-check: skip: %s\n", skip);
 	if (rc) {
 		pk_free(k);
-		return rc < 0 ? 0 : rc;
+		return rc;
 	}
 	printf("perf-check: perf %s ('%s', DWARF engine %s); cpu-clock every %d us, %d us of CPU per spin point\n",
 	       k->perf->version, hx_perf_cmd(), k->perf->engine, k->o.period_us, k->o.spin_us);
@@ -768,14 +664,20 @@ int hx_perfcheck_probe(const char *case_path, const char *dump_dir, const char *
 	struct pk *k = calloc(1, sizeof(*k));
 	if (!k)
 		return -ENOMEM;
-	char *av[] = { (char *)"perf-check", (char *)"--modes", (char *)mode, (char *)"--jitdump-dir",
-		       (char *)dump_dir, (char *)case_path, NULL };
-	int rc = pk_setup(k, (int)(sizeof(av) / sizeof(av[0])) - 1, av, why, wl);
+	struct pk_opts o = PK_OPTS_DEFAULTS;
+	char *paths[] = { (char *)case_path };
+	bool fp = !strcmp(mode, pk_mode_names[PK_FP]);
+	o.mode_on[PK_DWARF] = !fp;
+	o.mode_on[PK_FP] = fp;
+	o.dump_dir = dump_dir;
+	o.paths = paths;
+	o.npaths = 1;
+	int rc = pk_setup(k, &o, why, wl);
 	if (rc) {
 		if (rc != 77)
 			snprintf(why, wl, "perf-check could not start on %s (exit %d)", case_path, rc);
 		pk_free(k);
-		return rc < 0 ? 2 : rc;
+		return rc;
 	}
 	k->o.names = true;
 	struct pk_run *r = &k->runs[k->nruns++];

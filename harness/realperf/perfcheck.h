@@ -5,13 +5,41 @@
 #ifndef HX_PERFCHECK_H
 #define HX_PERFCHECK_H
 
-/* argv[0] is "perf-check".  Exit codes: 0 every sample point got perf
- * samples and agreement reached --min-agreement in every mode, 1 it did not
- * (or a perf step failed), 2 bad usage or input, 77 no perf or
- * perf_event_open refused (the reason printed). */
-int hx_perfcheck_main(int argc, char **argv);
-
+#include <stdbool.h>
 #include <stddef.h>
+
+#include "unwinders/model/perfview.h"
+
+enum pk_mode { PK_DWARF, PK_FP, PK_NMODES };
+
+/* The settings of one perf-check (the CLI fills them: harness/cli/realperfcmd.c). */
+struct pk_opts {
+	const char *json;
+	const char *perf_cmd;           /* the perf to run, NULL: perf on PATH */
+	bool mode_on[PK_NMODES];
+	int stack_size, spin_us, period_us;
+	double min_agree;
+	bool profile_set;
+	enum pv_profile profile;
+	const char *emulation;          /* dwarf mode's emulation, when not the perf build's engine */
+	const char *dump_dir;           /* where the jitdumps go (perf inject writes the .so files there) */
+	bool names;                     /* also read the symbols perf script prints for JIT frames (doctor) */
+	char **paths;
+	int npaths;
+};
+
+/* perf-check's defaults (its option table shows and applies the same) */
+#define PK_OPTS_DEFAULTS { .mode_on = { true, true }, .stack_size = 8192, .spin_us = 500, .period_us = 100, \
+			   .min_agree = 99.0, .dump_dir = "/tmp" }
+
+/* 0 every sample point got perf samples and agreement reached min_agree in
+ * every mode, 1 it did not (or a perf step failed), 2 bad input, 77 no perf
+ * or perf_event_open refused (the reason printed). */
+int hx_perfcheck_run(const struct pk_opts *o);
+
+/* perf_event_open of a user-space cpu-clock event of this process, as perf
+ * record asks for it: 0, or the errno it was refused with. */
+int hx_perf_event_probe(void);
 
 /* perf-check of one case in one mode, summed up for `doctor`. */
 struct hx_pk_probe {

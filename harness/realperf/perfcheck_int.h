@@ -3,6 +3,7 @@
 #ifndef HX_PERFCHECK_INT_H
 #define HX_PERFCHECK_INT_H
 
+#include "harness/realperf/perfcheck.h"
 #include "harness/capture/samples.h"
 #include "harness/realperf/perfrun.h"
 #include "harness/run/judge.h"
@@ -15,25 +16,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum pk_mode { PK_DWARF, PK_FP, PK_NMODES };
 /* perf's --call-graph modes; fp mode's chain is the kernel's walk, which the
  * `fp` unwinder emulates (dwarf mode's emulation is the perf build's engine) */
 static const char *const pk_mode_names[] __attribute__((unused)) = { "dwarf", "fp" };
 static const char *const pk_fp_emulation __attribute__((unused)) = "fp";
-
-struct pk_opts {
-	const char *json;
-	bool mode_on[PK_NMODES];
-	int stack_size, spin_us, period_us;
-	double min_agree;
-	bool profile_set;
-	enum pv_profile profile;
-	const char *emulation;          /* dwarf mode's emulation, when not the perf build's engine */
-	const char *dump_dir;           /* where the jitdumps go (perf inject writes the .so files there) */
-	bool names;                     /* also read the symbols perf script prints for JIT frames (doctor) */
-	char **paths;
-	int npaths;
-};
 
 struct pk_point {
 	const struct hx_sample_res *sr; /* the replay: where, truth, the emulation's chain */

@@ -4,7 +4,8 @@
  * replay in time order against perf's view built at the end of the
  * recording; a sample any of whose frames resolves differently in the tree
  * as it stood at its own time (a stale or not-yet-made map) replays again
- * against a view built at that time. */
+ * against a view built at that time.  The recording is read by
+ * realreplay_read.c, the report written by realreplay_report.c. */
 #include "harness/run/realreplay.h"
 #include "harness/run/session.h"
 #include "harness/run/realreplay_int.h"
@@ -14,7 +15,6 @@
 #include "harness/run/cfarow.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,329 +28,7 @@
 
 #define RR_CTX_USER 0xfffffffffffffe00ull   /* PERF_CONTEXT_USER */
 #define RR_CTX_MAX 0xfffffffffffff001ull    /* callchain context markers are >= this */
-#define RR_PMAP_MAX_LINES 10000000          /* bound on a perf map's lines */
-#define RR_RELEASE (16u << 20)              /* file bytes read before their pages are dropped */
 #define RR_RELEASE_STEP (1u << 20)          /* in the replay, once past this much */
-
-bool hx_is_perf_data(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char m[8];
-	bool yes = f && fread(m, 1, 8, f) == 8 && (!memcmp(m, "PERFILE2", 8) || !memcmp(m, "2ELIFREP", 8));
-	if (f)
-		fclose(f);
-	return yes;
-}
-
-static char *with_symfs(const struct rr *r, const char *p)
-{
-	char *s = NULL;
-	if (r->symfs && p[0] == '/') {
-		if (asprintf(&s, "%s%s", r->symfs, p) < 0)
-			s = NULL;
-	} else {
-		s = strdup(p);
-	}
-	return s;
-}
-
-/* jitted-<pid>-<index>.so: a map `perf inject -j` added for a CODE_LOAD */
-static bool is_injected(const char *path)
-{
-	const char *b = strrchr(path, '/');
-	unsigned pid;
-	unsigned long long idx;
-	int n = 0;
-	return sscanf(b ? b + 1 : path, "jitted-%u-%llu.so%n", &pid, &idx, &n) == 2 && n > 0 &&
-	       (b ? b + 1 : path)[n] == 0;
-}
-
-/* jit-<pid>.dump: the marker perf inject -j opens the dump through */
-static bool is_marker(const char *path)
-{
-	const char *b = strrchr(path, '/');
-	unsigned pid;
-	char tail[8];
-	return b && sscanf(b + 1, "jit-%u.dump%7s", &pid, tail) == 1;
-}
-
-static int add_dump(struct rr *r, const char *recorded)
-{
-	for (size_t i = 0; i < r->ndumps; i++)
-		if (!strcmp(r->recorded[i], recorded))
-			return 0;
-	if (r->ndumps == RR_MAX_DUMPS) {
-		snprintf(r->err, sizeof(r->err), "%s: more than %d jitdumps", recorded, RR_MAX_DUMPS);
-		return -1;
-	}
-	size_t i = r->ndumps;
-	char *real = with_symfs(r, recorded);
-	struct ju_err je;
-	if (!real || jd_open(&r->jd[i], real, &je)) {
-		snprintf(r->err, sizeof(r->err), "%s: offset 0x%" PRIx64 ": %s", real ? real : recorded,
-			 je.offset, je.msg);
-		free(real);
-		return -1;
-	}
-	r->dump_path[i] = real;
-	r->recorded[i] = strdup(recorded);
-	/* perf names the jitted .so files after the dump's directory as recorded */
-	const char *sl = strrchr(recorded, '/');
-	r->dump_dir[i] = sl ? strndup(recorded, sl == recorded ? 1 : (size_t)(sl - recorded)) : strdup(".");
-	r->ndumps++;
-	return 0;
-}
-
-static int note_seq(struct rr *r, bool jit)
-{
-	size_t seq = r->mt.n - 1;
-	if (seq >= r->is_jit_cap) {
-		size_t cap = r->is_jit_cap ? r->is_jit_cap * 2 : 256;
-		while (cap <= seq)
-			cap *= 2;
-		uint8_t *p = realloc(r->is_jit, cap);
-		if (!p)
-			return -ENOMEM;
-		r->is_jit = p;
-		r->is_jit_cap = cap;
-	}
-	r->is_jit[seq] = jit;
-	return 0;
-}
-
-static int on_event(struct rr *r, const struct pd_event *ev, const char *const *dumps, int ndumps)
-{
-	int rc = 0;
-	if (ev->type == PD_REC_MMAP || ev->type == PD_REC_MMAP2) {
-		const struct pd_mmap2 *m = &ev->mmap;
-		uint32_t prot = ev->type == PD_REC_MMAP2 ? m->prot :
-				(ev->misc & PD_MISC_MMAP_DATA) ? 1u : 5u;
-		if (!m->len)
-			return 0;
-		/* an injected recording: the loads come from the dump, at the
-		 * same timestamps perf inject gave these maps */
-		if (is_injected(m->filename)) {
-			r->ninjected++;
-			/* perf inject drops the marker: the dump is jit-<pid>.dump
-			 * where perf inject wrote the .so files */
-			char dp[PD_PATH_MAX + 32];
-			const char *sl = strrchr(m->filename, '/');
-			snprintf(dp, sizeof(dp), "%.*sjit-%u.dump", sl ? (int)(sl - m->filename + 1) : 0,
-				 m->filename, m->pid);
-			if (!ndumps && add_dump(r, dp))
-				return -1;
-			return 0;
-		}
-		rc = mt_add_mmap(&r->mt, m->pid, m->start, m->len, m->pgoff, prot, m->filename, ev->time);
-		if (rc == -EINVAL) {
-			snprintf(r->err, sizeof(r->err), "%s: offset 0x%" PRIx64 ": mapping 0x%" PRIx64
-				 " + 0x%" PRIx64 " wraps around", r->path, ev->offset, m->start, m->len);
-			return -1;
-		}
-		if (!rc)
-			rc = note_seq(r, false);
-		if (!rc)
-			rc = mt_add_mmap(&r->mtf, m->pid, m->start, m->len, m->pgoff, prot, m->filename, ev->time);
-		if (!rc && !ndumps && is_marker(m->filename) && add_dump(r, m->filename))
-			return -1;
-	} else if (ev->type == PD_REC_FORK) {
-		rc = mt_add_fork(&r->mt, ev->pid, ev->ppid, ev->time);
-		if (!rc)
-			rc = note_seq(r, false);
-		if (!rc)
-			rc = mt_add_fork(&r->mtf, ev->pid, ev->ppid, ev->time);
-	} else if (ev->type == PD_REC_SAMPLE) {
-		if (r->nsmp == r->csmp) {
-			size_t c = r->csmp ? r->csmp * 2 : 1024;
-			struct rr_sample *p = realloc(r->smp, c * sizeof(*p));
-			if (!p)
-				rc = -ENOMEM;
-			else {
-				r->smp = p;
-				r->csmp = c;
-			}
-		}
-		if (!rc)
-			r->smp[r->nsmp++] = (struct rr_sample){ ev->offset, ev->sample.time, ev->sample.pid,
-							       ev->sample.tid };
-	}
-	if (rc) {
-		snprintf(r->err, sizeof(r->err), "%s: %s", r->path, strerror(-rc));
-		return -1;
-	}
-	(void)dumps;
-	return 0;
-}
-
-/* Each CODE_LOAD as the MMAP2 perf inject adds for it, at its timestamp
- * (all at 0 when perf's clock is not the dump's CLOCK_MONOTONIC). */
-static int add_loads(struct rr *r)
-{
-	for (size_t d = 0; d < r->ndumps; d++)
-		for (size_t i = 0; i < r->jd[d].nloads; i++) {
-			const struct jd_load *l = &r->jd[d].loads[i];
-			struct pv_layout ly;
-			pv_layout_load(r->prof, l, &ly);
-			int rc = mt_add_mmap(&r->mt, r->jd[d].pid, ly.map_start, ly.map_len, ly.map_pgoff, 5,
-					     l->name, r->clock_ok ? l->timestamp : 0);
-			if (rc == -EINVAL)
-				continue;     /* pv_build reports it with the dump offset */
-			if (rc || note_seq(r, true)) {
-				snprintf(r->err, sizeof(r->err), "out of memory");
-				return -1;
-			}
-		}
-	return 0;
-}
-
-static int cmp_psym(const void *a, const void *b)
-{
-	const struct rr_pmap_sym *x = a, *y = b;
-	return (x->start > y->start) - (x->start < y->start);
-}
-
-/* One line of a perf map: "START SIZE NAME" in hex, without 0x (perf's
- * own parser also accepts it). 0, or -1 when it is not such a line. */
-static int pmap_line(char *l, struct rr_pmap_sym *s)
-{
-	char *e;
-	errno = 0;
-	unsigned long long st = strtoull(l, &e, 16);
-	if (e == l || *e != ' ' || errno)
-		return -1;
-	char *e2;
-	unsigned long long sz = strtoull(e + 1, &e2, 16);
-	if (e2 == e + 1 || *e2 != ' ' || errno || st + sz < st)
-		return -1;
-	size_t n = strcspn(e2 + 1, "\n");
-	s->start = st;
-	s->end = st + sz;
-	s->name = strndup(e2 + 1, n);
-	return s->name ? 0 : -1;
-}
-
-/* /tmp/perf-<pid>.map (under --symfs), which perf reads for the symbols of
- * a process's anonymous mappings (CPython -X perf, V8 --perf-basic-prof). */
-static int load_pmap(struct rr *r, uint32_t pid)
-{
-	char rec[64];
-	snprintf(rec, sizeof(rec), "/tmp/perf-%u.map", pid);
-	char *path = with_symfs(r, rec);
-	FILE *f = path ? fopen(path, "r") : NULL;
-	if (!f) {
-		free(path);
-		return 0;                /* none: perf leaves such maps unnamed too */
-	}
-	struct rr_pmap *pm = &r->pmaps[r->npmaps++];
-	*pm = (struct rr_pmap){ .pid = pid, .path = path };
-	size_t cap = 0, line = 0;
-	char buf[4096];
-	while (fgets(buf, sizeof(buf), f) && ++line <= RR_PMAP_MAX_LINES) {
-		if (buf[0] == '\n')
-			continue;
-		if (pm->n == cap) {
-			size_t c = cap ? cap * 2 : 256;
-			struct rr_pmap_sym *p = realloc(pm->syms, c * sizeof(*p));
-			if (!p)
-				goto oom;
-			pm->syms = p;
-			cap = c;
-		}
-		if (pmap_line(buf, &pm->syms[pm->n])) {
-			snprintf(r->err, sizeof(r->err), "%s: line %zu: expected \"START SIZE NAME\" (hex)", path, line);
-			fclose(f);
-			return -1;
-		}
-		pm->n++;
-	}
-	fclose(f);
-	if (pm->n)
-		qsort(pm->syms, pm->n, sizeof(*pm->syms), cmp_psym);
-	return 0;
-oom:
-	fclose(f);
-	snprintf(r->err, sizeof(r->err), "out of memory");
-	return -1;
-}
-
-static int load_pmaps(struct rr *r)
-{
-	for (size_t i = 0; i < r->nsmp; i++) {
-		bool seen = false;
-		for (size_t k = 0; k < r->npmaps && !seen; k++)
-			seen = r->pmaps[k].pid == r->smp[i].pid;
-		for (size_t k = 0; k < i && !seen; k++)
-			seen = r->smp[k].pid == r->smp[i].pid;   /* tried: no map */
-		if (!seen && r->npmaps < RR_MAX_DUMPS && load_pmap(r, r->smp[i].pid))
-			return -1;
-	}
-	return 0;
-}
-
-static const struct rr_pmap_sym *pmap_find(const struct rr *r, uint32_t pid, uint64_t a)
-{
-	for (size_t k = 0; k < r->npmaps; k++) {
-		const struct rr_pmap *pm = &r->pmaps[k];
-		if (pm->pid != pid)
-			continue;
-		size_t lo = 0, hi = pm->n;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (pm->syms[mid].start <= a)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		return lo && a < pm->syms[lo - 1].end ? &pm->syms[lo - 1] : NULL;
-	}
-	return NULL;
-}
-
-/* Drop the pages of the file's [a, b) from memory (the kernel reads them
- * again if they are used again; MMAP names point into them): the replay's
- * memory stays flat in the file size. */
-static void release(const struct rr *r, uint64_t a, uint64_t b)
-{
-	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE), s = (a + pg - 1) & ~(pg - 1), e = b & ~(pg - 1);
-	if (r->pf.mapped && e > s && e <= r->pf.size)
-		madvise((void *)(r->pf.data + s), (size_t)(e - s), MADV_DONTNEED);
-}
-
-static int read_events(struct rr *r, const char *const *dumps, int ndumps)
-{
-	if (pd_open(&r->pf, r->path, r->err, sizeof(r->err)))
-		return -1;
-	const char *arch = NULL;
-	if (pd_feat_string(&r->pf, PD_FEAT_ARCH, &arch, r->err, sizeof(r->err)) == -EINVAL)
-		return -1;
-	r->arch = arch ? uw_arch_by_name(arch) : NULL;   /* uname -m, or the table's other spelling of it */
-	if (!r->arch) {
-		snprintf(r->err, sizeof(r->err), "%s: HEADER_ARCH '%s': not an arch jitunwind knows", r->path,
-			 arch ? arch : "(none)");
-		return -1;
-	}
-	for (int i = 0; i < ndumps; i++)
-		if (add_dump(r, dumps[i]))
-			return -1;
-	r->clock_ok = r->pf.nattrs && pd_attr_flag(&r->pf.attrs[0], PD_ATTR_USE_CLOCKID) &&
-		      r->pf.attrs[0].clockid == 1;   /* CLOCK_MONOTONIC, perf record -k 1 */
-	r->stack_size = r->pf.nattrs ? r->pf.attrs[0].sample_stack_user : 0;
-	struct pd_iter it = { 0 };
-	struct pd_event ev;
-	int rc;
-	uint64_t done = 0;
-	while ((rc = pd_next(&r->pf, &it, &ev, r->err, sizeof(r->err))) == 1) {
-		if (on_event(r, &ev, dumps, ndumps))
-			return -1;
-		if (it.off - done > RR_RELEASE) {
-			release(r, done, it.off);
-			done = it.off;
-		}
-	}
-	if (rc < 0)
-		return -1;
-	return add_loads(r) || load_pmaps(r) ? -1 : 0;
-}
 
 static int cmp_smp(const void *a, const void *b)
 {
@@ -421,7 +99,7 @@ static int view_build(struct rr *r, struct rr_view *v, uint32_t pid, uint64_t t)
 		snprintf(u->prot, sizeof(u->prot), "%c%c%cp", m->prot & 1 ? 'r' : '-', m->prot & 2 ? 'w' : '-',
 			 m->prot & 4 ? 'x' : '-');
 		/* anonymous maps keep their name: perf has no file for them */
-		if (!(u->path = hx_rr_anon_path(m->path) ? strdup(m->path) : with_symfs(r, m->path)))
+		if (!(u->path = hx_rr_anon_path(m->path) ? strdup(m->path) : hx_rr_with_symfs(r, m->path)))
 			goto oom;
 		v->nmaps++;
 	}
@@ -516,7 +194,7 @@ bool hx_rr_jit_at(const struct rr *r, const struct rr_view *v, uint64_t a, struc
 	if (m)
 		return false;
 	/* perf keeps no file for an anonymous map: a perf map names its code */
-	const struct rr_pmap_sym *ps = pmap_find(r, v->pid, a);
+	const struct rr_pmap_sym *ps = hx_rr_pmap_find(r, v->pid, a);
 	if (!ps)
 		return false;
 	j->name = ps->name;
@@ -646,7 +324,7 @@ static void cfa_row(const struct uw_view *v, uint64_t pc, char *b, size_t n)
 	hx_row_text(v->arch, &row, HX_ROW_REPLAY, b, n);
 }
 
-static const char *col_name(const struct rr *r, size_t u)
+const char *hx_rr_col_name(const struct rr *r, size_t u)
 {
 	return u < r->nu ? r->uws[u]->name : u == r->nu ? uw_kernel_fp.name : "perf";
 }
@@ -678,8 +356,8 @@ static int diverge(const struct rr *r, const struct uw_result *res, size_t ncol,
 			continue;
 		size_t l = (size_t)snprintf(d, dl, "frame %d:", i);
 		for (size_t u = 0; u < ncol && l < dl; u++)
-			l += i < res[u].n ? (size_t)snprintf(d + l, dl - l, " %s=0x%" PRIx64, col_name(r, u), res[u].addr[i])
-					  : (size_t)snprintf(d + l, dl - l, " %s=end", col_name(r, u));
+			l += i < res[u].n ? (size_t)snprintf(d + l, dl - l, " %s=0x%" PRIx64, hx_rr_col_name(r, u), res[u].addr[i])
+					  : (size_t)snprintf(d + l, dl - l, " %s=end", hx_rr_col_name(r, u));
 		return i;
 	}
 	return -1;
@@ -750,7 +428,7 @@ static int replay_one(struct rr *r, struct rr_view *fin, struct rr_view *tv, con
 	/* samples come in time order, close to file order: the pages behind
 	 * this one go (a later sample in them reads them back) */
 	if (rs->off > r->released + RR_RELEASE_STEP) {
-		release(r, r->released, rs->off);
+		hx_rr_release(r, r->released, rs->off);
 		r->released = rs->off;
 	}
 	return rc;
@@ -898,154 +576,6 @@ static int replay_all(struct rr *r)
 	return rc;
 }
 
-static int cmp_key(const void *a, const void *b)
-{
-	const struct rr_key *x = a, *y = b;
-	if (x->samples != y->samples)
-		return x->samples > y->samples ? -1 : 1;
-	int c = strcmp(x->name, y->name);
-	return c ? c : (x->off > y->off) - (x->off < y->off);
-}
-
-/* The columns a report shows: the unwinders, kernel-fp when some sample had
- * it, perf when it ran. */
-struct rr_cols { size_t idx[RR_NCOL], n; };
-
-static void report_text(const struct rr *r, const struct rr_cols *cc)
-{
-	printf("replay %s: %zu samples (%" PRIu64 " in JIT code, %" PRIu64 " in native code under JIT frames, %" PRIu64 " without registers or stack), "
-	       "arch %s, %zu jitdump(s), %zu perf map(s), %" PRIu64 " view(s) built, %" PRIu64
-	       " sample(s) resolved at their own time, %" PRIu64 " past the view budget (resolved "
-	       "against a later view)\n", r->path, r->nsmp, r->njit, r->nunder, r->nnoregs,
-	       r->arch->facts->name, r->ndumps, r->npmaps, r->nviews, r->nstale, r->ninexact);
-	if (r->ninjected)
-		printf("  injected by perf inject -j: %" PRIu64 " jitted maps (taken from the dump)\n", r->ninjected);
-	if (!r->clock_ok)
-		printf("  note: the recording's clock is not CLOCK_MONOTONIC (perf record -k 1): "
-		       "every CODE_LOAD is taken to precede every sample\n");
-	if (r->perf)
-		hx_rp_report_text(r->perf, r);
-	printf("  columns (full/truncated/fallback/name-lost):");
-	for (size_t c = 0; c < cc->n; c++)
-		printf(" %s", col_name(r, cc->idx[c]));
-	printf("\n  %" PRIu64 " JIT sample(s) where the unwinders' chains differ\n", r->ndiverge);
-	for (size_t i = 0; i < r->nkeys && (r->top <= 0 || (int)i < r->top); i++) {
-		const struct rr_key *k = &r->keys[i];
-		printf("%s+0x%" PRIx64 "  %" PRIu64 " sample(s)\n   ", k->name, k->off, k->samples);
-		for (size_t c = 0; c < cc->n; c++) {
-			size_t u = cc->idx[c];
-			printf(" %s %" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64, col_name(r, u), k->out[u][0],
-			       k->out[u][1], k->out[u][2], k->out[u][3]);
-		}
-		printf("\n    cfi: %s\n", k->cfa);
-		for (size_t u = 0; u < r->nu; u++)
-			printf("    %s stops (first sample): %s\n", col_name(r, u), k->why[u]);
-		if (k->div >= 0)
-			printf("    first divergence: %s\n", k->div_desc);
-	}
-	if (r->lint)
-		hx_rl_report_text(r->lint, r);
-}
-
-static void json_key(FILE *f, const struct rr *r, const struct rr_cols *cc, const struct rr_key *k)
-{
-	hx_jsonw_str(f, k->name, HX_JSONW_LATIN1);
-	fprintf(f, ",\"offset\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"perf_map\":%s,\"outcomes\":{", k->off,
-		k->samples, k->pmap ? "true" : "false");
-	for (size_t c = 0; c < cc->n; c++) {
-		size_t u = cc->idx[c];
-		fprintf(f, "%s\"%s\":{", c ? "," : "", col_name(r, u));
-		for (int o = 0; o < HX_OUT_N; o++)
-			fprintf(f, "%s\"%s\":%" PRIu64, o ? "," : "", hx_outcome_name((enum hx_outcome)o), k->out[u][o]);
-		fprintf(f, "}");
-	}
-	fprintf(f, "},\"first_divergent_frame\":%d,\"divergence\":", k->div);
-	hx_jsonw_str(f, k->div >= 0 ? k->div_desc : NULL, 0);
-	fprintf(f, ",\"cfi_row\":");
-	hx_jsonw_str(f, k->cfa, HX_JSONW_LATIN1);
-	fprintf(f, ",\"stops\":{");
-	for (size_t u = 0; u < r->nu; u++) {
-		fprintf(f, "%s\"%s\":", u ? "," : "", col_name(r, u));
-		hx_jsonw_str(f, k->why[u], HX_JSONW_LATIN1);
-	}
-	fprintf(f, "}");
-}
-
-static int report_json(const struct rr *r, const struct rr_cols *cc)
-{
-	FILE *f = strcmp(r->json, "-") ? fopen(r->json, "w") : stdout;
-	if (!f) {
-		fprintf(stderr, "jitunwind: %s: %s\n", r->json, strerror(errno));
-		return -1;
-	}
-	fprintf(f, "{\"file\":");
-	hx_jsonw_str(f, r->path, HX_JSONW_LATIN1);
-	fprintf(f, ",\"arch\":\"%s\",\"samples\":%zu,\"jit_samples\":%" PRIu64 ",\"under_jit_samples\":%" PRIu64 ",\"no_regs\":%" PRIu64
-		",\"views\":%" PRIu64 ",\"resolved_at_time\":%" PRIu64 ",\"past_view_budget\":%" PRIu64 ",\"diverging\":%" PRIu64
-		",\"injected_maps\":%" PRIu64 ",\"perf_maps\":%zu,\"clock_monotonic\":%s,\"columns\":[", r->arch->facts->name, r->nsmp,
-		r->njit, r->nunder, r->nnoregs, r->nviews, r->nstale, r->ninexact, r->ndiverge, r->ninjected, r->npmaps,
-		r->clock_ok ? "true" : "false");
-	for (size_t c = 0; c < cc->n; c++)
-		fprintf(f, "%s\"%s\"", c ? "," : "", col_name(r, cc->idx[c]));
-	fprintf(f, "]");
-	if (r->perf) {
-		fprintf(f, ",\"perf\":");
-		hx_rp_report_json(r->perf, r, f);
-	}
-	if (r->lint) {
-		fprintf(f, ",\"lint\":");
-		hx_rl_report_json(r->lint, r, f);
-	}
-	fprintf(f, ",\"pcs\":[");
-	for (size_t i = 0; i < r->nkeys; i++) {
-		fprintf(f, "%s\n{\"symbol\":", i ? "," : "");
-		json_key(f, r, cc, &r->keys[i]);
-		fprintf(f, "}");
-	}
-	fprintf(f, "]}\n");
-	int bad = ferror(f);
-	if (f != stdout && fclose(f))
-		bad = 1;
-	if (bad)
-		fprintf(stderr, "jitunwind: %s: write error\n", r->json);
-	return bad ? -1 : 0;
-}
-
-static void print_stats(const struct rr *r, const struct timespec *t0)
-{
-	struct timespec t1;
-	struct rusage ru;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	getrusage(RUSAGE_SELF, &ru);
-	double wall = (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
-	double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
-		     ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
-	fprintf(stderr, "replay stats: %zu samples, %zu bytes, %.3f s wall (%.0f samples/s), %.3f s CPU, "
-		"peak RSS %ld KiB, %" PRIu64 " view(s)\n", r->nsmp, r->pf.size, wall, wall > 0 ? (double)r->nsmp / wall : 0.0,
-		cpu, ru.ru_maxrss, r->nviews);
-}
-
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: jitunwind replay [--json FILE] [--jitdump DUMP]... [--symfs DIR] [--unwinders LIST]\n"
-		   "                        [--perf-profile P] [--top N] [--max-views N] [--perf CMD | --no-perf]\n"
-		   "                        [--lint] FILE.data\n"
-		   "  Replay a perf.data (perf record -k 1 --call-graph dwarf) of a real JIT: every sample\n"
-		   "  through every unwinder against perf's view at the sample's time, per JIT symbol and pc\n"
-		   "  offset.  Dumps are found through the jit-<pid>.dump marker mappings (or the maps perf\n"
-		   "  inject -j added) unless given; /tmp/perf-<pid>.map names anonymous code.\n"
-		   "  --perf CMD   the perf that made the recording (default perf on PATH; may carry arguments,\n"
-		   "               e.g. a root's loader): its perf script chain per sample is the perf column,\n"
-		   "               with its agreement with jitunwind's emulation of that perf build\n"
-		   "  --no-perf    leave the perf column out\n"
-		   "  --lint       lint each dump and line its findings up with every pc where a DWARF\n"
-		   "               unwinder loses a JIT frame's caller\n"
-		   "  --stats      wall time, samples per second, CPU time and peak memory on stderr\n"
-		   "  --lint-ignore RULES  leave these lint rules (ids or names, comma separated) out of that\n"
-		   "               pairing\n"
-		   "  Exit: 0 all unwinders' chains agree on every JIT sample, 1 some differ, 2 bad usage or input.\n");
-}
-
 static int pick_unwinders(struct rr *r, const char *list)
 {
 	size_t n;
@@ -1103,103 +633,34 @@ static void rr_free(struct rr *r)
 	pd_close(&r->pf);
 }
 
-/* The replayed keys reported: text, JSON, stats.  The exit status: 2 when the
- * JSON cannot be written, 1 when the unwinders diverged, else 0. */
-static int report_all(struct rr *r, bool stats, const struct timespec *t0)
+int hx_realreplay_run(const struct hx_rr_settings *set)
 {
-	if (r->nkeys)
-		qsort(r->keys, r->nkeys, sizeof(*r->keys), cmp_key);
-	struct rr_cols cc = { .n = 0 };
-	for (size_t u = 0; u < r->nu; u++)
-		cc.idx[cc.n++] = u;
-	bool kfp = false;
-	for (size_t i = 0; i < r->nkeys && !kfp; i++)
-		for (int o = 0; o < HX_OUT_N; o++)
-			kfp |= r->keys[i].out[r->nu][o] != 0;
-	if (kfp)
-		cc.idx[cc.n++] = r->nu;
-	if (r->perf)
-		cc.idx[cc.n++] = r->nu + 1;
-	report_text(r, &cc);
-	int status = r->json && report_json(r, &cc) ? 2 : r->ndiverge ? 1 : 0;
-	if (stats)
-		print_stats(r, t0);
-	return status;
-}
-
-int hx_realreplay_main(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "json", required_argument, 0, 'j' }, { "jitdump", required_argument, 0, 'd' },
-		{ "symfs", required_argument, 0, 's' }, { "unwinders", required_argument, 0, 'u' },
-		{ "perf-profile", required_argument, 0, 'p' }, { "top", required_argument, 0, 't' },
-		{ "max-views", required_argument, 0, 'm' }, { "help", no_argument, 0, 'h' },
-		{ "perf", required_argument, 0, 'P' }, { "no-perf", no_argument, 0, 'N' },
-		{ "lint", no_argument, 0, 'L' }, { "lint-ignore", required_argument, 0, 'I' },
-		{ "stats", no_argument, 0, 'S' }, { 0, 0, 0, 0 },
-	};
 	struct rr *r = calloc(1, sizeof(*r));
-	const char *dumps[RR_MAX_DUMPS], *list = NULL, *perf_cmd = NULL;
-	int nd = 0, c;
-	const char *lint_ignore = NULL;
-	bool no_perf = false, lint = false, stats = false;
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (!r)
 		return 2;
-	r->top = 50;
-	r->max_views = 16;
+	r->json = set->json;
+	r->symfs = set->symfs;
+	r->prof = set->prof;
+	r->top = set->top;
+	r->max_views = set->max_views;
+	r->path = set->path;
 	mt_init(&r->mt);
 	mt_init(&r->mtf);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': r->json = optarg; break;
-		case 'd':
-			if (nd == RR_MAX_DUMPS) {
-				fprintf(stderr, "jitunwind: more than %d --jitdump\n", RR_MAX_DUMPS);
-				goto usage_err;
-			}
-			dumps[nd++] = optarg;
-			break;
-		case 's': r->symfs = optarg; break;
-		case 'u': list = optarg; break;
-		case 't': r->top = atoi(optarg); break;
-		case 'm': r->max_views = strtoull(optarg, NULL, 0); break;
-		case 'p':
-			if (pv_profile_parse(optarg, &r->prof)) {
-				fprintf(stderr, "jitunwind: --perf-profile %s: unknown\n", optarg);
-				goto usage_err;
-			}
-			break;
-		case 'P': perf_cmd = optarg; break;
-		case 'N': no_perf = true; break;
-		case 'L': lint = true; break;
-		case 'S': stats = true; break;
-		case 'I': lint_ignore = optarg; break;
-		case 'h': usage(stdout); free(r); return 0;
-		default: goto usage_err;
-		}
-	}
-	if (optind != argc - 1)
-		goto usage_err;
-	r->path = argv[optind];
 	int status = 2;
-	if (read_events(r, dumps, nd) || pick_unwinders(r, list) ||
-	    (!no_perf && hx_rp_open(&r->perf, r, perf_cmd)) || (lint && hx_rl_open(&r->lint, r, lint_ignore))) {
+	if (hx_rr_read_events(r, set->dumps, (int)set->ndumps) || pick_unwinders(r, set->unwinders) ||
+	    (!set->no_perf && hx_rp_open(&r->perf, r, set->perf_cmd)) ||
+	    (set->lint && hx_rl_open(&r->lint, r, set->lint_ignore))) {
 		if (r->err[0])
 			fprintf(stderr, "jitunwind: %s\n", r->err);
 	} else if (replay_all(r)) {
 		fprintf(stderr, "jitunwind: %s\n", r->err);
 	} else {
-		status = report_all(r, stats, &t0);
+		status = hx_rr_report(r, set->stats, &t0);
 	}
 	rr_free(r);
 	free(r);
 	return status;
-usage_err:
-	usage(stderr);
-	rr_free(r);
-	free(r);
-	return 2;
 }
+

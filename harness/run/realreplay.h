@@ -6,11 +6,33 @@
 #define HX_REALREPLAY_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "unwinders/model/perfview.h"
+
+#define HX_RR_MAX_DUMPS 16
+
+/* The settings of one replay (the CLI fills them: harness/cli/replaycmd.c). */
+struct hx_rr_settings {
+	const char *path;                   /* the perf.data */
+	const char *json;                   /* --json FILE, or NULL */
+	const char *dumps[HX_RR_MAX_DUMPS]; /* --jitdump DUMP... */
+	size_t ndumps;
+	const char *symfs;                  /* --symfs DIR, or NULL */
+	const char *unwinders;              /* --unwinders LIST, NULL: the defaults */
+	const char *perf_cmd;               /* --perf CMD, NULL: perf on PATH */
+	bool no_perf, lint, stats;
+	const char *lint_ignore;            /* --lint-ignore RULES */
+	enum pv_profile prof;
+	int top;                            /* keys shown */
+	uint64_t max_views;                 /* views built per dump at other times */
+};
 
 /* Does the file start with perf.data's magic (either byte order)? */
 bool hx_is_perf_data(const char *path);
-/* argv[0] is "replay".  Exit codes: 0 every unwinder agreed on every JIT
- * sample, 1 some JIT sample's chains differ, 2 bad usage or bad input. */
-int hx_realreplay_main(int argc, char **argv);
+/* 0 every unwinder agreed on every JIT sample, 1 some JIT sample's chains
+ * differ, 2 bad input (the message printed). */
+int hx_realreplay_run(const struct hx_rr_settings *s);
 
 #endif

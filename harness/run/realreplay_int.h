@@ -3,6 +3,7 @@
 #ifndef HX_REALREPLAY_INT_H
 #define HX_REALREPLAY_INT_H
 
+#include "harness/run/realreplay.h"
 #include "unwinders/model/jitdump.h"
 #include "unwinders/model/maptree.h"
 #include "unwinders/model/perfdata.h"
@@ -14,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define RR_MAX_DUMPS 16
+#define RR_MAX_DUMPS HX_RR_MAX_DUMPS
 #define RR_MAX_UW 8
 #define RR_NCOL (RR_MAX_UW + 2)      /* the unwinders, kernel-fp, perf */
 #define RR_KEY_LOADS 4               /* loads of one key lint findings are looked up in */
@@ -103,6 +104,21 @@ struct rr {
 	char err[1024];
 };
 
+/* realreplay_read.c: the perf.data's events, the dumps and the perf maps
+ * into r (r->path open); 0, or -1 with r->err. */
+int hx_rr_read_events(struct rr *r, const char *const *dumps, int ndumps);
+/* p under --symfs (a copy to free), NULL when out of memory */
+char *hx_rr_with_symfs(const struct rr *r, const char *p);
+/* the perf map symbol of pid holding a, or NULL */
+const struct rr_pmap_sym *hx_rr_pmap_find(const struct rr *r, uint32_t pid, uint64_t a);
+/* drop the recording's pages between file offsets a and b (read once) */
+void hx_rr_release(const struct rr *r, uint64_t a, uint64_t b);
+/* realreplay_report.c: the keys reported (text, --json, --stats); 2 the
+ * JSON cannot be written, 1 the unwinders diverged, else 0. */
+struct timespec;
+int hx_rr_report(struct rr *r, bool stats, const struct timespec *t0);
+/* column u's name: an unwinder's, kernel-fp or perf */
+const char *hx_rr_col_name(const struct rr *r, size_t u);
 /* The JIT code at a (a return address minus one for callers), if any. */
 bool hx_rr_jit_at(const struct rr *r, const struct rr_view *v, uint64_t a, struct rr_jit *j);
 /* The outcome of a chain from a JIT pc (hx_sess_outcome with the perf maps). */

@@ -138,7 +138,7 @@ int pd_parse_mem(struct pd_file *f, const uint8_t *data, size_t size, const char
 	f->data = data;
 	f->size = size;
 	if (size < 8 || memcmp(data, PD_MAGIC, 8)) {
-		if (size >= 8 && !memcmp(data, "2ELIFREP", 8))
+		if (size >= 8 && !memcmp(data, PD_MAGIC_SWAPPED, 8))
 			return rfail(err, errlen, path, 0, "foreign-endian perf.data (byte-swapped magic): not supported");
 		if (size >= 8 && !memcmp(data, "PERFFILE", 8))
 			return rfail(err, errlen, path, 0, "perf.data version 1 (PERFFILE): not supported");

@@ -67,6 +67,7 @@ enum {
 #define PD_BUILD_ID_MAX 20
 #define PD_PATH_MAX 4096
 #define PD_MAGIC "PERFILE2"
+#define PD_MAGIC_SWAPPED "2ELIFREP"    /* a perf.data of the other byte order */
 #define PD_HEADER_SIZE 104           /* magic, size, attr_size, 3 sections, 256-bit flags */
 #define PD_NAME_ALIGN 64             /* perf pads header strings and build-id names to 64 */
 #define PD_MAX_EVENT 0xffffu

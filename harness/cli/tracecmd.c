@@ -1,0 +1,112 @@
+/* `jitunwind trace`: its option table (opts.h) and the run of harness/trace. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "harness/cli/cmds.h"
+#include "harness/trace/trace.h"
+
+static int set_size(void *s, const struct cli_opt *o, const char *arg, char *why, size_t wl)
+{
+	uint64_t v;
+	struct cli_opt u = *o;
+	u.off = 0;
+	if (cli_set_u64(&v, &u, arg, why, wl))
+		return -1;
+	*(size_t *)((char *)s + o->off) = (size_t)v;
+	return 0;
+}
+
+static int set_hits(void *s, const struct cli_opt *o, const char *arg, char *why, size_t wl)
+{
+	uint64_t v;
+	struct cli_opt u = *o;
+	u.off = 0;
+	if (cli_set_u64(&v, &u, arg, why, wl))
+		return -1;
+	*(unsigned *)((char *)s + o->off) = (unsigned)v;
+	return 0;
+}
+
+static int set_time(void *s, const struct cli_opt *o, const char *arg, char *why, size_t wl)
+{
+	if (cli_set_double(s, o, arg, why, wl))
+		return -1;
+	if (*(double *)((char *)s + o->off) <= 0) {
+		snprintf(why, wl, "expected a number of seconds above 0, got '%s'", arg);
+		return -1;
+	}
+	return 0;
+}
+
+#define T_OFF(f) offsetof(struct hx_trace_cfg, f)
+
+static const struct cli_opt trace_opts[] = {
+	{ "jitdump", 0, "FILE", "the jitdump to read", .def_text = "the marker mapping of jit-<pid>.dump",
+	  .set = cli_set_str, .off = T_OFF(jitdump), .example = "jit-1.dump" },
+	{ "time", 0, "S", "end the trace, and the process, after S seconds", .def_text = "no limit",
+	  .set = set_time, .off = T_OFF(time_s), .lo = 0, .hi = 86400 * 7, .example = "5" },
+	{ "hits", 0, "N", "sample each boundary up to N times", .def = "1", .set = set_hits, .off = T_OFF(hits),
+	  .lo = 1, .hi = 1000000 },
+	{ "stack-size", 0, "BYTES", "bytes of user stack per sample", .def = "8192", .set = set_size,
+	  .off = T_OFF(stack_size), .lo = 1, .hi = 1 << 20 },
+	{ "samples-text", 0, "F", "one line per sample: tid, pc, sp, bp, cx, the first stack words",
+	  .set = cli_set_str, .off = T_OFF(samples_text), .example = "/dev/null" },
+	{ 0 },
+};
+
+static void trace_tail(FILE *f)
+{
+	fprintf(f, "x86_64 only for now.  exit: 0 traced, 2 bad usage, a CMD that cannot start, a jitdump\n"
+		   "that is not one or that never appeared, 77 ptrace refused or no tracer for this arch\n");
+}
+
+static int cmd_trace(int argc, char **argv);
+static const char *const trace_forms[] = { "[OPTIONS] -- CMD [ARGS...]", NULL };
+
+const struct cli_cmd cli_trace = {
+	.name = "trace", .summary = "run a real JIT under ptrace, a breakpoint at every instruction of its jitdump's code",
+	.forms = trace_forms, .opts = trace_opts, .main = cmd_trace, .tail = trace_tail, .options_first = true,
+	.max_operands = -1,
+	.about = "  Run CMD under ptrace (every thread), read the jitdump it writes as it grows, plant a\n"
+		 "  one-shot breakpoint at every instruction boundary of every CODE_LOAD (decoded from the\n"
+		 "  process's memory) and take a sample as perf would at each hit: registers, --stack-size\n"
+		 "  bytes of stack, the maps.  The report: per JIT function, boundaries sampled / boundaries\n"
+		 "  in the load and those never executed; code in memory that differs from the dump's is a\n"
+		 "  finding.\n",
+};
+
+static int cmd_trace(int argc, char **argv)
+{
+	struct hx_trace_cfg c = { .log = stderr };
+	int first, rc = cli_parse(&cli_trace, argc, argv, &c, &first);
+	if (rc)
+		return rc == CLI_HELP ? 0 : 2;
+	if (first < 2 || strcmp(argv[first - 1], "--"))
+		return cli_usage_error(&cli_trace, "expected -- before the command%s%s%s", first < argc ? " ('" : "",
+				       first < argc ? argv[first] : "", first < argc ? "')" : "");
+	if (first == argc)
+		return cli_usage_error(&cli_trace, "no command after --");
+	c.argv = argv + first;
+	struct hx_trace_result r;
+	int e = hx_trace_run(&c, &r);
+	if (e == -EPERM || e == -ENOSYS) {
+		printf("SKIP trace: %s\n", r.why);
+		return 77;
+	}
+	if (!e || e == -ESRCH || e == -EBADMSG)
+		hx_trace_report(stdout, &r);
+	if (!e && c.samples_text) {
+		FILE *f = fopen(c.samples_text, "w");
+		if (!f || hx_trace_samples_text(f, &r) || fclose(f)) {
+			fprintf(stderr, "jitunwind trace: cannot write %s\n", c.samples_text);
+			e = -EIO;
+			snprintf(r.why, sizeof(r.why), "cannot write %s", c.samples_text);
+		}
+	}
+	if (e)
+		fprintf(stderr, "jitunwind trace: %s\n", r.why[0] ? r.why : strerror(-e));
+	hx_trace_result_free(&r);
+	return e ? 2 : 0;
+}

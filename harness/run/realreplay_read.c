@@ -1,0 +1,340 @@
+/* `jitunwind replay FILE.data`: reading the recording (realreplay_int.h).
+ * The perf.data's MMAP/MMAP2/FORK events, the jitdumps their marker mappings
+ * (or perf inject -j's maps, or --jitdump) name, their CODE_LOADs as the
+ * MMAP2s perf inject would add at their timestamps, and the perf maps of
+ * anonymous code: one map tree over time and the samples to replay. */
+#include "harness/run/realreplay.h"
+#include "harness/run/session.h"
+#include "harness/run/realreplay_int.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define RR_PMAP_MAX_LINES 10000000          /* bound on a perf map's lines */
+#define RR_RELEASE (16u << 20)              /* file bytes read before their pages are dropped */
+
+bool hx_is_perf_data(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char m[8];
+	bool yes = f && fread(m, 1, 8, f) == 8 && (!memcmp(m, PD_MAGIC, 8) || !memcmp(m, PD_MAGIC_SWAPPED, 8));
+	if (f)
+		fclose(f);
+	return yes;
+}
+
+char *hx_rr_with_symfs(const struct rr *r, const char *p)
+{
+	char *s = NULL;
+	if (r->symfs && p[0] == '/') {
+		if (asprintf(&s, "%s%s", r->symfs, p) < 0)
+			s = NULL;
+	} else {
+		s = strdup(p);
+	}
+	return s;
+}
+
+/* jitted-<pid>-<index>.so: a map `perf inject -j` added for a CODE_LOAD */
+static bool is_injected(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	unsigned pid;
+	unsigned long long idx;
+	int n = 0;
+	return sscanf(b ? b + 1 : path, "jitted-%u-%llu.so%n", &pid, &idx, &n) == 2 && n > 0 &&
+	       (b ? b + 1 : path)[n] == 0;
+}
+
+/* jit-<pid>.dump: the marker perf inject -j opens the dump through */
+static bool is_marker(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	unsigned pid;
+	char tail[8];
+	return b && sscanf(b + 1, "jit-%u.dump%7s", &pid, tail) == 1;
+}
+
+static int add_dump(struct rr *r, const char *recorded)
+{
+	for (size_t i = 0; i < r->ndumps; i++)
+		if (!strcmp(r->recorded[i], recorded))
+			return 0;
+	if (r->ndumps == RR_MAX_DUMPS) {
+		snprintf(r->err, sizeof(r->err), "%s: more than %d jitdumps", recorded, RR_MAX_DUMPS);
+		return -1;
+	}
+	size_t i = r->ndumps;
+	char *real = hx_rr_with_symfs(r, recorded);
+	struct ju_err je;
+	if (!real || jd_open(&r->jd[i], real, &je)) {
+		snprintf(r->err, sizeof(r->err), "%s: offset 0x%" PRIx64 ": %s", real ? real : recorded,
+			 je.offset, je.msg);
+		free(real);
+		return -1;
+	}
+	r->dump_path[i] = real;
+	r->recorded[i] = strdup(recorded);
+	/* perf names the jitted .so files after the dump's directory as recorded */
+	const char *sl = strrchr(recorded, '/');
+	r->dump_dir[i] = sl ? strndup(recorded, sl == recorded ? 1 : (size_t)(sl - recorded)) : strdup(".");
+	r->ndumps++;
+	return 0;
+}
+
+static int note_seq(struct rr *r, bool jit)
+{
+	size_t seq = r->mt.n - 1;
+	if (seq >= r->is_jit_cap) {
+		size_t cap = r->is_jit_cap ? r->is_jit_cap * 2 : 256;
+		while (cap <= seq)
+			cap *= 2;
+		uint8_t *p = realloc(r->is_jit, cap);
+		if (!p)
+			return -ENOMEM;
+		r->is_jit = p;
+		r->is_jit_cap = cap;
+	}
+	r->is_jit[seq] = jit;
+	return 0;
+}
+
+static int on_event(struct rr *r, const struct pd_event *ev, const char *const *dumps, int ndumps)
+{
+	int rc = 0;
+	if (ev->type == PD_REC_MMAP || ev->type == PD_REC_MMAP2) {
+		const struct pd_mmap2 *m = &ev->mmap;
+		uint32_t prot = ev->type == PD_REC_MMAP2 ? m->prot :
+				(ev->misc & PD_MISC_MMAP_DATA) ? 1u : 5u;
+		if (!m->len)
+			return 0;
+		/* an injected recording: the loads come from the dump, at the
+		 * same timestamps perf inject gave these maps */
+		if (is_injected(m->filename)) {
+			r->ninjected++;
+			/* perf inject drops the marker: the dump is jit-<pid>.dump
+			 * where perf inject wrote the .so files */
+			char dp[PD_PATH_MAX + 32];
+			const char *sl = strrchr(m->filename, '/');
+			snprintf(dp, sizeof(dp), "%.*sjit-%u.dump", sl ? (int)(sl - m->filename + 1) : 0,
+				 m->filename, m->pid);
+			if (!ndumps && add_dump(r, dp))
+				return -1;
+			return 0;
+		}
+		rc = mt_add_mmap(&r->mt, m->pid, m->start, m->len, m->pgoff, prot, m->filename, ev->time);
+		if (rc == -EINVAL) {
+			snprintf(r->err, sizeof(r->err), "%s: offset 0x%" PRIx64 ": mapping 0x%" PRIx64
+				 " + 0x%" PRIx64 " wraps around", r->path, ev->offset, m->start, m->len);
+			return -1;
+		}
+		if (!rc)
+			rc = note_seq(r, false);
+		if (!rc)
+			rc = mt_add_mmap(&r->mtf, m->pid, m->start, m->len, m->pgoff, prot, m->filename, ev->time);
+		if (!rc && !ndumps && is_marker(m->filename) && add_dump(r, m->filename))
+			return -1;
+	} else if (ev->type == PD_REC_FORK) {
+		rc = mt_add_fork(&r->mt, ev->pid, ev->ppid, ev->time);
+		if (!rc)
+			rc = note_seq(r, false);
+		if (!rc)
+			rc = mt_add_fork(&r->mtf, ev->pid, ev->ppid, ev->time);
+	} else if (ev->type == PD_REC_SAMPLE) {
+		if (r->nsmp == r->csmp) {
+			size_t c = r->csmp ? r->csmp * 2 : 1024;
+			struct rr_sample *p = realloc(r->smp, c * sizeof(*p));
+			if (!p)
+				rc = -ENOMEM;
+			else {
+				r->smp = p;
+				r->csmp = c;
+			}
+		}
+		if (!rc)
+			r->smp[r->nsmp++] = (struct rr_sample){ ev->offset, ev->sample.time, ev->sample.pid,
+							       ev->sample.tid };
+	}
+	if (rc) {
+		snprintf(r->err, sizeof(r->err), "%s: %s", r->path, strerror(-rc));
+		return -1;
+	}
+	(void)dumps;
+	return 0;
+}
+
+/* Each CODE_LOAD as the MMAP2 perf inject adds for it, at its timestamp
+ * (all at 0 when perf's clock is not the dump's CLOCK_MONOTONIC). */
+static int add_loads(struct rr *r)
+{
+	for (size_t d = 0; d < r->ndumps; d++)
+		for (size_t i = 0; i < r->jd[d].nloads; i++) {
+			const struct jd_load *l = &r->jd[d].loads[i];
+			struct pv_layout ly;
+			pv_layout_load(r->prof, l, &ly);
+			int rc = mt_add_mmap(&r->mt, r->jd[d].pid, ly.map_start, ly.map_len, ly.map_pgoff, 5,
+					     l->name, r->clock_ok ? l->timestamp : 0);
+			if (rc == -EINVAL)
+				continue;     /* pv_build reports it with the dump offset */
+			if (rc || note_seq(r, true)) {
+				snprintf(r->err, sizeof(r->err), "out of memory");
+				return -1;
+			}
+		}
+	return 0;
+}
+
+static int cmp_psym(const void *a, const void *b)
+{
+	const struct rr_pmap_sym *x = a, *y = b;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* One line of a perf map: "START SIZE NAME" in hex, without 0x (perf's
+ * own parser also accepts it). 0, or -1 when it is not such a line. */
+static int pmap_line(char *l, struct rr_pmap_sym *s)
+{
+	char *e;
+	errno = 0;
+	unsigned long long st = strtoull(l, &e, 16);
+	if (e == l || *e != ' ' || errno)
+		return -1;
+	char *e2;
+	unsigned long long sz = strtoull(e + 1, &e2, 16);
+	if (e2 == e + 1 || *e2 != ' ' || errno || st + sz < st)
+		return -1;
+	size_t n = strcspn(e2 + 1, "\n");
+	s->start = st;
+	s->end = st + sz;
+	s->name = strndup(e2 + 1, n);
+	return s->name ? 0 : -1;
+}
+
+/* /tmp/perf-<pid>.map (under --symfs), which perf reads for the symbols of
+ * a process's anonymous mappings (CPython -X perf, V8 --perf-basic-prof). */
+static int load_pmap(struct rr *r, uint32_t pid)
+{
+	char rec[64];
+	snprintf(rec, sizeof(rec), "/tmp/perf-%u.map", pid);
+	char *path = hx_rr_with_symfs(r, rec);
+	FILE *f = path ? fopen(path, "r") : NULL;
+	if (!f) {
+		free(path);
+		return 0;                /* none: perf leaves such maps unnamed too */
+	}
+	struct rr_pmap *pm = &r->pmaps[r->npmaps++];
+	*pm = (struct rr_pmap){ .pid = pid, .path = path };
+	size_t cap = 0, line = 0;
+	char buf[4096];
+	while (fgets(buf, sizeof(buf), f) && ++line <= RR_PMAP_MAX_LINES) {
+		if (buf[0] == '\n')
+			continue;
+		if (pm->n == cap) {
+			size_t c = cap ? cap * 2 : 256;
+			struct rr_pmap_sym *p = realloc(pm->syms, c * sizeof(*p));
+			if (!p)
+				goto oom;
+			pm->syms = p;
+			cap = c;
+		}
+		if (pmap_line(buf, &pm->syms[pm->n])) {
+			snprintf(r->err, sizeof(r->err), "%s: line %zu: expected \"START SIZE NAME\" (hex)", path, line);
+			fclose(f);
+			return -1;
+		}
+		pm->n++;
+	}
+	fclose(f);
+	if (pm->n)
+		qsort(pm->syms, pm->n, sizeof(*pm->syms), cmp_psym);
+	return 0;
+oom:
+	fclose(f);
+	snprintf(r->err, sizeof(r->err), "out of memory");
+	return -1;
+}
+
+static int load_pmaps(struct rr *r)
+{
+	for (size_t i = 0; i < r->nsmp; i++) {
+		bool seen = false;
+		for (size_t k = 0; k < r->npmaps && !seen; k++)
+			seen = r->pmaps[k].pid == r->smp[i].pid;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = r->smp[k].pid == r->smp[i].pid;   /* tried: no map */
+		if (!seen && r->npmaps < RR_MAX_DUMPS && load_pmap(r, r->smp[i].pid))
+			return -1;
+	}
+	return 0;
+}
+
+const struct rr_pmap_sym *hx_rr_pmap_find(const struct rr *r, uint32_t pid, uint64_t a)
+{
+	for (size_t k = 0; k < r->npmaps; k++) {
+		const struct rr_pmap *pm = &r->pmaps[k];
+		if (pm->pid != pid)
+			continue;
+		size_t lo = 0, hi = pm->n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (pm->syms[mid].start <= a)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return lo && a < pm->syms[lo - 1].end ? &pm->syms[lo - 1] : NULL;
+	}
+	return NULL;
+}
+
+/* Drop the pages of the file's [a, b) from memory (the kernel reads them
+ * again if they are used again; MMAP names point into them): the replay's
+ * memory stays flat in the file size. */
+void hx_rr_release(const struct rr *r, uint64_t a, uint64_t b)
+{
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE), s = (a + pg - 1) & ~(pg - 1), e = b & ~(pg - 1);
+	if (r->pf.mapped && e > s && e <= r->pf.size)
+		madvise((void *)(r->pf.data + s), (size_t)(e - s), MADV_DONTNEED);
+}
+
+int hx_rr_read_events(struct rr *r, const char *const *dumps, int ndumps)
+{
+	if (pd_open(&r->pf, r->path, r->err, sizeof(r->err)))
+		return -1;
+	const char *arch = NULL;
+	if (pd_feat_string(&r->pf, PD_FEAT_ARCH, &arch, r->err, sizeof(r->err)) == -EINVAL)
+		return -1;
+	r->arch = arch ? uw_arch_by_name(arch) : NULL;   /* uname -m, or the table's other spelling of it */
+	if (!r->arch) {
+		snprintf(r->err, sizeof(r->err), "%s: HEADER_ARCH '%s': not an arch jitunwind knows", r->path,
+			 arch ? arch : "(none)");
+		return -1;
+	}
+	for (int i = 0; i < ndumps; i++)
+		if (add_dump(r, dumps[i]))
+			return -1;
+	r->clock_ok = r->pf.nattrs && pd_attr_flag(&r->pf.attrs[0], PD_ATTR_USE_CLOCKID) &&
+		      r->pf.attrs[0].clockid == 1;   /* CLOCK_MONOTONIC, perf record -k 1 */
+	r->stack_size = r->pf.nattrs ? r->pf.attrs[0].sample_stack_user : 0;
+	struct pd_iter it = { 0 };
+	struct pd_event ev;
+	int rc;
+	uint64_t done = 0;
+	while ((rc = pd_next(&r->pf, &it, &ev, r->err, sizeof(r->err))) == 1) {
+		if (on_event(r, &ev, dumps, ndumps))
+			return -1;
+		if (it.off - done > RR_RELEASE) {
+			hx_rr_release(r, done, it.off);
+			done = it.off;
+		}
+	}
+	if (rc < 0)
+		return -1;
+	return add_loads(r) || load_pmaps(r) ? -1 : 0;
+}
+
