@@ -239,14 +239,16 @@ doctor-test: deps $(BIN)
 # jitunwind trace on a small real JIT (tests/trace/jitprog.c: a CPython-shaped trampoline and its
 # jitdump through the JIT-side writer, linked only against libju_trampolines); tests/trace/trace_test.py
 # skips visibly where ptrace is refused or the host arch has no tracer
+# (caseprog.c: shipped cases' trampolines generated and run as a real program, the same layer)
 TRACEPROG := $(BUILD)/tests/trace/jitprog
-$(TRACEPROG): tests/trace/jitprog.c $(call LAYER_LIB,trampolines)
+CASEPROG := $(BUILD)/tests/trace/caseprog
+$(TRACEPROG) $(CASEPROG): $(BUILD)/tests/trace/%: tests/trace/%.c $(call LAYER_LIB,trampolines)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(call LAYER_LIB,trampolines)
 .PHONY: trace-test
 check: trace-test
-trace-test: deps $(BIN) $(TRACEPROG)
-	RUNNER="$(RUNNER)" tests/trace/trace_test.py ./$(BIN) $(TRACEPROG) >$(BUILD)/trace-test.txt; rc=$$?; \
+trace-test: deps $(BIN) $(TRACEPROG) $(CASEPROG)
+	RUNNER="$(RUNNER)" tests/trace/trace_test.py ./$(BIN) $(TRACEPROG) $(CASEPROG) >$(BUILD)/trace-test.txt; rc=$$?; \
 	  if [ $$rc = 77 ]; then cat $(BUILD)/trace-test.txt; echo "trace-test: skipped (the reason above)"; \
 	  elif [ $$rc != 0 ]; then cat $(BUILD)/trace-test.txt; exit $$rc; \
 	  else tail -n 1 $(BUILD)/trace-test.txt; fi
