@@ -360,7 +360,7 @@ static void trace_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: jitunwind trace [--jitdump FILE] [--time S] [--hits N] [--stack-size N]\n"
-		"                       [--samples-text F] [--unwinders LIST] [--perf-profile P]\n"
+		"                       [--samples-text F] [--unwinders LIST] [--perf-profile P] [--perf CMD]\n"
 		"                       [--json F] [--junit F] [--html F] [--tap] -- CMD [ARGS...]\n"
 		"Run CMD under ptrace (every thread), read the jitdump it writes as it grows (the marker\n"
 		"mapping of jit-<pid>.dump, or --jitdump FILE), plant a one-shot breakpoint at every\n"

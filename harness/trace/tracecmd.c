@@ -1,13 +1,15 @@
-/* trace's judging options and reports: --unwinders, --perf-profile, --json,
+/* trace's judging options and reports: --unwinders, --perf-profile, --perf, --json,
  * --junit, --html, --tap; the samples judged (tracejudge.c) and written
  * through harness/report as `run` writes its cases. */
 #include "harness/trace/trace.h"
+#include "harness/realperf/perfcol.h"
 #include "harness/report/report.h"
 #include "harness/run/session.h"
 #include "unwinders/model/perfview.h"
 #include "unwinders/uwarch.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result *res, struct hx_report *rep,
@@ -21,7 +23,7 @@ int hx_trace_opt(struct hx_trace_cfg *c, int argc, char **argv, int *i)
 		c->tap = true;
 		return 0;
 	}
-	static const char *const names[] = { "--json", "--junit", "--html", "--unwinders", "--perf-profile" };
+	static const char *const names[] = { "--json", "--junit", "--html", "--unwinders", "--perf-profile", "--perf" };
 	size_t k;
 	for (k = 0; k < sizeof(names) / sizeof(names[0]) && strcmp(a, names[k]); k++)
 		;
@@ -35,6 +37,10 @@ int hx_trace_opt(struct hx_trace_cfg *c, int argc, char **argv, int *i)
 		*dst[k] = v;
 		return 0;
 	}
+	if (k == 5) {
+		hx_perfcol_set_cmd(v);    /* the perf column's perf (default: perf on PATH) */
+		return 0;
+	}
 	enum pv_profile p;
 	if (pv_profile_parse(v, &p))
 		return -1;
@@ -42,10 +48,38 @@ int hx_trace_opt(struct hx_trace_cfg *c, int argc, char **argv, int *i)
 	return 0;
 }
 
+/* the default columns: run's on this arch that this machine can run and
+ * that read user samples (a trace takes no kernel samples); a default one
+ * whose probe fails (real perf missing or refused) is a visible skip */
+static void defaults(char *buf, size_t n)
+{
+	const char *arch = uw_arch_host()->facts->name;
+	size_t nc, off = 0;
+	const struct uw_unwinder *const *cols = hx_columns(&nc);
+	buf[0] = 0;
+	for (size_t i = 0; i < nc; i++) {
+		const struct uw_unwinder *u = cols[i];
+		char why[256] = "";
+		if (u->kernel || !uw_unwinder_default_on(u, arch))
+			continue;
+		if (u->probe && u->probe(why, sizeof(why))) {
+			printf("SKIP column %s: %s\n", u->name, why);
+			continue;
+		}
+		int w = snprintf(buf + off, n - off, "%s%s", off ? "," : "", u->name);
+		if (w < 0 || (size_t)w >= n - off)
+			return;
+		off += (size_t)w;
+	}
+}
+
 /* --unwinders LIST into o; 0 or -1 (err set) */
 static int pick(const struct hx_trace_cfg *c, struct hx_opts *o, char *buf, size_t n, char *err, size_t en)
 {
-	snprintf(buf, n, "%s", c->unwinders ? c->unwinders : "fp,libunwind,libdw,oracle");
+	if (c->unwinders)
+		snprintf(buf, n, "%s", c->unwinders);
+	else
+		defaults(buf, n);
 	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		if (!hx_column_by_name(t) || o->nuw == HX_MAX_UW) {
 			snprintf(err, en, "--unwinders: '%s' is no unwinder of this build (or too many)", t);

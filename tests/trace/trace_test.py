@@ -253,15 +253,16 @@ def jit_frames(chain, bases):
 def verdicts(x):
     u = x["unwinders"]
     return {k: (u[k]["consistent"] if k == "oracle" else u[k]["verdict"]) for k in u if k in
-            ("fp", "libunwind", "libdw", "oracle")}
+            ("fp", "libunwind", "libdw", "oracle", "perf")}
 
 
 def run_ref(binary, case, d):
-    """run's JSON for the case under perf profile current: per where, the
+    """run's JSON for the case under perf profile current (its default
+    columns, real perf among them where it works, as trace's): per where, the
     verdicts and the JIT frames of its truth"""
     import json
     js = os.path.join(d, "run.json")
-    subprocess.run([binary, "run", "--unwinders", "fp,libunwind,libdw,oracle", "--json", js, case],
+    subprocess.run([binary, "run", "--json", js, case],
                    capture_output=True, text=True, timeout=300)
     with open(js) as fh:
         sm = [x for x in json.load(fh)["cases"][0]["samples"] if x["profile"] == "current"]
@@ -349,6 +350,20 @@ def test_generated(binary, cprog, d):
                                                                               ref[where][0]))
 
 
+def test_perf_skip(binary, cprog, d):
+    """without a usable perf the perf column is a visible skip, not an error"""
+    env = dict(os.environ, PATH=os.path.join(d, "no-perf-here"))
+    out = os.path.join(d, "g.txt")
+    p = subprocess.run([binary, "trace", "--", cprog, os.path.join(CASEDIR, "cpython-3.13-fp.case"), d, "1", out],
+                       capture_output=True, text=True, timeout=120, env=env)
+    check(p.returncode in (0, 1) and re.search(r"SKIP column perf: .+", p.stdout) and "| perf" not in p.stdout,
+          "no perf on PATH: the perf column is skipped with the reason (%s)" % p.stdout.strip()[:200])
+    p = subprocess.run([binary, "trace", "--perf", "/nonexistent/perf", "--", cprog,
+                        os.path.join(CASEDIR, "cpython-3.13-fp.case"), d, "1", out],
+                       capture_output=True, text=True, timeout=120)
+    check(p.returncode in (0, 1) and "SKIP column perf" in p.stdout, "--perf CMD that cannot run: skipped")
+
+
 def test_planted(binary, cprog, d):
     """negative control: the CFA offset 8 more in level 1's FDE must make the
     DWARF unwinders non-ok exactly where the generator's row has that offset"""
@@ -363,7 +378,7 @@ def test_planted(binary, cprog, d):
     check(hit and len(hit) < len(f["rows"]), "plant: the planted offset applies at some rows, not all (%s)" % hit)
     for x in cases["tramp"]["samples"]:
         v = verdicts(x)
-        for u in ("libunwind", "libdw"):
+        for u in ("libunwind", "libdw") + (("perf",) if "perf" in v else ()):
             bad = v[u] != "ok"
             check(bad == (x["offset"] in hit), "plant: %s at +0x%x is %s (%s expected)"
                   % (u, x["offset"], v[u], "not ok" if x["offset"] in hit else "ok"))
@@ -389,6 +404,7 @@ def main():
         if cprog:
             test_generated(binary, cprog, d)
             test_planted(binary, cprog, d)
+            test_perf_skip(binary, cprog, d)
     print("trace-test: %d checks, %d failed" % (checks, len(fails)))
     return 1 if fails else 0
 
