@@ -84,7 +84,7 @@ ALL_LDFLAGS := $(LDFLAGS) $(SAN)
 #                      instruction decoders (unwinders/arch/<arch>.c) (on model)
 #   lint               lint rules and code checks (on unwinders, model)
 #   harness            cli, capture, run, realperf, report, fuzz, bench (on all)
-# Capture's arch files (harness/capture/arch/<arch>.{c,h}, stubs_<arch>.S) are
+# Capture's and trace's arch files (harness/{capture,trace}/arch/<arch>.c, capture's <arch>.h and stubs_<arch>.S) are
 # built only for that arch; the encoders and the decoders are plain code
 # over bytes and always built (a dump of any arch is linted on any host).
 OTHER     := $(filter-out $(ARCH),$(ARCHES))
@@ -93,7 +93,7 @@ SRC_trampolines := $(wildcard trampolines/*.c trampolines/arch/*.c)
 SRC_model       := $(wildcard unwinders/model/*.c)
 SRC_unwinders   := $(wildcard unwinders/*.c unwinders/arch/*.c)
 SRC_lint        := $(wildcard unwinders/lint/*.c)
-ARCH_ONLY := $(foreach a,$(OTHER),harness/capture/arch/$(a).c)
+ARCH_ONLY := $(foreach a,$(OTHER),harness/capture/arch/$(a).c harness/trace/arch/$(a).c)
 SRC_harness     := $(filter-out harness/cli/main.c $(ARCH_ONLY),$(wildcard harness/*/*.c harness/*/arch/*.c))
 ASM_harness     := $(wildcard harness/capture/arch/*_$(ARCH).S)
 $(foreach l,$(LAYERS),$(eval OBJ_$(l) := $(patsubst %.c,$(BUILD)/%.o,$(SRC_$(l)))))

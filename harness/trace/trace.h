@@ -112,7 +112,7 @@ int hx_trace_opt(struct hx_trace_cfg *c, int argc, char **argv, int *i);
  * terminal matrix on stdout); 0 every sample ok, 1 some not, 2 an error */
 int hx_trace_judge_report(const struct hx_trace_cfg *c, const struct hx_trace_result *res);
 
-/* The arch's part (trace_<arch>.c). */
+/* The arch's part (harness/trace/arch/<arch>.c, built only for its ARCH). */
 struct hx_trace_regs;
 struct hx_trace_arch {
 	bool supported;         /* false: no tracer for this arch in this build */
