@@ -84,7 +84,7 @@ ALL_LDFLAGS := $(LDFLAGS) $(SAN)
 #                      instruction decoders (unwinders/arch/<arch>.c) (on model)
 #   lint               lint rules and code checks (on unwinders, model)
 #   harness            cli, capture, run, realperf, report, fuzz, bench (on all)
-# Capture's arch files (harness/capture/arch/<arch>.{c,h}, stubs_<arch>.S) are
+# Capture's and trace's arch files (harness/{capture,trace}/arch/<arch>.c, capture's <arch>.h and stubs_<arch>.S) are
 # built only for that arch; the encoders and the decoders are plain code
 # over bytes and always built (a dump of any arch is linted on any host).
 OTHER     := $(filter-out $(ARCH),$(ARCHES))
@@ -93,7 +93,7 @@ SRC_trampolines := $(wildcard trampolines/*.c trampolines/arch/*.c)
 SRC_model       := $(wildcard unwinders/model/*.c)
 SRC_unwinders   := $(wildcard unwinders/*.c unwinders/arch/*.c)
 SRC_lint        := $(wildcard unwinders/lint/*.c)
-ARCH_ONLY := $(foreach a,$(OTHER),harness/capture/arch/$(a).c)
+ARCH_ONLY := $(foreach a,$(OTHER),harness/capture/arch/$(a).c harness/trace/arch/$(a).c)
 SRC_harness     := $(filter-out harness/cli/main.c $(ARCH_ONLY),$(wildcard harness/*/*.c harness/*/arch/*.c))
 ASM_harness     := $(wildcard harness/capture/arch/*_$(ARCH).S)
 $(foreach l,$(LAYERS),$(eval OBJ_$(l) := $(patsubst %.c,$(BUILD)/%.o,$(SRC_$(l)))))
@@ -248,14 +248,16 @@ perf-skip-test: deps $(BIN)
 # jitunwind trace on a small real JIT (tests/trace/jitprog.c: a CPython-shaped trampoline and its
 # jitdump through the JIT-side writer, linked only against libju_trampolines); tests/trace/trace_test.py
 # skips visibly where ptrace is refused or the host arch has no tracer
+# (caseprog.c: shipped cases' trampolines generated and run as a real program, the same layer)
 TRACEPROG := $(BUILD)/tests/trace/jitprog
-$(TRACEPROG): tests/trace/jitprog.c $(call LAYER_LIB,trampolines)
+CASEPROG := $(BUILD)/tests/trace/caseprog
+$(TRACEPROG) $(CASEPROG): $(BUILD)/tests/trace/%: tests/trace/%.c $(call LAYER_LIB,trampolines)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(call LAYER_LIB,trampolines)
 .PHONY: trace-test
 check: trace-test
-trace-test: deps $(BIN) $(TRACEPROG)
-	RUNNER="$(RUNNER)" tests/trace/trace_test.py ./$(BIN) $(TRACEPROG) >$(BUILD)/trace-test.txt; rc=$$?; \
+trace-test: deps $(BIN) $(TRACEPROG) $(CASEPROG)
+	RUNNER="$(RUNNER)" tests/trace/trace_test.py ./$(BIN) $(TRACEPROG) $(CASEPROG) >$(BUILD)/trace-test.txt; rc=$$?; \
 	  if [ $$rc = 77 ]; then cat $(BUILD)/trace-test.txt; echo "trace-test: skipped (the reason above)"; \
 	  elif [ $$rc != 0 ]; then cat $(BUILD)/trace-test.txt; exit $$rc; \
 	  else tail -n 1 $(BUILD)/trace-test.txt; fi

@@ -53,6 +53,18 @@ static const struct cli_opt trace_opts[] = {
 	  .off = T_OFF(stack_size), .lo = 1, .hi = 1 << 20 },
 	{ "samples-text", 0, "F", "one line per sample: tid, pc, sp, bp, cx, the first stack words",
 	  .set = cli_set_str, .off = T_OFF(samples_text), .example = "/dev/null" },
+	{ "unwinders", 0, "LIST", "the unwinders (columns) that judge each sample, comma-separated",
+	  .def_text = "run's on this machine that read user samples", .set = cli_set_str, .off = T_OFF(unwinders),
+	  .example = "oracle" },
+	{ "perf-profile", 0, "P", "perf generation to reproduce: current, v6.1, 5.x-0x40", .def_text = "current",
+	  .set = cli_set_profile, .off = T_OFF(profile), .example = "v6.1" },
+	{ "perf", 0, "CMD", "the perf of the perf column (may carry arguments, e.g. a root's loader)",
+	  .def_text = "perf on PATH", .set = cli_set_str, .off = T_OFF(perf_cmd), .example = "perf" },
+	{ "json", 0, "FILE", "write the JSON report (run's schema: a case per JIT function)", .set = cli_set_str,
+	  .off = T_OFF(json), .example = "/dev/null" },
+	{ "junit", 0, "FILE", "write JUnit XML", .set = cli_set_str, .off = T_OFF(junit), .example = "/dev/null" },
+	{ "html", 0, "FILE", "write the HTML heatmap", .set = cli_set_str, .off = T_OFF(html), .example = "/dev/null" },
+	{ "tap", 0, NULL, "print TAP (version 13) instead of the matrix", .set = cli_set_true, .off = T_OFF(tap) },
 	{ 0 },
 };
 
@@ -97,6 +109,7 @@ static int cmd_trace(int argc, char **argv)
 	}
 	if (!e || e == -ESRCH || e == -EBADMSG)
 		hx_trace_report(stdout, &r);
+	int judged = e ? 0 : hx_trace_judge_report(&c, &r);
 	if (!e && c.samples_text) {
 		FILE *f = fopen(c.samples_text, "w");
 		if (!f || hx_trace_samples_text(f, &r) || fclose(f)) {
@@ -108,5 +121,5 @@ static int cmd_trace(int argc, char **argv)
 	if (e)
 		fprintf(stderr, "jitunwind trace: %s\n", r.why[0] ? r.why : strerror(-e));
 	hx_trace_result_free(&r);
-	return e ? 2 : 0;
+	return e ? 2 : judged == 2 ? 2 : 0;   /* verdicts not ok are the report's, not a failure */
 }

@@ -5,6 +5,7 @@
  * wait is bounded by --time; the tracee is always ended (EXITKILL, or killed at
  * the deadline) or detached (after an exec, with its breakpoints gone). */
 #include "harness/trace/trace_int.h"
+#include "unwinders/uwarch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -159,7 +160,7 @@ static int take_sample(struct tr_state *t, pid_t tid, uint64_t addr)
 	if (e)
 		return e;
 	s->pc = addr;               /* where the thread stopped: the boundary */
-	s->regs[8] = addr;
+	s->regs[uw_arch_host()->perf_ip] = addr;
 	s->tid = (uint64_t)tid;
 	s->stack = malloc(t->cfg->stack_size);
 	size_t got = 0;

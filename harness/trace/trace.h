@@ -28,6 +28,7 @@ struct hx_trace_cfg {
 	/* judging (tracejudge.c) */
 	int profile;            /* --perf-profile: enum pv_profile */
 	const char *unwinders;  /* --unwinders LIST (NULL: fp,libunwind,libdw,oracle) */
+	const char *perf_cmd;   /* --perf CMD: the perf column's perf (NULL: perf on PATH) */
 	const char *json, *junit, *html;
 	bool tap;
 };
@@ -107,12 +108,11 @@ int hx_trace_samples_text(FILE *f, const struct hx_trace_result *res);
 
 /* trace's own options (tracecmd.c): 0 taken (*i past its value), 1 not one
  * of them, -1 a bad value */
-int hx_trace_opt(struct hx_trace_cfg *c, int argc, char **argv, int *i);
 /* judge the samples through the session and write the reports (the
  * terminal matrix on stdout); 0 every sample ok, 1 some not, 2 an error */
 int hx_trace_judge_report(const struct hx_trace_cfg *c, const struct hx_trace_result *res);
 
-/* The arch's part (trace_<arch>.c). */
+/* The arch's part (harness/trace/arch/<arch>.c, built only for its ARCH). */
 struct hx_trace_regs;
 struct hx_trace_arch {
 	bool supported;         /* false: no tracer for this arch in this build */

@@ -4,8 +4,12 @@
  * moment and the jitdump; each JIT function (a CODE_LOAD) becomes one case of
  * the run report (where = SYMBOL+0xOFF), written through harness/report.
  * What a trace expects everywhere: perf's unwind is right ("ok"; the oracle
- * "consistent"), so a sample that is not counts as a miss. */
+ * "consistent"), so a sample that is not counts as a miss.  Real perf (the
+ * run layer's `perf` column, harness/realperf/perfcol.c) gets the samples of
+ * each session as a capture group: written as a perf.data over the maps of
+ * their moment and the jitdump, perf inject -j, perf script. */
 #include "harness/trace/trace.h"
+#include "harness/capture/samples.h"
 #include "harness/report/report.h"
 #include "harness/run/session.h"
 #include "unwinders/model/jitdump.h"
@@ -30,6 +34,10 @@ struct tj {
 	size_t nmaps;
 	char dir[4096];
 	struct hx_sess_ref ref;
+	/* the samples of the current session, as the perf column reads a capture */
+	struct hx_group grp;
+	struct hx_sample *gs;
+	int dump_size;
 };
 
 static void tj_close(struct tj *j)
@@ -42,16 +50,58 @@ static void tj_close(struct tj *j)
 	j->nmaps = 0;
 }
 
-/* the session over the maps of s's moment (rebuilt when they changed) */
-static int tj_session(struct tj *j, const struct hx_trace_sample *s, struct hx_report *rep, char *err, size_t n)
+static bool judged(const struct tj *j, const struct hx_trace_sample *s)
 {
+	return s->truth_known && s->load < j->res->nloads;
+}
+
+/* the group real perf replays: the judged samples from smp[i] on that share
+ * its maps (one session), the loads as its functions (where the arena is) */
+static void tj_group(struct tj *j, size_t i)
+{
+	const struct hx_trace_result *res = j->res;
+	struct hx_group *g = &j->grp;
+	memset(g, 0, sizeof(*g));
+	g->case_path = g->dump_path = (char *)res->jitdump;
+	g->maps = res->smp[i].maps;
+	g->maps_len = strlen(g->maps);
+	for (size_t l = 0; l < res->nloads && g->nfuncs < HX_MAX_FUNCS; l++, g->nfuncs++) {
+		g->funcs[g->nfuncs].addr = res->loads[l].addr;
+		g->funcs[g->nfuncs].size = res->loads[l].size;
+	}
+	g->samples = j->gs;
+	for (size_t k = i; k < res->nsmp; k++) {
+		const struct hx_trace_sample *s = &res->smp[k];
+		if (!judged(j, s))
+			continue;
+		if (!s->maps || strcmp(s->maps, g->maps))
+			break;
+		struct hx_sample *h = &j->gs[g->nsamples++];
+		memset(h, 0, sizeof(*h));
+		h->abi = s->abi;
+		h->mask = s->mask;
+		memcpy(h->regs, s->regs, sizeof(h->regs));
+		h->stack_addr = s->sp;
+		h->stack_size = s->stack_len;
+		h->stack = s->stack;              /* the perf column finds a sample by its stack */
+		h->ntruth = (uint32_t)s->ntruth;
+		memcpy(h->truth, s->truth, sizeof(uint64_t) * (size_t)s->ntruth);
+	}
+}
+
+/* the session over the maps of smp[i]'s moment (rebuilt when they changed) */
+static int tj_session(struct tj *j, size_t i, struct hx_report *rep, char *err, size_t n)
+{
+	const struct hx_trace_sample *s = &j->res->smp[i];
 	if (j->have_sess && j->maps_of && s->maps && !strcmp(j->maps_of, s->maps))
 		return 0;
 	tj_close(j);
 	if (!s->maps || uw_maps_parse(s->maps, strlen(s->maps), &j->maps, &j->nmaps, err, n))
 		return -EINVAL;
+	tj_group(j, i);
 	struct hx_sess_cfg c = { .arch = j->arch, .maps = j->maps, .nmaps = j->nmaps, .jd = &j->jd,
-				 .profile = j->cfg->profile, .dump_dir = j->dir };
+				 .profile = j->cfg->profile, .dump_dir = j->dir, .capture = &j->grp,
+				 .dump_sizes = &j->dump_size, .ndump_sizes = 1 };
 	for (int u = 0; u < rep->o->nuw; u++) {
 		c.names[u] = rep->o->unwinders[u];
 		c.uws[u] = hx_column_by_name(rep->o->unwinders[u]);
@@ -134,7 +184,7 @@ static void case_head(const struct tj *j, const struct hx_trace_load *l, struct 
 int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result *res, struct hx_report *rep,
 		   char *err, size_t n)
 {
-	struct tj j = { .cfg = cfg, .res = res, .arch = uw_arch_host() };
+	struct tj j = { .cfg = cfg, .res = res, .arch = uw_arch_host(), .dump_size = (int)cfg->stack_size };
 	struct ju_err je;
 	if (jd_open(&j.jd, res->jitdump, &je)) {
 		snprintf(err, n, "%s: offset 0x%" PRIx64 ": %s", res->jitdump, (uint64_t)je.offset, je.msg);
@@ -144,7 +194,8 @@ int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result 
 	snprintf(path, sizeof(path), "%s", res->jitdump);
 	snprintf(j.dir, sizeof(j.dir), "%s", dirname(path));
 	struct hx_case_res *cases = calloc(res->nloads ? res->nloads : 1, sizeof(*cases));
-	int e = cases ? 0 : -ENOMEM;
+	j.gs = calloc(res->nsmp ? res->nsmp : 1, sizeof(*j.gs));
+	int e = cases && j.gs ? 0 : -ENOMEM;
 	for (size_t i = 0; i < res->nloads && !e; i++) {
 		case_head(&j, &res->loads[i], &cases[i]);
 		if (!(cases[i].samples = calloc(res->nsmp ? res->nsmp : 1, sizeof(*cases[i].samples))))
@@ -152,14 +203,15 @@ int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result 
 	}
 	for (size_t i = 0; i < res->nsmp && !e; i++) {
 		const struct hx_trace_sample *s = &res->smp[i];
-		if (!s->truth_known || s->load >= res->nloads)
+		if (!judged(&j, s))
 			continue;          /* counted in the header: no truth to judge by */
-		if ((e = tj_session(&j, s, rep, err, n)))
+		if ((e = tj_session(&j, i, rep, err, n)))
 			break;
 		tj_sample(&j, s, &cases[s->load], rep->o->nuw);
 	}
 	tj_close(&j);
 	jd_close(&j.jd);
+	free(j.gs);
 	rep->cases = cases;
 	rep->n = cases ? res->nloads : 0;
 	return e;

@@ -1,8 +1,8 @@
 /* x86_64 part of the tracer: int3, perf's user register set from ptrace's
- * user_regs_struct (facts section 3: the layout the samples file stores). */
+ * user_regs_struct (facts section 3: the layout the samples file stores).
+ * Built only for ARCH=x86_64 (the Makefile's ARCH_ONLY). */
 #include "harness/trace/trace.h"
 
-#ifdef __x86_64__
 #include <capstone/capstone.h>
 #include <errno.h>
 #include <string.h>
@@ -79,4 +79,3 @@ const struct hx_trace_arch hx_trace_host = {
 	.trap_addr = x86_trap_addr, .sample_regs = x86_sample_regs,
 	.set_pc = x86_set_pc, .get_pc = x86_get_pc, .entry_state = x86_entry_state,
 };
-#endif
