@@ -64,39 +64,36 @@ static void __attribute__((unused)) write_file(const char *path, const char *tex
 
 static char out[1 << 18];
 
-/* the widest line of the matrix: from the top to the blank line before the legend */
-static int matrix_width(const char *text)
-{
-	int max = 0;
-	for (const char *p = text; *p && *p != '\n'; ) {
-		const char *e = strchr(p, '\n');
-		int len = e ? (int)(e - p) : (int)strlen(p);
-		max = len > max ? len : max;
-		if (!e)
-			break;
-		p = e + 1;
-	}
-	return max;
-}
-
 START_TEST(matrix_fits_columns)
 {
-	/* the whole case set at 100 columns: no matrix line wider */
-	int rc = sh(out, sizeof(out), "COLUMNS=100 %s run %s", bin, REP_CASES);
-	size_t len = strlen(out);
-	ck_assert_msg(rc == 0, "run exit %d; its output's end:\n%s", rc, out + (len > 3000 ? len - 3000 : 0));
-	ck_assert_msg(matrix_width(out) <= 100, "matrix %d wide:\n%s", matrix_width(out), out);
-	ck_assert_ptr_nonnull(strstr(out, "[expect]"));
-	ck_assert_ptr_nonnull(strstr(out, "cells count samples:"));
-	/* the legend lines fit too */
-	const char *leg = strstr(out, "[expect]: met");
-	ck_assert_ptr_nonnull(leg);
-	ck_assert_int_le(matrix_width(leg), 100);
-	/* control: wide enough, one row per case, and then wider than 100 (so
-	 * the first check measured the layout that had to change) */
-	ck_assert_int_eq(sh(out, sizeof(out), "COLUMNS=400 %s run %s", bin, REP_CASES), 0);
-	ck_assert_msg(matrix_width(out) > 100, "the wide layout was %d wide", matrix_width(out));
-	ck_assert_ptr_nonnull(strstr(out, " | "));
+	/* the whole case set at 100 and 80 columns (one run each, side by side):
+	 * the table form, no line wider, each cell counting the samples of the
+	 * case's first profile and stack size in the same run's JSON, grouped
+	 * why lines naming as many cases as they say (tests/term_check.py) */
+	int rc = sh(out, sizeof(out), "(COLUMNS=100 %s run --json %s/r100.json %s >%s/o100.txt 2>&1 & "
+		    "COLUMNS=80 %s run --json %s/r80.json %s >%s/o80.txt 2>&1; a=$?; wait $!; b=$?; "
+		    "echo exit $a $b; [ $a = 0 ] && [ $b = 0 ])", bin, tmp, REP_CASES, tmp, bin, tmp, REP_CASES, tmp);
+	ck_assert_msg(rc == 0, "run: %s", out);
+	for (int cols = 100; cols >= 80; cols -= 20) {
+		rc = sh(out, sizeof(out), "python3 tests/term_check.py %s/o%d.txt %s/r%d.json %d", tmp, cols, tmp, cols, cols);
+		ck_assert_msg(rc == 0, "at %d columns: %s", cols, out);
+		ck_assert_msg(strstr(out, " 0 problem(s)"), "%s", out);
+	}
+	ck_assert_int_eq(sh(out, sizeof(out), "grep -c 'cells count samples:' %s/o100.txt", tmp), 0);
+	/* controls: a cell counting one sample more, a line one wider, the one
+	 * line per unwinder of a 40-column terminal and a why line naming one case
+	 * fewer than it says are each caught */
+	ck_assert_int_ne(sh(out, sizeof(out), "sed '2s/ok\\([0-9]\\)/ok1\\1/' %s/o100.txt >%s/bad.txt && "
+			    "python3 tests/term_check.py %s/bad.txt %s/r100.json 100", tmp, tmp, tmp, tmp), 0);
+	ck_assert_msg(strstr(out, "the cell counts"), "%s", out);
+	ck_assert_int_ne(sh(out, sizeof(out), "python3 tests/term_check.py %s/o100.txt %s/r100.json 99", tmp, tmp), 0);
+	ck_assert_int_ne(sh(out, sizeof(out), "sed -E '/^  \\S+ at \\S+ in [0-9]+ cases: /{n;s/^    [^,]+, /    /}' "
+			    "%s/o100.txt >%s/bad.txt && python3 tests/term_check.py %s/bad.txt %s/r100.json 100",
+			    tmp, tmp, tmp, tmp), 0);
+	ck_assert_msg(strstr(out, "names"), "%s", out);
+	ck_assert_int_ne(sh(out, sizeof(out), "COLUMNS=40 %s run %s/big-frame.case >%s/o40.txt; "
+			    "python3 tests/term_check.py %s/o40.txt %s/r100.json 1000", bin, REP_CASES, tmp, tmp, tmp), 0);
+	ck_assert_msg(strstr(out, "not the table form"), "%s", out);
 }
 END_TEST
 
