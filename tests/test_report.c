@@ -242,26 +242,43 @@ static void html_checks(void)
 		printf("html_renders: SKIP: chromium is missing (tools/install-deps installs it)\n");
 		return;
 	}
-	/* no network: nothing in the file names a URL to fetch */
+	/* no network: nothing in the file names a URL to fetch (links within the page only) */
 	char h[512];
 	snprintf(h, sizeof(h), "%s/r.html", tmp);
-	ck_assert_int_eq(count_in(h, "src=\\|href=\\|@import\\|url("), 0);
-	/* the first case's last sample under the second unwinder, drawn and opened */
+	ck_assert_int_eq(count_in(h, "src=\\|href=.[a-z/]\\|href=[a-z]\\|@import\\|url("), 0);
+	/* the first case's first sample under the second unwinder opened, the
+	 * filter "with a chain that is not ok" set, as the URL asks */
 	const char *cell = "0:0:1";
 	int rc = sh(out, sizeof(out), "timeout 120 chromium --headless --no-sandbox --disable-gpu "
 		    "--disable-background-networking --disable-component-update --no-first-run "
-		    "--user-data-dir=%s/chr --dump-dom 'file://%s/%s/r.html#cell=%s' 2>/dev/null >%s/dom.html",
+		    "--user-data-dir=%s/chr --dump-dom 'file://%s/%s/r.html#cell=%s&f=nonok' 2>/dev/null >%s/dom.html",
 		    tmp, tmp[0] == '/' ? "" : getenv("PWD"), tmp, cell, tmp);
 	ck_assert_msg(rc == 0, "chromium: %s", out);
-	rc = sh(out, sizeof(out), "python3 tests/html_dom_check.py %s/r.json %s/dom.html %s", tmp, tmp, cell);
+	rc = sh(out, sizeof(out), "python3 tests/html_dom_check.py %s/r.json %s/dom.html %s nonok", tmp, tmp, cell);
 	ck_assert_msg(rc == 0, "%s", out);
-	ck_assert_ptr_nonnull(strstr(out, "0 problem(s)"));
+	ck_assert_ptr_nonnull(strstr(out, " 0 problem(s)"));
 	/* controls: the file as written (before its script ran) has no cells; a
-	 * cell whose verdict is changed is caught */
+	 * cell whose verdict is changed, an overview cell whose worst verdict is,
+	 * the story moved to another case, a legend swatch out of its item and
+	 * the other filter's expectation are each caught */
 	ck_assert_int_ne(sh(out, sizeof(out), "python3 tests/html_dom_check.py %s/r.json %s/r.html %s", tmp, tmp, cell), 0);
-	ck_assert_int_ne(sh(out, sizeof(out), "sed 's/data-verdict=\"skipped\"/data-verdict=\"ok\"/' %s/dom.html >%s/bad.html && "
-			    "python3 tests/html_dom_check.py %s/r.json %s/bad.html %s", tmp, tmp, tmp, tmp, cell), 0);
-	ck_assert_msg(strstr(out, "cell says ok, JSON skipped"), "%s", out);
+	static const struct {
+		const char *sed, *says;
+	} bad[] = {
+		{ "s/data-verdict=\"skipped\"/data-verdict=\"ok\"/", "cell says ok, JSON skipped" },
+		{ "0,/data-worst=\"ok\"/s//data-worst=\"error\"/", "overview " },
+		{ "s/<div id=\"detail\"/<\\/div><div class=\"case\" data-case=\"elsewhere\"><div id=\"detail\"/", "story: beside" },
+		{ "0,/<span class=\"li\">/s///", "legend:" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_ne(sh(out, sizeof(out), "sed '%s' %s/dom.html >%s/bad.html && "
+				    "python3 tests/html_dom_check.py %s/r.json %s/bad.html %s nonok",
+				    bad[i].sed, tmp, tmp, tmp, tmp, cell), 0);
+		ck_assert_msg(strstr(out, bad[i].says), "%s: %s", bad[i].sed, out);
+	}
+	ck_assert_int_ne(sh(out, sizeof(out), "python3 tests/html_dom_check.py %s/r.json %s/dom.html %s missed",
+			    tmp, tmp, cell), 0);
+	ck_assert_msg(strstr(out, "filter missed:"), "%s", out);
 }
 
 /* one run of the case set writes JSON, JUnit and HTML; each is read back */

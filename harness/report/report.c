@@ -100,9 +100,8 @@ static void term_why(FILE *out, const struct hx_case_res *cases, size_t n, const
 	}
 	size_t nw = why_collect(cases, n, o, arch, w);
 	if (nw)
-		hx_term_wrap(out, "\nwhy (per case and unwinder, the first sample of the case's first profile and "
-				  "stack size that is not a clean ok; one line for the same reason at the same place "
-				  "in several cases):", cols, 0);
+		hx_term_wrap(out, "\nwhy (the first sample per case and unwinder that is not a clean ok, in the "
+				  "case's first profile and stack size):", cols, 0);
 	for (size_t i = 0; i < nw; i++) {
 		if (w[i].shown)
 			continue;
