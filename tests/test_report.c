@@ -64,39 +64,36 @@ static void __attribute__((unused)) write_file(const char *path, const char *tex
 
 static char out[1 << 18];
 
-/* the widest line of the matrix: from the top to the blank line before the legend */
-static int matrix_width(const char *text)
-{
-	int max = 0;
-	for (const char *p = text; *p && *p != '\n'; ) {
-		const char *e = strchr(p, '\n');
-		int len = e ? (int)(e - p) : (int)strlen(p);
-		max = len > max ? len : max;
-		if (!e)
-			break;
-		p = e + 1;
-	}
-	return max;
-}
-
 START_TEST(matrix_fits_columns)
 {
-	/* the whole case set at 100 columns: no matrix line wider */
-	int rc = sh(out, sizeof(out), "COLUMNS=100 %s run %s", bin, REP_CASES);
-	size_t len = strlen(out);
-	ck_assert_msg(rc == 0, "run exit %d; its output's end:\n%s", rc, out + (len > 3000 ? len - 3000 : 0));
-	ck_assert_msg(matrix_width(out) <= 100, "matrix %d wide:\n%s", matrix_width(out), out);
-	ck_assert_ptr_nonnull(strstr(out, "[expect]"));
-	ck_assert_ptr_nonnull(strstr(out, "cells count samples:"));
-	/* the legend lines fit too */
-	const char *leg = strstr(out, "[expect]: met");
-	ck_assert_ptr_nonnull(leg);
-	ck_assert_int_le(matrix_width(leg), 100);
-	/* control: wide enough, one row per case, and then wider than 100 (so
-	 * the first check measured the layout that had to change) */
-	ck_assert_int_eq(sh(out, sizeof(out), "COLUMNS=400 %s run %s", bin, REP_CASES), 0);
-	ck_assert_msg(matrix_width(out) > 100, "the wide layout was %d wide", matrix_width(out));
-	ck_assert_ptr_nonnull(strstr(out, " | "));
+	/* the whole case set at 100 and 80 columns (one run each, side by side):
+	 * the table form, no line wider, each cell counting the samples of the
+	 * case's first profile and stack size in the same run's JSON, grouped
+	 * why lines naming as many cases as they say (tests/term_check.py) */
+	int rc = sh(out, sizeof(out), "(COLUMNS=100 %s run --json %s/r100.json %s >%s/o100.txt 2>&1 & "
+		    "COLUMNS=80 %s run --json %s/r80.json %s >%s/o80.txt 2>&1; a=$?; wait $!; b=$?; "
+		    "echo exit $a $b; [ $a = 0 ] && [ $b = 0 ])", bin, tmp, REP_CASES, tmp, bin, tmp, REP_CASES, tmp);
+	ck_assert_msg(rc == 0, "run: %s", out);
+	for (int cols = 100; cols >= 80; cols -= 20) {
+		rc = sh(out, sizeof(out), "python3 tests/term_check.py %s/o%d.txt %s/r%d.json %d", tmp, cols, tmp, cols, cols);
+		ck_assert_msg(rc == 0, "at %d columns: %s", cols, out);
+		ck_assert_msg(strstr(out, " 0 problem(s)"), "%s", out);
+	}
+	ck_assert_int_eq(sh(out, sizeof(out), "grep -c 'cells count samples:' %s/o100.txt", tmp), 0);
+	/* controls: a cell counting one sample more, a line one wider, the one
+	 * line per unwinder of a 40-column terminal and a why line naming one case
+	 * fewer than it says are each caught */
+	ck_assert_int_ne(sh(out, sizeof(out), "sed '2s/ok\\([0-9]\\)/ok1\\1/' %s/o100.txt >%s/bad.txt && "
+			    "python3 tests/term_check.py %s/bad.txt %s/r100.json 100", tmp, tmp, tmp, tmp), 0);
+	ck_assert_msg(strstr(out, "the cell counts"), "%s", out);
+	ck_assert_int_ne(sh(out, sizeof(out), "python3 tests/term_check.py %s/o100.txt %s/r100.json 99", tmp, tmp), 0);
+	ck_assert_int_ne(sh(out, sizeof(out), "sed -E '/^  \\S+ at \\S+ in [0-9]+ cases: /{n;s/^    [^,]+, /    /}' "
+			    "%s/o100.txt >%s/bad.txt && python3 tests/term_check.py %s/bad.txt %s/r100.json 100",
+			    tmp, tmp, tmp, tmp), 0);
+	ck_assert_msg(strstr(out, "names"), "%s", out);
+	ck_assert_int_ne(sh(out, sizeof(out), "COLUMNS=40 %s run %s/big-frame.case >%s/o40.txt; "
+			    "python3 tests/term_check.py %s/o40.txt %s/r100.json 1000", bin, REP_CASES, tmp, tmp, tmp), 0);
+	ck_assert_msg(strstr(out, "not the table form"), "%s", out);
 }
 END_TEST
 
@@ -245,26 +242,43 @@ static void html_checks(void)
 		printf("html_renders: SKIP: chromium is missing (tools/install-deps installs it)\n");
 		return;
 	}
-	/* no network: nothing in the file names a URL to fetch */
+	/* no network: nothing in the file names a URL to fetch (links within the page only) */
 	char h[512];
 	snprintf(h, sizeof(h), "%s/r.html", tmp);
-	ck_assert_int_eq(count_in(h, "src=\\|href=\\|@import\\|url("), 0);
-	/* the first case's last sample under the second unwinder, drawn and opened */
+	ck_assert_int_eq(count_in(h, "src=\\|href=.[a-z/]\\|href=[a-z]\\|@import\\|url("), 0);
+	/* the first case's first sample under the second unwinder opened, the
+	 * filter "with a chain that is not ok" set, as the URL asks */
 	const char *cell = "0:0:1";
 	int rc = sh(out, sizeof(out), "timeout 120 chromium --headless --no-sandbox --disable-gpu "
 		    "--disable-background-networking --disable-component-update --no-first-run "
-		    "--user-data-dir=%s/chr --dump-dom 'file://%s/%s/r.html#cell=%s' 2>/dev/null >%s/dom.html",
+		    "--user-data-dir=%s/chr --dump-dom 'file://%s/%s/r.html#cell=%s&f=nonok' 2>/dev/null >%s/dom.html",
 		    tmp, tmp[0] == '/' ? "" : getenv("PWD"), tmp, cell, tmp);
 	ck_assert_msg(rc == 0, "chromium: %s", out);
-	rc = sh(out, sizeof(out), "python3 tests/html_dom_check.py %s/r.json %s/dom.html %s", tmp, tmp, cell);
+	rc = sh(out, sizeof(out), "python3 tests/html_dom_check.py %s/r.json %s/dom.html %s nonok", tmp, tmp, cell);
 	ck_assert_msg(rc == 0, "%s", out);
-	ck_assert_ptr_nonnull(strstr(out, "0 problem(s)"));
+	ck_assert_ptr_nonnull(strstr(out, " 0 problem(s)"));
 	/* controls: the file as written (before its script ran) has no cells; a
-	 * cell whose verdict is changed is caught */
+	 * cell whose verdict is changed, an overview cell whose worst verdict is,
+	 * the story moved to another case, a legend swatch out of its item and
+	 * the other filter's expectation are each caught */
 	ck_assert_int_ne(sh(out, sizeof(out), "python3 tests/html_dom_check.py %s/r.json %s/r.html %s", tmp, tmp, cell), 0);
-	ck_assert_int_ne(sh(out, sizeof(out), "sed 's/data-verdict=\"skipped\"/data-verdict=\"ok\"/' %s/dom.html >%s/bad.html && "
-			    "python3 tests/html_dom_check.py %s/r.json %s/bad.html %s", tmp, tmp, tmp, tmp, cell), 0);
-	ck_assert_msg(strstr(out, "cell says ok, JSON skipped"), "%s", out);
+	static const struct {
+		const char *sed, *says;
+	} bad[] = {
+		{ "s/data-verdict=\"skipped\"/data-verdict=\"ok\"/", "cell says ok, JSON skipped" },
+		{ "0,/data-worst=\"ok\"/s//data-worst=\"error\"/", "overview " },
+		{ "s/<div id=\"detail\"/<\\/div><div class=\"case\" data-case=\"elsewhere\"><div id=\"detail\"/", "story: beside" },
+		{ "0,/<span class=\"li\">/s///", "legend:" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_ne(sh(out, sizeof(out), "sed '%s' %s/dom.html >%s/bad.html && "
+				    "python3 tests/html_dom_check.py %s/r.json %s/bad.html %s nonok",
+				    bad[i].sed, tmp, tmp, tmp, tmp, cell), 0);
+		ck_assert_msg(strstr(out, bad[i].says), "%s: %s", bad[i].sed, out);
+	}
+	ck_assert_int_ne(sh(out, sizeof(out), "python3 tests/html_dom_check.py %s/r.json %s/dom.html %s missed",
+			    tmp, tmp, cell), 0);
+	ck_assert_msg(strstr(out, "filter missed:"), "%s", out);
 }
 
 /* one run of the case set writes JSON, JUnit and HTML; each is read back */

@@ -15,124 +15,200 @@ static bool judges_emitted(const struct hx_uw_res *r)
 	return r->uw && r->uw->ref == UW_REF_TRUTH;
 }
 
-/* "0x55..a2 (hx_call)" */
-static void addr_sym(FILE *out, uint64_t a, const char *sym)
+/* "0x55..a2 (hx_call)" into a buffer */
+static size_t addr_sym_s(char *b, size_t n, uint64_t a, const char *sym)
 {
-	fprintf(out, "0x%llx", (unsigned long long)a);
-	if (sym && sym[0])
-		fprintf(out, " (%s)", sym);
+	int k = snprintf(b, n, "0x%llx%s%s%s", (unsigned long long)a, sym && sym[0] ? " (" : "",
+			 sym && sym[0] ? sym : "", sym && sym[0] ? ")" : "");
+	return k < 0 ? 0 : (size_t)k < n ? (size_t)k : n - 1;
 }
 
-static void term_why(FILE *out, const struct hx_case_res *cases, size_t n, const struct hx_opts *o,
-		     const struct uw_arch *arch)
+/* why one unwinder's chain at one sample is not a clean ok: its verdict and
+ * stop reason (rN named; an ok chain gives no stop reason, only its
+ * fallback's), or for those with no reason to give (the FP walk) the first
+ * frame missed */
+static void why_text(const struct hx_sample_res *sr, const struct hx_uw_res *r, const struct uw_arch *arch,
+		     char *b, size_t n)
 {
-	/* why chains end early: for each case and unwinder, the first sample
-	 * that is not ok, with the unwinder's stop reason (rN named) and, for
-	 * those with no reason to give (the FP walk), the first frame missed */
-	bool header = false;
+	const struct uw_unwinder *uw = hx_column_by_name(r->name);
+	const char *v = hx_verdict_name(r->j.v);
+	char why[512];
+	bool fbwhy = r->fallback && r->r.fallback_why[0];
+	hx_term_regnames(arch, fbwhy ? r->r.fallback_why : r->r.why, why, sizeof(why));
+	size_t k;
+	if (fbwhy)
+		k = (size_t)snprintf(b, n, "%s fallback: %s", v, why);
+	else if ((uw && uw->quiet_why) || r->j.v == HX_OK)
+		k = (size_t)snprintf(b, n, "%s%s", v, r->fallback ? " fallback" : "");
+	else
+		k = (size_t)snprintf(b, n, "%s%s: %s%s%s", v, r->fallback ? " fallback" : "",
+				     uw_stop_name(r->r.stop), why[0] ? ", " : "", why);
+	int t = r->j.diverge_truth;
+	if (k < n && uw && uw->quiet_why && t >= 0 && t < sr->nt) {
+		k += (size_t)snprintf(b + k, n - k, ": misses frame #%d ", t);
+		if (k < n)
+			addr_sym_s(b + k, n - k, sr->truth[t], sr->tsym[t]);
+	}
+}
+
+struct why {
+	const char *uw, *where;
+	int ci;
+	char text[640];
+	bool shown;
+};
+
+/* the first sample per case and unwinder that is not a clean ok */
+static size_t why_collect(const struct hx_case_res *cases, size_t n, const struct hx_opts *o,
+			  const struct uw_arch *arch, struct why *w)
+{
+	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct hx_case_res *c = &cases[i];
 		for (int u = 0; u < o->nuw; u++) {
-			const struct uw_unwinder *uw = hx_column_by_name(o->unwinders[u]);
-			for (size_t k = 0; k < c->nsamples; k++) {
-				const struct hx_sample_res *sr = &c->samples[k];
+			for (size_t s = 0; s < c->nsamples; s++) {
+				const struct hx_sample_res *sr = &c->samples[s];
 				if (u >= sr->nuw)
 					break;
 				const struct hx_uw_res *r = &sr->uw[u];
-				if (r->j.v == HX_OK && !r->fallback)
+				if ((r->j.v == HX_OK && !r->fallback) || !hx_term_default_sample(c, sr))
 					continue;
-				if (!header) {
-					fprintf(out, "\nwhy (first sample per case and unwinder that is not a clean ok):\n");
-					header = true;
-				}
-				char why[512];
-				hx_term_regnames(arch, r->fallback && r->r.fallback_why[0] ? r->r.fallback_why : r->r.why,
-						 why, sizeof(why));
-				fprintf(out, "  %-24s %-10s %-12s ", c->name, r->name, sr->where);
-				if (r->fallback && r->r.fallback_why[0])
-					fprintf(out, "%s fallback: %s", hx_verdict_name(r->j.v), why);
-				else if (uw && uw->quiet_why)
-					fprintf(out, "%s%s", hx_verdict_name(r->j.v), r->fallback ? " fallback" : "");
-				else
-					fprintf(out, "%s%s: %s%s%s", hx_verdict_name(r->j.v), r->fallback ? " fallback" : "",
-						uw_stop_name(r->r.stop), why[0] ? ", " : "", why);
-				int t = r->j.diverge_truth;
-				if (uw && uw->quiet_why && t >= 0 && t < sr->nt) {
-					fprintf(out, ": misses frame #%d ", t);
-					addr_sym(out, sr->truth[t], sr->tsym[t]);
-				}
-				fprintf(out, "\n");
+				w[k] = (struct why){ r->name, sr->where, (int)i, "", false };
+				why_text(sr, r, arch, w[k].text, sizeof(w[k].text));
+				k++;
 				break;
 			}
 		}
 	}
+	return k;
+}
+
+/* one line per reason and place: "fp at tramp+0x0 in 33 cases: skipped: ..."
+ * and the cases named below it, wrapped at the terminal's width */
+static void term_why(FILE *out, const struct hx_case_res *cases, size_t n, const struct hx_opts *o,
+		     const struct uw_arch *arch)
+{
+	struct why *w = calloc(n * (size_t)o->nuw + 1, sizeof(*w));
+	int cols = hx_term_columns(out);
+	char line[1024];
+	size_t nn = n * 72 + 8;
+	char *names = malloc(nn);
+	if (!w || !names) {
+		free(w);
+		free(names);
+		return;
+	}
+	size_t nw = why_collect(cases, n, o, arch, w);
+	if (nw)
+		hx_term_wrap(out, "\nwhy (the first sample per case and unwinder that is not a clean ok, in the "
+				  "case's first profile and stack size):", cols, 0);
+	for (size_t i = 0; i < nw; i++) {
+		if (w[i].shown)
+			continue;
+		size_t same = 0;
+		for (size_t j = i; j < nw; j++)
+			same += !strcmp(w[j].uw, w[i].uw) && !strcmp(w[j].where, w[i].where) &&
+				!strcmp(w[j].text, w[i].text);
+		if (same == 1)
+			snprintf(line, sizeof(line), "  %s: %s at %s: %s", cases[w[i].ci].name, w[i].uw, w[i].where,
+				 w[i].text);
+		else
+			snprintf(line, sizeof(line), "  %s at %s in %zu cases: %s", w[i].uw, w[i].where, same, w[i].text);
+		hx_term_wrap(out, line, cols, 6);
+		if (same == 1) {
+			w[i].shown = true;
+			continue;
+		}
+		size_t len = (size_t)snprintf(names, nn, "    ");
+		for (size_t j = i; j < nw; j++) {
+			if (w[j].shown || strcmp(w[j].uw, w[i].uw) || strcmp(w[j].where, w[i].where) ||
+			    strcmp(w[j].text, w[i].text))
+				continue;
+			w[j].shown = true;
+			if (len < nn)
+				len += (size_t)snprintf(names + len, nn - len, "%s%s", len > 4 ? ", " : "",
+							cases[w[j].ci].name);
+		}
+		hx_term_wrap(out, names, cols, 4);
+	}
+	free(names);
+	free(w);
+}
+
+/* one sample's miss: "tramp+0x7 (ret) libunwind: expected truncated, got ok; ..." */
+static void failure_text(const struct hx_sample_res *sr, const struct hx_uw_res *r, const struct uw_arch *arch,
+			 char *b, size_t n)
+{
+	bool is_oracle = judges_emitted(r);
+	const char *got = is_oracle ? (r->consistent ? "consistent" : "inconsistent") : hx_verdict_name(r->j.v);
+	if (is_oracle && r->expected[0] && strcmp(r->expected, "consistent") && strcmp(r->expected, "inconsistent"))
+		got = hx_verdict_name(r->j.v);
+	size_t k = (size_t)snprintf(b, n, "  %s", sr->where);
+#define ADD(...) do { if (k < n) k += (size_t)snprintf(b + k, n - k, __VA_ARGS__); } while (0)
+	if (sr->stack_size != 8192)
+		ADD(" [stack %d]", sr->stack_size);
+	if (strcmp(sr->profile, "current"))
+		ADD(" [perf %s]", sr->profile);
+	if (sr->offset >= 0)
+		ADD(" (%s)", sr->insn);
+	ADD(" %s: expected %s, got %s", r->name, r->expected[0] ? r->expected : "(no expectation)", got);
+	if (r->j.diverge_got >= 0) {
+		int g = r->j.diverge_got, t = r->j.diverge_truth;
+		ADD("; first divergent frame #%d: ", g);
+		if (g < r->r.n && r->r.addr[g]) {
+			ADD("got ");
+			if (k < n)
+				k += addr_sym_s(b + k, n - k, r->r.addr[g], g < r->nsym ? r->sym[g] : NULL);
+		} else {
+			char why[512];
+			hx_term_regnames(arch, r->r.why, why, sizeof(why));
+			ADD("chain ended (%s%s%s)", uw_stop_name(r->r.stop), why[0] ? ": " : "", why);
+		}
+		if (t >= 0 && t < sr->nt) {
+			ADD(", truth ");
+			if (k < n)
+				k += addr_sym_s(b + k, n - k, sr->truth[t], sr->tsym[t]);
+		}
+	}
+	if (r->fallback)
+		ADD(" (fallback: found without the emitted CFI)");
+	if (r->name_lost)
+		ADD(" (JIT frame name lost)");
+#undef ADD
 }
 
 /* every sample that missed its expectation, with the first divergent frame */
 static void term_failures(FILE *out, const struct hx_case_res *cases, size_t n, const struct uw_arch *arch)
 {
-	int shown = 0;
+	int shown = 0, cols = hx_term_columns(out);
+	char line[1536];
 	for (size_t i = 0; i < n; i++) {
 		const struct hx_case_res *c = &cases[i];
 		if (c->skipped) {
-			fprintf(out, "\nskip %s: %s\n", c->name, c->problem);
+			snprintf(line, sizeof(line), "\nskip %s: %s", c->name, c->problem);
+			hx_term_wrap(out, line, cols, 4);
 			continue;
 		}
 		if (c->pass)
 			continue;
-		fprintf(out, "\nFAIL %s (%s)\n", c->name, c->file);
-		if (c->problem[0])
-			fprintf(out, "  %s\n", c->problem);
+		snprintf(line, sizeof(line), "\nFAIL %s (%s)", c->name, c->file);
+		hx_term_wrap(out, line, cols, 4);
+		if (c->problem[0]) {
+			snprintf(line, sizeof(line), "  %s", c->problem);
+			hx_term_wrap(out, line, cols, 4);
+		}
 		for (size_t s = 0; s < c->nsamples; s++) {
 			const struct hx_sample_res *sr = &c->samples[s];
 			for (int u = 0; u < sr->nuw; u++) {
-				const struct hx_uw_res *r = &sr->uw[u];
-				if (r->match)
+				if (sr->uw[u].match)
 					continue;
 				if (++shown > 200) {
 					if (shown == 201)
 						fprintf(out, "  ... more failures in the JSON report\n");
 					continue;
 				}
-				bool is_oracle = judges_emitted(r);
-				const char *got = is_oracle ? (r->consistent ? "consistent" : "inconsistent")
-							    : hx_verdict_name(r->j.v);
-				if (is_oracle && r->expected[0] && strcmp(r->expected, "consistent") &&
-				    strcmp(r->expected, "inconsistent"))
-					got = hx_verdict_name(r->j.v);
-				fprintf(out, "  %s", sr->where);
-				if (sr->stack_size != 8192)
-					fprintf(out, " [stack %d]", sr->stack_size);
-				if (strcmp(sr->profile, "current"))
-					fprintf(out, " [perf %s]", sr->profile);
-				if (sr->offset >= 0)
-					fprintf(out, " (offset %d: %s)", sr->offset, sr->insn);
-				fprintf(out, " %s: expected %s, got %s", r->name,
-					r->expected[0] ? r->expected : "(no expectation)", got);
-				if (r->j.diverge_got >= 0) {
-					int g = r->j.diverge_got, t = r->j.diverge_truth;
-					fprintf(out, "; first divergent frame #%d: ", g);
-					if (g < r->r.n && r->r.addr[g]) {
-						fprintf(out, "got ");
-						addr_sym(out, r->r.addr[g], g < r->nsym ? r->sym[g] : NULL);
-					}
-					else
-					{
-						char why[512];
-						hx_term_regnames(arch, r->r.why, why, sizeof(why));
-						fprintf(out, "chain ended (%s%s%s)", uw_stop_name(r->r.stop),
-							why[0] ? ": " : "", why);
-					}
-					if (t >= 0 && t < sr->nt) {
-						fprintf(out, ", truth ");
-						addr_sym(out, sr->truth[t], sr->tsym[t]);
-					}
-				}
-				if (r->fallback)
-					fprintf(out, " (fallback: found without the emitted CFI)");
-				if (r->name_lost)
-					fprintf(out, " (JIT frame name lost)");
-				fprintf(out, "\n");
+				failure_text(sr, &sr->uw[u], arch, line, sizeof(line));
+				hx_term_wrap(out, line, cols, 6);
 			}
 		}
 	}

@@ -29,6 +29,11 @@ int hx_report_write(const struct hx_reporter *rep, const char *path, const struc
 bool hx_term_color(FILE *f);
 int hx_term_columns(FILE *f);
 void hx_term_matrix(FILE *out, const struct hx_case_res *cases, size_t n, const struct hx_opts *o);
+/* a sample of the case's first profile and stack size (the matrix's cells count only
+ * those; the others get rows of their own below it) */
+bool hx_term_default_sample(const struct hx_case_res *c, const struct hx_sample_res *sr);
+/* text wrapped at cols (at blanks; a longer word is cut), continuation lines indented */
+void hx_term_wrap(FILE *out, const char *text, int cols, int indent);
 /* DWARF register numbers in a message ("r6") followed by perf's name ("r6 (bp)") */
 void hx_term_regnames(const struct uw_arch *a, const char *in, char *out, size_t n);
 /* the verdicts, flags and stop reasons, for --help */

@@ -1,7 +1,9 @@
 /* The terminal's case x unwinder matrix: two-letter verdict codes with a
- * legend, laid out to fit the terminal's width (one line per unwinder when
- * the columns do not fit), colours only on a tty without NO_COLOR; the
- * report vocabulary for --help; the progress line. */
+ * legend, laid out to fit the terminal's width (a cell's words wrap within
+ * its column; one line per unwinder only when even that does not fit), the
+ * cells counting each case's first profile and stack size (the others in a
+ * table of their own), colours only on a tty without NO_COLOR; text wrapped
+ * at the width; the report vocabulary for --help; the progress line. */
 #include "harness/report/report.h"
 #include "harness/cli/version.h"
 
@@ -54,13 +56,36 @@ static bool judges_emitted(const struct hx_uw_res *r)
 	return r->uw && r->uw->ref == UW_REF_TRUTH;
 }
 
-/* "ok9 tr1 fb6 !2"; *used gets a bit per legend_codes entry shown; returns misses */
-static int term_cell(const struct hx_case_res *c, int u, char *buf, size_t n, unsigned *used)
+#define CELL_LEN 96
+
+/* a row of the matrix: a case under its default profile and stack size
+ * (prof NULL), or under one other profile and stack size */
+struct mrow {
+	const struct hx_case_res *c;
+	const char *prof;
+	int stack;
+};
+
+bool hx_term_default_sample(const struct hx_case_res *c, const struct hx_sample_res *sr)
 {
+	return !strcmp(sr->profile, c->profile) && sr->stack_size == c->samples[0].stack_size;
+}
+
+static bool row_has(const struct mrow *row, const struct hx_sample_res *sr)
+{
+	if (!row->prof)
+		return hx_term_default_sample(row->c, sr);
+	return !strcmp(sr->profile, row->prof) && sr->stack_size == row->stack;
+}
+
+/* "ok9 tr1 fb6 !2"; *used gets a bit per legend_codes entry shown; returns misses */
+static int term_cell(const struct mrow *row, int u, char *buf, size_t n, unsigned *used)
+{
+	const struct hx_case_res *c = row->c;
 	int count[8] = { 0 }, fb = 0, bad = 0, unfaithful = 0, lost = 0;
 	bool is_oracle = false, any = false;
 	for (size_t i = 0; i < c->nsamples; i++) {
-		if (u >= c->samples[i].nuw)
+		if (u >= c->samples[i].nuw || !row_has(row, &c->samples[i]))
 			continue;
 		const struct hx_uw_res *r = &c->samples[i].uw[u];
 		any = true;
@@ -98,29 +123,247 @@ static int term_cell(const struct hx_case_res *c, int u, char *buf, size_t n, un
 	return bad;
 }
 
-static const char *result_word(const struct hx_case_res *c)
+static const char *row_result(const struct mrow *row)
 {
-	return c->skipped ? "skip" : c->pass ? "met" : "MISSED";
+	const struct hx_case_res *c = row->c;
+	if (c->skipped)
+		return "skip";
+	if (!row->prof)
+		return c->pass ? "met" : "MISSED";
+	for (size_t i = 0; i < c->nsamples; i++)
+		for (int u = 0; u < c->samples[i].nuw && row_has(row, &c->samples[i]); u++)
+			if (!c->samples[i].uw[u].match)
+				return "MISSED";
+	return "met";
 }
 
-static void put_result(FILE *out, const struct hx_case_res *c, int w, bool color)
+/* the row's label: the case's name, or "  perf v6.1, stack 65528" under it */
+static void row_label(const struct mrow *row, char *buf, size_t n)
 {
-	const char *word = result_word(c);
-	const char *on = !color ? "" : c->skipped ? "\033[33m" : c->pass ? "\033[32m" : "\033[1;31m";
-	fprintf(out, "%s%s%s%*s", on, word, color ? "\033[0m" : "", w - (int)strlen(word), "");
+	if (!row->prof) {
+		snprintf(buf, n, "%s", row->c->name);
+		return;
+	}
+	bool prof = strcmp(row->prof, row->c->profile) != 0;
+	bool stack = row->stack != row->c->samples[0].stack_size;
+	snprintf(buf, n, "  %s%s%s%.0d", prof ? "perf " : "", prof ? row->prof : "",
+		 prof && stack ? ", stack " : stack ? "stack " : "", stack ? row->stack : 0);
 }
 
-/* a cell padded to w, its "!N" in red on a colour terminal */
-static void put_cell(FILE *out, const char *cell, int w, bool color)
+/* a result word or a cell's text appended to a line, padded to w unless last;
+ * on a colour terminal the result coloured and a cell's "!N" in red */
+static size_t put_word(char *line, size_t len, size_t n, const char *text, int w, bool color, bool last)
 {
-	const char *bang = color ? strstr(cell, " !") : NULL;
-	if (!bang && color && cell[0] == '!')
-		bang = cell;
-	if (bang)
-		fprintf(out, "%.*s\033[1;31m%s\033[0m", (int)(bang - cell), cell, bang);
+	const char *on = "", *bang = NULL;
+	if (color && (!strcmp(text, "met") || !strcmp(text, "MISSED") || !strcmp(text, "skip")))
+		on = text[0] == 's' ? "\033[33m" : text[0] == 'm' ? "\033[32m" : "\033[1;31m";
+	else if (color)
+		bang = text[0] == '!' ? text : strstr(text, " !");
+	int pre = bang ? (int)(bang - text) : 0;
+	if (on[0])
+		len += (size_t)snprintf(line + len, len < n ? n - len : 0, "%s%s\033[0m", on, text);
+	else if (bang)
+		len += (size_t)snprintf(line + len, len < n ? n - len : 0, "%.*s\033[1;31m%s\033[0m", pre, text, bang);
 	else
-		fputs(cell, out);
-	fprintf(out, "%*s", w - (int)strlen(cell), "");
+		len += (size_t)snprintf(line + len, len < n ? n - len : 0, "%s", text);
+	if (!last)
+		len += (size_t)snprintf(line + len, len < n ? n - len : 0, "%*s", w - (int)strlen(text), "");
+	return len < n ? len : n - 1;
+}
+
+/* line k of a cell's words wrapped at w (words are never longer than w) */
+static bool cell_line(const char *cell, int w, int k, char *out, size_t n)
+{
+	int line = 0;
+	size_t len = 0;
+	out[0] = 0;
+	for (const char *p = cell; *p; ) {
+		while (*p == ' ')
+			p++;
+		size_t wl = strcspn(p, " ");
+		if (!wl)
+			break;
+		if (len && (int)(len + 1 + wl) > w) {
+			line++;
+			len = 0;
+		}
+		if (line == k && len + 1 + wl < n) {
+			len += (size_t)snprintf(out + len, n - len, "%s%.*s", len ? " " : "", (int)wl, p);
+		} else if (line > k) {
+			break;
+		} else {
+			len += (len ? 1 : 0) + wl;
+		}
+		p += wl;
+	}
+	return line >= k;
+}
+
+struct layout {
+	int namew, resw, w[HX_MAX_UW];
+};
+
+static int lay_width(const struct layout *l, int nuw)
+{
+	int t = l->namew + 1 + l->resw;
+	for (int u = 0; u < nuw; u++)
+		t += 3 + l->w[u];
+	return t;
+}
+
+static int longest_word(const char *s)
+{
+	int m = 0;
+	for (const char *p = s; *p; ) {
+		int l = (int)strcspn(p, " ");
+		m = l > m ? l : m;
+		p += l;
+		p += *p == ' ';
+	}
+	return m;
+}
+
+/* columns that fit cols: each cell as wide as its text, then the widest
+ * narrowed (their words wrap onto more lines), then long names on their own
+ * line; false when even that does not fit */
+static bool layout(const struct mrow *rows, size_t nrows, const struct hx_opts *o, int cols,
+		   struct layout *l, unsigned *used, bool *miss)
+{
+	int minw[HX_MAX_UW];
+	char cell[CELL_LEN], label[96];
+	l->namew = 4;
+	l->resw = 8;
+	for (int u = 0; u < o->nuw; u++)
+		l->w[u] = minw[u] = (int)strlen(o->unwinders[u]);
+	for (size_t i = 0; i < nrows; i++) {
+		row_label(&rows[i], label, sizeof(label));
+		l->namew = (int)strlen(label) > l->namew ? (int)strlen(label) : l->namew;
+		for (int u = 0; u < o->nuw; u++) {
+			*miss |= term_cell(&rows[i], u, cell, sizeof(cell), used) > 0;
+			int len = (int)strlen(cell), wl = longest_word(cell);
+			l->w[u] = len > l->w[u] ? len : l->w[u];
+			minw[u] = wl > minw[u] ? wl : minw[u];
+		}
+	}
+	if (l->namew > 32)
+		l->namew = 32;
+	for (int guard = 0; lay_width(l, o->nuw) > cols && guard < 100 * HX_MAX_UW; guard++) {
+		int best = -1;
+		for (int u = 0; u < o->nuw; u++)
+			if (l->w[u] > minw[u] && (best < 0 || l->w[u] - minw[u] > l->w[best] - minw[best]))
+				best = u;
+		if (best < 0)
+			break;
+		l->w[best]--;
+	}
+	int over = lay_width(l, o->nuw) - cols;
+	if (over > 0 && l->namew - over >= 12)
+		l->namew -= over;
+	return lay_width(l, o->nuw) <= cols;
+}
+
+static void put_line(FILE *out, char *line, size_t len)
+{
+	while (len && line[len - 1] == ' ')
+		len--;
+	line[len] = 0;
+	fprintf(out, "%s\n", line);
+}
+
+/* one row: its cells' words wrapped within their columns */
+static void table_row(FILE *out, const struct mrow *row, const struct hx_opts *o, const struct layout *l,
+		      bool color, unsigned *used)
+{
+	char cells[HX_MAX_UW][CELL_LEN], part[CELL_LEN], label[96], line[2048];
+	row_label(row, label, sizeof(label));
+	if ((int)strlen(label) > l->namew) {
+		fprintf(out, "%s\n", label);
+		label[0] = 0;
+	}
+	for (int u = 0; u < o->nuw; u++)
+		term_cell(row, u, cells[u], sizeof(cells[u]), used);
+	for (int k = 0; k < 8; k++) {
+		bool more = false;
+		size_t len = (size_t)snprintf(line, sizeof(line), "%-*s ", l->namew, k ? "" : label);
+		len = put_word(line, len, sizeof(line), k ? "" : row_result(row), l->resw, color, false);
+		for (int u = 0; u < o->nuw; u++) {
+			more |= cell_line(cells[u], l->w[u], k, part, sizeof(part));
+			len += (size_t)snprintf(line + len, sizeof(line) - len, " | ");
+			len = put_word(line, len, sizeof(line), part, l->w[u], color, u == o->nuw - 1);
+		}
+		if (!more)
+			break;
+		put_line(out, line, len);
+	}
+}
+
+static void table_head(FILE *out, const struct hx_opts *o, const struct layout *l)
+{
+	char line[2048];
+	size_t len = (size_t)snprintf(line, sizeof(line), "%-*s %-*s", l->namew, "case", l->resw, "[expect]");
+	for (int u = 0; u < o->nuw && len < sizeof(line); u++)
+		len += (size_t)snprintf(line + len, sizeof(line) - len, " | %-*s", l->w[u], o->unwinders[u]);
+	put_line(out, line, len < sizeof(line) ? len : sizeof(line) - 1);
+}
+
+/* one line per unwinder, for a terminal too narrow for the columns */
+static void per_unwinder(FILE *out, const struct mrow *rows, size_t nrows, const struct hx_opts *o,
+			 bool color, unsigned *used)
+{
+	int unw = 8, namew = 4;
+	char cell[CELL_LEN], label[96], line[2048];
+	for (int u = 0; u < o->nuw; u++)
+		unw = (int)strlen(o->unwinders[u]) > unw ? (int)strlen(o->unwinders[u]) : unw;
+	fprintf(out, "%-*s %-8s %-*s samples\n", namew, "case", "[expect]", unw, "unwinder");
+	for (size_t i = 0; i < nrows; i++) {
+		row_label(&rows[i], label, sizeof(label));
+		fprintf(out, "%s\n", label);
+		for (int u = 0; u < o->nuw; u++) {
+			term_cell(&rows[i], u, cell, sizeof(cell), used);
+			size_t len = (size_t)snprintf(line, sizeof(line), "%-*s ", namew, "");
+			len = put_word(line, len, sizeof(line), u ? "" : row_result(&rows[i]), 8, color, false);
+			len += (size_t)snprintf(line + len, sizeof(line) - len, " %-*s ", unw, o->unwinders[u]);
+			len = put_word(line, len, sizeof(line), cell, 0, color, true);
+			put_line(out, line, len);
+		}
+	}
+}
+
+static void table(FILE *out, const struct mrow *rows, size_t nrows, const struct hx_opts *o, int cols,
+		  unsigned *used, bool *miss)
+{
+	bool color = hx_term_color(out);
+	struct layout l;
+	if (!layout(rows, nrows, o, cols, &l, used, miss)) {
+		per_unwinder(out, rows, nrows, o, color, used);
+		return;
+	}
+	table_head(out, o, &l);
+	const struct hx_case_res *last = NULL;
+	for (size_t i = 0; i < nrows; i++) {
+		if (rows[i].prof && rows[i].c != last)
+			fprintf(out, "%s\n", rows[i].c->name);
+		last = rows[i].c;
+		table_row(out, &rows[i], o, &l, color, used);
+	}
+}
+
+/* the rows of the other profiles and stack sizes of the cases that have them */
+static size_t other_rows(const struct hx_case_res *cases, size_t n, struct mrow *rows, size_t max)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct hx_case_res *c = &cases[i];
+		for (size_t s = 0; s < c->nsamples && k < max; s++) {
+			const struct hx_sample_res *sr = &c->samples[s];
+			bool seen = hx_term_default_sample(c, sr);
+			for (size_t j = 0; j < k && !seen; j++)
+				seen = rows[j].c == c && !strcmp(rows[j].prof, sr->profile) && rows[j].stack == sr->stack_size;
+			if (!seen)
+				rows[k++] = (struct mrow){ c, sr->profile, sr->stack_size };
+		}
+	}
+	return k;
 }
 
 /* words wrapped at cols */
@@ -128,7 +371,7 @@ static void legend(FILE *out, unsigned used, bool any_miss, int cols)
 {
 	if (!used)
 		return;
-	fprintf(out, "\n[expect]: met = every sample met the case's [expect] (not: perf unwinds it).\n");
+	hx_term_wrap(out, "\n[expect]: met = every sample met the case's [expect] (not: perf unwinds it).", cols, 0);
 	int col = fprintf(out, "cells count samples:");
 	for (size_t i = 0; i < sizeof(legend_codes) / sizeof(legend_codes[0]) + 1; i++) {
 		char w[48];
@@ -147,74 +390,65 @@ static void legend(FILE *out, unsigned used, bool any_miss, int cols)
 	fprintf(out, "\n(jitunwind run --help explains each word)\n");
 }
 
-#define CELL_LEN 96
-
 void hx_term_matrix(FILE *out, const struct hx_case_res *cases, size_t n, const struct hx_opts *o)
 {
-	bool color = hx_term_color(out);
 	int cols = hx_term_columns(out);
-	int namew = 4, resw = 8, uww[HX_MAX_UW];
 	unsigned used = 0;
 	bool miss = false;
-	char cell[CELL_LEN];
-	for (int u = 0; u < o->nuw; u++)
-		uww[u] = (int)strlen(o->unwinders[u]);
-	for (size_t i = 0; i < n; i++) {
-		int l = (int)strlen(cases[i].name);
-		namew = l > namew ? l : namew;
-		for (int u = 0; u < o->nuw; u++) {
-			miss |= term_cell(&cases[i], u, cell, sizeof(cell), &used) > 0;
-			l = (int)strlen(cell);
-			uww[u] = l > uww[u] ? l : uww[u];
-		}
+	struct mrow *rows = calloc(n ? n : 1, sizeof(*rows));
+	struct mrow other[64];
+	if (!rows) {
+		fprintf(out, "(no memory for the matrix)\n");
+		return;
 	}
-	if (namew > 32)
-		namew = 32;
-	int width = namew + 1 + resw;
-	for (int u = 0; u < o->nuw; u++)
-		width += 3 + uww[u];
-	if (width <= cols) {
-		fprintf(out, "%-*s %-*s", namew, "case", resw, "[expect]");
-		for (int u = 0; u < o->nuw; u++)
-			fprintf(out, " | %-*s", u == o->nuw - 1 ? 0 : uww[u], o->unwinders[u]);
-		fprintf(out, "\n");
-		for (size_t i = 0; i < n; i++) {
-			fprintf(out, "%-*s ", namew, cases[i].name);
-			put_result(out, &cases[i], resw, color);
-			for (int u = 0; u < o->nuw; u++) {
-				term_cell(&cases[i], u, cell, sizeof(cell), &used);
-				fprintf(out, " | ");
-				put_cell(out, cell, u == o->nuw - 1 ? (int)strlen(cell) : uww[u], color);
-			}
-			fprintf(out, "\n");
-		}
-	} else {
-		/* one line per unwinder: the width is that of the widest cell */
-		int unw = 4;
-		for (int u = 0; u < o->nuw; u++)
-			unw = (int)strlen(o->unwinders[u]) > unw ? (int)strlen(o->unwinders[u]) : unw;
-		fprintf(out, "%-*s %-*s %-*s samples\n", namew, "case", resw, "[expect]", unw, "unwinder");
-		for (size_t i = 0; i < n; i++) {
-			const char *name = cases[i].name;
-			if ((int)strlen(name) > namew) {
-				fprintf(out, "%s\n", name);
-				name = "";
-			}
-			for (int u = 0; u < o->nuw; u++) {
-				term_cell(&cases[i], u, cell, sizeof(cell), &used);
-				if (u == 0) {
-					fprintf(out, "%-*s ", namew, name);
-					put_result(out, &cases[i], resw, color);
-				} else {
-					fprintf(out, "%*s", namew + 1 + resw, "");
-				}
-				fprintf(out, " %-*s ", unw, o->unwinders[u]);
-				put_cell(out, cell, (int)strlen(cell), color);
-				fprintf(out, "\n");
-			}
-		}
+	for (size_t i = 0; i < n; i++)
+		rows[i] = (struct mrow){ &cases[i], NULL, 0 };
+	table(out, rows, n, o, cols, &used, &miss);
+	size_t nother = other_rows(cases, n, other, sizeof(other) / sizeof(other[0]));
+	if (nother) {
+		hx_term_wrap(out, "\nthe same cases under their other perf profiles and stack sizes (above: "
+				  "each case's first):", cols, 0);
+		table(out, other, nother, o, cols, &used, &miss);
 	}
+	free(rows);
 	legend(out, used, miss, cols);
+}
+
+void hx_term_wrap(FILE *out, const char *text, int cols, int indent)
+{
+	int col = 0;
+	if (indent > cols / 2)
+		indent = cols / 2;
+	for (const char *p = text; *p; ) {
+		size_t lead = strspn(p, " ");
+		size_t wl = strcspn(p + lead, " \n");
+		if (p[lead] == '\n') {
+			fputc('\n', out);
+			col = 0;
+			p += lead + 1;
+			continue;
+		}
+		if (!wl)
+			break;
+		if (col > indent && col + (int)lead + (int)wl > cols) {
+			fprintf(out, "\n%*s", indent, "");
+			col = indent;
+			lead = 0;
+		}
+		col += fprintf(out, "%*s", (int)lead, "");
+		p += strspn(p, " ");
+		/* a word longer than the line: cut where the line ends */
+		for (int guard = 0; col + (int)wl > cols && col < cols && guard < 1000; guard++) {
+			int part = cols - col;
+			fprintf(out, "%.*s\n%*s", part, p, indent, "");
+			p += part;
+			wl -= (size_t)part;
+			col = indent;
+		}
+		col += fprintf(out, "%.*s", (int)wl, p);
+		p += wl;
+	}
+	fputc('\n', out);
 }
 
 /* "r6" in an unwinder's message as "r6 (bp)": DWARF numbers with perf's names */

@@ -316,6 +316,7 @@ static void replay_sample(struct replay *rp, const struct hx_sample *s, const st
 		sr->pc = uw_reg(&full, rp->arch->perf_ip);
 		sr->src = (uint32_t)(s - rp->g->samples);
 		hx_cfa_row_text(&ss->view, sr->pc, sr->cfa_row, sizeof(sr->cfa_row));
+		hx_true_row_text(rp->c, sr->where, sr->offset, rp->arch, sr->true_row, sizeof(sr->true_row));
 		for (int t = 0; ss->have_pv && t < sr->nt; t++) {
 			/* return addresses looked up at ip - 1, as perf does */
 			const char *n = pv_symbolize(&ss->pv, t ? sr->truth[t] - 1 : sr->truth[t]);

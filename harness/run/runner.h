@@ -45,6 +45,7 @@ struct hx_sample_res {
 	uint64_t pc;                        /* the sampled ip */
 	uint32_t src;                       /* index of the group's sample it replays */
 	char cfa_row[160];                  /* the emitted CFI's row at pc (harness/run/cfarow.c) */
+	char true_row[160];                 /* the generator's row there (hx_true_row_text) */
 	struct hx_uw_res uw[HX_MAX_UW];
 	int nuw;
 };
