@@ -27,7 +27,8 @@ void lint_prod_finish(struct lint_ctx *c)
 {
 	const struct lint_prod *p = &c->prod;
 	static const struct lint_where every = { .whole = true };
-	if (!p->loads_bare)
+	/* unwinding info perf hands to no load or the wrong one is JD030/JD031's: they name the cause */
+	if (!p->loads_bare || c->sum->per_rule[LR_UNWIND_AFTER_LOAD] || c->sum->per_rule[LR_UNWIND_NO_LOAD])
 		return;
 	if (!p->loads_unw) {
 		lint_report_at(c, LR_NO_UNWIND_INFO, 0, &every, "none of the %" PRIu64 " CODE_LOADs has "
