@@ -262,6 +262,16 @@ trace-test: deps $(BIN) $(TRACEPROG) $(CASEPROG)
 	  elif [ $$rc != 0 ]; then cat $(BUILD)/trace-test.txt; exit $$rc; \
 	  else tail -n 1 $(BUILD)/trace-test.txt; fi
 
+# The corpus of real producers (tests/corpus/run.py, docs/found-in-real-jits.md): lint and dump of
+# each committed trimmed dump against its goldens; with a recording in the corpus cache
+# (CORPUS_CACHE, tools/corpus record), the trimmed loads lint as in the whole dump, else a visible skip.
+.PHONY: corpus
+check: corpus
+corpus: deps $(BIN)
+	@tests/corpus/run.py --bin ./$(BIN) >$(BUILD)/corpus.txt || { cat $(BUILD)/corpus.txt; exit 1; }
+	@grep -h "skipped" $(BUILD)/corpus.txt || true
+	@tail -n 1 $(BUILD)/corpus.txt
+
 # lint catches what run finds: every trampoline offset where a DWARF unwinder
 # loses the caller in cases/$(ARCH) is named by a lint finding on that dump.
 lint-vs-run: deps $(BIN)

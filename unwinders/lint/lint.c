@@ -150,6 +150,10 @@ const struct lint_rule lint_rules[LR__COUNT] = {
 		"not perf's doing (perf's unwinders read the rows, not the code): lint's decoder cannot decode an instruction here, so the code check cannot compare the rows that follow with what the code does, and an error in them goes unreported." },
 	[LR_DUMP_DIR] = { "JD091", "dump-dir", LINT_WARNING,
 		"perf >= 6.8's libdw unwinder (perf 7's only DWARF unwinder) takes a jitted .so for JIT code only when it is named /tmp/jitted-*, so for a dump read elsewhere it finds no module for the code and unwinds no frame of it." },
+	[LR_LOAD_NO_UNWIND] = { "JD028", "load-no-unwind", LINT_WARNING,
+		"perf's jitted .so of a load without UNWINDING_INFO has no .eh_frame: its DWARF unwinders find no CFI there, and a chain through that code ends at it unless a frame-pointer fallback works." },
+	[LR_NO_UNWIND_INFO] = { "JD029", "no-unwind-info", LINT_WARNING,
+		"no load of the dump has UNWINDING_INFO: perf --call-graph dwarf ends every chain that reaches JIT code at its first JIT frame unless a frame-pointer fallback works; -g follows only code that keeps frame pointers." },
 };
 
 const char *lint_sev_name(enum lint_sev s)
@@ -269,9 +273,12 @@ static void check_header(struct lint_ctx *c)
 		       h->total_size > 80 ? "perf's skip of the extra bytes fails and it rejects the dump" :
 		       h->total_size > JD_HDR_SIZE ? "perf reads the extra header bytes as the first record" :
 		       "perf reads the first record at offset 40 anyway");
-	if (h->flags & ~1ull)
-		lint_report(c, LR_HEADER_FLAGS, JD_HDR_FLAGS, "flags 0x%" PRIx64 ": unknown bits 0x%" PRIx64, h->flags,
-		       h->flags & ~(uint64_t)1);
+	if (h->flags & ~1ull) {
+		char note[160];
+		lint_prod_flags_note(h->flags, note, sizeof(note));
+		lint_report(c, LR_HEADER_FLAGS, JD_HDR_FLAGS, "flags 0x%" PRIx64 ": unknown bits 0x%" PRIx64 "%s", h->flags,
+		       h->flags & ~(uint64_t)1, note);
+	}
 	if (h->flags & 1)
 		lint_report(c, LR_ARCH_TIMESTAMP, 32, "JITDUMP_FLAGS_ARCH_TIMESTAMP is set: timestamps are TSC values, "
 		       "not CLOCK_MONOTONIC");
@@ -622,6 +629,7 @@ static void on_load(struct lint_ctx *c, const struct jdr_rec *r)
 		       "(%u bytes)", r->size);
 		return;
 	}
+	lint_prod_on_load(c, r, u != NULL);
 	if (l->pid != c->hdr.pid)
 		lint_report(c, LR_RECORD_PID, r->off + JD_LOAD_PID, "CODE_LOAD '%.60s' has pid %u, the header's is %u", l->name,
 		       l->pid, c->hdr.pid);
@@ -782,6 +790,7 @@ static void finish(struct lint_ctx *c)
 		else
 			lint_report(c, LR_DEBUG_NO_LOAD, c->ps.dbg_off, "no CODE_LOAD follows this DEBUG_INFO");
 	}
+	lint_prod_finish(c);
 }
 
 int lint_walk_ctx(struct lint_ctx *c)

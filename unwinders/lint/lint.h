@@ -95,6 +95,8 @@ enum lint_rule_id {
 	LR_DUMP_DIR,            /* JD091 */
 	LR_REG_PAST_LIBUNWIND,  /* JD055 */
 	LR_CODE_UNDECODED,      /* JD081 */
+	LR_LOAD_NO_UNWIND,      /* JD028 */
+	LR_NO_UNWIND_INFO,      /* JD029 */
 	LR__COUNT
 };
 

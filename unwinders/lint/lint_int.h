@@ -79,6 +79,13 @@ struct rc_entry {
 	struct crow rows[LINT_RC_ROWS];
 };
 
+/* lint_producers.c: loads with and without unwinding info (JD028, JD029) */
+struct lint_prod {
+	uint64_t loads_unw, loads_bare;
+	uint64_t first_bare_off;
+	char first_bare_name[96];
+};
+
 struct lint_ctx {
 	const struct lint_opts *o;
 	lint_report_fn cb;
@@ -127,6 +134,7 @@ struct lint_ctx {
 	size_t released;
 	size_t populated;         /* and map pages ahead of it up to here */
 	size_t fetched;           /* lint_walk_ctx: cache lines prefetched up to here */
+	struct lint_prod prod;
 };
 
 /* One finding: counted, then passed on unless over max_per_rule. */
@@ -151,6 +159,11 @@ bool lint_unw_covers(struct lint_ctx *c, const struct jdr_unw *u, uint64_t addr,
 /* The code of one FDE against its rows (lint_code.c). */
 void lint_code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *code, uint64_t code_addr,
 		     uint64_t code_size, const struct ehf_fde *fde, uint64_t fde_file_off);
+
+/* The rules found on real producers (lint_producers.c). */
+void lint_prod_on_load(struct lint_ctx *c, const struct jdr_rec *r, bool has_unwind);
+void lint_prod_finish(struct lint_ctx *c);
+void lint_prod_flags_note(uint64_t flags, char *buf, size_t len);
 
 static inline bool lint_all_zero(const uint8_t *p, size_t n)
 {
