@@ -82,6 +82,8 @@ def main():
     check('in-root: an unknown arch is bad usage (exit 2)', rc, 2)
     rc, out = run([ir])
     check('in-root: no arguments is bad usage (exit 2)', rc, 2)
+    rc, out = run([ir, 'trixie', os.path.join(d, 'no-such-program')])
+    check('in-root: a program path that does not exist is bad usage (exit 2), no root built', rc, 2)
     rs = os.path.join(ROOT, 'tools/rootfs')
     rc, out = run([rs, 'build', 'bullseye', 'amd64'])
     check('rootfs: bullseye without --only is refused (exit 2)', rc, 2)
