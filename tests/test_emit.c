@@ -1,6 +1,7 @@
 /* trampolines/ op parser and emitters: bytes against golden files whose
  * instruction text came from objdump (tests/golden/trampolines/README), truth
  * rows against hand-derived tables, error messages. */
+#include <errno.h>
 #include <check.h>
 #include <ctype.h>
 #include <stdio.h>
@@ -46,7 +47,7 @@ static const char *emit_error(const struct tr_arch *a, const char *const *lines,
 	ck_assert_ptr_nonnull(f);
 	int rc = tr_emit(a, ops, n, f, err, sizeof(err));
 	free(f);
-	ck_assert_msg(rc == -1, "emit should fail");
+	ck_assert_msg(rc < 0, "emit should fail");
 	return err;
 }
 
@@ -471,7 +472,7 @@ START_TEST(test_parse_errors)
 {
 	struct tr_op op;
 	memset(&op, 0, sizeof(op));
-	ck_assert_int_eq(tr_op_parse(parse_errors[_i].line, &op, err, sizeof(err)), -1);
+	ck_assert_int_lt(tr_op_parse(parse_errors[_i].line, &op, err, sizeof(err)), 0);
 	ck_assert_msg(strstr(err, parse_errors[_i].msg), "'%s': got '%s', want '%s'",
 		      parse_errors[_i].line, err, parse_errors[_i].msg);
 }
@@ -620,12 +621,12 @@ START_TEST(test_arch_lookup)
 	ck_assert_int_eq(tr_arch_x86_64.dwarf_reg("%rip"), 16);
 	ck_assert_int_eq(tr_arch_x86_64.dwarf_reg("rsp"), 7);
 	ck_assert_int_eq(tr_arch_x86_64.dwarf_reg("%r15"), 15);
-	ck_assert_int_eq(tr_arch_x86_64.dwarf_reg("x1"), -1);
+	ck_assert_int_eq(tr_arch_x86_64.dwarf_reg("x1"), -ENOENT);
 	ck_assert_int_eq(tr_arch_aarch64.dwarf_reg("x29"), 29);
 	ck_assert_int_eq(tr_arch_aarch64.dwarf_reg("sp"), 31);
-	ck_assert_int_eq(tr_arch_aarch64.dwarf_reg("x31"), -1);
-	ck_assert_int_eq(tr_arch_aarch64.dwarf_reg("x05"), -1);
-	ck_assert_int_eq(tr_arch_aarch64.dwarf_reg("%rbp"), -1);
+	ck_assert_int_eq(tr_arch_aarch64.dwarf_reg("x31"), -ENOENT);
+	ck_assert_int_eq(tr_arch_aarch64.dwarf_reg("x05"), -ENOENT);
+	ck_assert_int_eq(tr_arch_aarch64.dwarf_reg("%rbp"), -ENOENT);
 	ck_assert_uint_eq(tr_arch_x86_64.bkpt_len, 1);
 	ck_assert_uint_eq(tr_arch_x86_64.bkpt[0], 0xcc);
 }

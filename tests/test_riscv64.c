@@ -193,7 +193,7 @@ START_TEST(bad_ops_named)
 	uint8_t code[16];
 	struct tr_eff eff[TR_MAX_EFF];
 	int ne;
-	ck_assert_int_eq(RV->encode(&op, code, sizeof(code), text, sizeof(text), eff, &ne, err, sizeof(err)), -1);
+	ck_assert_int_lt(RV->encode(&op, code, sizeof(code), text, sizeof(text), eff, &ne, err, sizeof(err)), 0);
 	ck_assert_msg(strstr(err, bad_ops[_i][1]), "%s: '%s'", bad_ops[_i][0], err);
 }
 END_TEST

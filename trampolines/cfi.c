@@ -143,7 +143,7 @@ static void entry_row(const struct tr_arch *a, struct tr_row *r)
 static int factor(int64_t off, int data_align, int64_t *out)
 {
 	if (off % data_align)
-		return -1;
+		return -EINVAL;
 	*out = off / data_align;
 	return 0;
 }
@@ -169,7 +169,7 @@ int tr_cfi_derive(const struct tr_func *f, uint8_t *prog, size_t cap, size_t *le
 		if ((r->offset - loc) % a->code_align) {
 			snprintf(err, errlen, "offset 0x%x is not a multiple of the code alignment %u",
 				 r->offset, a->code_align);
-			return -1;
+			return -EINVAL;
 		}
 		cfa_advance(&b, (r->offset - loc) / a->code_align);
 		loc = r->offset;
@@ -177,7 +177,7 @@ int tr_cfi_derive(const struct tr_func *f, uint8_t *prog, size_t cap, size_t *le
 		if (r->cfa_off < 0 && factor(r->cfa_off, a->data_align, &fo)) {
 			snprintf(err, errlen, "offset 0x%x: CFA offset %lld cannot be encoded",
 				 r->offset, (long long)r->cfa_off);
-			return -1;
+			return -ERANGE;
 		}
 		if (cfa_reg_ch && (cfa_off_ch || r->cfa_off < 0))
 			cfa_def_cfa(&b, a->data_align, r->cfa_reg, r->cfa_off);
@@ -195,7 +195,7 @@ int tr_cfi_derive(const struct tr_func *f, uint8_t *prog, size_t cap, size_t *le
 				if (factor(now.v, a->data_align, &fo)) {
 					snprintf(err, errlen, "offset 0x%x: register %d saved at CFA%+lld, not a multiple of %d",
 						 r->offset, c, (long long)now.v, a->data_align);
-					return -1;
+					return -EINVAL;
 				}
 				cfa_offset(&b, (unsigned)c, fo);
 			} else if (now.kind == COL_REG) {
@@ -210,7 +210,7 @@ int tr_cfi_derive(const struct tr_func *f, uint8_t *prog, size_t cap, size_t *le
 	}
 	if (b.overflow) {
 		snprintf(err, errlen, "derived CFA program longer than %zu bytes", cap);
-		return -1;
+		return -ENOSPC;
 	}
 	*len = b.len;
 	return 0;
@@ -245,7 +245,7 @@ static int cfi_fail(struct cfi_ctx *c, const char *fmt, ...)
 		vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
 		va_end(ap);
 	}
-	return -1;
+	return -EINVAL;
 }
 
 static int arg_num(struct cfi_ctx *c, const char *s, int64_t *out)
@@ -287,7 +287,7 @@ static int cfi_save(struct cfi_ctx *c, unsigned reg, int64_t cfa_rel)
 {
 	int64_t fo = 0;
 	if (arg_factored(c, cfa_rel, &fo))
-		return -1;
+		return -EINVAL;
 	cfa_offset(&c->b, reg, fo);
 	return 0;
 }
@@ -296,7 +296,7 @@ static int cfi_set_cfa_off(struct cfi_ctx *c, int64_t off)
 {
 	int64_t fo = 0;
 	if (off < 0 && arg_factored(c, off, &fo))
-		return -1;
+		return -EINVAL;
 	c->cfa_off = off;
 	cfa_def_cfa_offset(&c->b, c->a->data_align, off);
 	return 0;
@@ -320,7 +320,7 @@ static int split_args(char *s, char *argv[CFI_MAX_ARGS])
 		while (*s == ' ' || *s == '\t')
 			s++;
 		if (n == CFI_MAX_ARGS)
-			return -1;
+			return -EINVAL;
 		argv[n++] = s;
 		if (!comma)
 			return n;
@@ -341,9 +341,9 @@ static int d_def_cfa(struct cfi_ctx *c, char **argv, int argc)
 	unsigned r = 0;
 	int64_t v = 0, fo = 0;
 	if (arg_reg(c, argv[0], &r) || arg_num(c, argv[1], &v))
-		return -1;
+		return -EINVAL;
 	if (v < 0 && arg_factored(c, v, &fo))
-		return -1;
+		return -EINVAL;
 	cfa_def_cfa(&c->b, c->a->data_align, (int)r, v);
 	c->cfa_reg = (int)r;
 	c->cfa_off = v;
@@ -354,7 +354,7 @@ static int d_def_cfa_register(struct cfi_ctx *c, char **argv, int argc)
 {
 	unsigned r = 0;
 	if (arg_reg(c, argv[0], &r))
-		return -1;
+		return -EINVAL;
 	cfa_op_reg(&c->b, DW_CFA_def_cfa_register, r);
 	c->cfa_reg = (int)r;
 	return 0;
@@ -392,7 +392,7 @@ static int d_val_offset(struct cfi_ctx *c, char **argv, int argc)
 	unsigned r = 0;
 	int64_t v = 0, fo = 0;
 	if (arg_reg(c, argv[0], &r) || arg_num(c, argv[1], &v) || arg_factored(c, v, &fo))
-		return -1;
+		return -EINVAL;
 	tr_buf_u8(&c->b, fo < 0 ? DW_CFA_val_offset_sf : DW_CFA_val_offset);
 	tr_buf_uleb(&c->b, r);
 	if (fo < 0)
@@ -406,7 +406,7 @@ static int d_restore(struct cfi_ctx *c, char **argv, int argc)
 {
 	unsigned r = 0;
 	if (arg_reg(c, argv[0], &r))
-		return -1;
+		return -EINVAL;
 	cfa_restore(&c->b, r);
 	return 0;
 }
@@ -415,7 +415,7 @@ static int d_undefined(struct cfi_ctx *c, char **argv, int argc)
 {
 	unsigned r = 0;
 	if (arg_reg(c, argv[0], &r))
-		return -1;
+		return -EINVAL;
 	cfa_op_reg(&c->b, DW_CFA_undefined, r);
 	return 0;
 }
@@ -424,7 +424,7 @@ static int d_same_value(struct cfi_ctx *c, char **argv, int argc)
 {
 	unsigned r = 0;
 	if (arg_reg(c, argv[0], &r))
-		return -1;
+		return -EINVAL;
 	cfa_op_reg(&c->b, DW_CFA_same_value, r);
 	return 0;
 }
@@ -433,7 +433,7 @@ static int d_register(struct cfi_ctx *c, char **argv, int argc)
 {
 	unsigned r1 = 0, r2 = 0;
 	if (arg_reg(c, argv[0], &r1) || arg_reg(c, argv[1], &r2))
-		return -1;
+		return -EINVAL;
 	tr_buf_u8(&c->b, DW_CFA_register);
 	tr_buf_uleb(&c->b, r1);
 	tr_buf_uleb(&c->b, r2);
@@ -469,7 +469,7 @@ static int d_escape(struct cfi_ctx *c, char **argv, int argc)
 		return cfi_fail(c, "expected bytes");
 	for (int i = 0; i < argc; i++) {
 		if (arg_num(c, argv[i], &v))
-			return -1;
+			return -EINVAL;
 		if (v < 0 || v > 255)
 			return cfi_fail(c, "'%s' is not a byte", argv[i]);
 		tr_buf_u8(&c->b, (uint8_t)v);
@@ -556,7 +556,7 @@ int tr_cfi_compile(const struct tr_func *f, uint8_t *prog, size_t cap, size_t *l
 		cfa_advance(&c.b, (at - loc) / c.a->code_align);
 		size_t after_adv = c.b.len;
 		if (cfi_one(&c, args))
-			return -1;
+			return -EINVAL;
 		if (c.b.len == after_adv && !c.b.overflow)
 			c.b.len = mark; /* nothing encoded (.cfi_startproc): no advance either */
 		else
@@ -564,7 +564,7 @@ int tr_cfi_compile(const struct tr_func *f, uint8_t *prog, size_t cap, size_t *l
 	}
 	if (c.b.overflow) {
 		snprintf(err, errlen, "CFA program from directives longer than %zu bytes", cap);
-		return -1;
+		return -ENOSPC;
 	}
 	*len = c.b.len;
 	return 0;

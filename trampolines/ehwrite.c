@@ -2,6 +2,7 @@
  * "Exception Frames"; facts section 2 for the header and the layout perf
  * expects).  Every pc-relative value is computed for where the byte really
  * sits: code_addr + eh_off + its offset. */
+#include <errno.h>
 #include <dwarf.h>
 #include <stdio.h>
 #include <string.h>
@@ -70,13 +71,13 @@ static int put_encoded(struct tr_buf *b, uint8_t enc, uint64_t value, uint64_t b
 	if (!n || (enc & DW_EH_PE_indirect) || (apply && app && app != DW_EH_PE_pcrel && app != DW_EH_PE_datarel)) {
 		snprintf(err, errlen, "%s: encoding 0x%02x not supported (use absptr, udata4/8, sdata4/8, "
 			 "pcrel|sdata4/8)", what, enc);
-		return -1;
+		return -EINVAL;
 	}
 	int64_t v = (int64_t)(apply && app ? value - base : value);
 	if (!fits(enc, v)) {
 		snprintf(err, errlen, "%s: value 0x%llx does not fit encoding 0x%02x", what,
 			 (unsigned long long)v, enc);
-		return -1;
+		return -ERANGE;
 	}
 	tr_buf_le(b, (uint64_t)v, n);
 	return 0;
@@ -100,7 +101,7 @@ static int check_aug(const char *aug, char *err, size_t errlen)
 	return 0;
 bad:
 	snprintf(err, errlen, "CIE augmentation '%s' not supported (\"\", or 'z' then any of P, L, R, S)", aug);
-	return -1;
+	return -EINVAL;
 }
 
 /* Writes the CIE; returns its offset (always 0 here) via the cursor. */
@@ -144,7 +145,7 @@ static int write_cie(struct tr_buf *b, const struct tr_arch *a, const struct tr_
 	size_t ilen;
 	if (tr_cfi_cie_init(a, init, sizeof(init), &ilen)) {
 		snprintf(err, errlen, "CIE initial instructions too long");
-		return -1;
+		return -ENOSPC;
 	}
 	tr_buf_bytes(b, init, ilen);
 	pad_nops(b, start);
@@ -163,7 +164,7 @@ static int fde_program(const struct tr_func *f, const struct tr_unwind_opts *o,
 	case TR_CFI_BYTES:
 		if (o->prog_len > cap || o->prog_len > sizeof(o->prog)) {
 			snprintf(err, errlen, "CFA program of %zu bytes too long", o->prog_len);
-			return -1;
+			return -ENOSPC;
 		}
 		memcpy(prog, o->prog, o->prog_len);
 		*len = o->prog_len;
@@ -182,16 +183,18 @@ static int write_fde(struct tr_buf *b, uint64_t eh_addr, size_t cie_pos, const s
 	size_t start = b->len;
 	tr_buf_le(b, 0, 4);                                    /* length, patched below */
 	tr_buf_le(b, b->len - cie_pos, 4);                     /* CIE pointer: this field - CIE */
-	if (put_encoded(b, enc, code_addr, eh_addr + b->len, true, "fde_enc pc_begin", err, errlen) ||
-	    put_encoded(b, enc & 0x0f, f->code_size, 0, false, "fde_enc pc_range", err, errlen))
-		return -1;
+	int rc = put_encoded(b, enc, code_addr, eh_addr + b->len, true, "fde_enc pc_begin", err, errlen);
+	if (!rc)
+		rc = put_encoded(b, enc & 0x0f, f->code_size, 0, false, "fde_enc pc_range", err, errlen);
+	if (rc < 0)
+		return rc;
 	if (o->cie_aug[0] == 'z') {
 		size_t lsda = 0;
 		if (strchr(o->cie_aug, 'L') && o->lsda_enc != DW_EH_PE_omit) {
 			lsda = enc_size(o->lsda_enc);
 			if (!lsda) {
 				snprintf(err, errlen, "lsda_enc 0x%02x not supported", o->lsda_enc);
-				return -1;
+				return -EINVAL;
 			}
 		}
 		tr_buf_uleb(b, lsda);
@@ -199,8 +202,9 @@ static int write_fde(struct tr_buf *b, uint64_t eh_addr, size_t cie_pos, const s
 	}
 	uint8_t prog[4096];
 	size_t plen;
-	if (fde_program(f, o, prog, sizeof(prog), &plen, err, errlen))
-		return -1;
+	rc = fde_program(f, o, prog, sizeof(prog), &plen, err, errlen);
+	if (rc < 0)
+		return rc;
 	tr_buf_bytes(b, prog, plen);
 	pad_nops(b, start);
 	tr_buf_patch_le(b, start, b->len - start - 4, 4);
@@ -218,22 +222,25 @@ static int write_hdr(struct tr_buf *b, uint64_t hdr_addr, uint64_t eh_addr, bool
 	    table_enc != (DW_EH_PE_datarel | DW_EH_PE_sdata8)) {
 		snprintf(err, errlen, "table_enc 0x%02x not supported (datarel|sdata4 or datarel|sdata8)",
 			 table_enc);
-		return -1;
+		return -EINVAL;
 	}
 	tr_buf_u8(b, 1);                                       /* version */
 	tr_buf_u8(b, DW_EH_PE_pcrel | DW_EH_PE_sdata4);        /* eh_frame_ptr_enc */
 	tr_buf_u8(b, o->hdr_table ? DW_EH_PE_udata4 : DW_EH_PE_omit); /* fde_count_enc */
 	tr_buf_u8(b, table_enc);
-	if (put_encoded(b, DW_EH_PE_pcrel | DW_EH_PE_sdata4, eh_addr, hdr_addr + b->len, true,
-			"eh_frame_ptr", err, errlen))
-		return -1;
+	int rc = put_encoded(b, DW_EH_PE_pcrel | DW_EH_PE_sdata4, eh_addr, hdr_addr + b->len, true,
+			     "eh_frame_ptr", err, errlen);
+	if (rc < 0)
+		return rc;
 	if (!o->hdr_table)
 		return 0;
 	tr_buf_le(b, has_fde ? 1 : 0, 4);                      /* fde_count */
-	if (has_fde &&
-	    (put_encoded(b, table_enc, code_addr, hdr_addr, true, "table initial_loc", err, errlen) ||
-	     put_encoded(b, table_enc, fde_addr, hdr_addr, true, "table fde", err, errlen)))
-		return -1;
+	if (has_fde)
+		rc = put_encoded(b, table_enc, code_addr, hdr_addr, true, "table initial_loc", err, errlen);
+	if (has_fde && !rc)
+		rc = put_encoded(b, table_enc, fde_addr, hdr_addr, true, "table fde", err, errlen);
+	if (rc < 0)
+		return rc;
 	return 0;
 }
 
@@ -253,14 +260,15 @@ int tr_unwind_build(const struct tr_func *f, const struct tr_unwind_opts *o,
 	memset(u, 0, sizeof(*u));
 	if (o->cie_version != 1 && o->cie_version != 3) {
 		snprintf(err, errlen, "CIE version %d not supported (1 or 3)", o->cie_version);
-		return -1;
+		return -EINVAL;
 	}
-	if (check_aug(o->cie_aug, err, errlen))
-		return -1;
+	int rc = check_aug(o->cie_aug, err, errlen);
+	if (rc < 0)
+		return rc;
 	/* .eh_frame has no data base (datarel) nor text base worth encoding against. */
 	if ((o->fde_enc & 0x70) != DW_EH_PE_absptr && (o->fde_enc & 0x70) != DW_EH_PE_pcrel) {
 		snprintf(err, errlen, "fde_enc 0x%02x not supported (absolute or pcrel formats only)", o->fde_enc);
-		return -1;
+		return -EINVAL;
 	}
 	bool has_fde = o->cfi != TR_CFI_NONE;
 	u->eh_off = o->eh_unaligned ? f->code_size : (f->code_size + 7) & ~(size_t)7;
@@ -279,17 +287,19 @@ int tr_unwind_build(const struct tr_func *f, const struct tr_unwind_opts *o,
 	struct tr_buf b = { .p = eh, .cap = sizeof(eh) };
 	uint64_t fde_addr = 0;
 	if (has_fde) {
-		if (write_cie(&b, f->arch, o, err, errlen))
-			return -1;
+		rc = write_cie(&b, f->arch, o, err, errlen);
+		if (rc < 0)
+			return rc;
 		fde_addr = eh_addr + b.len;
-		if (write_fde(&b, eh_addr, 0, f, o, code_addr, err, errlen))
-			return -1;
+		rc = write_fde(&b, eh_addr, 0, f, o, code_addr, err, errlen);
+		if (rc < 0)
+			return rc;
 	}
 	if (o->terminator)
 		tr_buf_le(&b, 0, 4);                           /* zero-length terminator (V8) */
 	if (b.overflow) {
 		snprintf(err, errlen, ".eh_frame longer than %zu bytes", sizeof(eh));
-		return -1;
+		return -ENOSPC;
 	}
 	u->eh_frame_size = b.len;
 	if (o->hdr == TR_HDR_AFTER)
@@ -297,17 +307,18 @@ int tr_unwind_build(const struct tr_func *f, const struct tr_unwind_opts *o,
 
 	uint8_t hdr[64];
 	struct tr_buf hb = { .p = hdr, .cap = sizeof(hdr) };
-	if (o->hdr != TR_HDR_NONE &&
-	    write_hdr(&hb, hdr_addr, eh_addr, has_fde, fde_addr, code_addr, o, err, errlen))
-		return -1;
+	int hrc = o->hdr == TR_HDR_NONE ? 0 :
+		  write_hdr(&hb, hdr_addr, eh_addr, has_fde, fde_addr, code_addr, o, err, errlen);
+	if (hrc < 0)
+		return hrc;
 	if (hb.overflow || hb.len != u->hdr_size) {
 		snprintf(err, errlen, "internal: .eh_frame_hdr is %zu bytes, expected %zu", hb.len, u->hdr_size);
-		return -1;
+		return -ENOSPC;
 	}
 	u->size = u->eh_frame_size + u->hdr_size;
 	if (u->size > sizeof(u->data)) {
 		snprintf(err, errlen, "unwinding data of %zu bytes exceeds %zu", u->size, sizeof(u->data));
-		return -1;
+		return -ENOSPC;
 	}
 	if (o->hdr == TR_HDR_BEFORE) {
 		memcpy(u->data, hdr, u->hdr_size);

@@ -1,6 +1,7 @@
 /* Ops -> code + truth rows.  The arch encodes and reports arch-neutral stack
  * effects; this file alone interprets them (objtool's check.c idea), so every
  * arch gets its CFA rules from the same code. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -156,7 +157,7 @@ int tr_emit(const struct tr_arch *arch, const struct tr_op *ops, size_t nops,
 	out->ret_off = -1;
 	if (!arch || !arch->encode) {
 		snprintf(err, errlen, "no encoder for this arch");
-		return -1;
+		return -EINVAL;
 	}
 	struct emit_state s;
 	state_entry(arch, &s);
@@ -165,7 +166,7 @@ int tr_emit(const struct tr_arch *arch, const struct tr_op *ops, size_t nops,
 		if (op->kind == TR_OP_CFI) {
 			if (out->ncfi == TR_MAX_INSNS) {
 				where_err(err, errlen, op, i, "more than %d .cfi directives", TR_MAX_INSNS);
-				return -1;
+				return -ERANGE;
 			}
 			out->cfi[out->ncfi].offset = (uint32_t)out->code_size;
 			snprintf(out->cfi[out->ncfi].text, sizeof(out->cfi[0].text), "%s", op->cfi);
@@ -178,7 +179,7 @@ int tr_emit(const struct tr_arch *arch, const struct tr_op *ops, size_t nops,
 			int r = arch->dwarf_reg(o.reg_name);
 			if (r < 0) {
 				where_err(err, errlen, op, i, "'%s' is not an %s register", o.reg_name, arch->facts->name);
-				return -1;
+				return -EINVAL;
 			}
 			if (o.kind == TR_OP_RAW)
 				o.effect_n = r;
@@ -187,7 +188,7 @@ int tr_emit(const struct tr_arch *arch, const struct tr_op *ops, size_t nops,
 		}
 		if (out->nrows == TR_MAX_INSNS) {
 			where_err(err, errlen, op, i, "more than %d instructions", TR_MAX_INSNS);
-			return -1;
+			return -ERANGE;
 		}
 		struct tr_row *row = &out->rows[out->nrows];
 		memset(row, 0, sizeof(*row));
@@ -198,7 +199,7 @@ int tr_emit(const struct tr_arch *arch, const struct tr_op *ops, size_t nops,
 				       row->insn, sizeof(row->insn), eff, &neff, msg, sizeof(msg));
 		if (len < 0) {
 			where_err(err, errlen, op, i, "%s", msg);
-			return -1;
+			return len;
 		}
 		row->offset = (uint32_t)out->code_size;
 		row->len = (uint32_t)len;
@@ -207,13 +208,13 @@ int tr_emit(const struct tr_arch *arch, const struct tr_op *ops, size_t nops,
 			const char *why = apply(arch, &s, &eff[k]);
 			if (why) {
 				where_err(err, errlen, op, i, "%s: %s", row->insn, why);
-				return -1;
+				return -EINVAL;
 			}
 			if (eff[k].kind == TR_EFF_CALL) {
 				if (out->ret_off >= 0) {
 					where_err(err, errlen, op, i,
 						  "a second call_target (one call per function: the truth has one return address)");
-					return -1;
+					return -EINVAL;
 				}
 				row->is_call = true;
 				out->ret_off = (int64_t)(row->offset + row->len);
@@ -244,16 +245,17 @@ int tr_encode_words(const struct tr_op *op, uint8_t *buf, size_t cap, char *text
 	*neff = 0;
 	if (maxw < 1 || maxw > TR_WORDS_MAX) {
 		snprintf(err, errlen, "encoder: %d words per op, expected 1..%d", maxw, TR_WORDS_MAX);
-		return -1;
+		return -ERANGE;
 	}
 	if (op->kind == TR_OP_RAW) {
 		char etext[64] = "";
-		if (op->effect != TR_OP_NOP &&
-		    words(op->effect, op->effect_n, w, etext, sizeof(etext), eff, neff, err, errlen) < 0)
-			return -1;
+		int rc = op->effect == TR_OP_NOP ? 0 :
+			 words(op->effect, op->effect_n, w, etext, sizeof(etext), eff, neff, err, errlen);
+		if (rc < 0)
+			return rc;
 		if (op->raw_len > cap) {
 			snprintf(err, errlen, "raw: no room for %zu bytes", op->raw_len);
-			return -1;
+			return -ENOSPC;
 		}
 		memcpy(buf, op->raw, op->raw_len);
 		tr_raw_text(op, etext, text, textcap);
@@ -261,10 +263,10 @@ int tr_encode_words(const struct tr_op *op, uint8_t *buf, size_t cap, char *text
 	}
 	int k = words(op->kind, op->n, w, text, textcap, eff, neff, err, errlen);
 	if (k < 0)
-		return -1;
+		return k;
 	if (cap < 4 * (size_t)k) {
 		snprintf(err, errlen, "%s: no room for the instruction%s", tr_op_name(op->kind), k > 1 ? "s" : "");
-		return -1;
+		return -ENOSPC;
 	}
 	for (int i = 0; i < k; i++)
 		for (int j = 0; j < 4; j++)

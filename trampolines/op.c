@@ -51,7 +51,7 @@ int tr_reg_any(const char *name)
 		if (r >= 0)
 			return r;
 	}
-	return -1;
+	return -ENOENT;
 }
 
 static const char *skip_ws(const char *s)
@@ -80,14 +80,14 @@ static int parse_size(const char *arg, const char *what, int64_t *out, char *err
 {
 	if (!*arg) {
 		snprintf(err, errlen, "%s: missing size (decimal or 0x hex)", what);
-		return -1;
+		return -EINVAL;
 	}
 	char *end;
 	errno = 0;
 	long long v = strtoll(arg, &end, 0);
 	if (errno || *end || v < 0 || arg[0] == '-' || arg[0] == '+') {
 		snprintf(err, errlen, "%s: '%s' is not a size (decimal or 0x hex, >= 0)", what, arg);
-		return -1;
+		return -EINVAL;
 	}
 	*out = v;
 	return 0;
@@ -105,7 +105,7 @@ static int parse_simple(const char *word, const char *arg, struct tr_op *op, cha
 	}
 	if (k == TR_OP__COUNT) {
 		snprintf(err, errlen, "unknown op '%s' (expected %s)", word, op_list);
-		return -1;
+		return -EINVAL;
 	}
 	op->kind = (enum tr_op_kind)k;
 	op->n = 0;
@@ -117,16 +117,16 @@ static int parse_simple(const char *word, const char *arg, struct tr_op *op, cha
 	case TR_OP_RESTORE_REG: {
 		if (!*arg) {
 			snprintf(err, errlen, "%s: missing register (e.g. %%rbx or x19)", word);
-			return -1;
+			return -EINVAL;
 		}
 		int r = tr_reg_any(arg);
 		if (r < 0) {
 			snprintf(err, errlen, "%s: unknown register '%s'", word, arg);
-			return -1;
+			return -EINVAL;
 		}
 		if (strlen(arg) >= sizeof(op->reg_name)) {
 			snprintf(err, errlen, "%s: register name '%s' too long", word, arg);
-			return -1;
+			return -ENAMETOOLONG;
 		}
 		op->n = r;
 		strcpy(op->reg_name, arg);
@@ -135,7 +135,7 @@ static int parse_simple(const char *word, const char *arg, struct tr_op *op, cha
 	default:
 		if (*arg) {
 			snprintf(err, errlen, "%s takes no argument (got '%s')", word, arg);
-			return -1;
+			return -EINVAL;
 		}
 		return 0;
 	}
@@ -148,7 +148,7 @@ static int hexval(int c)
 	c = tolower(c);
 	if (c >= 'a' && c <= 'f')
 		return c - 'a' + 10;
-	return -1;
+	return -EINVAL;
 }
 
 static int parse_raw(const char *args, struct tr_op *op, char *err, size_t errlen)
@@ -156,7 +156,7 @@ static int parse_raw(const char *args, struct tr_op *op, char *err, size_t errle
 	const char *semi = strchr(args, ';');
 	if (!semi) {
 		snprintf(err, errlen, "raw: missing '; <effect>' (e.g. 'raw 55 ; push_fp', 'raw 90 ; none')");
-		return -1;
+		return -EINVAL;
 	}
 	char bytes[256], eff[128];
 	trim_copy(bytes, sizeof(bytes), args, (size_t)(semi - args));
@@ -168,21 +168,21 @@ static int parse_raw(const char *args, struct tr_op *op, char *err, size_t errle
 			h += 2;
 		if (strlen(h) != 2 || hexval(h[0]) < 0 || hexval(h[1]) < 0) {
 			snprintf(err, errlen, "raw: '%s' is not a hex byte", tok);
-			return -1;
+			return -EINVAL;
 		}
 		if (op->raw_len == TR_RAW_MAX) {
 			snprintf(err, errlen, "raw: more than %d bytes", TR_RAW_MAX);
-			return -1;
+			return -ERANGE;
 		}
 		op->raw[op->raw_len++] = (uint8_t)(hexval(h[0]) << 4 | hexval(h[1]));
 	}
 	if (!op->raw_len) {
 		snprintf(err, errlen, "raw: no bytes before ';'");
-		return -1;
+		return -EINVAL;
 	}
 	if (!*eff) {
 		snprintf(err, errlen, "raw: missing effect after ';' (an op, or 'none')");
-		return -1;
+		return -EINVAL;
 	}
 	if (!strcmp(eff, "none")) {
 		op->effect = TR_OP_NOP;
@@ -200,7 +200,7 @@ static int parse_raw(const char *args, struct tr_op *op, char *err, size_t errle
 		if (!strcmp(word, "raw") || eff[0] == '.')
 			snprintf(emsg, sizeof(emsg), "'%s' cannot be an effect", word);
 		snprintf(err, errlen, "raw: effect: %s", emsg);
-		return -1;
+		return -EINVAL;
 	}
 	op->effect = e.kind;
 	op->effect_n = e.n;
@@ -218,17 +218,17 @@ int tr_op_parse(const char *line, struct tr_op *op, char *err, size_t errlen)
 	size_t n = strlen(line);
 	if (n >= sizeof(buf)) {
 		snprintf(err, errlen, "op line too long (%zu characters)", n);
-		return -1;
+		return -ERANGE;
 	}
 	trim_copy(buf, sizeof(buf), line, n);
 	if (!buf[0]) {
 		snprintf(err, errlen, "empty op line");
-		return -1;
+		return -EINVAL;
 	}
 	if (!strncmp(buf, ".cfi_", 5)) {
 		if (strlen(buf) >= sizeof(op->cfi)) {
 			snprintf(err, errlen, "directive too long (max %d characters)", TR_CFI_TEXT_MAX - 1);
-			return -1;
+			return -ERANGE;
 		}
 		op->kind = TR_OP_CFI;
 		strcpy(op->cfi, buf);

@@ -2,6 +2,7 @@
  * little-endian 32-bit word.  Not checked by a disassembler here (no aarch64
  * binutils on the build machine): the CPython trampoline words are the ones
  * CPython's asm_trampoline.S assembles to. */
+#include <errno.h>
 #include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,15 +46,15 @@ static int a64_dwarf_reg(const char *name)
 	if (!strcmp(name, "lr"))
 		return A64_LR;
 	if (name[0] != 'x' || name[1] < '0' || name[1] > '9')
-		return -1;
+		return -ENOENT;
 	char *end;
 	long r = strtol(name + 1, &end, 10);
 	if (*end || r > 30 || (name[1] == '0' && name[2]))
-		return -1;
+		return -ENOENT;
 	return (int)r;
 }
 
-/* Splits n into imm12 with an optional lsl #12; -1 if not encodable. */
+/* Splits n into imm12 with an optional lsl #12; -ERANGE if not encodable. */
 static int a64_addsub_imm(int64_t n, uint32_t *field)
 {
 	if (n >= 0 && n < 4096) {
@@ -64,7 +65,7 @@ static int a64_addsub_imm(int64_t n, uint32_t *field)
 		*field = (uint32_t)(n >> 12) << 10 | 1u << 22;
 		return 0;
 	}
-	return -1;
+	return -ERANGE;
 }
 
 /* alloc/free: sub/add sp, sp, #n */
@@ -76,7 +77,7 @@ static int a64_encode_sp(enum tr_op_kind kind, int64_t n, uint32_t *w, char *tex
 	if (a64_addsub_imm(n, &f)) {
 		snprintf(err, errlen, "%s: size %lld not encodable (0..4095, or a multiple of 4096 below 16M)",
 			 tr_op_name(kind), (long long)n);
-		return -1;
+		return -ERANGE;
 	}
 	*w = (alloc ? A64_SUB_SP_IMM : A64_ADD_SP_IMM) | f;
 	snprintf(text, textcap, "%s sp, sp, #0x%llx", alloc ? "sub" : "add", (unsigned long long)n);
@@ -92,7 +93,7 @@ static int a64_encode_reg(enum tr_op_kind kind, int64_t n, uint32_t *w, char *te
 	if (n < 0 || n > 30) {
 		snprintf(err, errlen, "%s: DWARF register %lld is not x0..x30",
 			 tr_op_name(kind), (long long)n);
-		return -1;
+		return -EINVAL;
 	}
 	if (save) {
 		*w = A64_STR_PRE16 | (uint32_t)n;
@@ -172,10 +173,10 @@ static int a64_encode_op(enum tr_op_kind kind, int64_t n, uint32_t *w,
 	case TR_OP_LEAVE:
 	case TR_OP_ENDBR64:
 		snprintf(err, errlen, "%s: not an aarch64 instruction", tr_op_name(kind));
-		return -1;
+		return -EINVAL;
 	default:
 		snprintf(err, errlen, "%s: cannot be encoded here", tr_op_name(kind));
-		return -1;
+		return -EINVAL;
 	}
 }
 

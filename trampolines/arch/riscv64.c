@@ -3,6 +3,7 @@
  * hold them).  The frame record is the psABI's: the caller's s0 at s0-16 and
  * ra at s0-8, s0 pointing at the CFA.  tests/test_riscv64.c checks every
  * encoding against binutils' riscv64 objdump. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,11 +45,11 @@ static int rv_dwarf_reg(const char *name)
 	if (!strcmp(name, "fp"))
 		return RV_FP;
 	if (name[0] != 'x' || name[1] < '0' || name[1] > '9')
-		return -1;
+		return -ENOENT;
 	char *end;
 	long x = strtol(name + 1, &end, 10);
 	if (*end || x > 31 || (name[1] == '0' && name[2]))
-		return -1;
+		return -ENOENT;
 	return (int)x;
 }
 
@@ -74,7 +75,7 @@ static int rv_sp_adjust(bool alloc, int64_t n, uint32_t *w, char *text, size_t t
 			 alloc ? "sub" : "add");
 		return 2;
 	}
-	return -1;
+	return -ERANGE;
 }
 
 /* save_reg / restore_reg: a 16-byte slot (the psABI keeps sp 16-aligned), the
@@ -86,7 +87,7 @@ static int rv_save_restore(enum tr_op_kind kind, int64_t n, uint32_t *w, char *t
 	if (n < 1 || n > 31 || n == RV_SP) {
 		snprintf(err, errlen, "%s: DWARF register %lld is not one of x1, x3..x31",
 			 tr_op_name(kind), (long long)n);
-		return -1;
+		return -EINVAL;
 	}
 	int r = (int)n;
 	if (kind == TR_OP_SAVE_REG) {
@@ -132,7 +133,7 @@ static int rv_encode_op(enum tr_op_kind kind, int64_t n, uint32_t *w,
 		if (k < 0) {
 			snprintf(err, errlen, "%s: size %lld not encodable (1..%d, or a multiple of 4096 below 2G)",
 				 tr_op_name(kind), (long long)n, alloc ? 2048 : 2047);
-			return -1;
+			return -ERANGE;
 		}
 		eff_add(eff, neff, TR_EFF_SP_ADD, 0, alloc ? -n : n);
 		return k;
@@ -174,10 +175,10 @@ static int rv_encode_op(enum tr_op_kind kind, int64_t n, uint32_t *w,
 	case TR_OP_PACIASP:
 	case TR_OP_AUTIASP:
 		snprintf(err, errlen, "%s: not a riscv64 instruction", tr_op_name(kind));
-		return -1;
+		return -EINVAL;
 	default:
 		snprintf(err, errlen, "%s: cannot be encoded here", tr_op_name(kind));
-		return -1;
+		return -EINVAL;
 	}
 }
 

@@ -1,4 +1,5 @@
 /* x86_64: encode ops, report their stack effects.  Nothing here knows CFI. */
+#include <errno.h>
 #include <elf.h>
 #include <stdio.h>
 #include <string.h>
@@ -63,7 +64,8 @@ static void eff_add(struct tr_eff *eff, int *neff, enum tr_eff_kind k, int reg, 
 
 static int x86_dwarf_reg(const char *name)
 {
-	return arch_dw_number(x86_facts, name);
+	int r = arch_dw_number(x86_facts, name);
+	return r < 0 ? -ENOENT : r;
 }
 
 /* alloc / free N: sub / add $N,%rsp (imm8 when it fits) */
@@ -75,7 +77,7 @@ static int x86_sp_adjust(enum tr_op_kind kind, int64_t n, struct x86_buf *b,
 	if (n < 0 || n > 0x7fffffff) {
 		snprintf(err, errlen, "%s: size %lld out of range (0..0x7fffffff)",
 			 tr_op_name(kind), (long long)n);
-		return -1;
+		return -ERANGE;
 	}
 	if (n <= 127) {
 		put(b, alloc ? x86_sub8_rsp : x86_add8_rsp, 3);
@@ -98,7 +100,7 @@ static int x86_push_pop(enum tr_op_kind kind, int64_t n, struct x86_buf *b,
 	if (n < 0 || n > 15 || n == X86_SP) {
 		snprintf(err, errlen, "%s: DWARF register %lld cannot be %s on x86_64",
 			 tr_op_name(kind), (long long)n, save ? "pushed" : "popped");
-		return -1;
+		return -EINVAL;
 	}
 	uint8_t hw = x86_hw[n];
 	if (hw >= 8)
@@ -179,10 +181,10 @@ static int x86_encode_op(enum tr_op_kind kind, int64_t n, struct x86_buf *b,
 	case TR_OP_PACIASP:
 	case TR_OP_AUTIASP:
 		snprintf(err, errlen, "%s: not an x86_64 instruction", tr_op_name(kind));
-		return -1;
+		return -EINVAL;
 	default:
 		snprintf(err, errlen, "%s: cannot be encoded here", tr_op_name(kind));
-		return -1;
+		return -EINVAL;
 	}
 }
 
@@ -197,18 +199,21 @@ static int x86_encode(const struct tr_op *op, uint8_t *buf, size_t cap,
 		uint8_t scratch[16];
 		struct x86_buf sb = { .p = scratch, .cap = sizeof(scratch) };
 		char etext[48] = "";
-		if (op->effect != TR_OP_NOP &&
-		    x86_encode_op(op->effect, op->effect_n, &sb, etext, sizeof(etext), eff, neff, err, errlen))
-			return -1;
+		int rc = op->effect == TR_OP_NOP ? 0 :
+			 x86_encode_op(op->effect, op->effect_n, &sb, etext, sizeof(etext), eff, neff, err, errlen);
+		if (rc < 0)
+			return rc;
 		put(&b, op->raw, op->raw_len);
 		tr_raw_text(op, etext, text, textcap);
-	} else if (x86_encode_op(op->kind, op->n, &b, text, textcap, eff, neff, err, errlen)) {
-		return -1;
+	} else {
+		int rc = x86_encode_op(op->kind, op->n, &b, text, textcap, eff, neff, err, errlen);
+		if (rc < 0)
+			return rc;
 	}
 	if (b.overflow) {
 		snprintf(err, errlen, "%s: no room for the instruction (%zu bytes left)",
 			 tr_op_name(op->kind), cap);
-		return -1;
+		return -ENOSPC;
 	}
 	return (int)b.len;
 }
