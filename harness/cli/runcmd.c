@@ -769,6 +769,17 @@ static const struct cli_opt replay_opts[] = {
 	{ 0 },
 };
 
+/* Does the file start with a samples file's magic? */
+static bool is_samples_file(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char m[8];
+	bool yes = f && fread(m, 1, 8, f) == 8 && !memcmp(m, HX_SAMPLES_MAGIC, 8);
+	if (f)
+		fclose(f);
+	return yes;
+}
+
 static int cmd_replay(int argc, char **argv);
 
 static void replay_tail(FILE *f)
@@ -799,7 +810,13 @@ static int cmd_replay(int argc, char **argv)
 	r.c.paths = argv + first;
 	r.c.npaths = 1;
 	/* a perf.data of a real JIT (its magic), else a samples file */
-	if (!hx_is_perf_data(r.c.paths[0])) {
+	char why[160];
+	if (!hx_perf_data_why(r.c.paths[0], why, sizeof(why))) {
+		if (!is_samples_file(r.c.paths[0])) {
+			fprintf(stderr, "jitunwind: %s: not a perf.data file (%s) nor a jitunwind samples "
+				"file (magic \"%s\")\n", r.c.paths[0], why, HX_SAMPLES_MAGIC);
+			return 2;
+		}
 		if (r.c.data_only)
 			return cli_usage_error(&cli_replay, "--%s: only with a perf.data (FILE.data); %s is not one",
 					       r.c.data_only, r.c.paths[0]);

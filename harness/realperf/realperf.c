@@ -391,14 +391,17 @@ static bool place_file(const struct hx_rp *p, const struct mt_snap *at, const ch
 		else
 			hi = mid;
 	}
+	/* a file mapped twice (a process that execs keeps its old image's maps
+	 * in perf's tree, as perf does: COMM exec flushes no map): the newest */
+	const struct mt_map *best = NULL;
 	for (; lo < at->n && !strcmp(at->maps[p->idx[lo]].path, dso); lo++) {
 		const struct mt_map *m = &at->maps[p->idx[lo]];
-		if (v >= m->pgoff && v - m->pgoff < m->end - m->start) {
-			*a = m->start + (v - m->pgoff);
-			return true;
-		}
+		if (v >= m->pgoff && v - m->pgoff < m->end - m->start && (!best || m->seq > best->seq))
+			best = m;
 	}
-	return false;
+	if (best)
+		*a = best->start + (v - best->pgoff);
+	return best != NULL;
 }
 
 /* a jitted .so: the newest load of that name made by the sample's time */

@@ -31,6 +31,9 @@ struct hx_rr_settings {
 
 /* Does the file start with perf.data's magic (either byte order)? */
 bool hx_is_perf_data(const char *path);
+/* The same, and when not, why (cannot open, short, a zero header perf never
+ * finished, another magic) in why[len]. */
+bool hx_perf_data_why(const char *path, char *why, size_t len);
 /* 0 every unwinder agreed on every JIT sample, 1 some JIT sample's chains
  * differ, 2 bad input (the message printed). */
 int hx_realreplay_run(const struct hx_rr_settings *s);

@@ -28,6 +28,33 @@ bool hx_is_perf_data(const char *path)
 	return yes;
 }
 
+bool hx_perf_data_why(const char *path, char *why, size_t len)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char m[8];
+	size_t n = f ? fread(m, 1, 8, f) : 0;
+	int e = errno;
+	if (f)
+		fclose(f);
+	if (!f)
+		snprintf(why, len, "cannot open it: %s", strerror(e));
+	else if (n < 8)
+		snprintf(why, len, "%zu bytes, shorter than the 8-byte magic \"%s\"", n, PD_MAGIC);
+	else if (!memcmp(m, PD_MAGIC, 8) || !memcmp(m, PD_MAGIC_SWAPPED, 8))
+		return true;
+	else if (!memcmp(m, "\0\0\0\0\0\0\0\0", 8))
+		snprintf(why, len, "offset 0: a zero header, which perf writes last: perf record or perf "
+			 "inject did not finish it");
+	else {
+		char shown[8 * 4 + 1];
+		size_t k = 0;
+		for (size_t i = 0; i < 8; i++)
+			k += (size_t)snprintf(shown + k, sizeof(shown) - k, m[i] >= 0x20 && m[i] < 0x7f ? "%c" : "\\x%02x", m[i]);
+		snprintf(why, len, "offset 0: magic \"%s\", expected \"%s\"", shown, PD_MAGIC);
+	}
+	return false;
+}
+
 char *hx_rr_with_symfs(const struct rr *r, const char *p)
 {
 	char *s = NULL;
