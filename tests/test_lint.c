@@ -9,8 +9,8 @@
 static void mk_nounw_some(struct jb *b, bool bad, struct ctx *c)
 {
 	struct tr_unwind_opts o;
-	opts_clean(&o);
-	base(b);
+	lt_opts_clean(&o);
+	lt_base(b);
 	if (bad)
 		jb_load(b, "bare", ADDR + 0x1000, F->code, F->code_size, 1);
 	else
