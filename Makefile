@@ -214,10 +214,11 @@ check: style layers unit cases lint-vs-run tools-test doctor-test
 
 # The structure rules (docs/HACKING.md "Layout"): no function over 80 lines but the instruction
 # decoders and the CFI/expression interpreters (tools/fnlen), no unwinder name in a
-# condition and no arch test outside the tables (tools/tablecheck); tests/style.sh shows
-# each checker failing on planted violations first.  Source only: the same on every ARCH.
-style:
-	tests/style.sh
+# condition and no arch test outside the tables (tools/tablecheck), no writable object in a
+# layer library that tools/mutable-state.txt does not list (tools/mutstate, on this ARCH's
+# libraries); tests/style.sh shows each checker failing on planted violations first.
+style: $(foreach l,$(LAYERS),$(call LAYER_LIB,$(l)))
+	CC="$(CC)" tests/style.sh $(BUILD)
 # the goldens are the normal build's behaviour: an ASan build's frames below the anchor (which
 # no verdict compares) differ, so check-asan leaves them out (GOLDENS=no)
 GOLDENS ?= yes

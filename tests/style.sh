@@ -1,8 +1,9 @@
 #!/bin/sh
 # The structure rules as tests (make style, part of make check): tools/fnlen (no
 # function over 80 lines but the decoders and interpreters, no source file over 1,000
-# lines) and tools/tablecheck (no
-# unwinder name in a condition, no arch test outside the tables).  Each checker first
+# lines), tools/tablecheck (no
+# unwinder name in a condition, no arch test outside the tables) and tools/mutstate (every
+# writable object of the layer libraries on tools/mutable-state.txt).  Each checker first
 # meets planted violations it must fail on (the negative controls), then the tree.
 set -u
 cd "$(dirname "$0")/.."
@@ -151,4 +152,49 @@ for want in 'harness/bad.c:1: unwinder name "oracle"' 'harness/bad.c:2: unwinder
 done
 [ "$(grep -c '^[a-z]*/[^:]*:[0-9]' "$t/out")" = 12 ] || fail "tablecheck reports more than the planted violations: $(cat "$t/out")"
 tools/tablecheck || fail "tools/tablecheck on the tree"
-echo "style: ok (negative controls caught; the tree passes both rules)"
+
+# --- tools/mutstate: every writable object of the layer libraries is on the allowlist ---
+# (BUILD, the first argument, holds the libraries: make style builds them first)
+build=${1:-}
+if [ -z "$build" ]; then
+	echo "style: skip: tools/mutstate: no build directory given (make style passes \$(BUILD))"
+else
+	CC=${CC:-cc}
+	# a library with a new global, a new static, a thread-local, a pointer table and a
+	# function-local static: each must be named; a const table of pointers (read-only
+	# after relocation) must not be
+	cat >"$t/mut.c" <<'EOF'
+int planted_global = 3;
+static int planted_static;
+static __thread int planted_tls;
+const char *const planted_const_table[] = { "a", "b" };
+const char *planted_pointer_table[] = { "a", "b" };
+int planted_fn(void)
+{
+	static char planted_local[8];
+	planted_local[0]++;
+	planted_tls++;
+	return planted_global + planted_static++ + planted_const_table[0][0] + planted_pointer_table[0][0] + planted_local[0];
+}
+EOF
+	$CC -O2 -fPIE -c "$t/mut.c" -o "$t/mut.o" 2>"$t/out" || fail "cannot compile the planted globals: $(cat "$t/out")"
+	ar rc "$t/libju_planted.a" "$t/mut.o" || fail "ar failed"
+	tools/mutstate --allow tools/mutable-state.txt "$t/libju_planted.a" >"$t/out" &&
+		fail "mutstate passes planted writable globals: $(cat "$t/out")"
+	for want in "planted_global (.data)" "planted_static (.bss)" "planted_tls (.tbss)" \
+		"planted_local (.bss)" "planted_pointer_table (.data.rel"; do
+		grep -qF "$want" "$t/out" || fail "mutstate misses '$want': $(cat "$t/out")"
+	done
+	grep -q planted_const_table "$t/out" && fail "mutstate flags a const table of pointers: $(cat "$t/out")"
+	[ "$(grep -c 'is writable' "$t/out")" = 5 ] || fail "mutstate reports more than the planted objects: $(cat "$t/out")"
+	# the same objects allowlisted pass; an entry its object no longer defines fails
+	for s in planted_global planted_static planted_tls planted_local planted_pointer_table; do
+		echo "$s mut.c planted"
+	done >"$t/allow"
+	tools/mutstate --allow "$t/allow" "$t/libju_planted.a" >"$t/out" || fail "mutstate refuses allowlisted objects: $(cat "$t/out")"
+	echo "planted_gone mut.c removed long ago" >>"$t/allow"
+	tools/mutstate --allow "$t/allow" "$t/libju_planted.a" >"$t/out" && fail "mutstate passes a stale allowlist entry"
+	grep -q "planted_gone in mut.c is no longer writable" "$t/out" || fail "mutstate does not name the stale entry: $(cat "$t/out")"
+	tools/mutstate "$build" || fail "tools/mutstate on $build"
+fi
+echo "style: ok (negative controls caught; the tree passes every rule)"

@@ -584,8 +584,9 @@ static void bench_lint(const char *path)
 		       c * 1e6 / (double)sum.loads);
 }
 
-int hx_bench_run(const struct hx_bench_opts *o)
+int hx_bench_run(const struct hx_bench_opts *o, struct hx_cmd_outcome *out)
 {
+	*out = (struct hx_cmd_outcome){ .kind = HX_CMD_CLEAN };
 	struct bench b = { .host = tr_arch_host() };
 	const char *lint = o->lint;
 	bool run = !o->no_run, fuzz = !o->no_fuzz;
@@ -596,7 +597,7 @@ int hx_bench_run(const struct hx_bench_opts *o)
 	b.npaths = o->npaths ? o->npaths : 1;
 	if (!b.host || bench_load(&b) || (printf("jitunwind bench (%s%s): figure, target, met\n", b.paths[0], b.npaths > 1 ? ", ..." : ""),
 					    bench_capture(&b)))
-		return 2;
+		return -EINVAL;
 	bench_replay(&b);
 	bench_perfdata(&b);
 	bench_kernel(&b);
@@ -621,5 +622,5 @@ int hx_bench_run(const struct hx_bench_opts *o)
 	for (int k = 0; k < b.nf; k++)
 		free(b.files[k]);
 	free(b.files);
-	return rc ? 2 : 0;
+	return rc ? -EIO : 0;
 }

@@ -5,6 +5,8 @@
 
 #include <stdbool.h>
 
+#include "harness/outcome.h"
+
 #define HX_BENCH_FUZZ_N "8192"   /* cases the fuzz-cfi figure evaluates: two batches of 4,096 (its workers live for one) */
 
 /* The settings of one bench (the CLI fills them: harness/cli/benchcmd.c). */
@@ -15,7 +17,9 @@ struct hx_bench_opts {
 	int npaths;
 };
 
-/* 0, or 2 when the cases cannot be loaded or captured (the message printed). */
-int hx_bench_run(const struct hx_bench_opts *o);
+/* 0 (out->kind clean: a missed target is reported, not failed), or a
+ * negative errno when the cases cannot be loaded or captured or the work
+ * directory cannot be removed (the message printed). */
+int hx_bench_run(const struct hx_bench_opts *o, struct hx_cmd_outcome *out);
 
 #endif

@@ -37,7 +37,8 @@ static int cmd_bench(int argc, char **argv)
 		return rc == CLI_HELP ? 0 : 2;
 	o.paths = argv + first;
 	o.npaths = argc - first;
-	return hx_bench_run(&o);
+	struct hx_cmd_outcome out;
+	return cli_exit_code(hx_bench_run(&o, &out), &out);
 }
 
 /* every subcommand, in `jitunwind --help`'s order */

@@ -95,5 +95,6 @@ static int cmd_fuzzcfi(int argc, char **argv)
 	int first, rc = cli_parse(&cli_fuzzcfi, argc, argv, &o, &first);
 	if (rc)
 		return rc == CLI_HELP ? 0 : 2;
-	return hx_fuzzcfi_run(&o, argc, argv);
+	struct hx_cmd_outcome out;
+	return cli_exit_code(hx_fuzzcfi_run(&o, argc, argv, &out), &out);
 }

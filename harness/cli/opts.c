@@ -258,3 +258,17 @@ const struct cli_cmd *cli_cmd_by_name(const char *name)
 			return cli_cmds[i];
 	return NULL;
 }
+
+/* outcome -> exit code (DESIGN: 0 all met, 1 some failed, 77 nothing could run here) */
+const int cli_exit_codes[HX_CMD_NKINDS] = {
+	[HX_CMD_CLEAN] = 0,
+	[HX_CMD_FINDINGS] = 1,
+	[HX_CMD_CANNOT_RUN] = 77,
+};
+
+int cli_exit_code(int rc, const struct hx_cmd_outcome *out)
+{
+	if (rc < 0 || !out || (unsigned)out->kind >= HX_CMD_NKINDS)
+		return 2;
+	return cli_exit_codes[out->kind];
+}

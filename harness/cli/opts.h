@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "harness/outcome.h"
+
 struct cli_opt;
 
 /* Store arg into the settings s; -1 with why ("expected ..., got 'x'"). */
@@ -65,5 +67,11 @@ int cli_set_profile(void *s, const struct cli_opt *o, const char *arg, char *why
 /* Every subcommand, in `jitunwind --help`'s order (cmds.c). */
 extern const struct cli_cmd *const cli_cmds[];
 const struct cli_cmd *cli_cmd_by_name(const char *name);
+
+/* The one place a library's result becomes an exit code: rc < 0 (the
+ * library could not run to a conclusion: bad input, I/O) is 2, else the
+ * outcome's row of cli_exit_codes (0 clean, 1 findings, 77 cannot run). */
+int cli_exit_code(int rc, const struct hx_cmd_outcome *out);
+extern const int cli_exit_codes[HX_CMD_NKINDS];
 
 #endif

@@ -99,7 +99,8 @@ static int cmd_perfcheck(int argc, char **argv)
 		return rc == CLI_HELP ? 0 : 2;
 	o.paths = argv + first;
 	o.npaths = argc - first;
-	return hx_perfcheck_run(&o);
+	struct hx_cmd_outcome out;
+	return cli_exit_code(hx_perfcheck_run(&o, &out), &out);
 }
 
 #define DR_OFF(f) offsetof(struct hx_doctor_opts, f)
@@ -145,10 +146,11 @@ const struct cli_cmd cli_doctor = {
 static int cmd_doctor(int argc, char **argv)
 {
 	char dir[4200];
-	struct hx_doctor_opts o = { .probe = true, .cases_dir = dir };
+	struct hx_doctor_opts o = { .probe = true, .cases_dir = dir, .exit_codes = cli_exit_codes };
 	int first, rc = cli_parse(&cli_doctor, argc, argv, &o, &first);
 	if (rc)
 		return rc == CLI_HELP ? 0 : 2;
 	cli_default_cases(dir, sizeof(dir));
-	return hx_doctor_run(&o);
+	struct hx_cmd_outcome out;
+	return cli_exit_code(hx_doctor_run(&o, &out), &out);
 }

@@ -829,7 +829,8 @@ static int cmd_replay(int argc, char **argv)
 	r.rr.json = r.c.json;
 	r.rr.unwinders = r.c.uw_arg;
 	r.rr.prof = r.c.o.profile;
-	return hx_realreplay_run(&r.rr);
+	struct hx_cmd_outcome out;
+	return cli_exit_code(hx_realreplay_run(&r.rr, &out), &out);
 }
 
 /* ---- the tables of run, record, explain, list, inject ---- */

@@ -617,7 +617,7 @@ static int fuzz_arch(struct fz_ctx *x)
 			n = (size_t)(x->o.ncases - start);
 		x->batch0 = start;
 		if (eval_batch(x, st, n, tasks, &nt)) {
-			rc = 2;
+			rc = -ECHILD;
 			break;
 		}
 	}
@@ -629,14 +629,14 @@ static int fuzz_arch(struct fz_ctx *x)
 	}
 	c0 = children_cpu();
 	if (!rc && st && tasks && nt && min_batch(x, st, tasks, nt))
-		rc = 2;
+		rc = -ECHILD;
 	if (st)
 		st->min_cpu = children_cpu() - c0;
-	if (rc == 2)
+	if (rc < 0)
 		fprintf(stderr, "jitunwind fuzz-cfi: a worker failed (fork, or it died)\n");
 	if (!st || !tasks) {
 		fprintf(stderr, "jitunwind fuzz-cfi: out of memory\n");
-		rc = 2;
+		rc = -ENOMEM;
 	} else {
 		summary(x, st, stdout);
 		char p[700];
@@ -650,9 +650,9 @@ static int fuzz_arch(struct fz_ctx *x)
 			fclose(f);
 		}
 		if (!rc && (st->written || st->unstable || st->lost || st->errors))
-			rc = 1;
+			rc = HX_CMD_FINDINGS;
 		if (!rc && !st->cases)
-			rc = 77;
+			rc = HX_CMD_CANNOT_RUN;
 	}
 	free(st);
 	free(tasks);
@@ -672,7 +672,7 @@ static int print_case(struct fz_ctx *x, uint64_t index)
 	    fz_run_text(x, text, &x->final_uw, &res, err, sizeof(err))) {
 		hx_case_res_free(&res);
 		fprintf(stderr, "jitunwind fuzz-cfi: case %llu: %s\n", (unsigned long long)index, err);
-		return 1;
+		return HX_CMD_FINDINGS;
 	}
 	int rc = fz_observed_expect(x, &res, g->depth, expect, sizeof(x->scr->expect));
 	hx_case_res_free(&res);
@@ -683,7 +683,7 @@ static int print_case(struct fz_ctx *x, uint64_t index)
 	if (rc || hx_fz_case_text(g, name, about, expect, text, FZ_TEXT_MAX, NULL, err, sizeof(err))) {
 		fprintf(stderr, "jitunwind fuzz-cfi: case %llu: %s\n", (unsigned long long)index,
 			rc ? "the observed verdicts do not fit an [expect] section" : err);
-		return 1;
+		return HX_CMD_FINDINGS;
 	}
 	fputs(text, stdout);
 	return 0;
@@ -722,12 +722,12 @@ static int delegate(const char *arch, int argc, char **argv, double secs)
 		snprintf(runner, sizeof(runner), "qemu-%s", arch);
 	if (access(bin, X_OK)) {
 		printf("jitunwind: skip: fuzz-cfi --arch %s: no %s build at %s (make ARCH=%s)\n", arch, arch, bin, arch);
-		return 77;
+		return HX_CMD_CANNOT_RUN;
 	}
 	char **av = calloc((size_t)argc + 8, sizeof(*av));
 	int k = 0;
 	if (!av)
-		return 2;
+		return -ENOMEM;
 	if (runner[0])
 		av[k++] = runner;
 	av[k++] = bin;
@@ -746,13 +746,15 @@ static int delegate(const char *arch, int argc, char **argv, double secs)
 	if (pid == 0) {
 		execvp(av[0], av);
 		fprintf(stderr, "jitunwind fuzz-cfi: cannot run %s: %s\n", av[0], strerror(errno));
-		_exit(77);
+		_exit(127); /* as a shell says a command cannot be run */
 	}
 	free(av);
 	int st;
 	if (pid < 0 || waitpid(pid, &st, 0) < 0)
-		return 2;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 2;
+		return -ECHILD;
+	/* the other arch's jitunwind answers with its exit code (jitunwind(1)) */
+	int ex = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return ex == 0 ? HX_CMD_CLEAN : ex == 1 ? HX_CMD_FINDINGS : ex == 77 || ex == 127 ? HX_CMD_CANNOT_RUN : -ECHILD;
 }
 
 /* The scratch directory (jitdumps, perf maps, jitted .so files: several
@@ -783,14 +785,16 @@ static int run_ctx(struct fz_ctx *x, const struct fz_opts *o, const struct tr_ar
 	set_unwinders(&x->fuzz_uw, x->fuzz_names, x->fuzz_copy, sizeof(x->fuzz_names), arch->facts->name, false);
 	set_unwinders(&x->final_uw, x->final_names, x->final_copy, sizeof(x->final_names), arch->facts->name, true);
 	if (scratch_dir(x->dir, sizeof(x->dir))) {
-		fprintf(stderr, "jitunwind fuzz-cfi: mkdtemp %s: %s\n", x->dir, strerror(errno));
-		return 2;
+		int e = errno;
+		fprintf(stderr, "jitunwind fuzz-cfi: mkdtemp %s: %s\n", x->dir, strerror(e));
+		return -e;
 	}
 	x->next_chunk = mmap(NULL, sizeof(*x->next_chunk), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (x->next_chunk == MAP_FAILED) {
-		fprintf(stderr, "jitunwind fuzz-cfi: mmap: %s\n", strerror(errno));
+		int e = errno;
+		fprintf(stderr, "jitunwind fuzz-cfi: mmap: %s\n", strerror(e));
 		rmdir(x->dir);
-		return 2;
+		return -e;
 	}
 	x->t0 = fz_now();
 	x->deadline = o->time_s > 0 ? x->t0 + o->time_s : 0;
@@ -809,7 +813,7 @@ static int run_here(struct fz_opts *o, const struct tr_arch *arch)
 	if (!x || !(x->scr = calloc(1, sizeof(*x->scr)))) {
 		fprintf(stderr, "jitunwind fuzz-cfi: out of memory\n");
 		free(x);
-		return 2;
+		return -ENOMEM;
 	}
 	int rc = run_ctx(x, o, arch);
 	free(x->scr);
@@ -817,9 +821,10 @@ static int run_here(struct fz_opts *o, const struct tr_arch *arch)
 	return rc;
 }
 
-int hx_fuzzcfi_run(const struct fz_opts *opts, int argc, char **argv)
+int hx_fuzzcfi_run(const struct fz_opts *opts, int argc, char **argv, struct hx_cmd_outcome *out)
 {
 	struct fz_opts o = *opts;
+	*out = (struct hx_cmd_outcome){ .kind = HX_CMD_CLEAN };
 	int rc;
 	if (!o.time_s && !o.ncases)
 		o.time_s = 60;
@@ -834,25 +839,31 @@ int hx_fuzzcfi_run(const struct fz_opts *opts, int argc, char **argv)
 			char names[128];
 			tr_arch_names(names, sizeof(names));
 			fprintf(stderr, "jitunwind fuzz-cfi: --arch %s: expected one of %s\n", t, names);
-			return 2;
+			return -EINVAL;
 		}
 		arches[n++] = a->facts->name;
 	}
 	if (!n) {
 		fprintf(stderr, "jitunwind fuzz-cfi: no arch to fuzz\n");
-		return 2;
+		return -EINVAL;
 	}
-	/* every arch gets its share of the time; the worst exit code wins (77 only when all skipped) */
-	int worst = -1;
+	/* every arch gets its share of the time; the worst outcome wins (a failure
+	 * over findings over clean; cannot-run only when every arch skipped) */
+	int worst = HX_CMD_CLEAN, failed = 0;
 	bool all_skip = true;
 	for (int i = 0; i < n; i++) {
 		const struct tr_arch *a = tr_arch_by_name(arches[i]);
 		struct fz_opts oi = o;
 		oi.time_s = o.time_s / n;
 		rc = a == host ? run_here(&oi, a) : delegate(arches[i], argc, argv, oi.time_s);
-		all_skip &= rc == 77;
-		if (rc != 77 && rc > worst)
+		all_skip &= rc == HX_CMD_CANNOT_RUN;
+		if (rc < 0 && !failed)
+			failed = rc;
+		else if (rc != HX_CMD_CANNOT_RUN && rc > worst)
 			worst = rc;
 	}
-	return all_skip ? 77 : worst < 0 ? 0 : worst;
+	if (failed)
+		return failed;
+	out->kind = all_skip ? HX_CMD_CANNOT_RUN : (enum hx_cmd_kind)worst;
+	return 0;
 }

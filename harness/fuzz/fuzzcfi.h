@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "harness/outcome.h"
 #include "harness/run/case.h"
 #include "trampolines/tramp.h"
 
@@ -160,8 +161,9 @@ struct fz_opts {
 };
 
 /* Fuzz every arch of o->arches (another arch: its own build, run with argv,
- * the command line, and this arch's share of the time).  0 nothing found,
- * 1 findings written, 2 bad input, 77 nothing could run. */
-int hx_fuzzcfi_run(const struct fz_opts *o, int argc, char **argv);
+ * the command line, and this arch's share of the time).  0 with out->kind
+ * clean (nothing found), findings (written) or cannot-run (nothing could
+ * run); a negative errno on bad input or a failed worker. */
+int hx_fuzzcfi_run(const struct fz_opts *o, int argc, char **argv, struct hx_cmd_outcome *out);
 
 #endif

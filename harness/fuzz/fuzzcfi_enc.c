@@ -36,6 +36,8 @@ struct cstate {
 };
 
 struct enc {
+	struct tr_row rows[TR_MAX_INSNS];   /* the truth's rows (hx_fz_cfi_rows) */
+	bool dead[TR_MAX_INSNS];            /* which of them are dead code */
 	const struct tr_arch *a;
 	struct hx_fz_tape *t;
 	struct hx_fz_prog *p;
@@ -741,14 +743,16 @@ static int mutate(struct hx_fz_prog *p, struct hx_fz_mut *m)
 int hx_fz_encode(struct hx_fz_gen *g, const struct tr_func *truth, struct hx_fz_prog *p,
 		 char *err, size_t errlen)
 {
-	static struct tr_row rows[TR_MAX_INSNS];
-	static bool dead[TR_MAX_INSNS];
 	memset(p, 0, sizeof(*p));
-	if (hx_fz_cfi_rows(g, truth, rows, dead, err, errlen))
-		return -1;
 	struct enc *e = calloc(1, sizeof(*e));
 	if (!e) {
 		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	struct tr_row *rows = e->rows;
+	bool *dead = e->dead;
+	if (hx_fz_cfi_rows(g, truth, rows, dead, err, errlen)) {
+		free(e);
 		return -1;
 	}
 	e->a = g->arch;

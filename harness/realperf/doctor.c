@@ -117,18 +117,19 @@ static bool opt_on(const struct dr *d, const char *name)
 	return d->opts && strstr(d->opts, key);
 }
 
-/* perf's version, engine and build options: 0, 2 bad command, 77 unusable */
+/* perf's version, engine and build options: 0, -ENOENT a --perf command
+ * that cannot be run, HX_CMD_CANNOT_RUN unusable */
 static int fact_perf(struct dr *d)
 {
 	char why[600];
 	if (cmd_runnable(hx_perf_cmd(), why, sizeof(why))) {
 		snprintf(d->unusable, sizeof(d->unusable), "%s", why);
-		return d->perf_given ? 2 : 77;
+		return d->perf_given ? -ENOENT : HX_CMD_CANNOT_RUN;
 	}
 	struct dr_fact *f = fact(d, "perf", "`@PERF@ version --build-options`");
 	if (hx_perf_workdir(d->dir, sizeof(d->dir), "doctor", why, sizeof(why))) {
 		snprintf(d->unusable, sizeof(d->unusable), "%s", why);
-		return 77;
+		return HX_CMD_CANNOT_RUN;
 	}
 	char out[128], said[600];
 	snprintf(out, sizeof(out), "%s/build-options.txt", d->dir);
@@ -142,7 +143,7 @@ static int fact_perf(struct dr *d)
 		snprintf(d->unusable, sizeof(d->unusable), "%s%s%s", why, run ? "; " : "", run ? said : "");
 		snprintf(f->value, sizeof(f->value), "unusable: %s", d->unusable);
 		f->bad = true;
-		return 77;
+		return HX_CMD_CANNOT_RUN;
 	}
 	if (sscanf(d->b->version, "%d.%d", &d->major, &d->minor) < 1)
 		d->major = d->b->major;
@@ -167,7 +168,7 @@ static int fact_events(struct dr *d)
 		snprintf(d->unusable, sizeof(d->unusable), "perf_event_open refused a user-space cpu-clock event: %s%s",
 			 strerror(e), e == EACCES || e == EPERM ? " (lower kernel.perf_event_paranoid, or grant CAP_PERFMON)" :
 			 e == ENOSYS ? " (no perf events here, e.g. under qemu-user)" : "");
-	return 77;
+	return HX_CMD_CANNOT_RUN;
 }
 
 /* paranoid, capabilities, container: what decides perf_event_open */
@@ -270,7 +271,7 @@ static void fact_addr2line(struct dr *d)
 			 "; no addr2line on PATH");
 }
 
-/* perf record -k 1 (CLOCK_MONOTONIC, as jitdump stamps): 0, or 77 when
+/* perf record -k 1 (CLOCK_MONOTONIC, as jitdump stamps): 0, or HX_CMD_CANNOT_RUN when
  * perf record does not run at all */
 static int fact_k1(struct dr *d)
 {
@@ -289,7 +290,7 @@ static int fact_k1(struct dr *d)
 		if (!d->unusable[0])
 			snprintf(d->unusable, sizeof(d->unusable), "perf record does not run: %s", why2);
 		f->bad = true;
-		return 77;
+		return HX_CMD_CANNOT_RUN;
 	}
 	snprintf(f->value, sizeof(f->value), "refused (%s); perf record without it works", why);
 	f->bad = true;
@@ -638,11 +639,12 @@ static int write_json(const struct dr *d, int rc)
 
 /* ---- main ---- */
 
-/* the facts in order; 0, 2 or 77 (perf cannot work) */
+/* the facts in order; 0, -ENOENT (a --perf that cannot run) or
+ * HX_CMD_CANNOT_RUN (perf cannot work) */
 static int gather(struct dr *d)
 {
 	int rc = fact_perf(d);
-	if (rc == 2)
+	if (rc < 0)
 		return rc;
 	fact_privilege(d);
 	int ev = fact_events(d);
@@ -658,11 +660,12 @@ static int gather(struct dr *d)
 	return fact_k1(d);
 }
 
-int hx_doctor_run(const struct hx_doctor_opts *o)
+int hx_doctor_run(const struct hx_doctor_opts *o, struct hx_cmd_outcome *out)
 {
+	*out = (struct hx_cmd_outcome){ .kind = HX_CMD_CLEAN };
 	struct dr *d = calloc(1, sizeof(*d));
 	if (!d)
-		return 2;
+		return -ENOMEM;
 	d->dump_dir = o->dump_dir;
 	d->cases_dir = o->cases_dir;
 	d->json = o->json;
@@ -671,7 +674,7 @@ int hx_doctor_run(const struct hx_doctor_opts *o)
 		hx_perf_set_cmd(o->perf_cmd);
 	bool probe = o->probe;
 	int rc = gather(d);
-	if (rc == 2) {
+	if (rc < 0) {
 		fprintf(stderr, "jitunwind doctor: %s\n", d->unusable);
 	} else {
 		if (!rc && probe)
@@ -682,17 +685,21 @@ int hx_doctor_run(const struct hx_doctor_opts *o)
 		int lost = 0;
 		for (int i = 0; i < d->nprobes; i++)
 			lost += d->probes[i].lost[0] != 0;
-		rc = rc ? rc : npit_applying(d) ? 1 : 0;
-		if (rc == 1)
-			printf("\ndoctor: %d pitfall(s) apply, %d of %d probe(s) lost the JIT (exit 1)\n",
-			       npit_applying(d) - lost, lost, d->nprobes);
+		out->kind = rc ? HX_CMD_CANNOT_RUN : npit_applying(d) ? HX_CMD_FINDINGS : HX_CMD_CLEAN;
+		snprintf(out->reason, sizeof(out->reason), "%s", rc ? d->unusable : "");
+		int code = o->exit_codes[out->kind];
+		rc = 0;
+		if (out->kind == HX_CMD_FINDINGS)
+			printf("\ndoctor: %d pitfall(s) apply, %d of %d probe(s) lost the JIT (exit %d)\n",
+			       npit_applying(d) - lost, lost, d->nprobes, code);
 		else
-			printf("\ndoctor: %s (exit %d)\n", rc == 77 ? "perf cannot work here" : "all well", rc);
-	}
-	int jr = d->json && rc != 2 ? write_json(d, rc) : 0;
-	if (jr) {
-		fprintf(stderr, "jitunwind doctor: cannot write %s: %s\n", d->json, strerror(-jr));
-		rc = 2;
+			printf("\ndoctor: %s (exit %d)\n", out->kind == HX_CMD_CANNOT_RUN ? "perf cannot work here" : "all well",
+			       code);
+		int jr = d->json ? write_json(d, code) : 0;
+		if (jr) {
+			fprintf(stderr, "jitunwind doctor: cannot write %s: %s\n", d->json, strerror(-jr));
+			rc = jr;
+		}
 	}
 	if (d->dir[0])
 		hx_perf_workdir_remove(d->dir);

@@ -42,7 +42,7 @@ static double pk_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Every case must load (else exit 2 before perf runs); another arch's is refused. */
+/* Every case must load (else -EINVAL before perf runs); another arch's is refused. */
 static int check_cases(const struct pk_opts *o, const char *arch)
 {
 	char def[64], err[1024], **paths = NULL;
@@ -52,30 +52,30 @@ static int check_cases(const struct pk_opts *o, const char *arch)
 	if (hx_case_glob(o->npaths ? (const char *const *)o->paths : defp, o->npaths ? o->npaths : 1,
 			 &paths, &n, err, sizeof(err))) {
 		fprintf(stderr, "jitunwind perf-check: %s\n", err);
-		rc = 2;
+		rc = -EINVAL;
 	} else if (!n) {
 		fprintf(stderr, "jitunwind perf-check: no .case files found\n");
-		rc = 2;
+		rc = -EINVAL;
 	}
 	struct hx_case *cs = calloc(n ? (size_t)n : 1, sizeof(*cs));
 	int loaded = 0;
 	for (int i = 0; i < n && cs && !rc; i++) {
 		if (hx_case_load(&cs[i], paths[i], err, sizeof(err))) {
 			fprintf(stderr, "jitunwind perf-check: %s\n", err);
-			rc = 2;
+			rc = -EINVAL;
 			break;
 		}
 		loaded++;
 		if (strcmp(cs[i].arch, arch)) {
 			fprintf(stderr, "jitunwind perf-check: %s: case arch %s cannot run on this %s host\n", paths[i],
 				cs[i].arch, arch);
-			rc = 2;
+			rc = -EINVAL;
 		}
 	}
 	/* two cases of one name would be one case in the report */
 	if (!rc && cs && hx_case_unique(cs, loaded, err, sizeof(err))) {
 		fprintf(stderr, "jitunwind perf-check: %s\n", err);
-		rc = 2;
+		rc = -EINVAL;
 	}
 	for (int i = 0; i < loaded; i++)
 		hx_case_free(&cs[i]);
@@ -83,7 +83,7 @@ static int check_cases(const struct pk_opts *o, const char *arch)
 		free(paths[i]);
 	free(cs);
 	free(paths);
-	return cs || rc ? rc : 2;
+	return cs || rc ? rc : -ENOMEM;
 }
 
 int hx_perf_event_probe(void)
@@ -551,8 +551,10 @@ static void pk_free(struct pk *k)
 }
 
 /* What must hold before perf runs: cases load, perf runs, events open. */
-static int pk_setup(struct pk *k, const struct pk_opts *o, char *skip, size_t sl)
+static int pk_setup(struct pk *k, const struct pk_opts *o, struct hx_cmd_outcome *out)
 {
+	char *skip = out->reason;
+	size_t sl = sizeof(out->reason);
 	int rc;
 	k->o = *o;
 	if (o->perf_cmd)
@@ -561,33 +563,36 @@ static int pk_setup(struct pk *k, const struct pk_opts *o, char *skip, size_t sl
 	if ((rc = check_cases(&k->o, arch)))
 		return rc;
 	char why[600];
-	if (hx_perf_probe(&k->perf, skip, sl) || probe_event(skip, sl))
-		return 77;
+	if (hx_perf_probe(&k->perf, skip, sl) || probe_event(skip, sl)) {
+		out->kind = HX_CMD_CANNOT_RUN;
+		return 0;
+	}
 	ssize_t n = readlink("/proc/self/exe", k->self, sizeof(k->self) - 1);
 	if (n <= 0) {
-		fprintf(stderr, "jitunwind perf-check: /proc/self/exe: %s\n", strerror(errno));
-		return 2;
+		int e = errno;
+		fprintf(stderr, "jitunwind perf-check: /proc/self/exe: %s\n", strerror(e));
+		return -e;
 	}
 	k->self[n] = 0;
 	k->profile = k->o.profile_set ? k->o.profile : k->perf->major < 6 ? PV_5X_0X40 : PV_CURRENT;
 	if (hx_perf_workdir(k->dir, sizeof(k->dir), "perfcheck", why, sizeof(why))) {
 		fprintf(stderr, "jitunwind perf-check: %s\n", why);
-		return 2;
+		return -EIO;
 	}
 	return 0;
 }
 
-int hx_perfcheck_run(const struct pk_opts *o)
+int hx_perfcheck_run(const struct pk_opts *o, struct hx_cmd_outcome *out)
 {
 	double t0 = pk_now();
+	*out = (struct hx_cmd_outcome){ .kind = HX_CMD_CLEAN };
 	struct pk *k = calloc(1, sizeof(*k));
 	if (!k)
-		return 2;
-	char skip[600];
-	int rc = pk_setup(k, o, skip, sizeof(skip));
-	if (rc == 77)
-		printf("jitunwind perf-check: skip: %s\n", skip);
-	if (rc) {
+		return -ENOMEM;
+	int rc = pk_setup(k, o, out);
+	if (!rc && out->kind == HX_CMD_CANNOT_RUN)
+		printf("jitunwind perf-check: skip: %s\n", out->reason);
+	if (rc || out->kind == HX_CMD_CANNOT_RUN) {
 		pk_free(k);
 		return rc;
 	}
@@ -602,7 +607,7 @@ int hx_perfcheck_run(const struct pk_opts *o)
 		if (pk_mode_run(k, r)) {
 			fprintf(stderr, "jitunwind perf-check: out of memory\n");
 			pk_free(k);
-			return 2;
+			return -ENOMEM;
 		}
 		pk_print_mode(k, r);
 		pass &= r->pass;
@@ -612,10 +617,11 @@ int hx_perfcheck_run(const struct pk_opts *o)
 	if (k->o.json && (rc = pk_write_json(k, k->o.json, pass))) {
 		fprintf(stderr, "jitunwind perf-check: cannot write %s: %s\n", k->o.json, strerror(-rc));
 		pk_free(k);
-		return 2;
+		return rc;
 	}
 	pk_free(k);
-	return pass ? 0 : 1;
+	out->kind = pass ? HX_CMD_CLEAN : HX_CMD_FINDINGS;
+	return 0;
 }
 
 /* One mode's run of the one case into the probe's summary. */
@@ -672,12 +678,15 @@ int hx_perfcheck_probe(const char *case_path, const char *dump_dir, const char *
 	o.dump_dir = dump_dir;
 	o.paths = paths;
 	o.npaths = 1;
-	int rc = pk_setup(k, &o, why, wl);
-	if (rc) {
-		if (rc != 77)
-			snprintf(why, wl, "perf-check could not start on %s (exit %d)", case_path, rc);
+	struct hx_cmd_outcome setup = { .kind = HX_CMD_CLEAN };
+	int rc = pk_setup(k, &o, &setup);
+	if (rc || setup.kind == HX_CMD_CANNOT_RUN) {
+		if (rc)
+			snprintf(why, wl, "perf-check could not start on %s (%s)", case_path, strerror(-rc));
+		else
+			snprintf(why, wl, "%s", setup.reason);
 		pk_free(k);
-		return rc;
+		return rc ? rc : HX_CMD_CANNOT_RUN;
 	}
 	k->o.names = true;
 	struct pk_run *r = &k->runs[k->nruns++];

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "harness/outcome.h"
 #include "unwinders/model/perfview.h"
 
 enum pk_mode { PK_DWARF, PK_FP, PK_NMODES };
@@ -32,10 +33,12 @@ struct pk_opts {
 #define PK_OPTS_DEFAULTS { .mode_on = { true, true }, .stack_size = 8192, .spin_us = 500, .period_us = 100, \
 			   .min_agree = 99.0, .dump_dir = "/tmp" }
 
-/* 0 every sample point got perf samples and agreement reached min_agree in
- * every mode, 1 it did not (or a perf step failed), 2 bad input, 77 no perf
- * or perf_event_open refused (the reason printed). */
-int hx_perfcheck_run(const struct pk_opts *o);
+/* 0 with out->kind: clean (every sample point got perf samples and
+ * agreement reached min_agree in every mode), findings (it did not, or a
+ * perf step failed), cannot-run (no perf or perf_event_open refused: the
+ * reason printed and in out->reason); a negative errno on bad input or a
+ * failed write (the message printed). */
+int hx_perfcheck_run(const struct pk_opts *o, struct hx_cmd_outcome *out);
 
 /* perf_event_open of a user-space cpu-clock event of this process, as perf
  * record asks for it: 0, or the errno it was refused with. */
@@ -58,8 +61,9 @@ struct hx_pk_probe {
 
 /* perf record (--call-graph MODE: "dwarf" or "fp"), inject -j, script of the
  * case at case_path, its jitdump in dump_dir, judged as perf-check judges.
- * The perf is hx_perf_cmd().  0 with *out set; 77 perf or perf_event_open
- * unusable (why); 2 the case or a work directory is bad (why); -ENOMEM. */
+ * The perf is hx_perf_cmd().  0 with *out set; HX_CMD_CANNOT_RUN perf or
+ * perf_event_open unusable (why); a negative errno when the case or a work
+ * directory is bad (why) or memory ran out. */
 int hx_perfcheck_probe(const char *case_path, const char *dump_dir, const char *mode, struct hx_pk_probe *out,
 		       char *why, size_t wl);
 

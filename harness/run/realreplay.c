@@ -633,13 +633,14 @@ static void rr_free(struct rr *r)
 	pd_close(&r->pf);
 }
 
-int hx_realreplay_run(const struct hx_rr_settings *set)
+int hx_realreplay_run(const struct hx_rr_settings *set, struct hx_cmd_outcome *out)
 {
 	struct rr *r = calloc(1, sizeof(*r));
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	*out = (struct hx_cmd_outcome){ .kind = HX_CMD_CLEAN };
 	if (!r)
-		return 2;
+		return -ENOMEM;
 	r->json = set->json;
 	r->symfs = set->symfs;
 	r->prof = set->prof;
@@ -648,7 +649,7 @@ int hx_realreplay_run(const struct hx_rr_settings *set)
 	r->path = set->path;
 	mt_init(&r->mt);
 	mt_init(&r->mtf);
-	int status = 2;
+	int status = -EINVAL;
 	if (hx_rr_read_events(r, set->dumps, (int)set->ndumps) || pick_unwinders(r, set->unwinders) ||
 	    (!set->no_perf && hx_rp_open(&r->perf, r, set->perf_cmd)) ||
 	    (set->lint && hx_rl_open(&r->lint, r, set->lint_ignore))) {
@@ -657,7 +658,7 @@ int hx_realreplay_run(const struct hx_rr_settings *set)
 	} else if (replay_all(r)) {
 		fprintf(stderr, "jitunwind: %s\n", r->err);
 	} else {
-		status = hx_rr_report(r, set->stats, &t0);
+		status = hx_rr_report(r, set->stats, &t0, out);
 	}
 	rr_free(r);
 	free(r);

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "harness/outcome.h"
 #include "unwinders/model/perfview.h"
 
 #define HX_RR_MAX_DUMPS 16
@@ -34,8 +35,9 @@ bool hx_is_perf_data(const char *path);
 /* The same, and when not, why (cannot open, short, a zero header perf never
  * finished, another magic) in why[len]. */
 bool hx_perf_data_why(const char *path, char *why, size_t len);
-/* 0 every unwinder agreed on every JIT sample, 1 some JIT sample's chains
- * differ, 2 bad input (the message printed). */
-int hx_realreplay_run(const struct hx_rr_settings *s);
+/* 0 with out->kind clean (every unwinder agreed on every JIT sample) or
+ * findings (some JIT sample's chains differ); a negative errno on bad input
+ * or a failed write (the message printed). */
+int hx_realreplay_run(const struct hx_rr_settings *s, struct hx_cmd_outcome *out);
 
 #endif

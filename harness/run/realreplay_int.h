@@ -116,7 +116,7 @@ void hx_rr_release(const struct rr *r, uint64_t a, uint64_t b);
 /* realreplay_report.c: the keys reported (text, --json, --stats); 2 the
  * JSON cannot be written, 1 the unwinders diverged, else 0. */
 struct timespec;
-int hx_rr_report(struct rr *r, bool stats, const struct timespec *t0);
+int hx_rr_report(struct rr *r, bool stats, const struct timespec *t0, struct hx_cmd_outcome *out);
 /* column u's name: an unwinder's, kernel-fp or perf */
 const char *hx_rr_col_name(const struct rr *r, size_t u);
 /* The JIT code at a (a return address minus one for callers), if any. */

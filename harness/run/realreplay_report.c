@@ -142,9 +142,9 @@ static void print_stats(const struct rr *r, const struct timespec *t0)
 		cpu, ru.ru_maxrss, r->nviews);
 }
 
-/* The replayed keys reported: text, JSON, stats.  The exit status: 2 when the
- * JSON cannot be written, 1 when the unwinders diverged, else 0. */
-int hx_rr_report(struct rr *r, bool stats, const struct timespec *t0)
+/* The replayed keys reported: text, JSON, stats.  -EIO when the JSON cannot
+ * be written, else 0 with out->kind findings when the unwinders diverged. */
+int hx_rr_report(struct rr *r, bool stats, const struct timespec *t0, struct hx_cmd_outcome *out)
 {
 	if (r->nkeys)
 		qsort(r->keys, r->nkeys, sizeof(*r->keys), cmp_key);
@@ -160,7 +160,8 @@ int hx_rr_report(struct rr *r, bool stats, const struct timespec *t0)
 	if (r->perf)
 		cc.idx[cc.n++] = r->nu + 1;
 	report_text(r, &cc);
-	int status = r->json && report_json(r, &cc) ? 2 : r->ndiverge ? 1 : 0;
+	int status = r->json && report_json(r, &cc) ? -EIO : 0;
+	out->kind = r->ndiverge ? HX_CMD_FINDINGS : HX_CMD_CLEAN;
 	if (stats)
 		print_stats(r, t0);
 	return status;
