@@ -73,7 +73,7 @@ const struct lint_rule lint_rules[LR__COUNT] = {
 	[LR_HDR_SIZE_ZERO] = { "JD034", "hdr-size-zero", LINT_ERROR,
 		"with eh_frame_hdr_size 0 perf writes an empty .eh_frame_hdr, so its libunwind path finds no FDE, and it keeps this info for every later CODE_LOAD." },
 	[LR_HDR_FIRST] = { "JD035", "hdr-first", LINT_ERROR,
-		"perf takes .eh_frame as the FIRST unwinding_size - eh_frame_hdr_size bytes and .eh_frame_hdr as the rest, so header-first data (LLVM ORC's order) is misparsed and the unwinding info is lost." },
+		"perf takes .eh_frame as the FIRST unwinding_size - eh_frame_hdr_size bytes and .eh_frame_hdr as the rest, so header-first data (LLVM ORC's order; LLVM 19 with an absolute eh_frame_ptr and no table) is misparsed: the jitted .so's .eh_frame starts with the header's bytes and parses as no record, and the unwinding info is lost." },
 	[LR_HDR_SIZE_MISMATCH] = { "JD036", "hdr-size-mismatch", LINT_ERROR,
 		"perf splits the data at unwinding_size - eh_frame_hdr_size, so a wrong eh_frame_hdr_size cuts .eh_frame short or starts .eh_frame_hdr inside it." },
 	[LR_EH_FRAME_PARSE] = { "JD037", "eh-frame-parse", LINT_ERROR,
