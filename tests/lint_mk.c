@@ -841,3 +841,26 @@ void lint_add_mk_tests(TCase *rules)
 	tcase_add_test(rules, undecoded_names_the_bytes);
 	tcase_add_test(rules, debug_terminator_is_clean);
 }
+
+/* JD028: the second load has no UNWINDING_INFO; JD029: neither has (fixed: both have) */
+void mk_nounw_some(struct jb *b, bool bad, struct ctx *c)
+{
+	struct tr_unwind_opts o;
+	lt_opts_clean(&o);
+	lt_base(b);
+	if (bad)
+		jb_load(b, "bare", ADDR + 0x1000, F->code, F->code_size, 1);
+	else
+		jb_func(b, F, &o, "bare", ADDR + 0x1000, 1);
+}
+
+void mk_nounw_all(struct jb *b, bool bad, struct ctx *c)
+{
+	if (!bad) {
+		mk_nounw_some(b, false, c);
+		return;
+	}
+	jb_std(b);
+	jb_load(b, "tramp", ADDR, F->code, F->code_size, 0);
+	jb_load(b, "bare", ADDR + 0x1000, F->code, F->code_size, 1);
+}

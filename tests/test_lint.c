@@ -5,29 +5,6 @@
  * truth rows; perf's layout matches the jitted ELF perfview writes. */
 #include "tests/lint.h"
 
-/* JD028: the second load has no UNWINDING_INFO; JD029: neither has (fixed: both have) */
-static void mk_nounw_some(struct jb *b, bool bad, struct ctx *c)
-{
-	struct tr_unwind_opts o;
-	opts_clean(&o);
-	base(b);
-	if (bad)
-		jb_load(b, "bare", ADDR + 0x1000, F->code, F->code_size, 1);
-	else
-		jb_func(b, F, &o, "bare", ADDR + 0x1000, 1);
-}
-
-static void mk_nounw_all(struct jb *b, bool bad, struct ctx *c)
-{
-	if (!bad) {
-		mk_nounw_some(b, false, c);
-		return;
-	}
-	jb_std(b);
-	jb_load(b, "tramp", ADDR, F->code, F->code_size, 0);
-	jb_load(b, "bare", ADDR + 0x1000, F->code, F->code_size, 1);
-}
-
 static const struct rule_case {
 	const char *id;
 	mk_fn mk;
