@@ -73,7 +73,7 @@ const struct lint_rule lint_rules[LR__COUNT] = {
 	[LR_HDR_SIZE_ZERO] = { "JD034", "hdr-size-zero", LINT_ERROR,
 		"with eh_frame_hdr_size 0 perf writes an empty .eh_frame_hdr, so its libunwind path finds no FDE, and it keeps this info for every later CODE_LOAD." },
 	[LR_HDR_FIRST] = { "JD035", "hdr-first", LINT_ERROR,
-		"perf takes .eh_frame as the FIRST unwinding_size - eh_frame_hdr_size bytes and .eh_frame_hdr as the rest, so header-first data (LLVM ORC's order) is misparsed and the unwinding info is lost." },
+		"perf takes .eh_frame as the FIRST unwinding_size - eh_frame_hdr_size bytes and .eh_frame_hdr as the rest, so header-first data (LLVM ORC's order; LLVM 19 with an absolute eh_frame_ptr and no table) is misparsed: the jitted .so's .eh_frame starts with the header's bytes and parses as no record, and the unwinding info is lost." },
 	[LR_HDR_SIZE_MISMATCH] = { "JD036", "hdr-size-mismatch", LINT_ERROR,
 		"perf splits the data at unwinding_size - eh_frame_hdr_size, so a wrong eh_frame_hdr_size cuts .eh_frame short or starts .eh_frame_hdr inside it." },
 	[LR_EH_FRAME_PARSE] = { "JD037", "eh-frame-parse", LINT_ERROR,
@@ -151,9 +151,9 @@ const struct lint_rule lint_rules[LR__COUNT] = {
 	[LR_DUMP_DIR] = { "JD091", "dump-dir", LINT_WARNING,
 		"perf >= 6.8's libdw unwinder (perf 7's only DWARF unwinder) takes a jitted .so for JIT code only when it is named /tmp/jitted-*, so for a dump read elsewhere it finds no module for the code and unwinds no frame of it." },
 	[LR_LOAD_NO_UNWIND] = { "JD028", "load-no-unwind", LINT_WARNING,
-		"perf's jitted .so of a load without UNWINDING_INFO has no .eh_frame: its DWARF unwinders find no CFI there, and a chain through that code ends at it unless a frame-pointer fallback works." },
+		"perf's jitted .so of a load without UNWINDING_INFO has no .eh_frame: with --call-graph dwarf perf's unwinder (libunwind in perf 6.1/6.12, libdw in 7.x) finds no CFI for that code and ends the chain at its frame, with no frame-pointer fallback; with -g the kernel's rbp walk is right only if that code keeps rbp as its frame pointer." },
 	[LR_NO_UNWIND_INFO] = { "JD029", "no-unwind-info", LINT_WARNING,
-		"no load of the dump has UNWINDING_INFO: perf --call-graph dwarf ends every chain that reaches JIT code at its first JIT frame unless a frame-pointer fallback works; -g follows only code that keeps frame pointers." },
+		"no load of the dump has UNWINDING_INFO: with --call-graph dwarf perf (libunwind in 6.1/6.12, libdw in 7.x) ends every chain at its first JIT frame, no caller shown (measured on QEMU 10 and 11); with -g the kernel's rbp walk is right only if the JIT code keeps rbp as its frame pointer (QEMU's does not: one bogus frame, then the end)." },
 };
 
 const char *lint_sev_name(enum lint_sev s)

@@ -32,14 +32,15 @@ void lint_prod_finish(struct lint_ctx *c)
 		return;
 	if (!p->loads_unw) {
 		lint_report_at(c, LR_NO_UNWIND_INFO, 0, &every, "none of the %" PRIu64 " CODE_LOADs has "
-			       "UNWINDING_INFO: perf's jitted .so files have no .eh_frame, so no JIT frame has CFI "
-			       "for its DWARF unwinders", p->loads_bare);
+			       "UNWINDING_INFO: perf's jitted .so files have no .eh_frame, so perf --call-graph dwarf "
+			       "ends every chain at its first JIT frame", p->loads_bare);
 		return;
 	}
 	struct lint_where w = { .load = p->first_bare_off, .whole = true };
 	lint_report_at(c, LR_LOAD_NO_UNWIND, p->first_bare_off, &w, "%" PRIu64 " of the %" PRIu64
 		       " CODE_LOADs have no UNWINDING_INFO while the other %" PRIu64 " have, the first '%.90s' "
-		       "at 0x%" PRIx64 ": their jitted .so files have no .eh_frame", p->loads_bare,
+		       "at 0x%" PRIx64 ": their jitted .so files have no .eh_frame, so perf --call-graph dwarf "
+		       "ends a chain at their frames", p->loads_bare,
 		       p->loads_bare + p->loads_unw, p->loads_unw, p->first_bare_name, p->first_bare_off);
 }
 

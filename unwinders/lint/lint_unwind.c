@@ -195,6 +195,35 @@ static void unw_check_mapped(struct lint_ctx *c, const struct jdr_rec *r, const 
 		       u->mapped_size, u->unwinding_size, u->unwinding_size - u->mapped_size);
 }
 
+/* Header first (LLVM ORC): a header parses at the start of the data and the
+ * rest frames as .eh_frame records, while perf's split does not parse.  Its
+ * eh_frame_ptr is pc-relative to the header (pointing right behind it) or, as
+ * LLVM 19's JITLoaderPerf writes it, an absolute address with no search table
+ * (JD035).  true: reported. */
+static bool unw_hdr_first(struct lint_ctx *c, const uint8_t *d, size_t us, size_t hs, uint64_t data_file)
+{
+	struct ehf_hdr h;
+	struct ju_err ee;
+	struct framing rest;
+	if (ehf_parse_hdr(d, hs, 0x10000, &h, &ee))
+		return false;
+	frame_walk(d + hs, us - hs, &rest);
+	bool pcrel = h.eh_frame_ptr == 0x10000 + hs;
+	if (!pcrel && !rest.ok)
+		return false;
+	char how[96];
+	if (pcrel)
+		snprintf(how, sizeof(how), "whose eh_frame_ptr points right after it");
+	else
+		snprintf(how, sizeof(how), "with an absolute eh_frame_ptr 0x%" PRIx64 "%s", h.eh_frame_ptr,
+			 h.has_table ? "" : " and no search table");
+	lint_report(c, LR_HDR_FIRST, data_file, "the unwinding data starts with a %zu-byte .eh_frame_hdr %s, then "
+		    "%zu bytes of .eh_frame records: header-first order; perf takes the first %zu bytes (the header "
+		    "included) as .eh_frame and the last %zu as .eh_frame_hdr, so neither parses and the load's "
+		    "jitted .so has no usable CFI", hs, how, us - hs, us - hs, hs);
+	return true;
+}
+
 /* perf's split of the data into .eh_frame and .eh_frame_hdr, and the framing
  * of .eh_frame's records (JD035-JD039).  false: the data cannot be read on. */
 static bool unw_check_split(struct lint_ctx *c, const struct jdr_unw *u, uint64_t uoff, const struct pv_layout *ly,
@@ -203,18 +232,12 @@ static bool unw_check_split(struct lint_ctx *c, const struct jdr_unw *u, uint64_
 	uint64_t data_file = uoff + JD_UNW_FIXED;
 	size_t us = (size_t)u->unwinding_size, hs = (size_t)u->eh_frame_hdr_size, es = us - hs;
 	const uint8_t *d = u->data;
-	/* header first (LLVM ORC): a valid header at the start whose eh_frame_ptr
-	 * points right behind it, while perf's split does not parse */
 	struct ehf_hdr h;
 	struct ju_err ee;
 	bool perf_hdr_ok = hs && !ehf_parse_hdr(d + es, hs, ly->rt_hdr, &hp->h, &hp->ee);
 	hp->ok = perf_hdr_ok;
-	if (hs && !perf_hdr_ok && !ehf_parse_hdr(d, hs, 0x10000, &h, &ee) && h.eh_frame_ptr == 0x10000 + hs) {
-		lint_report(c, LR_HDR_FIRST, data_file, "the unwinding data starts with a %zu-byte .eh_frame_hdr whose "
-		       "eh_frame_ptr points right after it: header-first order; perf parses its first %zu bytes as "
-		       ".eh_frame", hs, es);
+	if (hs && !perf_hdr_ok && unw_hdr_first(c, d, us, hs, data_file))
 		return false;
-	}
 	struct framing fw;
 	frame_walk(d, es, &fw);
 	if (hs && (!perf_hdr_ok || !fw.ok)) {
