@@ -439,7 +439,8 @@ enum mut_class {
  * DW_CFA_restore in a CIE's initial instructions: libdw refuses the CIE
  * (libdw/cfi.c: "can't be used in the CIE's own initial instructions"); ours,
  * like libgcc's execute_cfa_program, resets the register to its initial
- * rule -- DWARF 5 6.4.2.3 does not forbid it: both defensible, libdw stricter. */
+ * rule, as binutils readelf --debug-dump=frames-interp shows it ("u") -- DWARF 5
+ * 6.4.2.3 does not forbid it: both defensible, libdw stricter. */
 static const struct { const char *what; int max; } mut_classes[MUT_NCLASS] = {
 	[MUT_ULEB_PAST_EXPR] = { "CFA expression operand runs past its block: libdw reads"
 				 " UINT64_MAX", 140 },
