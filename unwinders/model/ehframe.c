@@ -292,8 +292,15 @@ static int cie_aug_string(const struct ehf_table *t, struct ehf_cur *c, struct e
 	for (size_t i = 0; i < k; i++) {
 		char ch = cie->aug[i];
 		/* B (arm64 B-key) and G (MTE tagged stack) carry no data */
-		if ((ch == 'z' && i == 0) || strchr("RPLSBG", ch))
+		if (ch == 'z' && i == 0)
 			continue;
+		/* LSB: R, P, L (and S) only "if the 'z' character is also present"
+		 * as the first; without it their data has no length to skip */
+		if (strchr("RPLSBG", ch) && cie->aug[0] == 'z')
+			continue;
+		if (strchr("RPLSBG", ch))
+			return ehf_cfail(c, aug_at + i, "augmentation '%c' in \"%s\" without 'z'"
+					 " first", ch, cie->aug);
 		return ehf_cfail(c, aug_at + i, "augmentation '%c' in \"%s\" is not supported"
 				 " (expected z first, then R, P, L, S)", ch, cie->aug);
 	}
@@ -357,8 +364,11 @@ static int cie_aug_data(const struct ehf_table *t, struct ehf_cur *c, struct ehf
 		case 'R':
 			if (ehf_get_u8(c, &cie->fde_enc, "'R' encoding"))
 				return -EINVAL;
+			/* DW_EH_PE_indirect would make pc_begin the address of a
+			 * pointer in memory the section's reader does not have */
 			bad = cie->fde_enc == DW_EH_PE_omit ? "DW_EH_PE_omit"
-							   : ehf_enc_problem(cie->fde_enc, &t->bases);
+			      : cie->fde_enc & DW_EH_PE_indirect ? "DW_EH_PE_indirect"
+			      : ehf_enc_problem(cie->fde_enc, &t->bases);
 			if (bad)
 				return ehf_cfail(c, c->pos - 1, "FDE pointer encoding 0x%02x: %s",
 						 cie->fde_enc, bad);
