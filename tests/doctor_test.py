@@ -207,10 +207,34 @@ def sabotaged(d):
               [p['lost'] for p in rep['probe'] if not (p['lost'] or '').startswith(want)], [])
 
 
+def gens(d):
+    """tools/doctor-gens (run in CI against real perfs 5.10-7.2) against fake perfs on PATH:
+    a 6.1 with libunwind is what 6.1 is (exit 0); a 7.2 that claims libunwind is not what perf
+    7.2 is, and a 9.9 is no generation it knows (exit 1 each: the check can fail)"""
+    if RUNNER:
+        print('skip doctor-gens: fake perfs are host scripts; RUNNER %s' % ' '.join(RUNNER))
+        return
+    for ver, unw, want, says in [('6.1.0', 'on ', 0, 'pitfalls none: ok'),
+                                 ('7.2.0', 'on ', 1, 'engine: perf 7.2 is known to unwind with libdw'),
+                                 ('9.9.0', 'OFF', 1, 'perf 9.9: no known pitfalls')]:
+        bindir = os.path.join(d, 'gens-%s-%s' % (ver, unw.strip()))
+        os.makedirs(bindir, exist_ok=True)
+        f = os.path.join(bindir, 'perf')
+        open(f, 'w').write(FAKE % (ver, unw))
+        os.chmod(f, 0o755)
+        env = dict(os.environ, PATH=bindir + ':' + os.environ.get('PATH', ''))
+        p = subprocess.run([os.path.join(ROOT, 'tools', 'doctor-gens'), '--bin', BIN, 'host'], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        tag = 'doctor-gens on a fake perf %s, libunwind %s' % (ver, unw.strip())
+        check('%s: exit' % tag, p.returncode, want)
+        check('%s: says %r' % (tag, says), says in p.stdout, True)
+
+
 def main():
     d = tempfile.mkdtemp(prefix='ju-doctor-test-')
     bad_perf(d)
     fakes(d)
+    gens(d)
     this_machine(d)
     noexec(d)
     sabotaged(d)
