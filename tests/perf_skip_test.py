@@ -66,7 +66,8 @@ def run(args, cwd, path=None):
 
 def case_text(tmp):
     """A small x86_64 case (the README's), with fp, libunwind, libdw and oracle keys, no perf key."""
-    src = CASE or os.path.join(os.path.dirname(BIN), 'cases', 'x86_64', 'cpython-3.13-fp.case')
+    src = CASE or os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'cases', 'x86_64',
+                               'cpython-3.13-fp.case')
     with open(src) as f:
         text = f.read()
     text = '\n'.join(l for l in text.split('\n') if not re.match(r'\s*\?perf', l)) + '\n'

@@ -299,6 +299,10 @@ START_TEST(exec_history)
 		fprintf(stderr, "realreplay exec_history: skipped: no working perf or no python3 on this machine\n");
 		return;
 	}
+	if (runs_under_other_arch()) {
+		fprintf(stderr, "realreplay exec_history: skipped: the recording is this machine's arch, the build another's (qemu-user)\n");
+		return;
+	}
 	ck_assert_ptr_nonnull(mkdtemp(strcpy(tmp, "/tmp/rrexXXXXXX")));
 	if (sh("cd %s && perf record -q -k 1 -e cpu-clock -F 2000 --call-graph dwarf -o e.data -- sh -c "
 	       "'exec python3 -c \"\nfor k in range(8000000): k * k\n\"' >/dev/null 2>&1", tmp)) {
