@@ -256,6 +256,17 @@ def verdicts(x):
             ("fp", "libunwind", "libdw", "oracle", "perf")}
 
 
+def same_verdicts(traced, ran):
+    """equal where run's verdict is ok (or consistent); where it is not, the traced one
+    is not ok either: after a wrong step the chain reads memory beyond it, whose contents
+    differ between the traced program and run's capture, so wrong/error/truncated may
+    differ (seen with sid's libdw 0.196 on neg-cfa-off-by-8: wrong vs error)"""
+    if set(traced) != set(ran):
+        return False
+    good = lambda v: v in ("ok", True)
+    return all(traced[k] == ran[k] if good(ran[k]) else not good(traced[k]) for k in ran)
+
+
 def run_ref(binary, case, d):
     """run's JSON for the case under perf profile current (its default
     columns, real perf among them where it works, as trace's): per where, the
@@ -346,8 +357,8 @@ def test_generated(binary, cprog, d):
             check(jit_frames(x["truth"], bases) == ref[where][1],
                   "%s %s: the truth's JIT frames %s = run's %s" % (name, where, jit_frames(x["truth"], bases),
                                                                    ref[where][1]))
-            check(verdicts(x) == ref[where][0], "%s %s: verdicts %s = run's %s" % (name, where, verdicts(x),
-                                                                              ref[where][0]))
+            check(same_verdicts(verdicts(x), ref[where][0]), "%s %s: verdicts %s = run's %s"
+                  % (name, where, verdicts(x), ref[where][0]))
 
 
 def test_perf_skip(binary, cprog, d):
