@@ -303,6 +303,11 @@ START_TEST(exec_history)
 		fprintf(stderr, "realreplay exec_history: skipped: the recording is this machine's arch, the build another's (qemu-user)\n");
 		return;
 	}
+	if (sh("perf version --build-options 2>/dev/null | grep -Eq 'libunwind: *\\[ *on'")) {
+		fprintf(stderr, "realreplay exec_history: skipped: this perf is not built with libunwind (the test compares "
+				"perf with the libunwind emulation; perf 7.2's libdw: open)\n");
+		return;
+	}
 	ck_assert_ptr_nonnull(mkdtemp(strcpy(tmp, "/tmp/rrexXXXXXX")));
 	if (sh("cd %s && perf record -q -k 1 -e cpu-clock -F 2000 --call-graph dwarf -o e.data -- sh -c "
 	       "'exec python3 -c \"\nfor k in range(8000000): k * k\n\"' >/dev/null 2>&1", tmp)) {
