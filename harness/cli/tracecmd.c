@@ -6,13 +6,20 @@
 
 #include "harness/cli/cmds.h"
 #include "harness/trace/trace.h"
+#include "unwinders/model/perfview.h"
+
+/* a number in the option's range, read as cli_set_u64 reads it */
+static int read_u64(const struct cli_opt *o, const char *arg, uint64_t *v, char *why, size_t wl)
+{
+	struct cli_opt u = *o;
+	u.off = 0;
+	return cli_set_u64(v, &u, arg, why, wl);
+}
 
 static int set_size(void *s, const struct cli_opt *o, const char *arg, char *why, size_t wl)
 {
 	uint64_t v;
-	struct cli_opt u = *o;
-	u.off = 0;
-	if (cli_set_u64(&v, &u, arg, why, wl))
+	if (read_u64(o, arg, &v, why, wl))
 		return -1;
 	*(size_t *)((char *)s + o->off) = (size_t)v;
 	return 0;
@@ -21,11 +28,21 @@ static int set_size(void *s, const struct cli_opt *o, const char *arg, char *why
 static int set_hits(void *s, const struct cli_opt *o, const char *arg, char *why, size_t wl)
 {
 	uint64_t v;
-	struct cli_opt u = *o;
-	u.off = 0;
-	if (cli_set_u64(&v, &u, arg, why, wl))
+	if (read_u64(o, arg, &v, why, wl))
 		return -1;
 	*(unsigned *)((char *)s + o->off) = (unsigned)v;
+	return 0;
+}
+
+/* --perf-profile into hx_trace_cfg's int field (trace.h does not include perfview.h) */
+static int set_profile(void *s, const struct cli_opt *o, const char *arg, char *why, size_t wl)
+{
+	enum pv_profile p;
+	struct cli_opt u = *o;
+	u.off = 0;
+	if (cli_set_profile(&p, &u, arg, why, wl))
+		return -1;
+	*(int *)((char *)s + o->off) = (int)p;
 	return 0;
 }
 
@@ -57,7 +74,7 @@ static const struct cli_opt trace_opts[] = {
 	  .def_text = "run's on this machine that read user samples", .set = cli_set_str, .off = T_OFF(unwinders),
 	  .example = "oracle" },
 	{ "perf-profile", 0, "P", "perf generation to reproduce: current, v6.1, 5.x-0x40", .def_text = "current",
-	  .set = cli_set_profile, .off = T_OFF(profile), .example = "v6.1" },
+	  .set = set_profile, .off = T_OFF(profile), .example = "v6.1" },
 	{ "perf", 0, "CMD", "the perf of the perf column (may carry arguments, e.g. a root's loader)",
 	  .def_text = "perf on PATH", .set = cli_set_str, .off = T_OFF(perf_cmd), .example = "perf" },
 	{ "json", 0, "FILE", "write the JSON report (run's schema: a case per JIT function)", .set = cli_set_str,
