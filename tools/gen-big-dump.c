@@ -102,7 +102,7 @@ int main(int argc, char **argv)
 	put32(h + JD_HDR_MAGIC, JD_MAGIC);
 	put32(h + JD_HDR_VERSION, 1);
 	put32(h + JD_HDR_TOTAL_SIZE, JD_HDR_SIZE);
-	put32(h + JD_HDR_ELF_MACH, arch->elf_mach);
+	put32(h + JD_HDR_ELF_MACH, arch->facts->elf_mach);
 	put32(h + JD_HDR_PID, PID);
 	put64(h + JD_HDR_TIMESTAMP, 1);
 	fwrite(h, 1, sizeof(h), f);
