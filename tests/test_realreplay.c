@@ -327,12 +327,14 @@ START_TEST(exec_history)
 	ck_assert_msg(j && (rc == 0 || rc == 1), "exit %d", rc);
 	ck_assert_int_gt(json_num(j, "compared"), 500);
 	ck_assert_int_eq(json_num(j, "unplaced"), 0);
-	/* placed through the first image, 11 % agreed; through the newest, 97.9-99.1 %
-	 * in runs here: the rest is a separate gap (a zero return address the
-	 * emulation reads in ld.so start-up and python, in both images alike), so the
-	 * bound sits between the two, not at the residue of one run */
+	/* placed through the first image, 11 % agreed; through the newest, 93.5-99.3 %
+	 * in runs here, the rest in the images' start-up: perf's libunwind takes a
+	 * library's base from the lowest of its maps in the tree, the old image's
+	 * included, so a sample is replayed in the tree of its own time when a file
+	 * of its chain is mapped at two bases; and a return address of 1 is no frame
+	 * in perf's output (ip - 1 == 0).  With both: 100 % in runs here */
 	double good = json_frac(j, "agree", "compared");
-	ck_assert_msg(good >= 0.95, "agreement %.3f", good);
+	ck_assert_msg(good >= 0.998, "agreement %.4f", good);
 	sh("rm -rf %s", tmp);
 }
 END_TEST

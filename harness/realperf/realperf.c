@@ -497,9 +497,27 @@ static bool touches_jit(const struct rr *r, const struct rr_view *v, const struc
 	return false;
 }
 
-static void compare(struct hx_rp *p, const struct rr *r, const struct rr_view *v, const struct rr_sample *rs,
-		    const struct uw_result *e, const struct uw_result *pc)
+/* The emulation's chain as perf prints it: perf stores each return address
+ * less one (a signal frame's as it is) and prints no entry whose address is
+ * then 0 (unwind-libunwind-local.c and unwind-libdw.c: `ips[j] ? entry() : 0`),
+ * so a return address of 1 leaves no frame. */
+static void as_printed(const struct uw_result *e, struct uw_result *o)
 {
+	memcpy(o, e, offsetof(struct uw_result, why));
+	o->n = 0;
+	for (int i = 0; i < e->n && i < UW_MAX_FRAMES; i++)
+		if (i == 0 || e->addr[i] != 1 || (e->flags[i] & UW_F_ACTIVATION)) {
+			o->addr[o->n] = e->addr[i];
+			o->flags[o->n++] = e->flags[i];
+		}
+}
+
+static void compare(struct hx_rp *p, const struct rr *r, const struct rr_view *v, const struct rr_sample *rs,
+		    const struct uw_result *emu, const struct uw_result *pc)
+{
+	struct uw_result shown;
+	const struct uw_result *e = &shown;
+	as_printed(emu, &shown);
 	uint32_t ne = eff_len(e), np = eff_len(pc);
 	int at = -1;
 	for (uint32_t i = 0; i < (ne > np ? ne : np) && at < 0; i++)

@@ -236,6 +236,22 @@ bool hx_rr_anon_path(const char *p)
 	       !strncmp(p, "/anon_hugepage", 14) || !strncmp(p, "/memfd:", 7) || !strncmp(p, "/SYSV", 5);
 }
 
+/* The lowest start and the lowest start - pgoff of path's maps in s: perf's
+ * libunwind takes a DSO's base from them (read_unwind_spec_eh_frame: every
+ * map of the DSO in the thread's tree, the stale ones of an image before an
+ * exec included). */
+static void lowest_of(const struct mt_snap *s, const char *path, uint64_t *start, uint64_t *base)
+{
+	*start = *base = UINT64_MAX;
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->maps[i].path, path)) {
+			if (s->maps[i].start < *start)
+				*start = s->maps[i].start;
+			if (s->maps[i].start - s->maps[i].pgoff < *base)
+				*base = s->maps[i].start - s->maps[i].pgoff;
+		}
+}
+
 /* Does addr resolve in the view as in the tree at the sample's time?  A
  * load again at the same place under the same name (V8 re-announces moved
  * and copied code) counts as the same. */
@@ -253,8 +269,17 @@ static bool same_at(const struct rr *r, const struct rr_view *v, const struct mt
 		return y->dso->jitted && y->dso->load && y->start == x->start && y->end == x->end &&
 		       !strcmp(y->dso->load->name ? y->dso->load->name : "", x->path);
 	size_t sl = r->symfs ? strlen(r->symfs) : 0;
-	return !y->dso->jitted && y->start == x->start && y->end == x->end && y->pgoff == x->pgoff &&
-	       strlen(y->dso->path) >= sl && !strcmp(y->dso->path + sl, x->path);
+	if (y->dso->jitted || y->start != x->start || y->end != x->end || y->pgoff != x->pgoff ||
+	    strlen(y->dso->path) < sl || strcmp(y->dso->path + sl, x->path))
+		return false;
+	/* the same map, but a file mapped at another base too: the DSO's base
+	 * in perf's libunwind moves with the maps present (an exec's old image) */
+	if (!hx_rr_rebased(r, x->path))
+		return true;
+	uint64_t s0, b0, s1, b1;
+	lowest_of(at, x->path, &s0, &b0);
+	lowest_of(&v->snap, x->path, &s1, &b1);
+	return s0 == s1 && b0 == b1;
 }
 
 /* Does any frame of any chain resolve otherwise in the tree as it stood
@@ -618,6 +643,7 @@ static void rr_free(struct rr *r)
 	mt_free(&r->mtf);
 	mt_snap_free(&r->fsnap);
 	free(r->is_jit);
+	free(r->rebased);
 	free(r->smp);
 	free(r->keys);
 	for (size_t i = 0; i < r->npmaps; i++) {

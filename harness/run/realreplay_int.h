@@ -85,6 +85,10 @@ struct rr {
 	struct mt_tree mtf;           /* file maps only: pv_build and uw_view cut them with the loads */
 	struct mt_snap fsnap;
 	uint8_t *is_jit;              /* by maptree seq */
+	/* files mapped at more than one base (start - pgoff) in the recording (a
+	 * process that execs maps its libraries again): sorted, borrowed paths */
+	const char **rebased;
+	size_t nrebased;
 	size_t is_jit_cap;
 	struct rr_sample *smp;
 	size_t nsmp, csmp;
@@ -107,6 +111,8 @@ struct rr {
 /* realreplay_read.c: the perf.data's events, the dumps and the perf maps
  * into r (r->path open); 0, or -1 with r->err. */
 int hx_rr_read_events(struct rr *r, const char *const *dumps, int ndumps);
+/* is path one of r->rebased? */
+bool hx_rr_rebased(const struct rr *r, const char *path);
 /* p under --symfs (a copy to free), NULL when out of memory */
 char *hx_rr_with_symfs(const struct rr *r, const char *p);
 /* the perf map symbol of pid holding a, or NULL */

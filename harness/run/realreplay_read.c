@@ -329,6 +329,60 @@ void hx_rr_release(const struct rr *r, uint64_t a, uint64_t b)
 		madvise((void *)(r->pf.data + s), (size_t)(e - s), MADV_DONTNEED);
 }
 
+struct rb_ent {
+	const char *path;
+	uint64_t base;
+};
+
+static int cmp_rb(const void *a, const void *b)
+{
+	const struct rb_ent *x = a, *y = b;
+	int c = strcmp(x->path, y->path);
+	return c ? c : (x->base > y->base) - (x->base < y->base);
+}
+
+static int cmp_path(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The files mapped at two bases or more, by any process (a fork's child
+ * keeps its parent's maps, then an exec maps the files again). */
+static int find_rebased(struct rr *r)
+{
+	size_t n = 0;
+	struct rb_ent *e = malloc((r->mtf.n ? r->mtf.n : 1) * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->mtf.n; i++) {
+		const struct mt_event *ev = &r->mtf.ev[i];
+		if (ev->kind == MT_MMAP && ev->map.path && ev->map.path[0] == '/' && !hx_rr_anon_path(ev->map.path))
+			e[n++] = (struct rb_ent){ ev->map.path, ev->map.start - ev->map.pgoff };
+	}
+	if (n)
+		qsort(e, n, sizeof(*e), cmp_rb);
+	for (size_t i = 1; i < n; i++) {
+		if (strcmp(e[i].path, e[i - 1].path) || e[i].base == e[i - 1].base)
+			continue;
+		if (r->nrebased && !strcmp(r->rebased[r->nrebased - 1], e[i].path))
+			continue;
+		const char **g = realloc(r->rebased, (r->nrebased + 1) * sizeof(*g));
+		if (!g) {
+			free(e);
+			return -ENOMEM;
+		}
+		r->rebased = g;
+		r->rebased[r->nrebased++] = e[i].path;
+	}
+	free(e);
+	return 0;
+}
+
+bool hx_rr_rebased(const struct rr *r, const char *path)
+{
+	return r->nrebased && bsearch(&path, r->rebased, r->nrebased, sizeof(*r->rebased), cmp_path);
+}
+
 int hx_rr_read_events(struct rr *r, const char *const *dumps, int ndumps)
 {
 	if (pd_open(&r->pf, r->path, r->err, sizeof(r->err)))
@@ -362,6 +416,10 @@ int hx_rr_read_events(struct rr *r, const char *const *dumps, int ndumps)
 	}
 	if (rc < 0)
 		return -1;
+	if (find_rebased(r)) {
+		snprintf(r->err, sizeof(r->err), "out of memory");
+		return -1;
+	}
 	return add_loads(r) || load_pmaps(r) ? -1 : 0;
 }
 
