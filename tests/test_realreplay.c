@@ -327,14 +327,17 @@ START_TEST(exec_history)
 	ck_assert_msg(j && (rc == 0 || rc == 1), "exit %d", rc);
 	ck_assert_int_gt(json_num(j, "compared"), 500);
 	ck_assert_int_eq(json_num(j, "unplaced"), 0);
-	/* placed through the first image, 11 % agreed; through the newest, 93.5-99.3 %
-	 * in runs here, the rest in the images' start-up: perf's libunwind takes a
-	 * library's base from the lowest of its maps in the tree, the old image's
-	 * included, so a sample is replayed in the tree of its own time when a file
-	 * of its chain is mapped at two bases; and a return address of 1 is no frame
-	 * in perf's output (ip - 1 == 0).  With both: 100 % in runs here */
+	/* placed through the first image, 11 % agreed; through the newest by seq,
+	 * 93.5-99.3 % in runs here.  The rest: a file offset is placed through the
+	 * newest map in time (a perf.data is in time order per ring-buffer flush
+	 * only); perf's libunwind takes a library's base from the lowest of its
+	 * maps in the tree, the old image's included, so a sample is replayed in
+	 * the tree of its own time when a file of its chain is mapped at two
+	 * bases, with no view budget for a process without a jitdump; a return
+	 * address of 1 is no frame in perf's output (ip - 1 == 0).  With all
+	 * three: 100 % in each of 5 runs here */
 	double good = json_frac(j, "agree", "compared");
-	ck_assert_msg(good >= 0.998, "agreement %.4f", good);
+	ck_assert_msg(good >= 0.999, "agreement %.4f", good);
 	sh("rm -rf %s", tmp);
 }
 END_TEST

@@ -396,7 +396,10 @@ static bool place_file(const struct hx_rp *p, const struct mt_snap *at, const ch
 	const struct mt_map *best = NULL;
 	for (; lo < at->n && !strcmp(at->maps[p->idx[lo]].path, dso); lo++) {
 		const struct mt_map *m = &at->maps[p->idx[lo]];
-		if (v >= m->pgoff && v - m->pgoff < m->end - m->start && (!best || m->seq > best->seq))
+		/* newest in time: a recording's events are in file order per
+		 * ring buffer flush, not in time order (seq is the file's) */
+		if (v >= m->pgoff && v - m->pgoff < m->end - m->start &&
+		    (!best || m->time > best->time || (m->time == best->time && m->seq > best->seq)))
 			best = m;
 	}
 	if (best)

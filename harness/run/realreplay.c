@@ -137,6 +137,7 @@ static int view_build(struct rr *r, struct rr_view *v, uint32_t pid, uint64_t t)
 	v->built = true;
 	v->pid = pid;
 	r->nviews++;
+	r->nviews_dump += jd != NULL;
 	return 0;
 oom:
 	snprintf(r->err, sizeof(r->err), "out of memory");
@@ -476,7 +477,10 @@ static struct rr_view *pick_view(struct rr *r, struct rr_view *fin, struct rr_vi
 		run_all(r, tv, s, regs, kfp, res);
 		ok = !stale(r, tv, at, res + c0, ncol - c0);
 	}
-	if (!ok && r->nviews < r->max_views) {
+	/* the budget is for views with a dump (each writes and reads its
+	 * jitted .so files); one of a process without is its maps alone */
+	size_t di;
+	if (!ok && (!dump_of(r, rs->pid, &di) || r->nviews_dump < r->max_views)) {
 		if (view_build(r, tv, rs->pid, rs->time))
 			return NULL;
 		run_all(r, tv, s, regs, kfp, res);

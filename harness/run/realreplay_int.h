@@ -94,7 +94,7 @@ struct rr {
 	size_t nsmp, csmp;
 	struct rr_key *keys;
 	size_t nkeys, ckeys;
-	uint64_t njit, nunder, nstale, ninexact, max_views, nviews, ndiverge, nnoregs, ninjected;
+	uint64_t njit, nunder, nstale, ninexact, max_views, nviews, nviews_dump, ndiverge, nnoregs, ninjected;
 	bool clock_ok;
 	uint64_t stack_size;          /* the attr's sample_stack_user */
 	uint64_t released;            /* file pages before this offset dropped (replay_one) */
