@@ -20,6 +20,7 @@ perf is not needed, and fails on the old behaviour:
   - `run --observe --write` with no perf: no ?perf key written.
 Exit 0 all passed, 1 a check failed.
 """
+import platform
 import os, re, shutil, subprocess, sys, tempfile
 
 BIN = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.abspath('jitunwind')
@@ -65,9 +66,11 @@ def run(args, cwd, path=None):
 
 
 def case_text(tmp):
-    """A small x86_64 case (the README's), with fp, libunwind, libdw and oracle keys, no perf key."""
-    src = CASE or os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'cases', 'x86_64',
-                               'cpython-3.13-fp.case')
+    """A small case of this machine's arch (x86_64: the README's), with fp, libunwind, libdw and
+    oracle keys, no perf key."""
+    here = {'aarch64': ('aarch64', 'cpython-aarch64.case'), 'arm64': ('aarch64', 'cpython-aarch64.case')}
+    arch, name = here.get(platform.machine(), ('x86_64', 'cpython-3.13-fp.case'))
+    src = CASE or os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'cases', arch, name)
     with open(src) as f:
         text = f.read()
     text = '\n'.join(l for l in text.split('\n') if not re.match(r'\s*\?perf', l)) + '\n'

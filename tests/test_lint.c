@@ -124,6 +124,38 @@ static bool named_at(uint64_t off)
 	return false;
 }
 
+/* JD046 is about the bytes no FDE covers, not the whole load: the crafted
+ * dump's load is the function and 8 int3 bytes, its FDE the function's with
+ * a pc-relative pc_begin made for .eh_frame right behind the function; perf
+ * puts .eh_frame behind the whole load, 8 bytes further, so the FDE covers
+ * [8, 16) (`jitunwind dump` of the seed: pc [+0x8, +0x10)) and the finding
+ * names [0, 8) as its one range (replay --lint pairs a lost frame with it only
+ * there).  An instruction finding has no span. */
+START_TEST(gap_names_its_bytes)
+{
+	struct jb b = { 0 };
+	struct ctx c = { PV_CURRENT, NULL, 0 };
+	mk_gap(&b, true, &c);
+	lt_lint_buf(b.p, b.n - c.cut, c.prof, c.name);
+	int seen = 0;
+	for (size_t i = 0; i < lt_G.n; i++) {
+		const struct lint_where *w = &lt_G.where[i];
+		if (strcmp(lt_G.r[i]->id, "JD046")) {
+			for (unsigned k = 0; k < w->npc; k++)
+				ck_assert_uint_eq(w->span[k], 0);
+			continue;
+		}
+		seen++;
+		ck_assert(w->load != 0 && !w->whole);
+		ck_assert_uint_eq(w->npc, 1);
+		ck_assert_uint_eq(w->pc[0], 0);
+		ck_assert_uint_eq(w->span[0], F->code_size);
+	}
+	ck_assert_int_eq(seen, 1);
+	free(b.p);
+}
+END_TEST
+
 /* endbr64 in front of CPython's trampoline and an FDE that forgot it (its
  * rows 4 bytes early): every boundary after endbr64 is flagged, by offset;
  * the derived FDE (the negative control) has none. */
@@ -582,6 +614,7 @@ Suite *suite_lint(void)
 	tcase_add_test(tc, reference_is_clean);
 	tcase_add_test(tc, rule_table);
 	tcase_add_test(tc, cet_forgot_every_boundary);
+	tcase_add_test(tc, gap_names_its_bytes);
 	tcase_add_test(tc, v8_epilogue);
 	tcase_add_test(tc, elf_mach_zero_is_the_host);
 	tcase_add_test(tc, elf_mach_without_decoder);

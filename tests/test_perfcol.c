@@ -92,6 +92,7 @@ Suite *suite_perfcol(void)
 {
 	Suite *s = suite_create("perfcol");
 	TCase *tc = tcase_create("perfcol");
+	tcase_set_timeout(tc, 60);   /* readelf per file: seconds under qemu-user */
 	tcase_add_test(tc, real_perf_files_are_current);
 	tcase_add_test(tc, other_files_name_none);
 	tcase_add_test(tc, columns_registered);

@@ -342,6 +342,60 @@ START_TEST(exec_history)
 }
 END_TEST
 
+/* [vdso] frames: perf reads the vDSO from its build-id cache, where perf record
+ * put it (HEADER_BUILD_ID names it); the emulation takes the same file and the
+ * perf column's private cache gets a copy.  A C loop over clock_gettime has
+ * most samples in the vDSO: with the cache, perf's chains go on past it (read
+ * with this machine's own perf script and HOME: independent of the replay) and
+ * the emulation agrees; with the emulation's vDSO left out, where the first
+ * build of this rule had it from this process instead, 4 % agreed. */
+START_TEST(vdso_frames)
+{
+	if (!have_perf() || runs_under_other_arch() || sh("cc --version >/dev/null 2>&1")) {
+		fprintf(stderr, "realreplay vdso_frames: skipped: no working perf or cc on this machine, or a qemu-user build\n");
+		return;
+	}
+	if (sh("perf version --build-options 2>/dev/null | grep -Eq 'libunwind: *\\[ *on'")) {
+		fprintf(stderr, "realreplay vdso_frames: skipped: this perf is not built with libunwind\n");
+		return;
+	}
+	ck_assert_ptr_nonnull(mkdtemp(strcpy(tmp, "/tmp/rrvdXXXXXX")));
+	ck_assert_int_eq(sh("cd %s && printf '%%s\\n' '#include <time.h>' "
+			    "'__attribute__((noinline)) long f(long n) { struct timespec t; long s = 0;' "
+			    "'  for (long i = 0; i < n; i++) { clock_gettime(CLOCK_MONOTONIC, &t); s += t.tv_nsec; } return s; }' "
+			    "'int main(void) { return f(6000000) == 42; }' >v.c && cc -O1 -g -fno-omit-frame-pointer "
+			    "v.c -o v", tmp), 0);
+	if (sh("cd %s && HOME=%s perf record -q -k 1 -e cpu-clock -F 2000 --call-graph dwarf -o v.data ./v >/dev/null 2>&1",
+	       tmp, tmp)) {
+		fprintf(stderr, "realreplay vdso_frames: skipped: perf record cannot record here\n");
+		sh("rm -rf %s", tmp);
+		return;
+	}
+	/* perf itself, with the cache it wrote: chains through [vdso] that go on */
+	ck_assert_int_eq(sh("cd %s && [ $(HOME=%s perf script -i v.data -F ip,dso 2>/dev/null | "
+			    "awk '/\\[vdso\\]/ { v = 1; next } v && NF { n++ } { v = 0 } END { print n + 0 }') -ge 100 ]",
+			    tmp, tmp), 0);
+	char path[128];
+	snprintf(path, sizeof(path), "%s/r.json", tmp);
+	int rc = sh("cd %s && HOME=%s %s replay --unwinders libunwind,perf --json %s v.data >out 2>&1", tmp, tmp, bin(), path);
+	const char *j = slurp(path);
+	ck_assert_msg(j && (rc == 0 || rc == 1), "exit %d", rc);
+	ck_assert_ptr_nonnull(strstr(j, "\"vdso\":{\"build_id\":\""));
+	ck_assert_ptr_nonnull(strstr(j, "/.debug/[vdso]/"));
+	ck_assert_int_gt(json_num(j, "compared"), 200);
+	double good = json_frac(j, "agree", "compared");
+	ck_assert_msg(good >= 0.999, "agreement with the cached vDSO %.4f", good);
+	/* no cache: perf and the emulation both stop at [vdso], and agree on that */
+	rc = sh("cd %s && HOME=%s/none %s replay --unwinders libunwind,perf --json %s v.data >out 2>&1", tmp, tmp, bin(), path);
+	j = slurp(path);
+	ck_assert_msg(j && (rc == 0 || rc == 1), "exit %d", rc);
+	ck_assert_ptr_nonnull(strstr(j, "\"file\":null"));
+	ck_assert_msg(json_frac(j, "agree", "compared") >= 0.999, "agreement without a cache %.4f",
+		      json_frac(j, "agree", "compared"));
+	sh("rm -rf %s", tmp);
+}
+END_TEST
+
 /* replay --lint: the cases whose DWARF chains lose the trampoline's caller
  * (wrong CFA rows, UNWINDING_INFO after its load, a dump outside /tmp for
  * perf's libdw) have every loss explained by a finding naming it; with
@@ -396,6 +450,7 @@ Suite *suite_realreplay(void)
 	tcase_add_test(tc, perf_column);
 	tcase_add_test(tc, lint_pairs);
 	tcase_add_test(tc, exec_history);
+	tcase_add_test(tc, vdso_frames);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -67,8 +67,17 @@ static void json_where(FILE *f, const struct lint_where *w)
 		return;
 	}
 	fputc('[', f);
-	for (unsigned i = 0; i < w->npc; i++)
+	bool spans = false;
+	for (unsigned i = 0; i < w->npc; i++) {
 		fprintf(f, "%s%" PRIu64, i ? ", " : "", w->pc[i]);
+		spans |= w->span[i] != 0;
+	}
+	fputc(']', f);
+	if (!spans)
+		return;
+	fputs(", \"code_spans\": [", f);
+	for (unsigned i = 0; i < w->npc; i++)
+		fprintf(f, "%s%" PRIu64, i ? ", " : "", w->span[i]);
 	fputc(']', f);
 }
 

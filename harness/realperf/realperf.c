@@ -237,6 +237,39 @@ static char *map_file(const char *path, size_t *len)
 
 /* next to the recording (a perf in a Debian root sees the tree only), else
  * perfrun.c's temporary one */
+/* perf's private build-id cache gets the recording's vDSO, as the user's
+ * perf finds it in theirs (realreplay_read.c find_vdso): [vdso]/<id>/vdso
+ * and the .build-id/<xx>/<rest> link perf looks it up by. */
+static int seed_vdso(const struct hx_rp *p, const struct rr *r)
+{
+	char d[PD_PATH_MAX + 128], f[PD_PATH_MAX + 160];
+	const char *id = r->vdso_bid;
+	const char *const dirs[] = { "buildid", "buildid/[vdso]", NULL, "buildid/.build-id", NULL };
+	for (int i = 0; i < 5; i++) {
+		if (i == 2)
+			snprintf(d, sizeof(d), "%s/buildid/[vdso]/%s", p->dir, id);
+		else if (i == 4)
+			snprintf(d, sizeof(d), "%s/buildid/.build-id/%.2s", p->dir, id);
+		else
+			snprintf(d, sizeof(d), "%s/%s", p->dir, dirs[i]);
+		if (mkdir(d, 0700) && errno != EEXIST)
+			return -1;
+	}
+	snprintf(f, sizeof(f), "%s/buildid/[vdso]/%s/vdso", p->dir, id);
+	size_t n = 0;
+	char *img = hx_slurp(r->vdso, &n);
+	FILE *o = img ? fopen(f, "wb") : NULL;
+	bool ok = o && fwrite(img, 1, n, o) == n;
+	if (o && fclose(o))
+		ok = false;
+	free(img);
+	if (!ok)
+		return -1;
+	snprintf(d, sizeof(d), "../../[vdso]/%s", id);
+	snprintf(f, sizeof(f), "%s/buildid/.build-id/%.2s/%s", p->dir, id, id + 2);
+	return symlink(d, f);
+}
+
 static int work_dir(struct hx_rp *p, const struct rr *r)
 {
 	const char *sl = strrchr(r->path, '/');
@@ -248,7 +281,9 @@ static int work_dir(struct hx_rp *p, const struct rr *r)
 	}
 	char home[PD_PATH_MAX + 8];
 	snprintf(home, sizeof(home), "%s/home", p->dir);
-	return mkdir(home, 0700);
+	if (mkdir(home, 0700))
+		return -1;
+	return r->vdso[0] ? seed_vdso(p, r) : 0;
 }
 
 /* inject when the recording has dumps and no injected maps; then script */

@@ -98,8 +98,10 @@ static int view_build(struct rr *r, struct rr_view *v, uint32_t pid, uint64_t t)
 		u->pgoff = m->pgoff;
 		snprintf(u->prot, sizeof(u->prot), "%c%c%cp", m->prot & 1 ? 'r' : '-', m->prot & 2 ? 'w' : '-',
 			 m->prot & 4 ? 'x' : '-');
-		/* anonymous maps keep their name: perf has no file for them */
-		if (!(u->path = hx_rr_anon_path(m->path) ? strdup(m->path) : hx_rr_with_symfs(r, m->path)))
+		/* anonymous maps keep their name: perf has no file for them; the
+		 * vDSO is perf's build-id cache's copy (realreplay_read.c find_vdso) */
+		const char *vd = !strcmp(m->path, "[vdso]") && r->vdso[0] ? r->vdso : NULL;
+		if (!(u->path = vd ? strdup(vd) : hx_rr_anon_path(m->path) ? strdup(m->path) : hx_rr_with_symfs(r, m->path)))
 			goto oom;
 		v->nmaps++;
 	}
@@ -260,6 +262,8 @@ static bool same_at(const struct rr *r, const struct rr_view *v, const struct mt
 {
 	const struct mt_map *x = mt_find(at, a);
 	const struct pv_map *y = pv_find(&v->sess.pv, a);
+	if (x && y && y->dso && r->vdso[0] && !strcmp(x->path, "[vdso]"))
+		return !strcmp(y->dso->path, r->vdso) && y->start == x->start && y->end == x->end;
 	if (x && !r->is_jit[x->seq] && hx_rr_anon_path(x->path))
 		x = NULL;
 	if (y && !y->dso)     /* [stack], [heap]: no DSO, as hx_rr_anon_path says */

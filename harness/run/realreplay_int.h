@@ -105,6 +105,10 @@ struct rr {
 	struct hx_uw_res *ures;       /* the session's chains of one sample (RR_MAX_UW) */
 	char pvdir[64];               /* the views' jitted .so files (view_dir) */
 	bool pvdir_failed;
+	/* the recording's vDSO as perf finds it: HEADER_BUILD_ID's [vdso] entry in
+	 * the build-id cache ($PERF_BUILDID_DIR, else ~/.debug); "" none */
+	char vdso_bid[2 * 20 + 1];    /* its build-id in hex ("" none recorded) */
+	char vdso[4200];              /* the cached file, if readable */
 	char err[1024];
 };
 

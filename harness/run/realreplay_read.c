@@ -383,6 +383,35 @@ bool hx_rr_rebased(const struct rr *r, const char *path)
 	return r->nrebased && bsearch(&path, r->rebased, r->nrebased, sizeof(*r->rebased), cmp_path);
 }
 
+/* perf records the vDSO's build-id (HEADER_BUILD_ID, "[vdso]") and copies the
+ * vDSO into its build-id cache; perf report and script read [vdso] frames from
+ * there (without it, the [vdso] DSO has no data: libunwind and libdw stop at its
+ * frame).  The emulation takes the same file; the perf column's private cache
+ * gets a copy (realperf.c). */
+static int find_vdso(struct rr *r)
+{
+	struct pd_build_id b;
+	uint16_t misc;
+	for (size_t n = 0; n < 1u << 20; n++) {
+		int rc = pd_feat_build_id(&r->pf, n, &b, &misc, r->err, sizeof(r->err));
+		if (rc < 0)
+			return rc == -ENOENT ? (r->err[0] = 0, 0) : -1;
+		if (rc == 0)
+			return 0;
+		if (strcmp(b.path, "[vdso]") || !b.size || b.size > PD_BUILD_ID_MAX)
+			continue;
+		for (unsigned i = 0; i < b.size; i++)
+			snprintf(r->vdso_bid + 2 * i, 3, "%02x", b.id[i]);
+		const char *env = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
+		snprintf(r->vdso, sizeof(r->vdso), "%s%s/[vdso]/%s/vdso", env ? env : home ? home : "",
+			 env ? "" : "/.debug", r->vdso_bid);
+		if (access(r->vdso, R_OK))
+			r->vdso[0] = 0;
+		return 0;
+	}
+	return 0;
+}
+
 int hx_rr_read_events(struct rr *r, const char *const *dumps, int ndumps)
 {
 	if (pd_open(&r->pf, r->path, r->err, sizeof(r->err)))
@@ -415,6 +444,8 @@ int hx_rr_read_events(struct rr *r, const char *const *dumps, int ndumps)
 		}
 	}
 	if (rc < 0)
+		return -1;
+	if (find_vdso(r))
 		return -1;
 	if (find_rebased(r)) {
 		snprintf(r->err, sizeof(r->err), "out of memory");

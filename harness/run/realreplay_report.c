@@ -40,6 +40,11 @@ static void report_text(const struct rr *r, const struct rr_cols *cc)
 	if (!r->clock_ok)
 		printf("  note: the recording's clock is not CLOCK_MONOTONIC (perf record -k 1): "
 		       "every CODE_LOAD is taken to precede every sample\n");
+	if (r->vdso_bid[0] && r->vdso[0])
+		printf("  vDSO %s: %s (perf's build-id cache)\n", r->vdso_bid, r->vdso);
+	else if (r->vdso_bid[0])
+		printf("  vDSO %s: not in the build-id cache ($PERF_BUILDID_DIR, else ~/.debug): [vdso] frames have no "
+		       "DSO, and chains end there, as perf's do without it\n", r->vdso_bid);
 	if (r->perf)
 		hx_rp_report_text(r->perf, r);
 	printf("  columns (full/truncated/fallback/name-lost):");
@@ -104,7 +109,14 @@ static int report_json(const struct rr *r, const struct rr_cols *cc)
 		r->clock_ok ? "true" : "false");
 	for (size_t c = 0; c < cc->n; c++)
 		fprintf(f, "%s\"%s\"", c ? "," : "", hx_rr_col_name(r, cc->idx[c]));
-	fprintf(f, "]");
+	fprintf(f, "],\"vdso\":");
+	if (r->vdso_bid[0]) {
+		fprintf(f, "{\"build_id\":\"%s\",\"file\":", r->vdso_bid);
+		hx_jsonw_str(f, r->vdso[0] ? r->vdso : NULL, HX_JSONW_LATIN1);
+		fprintf(f, "}");
+	} else {
+		fprintf(f, "null");
+	}
 	if (r->perf) {
 		fprintf(f, ",\"perf\":");
 		hx_rp_report_json(r->perf, r, f);

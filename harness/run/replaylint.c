@@ -334,7 +334,7 @@ static bool names(const struct hx_rl *l, const struct rl_finding *f, const struc
 	if (w->whole)
 		return true;
 	for (unsigned i = 0; i < w->npc && i < LINT_MAX_PCS; i++)
-		if (w->pc[i] == x->off)
+		if (w->span[i] ? x->off - w->pc[i] < w->span[i] && x->off >= w->pc[i] : w->pc[i] == x->off)
 			return true;
 	return false;
 }

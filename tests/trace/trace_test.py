@@ -122,9 +122,11 @@ def test_truth(binary, prog, d):
     t, ra = facts["tramp"], set(facts["tramp_ra"])
     check(rc == 0 and len(ra) == 1, "truth: traced, one return address of the trampoline (%s)" % ra)
     ss = samples(st)
+    # the truth goes on below the trampoline's caller as far as the native
+    # unwind of the traced process gets (main's frame in a sanitizer build)
     want = ["0x%x,0x%x" % (s["pc"], min(ra)) for s in ss]
-    check([s["truth"] for s in ss] == want and ss,
-          "truth: every sample's truth is [pc, the trampoline's return address the program saw]")
+    check([",".join(s["truth"].split(",")[:2]) for s in ss] == want and ss,
+          "truth: every sample's truth starts [pc, the trampoline's return address the program saw]")
     check("3 activations" in so and "0 samples with truth unknown" in so, "truth: 3 activations, none unknown")
     with open(js) as f:
         r = json.load(f)
@@ -133,12 +135,18 @@ def test_truth(binary, prog, d):
     sm = cs[0]["samples"] if cs else []
     check([x["where"] for x in sm] == ["py::tramp:jitprog+0x%x" % o for o in BOUNDARIES],
           "json: where = SYMBOL+0xOFF at each boundary")
-    check(all(x["truth"] == [hex(x["pc"] if isinstance(x["pc"], int) else int(x["pc"], 16)), hex(min(ra))]
-              for x in sm), "json: the judged truth is the traced one")
+    traced = {s["pc"]: [int(a, 16) for a in s["truth"].split(",")] for s in ss}
+    pc_of = lambda x: x["pc"] if isinstance(x["pc"], int) else int(x["pc"], 16)
+    check(all([int(a, 16) for a in x["truth"]][:2] == [pc_of(x), min(ra)] and
+              [int(a, 16) for a in x["truth"]] == traced.get(pc_of(x)) for x in sm) and sm,
+          "json: the judged truth is the traced one, [pc, the trampoline's return address] first")
     # fp: the trampoline's record (push rbp; mov rsp,rbp) is set up at +4 and +6
-    # only; elsewhere rbp is main's, whose record lies past the 8192-byte copy
+    # only; elsewhere rbp is main's: its record lies past the 8192-byte copy
+    # (error), or within it in a sanitizer build, where fp then skips the
+    # trampoline's caller (skipped): its caller lost either way
     fp = [x["unwinders"]["fp"]["verdict"] for x in sm]
-    check(fp == ["error", "error", "ok", "ok", "error"], "fp: ok exactly where the record is set up (%s)" % fp)
+    check(len(fp) == 5 and fp[2:4] == ["ok", "ok"] and all(v in ("error", "skipped") for v in fp[:2] + fp[4:]),
+          "fp: ok exactly where the record is set up (%s)" % fp)
     # no unwinding info in this JIT's dump: the DWARF unwinders cannot pass pc
     for u in ("libunwind", "libdw"):
         check(all(x["unwinders"][u]["stop"] == "no-unwind-info" for x in sm), u + ": no-unwind-info everywhere")

@@ -121,6 +121,9 @@ struct lint_where {
 	bool whole;               /* every instruction of that load (of every load when load is 0) */
 	unsigned npc;             /* else these offsets into its code (the first LINT_MAX_PCS) */
 	uint64_t pc[LINT_MAX_PCS];
+	/* bytes from pc[i] the finding is about; 0: the instruction at pc[i]
+	 * (JD046 names the byte ranges no FDE covers) */
+	uint64_t span[LINT_MAX_PCS];
 };
 
 struct lint_finding {

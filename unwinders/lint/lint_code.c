@@ -339,6 +339,7 @@ static void cc_say(struct lint_ctx *c, enum lint_rule_id id, uint64_t load_off, 
 	if (!h->n)
 		return;
 	memset(h->w.pc + h->w.npc, 0, (LINT_MAX_PCS - h->w.npc) * sizeof(h->w.pc[0]));
+	memset(h->w.span, 0, sizeof(h->w.span));   /* instructions, not byte ranges */
 	if (h->quiet) {
 		lint_report_at(c, id, fo, &h->w, "%s", "");   /* counted, not shown */
 		return;

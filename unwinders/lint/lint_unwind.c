@@ -293,27 +293,30 @@ static void unw_check_gaps(struct lint_ctx *c, const struct jdr_rec *r, const st
 	const struct jdr_load *l = &r->u.load;
 	uint64_t ca = l->code_addr, ce = l->code_addr + l->code_size;
 	uint64_t at = ca, gap_at = 0, gaps = 0;
-	for (size_t i = 0; i < t->nfdes; i++) {
-		const struct ehf_fde *f = &t->fdes[i];
-		if (f->pc_end <= ca || f->pc_begin >= ce)
+	struct lint_where w = { .load = r->off };
+	for (size_t i = 0; i <= t->nfdes; i++) {
+		const struct ehf_fde *f = i < t->nfdes ? &t->fdes[i] : NULL;
+		if (f && (f->pc_end <= ca || f->pc_begin >= ce))
 			continue;
-		if (f->pc_begin > at) {
+		uint64_t next = f ? f->pc_begin : ce;   /* past the last FDE: the code's end */
+		if (next > at) {
 			if (!gaps)
 				gap_at = at;
-			gaps += f->pc_begin - at;
+			gaps += next - at;
+			if (w.npc < LINT_MAX_PCS) {
+				w.pc[w.npc] = at - ca;
+				w.span[w.npc++] = next - at;
+			}
 		}
-		if (f->pc_end > at)
+		if (f && f->pc_end > at)
 			at = f->pc_end;
 	}
-	if (at < ce) {
-		if (!gaps)
-			gap_at = at;
-		gaps += ce - at;
-	}
+	/* the finding is about those bytes: a lost frame elsewhere in the load
+	 * is not explained by it (replay --lint) */
 	if (gaps)
-		lint_report(c, LR_FDE_GAP, data_file + t->fdes[0].offset, "%" PRIu64 " of the %" PRIu64 " code "
-		       "bytes of the CODE_LOAD at 0x%" PRIx64 " have no FDE, the first at +0x%" PRIx64,
-		       gaps, l->code_size, r->off, gap_at - ca);
+		lint_report_at(c, LR_FDE_GAP, data_file + t->fdes[0].offset, &w, "%" PRIu64 " of the %" PRIu64
+			       " code bytes of the CODE_LOAD at 0x%" PRIx64 " have no FDE, the first at +0x%" PRIx64,
+			       gaps, l->code_size, r->off, gap_at - ca);
 	for (size_t i = 0; i < t->nfdes && l->code; i++)
 		lint_code_check(c, r->off, l->code, ca, l->code_size, &t->fdes[i], data_file + t->fdes[i].offset);
 }
