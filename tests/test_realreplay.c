@@ -385,6 +385,14 @@ START_TEST(vdso_frames)
 	ck_assert_int_gt(json_num(j, "compared"), 200);
 	double good = json_frac(j, "agree", "compared");
 	ck_assert_msg(good >= 0.999, "agreement with the cached vDSO %.4f", good);
+	/* under --symfs (even /) perf reads no vDSO: neither does the emulation */
+	rc = sh("cd %s && HOME=%s %s replay --symfs / --unwinders libunwind,perf --json %s v.data >out 2>&1", tmp, tmp,
+		bin(), path);
+	j = slurp(path);
+	ck_assert_msg(j && (rc == 0 || rc == 1), "exit %d", rc);
+	ck_assert_ptr_nonnull(strstr(j, "\"file\":null"));
+	ck_assert_msg(json_frac(j, "agree", "compared") >= 0.999, "agreement under --symfs / %.4f",
+		      json_frac(j, "agree", "compared"));
 	/* no cache: perf and the emulation both stop at [vdso], and agree on that */
 	rc = sh("cd %s && HOME=%s/none %s replay --unwinders libunwind,perf --json %s v.data >out 2>&1", tmp, tmp, bin(), path);
 	j = slurp(path);

@@ -43,8 +43,9 @@ static void report_text(const struct rr *r, const struct rr_cols *cc)
 	if (r->vdso_bid[0] && r->vdso[0])
 		printf("  vDSO %s: %s (perf's build-id cache)\n", r->vdso_bid, r->vdso);
 	else if (r->vdso_bid[0])
-		printf("  vDSO %s: not in the build-id cache ($PERF_BUILDID_DIR, else ~/.debug): [vdso] frames have no "
-		       "DSO, and chains end there, as perf's do without it\n", r->vdso_bid);
+		printf("  vDSO %s: %s: [vdso] frames have no DSO, and chains end there, as perf's do\n", r->vdso_bid,
+		       r->symfs ? "not read under --symfs (perf reads none there)"
+				: "not in the build-id cache ($PERF_BUILDID_DIR, else ~/.debug)");
 	if (r->perf)
 		hx_rp_report_text(r->perf, r);
 	printf("  columns (full/truncated/fallback/name-lost):");
