@@ -210,6 +210,39 @@ START_TEST(malformed)
 }
 END_TEST
 
+/* A dump whose header perf refuses (LLVM 19's uninitialized flags): perf
+ * inject -j exits non-zero on it, so the user's perf sees the recording
+ * without it; found through the recording, the replay does the same and says
+ * so (0 dumps, no JIT sample); named with --jitdump, it is an error. */
+START_TEST(dump_perf_refuses)
+{
+	record();
+	/* flags "/usr/llv" + ARCH_TIMESTAMP's bit, as LLVM 19 leaves them */
+	ck_assert_int_eq(sh("cd %s && for d in jit-*.dump; do printf '\\003\\001us/llv' | "
+			    "dd of=$d bs=1 seek=32 conv=notrunc 2>/dev/null; done && "
+			    "[ \"$(od -An -tx1 -j32 -N8 $(ls jit-*.dump | head -1) | tr -d ' ')\" = 030175732f6c6c76 ]", tmp), 0);
+	char log[128], path[128];
+	snprintf(log, sizeof(log), "%s/err", tmp);
+	snprintf(path, sizeof(path), "%s/r.json", tmp);
+	int rc = sh("%s replay --no-perf --json %s %s/p.data >/dev/null 2>%s", bin(), path, tmp, log);
+	const char *e = slurp(log);
+	ck_assert_msg(rc == 0 || rc == 1, "exit %d: %s", rc, e);
+	ck_assert_msg(strstr(e, "unknown header flags") && strstr(e, "perf inject -j refuses this dump"), "%s", e);
+	const char *j = slurp(path);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_int_eq(json_num(j, "jit_samples"), 0);
+	ck_assert_int_gt(json_num(j, "samples"), 0);
+	ck_assert_int_eq(sh("cd %s && d=$(ls jit-*.dump | head -1) && %s replay --no-perf --jitdump $d p.data "
+			    ">/dev/null 2>%s", tmp, bin(), log), 2);
+	ck_assert_ptr_nonnull(strstr(slurp(log), "unknown header flags"));
+	/* real perf refuses it too */
+	if (sh("perf version >/dev/null 2>&1") == 0)
+		ck_assert_int_ne(sh("cd %s && HOME=%s perf inject -j -i p.data -o p.jit.data >/dev/null 2>&1", tmp, tmp), 0);
+	remove_dumps();
+	sh("rm -rf %s", tmp);
+}
+END_TEST
+
 static bool have_perf(void)
 {
 	return sh("perf version >/dev/null 2>&1") == 0;
@@ -458,6 +491,7 @@ Suite *suite_realreplay(void)
 	tcase_add_test(tc, perf_column);
 	tcase_add_test(tc, lint_pairs);
 	tcase_add_test(tc, exec_history);
+	tcase_add_test(tc, dump_perf_refuses);
 	tcase_add_test(tc, vdso_frames);
 	suite_add_tcase(s, tc);
 	return s;

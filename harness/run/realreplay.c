@@ -647,6 +647,8 @@ static void rr_free(struct rr *r)
 		free(r->dump_dir[i]);
 		free(r->recorded[i]);
 	}
+	for (size_t i = 0; i < r->nrefused; i++)
+		free(r->refused[i]);
 	mt_free(&r->mt);
 	mt_free(&r->mtf);
 	mt_snap_free(&r->fsnap);

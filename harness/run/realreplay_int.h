@@ -79,6 +79,8 @@ struct rr {
 	char *dump_path[RR_MAX_DUMPS], *dump_dir[RR_MAX_DUMPS], *recorded[RR_MAX_DUMPS];
 	struct jd_file jd[RR_MAX_DUMPS];
 	size_t ndumps;
+	char *refused[RR_MAX_DUMPS];  /* dumps the recording names whose header perf refuses */
+	size_t nrefused;
 	struct rr_pmap pmaps[RR_MAX_DUMPS];
 	size_t npmaps;
 	struct mt_tree mt;            /* file maps and JIT loads: what perf resolves against */

@@ -87,10 +87,23 @@ static bool is_marker(const char *path)
 	return b && sscanf(b + 1, "jit-%u.dump%7s", &pid, tail) == 1;
 }
 
-static int add_dump(struct rr *r, const char *recorded)
+/* A dump the recording names (its marker mapping) whose header perf refuses
+ * (a version above 1, a header flag but ARCH_TIMESTAMP: LLVM 19's
+ * uninitialized flags): perf inject -j exits 255 on it, so the user's perf
+ * sees the recording without it.  So does the replay, saying so.  A dump
+ * named with --jitdump stays an error. */
+static bool perf_refuses(const struct ju_err *je)
+{
+	return je->offset == JD_HDR_VERSION || je->offset == JD_HDR_FLAGS;
+}
+
+static int add_dump_as(struct rr *r, const char *recorded, bool found)
 {
 	for (size_t i = 0; i < r->ndumps; i++)
 		if (!strcmp(r->recorded[i], recorded))
+			return 0;
+	for (size_t i = 0; i < r->nrefused; i++)
+		if (!strcmp(r->refused[i], recorded))
 			return 0;
 	if (r->ndumps == RR_MAX_DUMPS) {
 		snprintf(r->err, sizeof(r->err), "%s: more than %d jitdumps", recorded, RR_MAX_DUMPS);
@@ -100,6 +113,15 @@ static int add_dump(struct rr *r, const char *recorded)
 	char *real = hx_rr_with_symfs(r, recorded);
 	struct ju_err je;
 	if (!real || jd_open(&r->jd[i], real, &je)) {
+		if (real && found && perf_refuses(&je) && r->nrefused < RR_MAX_DUMPS &&
+		    (r->refused[r->nrefused] = strdup(recorded))) {
+			r->nrefused++;
+			fprintf(stderr, "jitunwind: %s: offset 0x%" PRIx64 ": %s: perf inject -j refuses this dump, so "
+				"the recording is replayed without it, as perf sees it (its code: no symbols, no "
+				"unwinding info)\n", real, je.offset, je.msg);
+			free(real);
+			return 0;
+		}
 		snprintf(r->err, sizeof(r->err), "%s: offset 0x%" PRIx64 ": %s", real ? real : recorded,
 			 je.offset, je.msg);
 		free(real);
@@ -112,6 +134,11 @@ static int add_dump(struct rr *r, const char *recorded)
 	r->dump_dir[i] = sl ? strndup(recorded, sl == recorded ? 1 : (size_t)(sl - recorded)) : strdup(".");
 	r->ndumps++;
 	return 0;
+}
+
+static int add_dump(struct rr *r, const char *recorded)
+{
+	return add_dump_as(r, recorded, true);
 }
 
 static int note_seq(struct rr *r, bool jit)
@@ -428,7 +455,7 @@ int hx_rr_read_events(struct rr *r, const char *const *dumps, int ndumps)
 		return -1;
 	}
 	for (int i = 0; i < ndumps; i++)
-		if (add_dump(r, dumps[i]))
+		if (add_dump_as(r, dumps[i], false))
 			return -1;
 	r->clock_ok = r->pf.nattrs && pd_attr_flag(&r->pf.attrs[0], PD_ATTR_USE_CLOCKID) &&
 		      r->pf.attrs[0].clockid == 1;   /* CLOCK_MONOTONIC, perf record -k 1 */
