@@ -242,9 +242,19 @@ bool hx_rr_anon_path(const char *p)
 /* The lowest start and the lowest start - pgoff of path's maps in s: perf's
  * libunwind takes a DSO's base from them (read_unwind_spec_eh_frame: every
  * map of the DSO in the thread's tree, the stale ones of an image before an
- * exec included). */
-static void lowest_of(const struct mt_snap *s, const char *path, uint64_t *start, uint64_t *base)
+ * exec included).  A scan of the snapshot, remembered per snapshot state and
+ * path (a replay asks for a few paths per sample, in few snapshots). */
+static void lowest_of(struct rr *r, const struct mt_snap *s, const char *path, uint64_t *start, uint64_t *base)
 {
+	for (size_t k = 0; k < RR_LOW_CACHE; k++) {
+		const struct rr_low *c = &r->low[k];
+		if (c->snap == s && c->applied == s->applied && c->n == s->n && c->pid == s->pid && c->path &&
+		    !strcmp(c->path, path)) {
+			*start = c->start;
+			*base = c->base;
+			return;
+		}
+	}
 	*start = *base = UINT64_MAX;
 	for (size_t i = 0; i < s->n; i++)
 		if (!strcmp(s->maps[i].path, path)) {
@@ -253,12 +263,15 @@ static void lowest_of(const struct mt_snap *s, const char *path, uint64_t *start
 			if (s->maps[i].start - s->maps[i].pgoff < *base)
 				*base = s->maps[i].start - s->maps[i].pgoff;
 		}
+	struct rr_low *c = &r->low[r->low_next++ % RR_LOW_CACHE];
+	*c = (struct rr_low){ .snap = s, .applied = s->applied, .n = s->n, .pid = s->pid, .path = path,
+			      .start = *start, .base = *base };
 }
 
 /* Does addr resolve in the view as in the tree at the sample's time?  A
  * load again at the same place under the same name (V8 re-announces moved
  * and copied code) counts as the same. */
-static bool same_at(const struct rr *r, const struct rr_view *v, const struct mt_snap *at, uint64_t a)
+static bool same_at(struct rr *r, const struct rr_view *v, const struct mt_snap *at, uint64_t a)
 {
 	const struct mt_map *x = mt_find(at, a);
 	const struct pv_map *y = pv_find(&v->sess.pv, a);
@@ -282,14 +295,14 @@ static bool same_at(const struct rr *r, const struct rr_view *v, const struct mt
 	if (!hx_rr_rebased(r, x->path))
 		return true;
 	uint64_t s0, b0, s1, b1;
-	lowest_of(at, x->path, &s0, &b0);
-	lowest_of(&v->snap, x->path, &s1, &b1);
+	lowest_of(r, at, x->path, &s0, &b0);
+	lowest_of(r, &v->snap, x->path, &s1, &b1);
 	return s0 == s1 && b0 == b1;
 }
 
 /* Does any frame of any chain resolve otherwise in the tree as it stood
  * at the sample's time than in the view? */
-static bool stale(const struct rr *r, const struct rr_view *v, const struct mt_snap *at,
+static bool stale(struct rr *r, const struct rr_view *v, const struct mt_snap *at,
 		  struct uw_result *res, size_t n)
 {
 	for (size_t u = 0; u < n; u++)

@@ -65,6 +65,16 @@ struct rr_jit {
 	const struct jd_load *load;   /* NULL for a perf map symbol */
 };
 
+/* lowest_of's memory: a path's lowest map start and base in a snapshot state */
+#define RR_LOW_CACHE 32
+struct rr_low {
+	const struct mt_snap *snap;
+	size_t applied, n;
+	uint32_t pid;
+	const char *path;             /* borrowed: the snapshot's map's */
+	uint64_t start, base;
+};
+
 struct hx_rp;                   /* realperf.c */
 struct hx_rl;                   /* replaylint.c */
 
@@ -91,6 +101,8 @@ struct rr {
 	 * process that execs maps its libraries again): sorted, borrowed paths */
 	const char **rebased;
 	size_t nrebased;
+	struct rr_low low[RR_LOW_CACHE];
+	size_t low_next;
 	size_t is_jit_cap;
 	struct rr_sample *smp;
 	size_t nsmp, csmp;
