@@ -9,6 +9,7 @@ one about every instruction of the load (or of every load).
 
 Exit 1 naming each offset lint misses.  Uses only run's JSON and lint's JSON
 (the offsets are machine-readable there), never the message text."""
+import re
 import json, os, subprocess, sys, tempfile
 
 DWARF = ('libunwind', 'libdw')
@@ -17,6 +18,17 @@ LOST = ('truncated', 'skipped', 'error', 'wrong')
 
 def sh(cmd):
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+
+
+def native_unreported(s, v):
+    """the chain ended at a native caller (a truth frame outside the generated code) whose
+    module perf's Dwfl could not report: nothing in the dump lint reads"""
+    m = re.search(r'perf reports no module covering (?:the sampled ip )?(0x[0-9a-f]+)', v.get('why') or '')
+    if not m:
+        return False
+    a = int(m.group(1), 16)
+    return any(int(t, 16) in (a, a + 1) and not n.startswith(('tramp', 'leaf'))
+               for t, n in zip(s.get('truth', []), s.get('truth_symbols', [])))
 
 
 def losses(report):
@@ -28,7 +40,7 @@ def losses(report):
                 continue
             for u in DWARF:
                 v = s['unwinders'].get(u)
-                if v and v['verdict'] in LOST and not v.get('fallback'):
+                if v and v['verdict'] in LOST and not v.get('fallback') and not native_unreported(s, v):
                     key = (c['file'], s.get('profile') or 'current', s.get('stack_size') or 8192)
                     out.setdefault(key, {}).setdefault(s['offset'], []).append('%s %s' % (u, v['verdict']))
     return out
