@@ -242,19 +242,17 @@ static char *map_file(const char *path, size_t *len)
  * and the .build-id/<xx>/<rest> link perf looks it up by. */
 static int seed_vdso(const struct hx_rp *p, const struct rr *r)
 {
-	char d[PD_PATH_MAX + 128], f[PD_PATH_MAX + 160];
+	char d[5][PD_PATH_MAX + 128], f[PD_PATH_MAX + 160];
 	const char *id = r->vdso_bid;
-	const char *const dirs[] = { "buildid", "buildid/[vdso]", NULL, "buildid/.build-id", NULL };
-	for (int i = 0; i < 5; i++) {
-		if (i == 2)
-			snprintf(d, sizeof(d), "%s/buildid/[vdso]/%s", p->dir, id);
-		else if (i == 4)
-			snprintf(d, sizeof(d), "%s/buildid/.build-id/%.2s", p->dir, id);
-		else
-			snprintf(d, sizeof(d), "%s/%s", p->dir, dirs[i]);
-		if (mkdir(d, 0700) && errno != EEXIST)
+	/* parents first */
+	snprintf(d[0], sizeof(d[0]), "%s/buildid", p->dir);
+	snprintf(d[1], sizeof(d[1]), "%s/buildid/[vdso]", p->dir);
+	snprintf(d[2], sizeof(d[2]), "%s/buildid/[vdso]/%s", p->dir, id);
+	snprintf(d[3], sizeof(d[3]), "%s/buildid/.build-id", p->dir);
+	snprintf(d[4], sizeof(d[4]), "%s/buildid/.build-id/%.2s", p->dir, id);
+	for (int i = 0; i < 5; i++)
+		if (mkdir(d[i], 0700) && errno != EEXIST)
 			return -1;
-	}
 	snprintf(f, sizeof(f), "%s/buildid/[vdso]/%s/vdso", p->dir, id);
 	size_t n = 0;
 	char *img = hx_slurp(r->vdso, &n);
@@ -265,9 +263,10 @@ static int seed_vdso(const struct hx_rp *p, const struct rr *r)
 	free(img);
 	if (!ok)
 		return -1;
-	snprintf(d, sizeof(d), "../../[vdso]/%s", id);
-	snprintf(f, sizeof(f), "%s/buildid/.build-id/%.2s/%s", p->dir, id, id + 2);
-	return symlink(d, f);
+	char target[64];
+	snprintf(target, sizeof(target), "../../[vdso]/%s", id);
+	snprintf(f, sizeof(f), "%s/%s", d[4], id + 2);
+	return symlink(target, f);
 }
 
 static int work_dir(struct hx_rp *p, const struct rr *r)
