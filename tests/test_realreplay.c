@@ -368,7 +368,9 @@ START_TEST(exec_history)
 	 * the tree of its own time when a file of its chain is mapped at two
 	 * bases, with no view budget for a process without a jitdump; a return
 	 * address of 1 is no frame in perf's output (ip - 1 == 0).  With all
-	 * three: 100 % in each of 5 runs here */
+	 * three: 100 % in each of 5 runs here, and 0.9989 in one CI run: a vDSO,
+ * a signal frame or a garbage frame in the kernel's range, each rare (5 of 39
+ * recordings), each now kept and two of them tested below (39 of 39 at 100 %) */
 	double good = json_frac(j, "agree", "compared");
 	ck_assert_msg(good >= 0.999, "agreement %.4f", good);
 	sh("rm -rf %s", tmp);
@@ -437,6 +439,104 @@ START_TEST(vdso_frames)
 }
 END_TEST
 
+/* A signal frame: perf prints the frame its unwinder steps to through
+ * __restore_rt (the interrupted pc) as it is, every other frame as its return
+ * address less one.  A C program whose SIGALRM handler spins: with that frame
+ * compared as a return address, 775 of 902 samples agreed here (every sample
+ * in the handler differed at the interrupted pc). */
+START_TEST(signal_frames)
+{
+	if (!have_perf() || runs_under_other_arch() || sh("cc --version >/dev/null 2>&1")) {
+		fprintf(stderr, "realreplay signal_frames: skipped: no working perf or cc on this machine, or a qemu-user build\n");
+		return;
+	}
+	if (sh("perf version --build-options 2>/dev/null | grep -Eq 'libunwind: *\\[ *on'")) {
+		fprintf(stderr, "realreplay signal_frames: skipped: this perf is not built with libunwind\n");
+		return;
+	}
+	ck_assert_ptr_nonnull(mkdtemp(strcpy(tmp, "/tmp/rrsgXXXXXX")));
+	/* a timer period prime to perf's (a 1000 us one fell in step with the
+	 * 500 us sampling: 0 to 343 samples in the handler); about 40 % of the
+	 * time in the handler, some 195 of 1040 samples through its frame here */
+	ck_assert_int_eq(sh("cd %s && printf '%%s\\n' '#include <signal.h>' '#include <sys/time.h>' "
+			    "'volatile long s; volatile int c;' "
+			    "'__attribute__((noinline)) void spin(long n) { for (long i = 0; i < n; i++) s += i; }' "
+			    "'static void h(int sig) { (void)sig; c++; spin(800000); }' "
+			    "'int main(void) { struct sigaction a = { .sa_handler = h }; sigaction(SIGALRM, &a, 0);' "
+			    "'  struct itimerval t = { { 0, 1301 }, { 0, 1301 } }; setitimer(ITIMER_REAL, &t, 0);' "
+			    "'  while (c < 400) spin(1000); return 0; }' >s.c && cc -O1 -g s.c -o s",
+			    tmp), 0);
+	if (sh("cd %s && perf record -q -k 1 -e cpu-clock -F 2000 --call-graph dwarf -o s.data ./s >/dev/null 2>&1", tmp)) {
+		fprintf(stderr, "realreplay signal_frames: skipped: perf record cannot record here\n");
+		sh("rm -rf %s", tmp);
+		return;
+	}
+	/* perf unwound through the handler's signal frame into the loop it interrupted */
+	ck_assert_int_eq(sh("cd %s && [ $(perf script -i s.data -F ip,sym 2>/dev/null | "
+			    "awk '$2 == \"h\" { h = 1; next } h && $2 == \"[unknown]\" { u = 1; h = 0; next } "
+			    "u && $2 == \"spin\" { n++ } { h = u = 0 } END { print n + 0 }') -ge 30 ]",
+			    tmp), 0);
+	char path[128];
+	snprintf(path, sizeof(path), "%s/r.json", tmp);
+	int rc = sh("cd %s && %s replay --unwinders libunwind,perf --json %s s.data >out 2>&1", tmp, bin(), path);
+	const char *j = slurp(path);
+	ck_assert_msg(j && (rc == 0 || rc == 1), "exit %d", rc);
+	ck_assert_int_gt(json_num(j, "compared"), 200);
+	double good = json_frac(j, "agree", "compared");
+	ck_assert_msg(good >= 0.999, "agreement through signal frames %.4f", good);
+	sh("rm -rf %s", tmp);
+}
+END_TEST
+
+/* The vDSO is one DSO to perf, mapped anew by each exec, and perf's libunwind
+ * takes its base from the lowest [vdso] map in the thread's tree.  The first
+ * image runs without address randomization (its vDSO at the top), then execs
+ * itself with it: the second image's vDSO is lower, so a view of the whole
+ * recording has another vDSO base than perf had for the first image's samples.
+ * With [vdso] left out of the rebased files, 238 of 240 and 209 of 214 samples
+ * agreed in two recordings here. */
+START_TEST(vdso_rebased)
+{
+	if (!have_perf() || runs_under_other_arch() || sh("cc --version >/dev/null 2>&1 && setarch -R true")) {
+		fprintf(stderr, "realreplay vdso_rebased: skipped: no working perf, cc or setarch -R on this machine, "
+				"or a qemu-user build\n");
+		return;
+	}
+	if (sh("perf version --build-options 2>/dev/null | grep -Eq 'libunwind: *\\[ *on'")) {
+		fprintf(stderr, "realreplay vdso_rebased: skipped: this perf is not built with libunwind\n");
+		return;
+	}
+	ck_assert_ptr_nonnull(mkdtemp(strcpy(tmp, "/tmp/rrvrXXXXXX")));
+	ck_assert_int_eq(sh("cd %s && printf '%%s\\n' '#include <sys/personality.h>' '#include <time.h>' '#include <unistd.h>' "
+			    "'__attribute__((noinline)) long f(long n) { struct timespec t; long s = 0;' "
+			    "'  for (long i = 0; i < n; i++) { clock_gettime(CLOCK_MONOTONIC, &t); s += t.tv_nsec; } return s; }' "
+			    "'int main(int argc, char **argv) { f(1500000); if (argc > 1) return 0;' "
+			    "'  personality(personality(0xffffffff) & ~ADDR_NO_RANDOMIZE);' "
+			    "'  execl(argv[0], argv[0], \"2\", (char *)0); return 1; }' >y.c && cc -O1 -g y.c -o y",
+			    tmp), 0);
+	if (sh("cd %s && HOME=%s setarch -R perf record -q -k 1 -e cpu-clock -F 2000 --call-graph dwarf -o y.data ./y "
+	       ">/dev/null 2>&1", tmp, tmp)) {
+		fprintf(stderr, "realreplay vdso_rebased: skipped: perf record cannot record here\n");
+		sh("rm -rf %s", tmp);
+		return;
+	}
+	/* two [vdso] maps, the second lower (both 12 hex digits: sort compares them) */
+	ck_assert_int_eq(sh("cd %s && perf script -i y.data --show-mmap-events 2>/dev/null | "
+			    "sed -n 's/.*MMAP.*\\[0x\\([0-9a-f]*\\)(.*r-xp \\[vdso\\].*/\\1/p' >bases && "
+			    "[ $(wc -l <bases) -eq 2 ] && [ \"$(sort bases | head -1)\" = \"$(tail -1 bases)\" ] && "
+			    "[ \"$(head -1 bases)\" != \"$(tail -1 bases)\" ]", tmp), 0);
+	char path[128];
+	snprintf(path, sizeof(path), "%s/r.json", tmp);
+	int rc = sh("cd %s && HOME=%s %s replay --unwinders libunwind,perf --json %s y.data >out 2>&1", tmp, tmp, bin(), path);
+	const char *j = slurp(path);
+	ck_assert_msg(j && (rc == 0 || rc == 1), "exit %d", rc);
+	ck_assert_int_gt(json_num(j, "compared"), 100);
+	double good = json_frac(j, "agree", "compared");
+	ck_assert_msg(good >= 0.999, "agreement across two vDSO bases %.4f", good);
+	sh("rm -rf %s", tmp);
+}
+END_TEST
+
 /* replay --lint: the cases whose DWARF chains lose the trampoline's caller
  * (wrong CFA rows, UNWINDING_INFO after its load, a dump outside /tmp for
  * perf's libdw) have every loss explained by a finding naming it; with
@@ -491,6 +591,8 @@ Suite *suite_realreplay(void)
 	tcase_add_test(tc, perf_column);
 	tcase_add_test(tc, lint_pairs);
 	tcase_add_test(tc, exec_history);
+	tcase_add_test(tc, signal_frames);
+	tcase_add_test(tc, vdso_rebased);
 	tcase_add_test(tc, dump_perf_refuses);
 	tcase_add_test(tc, vdso_frames);
 	suite_add_tcase(s, tc);

@@ -484,7 +484,9 @@ static int place_chain(struct hx_rp *p, const struct rr *r, const struct mt_snap
 		const struct rp_frame *f = &p->fr[s->first + i];
 		const char *d = p->dsos[f->dso];
 		uint64_t a = 0;
-		if (kernel_dso(d, f->v))
+		/* the kernel's part comes first; after a user frame, an address
+		 * in the kernel's range is a user frame (garbage) perf printed */
+		if (pc->n == 0 && kernel_dso(d, f->v))
 			continue;
 		/* perf 6 prints map offsets, perf 7 addresses: the sampled ip says which */
 		if (p->absolute < 0 && pc->n == 0 && strcmp(d, "[unknown]"))
@@ -534,19 +536,24 @@ static bool touches_jit(const struct rr *r, const struct rr_view *v, const struc
 	return false;
 }
 
-/* The emulation's chain as perf prints it: perf stores each return address
- * less one (a signal frame's as it is) and prints no entry whose address is
+/* The emulation's chain as perf prints it, in place_chain's terms: perf
+ * stores each return address less one and prints no entry whose address is
  * then 0 (unwind-libunwind-local.c and unwind-libdw.c: `ips[j] ? entry() : 0`),
- * so a return address of 1 leaves no frame. */
+ * so a return address of 1 leaves no frame; an activation (the frame its
+ * unwinder stepped to through a signal frame: the interrupted pc) it stores as
+ * it is, so place_chain, which adds one to every frame after the first, sees
+ * it one higher. */
 static void as_printed(const struct uw_result *e, struct uw_result *o)
 {
 	memcpy(o, e, offsetof(struct uw_result, why));
 	o->n = 0;
-	for (int i = 0; i < e->n && i < UW_MAX_FRAMES; i++)
-		if (i == 0 || e->addr[i] != 1 || (e->flags[i] & UW_F_ACTIVATION)) {
-			o->addr[o->n] = e->addr[i];
+	for (int i = 0; i < e->n && i < UW_MAX_FRAMES; i++) {
+		bool act = i > 0 && (e->flags[i] & UW_F_ACTIVATION);
+		if (i == 0 || e->addr[i] != 1 || act) {
+			o->addr[o->n] = e->addr[i] + act;
 			o->flags[o->n++] = e->flags[i];
 		}
+	}
 }
 
 static void compare(struct hx_rp *p, const struct rr *r, const struct rr_view *v, const struct rr_sample *rs,

@@ -268,6 +268,19 @@ static void lowest_of(struct rr *r, const struct mt_snap *s, const char *path, u
 			      .start = *start, .base = *base };
 }
 
+/* The same map, but a file (or the vDSO) mapped at another base too: the
+ * DSO's base in perf's libunwind moves with the maps present (an exec's old
+ * image), so the view must have the lowest maps the tree had. */
+static bool same_base(struct rr *r, const struct rr_view *v, const struct mt_snap *at, const char *path)
+{
+	if (!hx_rr_rebased(r, path))
+		return true;
+	uint64_t s0, b0, s1, b1;
+	lowest_of(r, at, path, &s0, &b0);
+	lowest_of(r, &v->snap, path, &s1, &b1);
+	return s0 == s1 && b0 == b1;
+}
+
 /* Does addr resolve in the view as in the tree at the sample's time?  A
  * load again at the same place under the same name (V8 re-announces moved
  * and copied code) counts as the same. */
@@ -275,8 +288,11 @@ static bool same_at(struct rr *r, const struct rr_view *v, const struct mt_snap 
 {
 	const struct mt_map *x = mt_find(at, a);
 	const struct pv_map *y = pv_find(&v->sess.pv, a);
-	if (x && y && y->dso && r->vdso[0] && !strcmp(x->path, "[vdso]"))
-		return !strcmp(y->dso->path, r->vdso) && y->start == x->start && y->end == x->end;
+	if (x && y && y->dso && r->vdso[0] && !strcmp(x->path, "[vdso]")) {
+		if (strcmp(y->dso->path, r->vdso) || y->start != x->start || y->end != x->end)
+			return false;
+		return same_base(r, v, at, x->path);
+	}
 	if (x && !r->is_jit[x->seq] && hx_rr_anon_path(x->path))
 		x = NULL;
 	if (y && !y->dso)     /* [stack], [heap]: no DSO, as hx_rr_anon_path says */
@@ -290,14 +306,7 @@ static bool same_at(struct rr *r, const struct rr_view *v, const struct mt_snap 
 	if (y->dso->jitted || y->start != x->start || y->end != x->end || y->pgoff != x->pgoff ||
 	    strlen(y->dso->path) < sl || strcmp(y->dso->path + sl, x->path))
 		return false;
-	/* the same map, but a file mapped at another base too: the DSO's base
-	 * in perf's libunwind moves with the maps present (an exec's old image) */
-	if (!hx_rr_rebased(r, x->path))
-		return true;
-	uint64_t s0, b0, s1, b1;
-	lowest_of(r, at, x->path, &s0, &b0);
-	lowest_of(r, &v->snap, x->path, &s1, &b1);
-	return s0 == s1 && b0 == b1;
+	return same_base(r, v, at, x->path);
 }
 
 /* Does any frame of any chain resolve otherwise in the tree as it stood

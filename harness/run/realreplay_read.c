@@ -374,7 +374,8 @@ static int cmp_path(const void *a, const void *b)
 }
 
 /* The files mapped at two bases or more, by any process (a fork's child
- * keeps its parent's maps, then an exec maps the files again). */
+ * keeps its parent's maps, then an exec maps the files again), the vDSO
+ * among them (one DSO in perf, mapped anew by each exec). */
 static int find_rebased(struct rr *r)
 {
 	size_t n = 0;
@@ -383,7 +384,8 @@ static int find_rebased(struct rr *r)
 		return -ENOMEM;
 	for (size_t i = 0; i < r->mtf.n; i++) {
 		const struct mt_event *ev = &r->mtf.ev[i];
-		if (ev->kind == MT_MMAP && ev->map.path && ev->map.path[0] == '/' && !hx_rr_anon_path(ev->map.path))
+		if (ev->kind == MT_MMAP && ev->map.path &&
+		    ((ev->map.path[0] == '/' && !hx_rr_anon_path(ev->map.path)) || !strcmp(ev->map.path, "[vdso]")))
 			e[n++] = (struct rb_ent){ ev->map.path, ev->map.start - ev->map.pgoff };
 	}
 	if (n)
