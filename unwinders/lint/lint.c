@@ -150,9 +150,9 @@ const struct lint_rule lint_rules[LR__COUNT] = {
 		"not perf's doing (perf's unwinders read the rows, not the code): lint's decoder cannot decode an instruction here, so the code check cannot compare the rows that follow with what the code does, and an error in them goes unreported." },
 	[LR_DUMP_DIR] = { "JD091", "dump-dir", LINT_WARNING,
 		"perf >= 6.8's libdw unwinder (perf 7's only DWARF unwinder) takes a jitted .so for JIT code only when it is named /tmp/jitted-*, so for a dump read elsewhere it finds no module for the code and unwinds no frame of it." },
-	[LR_LOAD_NO_UNWIND] = { "JD028", "load-no-unwind", LINT_WARNING,
+	[LR_LOAD_NO_UNWIND] = { "JD028", "load-no-unwind", LINT_ERROR,
 		"perf's jitted .so of a load without UNWINDING_INFO has no .eh_frame: with --call-graph dwarf perf's unwinder (libunwind in perf 6.1/6.12, libdw in 7.x) finds no CFI for that code and ends the chain at its frame, with no frame-pointer fallback; with -g the kernel's rbp walk is right only if that code keeps rbp as its frame pointer." },
-	[LR_NO_UNWIND_INFO] = { "JD029", "no-unwind-info", LINT_WARNING,
+	[LR_NO_UNWIND_INFO] = { "JD029", "no-unwind-info", LINT_ERROR,
 		"no load of the dump has UNWINDING_INFO: with --call-graph dwarf perf (libunwind in 6.1/6.12, libdw in 7.x) ends every chain at its first JIT frame, no caller shown (measured on QEMU 10 and 11); with -g the kernel's rbp walk is right only if the JIT code keeps rbp as its frame pointer (QEMU's does not: one bogus frame, then the end)." },
 };
 
