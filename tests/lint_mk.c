@@ -864,3 +864,27 @@ void mk_nounw_all(struct jb *b, bool bad, struct ctx *c)
 	jb_load(b, "tramp", ADDR, F->code, F->code_size, 0);
 	jb_load(b, "bare", ADDR + 0x1000, F->code, F->code_size, 1);
 }
+
+/* JD082: fib as LLVM 19's MCJIT dumped it (tests/corpus/llvm19-mcjit-trixie),
+ * before relocation: `movabs $0x0,%r15` then two `call *%r15`; fixed: the
+ * immediate relocated.  arm64: `bl .` (94000000) against `bl` to a target. */
+void mk_unrelocated(struct jb *b, bool bad, struct ctx *c)
+{
+	uint8_t code[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x41, 0x57, 0x49, 0xbf, 0, 0, 0, 0, 0, 0, 0, 0, 0x48, 0x89, 0xc7,
+			   0x41, 0xff, 0xd7, 0x48, 0x89, 0xdf, 0x41, 0xff, 0xd7, 0x41, 0x5f, 0xc3 };
+	if (!bad)
+		code[8] = 0x10;   /* movabs $0x1000,%r15 */
+	jb_std(b);
+	jb_load(b, "fib", ADDR, code, sizeof(code), 0);
+}
+
+void mk_unrelocated_a64(struct jb *b, bool bad, struct ctx *c)
+{
+	/* stp x29, x30, [sp, #-16]!; mov x29, sp; bl .; ldp x29, x30, [sp], #16; ret */
+	uint8_t code[] = { 0xfd, 0x7b, 0xbf, 0xa9, 0xfd, 0x03, 0x00, 0x91, 0x00, 0x00, 0x00, 0x94,
+			   0xfd, 0x7b, 0xc1, 0xa8, 0xc0, 0x03, 0x5f, 0xd6 };
+	if (!bad)
+		code[8] = 0x10;   /* bl .+0x40 */
+	jb_hdr(b, JD_MAGIC, 1, 40, EM_AARCH64, 0);
+	jb_load(b, "fib", ADDR, code, sizeof(code), 0);
+}

@@ -97,6 +97,7 @@ enum lint_rule_id {
 	LR_CODE_UNDECODED,      /* JD081 */
 	LR_LOAD_NO_UNWIND,      /* JD028 */
 	LR_NO_UNWIND_INFO,      /* JD029 */
+	LR_CODE_UNRELOCATED,    /* JD082 */
 	LR__COUNT
 };
 
