@@ -168,6 +168,7 @@ void mk_nounw_some(struct jb *b, bool bad, struct ctx *c);
 void mk_nounw_all(struct jb *b, bool bad, struct ctx *c);
 void mk_unrelocated(struct jb *b, bool bad, struct ctx *c);
 void mk_unrelocated_a64(struct jb *b, bool bad, struct ctx *c);
+void mk_tid(struct jb *b, bool bad, struct ctx *c);
 void mk_usize(struct jb *b, bool bad, struct ctx *c);
 void mk_hs0(struct jb *b, bool bad, struct ctx *c);
 void mk_hsbig(struct jb *b, bool bad, struct ctx *c);

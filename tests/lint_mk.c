@@ -888,3 +888,20 @@ void mk_unrelocated_a64(struct jb *b, bool bad, struct ctx *c)
 	jb_hdr(b, JD_MAGIC, 1, 40, EM_AARCH64, 0);
 	jb_load(b, "fib", ADDR, code, sizeof(code), 0);
 }
+
+/* JD017: the load's tid is the low 32 bits of a pthread_t, as Erlang/OTP
+ * writes it (tests/corpus/erlang-otp29-sid: 0x951fe6c0); fixed: the pid's
+ * own thread.  The tid sits at JD_LOAD_TID in the record. */
+void mk_tid(struct jb *b, bool bad, struct ctx *c)
+{
+	struct tr_unwind_opts o;
+	struct tr_unwind u;
+	lt_opts_clean(&o);
+	jb_std(b);
+	lt_unw(F, &o, ADDR, &u);
+	jb_unw(b, u.data, u.size, u.size, u.hdr_size, u.mapped_size);
+	size_t at = jb_load_pid(b, PID, "tramp", ADDR, F->code, F->code_size, 0);
+	static const uint8_t tid[4] = { 0xc0, 0xe6, 0x1f, 0x95 };
+	if (bad)
+		memcpy(b->p + at + JD_LOAD_TID, tid, 4);
+}

@@ -68,6 +68,12 @@ struct uw_decoder {
 	/* instruction length, 0 if unknown or truncated; x filled */
 	size_t (*decode)(const uint8_t *p, size_t n, struct uw_insn *x);
 	const char *(*reg_name)(unsigned dwarf);
+	/* lint's JD082: the offsets into code (at most max into off) of calls to
+	 * address 0 a relocation would have set (the code dumped before it was
+	 * relocated), the first one's instructions as text into first; the count.
+	 * NULL: the arch has no such check. */
+	size_t (*calls_zero)(const uint8_t *code, size_t n, uint64_t addr, uint64_t *off, unsigned max,
+			     unsigned *noff, char *first, size_t flen);
 };
 /* The facts of arch n (its name in arches.def), for a decoder's initializer. */
 #define UW_DECODER_FACTS(n) \

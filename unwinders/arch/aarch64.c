@@ -1,4 +1,6 @@
 /* aarch64 decoder for the code-vs-CFI check. */
+#include <stdio.h>
+
 #include "unwinders/decode.h"
 
 static uint32_t rd32(const uint8_t *p)
@@ -109,8 +111,27 @@ static const char *a64_reg(unsigned r)
 	return uw_decoder_reg(&arch_facts[ARCH_ID_aarch64], r);
 }
 
+/* lint's JD082 on arm64: `bl .` (94000000: imm26 0, a branch-and-link to
+ * itself, the R_AARCH64_CALL26 relocation not applied) at each 4-byte
+ * boundary. */
+static size_t a64_calls_zero(const uint8_t *code, size_t n, uint64_t addr, uint64_t *off, unsigned max,
+			     unsigned *noff, char *first, size_t flen)
+{
+	size_t hits = 0;
+	(void)addr;
+	for (size_t i = 0; i + 4 <= n; i += 4)
+		if (!code[i] && !code[i + 1] && !code[i + 2] && code[i + 3] == 0x94) {
+			if (!hits++)
+				snprintf(first, flen, "bl . (94000000)");
+			if (*noff < max)
+				off[(*noff)++] = i;
+		}
+	return hits;
+}
+
 /* DWARF: x29 the frame pointer, sp 31, x30 the return address column; a bl
  * leaves CFA = sp + 0 with the return address in x30 (AAPCS64) */
 const struct uw_decoder uw_decoder_aarch64 = {
 	UW_DECODER_FACTS(aarch64), .max_insn = 4, .decode = a64_decode, .reg_name = a64_reg,
+	.calls_zero = a64_calls_zero,
 };

@@ -3,6 +3,11 @@
  * and 0F3A maps and of VEX/EVEX, and the stack effects of those that move
  * rsp or rbp, save or restore a register or write a general register.  An
  * invalid or truncated instruction gives 0: the check says so (JD081). */
+#include <capstone/capstone.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "unwinders/decode.h"
 
 
@@ -674,13 +679,72 @@ static size_t x86_decode(const uint8_t *p, size_t n, struct uw_insn *e)
 	return len;
 }
 
-static const char *x86_reg(unsigned r)
+static const char *x86_dw_reg(unsigned r)
 {
 	return uw_decoder_reg(&arch_facts[ARCH_ID_x86_64], r);
+}
+
+/* Does the code hold `movabs $0x0,%r` (REX.W B8+r, eight zero bytes)
+ * anywhere?  The cheap filter before capstone reads the load. */
+static bool has_movabs_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i + 10 <= n; i++)
+		if ((p[i] == 0x48 || p[i] == 0x49) && p[i + 1] >= 0xb8 && p[i + 1] <= 0xbf &&
+		    !memcmp(p + i + 2, "\0\0\0\0\0\0\0\0", 8))
+			return true;
+	return false;
+}
+
+/* lint's JD082 on x86_64: the calls and jumps through a register whose last
+ * write was `movabs $0x0` (LLVM's MCJIT before relocation: R_X86_64_64 not
+ * applied).  Capstone reads a load that holds such a movabs at all, with the
+ * registers each instruction writes; a call clobbers the caller-saved ones. */
+static size_t x86_calls_zero(const uint8_t *code, size_t n, uint64_t addr, uint64_t *off, unsigned max,
+			     unsigned *noff, char *first, size_t flen)
+{
+	csh h;
+	if (!has_movabs_zero(code, n) || cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
+		return 0;
+	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
+	cs_insn *in = cs_malloc(h);
+	static const x86_reg caller_saved[] = { X86_REG_RAX, X86_REG_RCX, X86_REG_RDX, X86_REG_RSI, X86_REG_RDI,
+						X86_REG_R8,  X86_REG_R9,  X86_REG_R10, X86_REG_R11 };
+	uint64_t zero_at[X86_REG_ENDING] = { 0 };   /* 1 + the movabs's offset; 0: not known zero */
+	const uint8_t *p = code;
+	size_t left = n, hits = 0;
+	uint64_t pc = addr;
+	while (in && left && cs_disasm_iter(h, &p, &left, &pc, in)) {   /* each step consumes bytes: bounded by n */
+		const cs_x86 *x = &in->detail->x86;
+		uint64_t o = in->address - addr;
+		unsigned r = x->op_count == 1 && x->operands[0].type == X86_OP_REG ? x->operands[0].reg : 0;
+		if ((in->id == X86_INS_CALL || in->id == X86_INS_JMP) && r && r < X86_REG_ENDING && zero_at[r]) {
+			if (!hits++)
+				snprintf(first, flen, "movabs $0x0,%%%s at +0x%" PRIx64 "; %s *%%%s", cs_reg_name(h, r),
+					 zero_at[r] - 1, in->id == X86_INS_CALL ? "call" : "jmp", cs_reg_name(h, r));
+			if (*noff < max)
+				off[(*noff)++] = o;
+		}
+		cs_regs rr, ww;
+		uint8_t nr = 0, nw = 0;
+		if (cs_regs_access(h, in, rr, &nr, ww, &nw) == CS_ERR_OK)
+			for (unsigned k = 0; k < nw; k++)
+				if (ww[k] < X86_REG_ENDING)
+					zero_at[ww[k]] = 0;
+		if (in->id == X86_INS_CALL)
+			for (size_t k = 0; k < sizeof(caller_saved) / sizeof(caller_saved[0]); k++)
+				zero_at[caller_saved[k]] = 0;
+		if (in->id == X86_INS_MOVABS && x->op_count == 2 && x->operands[0].type == X86_OP_REG &&
+		    x->operands[1].type == X86_OP_IMM && x->operands[1].imm == 0 && x->operands[0].reg < X86_REG_ENDING)
+			zero_at[x->operands[0].reg] = o + 1;
+	}
+	cs_free(in, 1);
+	cs_close(&h);
+	return hits;
 }
 
 /* DWARF: rbp 6, rsp 7, return address column 16; a call leaves CFA = rsp + 8
  * with the return address at CFA-8, always (SysV psABI 3.6.2) */
 const struct uw_decoder uw_decoder_x86_64 = {
-	UW_DECODER_FACTS(x86_64), .max_insn = 15, .decode = x86_decode, .reg_name = x86_reg,
+	UW_DECODER_FACTS(x86_64), .max_insn = 15, .decode = x86_decode, .reg_name = x86_dw_reg,
+	.calls_zero = x86_calls_zero,
 };

@@ -154,6 +154,8 @@ const struct lint_rule lint_rules[LR__COUNT] = {
 		"perf's jitted .so of a load without UNWINDING_INFO has no .eh_frame: with --call-graph dwarf perf's unwinder (libunwind in perf 6.1/6.12, libdw in 7.x) finds no CFI for that code and ends the chain at its frame, with no frame-pointer fallback; with -g the kernel's rbp walk is right only if that code keeps rbp as its frame pointer." },
 	[LR_NO_UNWIND_INFO] = { "JD029", "no-unwind-info", LINT_ERROR,
 		"no load of the dump has UNWINDING_INFO: with --call-graph dwarf perf (libunwind in 6.1/6.12, libdw in 7.x) ends every chain at its first JIT frame, no caller shown (measured on QEMU 10 and 11); with -g the kernel's rbp walk is right only if the JIT code keeps rbp as its frame pointer (QEMU's does not: one bogus frame, then the end)." },
+	[LR_RECORD_TID] = { "JD017", "record-tid", LINT_INFO,
+		"perf injects the MMAP2 with the record's pid and tid, and a thread that is not its process's leader shares the leader's maps, so a tid that names no thread costs nothing: samples of every thread of the pid resolve to the code (measured on Erlang's dumps, perf 6.12 and 7.2)." },
 	[LR_CODE_UNRELOCATED] = { "JD082", "code-unrelocated", LINT_WARNING,
 		"perf writes a load's bytes into its jitted .so as the dump has them, so code dumped before the JIT relocated it shows perf annotate and objdump calls to address 0 where the running code calls its target; the unwinders are not affected (the return addresses are the same)." },
 };

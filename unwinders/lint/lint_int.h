@@ -84,6 +84,8 @@ struct lint_prod {
 	uint64_t loads_unw, loads_bare;
 	uint64_t first_bare_off;
 	char first_bare_name[96];
+	uint64_t tid_bad, first_tid_off;   /* CODE_LOADs whose tid is at or above the kernel's pid limit (JD017) */
+	uint32_t first_tid;
 };
 
 struct lint_ctx {
