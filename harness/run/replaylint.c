@@ -52,6 +52,10 @@ struct rl_loss {
 	unsigned nexpl;
 	bool matched;
 	uint64_t native_pc, native_below, native_n;   /* losses caused by the native frame below */
+	/* losses at a caller frame whose CFA register the JIT frame below it
+	 * restores: that frame's load (file offset) and instruction, and how
+	 * many of the losses had it below */
+	uint64_t below_load, below_off, below_n;
 };
 
 struct hx_rl {
@@ -256,6 +260,29 @@ static uint64_t native_below_sp(const struct rr *r, const struct rr_view *v, con
 	return at < 0 ? (uint64_t)-at : 0;
 }
 
+/* A caller frame i (> 0) whose CFA comes from a register other than SP that
+ * the JIT frame below it (i - 1) restores from a slot its row names: a wrong
+ * row there (V8's epilogue keeps rbp "saved" below SP, JD057) loses frame
+ * i's caller, and the finding names frame i - 1's instruction.  Its load
+ * and the offset of that instruction (the call before a return address). */
+static bool jit_below(const struct hx_rl *l, const struct rr *r, const struct rr_view *v, const struct uw_result *c,
+		      int i, uint64_t *load, uint64_t *off)
+{
+	struct rr_jit b;
+	struct ehf_row up, lo;
+	uint64_t pc = c->addr[i - 1] - (i > 1 ? 1 : 0);
+	if (i < 1 || !hx_rr_jit_at(r, v, pc, &b) || !b.load || !row_at(v, c->addr[i] - 1, &up) || !row_at(v, pc, &lo))
+		return false;
+	unsigned cr = up.cfa_reg;
+	if (cr == (unsigned)r->arch->facts->dw_sp || cr >= EHF_NREGS || lo.reg[cr].kind != EHF_OFFSET)
+		return false;
+	*load = b.load->file_off;
+	*off = c->addr[i - 1] - b.start;
+	if (i > 1)
+		*off = call_before(l, r, b.load, *off);
+	return true;
+}
+
 int hx_rl_sample(struct hx_rl *l, const struct rr *r, const struct rr_view *v, const struct uw_sample *s,
 		 const struct uw_result *res)
 {
@@ -289,6 +316,14 @@ int hx_rl_sample(struct hx_rl *l, const struct rr *r, const struct rr_view *v, c
 			x->native_pc = c->addr[0];
 			x->native_below = below;
 		}
+		uint64_t bl, bo;
+		if (kind == RL_ENDS && i > 0 && jit_below(l, r, v, c, i, &bl, &bo)) {
+			if (!x->below_n) {
+				x->below_load = bl;
+				x->below_off = bo;
+			}
+			x->below_n += x->below_load == bl && x->below_off == bo;
+		}
 		bool seen = false;
 		for (unsigned n = 0; n < x->nloads; n++)
 			seen |= x->load_off[n] == j.load->file_off;
@@ -319,6 +354,16 @@ static bool about_unwinding(const struct lint_rule *ru, const char *engine)
 	return true;
 }
 
+static bool names_at(const struct lint_where *w, uint64_t off)
+{
+	for (unsigned i = 0; i < w->npc && i < LINT_MAX_PCS; i++)
+		if (w->span[i] ? off - w->pc[i] < w->span[i] && off >= w->pc[i] : w->pc[i] == off)
+			return true;
+	return false;
+}
+
+static uint64_t total(const struct hx_rl *l, const struct rl_loss *x);
+
 static bool names(const struct hx_rl *l, const struct rl_finding *f, const struct rl_loss *x)
 {
 	const struct lint_where *w = &f->where;
@@ -326,17 +371,17 @@ static bool names(const struct hx_rl *l, const struct rl_finding *f, const struc
 		return false;
 	if (!w->load)
 		return w->whole;
+	/* every loss here had the same JIT frame below, restoring the register
+	 * this frame's CFA needs: a finding at that frame's instruction */
+	if (x->below_n && x->below_n == total(l, x) && w->load == x->below_load && !w->whole &&
+	    names_at(w, x->below_off))
+		return true;
 	bool load = false;
 	for (unsigned n = 0; n < x->nloads; n++)
 		load |= x->load_off[n] == w->load;
 	if (!load)
 		return false;
-	if (w->whole)
-		return true;
-	for (unsigned i = 0; i < w->npc && i < LINT_MAX_PCS; i++)
-		if (w->span[i] ? x->off - w->pc[i] < w->span[i] && x->off >= w->pc[i] : w->pc[i] == x->off)
-			return true;
-	return false;
+	return w->whole || names_at(w, x->off);
 }
 
 /* pair every loss with the findings naming it (done once, at report time) */
@@ -422,6 +467,9 @@ void hx_rl_report_text(const struct hx_rl *cl, const struct rr *r)
 			const struct rl_finding *f = &l->d[x->dump].f[x->expl[e]];
 			printf("%s %s %s @0x%" PRIx64, e ? "," : "  <-", f->rule->id, f->rule->name, f->offset);
 		}
+		if (x->nexpl && x->below_n && x->below_n == total(l, x))
+			printf(" (the JIT frame below, at +0x%" PRIx64 ", restores the register this frame's CFA is "
+			       "computed from)", x->below_off);
 		if (!x->nexpl && x->native_n)
 			printf("  <- the native frame below (pc 0x%" PRIx64 ") restores a register from %" PRIu64
 			       " bytes below SP, outside perf's stack copy, and this frame's CFA needs it",
