@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "harness/run/cfarow.h"
+#include "harness/realperf/perfrun.h"
 
 void hx_case_res_free(struct hx_case_res *r)
 {
@@ -86,6 +87,12 @@ struct replay {
 	int profs[3], nprofs;
 	int sizes[4], nsizes;
 	bool skip_said[HX_MAX_UW];          /* a skipped column's line was printed */
+	/* the perf modelled is older than 7 (or none runs here): its libdw path
+	 * makes one Dwfl per sample, so no module an earlier sample reported
+	 * (a garbage frame's, in a data segment) stays to refuse a later one's;
+	 * perf >= 7 keeps one per address space, as one per view does */
+	bool dwfl_per_sample;
+	uint64_t dwfl_key;
 };
 
 /* o->times: a monotonic clock (vDSO, no system call) */
@@ -155,6 +162,8 @@ static void replay_configs(struct replay *rp)
 			rp->sizes[rp->nsizes++] = c->stack_sizes[i];
 	if (!rp->nsizes)
 		rp->sizes[rp->nsizes++] = 8192;
+	const struct hx_perf_build *b;
+	rp->dwfl_per_sample = hx_perf_probe(&b, NULL, 0) || b->major < 7;
 }
 
 /* Parse the case, open the jitdump, parse the maps, build the process view.
@@ -330,6 +339,7 @@ static void replay_sample(struct replay *rp, const struct hx_sample *s, const st
 		}
 		if (dump.stack_size > (uint64_t)rp->sizes[z])
 			dump.stack_size = (uint64_t)rp->sizes[z];
+		dump.dwfl_proc = rp->dwfl_per_sample ? ++rp->dwfl_key : 0;
 		in.dump = &dump;
 		hx_sess_sample(ss, &in, &rp->ref, sr->uw);
 		sr->nuw = rp->o->nuw;
