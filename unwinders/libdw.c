@@ -604,6 +604,14 @@ static int dw_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 	}
 	uint64_t ip = uw_reg(s, s->arch->perf_ip);
 	st->v = v;
+	if (!s->dwfl_proc && s->dwfl_fresh && st->norder) {
+		st->attached = false;
+		if (dw_begin(st)) {
+			r->stop = UW_STOP_ERROR;
+			snprintf(r->why, sizeof(r->why), "dwfl_begin: %s", dwfl_errmsg(-1));
+			return 0;
+		}
+	}
 	if (s->dwfl_proc && dw_use_proc(st, s->dwfl_proc)) {
 		r->stop = UW_STOP_ERROR;
 		snprintf(r->why, sizeof(r->why), "dwfl_begin: %s", dwfl_errmsg(-1));

@@ -31,6 +31,9 @@ struct uw_sample {
 	 * a real recording: the pid + 1): the libdw emulation shares one Dwfl
 	 * per value across all its views.  0: one Dwfl per view (a case). */
 	uint64_t dwfl_proc;
+	/* perf < 7 makes one Dwfl per sample: with dwfl_proc 0, the view's own
+	 * Dwfl is begun again for this sample (a case) */
+	bool dwfl_fresh;
 };
 
 static inline uint64_t uw_reg(const struct uw_sample *s, int perf_id)

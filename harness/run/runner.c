@@ -92,7 +92,6 @@ struct replay {
 	 * (a garbage frame's, in a data segment) stays to refuse a later one's;
 	 * perf >= 7 keeps one per address space, as one per view does */
 	bool dwfl_per_sample;
-	uint64_t dwfl_key;
 };
 
 /* o->times: a monotonic clock (vDSO, no system call) */
@@ -339,7 +338,7 @@ static void replay_sample(struct replay *rp, const struct hx_sample *s, const st
 		}
 		if (dump.stack_size > (uint64_t)rp->sizes[z])
 			dump.stack_size = (uint64_t)rp->sizes[z];
-		dump.dwfl_proc = rp->dwfl_per_sample ? ++rp->dwfl_key : 0;
+		dump.dwfl_fresh = rp->dwfl_per_sample;
 		in.dump = &dump;
 		hx_sess_sample(ss, &in, &rp->ref, sr->uw);
 		sr->nuw = rp->o->nuw;
