@@ -136,11 +136,12 @@ else
 BIN       := $(BUILD)/jitunwind
 endif
 CHECKBIN  := $(BUILD)/tests/check
+FLUSH_SO  := $(BUILD)/libjuflush.so
 
 .PHONY: layers
 .PHONY: doctor-test
 .PHONY: all run check check-asan bench bench-replay deps clean unit cases matrix cross-replay fuzz perf-e2e goldens lint-vs-run style perf-check tools-test perf-gens
-all: deps $(BIN)
+all: deps $(BIN) $(FLUSH_SO)
 
 deps:
 	@true
@@ -174,6 +175,12 @@ $(BUILD)/libjitunwind.a: $(LIB_OBJ)
 
 $(BIN): $(BUILD)/harness/cli/main.o $(ALL_LIBS)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+
+# trace's LD_PRELOAD shim (harness/trace/shim/juflush.c): a jitdump's stdio writes
+# flushed at once.  Loaded into the traced JIT, so no sanitizer and none of the project
+$(FLUSH_SO): harness/trace/shim/juflush.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(OPT) -g $(WARN) $(WERROR) -D_GNU_SOURCE -fPIC -shared -o $@ $< -ldl
 
 # a tier's runner: tests/check_main.c with that tier's suites, linked only against
 # its layers (an upward reference in a test fails to link too)
@@ -258,7 +265,7 @@ $(TRACEPROG) $(CASEPROG): $(BUILD)/tests/trace/%: tests/trace/%.c $(call LAYER_L
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(call LAYER_LIB,trampolines)
 .PHONY: trace-test
 check: trace-test
-trace-test: deps $(BIN) $(TRACEPROG) $(CASEPROG)
+trace-test: deps $(BIN) $(FLUSH_SO) $(TRACEPROG) $(CASEPROG)
 	RUNNER="$(RUNNER)" tests/trace/trace_test.py ./$(BIN) $(TRACEPROG) $(CASEPROG) >$(BUILD)/trace-test.txt; rc=$$?; \
 	  if [ $$rc = 77 ]; then cat $(BUILD)/trace-test.txt; echo "trace-test: skipped (the reason above)"; \
 	  elif [ $$rc != 0 ]; then cat $(BUILD)/trace-test.txt; exit $$rc; \

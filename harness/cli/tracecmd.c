@@ -1,9 +1,13 @@
 /* `jitunwind trace`: its option table (opts.h) and the run of harness/trace. */
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "arches.h"
 #include "harness/cli/cmds.h"
 #include "harness/trace/trace.h"
 #include "unwinders/model/perfview.h"
@@ -70,6 +74,9 @@ static const struct cli_opt trace_opts[] = {
 	  .off = T_OFF(stack_size), .lo = 1, .hi = 1 << 20 },
 	{ "samples-text", 0, "F", "one line per sample: tid, pc, sp, bp, cx, the first stack words",
 	  .set = cli_set_str, .off = T_OFF(samples_text), .example = "/dev/null" },
+	{ "no-flush", 0, NULL, "leave CMD's jitdump writes buffered as it makes them (by default an LD_PRELOAD shim "
+	  "flushes each fwrite to a jit-*.dump at once, so a load is read before its code runs)",
+	  .set = cli_set_true, .off = T_OFF(no_flush) },
 	{ "unwinders", 0, "LIST", "the unwinders (columns) that judge each sample, comma-separated",
 	  .def_text = "run's on this machine that read user samples", .set = cli_set_str, .off = T_OFF(unwinders),
 	  .example = "oracle" },
@@ -106,6 +113,33 @@ const struct cli_cmd cli_trace = {
 		 "  finding.\n",
 };
 
+/* the flush shim: $JITUNWIND_FLUSH_SO, else libjuflush.so beside this binary
+ * or in its build/<arch>/; NULL (and a note) if there is none */
+static const char *flush_shim(char *buf, size_t n)
+{
+	const char *env = getenv("JITUNWIND_FLUSH_SO");
+	if (env && *env)
+		return realpath(env, buf) ? buf : NULL;
+	char exe[PATH_MAX], cand[PATH_MAX + 64];
+	ssize_t l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (l <= 0)
+		return NULL;
+	exe[l] = 0;
+	char *slash = strrchr(exe, '/');
+	if (slash)
+		*slash = 0;
+	const struct arch_facts *af = arch_facts_host();
+	for (int i = 0; i < 2; i++) {
+		if (i)
+			snprintf(cand, sizeof(cand), "%s/build/%s/libjuflush.so", exe, af ? af->name : "?");
+		else
+			snprintf(cand, sizeof(cand), "%s/libjuflush.so", exe);
+		if (n >= PATH_MAX && realpath(cand, buf) && !access(buf, R_OK))
+			return buf;
+	}
+	return NULL;
+}
+
 static int cmd_trace(int argc, char **argv)
 {
 	struct hx_trace_cfg c = { .log = stderr };
@@ -118,6 +152,11 @@ static int cmd_trace(int argc, char **argv)
 	if (first == argc)
 		return cli_usage_error(&cli_trace, "no command after --");
 	c.argv = argv + first;
+	char so[PATH_MAX];
+	if (!c.no_flush && !(c.flush_so = flush_shim(so, sizeof(so))))
+		fprintf(stderr, "trace: no libjuflush.so beside %s (or $JITUNWIND_FLUSH_SO): a JIT's buffered "
+			"jitdump writes reach the file late, and code that runs before its load is read goes "
+			"unsampled\n", argv[0]);
 	struct hx_trace_result r;
 	int e = hx_trace_run(&c, &r);
 	if (e == -EPERM || e == -ENOSYS) {

@@ -50,10 +50,21 @@ static void tid_del(struct tr_state *t, pid_t tid)
 		}
 }
 
+/* LD_PRELOAD with the flush shim first (the process's own preloads kept after it) */
+static void preload(const char *so)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char buf[8192];
+	snprintf(buf, sizeof(buf), "%s%s%s", so, old && *old ? ":" : "", old && *old ? old : "");
+	setenv("LD_PRELOAD", buf, 1);
+}
+
 /* the child: ptrace(TRACEME), exec; a failure goes up the pipe as {stage, errno} */
-static void child(int wfd, char **argv)
+static void child(int wfd, char **argv, const char *so)
 {
 	int msg[2] = { 0, 0 };
+	if (so)
+		preload(so);
 	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0) {
 		msg[1] = errno;
 	} else {
@@ -76,7 +87,7 @@ static int start(struct tr_state *t)
 	if (pid < 0)
 		return -errno;
 	if (pid == 0)
-		child(p[1], t->cfg->argv);
+		child(p[1], t->cfg->argv, t->cfg->no_flush ? NULL : t->cfg->flush_so);
 	close(p[1]);
 	t->pid = t->res->pid = pid;
 	struct tr_thread *th = tid_get(t, pid);

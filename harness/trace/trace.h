@@ -25,6 +25,8 @@ struct hx_trace_cfg {
 	size_t stack_size;      /* --stack-size N: bytes of user stack per sample (default 8192) */
 	FILE *log;              /* findings and events as they happen (stderr) */
 	const char *samples_text;   /* --samples-text F (written by the CLI) */
+	bool no_flush;          /* --no-flush: CMD's jitdump writes left as buffered as it made them */
+	const char *flush_so;   /* the LD_PRELOAD shim that flushes them (harness/trace/shim), or NULL */
 	/* judging (tracejudge.c) */
 	int profile;            /* --perf-profile: enum pv_profile */
 	const char *unwinders;  /* --unwinders LIST (NULL: fp,libunwind,libdw,oracle) */
@@ -45,6 +47,10 @@ struct hx_trace_sample {
 	 * activations, the native frames beyond the outermost (libdw, full memory) */
 	uint64_t truth[HX_TRACE_MAX_TRUTH];
 	int ntruth;
+	/* the first ncopy frames of the truth are what an unwinder can reach
+	 * from the sample: each return address's slot lies in the stack copy
+	 * (below sp + stack_len); the rest only a full-memory unwind sees */
+	int ncopy;
 	bool truth_known;       /* false: no activation established (judged for agreement only) */
 	size_t load;            /* the load (index in the result) pc lies in */
 };
@@ -89,6 +95,7 @@ struct hx_trace_result {
 	uint64_t activations;   /* entries seen (activations pushed) */
 	uint64_t unknown;       /* samples whose truth is unknown */
 	uint64_t native_fail;   /* activations whose native unwind failed (libdw) */
+	uint64_t cut;           /* samples whose truth goes on past the stack copy (judged up to it) */
 	struct hx_trace_sample *smp;   /* every sample, in order */
 	size_t nsmp, capsmp;
 	char why[512];          /* what failed, for a negative return */

@@ -12,6 +12,7 @@ struct tr_act {
 	uint64_t ra, sp;
 	size_t load;
 	uint64_t chain[HX_TRACE_MAX_TRUTH];
+	uint64_t chain_sp[HX_TRACE_MAX_TRUTH];  /* SP once chain[f]'s frame is returned to (0: not known) */
 	int nchain;
 };
 

@@ -6,6 +6,7 @@
  * perf's stack copy), from the caller's state as it will be on return.  A
  * sample's truth: its pc, the return addresses of the live activations, the
  * native frames between and beyond them. */
+#include "arches.h"
 #include "harness/trace/trace_int.h"
 
 #include <elfutils/libdwfl.h>
@@ -22,7 +23,7 @@ struct tr_dw {
 	bool given;             /* next_thread gave it */
 	uint64_t dw[32];
 	int ndw;
-	uint64_t *out;
+	uint64_t *out, *out_sp;
 	int nout;
 	bool failed;            /* this Dwfl could not be built: no native frames */
 };
@@ -215,6 +216,8 @@ static int dw_frame(Dwfl_Frame *f, void *arg)
 	bool act;
 	if (!dwfl_frame_pc(f, &pc, &act) || w->nout >= HX_TRACE_MAX_TRUTH)
 		return DWARF_CB_ABORT;
+	Dwarf_Word sp;
+	w->out_sp[w->nout] = dwfl_frame_reg(f, (unsigned)arch_facts_host()->dw_sp, &sp) == 0 ? sp : 0;
 	w->out[w->nout++] = pc;
 	if (tr_load_at(w->t, pc - 1) >= 0)
 		return DWARF_CB_ABORT;
@@ -226,7 +229,8 @@ static int dw_frame(Dwfl_Frame *f, void *arg)
 }
 
 /* the native frames from the caller's state on return (dw[]), into out[] */
-static int native_chain(struct tr_state *t, pid_t tid, const uint64_t *dw, int ndw, uint64_t *out)
+static int native_chain(struct tr_state *t, pid_t tid, const uint64_t *dw, int ndw, uint64_t *out,
+			uint64_t *out_sp)
 {
 	if ((!t->dw || !t->dw->attached) && dw_begin(t))
 		return 0;
@@ -239,6 +243,7 @@ static int native_chain(struct tr_state *t, pid_t tid, const uint64_t *dw, int n
 	memcpy(w->dw, dw, sizeof(uint64_t) * (size_t)ndw);
 	w->ndw = ndw;
 	w->out = out;
+	w->out_sp = out_sp;
 	w->nout = 0;
 	dwfl_getthread_frames(w->dwfl, tid, dw_frame, w);
 	return w->nout;
@@ -262,9 +267,10 @@ static int push_act(struct tr_state *t, struct tr_thread *th, size_t load, const
 		return 0;               /* no stack to read the return address from: no activation */
 	a->sp = s->sp;
 	a->load = load;
-	a->nchain = native_chain(t, tid, dw, ndw, a->chain);
+	a->nchain = native_chain(t, tid, dw, ndw, a->chain, a->chain_sp);
 	if (a->nchain == 0) {
 		a->chain[0] = a->ra;    /* the return address at least (executed, not unwound) */
+		a->chain_sp[0] = dw[arch_facts_host()->dw_sp];
 		a->nchain = 1;
 		t->res->native_fail++;
 	}
@@ -305,13 +311,23 @@ void tr_act_truth(struct tr_state *t, pid_t tid, struct hx_trace_sample *s)
 	s->load = load < 0 ? 0 : (size_t)load;
 	if (!th || !th->nacts || load < 0 || th->acts[th->nacts - 1].load != (size_t)load)
 		return;
-	int n = 0;
+	int n = 0, ncopy = -1;
+	uint64_t end = s->sp + s->stack_len;
+	const struct arch_facts *af = arch_facts_host();
+	int64_t slot = af->ra_at_cfa ? af->ra_cfa_off : -8;   /* LR arches: saved below, at least 8 */
 	s->truth[n++] = s->pc;
 	for (size_t i = th->nacts; i-- > 0 && n < HX_TRACE_MAX_TRUTH;) {
 		const struct tr_act *a = &th->acts[i];
 		int f;
-		for (f = 0; f < a->nchain && n < HX_TRACE_MAX_TRUTH; f++)
+		for (f = 0; f < a->nchain && n < HX_TRACE_MAX_TRUTH; f++) {
+			/* its return address's slot, from the SP once the frame is
+			 * returned to: past the copy's end no unwinder reads it, nor
+			 * in the copy's last word, which perf's libunwind path never
+			 * reads (its access_mem's `>= end`) */
+			if (ncopy < 0 && a->chain_sp[f] && a->chain_sp[f] + (uint64_t)slot + 16 > end)
+				ncopy = n;
 			s->truth[n++] = a->chain[f];
+		}
 		long in = tr_load_at(t, a->chain[a->nchain - 1] - 1);
 		if (in < 0)
 			break;                /* the native chain ended outside JIT code */
@@ -319,7 +335,9 @@ void tr_act_truth(struct tr_state *t, pid_t tid, struct hx_trace_sample *s)
 			return;               /* JIT code no activation of ours accounts for */
 	}
 	s->ntruth = n;
+	s->ncopy = ncopy < 0 ? n : ncopy;
 	s->truth_known = true;
+	t->res->cut += s->ncopy < n;
 }
 
 void tr_act_free(struct tr_state *t)

@@ -84,8 +84,8 @@ static void tj_group(struct tj *j, size_t i)
 		h->stack_addr = s->sp;
 		h->stack_size = s->stack_len;
 		h->stack = s->stack;              /* the perf column finds a sample by its stack */
-		h->ntruth = (uint32_t)s->ntruth;
-		memcpy(h->truth, s->truth, sizeof(uint64_t) * (size_t)s->ntruth);
+		h->ntruth = (uint32_t)s->ncopy;
+		memcpy(h->truth, s->truth, sizeof(uint64_t) * (size_t)s->ncopy);
 	}
 }
 
@@ -142,7 +142,7 @@ static void tj_sample(struct tj *j, const struct hx_trace_sample *s, struct hx_c
 	memcpy(full.regs, s->regs, sizeof(full.regs));
 	uint8_t fl[HX_TRACE_MAX_TRUTH];
 	memset(fl, HX_FP_NOT_RA, sizeof(fl));
-	struct hx_sess_sample in = { .full = &full, .dump = &full, .truth = { s->truth, fl, s->ntruth },
+	struct hx_sess_sample in = { .full = &full, .dump = &full, .truth = { s->truth, fl, s->ncopy },
 				     .judge = true, .only = -1 };
 	hx_sess_emitted(&j->sess, &full, &in.truth, &j->ref);
 	if (j->ref.emitted.v != HX_OK)
@@ -150,10 +150,10 @@ static void tj_sample(struct tj *j, const struct hx_trace_sample *s, struct hx_c
 	struct hx_sample_res *sr = &cr->samples[cr->nsamples++];
 	snprintf(sr->where, sizeof(sr->where), "%.30s+0x%" PRIx64, l->name, s->pc - l->addr);
 	sr->offset = (int)(s->pc - l->addr);
-	sr->stack_size = (int)s->stack_len;
+	sr->stack_size = (int)j->cfg->stack_size;   /* perf asked for it; near the top the copy is shorter */
 	snprintf(sr->profile, sizeof(sr->profile), "%s", pv_profile_name(j->cfg->profile));
-	sr->nt = s->ntruth;
-	memcpy(sr->truth, s->truth, sizeof(uint64_t) * (size_t)s->ntruth);
+	sr->nt = s->ncopy;      /* judged up to the stack copy's end (the header counts the cut) */
+	memcpy(sr->truth, s->truth, sizeof(uint64_t) * (size_t)s->ncopy);
 	sr->pc = s->pc;
 	sr->src = (uint32_t)(s - j->res->smp);
 	hx_sess_sample(&j->sess, &in, &j->ref, sr->uw);

@@ -22,7 +22,8 @@ static void load_row(FILE *f, const struct hx_trace_load *l)
 	size_t hit = 0;
 	for (size_t j = 0; j < l->nbps; j++)
 		hit += l->bps[j].hits > 0;
-	fprintf(f, "  %-40s 0x%-14" PRIx64 " %5zu/%-5zu%s%s%s\n", l->name, l->addr, hit, l->nbps,
+	/* the name last: a JIT's symbols run long (CPython's carry the file) */
+	fprintf(f, "  0x%-14" PRIx64 " %7zu/%-7zu %s%s%s%s\n", l->addr, hit, l->nbps, l->name,
 		l->code_differs ? "  code differs from the dump" : "",
 		l->undecodable ? "  not all decodable" : "", l->closed ? "  moved/closed" : "");
 	if (hit == l->nbps)
@@ -40,16 +41,19 @@ static void load_row(FILE *f, const struct hx_trace_load *l)
 void hx_trace_report(FILE *f, const struct hx_trace_result *r)
 {
 	char buf[128];
-	fprintf(f, "trace: pid %d %s; jitdump %s (%" PRIu64 " bytes, %" PRIu64 " records); "
-		"%zu loads, %" PRIu64 " samples, %" PRIu64 " threads, %" PRIu64 " traps not ours\n",
-		(int)r->pid, end_text(r, buf, sizeof(buf)), r->jitdump[0] ? r->jitdump : "(none)",
-		r->jd_read, r->nrecs, r->nloads, r->samples, r->threads_seen, r->foreign_traps);
-	fprintf(f, "truth by execution: %" PRIu64 " activations, %" PRIu64 " samples with truth unknown "
-		"(no activation of their function: judged for agreement only), %" PRIu64
-		" native unwinds that failed at an entry\n", r->activations, r->unknown, r->native_fail);
+	fprintf(f, "trace: pid %d %s; jitdump %s (%" PRIu64 " bytes, %" PRIu64 " records)\n",
+		(int)r->pid, end_text(r, buf, sizeof(buf)), r->jitdump[0] ? r->jitdump : "(none)", r->jd_read,
+		r->nrecs);
+	fprintf(f, "  %zu loads, %" PRIu64 " samples, %" PRIu64 " threads, %" PRIu64 " traps not ours\n",
+		r->nloads, r->samples, r->threads_seen, r->foreign_traps);
+	fprintf(f, "truth by execution: %" PRIu64 " activations, %" PRIu64 " native unwinds that failed at an "
+		"entry\n", r->activations, r->native_fail);
+	fprintf(f, "  %" PRIu64 " samples with truth unknown (no activation of their function: not judged)\n",
+		r->unknown);
+	fprintf(f, "  %" PRIu64 " samples whose truth goes on past the stack copy (judged up to its end)\n", r->cut);
 	if (!r->nloads)
 		return;
-	fprintf(f, "  %-40s %-16s %s\n", "function", "address", "sampled/boundaries");
+	fprintf(f, "  %-16s %-15s %s\n", "address", "sampled/bounds", "function (jitdump symbol)");
 	for (size_t i = 0; i < r->nloads; i++)
 		load_row(f, &r->loads[i]);
 }
@@ -68,7 +72,10 @@ int hx_trace_samples_text(FILE *f, const struct hx_trace_result *r)
 			memcpy(&w, s->stack + j * 8, 8);
 			fprintf(f, " w%zu=0x%" PRIx64, j, w);
 		}
-		fprintf(f, " maps=%s truth=", s->maps && strstr(s->maps, "[stack]") ? "yes" : "no");
+		fprintf(f, " maps=%s", s->maps && strstr(s->maps, "[stack]") ? "yes" : "no");
+		if (s->truth_known && s->ncopy < s->ntruth)
+			fprintf(f, " copy_ends_after=%d", s->ncopy);
+		fprintf(f, " truth=");
 		if (!s->truth_known)
 			fprintf(f, "unknown");
 		for (int t = 0; t < s->ntruth; t++)

@@ -10,7 +10,10 @@
  *       salt    the dump's copy of the code has its last byte changed (as CPython does)
  *       trap    the program raises its own SIGTRAP (its handler counts it)
  *       thread  the calls run in a second thread too
- *       exec    after the calls it execs /bin/true */
+ *       exec    after the calls it execs /bin/true
+ *       stdio   the CODE_LOAD goes through a fully buffered FILE (fwrite), as CPython,
+ *               V8 and QEMU write theirs: it reaches the file only at exit, unless
+ *               something flushes each fwrite (trace's LD_PRELOAD shim) */
 #include "trampolines/tramp.h"
 
 #include <stdint.h>
@@ -20,6 +23,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef uint64_t (*tramp_fn)(uint64_t a, uint64_t b, uint64_t c, uint64_t (*callee)(uint64_t));
@@ -61,14 +65,39 @@ static uint64_t calls(void)
 
 static void *thread_main(void *arg) { (void)arg; calls(); return NULL; }
 
+static FILE *stdio_dump;
+
+/* the CODE_LOAD record by hand (the jitdump specification's layout), through
+ * a FILE with a buffer larger than the record */
+static int load_by_stdio(struct jdw *w, const char *name, const uint8_t *bytes, size_t n)
+{
+	static char buf[1 << 16];
+	if (!(stdio_dump = fdopen(dup(w->fd), "a")) || setvbuf(stdio_dump, buf, _IOFBF, sizeof(buf)))
+		return -1;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	struct {
+		uint32_t id, total;
+		uint64_t stamp;
+		uint32_t pid, tid;
+		uint64_t vma, addr, size, index;
+	} __attribute__((packed)) r = { 0, (uint32_t)(sizeof(r) + strlen(name) + 1 + n),
+		(uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec, (uint32_t)getpid(), (uint32_t)getpid(),
+		(uint64_t)(uintptr_t)code, (uint64_t)(uintptr_t)code, n, 0 };
+	return fwrite(&r, sizeof(r), 1, stdio_dump) == 1 && fwrite(name, strlen(name) + 1, 1, stdio_dump) == 1 &&
+	       fwrite(bytes, n, 1, stdio_dump) == 1 ? 0 : -1;
+}
+
 static int write_dump(struct jdw *w, const char *dir, const char *mode)
 {
 	uint8_t copy[sizeof(tramp_code)];
 	memcpy(copy, code, sizeof(copy));
 	if (!strcmp(mode, "salt"))
 		copy[sizeof(copy) - 1] ^= 0x5a;
+	bool by_stdio = !strcmp(mode, "stdio");
 	if (jdw_open(w, dir, tr_arch_host()->facts->elf_mach) ||
-	    jdw_code_load(w, "py::tramp:jitprog", (uint64_t)(uintptr_t)code, copy, sizeof(copy), NULL)) {
+	    (by_stdio ? load_by_stdio(w, "py::tramp:jitprog", copy, sizeof(copy))
+		      : jdw_code_load(w, "py::tramp:jitprog", (uint64_t)(uintptr_t)code, copy, sizeof(copy), NULL))) {
 		fprintf(stderr, "jitprog: cannot write the jitdump in %s\n", dir);
 		return -1;
 	}
@@ -113,6 +142,8 @@ int main(int argc, char **argv)
 		pthread_join(th, NULL);
 	fprintf(out, "sum %llu\n", (unsigned long long)sum);
 	fclose(out);
+	if (stdio_dump && fclose(stdio_dump))
+		return 1;
 	if (dump)
 		jdw_close(&w);
 	if (!strcmp(mode, "exec")) {

@@ -100,7 +100,7 @@ def test_plain(binary, prog, d):
     check(rc == 0, "plain: exit 0 (got %d: %s)" % (rc, se.strip()))
     facts = prog_out(out)
     t = facts["tramp"]
-    row = re.search(r"py::tramp:jitprog\s+0x([0-9a-f]+)\s+(\d+)/(\d+)", so)
+    row = re.search(r"0x([0-9a-f]+)\s+(\d+)/(\d+)\s+py::tramp:jitprog", so)
     check(row and int(row.group(1), 16) == t, "plain: the row names the program's trampoline address")
     check(row and row.group(2) == row.group(3) == "5", "plain: 5/5 boundaries sampled")
     check("never executed" not in so, "plain: no boundary left unexecuted")
@@ -150,6 +150,30 @@ def test_truth(binary, prog, d):
     # no unwinding info in this JIT's dump: the DWARF unwinders cannot pass pc
     for u in ("libunwind", "libdw"):
         check(all(x["unwinders"][u]["stop"] == "no-unwind-info" for x in sm), u + ": no-unwind-info everywhere")
+
+
+def test_stdio(binary, prog, d):
+    """a jitdump written through a buffered FILE (as CPython, V8 and QEMU write
+    theirs): trace's LD_PRELOAD shim flushes each fwrite, so the load is read
+    before its code runs; --no-flush, the negative control, leaves the record
+    in the buffer until exit and not one boundary is sampled"""
+    out = os.path.join(d, "o.txt")
+    rc, so, se = trace(binary, ["--", prog, d, "3", out, "stdio"])
+    facts = prog_out(out)
+    row = re.search(r"0x([0-9a-f]+)\s+(\d+)/(\d+)\s+py::tramp:jitprog", so)
+    check(rc == 0 and row and int(row.group(1), 16) == facts["tramp"] and row.group(2) == row.group(3) == "5",
+          "stdio: with the flush shim every boundary of a load written through a FILE is sampled (%s)"
+          % (row.group(0) if row else se.strip()))
+    check("no libjuflush.so" not in se, "stdio: the shim was found beside the binary")
+    rc, so, se = trace(binary, ["--no-flush", "--", prog, d, "3", out, "stdio"])
+    row = re.search(r"0x([0-9a-f]+)\s+(\d+)/(\d+)\s+py::tramp:jitprog", so)
+    check(rc == 0 and row and row.group(2) == "0" and "never executed: +0x0 +0x1 +0x4 +0x6 +0x7" in so,
+          "stdio --no-flush: the record arrives at exit, nothing sampled (%s)" % (row.group(0) if row else so))
+    env = dict(os.environ, JITUNWIND_FLUSH_SO=os.path.join(d, "none.so"))
+    p = subprocess.run([binary, "trace", "--", prog, d, "1", out, "stdio"], capture_output=True, text=True,
+                       timeout=60, env=env)
+    check("no libjuflush.so" in p.stderr and "0/5" in p.stdout,
+          "stdio: a missing shim is said, not silent (%s)" % p.stderr.strip()[:200])
 
 
 def test_hits(binary, prog, d):
@@ -418,6 +442,7 @@ def main():
         test_plain(binary, prog, d)
         test_truth(binary, prog, d)
         test_hits(binary, prog, d)
+        test_stdio(binary, prog, d)
         test_modes(binary, prog, d)
         test_bad(binary, prog, d)
         if cprog:
