@@ -285,6 +285,19 @@ static int on_stop(struct tr_state *t, pid_t tid, int st, bool *done)
 		t->execd = true;                    /* CMD itself */
 		return 0;
 	}
+	if (sig == SIGTRAP && ev == PTRACE_EVENT_EXEC && t->jdfd < 0 && !t->res->nloads) {
+		/* no JIT code seen yet: CMD was a wrapper (env, a shell script,
+		 * tools/in-root's loader) and this is the program it runs */
+		char mp[64];
+		snprintf(mp, sizeof(mp), "/proc/%d/mem", (int)t->pid);
+		int fd = open(mp, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		close(t->memfd);
+		t->memfd = fd;      /* the old one reads the old image's memory */
+		t->res->execs++;
+		return 0;
+	}
 	if (sig == SIGTRAP && ev == PTRACE_EVENT_EXEC) {
 		fprintf(t->cfg->log, "trace: pid %d exec'd mid-trace: its JIT code is gone; detached\n",
 			(int)t->pid);

@@ -61,6 +61,7 @@ struct hx_trace_bp {
 	uint8_t orig;           /* the byte under the breakpoint */
 	bool planted;
 	unsigned hits;
+	char insn[40];          /* the instruction there, as capstone writes it */
 };
 
 struct hx_trace_load {
@@ -95,6 +96,7 @@ struct hx_trace_result {
 	uint64_t activations;   /* entries seen (activations pushed) */
 	uint64_t unknown;       /* samples whose truth is unknown */
 	uint64_t native_fail;   /* activations whose native unwind failed (libdw) */
+	uint64_t execs;         /* execs followed before any JIT code (a wrapper's) */
 	uint64_t cut;           /* samples whose truth goes on past the stack copy (judged up to it) */
 	struct hx_trace_sample *smp;   /* every sample, in order */
 	size_t nsmp, capsmp;
@@ -126,6 +128,7 @@ struct hx_trace_arch {
 	uint8_t bp[4];          /* the breakpoint instruction */
 	size_t bp_len;
 	int cs_arch, cs_mode;   /* capstone's names for the arch */
+	int cs_syntax;          /* capstone's CS_OPT_SYNTAX value (0: its default), as run writes insns */
 	/* the thread's pc after a trap at a breakpoint at addr */
 	uint64_t (*trap_addr)(uint64_t pc_after);
 	/* read the registers of tid in perf's layout; 0 or -errno */

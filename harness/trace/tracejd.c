@@ -173,6 +173,8 @@ static int decode_plant(struct tr_state *t, struct hx_trace_load *l, const uint8
 	csh cs;
 	if (cs_open(t->arch->cs_arch, t->arch->cs_mode, &cs) != CS_ERR_OK)
 		return -EINVAL;
+	if (t->arch->cs_syntax)
+		cs_option(cs, CS_OPT_SYNTAX, (size_t)t->arch->cs_syntax);
 	cs_insn *insn = cs_malloc(cs);
 	const uint8_t *code = mem;
 	size_t left = l->size, cap = 0;
@@ -184,6 +186,9 @@ static int decode_plant(struct tr_state *t, struct hx_trace_load *l, const uint8
 		if (!cs_disasm_iter(cs, &code, &left, &addr, insn))
 			break;
 		e = add_bp(l, &cap, at, *p);
+		if (!e)
+			snprintf(l->bps[l->nbps - 1].insn, sizeof(l->bps[0].insn), "%s%s%s", insn->mnemonic,
+				 insn->op_str[0] ? " " : "", insn->op_str);
 	}
 	l->decoded = l->size - left;
 	l->undecodable = left != 0;

@@ -150,6 +150,9 @@ static void tj_sample(struct tj *j, const struct hx_trace_sample *s, struct hx_c
 	struct hx_sample_res *sr = &cr->samples[cr->nsamples++];
 	snprintf(sr->where, sizeof(sr->where), "%.30s+0x%" PRIx64, l->name, s->pc - l->addr);
 	sr->offset = (int)(s->pc - l->addr);
+	for (size_t b = 0; b < l->nbps; b++)
+		if (l->bps[b].addr == s->pc)
+			snprintf(sr->insn, sizeof(sr->insn), "%s", l->bps[b].insn);
 	sr->stack_size = (int)j->cfg->stack_size;   /* perf asked for it; near the top the copy is shorter */
 	snprintf(sr->profile, sizeof(sr->profile), "%s", pv_profile_name(j->cfg->profile));
 	sr->nt = s->ncopy;      /* judged up to the stack copy's end (the header counts the cut) */

@@ -44,8 +44,9 @@ void hx_trace_report(FILE *f, const struct hx_trace_result *r)
 	fprintf(f, "trace: pid %d %s; jitdump %s (%" PRIu64 " bytes, %" PRIu64 " records)\n",
 		(int)r->pid, end_text(r, buf, sizeof(buf)), r->jitdump[0] ? r->jitdump : "(none)", r->jd_read,
 		r->nrecs);
-	fprintf(f, "  %zu loads, %" PRIu64 " samples, %" PRIu64 " threads, %" PRIu64 " traps not ours\n",
-		r->nloads, r->samples, r->threads_seen, r->foreign_traps);
+	fprintf(f, "  %zu loads, %" PRIu64 " samples, %" PRIu64 " threads, %" PRIu64 " traps not ours, %" PRIu64
+		" execs followed before any JIT code\n", r->nloads, r->samples, r->threads_seen, r->foreign_traps,
+		r->execs);
 	fprintf(f, "truth by execution: %" PRIu64 " activations, %" PRIu64 " native unwinds that failed at an "
 		"entry\n", r->activations, r->native_fail);
 	fprintf(f, "  %" PRIu64 " samples with truth unknown (no activation of their function: not judged)\n",

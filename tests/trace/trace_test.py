@@ -176,6 +176,18 @@ def test_stdio(binary, prog, d):
           "stdio: a missing shim is said, not silent (%s)" % p.stderr.strip()[:200])
 
 
+def test_wrapper(binary, prog, d):
+    """CMD a wrapper that execs the JIT (env, then sh's exec): the execs before
+    any JIT code are followed, the program after them traced in full"""
+    out = os.path.join(d, "o.txt")
+    rc, so, se = trace(binary, ["--", "env", "JU_WRAPPED=1", "sh", "-c", 'exec "$0" "$@"', prog, d, "3", out])
+    facts = prog_out(out)
+    row = re.search(r"0x([0-9a-f]+)\s+(\d+)/(\d+)\s+py::tramp:jitprog", so)
+    check(rc == 0 and "2 execs followed before any JIT code" in so and row and
+          int(row.group(1), 16) == facts["tramp"] and row.group(2) == "5",
+          "wrapper: env and sh exec'd on to the JIT, all 5 boundaries sampled (%s)" % (so + se)[:300])
+
+
 def test_hits(binary, prog, d):
     out, st = os.path.join(d, "o.txt"), os.path.join(d, "s.txt")
     rc, so, se = trace(binary, ["--hits", "3", "--samples-text", st, "--", prog, d, "5", out])
@@ -443,6 +455,7 @@ def main():
         test_truth(binary, prog, d)
         test_hits(binary, prog, d)
         test_stdio(binary, prog, d)
+        test_wrapper(binary, prog, d)
         test_modes(binary, prog, d)
         test_bad(binary, prog, d)
         if cprog:
