@@ -323,26 +323,44 @@ static bool identity_dso(const char *d)
 }
 
 /* perf 6.1 prints a frame in a DSO as its file offset, perf 6.12 and later
- * as its address: a value inside a mapping of that DSO perf had at the
- * sample's time is an address, else an offset, placed through the newest
- * such mapping (mappings start at 64 KiB or above, past any offset in the
- * small files mapped there) */
+ * as its address.  A value inside a mapping of that DSO perf had at the
+ * sample's time can be an address, a value below a mapping's length past
+ * its pgoff an offset; where both hold (a non-PIE executable mapped at
+ * 0x400000, whose offsets are addresses of its own mappings too) the way
+ * this perf prints, voted by the frames only one reading fits (ps->mode),
+ * decides; with no vote, the address.  Placed through the newest mapping. */
+enum { PS_ADDR = 1, PS_OFF = 2 };
+static int readings(const struct hx_ps *ps, uint64_t t, const char *dso, uint64_t v,
+		    const struct hx_ps_map **best)
+{
+	int r = 0;
+	*best = NULL;
+	for (size_t i = 0; i < ps->nmaps; i++) {
+		const struct hx_ps_map *m = &ps->maps[i];
+		if (m->time > t || strcmp(m->dso, dso))
+			continue;
+		if (v >= m->start && v - m->start < m->len)
+			r |= PS_ADDR;
+		if (v >= m->pgoff && v - m->pgoff < m->len) {
+			r |= PS_OFF;
+			if (!*best || m->time >= (*best)->time)
+				*best = m;
+		}
+	}
+	return r;
+}
+
 static bool absolute(const struct hx_ps *ps, uint64_t t, const char *dso, uint64_t v, uint64_t *a)
 {
 	if (v == PR_ZERO || identity_dso(dso)) {
 		*a = v;
 		return true;
 	}
-	const struct hx_ps_map *best = NULL;
-	for (size_t i = 0; i < ps->nmaps; i++) {
-		const struct hx_ps_map *m = &ps->maps[i];
-		if (!strcmp(m->dso, dso) && m->time <= t && v >= m->start && v - m->start < m->len) {
-			*a = v;
-			return true;
-		}
-		if (!strcmp(m->dso, dso) && m->time <= t && v >= m->pgoff && v - m->pgoff < m->len &&
-		    (!best || m->time >= best->time))
-			best = m;
+	const struct hx_ps_map *best;
+	int r = readings(ps, t, dso, v, &best);
+	if ((r & PS_ADDR) && !((r & PS_OFF) && ps->mode == PS_OFF)) {
+		*a = v;
+		return true;
 	}
 	if (!best)
 		return false;
@@ -410,24 +428,68 @@ static struct hx_ps_sample *add_sample(struct hx_ps *ps, unsigned pid, uint64_t 
 	return s;
 }
 
+/* "PID SEC.NS:" alone on a line starts a sample; 1 and its time, else 0 */
+static int sample_line(const char *l, unsigned *pid, uint64_t *t)
+{
+	unsigned long long sec, ns;
+	int off = 0;
+	if (sscanf(l, " %u %llu.%llu:%n", pid, &sec, &ns, &off) != 3 || strspn(l + off, " ") != strlen(l + off))
+		return 0;
+	*t = sec * 1000000000ull + ns;
+	return 1;
+}
+
+/* the first pass: the mmap events, and the vote of the frames that only one
+ * reading fits (perf prints all frames one way) */
+static int first_pass(struct hx_ps *ps, char *text, size_t len)
+{
+	int votes[3] = { 0, 0, 0 };
+	uint64_t t = 0;
+	bool in_sample = false;
+	for (char *l = text; l < text + len; l += strlen(l) + 1) {
+		char *mm = strstr(l, "PERF_RECORD_MMAP");
+		unsigned pid;
+		if (mm) {
+			in_sample = false;
+			if (add_map(ps, l, mm))
+				return -ENOMEM;
+		} else if (sample_line(l, &pid, &t)) {
+			in_sample = true;
+		} else if (in_sample && (l[0] == '\t' || l[0] == ' ')) {
+			unsigned long long v;
+			char dso[160] = "";
+			const struct hx_ps_map *best;
+			if (sscanf(l, " %llx (%159[^)])", &v, dso) == 2 && !identity_dso(dso)) {
+				int r = readings(ps, t, dso, v, &best);
+				if (r == PS_ADDR || r == PS_OFF)
+					votes[r]++;
+			}
+		}
+	}
+	ps->mode = votes[PS_OFF] > votes[PS_ADDR] ? PS_OFF : PS_ADDR;
+	return 0;
+}
+
 int hx_ps_parse(struct hx_ps *ps, char *text)
 {
 	memset(ps, 0, sizeof(*ps));
+	size_t len = strlen(text);
+	for (char *c = strchr(text, '\n'); c; c = strchr(c + 1, '\n'))
+		*c = 0;              /* lines, NUL-ended, walked twice */
+	if (first_pass(ps, text, len))
+		return -ENOMEM;
 	struct hx_ps_sample *cur = NULL;
-	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+	for (char *l = text; l < text + len; l += strlen(l) + 1) {
 		unsigned pid;
-		unsigned long long sec, ns;
-		int off = 0;
-		char *mm = strstr(l, "PERF_RECORD_MMAP");
-		if (mm) {
+		uint64_t t;
+		if (!*l)
+			continue;
+		if (strstr(l, "PERF_RECORD_MMAP")) {
 			cur = NULL;
-			if (add_map(ps, l, mm))
-				return -ENOMEM;
 			continue;
 		}
-		if (sscanf(l, " %u %llu.%llu:%n", &pid, &sec, &ns, &off) == 3 &&
-		    strspn(l + off, " ") == strlen(l + off)) {
-			cur = add_sample(ps, pid, sec * 1000000000ull + ns);
+		if (sample_line(l, &pid, &t)) {
+			cur = add_sample(ps, pid, t);
 			if (!cur)
 				return -ENOMEM;
 			continue;

@@ -69,6 +69,7 @@ struct hx_ps {
 	struct hx_ps_sample *s;
 	size_t n, cap;
 	char why[200];             /* the first frame that could not be placed */
+	int mode;                  /* how this perf prints a DSO's frames: address (1) or file offset (2) */
 };
 /* Parses text (modified); 0, or -ENOMEM.  hx_ps_free after either. */
 int hx_ps_parse(struct hx_ps *ps, char *text);

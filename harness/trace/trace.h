@@ -96,6 +96,8 @@ struct hx_trace_result {
 	uint64_t activations;   /* entries seen (activations pushed) */
 	uint64_t unknown;       /* samples whose truth is unknown */
 	uint64_t native_fail;   /* activations whose native unwind failed (libdw) */
+	uint64_t not_called;    /* entries whose [sp] follows no call: entered by a jump (no activation) */
+	uint64_t tail_jumps;    /* activations replaced by one entered at the same SP (a tail jump) */
 	uint64_t execs;         /* execs followed before any JIT code (a wrapper's) */
 	uint64_t cut;           /* samples whose truth goes on past the stack copy (judged up to it) */
 	struct hx_trace_sample *smp;   /* every sample, in order */
@@ -129,6 +131,10 @@ struct hx_trace_arch {
 	size_t bp_len;
 	int cs_arch, cs_mode;   /* capstone's names for the arch */
 	int cs_syntax;          /* capstone's CS_OPT_SYNTAX value (0: its default), as run writes insns */
+	/* a return address follows a call: its mnemonic's start as capstone
+	 * writes it, and the longest such instruction */
+	const char *call_mnemonic;
+	unsigned call_max;
 	/* the thread's pc after a trap at a breakpoint at addr */
 	uint64_t (*trap_addr)(uint64_t pc_after);
 	/* read the registers of tid in perf's layout; 0 or -errno */

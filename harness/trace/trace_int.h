@@ -30,6 +30,7 @@ struct tr_sticky {
 	uint8_t orig;
 	unsigned refs;
 	bool entry;
+	bool ra_ok;             /* checked: it follows a call */
 };
 
 struct tr_dw;                   /* traceact.c: the native unwinder's state */
@@ -51,6 +52,7 @@ struct tr_state {
 	struct tr_sticky *sticky;
 	size_t nsticky, capsticky;
 	struct tr_dw *dw;
+	size_t cs;              /* capstone's handle for the return-address check (0: not open) */
 };
 
 /* tracejd.c */

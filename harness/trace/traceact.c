@@ -9,6 +9,7 @@
 #include "arches.h"
 #include "harness/trace/trace_int.h"
 
+#include <capstone/capstone.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -216,13 +217,17 @@ static int dw_frame(Dwfl_Frame *f, void *arg)
 	bool act;
 	if (!dwfl_frame_pc(f, &pc, &act) || w->nout >= HX_TRACE_MAX_TRUTH)
 		return DWARF_CB_ABORT;
+	Dwfl_Module *m = dwfl_addrmodule(w->t->dw->dwfl, pc - 1);
+	const char *name = m ? dwfl_module_addrname(m, pc - 1) : NULL;
+	/* the C runtime's frames (a stripped program's main has no name to
+	 * stop at): built without frame pointers and not every unwinder's */
+	if (name && (!strncmp(name, "__libc_start", 12) || !strcmp(name, "_start")))
+		return DWARF_CB_ABORT;
 	Dwarf_Word sp;
 	w->out_sp[w->nout] = dwfl_frame_reg(f, (unsigned)arch_facts_host()->dw_sp, &sp) == 0 ? sp : 0;
 	w->out[w->nout++] = pc;
 	if (tr_load_at(w->t, pc - 1) >= 0)
 		return DWARF_CB_ABORT;
-	Dwfl_Module *m = dwfl_addrmodule(w->t->dw->dwfl, pc - 1);
-	const char *name = m ? dwfl_module_addrname(m, pc - 1) : NULL;
 	if (name && !strcmp(name, "main"))
 		return DWARF_CB_ABORT;
 	return DWARF_CB_OK;
@@ -249,6 +254,64 @@ static int native_chain(struct tr_state *t, pid_t tid, const uint64_t *dw, int n
 	return w->nout;
 }
 
+/* does ra follow a call?  The bytes before it as the program has them (a
+ * breakpoint's byte put back), decoded from each start that would end at
+ * ra: a value at [sp] that follows no call is not a return address (the
+ * function was entered by a jump, mid-frame), and no breakpoint goes there */
+static bool ra_after_call(struct tr_state *t, uint64_t ra)
+{
+	struct tr_sticky *k = tr_sticky_find(t, ra);
+	if (k && k->ra_ok)
+		return true;
+	unsigned max = t->arch->call_max;
+	uint8_t buf[16];
+	if (!max || max > sizeof(buf) || ra < max || tr_mem_read(t, ra - max, buf, max))
+		return false;
+	for (unsigned i = 0; i < max; i++) {
+		if (buf[i] != t->arch->bp[0])
+			continue;
+		struct hx_trace_load *l;
+		struct hx_trace_bp *b = tr_bp_find(t, ra - max + i, &l);
+		struct tr_sticky *o = tr_sticky_find(t, ra - max + i);
+		if (b)
+			buf[i] = b->orig;
+		else if (o)
+			buf[i] = o->orig;
+	}
+	csh cs = (csh)t->cs;
+	if (!cs) {
+		if (cs_open(t->arch->cs_arch, t->arch->cs_mode, &cs) != CS_ERR_OK)
+			return false;
+		t->cs = (size_t)cs;
+	}
+	size_t plen = strlen(t->arch->call_mnemonic);
+	for (unsigned n = 1; n <= max; n++) {
+		cs_insn *insn;
+		size_t got = cs_disasm(cs, buf + max - n, n, ra - n, 1, &insn);
+		bool call = got == 1 && insn->size == n && !strncmp(insn->mnemonic, t->arch->call_mnemonic, plen);
+		if (got)
+			cs_free(insn, got);
+		if (call)
+			return true;
+	}
+	return false;
+}
+
+/* the live activation a returns where the one entered now does, and its
+ * own slot no longer holds that address: its frame is gone, the return
+ * address moved below the callee's arguments.  (Recursion through one call
+ * site also returns to one address, but the caller's slot still holds it.)
+ * Where the arch keeps the return address in a register at entry, no slot
+ * tells: not taken as moved. */
+static bool ra_moved(struct tr_state *t, const struct tr_act *a, uint64_t ra)
+{
+	const struct arch_facts *af = arch_facts_host();
+	uint64_t v;
+	if (a->ra != ra || !af->ra_at_cfa)
+		return false;
+	return tr_mem_read(t, a->sp, &v, sizeof(v)) || v != ra;
+}
+
 static int push_act(struct tr_state *t, struct tr_thread *th, size_t load, const struct hx_trace_sample *s,
 		    pid_t tid)
 {
@@ -260,11 +323,25 @@ static int push_act(struct tr_state *t, struct tr_thread *th, size_t load, const
 		th->acts = p;
 		th->capacts = nc;
 	}
-	uint64_t dw[32];
+	uint64_t dw[32], ra;
 	int ndw;
-	struct tr_act *a = &th->acts[th->nacts];
-	if (t->arch->entry_state(s, &a->ra, dw, &ndw))
+	if (t->arch->entry_state(s, &ra, dw, &ndw))
 		return 0;               /* no stack to read the return address from: no activation */
+	if (!ra_after_call(t, ra)) {
+		t->res->not_called++;
+		return 0;
+	}
+	/* a tail call: entered at the SP of the live activation (its function
+	 * jumped here, its frame gone), or with its return address moved below
+	 * arguments pushed for the callee (V8's InterpreterPushArgsThenCall pops
+	 * the return address, pushes the arguments, pushes it back and jumps:
+	 * the old slot holds an argument now) */
+	while (th->nacts && (th->acts[th->nacts - 1].sp <= s->sp || ra_moved(t, &th->acts[th->nacts - 1], ra))) {
+		ra_unref(t, th->acts[--th->nacts].ra);
+		t->res->tail_jumps++;
+	}
+	struct tr_act *a = &th->acts[th->nacts];
+	a->ra = ra;
 	a->sp = s->sp;
 	a->load = load;
 	a->nchain = native_chain(t, tid, dw, ndw, a->chain, a->chain_sp);
@@ -277,6 +354,7 @@ static int push_act(struct tr_state *t, struct tr_thread *th, size_t load, const
 	struct tr_sticky *k = sticky_get(t, a->ra);
 	if (!k)
 		return -ENOMEM;
+	k->ra_ok = true;
 	k->refs++;
 	th->nacts++;
 	t->res->activations++;
@@ -348,5 +426,9 @@ void tr_act_free(struct tr_state *t)
 	if (t->dw) {
 		dw_end(t->dw);
 		free(t->dw);
+	}
+	if (t->cs) {
+		csh cs = (csh)t->cs;
+		cs_close(&cs);
 	}
 }

@@ -76,6 +76,7 @@ static uint64_t x86_trap_addr(uint64_t pc_after) { return pc_after - 1; }
 const struct hx_trace_arch hx_trace_host = {
 	.supported = true, .bp = { 0xcc }, .bp_len = 1,
 	.cs_arch = CS_ARCH_X86, .cs_mode = CS_MODE_64, .cs_syntax = CS_OPT_SYNTAX_ATT,
+	.call_mnemonic = "call", .call_max = 10,
 	.trap_addr = x86_trap_addr, .sample_regs = x86_sample_regs,
 	.set_pc = x86_set_pc, .get_pc = x86_get_pc, .entry_state = x86_entry_state,
 };
