@@ -76,6 +76,40 @@ START_TEST(later_mapping_not_used)
 }
 END_TEST
 
+/* A non-PIE executable mapped at 0x400000: its file offsets are addresses of
+ * its own mappings too (node: offset 0xc494db, address 0x10494db).  The way
+ * this perf prints is voted by the frames only one reading fits, here a
+ * jitted .so's (an offset past its pgoff, or its address). */
+static const char et_exec[] =
+	"9  1.000000001: PERF_RECORD_MMAP2 9/9: [0x400000(0x4000000) @ 0 fe:00 3 0]: r-xp /usr/bin/node\n"
+	"9  1.000000002: PERF_RECORD_MMAP2 9/9: [0x7f0000001000(0x100) @ 0x80 00:00 0 0]: r-xp /tmp/jitted-9-1.so\n"
+	"9  1.000000003: \n"
+	"\t             %s (/tmp/jitted-9-1.so)\n"
+	"\t          c494db (/usr/bin/node)\n"
+	"\n";
+
+static uint64_t et_exec_frame(const char *jit)
+{
+	char text[1024];
+	snprintf(text, sizeof(text), et_exec, jit);
+	struct hx_ps ps;
+	ck_assert_int_eq(hx_ps_parse(&ps, text), 0);
+	ck_assert_uint_eq(ps.n, 1);
+	ck_assert_int_eq(ps.s[0].n, 2);
+	uint64_t a = ps.s[0].addr[1];
+	hx_ps_free(&ps);
+	return a;
+}
+
+START_TEST(non_pie_offsets_voted)
+{
+	/* the jitted frame printed as a file offset (perf 6.1): node's too */
+	ck_assert_uint_eq(et_exec_frame("c0"), 0x10494dbull);
+	/* printed as an address (perf 6.12 and later): node's as printed */
+	ck_assert_uint_eq(et_exec_frame("7f0000001040"), 0xc494dbull);
+}
+END_TEST
+
 static bool have_perf(void)
 {
 	if (system("perf version >/dev/null 2>&1")) {
@@ -193,6 +227,7 @@ Suite *suite_perfrun(void)
 	TCase *tc = tcase_create("perfrun");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, frames_placed_by_hand);
+	tcase_add_test(tc, non_pie_offsets_voted);
 	tcase_add_test(tc, later_mapping_not_used);
 	tcase_add_test(tc, probe_reads_build_options);
 	tcase_add_test(tc, perf_script_of_a_capture);
