@@ -263,6 +263,16 @@ CASEPROG := $(BUILD)/tests/trace/caseprog
 $(TRACEPROG) $(CASEPROG): $(BUILD)/tests/trace/%: tests/trace/%.c $(call LAYER_LIB,trampolines)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(call LAYER_LIB,trampolines)
+.PHONY: trace-real
+# jitunwind trace on a real JIT of another Debian: sid's CPython 3.14 -X perf_jit run here on
+# its own loader and libraries (tools/in-root --only python3.14 sid: a root built once, a
+# couple of minutes, cached as every root); tests/trace/real_test.py checks the report
+# against objdump, the jitdump's own bytes, the case that reproduces the finding and lint.
+# Not in make check (it needs Debian's archive for the root); .ci/run runs it
+trace-real: deps $(BIN) $(FLUSH_SO)
+	tests/trace/real_test.py ./$(BIN); rc=$$?; \
+	  if [ $$rc = 77 ]; then echo "trace-real: skipped (the reason above)"; elif [ $$rc != 0 ]; then exit $$rc; fi
+
 .PHONY: trace-test
 check: trace-test
 trace-test: deps $(BIN) $(FLUSH_SO) $(TRACEPROG) $(CASEPROG)

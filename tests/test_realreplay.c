@@ -457,11 +457,15 @@ START_TEST(signal_frames)
 	ck_assert_ptr_nonnull(mkdtemp(strcpy(tmp, "/tmp/rrsgXXXXXX")));
 	/* a timer period prime to perf's (a 1000 us one fell in step with the
 	 * 500 us sampling: 0 to 343 samples in the handler); about 40 % of the
-	 * time in the handler, some 195 of 1040 samples through its frame here */
+	 * time in the handler, some 195 of 1040 samples through its frame here.
+	 * The handler stops the timer at its 400th run: on a CPU where its spin
+	 * outlasts the period (1.7 ms on a fresh CI machine) each return met the
+	 * next signal pending, main never ran again and the test hung */
 	ck_assert_int_eq(sh("cd %s && printf '%%s\\n' '#include <signal.h>' '#include <sys/time.h>' "
 			    "'volatile long s; volatile int c;' "
 			    "'__attribute__((noinline)) void spin(long n) { for (long i = 0; i < n; i++) s += i; }' "
-			    "'static void h(int sig) { (void)sig; c++; spin(800000); }' "
+			    "'static void h(int sig) { (void)sig; spin(800000); if (++c >= 400) {' "
+			    "'  struct itimerval z = { { 0, 0 }, { 0, 0 } }; setitimer(ITIMER_REAL, &z, 0); } }' "
 			    "'int main(void) { struct sigaction a = { .sa_handler = h }; sigaction(SIGALRM, &a, 0);' "
 			    "'  struct itimerval t = { { 0, 1301 }, { 0, 1301 } }; setitimer(ITIMER_REAL, &t, 0);' "
 			    "'  while (c < 400) spin(1000); return 0; }' >s.c && cc -O1 -g s.c -o s",
