@@ -109,7 +109,7 @@ def case_cfi():
 
 
 def main():
-    binary = sys.argv[1]
+    binary = os.path.abspath(sys.argv[1])
     d = tempfile.mkdtemp(prefix="ju-real-")
     script = os.path.join(d, "w.py")
     with open(script, "w") as f:
