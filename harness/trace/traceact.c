@@ -265,7 +265,7 @@ static bool ra_after_call(struct tr_state *t, uint64_t ra)
 		return true;
 	unsigned max = t->arch->call_max;
 	uint8_t buf[16];
-	if (!max || max > sizeof(buf) || ra < max || tr_mem_read(t, ra - max, buf, max))
+	if (!t->arch->call_mnemonic || !max || max > sizeof(buf) || ra < max || tr_mem_read(t, ra - max, buf, max))
 		return false;
 	for (unsigned i = 0; i < max; i++) {
 		if (buf[i] != t->arch->bp[0])
