@@ -11,11 +11,17 @@
  *       trap    the program raises its own SIGTRAP (its handler counts it)
  *       thread  the calls run in a second thread too
  *       exec    after the calls it execs /bin/true
+ *       movedra the trampoline calls a second load that moves its return address below
+ *               two pushed words and jumps to a third (V8's InterpreterPushArgsThenCall):
+ *               tramp -> movra (the return address moved 16 bytes down, its slot
+ *               overwritten, SP never above the entry's; jmp *%r8) -> tramp2
+ *               (push %rbp; mov %rsp,%rbp; call *%r9; pop %rbp; ret $16) -> callee
  *       stdio   the CODE_LOAD goes through a fully buffered FILE (fwrite), as CPython,
  *               V8 and QEMU write theirs: it reaches the file only at exit, unless
  *               something flushes each fwrite (trace's LD_PRELOAD shim) */
 #include "trampolines/tramp.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +41,26 @@ static const uint8_t tramp_code[] = {
 	0x5d,                   /* pop %rbp */
 	0xc3,                   /* ret */
 };
+
+static const uint8_t movra_code[] = {
+	0x48, 0x83, 0xec, 0x10,             /* sub $16,%rsp (SP never above the entry's) */
+	0x4c, 0x8b, 0x5c, 0x24, 0x10,       /* mov 16(%rsp),%r11: the return address into tramp */
+	0x4c, 0x89, 0x54, 0x24, 0x10,       /* mov %r10,16(%rsp): its old slot now holds a word */
+	0x4c, 0x89, 0x54, 0x24, 0x08,       /* mov %r10,8(%rsp): two words, the callee's "arguments" */
+	0x4c, 0x89, 0x1c, 0x24,             /* mov %r11,(%rsp): the return address below them */
+	0x41, 0xff, 0xe0,                   /* jmp *%r8 */
+};
+static const uint8_t tramp2_code[] = {
+	0x55,                   /* push %rbp */
+	0x48, 0x89, 0xe5,       /* mov %rsp,%rbp */
+	0x41, 0xff, 0xd1,       /* call *%r9 */
+	0x5d,                   /* pop %rbp */
+	0xc2, 0x10, 0x00,       /* ret $16: the two words go too */
+};
+#define MOVRA_AT 0x40
+#define TRAMP2_AT 0x80
+typedef uint64_t (*tramp6_fn)(uint64_t a, uint64_t b, uint64_t c, void *rcx, void *r8, uint64_t (*r9)(uint64_t));
+static bool movedra;
 
 static FILE *out;
 static volatile sig_atomic_t own_traps;
@@ -57,9 +83,11 @@ static int ncalls;
 static uint64_t calls(void)
 {
 	tramp_fn f = (tramp_fn)(uintptr_t)code;
+	tramp6_fn f6 = (tramp6_fn)(uintptr_t)code;
 	uint64_t sum = 0;
 	for (int i = 0; i < ncalls; i++)
-		sum += f((uint64_t)i, 0, 0, callee);
+		sum += movedra ? f6((uint64_t)i, 0, 0, code + MOVRA_AT, code + TRAMP2_AT, callee)
+			       : f((uint64_t)i, 0, 0, callee);
 	return sum;
 }
 
@@ -101,6 +129,13 @@ static int write_dump(struct jdw *w, const char *dir, const char *mode)
 		fprintf(stderr, "jitprog: cannot write the jitdump in %s\n", dir);
 		return -1;
 	}
+	if (movedra && (jdw_code_load(w, "py::movra:jitprog", (uint64_t)(uintptr_t)(code + MOVRA_AT), code + MOVRA_AT,
+				      sizeof(movra_code), NULL) ||
+			jdw_code_load(w, "py::tramp2:jitprog", (uint64_t)(uintptr_t)(code + TRAMP2_AT),
+				      code + TRAMP2_AT, sizeof(tramp2_code), NULL))) {
+		fprintf(stderr, "jitprog: cannot write the jitdump in %s\n", dir);
+		return -1;
+	}
 	return 0;
 }
 
@@ -120,6 +155,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	memcpy(code, tramp_code, sizeof(tramp_code));
+	movedra = !strcmp(mode, "movedra");
+	if (movedra) {
+		memcpy(code + MOVRA_AT, movra_code, sizeof(movra_code));
+		memcpy(code + TRAMP2_AT, tramp2_code, sizeof(tramp2_code));
+	}
 	if (mprotect(code, 4096, PROT_READ | PROT_EXEC)) {
 		perror("mprotect");
 		return 1;
@@ -129,6 +169,8 @@ int main(int argc, char **argv)
 		return 1;
 	fprintf(out, "tramp 0x%llx %zu\n", (unsigned long long)(uintptr_t)code, sizeof(tramp_code));
 	fprintf(out, "callee 0x%llx\n", (unsigned long long)(uintptr_t)callee);
+	if (movedra)
+		fprintf(out, "tramp2 0x%llx\n", (unsigned long long)(uintptr_t)(code + TRAMP2_AT));
 	fflush(out);
 	if (!strcmp(mode, "trap")) {
 		signal(SIGTRAP, on_trap);
