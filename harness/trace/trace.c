@@ -57,6 +57,12 @@ static void preload(const char *so)
 	char buf[8192];
 	snprintf(buf, sizeof(buf), "%s%s%s", so, old && *old ? ":" : "", old && *old ? old : "");
 	setenv("LD_PRELOAD", buf, 1);
+	/* a JIT built with AddressSanitizer refuses any library loaded before
+	 * its runtime unless told the order does not matter (the shim
+	 * allocates nothing) */
+	old = getenv("ASAN_OPTIONS");
+	snprintf(buf, sizeof(buf), "%s%sverify_asan_link_order=0", old && *old ? old : "", old && *old ? ":" : "");
+	setenv("ASAN_OPTIONS", buf, 1);
 }
 
 /* the child: ptrace(TRACEME), exec; a failure goes up the pipe as {stage, errno} */
@@ -183,6 +189,28 @@ static int take_sample(struct tr_state *t, pid_t tid, uint64_t addr)
 		}
 	s->stack_len = got;
 	s->maps = read_maps(t->pid);
+	/* the maps text of the last sample when unchanged: a JIT of thousands
+	 * of loads has maps of hundreds of KB, a copy per sample ran a node
+	 * trace out of memory */
+	if (s->maps && res->nmaps_pool && !strcmp(res->maps_pool[res->nmaps_pool - 1], s->maps)) {
+		free(s->maps);
+		s->maps = res->maps_pool[res->nmaps_pool - 1];
+	} else if (s->maps) {
+		if (res->nmaps_pool == res->capmaps_pool) {
+			size_t nc = res->capmaps_pool ? res->capmaps_pool * 2 : 16;
+			char **p = realloc(res->maps_pool, nc * sizeof(*p));
+			if (!p) {
+				free(s->maps);
+				free(s->stack);
+				s->maps = NULL;
+				s->stack = NULL;
+				return -ENOMEM;
+			}
+			res->maps_pool = p;
+			res->capmaps_pool = nc;
+		}
+		res->maps_pool[res->nmaps_pool++] = s->maps;
+	}
 	res->nsmp++;
 	res->samples++;
 	return 0;
@@ -468,8 +496,10 @@ void hx_trace_result_free(struct hx_trace_result *res)
 	free(res->loads);
 	for (size_t i = 0; i < res->nsmp; i++) {
 		free(res->smp[i].stack);
-		free(res->smp[i].maps);
 	}
+	for (size_t i = 0; i < res->nmaps_pool; i++)
+		free(res->maps_pool[i]);
+	free(res->maps_pool);
 	free(res->smp);
 	memset(res, 0, sizeof(*res));
 }

@@ -42,7 +42,8 @@ struct hx_trace_sample {
 	uint64_t regs[64];      /* by perf register id */
 	uint8_t *stack;         /* stack_len bytes from sp */
 	size_t stack_len;
-	char *maps;             /* /proc/PID/maps at the hit */
+	char *maps;             /* /proc/PID/maps at the hit (shared with the samples before it
+				 * while it did not change: owned by the result's maps_pool) */
 	/* the truth by execution: pc, the return addresses of the live JIT
 	 * activations, the native frames beyond the outermost (libdw, full memory) */
 	uint64_t truth[HX_TRACE_MAX_TRUTH];
@@ -98,6 +99,8 @@ struct hx_trace_result {
 	uint64_t native_fail;   /* activations whose native unwind failed (libdw) */
 	uint64_t not_called;    /* entries whose [sp] follows no call: entered by a jump (no activation) */
 	uint64_t tail_jumps;    /* activations replaced by one entered at the same SP (a tail jump) */
+	char **maps_pool;       /* the distinct maps texts the samples point at */
+	size_t nmaps_pool, capmaps_pool;
 	uint64_t execs;         /* execs followed before any JIT code (a wrapper's) */
 	uint64_t cut;           /* samples whose truth goes on past the stack copy (judged up to it) */
 	struct hx_trace_sample *smp;   /* every sample, in order */

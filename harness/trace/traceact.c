@@ -366,9 +366,14 @@ int tr_act_on_trap(struct tr_state *t, pid_t tid, uint64_t addr, const struct hx
 	struct tr_thread *th = thread_of(t, tid);
 	if (!th)
 		return 0;
-	/* activations whose frame SP has left (returned, or unwound past by a
-	 * longjmp or an exception) */
-	while (th->nacts && s->sp > th->acts[th->nacts - 1].sp)
+	/* activations whose frame SP has left: returned (the trap at its return
+	 * address), or unwound past by a longjmp or an exception (a trap outside
+	 * its function).  Inside its own code SP may rise above the entry's while
+	 * the function still runs: V8's return sequence pops the return address
+	 * into r10, drops the arguments, pushes it back and returns */
+	long in = tr_load_at(t, addr);
+	while (th->nacts && s->sp > th->acts[th->nacts - 1].sp &&
+	       (addr == th->acts[th->nacts - 1].ra || in < 0 || (size_t)in != th->acts[th->nacts - 1].load))
 		ra_unref(t, th->acts[--th->nacts].ra);
 	struct tr_sticky *k = tr_sticky_find(t, addr);
 	if (!k || !k->entry)

@@ -16,6 +16,8 @@
  *               tramp -> movra (the return address moved 16 bytes down, its slot
  *               overwritten, SP never above the entry's; jmp *%r8) -> tramp2
  *               (push %rbp; mov %rsp,%rbp; call *%r9; pop %rbp; ret $16) -> callee
+ *       popret  the trampoline returns by pop %r10; push %r10; ret (V8's return
+ *               sequence, arguments dropped between): SP above the entry's while it runs
  *       stdio   the CODE_LOAD goes through a fully buffered FILE (fwrite), as CPython,
  *               V8 and QEMU write theirs: it reaches the file only at exit, unless
  *               something flushes each fwrite (trace's LD_PRELOAD shim) */
@@ -62,6 +64,12 @@ static const uint8_t tramp2_code[] = {
 typedef uint64_t (*tramp6_fn)(uint64_t a, uint64_t b, uint64_t c, void *rcx, void *r8, uint64_t (*r9)(uint64_t));
 static bool movedra;
 
+static const uint8_t popret_tail[] = {
+	0x41, 0x5a,             /* pop %r10: the return address in a register, SP above the entry's */
+	0x41, 0x52,             /* push %r10 */
+	0xc3,                   /* ret */
+};
+
 static FILE *out;
 static volatile sig_atomic_t own_traps;
 
@@ -78,6 +86,7 @@ __attribute__((noinline)) static uint64_t callee(uint64_t a)
 }
 
 static uint8_t *code;
+static size_t tramp_len;
 static int ncalls;
 
 static uint64_t calls(void)
@@ -118,14 +127,14 @@ static int load_by_stdio(struct jdw *w, const char *name, const uint8_t *bytes, 
 
 static int write_dump(struct jdw *w, const char *dir, const char *mode)
 {
-	uint8_t copy[sizeof(tramp_code)];
-	memcpy(copy, code, sizeof(copy));
+	uint8_t copy[64];
+	memcpy(copy, code, tramp_len);
 	if (!strcmp(mode, "salt"))
-		copy[sizeof(copy) - 1] ^= 0x5a;
+		copy[tramp_len - 1] ^= 0x5a;
 	bool by_stdio = !strcmp(mode, "stdio");
 	if (jdw_open(w, dir, tr_arch_host()->facts->elf_mach) ||
-	    (by_stdio ? load_by_stdio(w, "py::tramp:jitprog", copy, sizeof(copy))
-		      : jdw_code_load(w, "py::tramp:jitprog", (uint64_t)(uintptr_t)code, copy, sizeof(copy), NULL))) {
+	    (by_stdio ? load_by_stdio(w, "py::tramp:jitprog", copy, tramp_len)
+		      : jdw_code_load(w, "py::tramp:jitprog", (uint64_t)(uintptr_t)code, copy, tramp_len, NULL))) {
 		fprintf(stderr, "jitprog: cannot write the jitdump in %s\n", dir);
 		return -1;
 	}
@@ -156,6 +165,12 @@ int main(int argc, char **argv)
 	}
 	memcpy(code, tramp_code, sizeof(tramp_code));
 	movedra = !strcmp(mode, "movedra");
+	size_t code_len = sizeof(tramp_code);
+	if (!strcmp(mode, "popret")) {
+		memcpy(code + sizeof(tramp_code) - 1, popret_tail, sizeof(popret_tail));
+		code_len = sizeof(tramp_code) - 1 + sizeof(popret_tail);
+	}
+	tramp_len = code_len;
 	if (movedra) {
 		memcpy(code + MOVRA_AT, movra_code, sizeof(movra_code));
 		memcpy(code + TRAMP2_AT, tramp2_code, sizeof(tramp2_code));
@@ -167,7 +182,7 @@ int main(int argc, char **argv)
 	struct jdw w;
 	if (dump && write_dump(&w, argv[1], mode))
 		return 1;
-	fprintf(out, "tramp 0x%llx %zu\n", (unsigned long long)(uintptr_t)code, sizeof(tramp_code));
+	fprintf(out, "tramp 0x%llx %zu\n", (unsigned long long)(uintptr_t)code, tramp_len);
 	fprintf(out, "callee 0x%llx\n", (unsigned long long)(uintptr_t)callee);
 	if (movedra)
 		fprintf(out, "tramp2 0x%llx\n", (unsigned long long)(uintptr_t)(code + TRAMP2_AT));

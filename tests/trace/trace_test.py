@@ -213,6 +213,23 @@ def test_movedra(binary, prog, d):
           "movedra: the moved return address ended movra's activation, no truth unknown")
 
 
+def test_popret(binary, prog, d):
+    """a trampoline that returns by pop %r10; push %r10; ret (V8's return sequence):
+    after the pop SP is above the entry's while the function still runs, and its truth
+    at +0x9 is still [pc, the return address the callee saw]; an SP rule alone would
+    end the activation there and leave that sample without truth"""
+    out, st = os.path.join(d, "o.txt"), os.path.join(d, "s.txt")
+    rc, so, se = trace(binary, ["--samples-text", st, "--", prog, d, "3", out, "popret"])
+    facts = prog_out(out)
+    ss = samples(st)
+    ra = set(facts.get("tramp_ra", []))
+    check(rc == 0 and len(ra) == 1 and "7/7" in so and "0 samples with truth unknown" in so,
+          "popret: all 7 boundaries sampled, none without truth (%s)" % so[:300])
+    check(len(ss) == 7 and all(s["truth"].split(",")[1] == "0x%x" % min(ra) for s in ss),
+          "popret: every sample's truth is [pc, the return address the callee saw] (%s)" %
+          [s["truth"] for s in ss][-2:])
+
+
 def test_hits(binary, prog, d):
     out, st = os.path.join(d, "o.txt"), os.path.join(d, "s.txt")
     rc, so, se = trace(binary, ["--hits", "3", "--samples-text", st, "--", prog, d, "5", out])
@@ -482,6 +499,7 @@ def main():
         test_stdio(binary, prog, d)
         test_wrapper(binary, prog, d)
         test_movedra(binary, prog, d)
+        test_popret(binary, prog, d)
         test_modes(binary, prog, d)
         test_bad(binary, prog, d)
         if cprog:
