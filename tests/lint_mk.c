@@ -110,7 +110,9 @@ void mk_tsback(struct jb *b, bool bad, struct ctx *c)
 	jb_close(b);
 }
 
-void mk_pid(struct jb *b, bool bad, struct ctx *c)
+/* the standard dump with clean unwinding info and one load under pid; the
+ * load record's offset in b */
+static size_t std_load_pid(struct jb *b, struct ctx *c, uint32_t pid)
 {
 	struct tr_unwind_opts o;
 	struct tr_unwind u;
@@ -118,7 +120,12 @@ void mk_pid(struct jb *b, bool bad, struct ctx *c)
 	jb_std(b);
 	lt_unw(F, &o, ADDR, &u);
 	jb_unw(b, u.data, u.size, u.size, u.hdr_size, u.mapped_size);
-	jb_load_pid(b, bad ? 777 : PID, "tramp", ADDR, F->code, F->code_size, 0);
+	return jb_load_pid(b, pid, "tramp", ADDR, F->code, F->code_size, 0);
+}
+
+void mk_pid(struct jb *b, bool bad, struct ctx *c)
+{
+	std_load_pid(b, c, bad ? 777 : PID);
 }
 
 void mk_name(struct jb *b, bool bad, struct ctx *c)
@@ -894,13 +901,7 @@ void mk_unrelocated_a64(struct jb *b, bool bad, struct ctx *c)
  * own thread.  The tid sits at JD_LOAD_TID in the record. */
 void mk_tid(struct jb *b, bool bad, struct ctx *c)
 {
-	struct tr_unwind_opts o;
-	struct tr_unwind u;
-	lt_opts_clean(&o);
-	jb_std(b);
-	lt_unw(F, &o, ADDR, &u);
-	jb_unw(b, u.data, u.size, u.size, u.hdr_size, u.mapped_size);
-	size_t at = jb_load_pid(b, PID, "tramp", ADDR, F->code, F->code_size, 0);
+	size_t at = std_load_pid(b, c, PID);
 	static const uint8_t tid[4] = { 0xc0, 0xe6, 0x1f, 0x95 };
 	if (bad)
 		memcpy(b->p + at + JD_LOAD_TID, tid, 4);
