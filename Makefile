@@ -287,7 +287,7 @@ trace-test: deps $(BIN) $(FLUSH_SO) $(TRACEPROG) $(CASEPROG)
 .PHONY: corpus
 check: corpus
 corpus: deps $(BIN)
-	@tests/corpus/run.py --bin ./$(BIN) >$(BUILD)/corpus.txt || { cat $(BUILD)/corpus.txt; exit 1; }
+	@tests/corpus/run.py --bin ./$(BIN) --runner "$(RUNNER)" >$(BUILD)/corpus.txt || { cat $(BUILD)/corpus.txt; exit 1; }
 	@grep -h "skipped" $(BUILD)/corpus.txt || true
 	@tail -n 1 $(BUILD)/corpus.txt
 

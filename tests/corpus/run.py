@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The corpus of real producers (tools/corpus, docs/found-in-real-jits.md) in make check.
 
-  tests/corpus/run.py --bin ./jitunwind [--save]
+  tests/corpus/run.py --bin ./jitunwind [--runner qemu-aarch64] [--save]
 
 For each line of tests/corpus/MANIFEST (NAME PRODUCER TRIM-ARGS...):
  1. `jitunwind lint` and `jitunwind dump` of the committed trimmed dump tests/corpus/NAME.dump
@@ -61,7 +61,7 @@ def golden(binary, name, save):
     """lint and dump of the trimmed dump against the goldens; the list of differences."""
     path = f"tests/corpus/{name}.dump"
     bad = []
-    for what, cmd in (("lint", [binary, "lint", path]), ("dump", [binary, "dump", path])):
+    for what, cmd in (("lint", binary + ["lint", path]), ("dump", binary + ["dump", path])):
         if what == "dump" and not save and os_suite() not in (None, GOLDEN_SUITE):
             print(f"{name}: skipped the dump golden: its instruction text is capstone 4's (Debian "
                   f"{GOLDEN_SUITE}); this is Debian {os_suite()} (capstone 5 writes immediates and operands "
@@ -99,7 +99,7 @@ def per_load(binary, dump):
         f = line.split(" ", 4)
         if len(f) == 5 and f[0].startswith("0x"):
             loads[int(f[0], 16)] = (f[1], f[4])
-    r = run([binary, "lint", "--json", "--all", dump])
+    r = run(binary + ["lint", "--json", "--all", dump])
     doc = json.loads(r.stdout)
     out = {key: [] for key in loads.values()}
     for fi in doc["files"][0]["findings"]:
@@ -138,7 +138,10 @@ def whole_vs_trimmed(binary, name, producer, args):
 def main():
     args = sys.argv[1:]
     save = "--save" in args
-    binary = args[args.index("--bin") + 1] if "--bin" in args else "./jitunwind"
+    # the binary as a command: under its RUNNER (qemu-user) when another arch's
+    binary = [args[args.index("--bin") + 1] if "--bin" in args else "./jitunwind"]
+    if "--runner" in args and args[args.index("--runner") + 1]:
+        binary = [args[args.index("--runner") + 1]] + binary
     os.chdir(SRC)
     bad, checked, skipped = [], 0, 0
     for name, producer, trim in manifest():
