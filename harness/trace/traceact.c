@@ -10,6 +10,7 @@
 #include "harness/trace/trace_int.h"
 
 #include <capstone/capstone.h>
+#include <dlfcn.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -206,6 +207,22 @@ static int dw_begin(struct tr_state *t)
 	return 0;
 }
 
+/* libdw's dwfl_frame_reg (elfutils 0.188 and later), looked up at run time:
+ * a reference at link time would keep the binary from loading with an older
+ * libdw (tools/perf-gens runs it on Debian 11's 0.183).  Without it a native
+ * frame's SP is unknown and the truth is not cut at the stack copy there. */
+typedef int (*frame_reg_fn)(Dwfl_Frame *, unsigned, Dwarf_Word *);
+static frame_reg_fn frame_reg(void)
+{
+	static frame_reg_fn fn;
+	static bool looked;
+	if (!looked) {
+		looked = true;
+		fn = (frame_reg_fn)dlsym(RTLD_DEFAULT, "dwfl_frame_reg");
+	}
+	return fn;
+}
+
 /* The native chain ends at the frame in `main` (a depth policy: the C
  * runtime's frames above it are built without frame pointers or CFI that
  * every unwinder reads, and the generator's truth ends below there too) or
@@ -224,7 +241,8 @@ static int dw_frame(Dwfl_Frame *f, void *arg)
 	if (name && (!strncmp(name, "__libc_start", 12) || !strcmp(name, "_start")))
 		return DWARF_CB_ABORT;
 	Dwarf_Word sp;
-	w->out_sp[w->nout] = dwfl_frame_reg(f, (unsigned)arch_facts_host()->dw_sp, &sp) == 0 ? sp : 0;
+	frame_reg_fn reg = frame_reg();
+	w->out_sp[w->nout] = reg && reg(f, (unsigned)arch_facts_host()->dw_sp, &sp) == 0 ? sp : 0;
 	w->out[w->nout++] = pc;
 	if (tr_load_at(w->t, pc - 1) >= 0)
 		return DWARF_CB_ABORT;
