@@ -28,6 +28,7 @@ struct tr_dw {
 	uint64_t *out, *out_sp;
 	int nout;
 	bool failed;            /* this Dwfl could not be built: no native frames */
+	void *frame_reg;        /* dwfl_frame_reg, or NULL (libdw older than 0.188) */
 };
 
 long tr_load_at(const struct tr_state *t, uint64_t addr)
@@ -192,6 +193,7 @@ static int dw_begin(struct tr_state *t)
 	struct tr_dw *w = t->dw;
 	dw_end(w);
 	w->t = t;
+	w->frame_reg = dlsym(RTLD_DEFAULT, "dwfl_frame_reg");
 	w->dwfl = dwfl_begin(&dw_cbs);
 	if (!w->dwfl)
 		return -ENOMEM;
@@ -212,16 +214,6 @@ static int dw_begin(struct tr_state *t)
  * libdw (tools/perf-gens runs it on Debian 11's 0.183).  Without it a native
  * frame's SP is unknown and the truth is not cut at the stack copy there. */
 typedef int (*frame_reg_fn)(Dwfl_Frame *, unsigned, Dwarf_Word *);
-static frame_reg_fn frame_reg(void)
-{
-	static frame_reg_fn fn;
-	static bool looked;
-	if (!looked) {
-		looked = true;
-		fn = (frame_reg_fn)dlsym(RTLD_DEFAULT, "dwfl_frame_reg");
-	}
-	return fn;
-}
 
 /* The native chain ends at the frame in `main` (a depth policy: the C
  * runtime's frames above it are built without frame pointers or CFI that
@@ -241,7 +233,7 @@ static int dw_frame(Dwfl_Frame *f, void *arg)
 	if (name && (!strncmp(name, "__libc_start", 12) || !strcmp(name, "_start")))
 		return DWARF_CB_ABORT;
 	Dwarf_Word sp;
-	frame_reg_fn reg = frame_reg();
+	frame_reg_fn reg = (frame_reg_fn)w->frame_reg;
 	w->out_sp[w->nout] = reg && reg(f, (unsigned)arch_facts_host()->dw_sp, &sp) == 0 ? sp : 0;
 	w->out[w->nout++] = pc;
 	if (tr_load_at(w->t, pc - 1) >= 0)
