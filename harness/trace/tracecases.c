@@ -458,11 +458,12 @@ static int truth_check(const struct wc *w, const struct hx_case_res *cr, char *w
 		int64_t at = row->sp_off + row->ra_off;
 		uint64_t v = 0;
 		if (at < 0 || (uint64_t)at + 8 > s->stack_len)
-			snprintf(why, wn, "+0x%x: the generator's row puts the return address at sp%+" PRId64
-				 ", outside the sample's stack copy", sr->offset, at);
+			snprintf(why, wn, "its truth would differ from the traced one: at +0x%x the generator's row "
+				 "puts the return address at sp%+" PRId64 ", outside the sample's stack copy", sr->offset, at);
 		else if (memcpy(&v, s->stack + at, 8), v != s->truth[1])
-			snprintf(why, wn, "+0x%x: the generator's row puts the return address at sp%+" PRId64 " (0x%"
-				 PRIx64 "), execution found 0x%" PRIx64, sr->offset, at, v, s->truth[1]);
+			snprintf(why, wn, "its truth would differ from the traced one: at +0x%x the generator's row "
+				 "puts the return address at sp%+" PRId64 " (0x%" PRIx64 "), execution found 0x%" PRIx64,
+				 sr->offset, at, v, s->truth[1]);
 		else
 			continue;
 		return -1;
