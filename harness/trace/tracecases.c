@@ -811,40 +811,82 @@ static int one_load(struct wc *w, size_t li, const struct jd_load *jl, const cha
 	return write_file(w, l, cr, judged, name, unw, same, ndiff, why, wn);
 }
 
+/* the writer's state: the directory, the dump, the decoders; 0 or -errno (said on out) */
+static int wc_open(struct wc *w, FILE *out)
+{
+	struct ju_err je;
+	w->f = calloc(1, sizeof(*w->f));
+	w->lines = calloc(TR_MAX_INSNS, sizeof(*w->lines));
+	if (!w->f || !w->lines)
+		return -ENOMEM;
+	if (mkdir(w->cfg->write_cases, 0777) && errno != EEXIST) {
+		int e = -errno;
+		fprintf(out, "write-cases: cannot make %s: %s\n", w->cfg->write_cases, strerror(-e));
+		return e;
+	}
+	if (jd_open(&w->jd, w->res->jitdump, &je)) {
+		fprintf(out, "write-cases: %s: offset 0x%" PRIx64 ": %s\n", w->res->jitdump, (uint64_t)je.offset, je.msg);
+		return -EINVAL;
+	}
+	w->dec = uw_decoder_for(w->jd.elf_mach);
+	if (!w->ta || !w->dec || cs_open(hx_trace_host.cs_arch, hx_trace_host.cs_mode, &w->cs) != CS_ERR_OK) {
+		fprintf(out, "write-cases: no encoder, decoder or capstone for this jitdump's arch (elf_mach %u)\n",
+			w->jd.elf_mach);
+		return -ENOSYS;
+	}
+	cs_option(w->cs, CS_OPT_DETAIL, CS_OPT_ON);
+	cs_option(w->cs, CS_OPT_SYNTAX, (size_t)hx_trace_host.cs_syntax);
+	return 0;
+}
+
+static void wc_close(struct wc *w)
+{
+	if (w->cs)
+		cs_close(&w->cs);
+	if (w->jd.data)
+		jd_close(&w->jd);
+	free(w->f);
+	free(w->lines);
+	free(w);
+}
+
+/* load li's case, and its line on out: 0 written, 1 no case, -errno */
+static int wc_load(struct wc *w, size_t li, const char *dir, FILE *out, size_t without)
+{
+	const struct hx_trace_load *l = &w->res->loads[li];
+	const struct jd_load *jl = jd_load_of(w, l);
+	char why[1024] = "", name[64];
+	uint64_t key = jl ? load_key(jl) : 0;
+	size_t same = 0, ndiff = 0;
+	for (size_t m = 0; jl && m < w->jd.nloads; m++)
+		same += load_key(&w->jd.loads[m]) == key;
+	file_name(l->name, key, name, sizeof(name));
+	int rc = jl ? one_load(w, li, jl, name, same, &ndiff, why, sizeof(why)) : 1;
+	if (!jl)
+		snprintf(why, sizeof(why), "no CODE_LOAD of the jitdump at 0x%" PRIx64, l->addr);
+	if (rc < 0)
+		fprintf(out, "write-cases: %s\n", why);
+	else if (rc && without < WC_SAID)
+		fprintf(out, "write-cases: %s: no case: %s\n", l->name, why);
+	else if (!rc)
+		fprintf(out, "write-cases: %s: %s/%s.case: %s%zu verdict%s%s%s%s\n", l->name, w->cfg->write_cases, name,
+			ndiff ? "" : "as traced at every boundary, ", ndiff, ndiff == 1 ? "" : "s",
+			ndiff ? " here not as traced (comments in its [expect])" : " otherwise",
+			strcmp(dir, "/tmp") ? "; its jitdump was in " : "", strcmp(dir, "/tmp") ? dir : "");
+	return rc;
+}
+
 int hx_trace_write_cases(const struct hx_trace_cfg *cfg, const struct hx_trace_result *res,
 			 const struct hx_report *rep, FILE *out)
 {
 	struct wc *w = calloc(1, sizeof(*w));
-	struct ju_err je;
-	int e = w ? 0 : -ENOMEM;
-	if (!e) {
-		*w = (struct wc){ .cfg = cfg, .res = res, .rep = rep, .ta = tr_arch_host() };
-		w->f = calloc(1, sizeof(*w->f));
-		w->lines = calloc(TR_MAX_INSNS, sizeof(*w->lines));
-		e = w->f && w->lines ? 0 : -ENOMEM;
-	}
-	if (!e && (mkdir(cfg->write_cases, 0777) && errno != EEXIST)) {
-		e = -errno;
-		fprintf(out, "write-cases: cannot make %s: %s\n", cfg->write_cases, strerror(errno));
-	}
-	if (!e && jd_open(&w->jd, res->jitdump, &je)) {
-		fprintf(out, "write-cases: %s: offset 0x%" PRIx64 ": %s\n", res->jitdump, (uint64_t)je.offset, je.msg);
-		e = -EINVAL;
-	} else if (!e) {
-		w->dec = uw_decoder_for(w->jd.elf_mach);
-		if (!w->ta || !w->dec || cs_open(hx_trace_host.cs_arch, hx_trace_host.cs_mode, &w->cs) != CS_ERR_OK) {
-			fprintf(out, "write-cases: no encoder, decoder or capstone for this jitdump's arch (elf_mach %u)\n",
-				w->jd.elf_mach);
-			e = -ENOSYS;
-		} else {
-			cs_option(w->cs, CS_OPT_DETAIL, CS_OPT_ON);
-			cs_option(w->cs, CS_OPT_SYNTAX, (size_t)hx_trace_host.cs_syntax);
-		}
-	}
+	if (!w)
+		return -ENOMEM;
+	*w = (struct wc){ .cfg = cfg, .res = res, .rep = rep, .ta = tr_arch_host() };
+	int e = wc_open(w, out);
 	bool *pick = e ? NULL : representatives(w);
 	if (!e && !pick)
 		e = -ENOMEM;
-	size_t wrote = 0, without = 0;
 	/* perf's libdw path (>= 6.8) reads jitted .so files only under
 	 * /tmp/jitted-: run puts a case's dump in /tmp unless told */
 	char dir[4096];
@@ -852,36 +894,14 @@ int hx_trace_write_cases(const struct hx_trace_cfg *cfg, const struct hx_trace_r
 	char *sl = strrchr(dir, '/');
 	if (sl)
 		*sl = 0;
-	bool tmp = sl && !strcmp(dir, "/tmp");
+	size_t wrote = 0, without = 0;
 	for (size_t li = 0; li < res->nloads && li < rep->n && !e; li++) {
-		if (!pick || !pick[li])
+		if (!pick[li])
 			continue;
-		const struct hx_trace_load *l = &res->loads[li];
-		const struct jd_load *jl = jd_load_of(w, l);
-		char why[1024] = "", name[64];
-		uint64_t key = jl ? load_key(jl) : 0;
-		size_t same = 0;
-		for (size_t m = 0; jl && m < w->jd.nloads; m++)
-			same += load_key(&w->jd.loads[m]) == key;
-		file_name(l->name, key, name, sizeof(name));
-		size_t ndiff = 0;
-		int rc = jl ? one_load(w, li, jl, name, same, &ndiff, why, sizeof(why)) : 1;
-		if (!jl)
-			snprintf(why, sizeof(why), "no CODE_LOAD of the jitdump at 0x%" PRIx64, l->addr);
-		if (rc < 0) {
-			fprintf(out, "write-cases: %s\n", why);
-			e = rc;
-		} else {
-			if (rc && without < WC_SAID)
-				fprintf(out, "write-cases: %s: no case: %s\n", l->name, why);
-			else if (!rc)
-				fprintf(out, "write-cases: %s: %s/%s.case: %s%zu verdict%s%s%s%s\n", l->name, cfg->write_cases,
-					name, ndiff ? "" : "as traced at every boundary, ", ndiff, ndiff == 1 ? "" : "s",
-					ndiff ? " here not as traced (comments in its [expect])" : " otherwise",
-					tmp ? "" : "; its jitdump was in ", tmp ? "" : dir);
-			wrote += !rc;
-			without += rc != 0;
-		}
+		int rc = wc_load(w, li, sl ? dir : ".", out, without);
+		e = rc < 0 ? rc : 0;
+		wrote += !rc;
+		without += rc > 0;
 	}
 	if (!e && without > WC_SAID)
 		fprintf(out, "write-cases: and %zu more functions not ok without a case\n", without - WC_SAID);
@@ -889,14 +909,6 @@ int hx_trace_write_cases(const struct hx_trace_cfg *cfg, const struct hx_trace_r
 		fprintf(out, "write-cases: %zu case%s written to %s; %zu function%s not ok without a case\n", wrote,
 			wrote == 1 ? "" : "s", cfg->write_cases, without, without == 1 ? "" : "s");
 	free(pick);
-	if (w) {
-		if (w->cs)
-			cs_close(&w->cs);
-		if (w->jd.data)
-			jd_close(&w->jd);
-		free(w->f);
-		free(w->lines);
-	}
-	free(w);
+	wc_close(w);
 	return e;
 }
