@@ -251,6 +251,8 @@ static const struct expect_case expect_cases[] = {
 	/* x86_64: CPython's FDE never restores rbp's rule after the pop */
 	{ "cpython-3.13-fp-bytes", "JD057" },
 	{ "cpython-3.14-perf-jit", "JD057" },
+	/* V8 (node 20): the same after its return sequence's pop %rbp */
+	{ "v8-node20-return-sequence", "JD057" },
 	{ "stack-deep", "JD080" },
 	/* found by fuzz-cfi: a rule for xmm0 (libunwind's table ends at 16), and a
 	 * frame whose return address is the last word of perf's stack copy */

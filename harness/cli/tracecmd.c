@@ -89,6 +89,9 @@ static const struct cli_opt trace_opts[] = {
 	{ "junit", 0, "FILE", "write JUnit XML", .set = cli_set_str, .off = T_OFF(junit), .example = "/dev/null" },
 	{ "html", 0, "FILE", "write the HTML heatmap", .set = cli_set_str, .off = T_OFF(html), .example = "/dev/null" },
 	{ "tap", 0, NULL, "print TAP (version 13) instead of the matrix", .set = cli_set_true, .off = T_OFF(tap) },
+	{ "write-cases", 0, "DIR", "write a case file the generator reproduces for each function with a sample not ok "
+	  "(one per distinct code and unwinding info), or say why none", .set = cli_set_str, .off = T_OFF(write_cases),
+	  .example = "/tmp" },
 	{ 0 },
 };
 

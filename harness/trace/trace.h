@@ -33,6 +33,7 @@ struct hx_trace_cfg {
 	const char *perf_cmd;   /* --perf CMD: the perf column's perf (NULL: perf on PATH) */
 	const char *json, *junit, *html;
 	bool tap;
+	const char *write_cases; /* --write-cases DIR (tracecases.c) */
 };
 
 /* One sample as perf would take it. */
@@ -125,9 +126,16 @@ int hx_trace_samples_text(FILE *f, const struct hx_trace_result *res);
 /* judge the samples through the session and write the reports (the
  * terminal matrix on stdout); 0 every sample ok, 1 some not, 2 an error */
 int hx_trace_judge_report(const struct hx_trace_cfg *c, const struct hx_trace_result *res);
+/* --write-cases: a case file per distinct (code, unwinding info) of a
+ * function with a sample not ok, each line of what was done on out; 0 or
+ * -errno (the directory or a file could not be written, the dump not read) */
+struct hx_report;
+int hx_trace_write_cases(const struct hx_trace_cfg *cfg, const struct hx_trace_result *res,
+			 const struct hx_report *rep, FILE *out);
 
 /* The arch's part (harness/trace/arch/<arch>.c, built only for its ARCH). */
 struct hx_trace_regs;
+struct cs_insn;
 struct hx_trace_arch {
 	bool supported;         /* false: no tracer for this arch in this build */
 	uint8_t bp[4];          /* the breakpoint instruction */
@@ -148,6 +156,10 @@ struct hx_trace_arch {
 	 * caller's state once it returns as DWARF registers dw[0..*ndw-1]
 	 * (pc = the return address); 0, or -1 if the stack copy lacks it */
 	int (*entry_state)(const struct hx_trace_sample *s, uint64_t *ra, uint64_t *dw, int *ndw);
+	/* --write-cases: may the instruction (decoded with capstone's detail)
+	 * run as it is in a case's harness: no branch, no memory access but
+	 * lea's and nop's, sp, fp and pc not written (NULL: none may) */
+	bool (*inert)(const struct cs_insn *in);
 };
 extern const struct hx_trace_arch hx_trace_host;
 

@@ -76,9 +76,10 @@ int hx_trace_judge_report(const struct hx_trace_cfg *c, const struct hx_trace_re
 		return 2;
 	}
 	hx_report_write(hx_reporter_by_name(c->tap ? "tap" : "terminal"), NULL, &rep);
+	int wc = c->write_cases ? hx_trace_write_cases(c, res, &rep, stdout) : 0;
 	const struct { const char *path, *name; } files[] = {
 		{ c->json, "json" }, { c->junit, "junit" }, { c->html, "html" } };
-	int rc = 0;
+	int rc = wc ? 2 : 0;
 	for (size_t k = 0; k < 3; k++)
 		if (files[k].path && hx_report_write(hx_reporter_by_name(files[k].name), files[k].path, &rep)) {
 			fprintf(stderr, "jitunwind trace: cannot write %s\n", files[k].path);

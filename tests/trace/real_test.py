@@ -114,8 +114,8 @@ def main():
     script = os.path.join(d, "w.py")
     with open(script, "w") as f:
         f.write("def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n\nprint(fib(12))\n")
-    js, st = os.path.join(d, "t.json"), os.path.join(d, "s.txt")
-    cmd = [binary, "trace", "--json", js, "--samples-text", st, "--",
+    js, st, wc = os.path.join(d, "t.json"), os.path.join(d, "s.txt"), os.path.join(d, "wc")
+    cmd = [binary, "trace", "--json", js, "--samples-text", st, "--write-cases", wc, "--",
            os.path.join(ROOT, "tools", "in-root"), "--only", "python3.14", "sid", "python3.14", "-X", "perf_jit",
            script]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, cwd=d)
@@ -185,6 +185,27 @@ def main():
     at = [s for s in cr["samples"] if s["where"] == "tramp+0xb"][0]
     check(at["unwinders"]["libdw"]["verdict"] == "truncated" and at["unwinders"]["libunwind"]["verdict"] == "truncated",
           "the case reproduces it at tramp+0xb")
+    # --write-cases: one case for the 170-odd identical trampolines, the shipped case's code
+    # and FDE program, the harness's verdicts as traced for every column that reads the CFI
+    # (fp differs: the interpreter has no frame pointers), and run passes it
+    written = sorted(os.listdir(wc)) if os.path.isdir(wc) else []
+    check(len(written) == 1, "write-cases: one case for the identical trampolines (%s)" % written)
+    if written:
+        wpath = os.path.join(wc, written[0])
+        with open(wpath) as f:
+            text = f.read()
+        with open(CASE) as f:
+            ship = f.read()
+        sect = lambda t, n: [x.strip() for x in t.split("[" + n + "]")[1].split("[")[0].splitlines()
+                             if x.strip() and not x.startswith("#")]
+        check(sect(text, "code") == sect(ship, "code"), "write-cases: [code] is the shipped case's")
+        check(bytes(int(b, 16) for b in re.search(r"^cfi = bytes (.+)$", text, re.M).group(1).split()) == prog,
+              "write-cases: cfi bytes are the jitdump's FDE program")
+        diff = set(re.findall(r"^# traced: (\S+) ", text, re.M))
+        check(diff <= {"fp"}, "write-cases: libunwind, libdw, oracle and perf here as traced (%s differ)" % diff)
+        check(re.search(r"^libunwind = ok; truncated at 11$", text, re.M), "write-cases: the loss at the ret")
+        r = subprocess.run([binary, "run", wpath], capture_output=True, text=True, timeout=600)
+        check(r.returncode == 0, "write-cases: run passes the written case (rc %d)" % r.returncode)
     lint = subprocess.run([binary, "lint", dump], capture_output=True, text=True, timeout=600)
     check("JD057" in lint.stdout and "at +0xb rbp's rule says saved at cfa-16" in lint.stdout,
           "lint names the rule at +0xb (JD057)")

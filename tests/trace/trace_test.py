@@ -481,6 +481,101 @@ def test_planted(binary, cprog, d):
                   % (u, x["offset"], v[u], "not ok" if x["offset"] in hit else "ok"))
 
 
+def case_sections(path):
+    """{section: [lines]} of a case file, comments dropped"""
+    secs, cur = {}, None
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("["):
+                cur = secs.setdefault(line, [])
+            elif line and not line.startswith("#") and cur is not None:
+                cur.append(line)
+    return secs
+
+
+def test_write_cases(binary, prog, cprog, d):
+    """--write-cases: the round trip (run on the written case gives the traced
+    verdicts at the same offsets), the finding carried by its [expect] (a
+    corrected CFI byte fails it), verdicts the harness gives otherwise said as
+    comments, and loads beyond the format refused with the reason"""
+    import json
+    wc, js, rj = os.path.join(d, "wc"), os.path.join(d, "wt.json"), os.path.join(d, "wr.json")
+    shutil.rmtree(wc, ignore_errors=True)
+    case = os.path.join(CASEDIR, "neg-cfa-off-by-8.case")
+    rc, so, se = trace(binary, ["--json", js, "--write-cases", wc, "--", cprog, case, "/tmp", "1",
+                                os.path.join(d, "g.txt")], timeout=300)
+    m = re.search(r"trace: pid (\d+)", so)
+    if m and os.path.exists("/tmp/jit-%s.dump" % m.group(1)):
+        os.unlink("/tmp/jit-%s.dump" % m.group(1))
+    files = sorted(os.listdir(wc)) if os.path.isdir(wc) else []
+    check(rc == 0 and len(files) == 1, "write-cases: one case for the one function with a finding (rc %d, %s, %s)"
+          % (rc, files, se.strip()[-200:]))
+    check(re.search(r"write-cases: tramp: .*\.case: as traced at every boundary, 0 verdicts otherwise", so),
+          "write-cases: the writer found every verdict as traced (%s)" % re.findall(r"write-cases: .*", so))
+    if len(files) != 1:
+        return
+    path = os.path.join(wc, files[0])
+    secs = case_sections(path)
+    shipped = case_sections(case)
+    ops = [x for x in shipped["[code]"] if not x.startswith(".cfi")]
+    check(secs.get("[code]") == ops, "write-cases: [code] is the shipped case's ops (%s)" % secs.get("[code]"))
+    cfi = [x for x in secs.get("[unwind]", []) if x.startswith("cfi")]
+    # .cfi_def_cfa_offset 24 after the push: DW_CFA_advance_loc 1, DW_CFA_def_cfa_offset 24
+    check(cfi and cfi[0].startswith("cfi = bytes 41 0e 18"), "write-cases: the FDE program as bytes (%s)" % cfi)
+    p = subprocess.run([binary, "run", "--json", rj, path], capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, "write-cases: run passes the written case (rc %d: %s)" % (p.returncode, p.stdout[-400:]))
+    with open(js) as f:
+        traced = {x["where"]: verdicts(x) for c in json.load(f)["cases"] for x in c["samples"]}
+    ran = {}
+    if os.path.exists(rj):
+        with open(rj) as f:
+            ran = {x["where"]: verdicts(x) for x in json.load(f)["cases"][0]["samples"]}
+    check(sorted(traced) == sorted(ran) and len(ran) == 5, "write-cases: run samples the traced offsets (%s, %s)"
+          % (sorted(traced), sorted(ran)))
+    for w in sorted(set(traced) & set(ran)):
+        check(traced[w] == ran[w], "write-cases %s: run's verdicts %s = the traced %s" % (w, ran[w], traced[w]))
+    check(any(v["libunwind"] != "ok" for v in ran.values()), "write-cases: the finding is in run's verdicts")
+    # negative control: the CFA offset corrected, the written [expect] must fail
+    with open(path) as f:
+        text = f.read()
+    fixed = os.path.join(d, "fixed.case")
+    with open(fixed, "w") as f:
+        f.write(text.replace("41 0e 18", "41 0e 10"))
+    p = subprocess.run([binary, "run", fixed], capture_output=True, text=True, timeout=300)
+    check(p.returncode == 1 and "MISSED" in p.stdout, "write-cases: the corrected CFI fails the written [expect] "
+          "(rc %d)" % p.returncode)
+    # a dump outside /tmp: libdw's verdicts differ here (perf's libdw takes jitted .so files only
+    # under /tmp/jitted-), said as comments; no unwinding info at all is cfi = none, hdr = none
+    shutil.rmtree(wc)
+    rc, so, se = trace(binary, ["--write-cases", wc, "--", prog, d, "2", os.path.join(d, "o.txt")])
+    files = sorted(os.listdir(wc)) if os.path.isdir(wc) else []
+    check(len(files) == 1 and re.search(r"\.case: [1-9]\d* verdicts? here not as traced .*its jitdump was in " +
+                                        re.escape(d), so), "write-cases: jitprog's dump outside /tmp said (%s)"
+          % re.findall(r"write-cases: .*", so))
+    if files:
+        path = os.path.join(wc, files[0])
+        secs = case_sections(path)
+        with open(path) as f:
+            comments = re.findall(r"^# traced: (\S+) ", f.read(), re.M)
+        check(secs.get("[unwind]") == ["cfi = none", "hdr = none"] and comments and set(comments) == {"libdw"},
+              "write-cases: no unwinding info written as none, libdw's verdicts as comments (%s, %s)"
+              % (secs.get("[unwind]"), comments))
+        p = subprocess.run([binary, "run", path], capture_output=True, text=True, timeout=300)
+        check(p.returncode == 0, "write-cases: run passes jitprog's case (rc %d)" % p.returncode)
+    # beyond the format: a call through r9 and a load from the stack; the popped return
+    # address (popret) would give the case another truth than the traced one
+    for mode, want in (("movedra", r"py::tramp2:jitprog: no case: \+0x4 \(callq \*%r9\): control flow"),
+                       ("movedra", r"py::movra:jitprog: no case: \+0x4 \(movq 0x10\(%rsp\), %r11\)"),
+                       ("popret", r"py::tramp:jitprog: no case: its truth would differ from the traced one")):
+        shutil.rmtree(wc, ignore_errors=True)
+        rc, so, se = trace(binary, ["--write-cases", wc, "--", prog, d, "2", os.path.join(d, "o.txt"), mode])
+        check(re.search(want, so), "write-cases %s: %s (%s)" % (mode, want, re.findall(r"write-cases: .*", so)))
+    rc, so, se = trace(binary, ["--write-cases", "/proc/nonexistent/x", "--", prog, d, "1", os.path.join(d, "o.txt")])
+    check(rc == 2 and "cannot make /proc/nonexistent/x" in so, "write-cases: a directory that cannot be made: exit 2 "
+          "(rc %d)" % rc)
+
+
 def main():
     binary, prog = sys.argv[1], sys.argv[2]
     cprog = sys.argv[3] if len(sys.argv) > 3 else None
@@ -506,6 +601,7 @@ def main():
             test_generated(binary, cprog, d)
             test_planted(binary, cprog, d)
             test_perf_skip(binary, cprog, d)
+            test_write_cases(binary, prog, cprog, d)
     print("trace-test: %d checks, %d failed" % (checks, len(fails)))
     return 1 if fails else 0
 

@@ -70,6 +70,40 @@ static int x86_entry_state(const struct hx_trace_sample *s, uint64_t *ra, uint64
 	return 0;
 }
 
+/* --write-cases: an instruction a case's harness may run as it is: no
+ * branch, no prefix (rep, lock), no memory operand but lea's and a long
+ * nop's, no implicit use of rsp, rbp, rsi, rdi (push, string ops) */
+static bool x86_inert(const cs_insn *in)
+{
+	const cs_detail *d = in->detail;
+	if (!d || d->x86.prefix[0] || d->x86.prefix[1])
+		return false;
+	for (uint8_t g = 0; g < d->groups_count; g++)
+		if (d->groups[g] == CS_GRP_JUMP || d->groups[g] == CS_GRP_CALL || d->groups[g] == CS_GRP_RET ||
+		    d->groups[g] == CS_GRP_INT || d->groups[g] == CS_GRP_IRET || d->groups[g] == CS_GRP_PRIVILEGE)
+			return false;
+	static const uint16_t implicit[] = { X86_REG_RSP, X86_REG_RBP, X86_REG_RSI, X86_REG_RDI, X86_REG_RIP };
+	for (size_t k = 0; k < sizeof(implicit) / sizeof(implicit[0]); k++) {
+		for (uint8_t i = 0; i < d->regs_read_count; i++)
+			if (d->regs_read[i] == implicit[k])
+				return false;
+		for (uint8_t i = 0; i < d->regs_write_count; i++)
+			if (d->regs_write[i] == implicit[k])
+				return false;
+	}
+	bool addr_only = in->id == X86_INS_LEA || in->id == X86_INS_NOP;
+	for (uint8_t i = 0; i < d->x86.op_count; i++) {
+		const cs_x86_op *o = &d->x86.operands[i];
+		if (o->type == X86_OP_MEM && !addr_only)
+			return false;
+		if (o->type == X86_OP_REG && (o->access & CS_AC_WRITE) &&
+		    (o->reg == X86_REG_RSP || o->reg == X86_REG_RBP || o->reg == X86_REG_ESP || o->reg == X86_REG_EBP ||
+		     o->reg == X86_REG_SP || o->reg == X86_REG_BP || o->reg == X86_REG_SPL || o->reg == X86_REG_BPL))
+			return false;
+	}
+	return true;
+}
+
 /* RIP is one past the int3 */
 static uint64_t x86_trap_addr(uint64_t pc_after) { return pc_after - 1; }
 
@@ -79,4 +113,5 @@ const struct hx_trace_arch hx_trace_host = {
 	.call_mnemonic = "call", .call_max = 10,
 	.trap_addr = x86_trap_addr, .sample_regs = x86_sample_regs,
 	.set_pc = x86_set_pc, .get_pc = x86_get_pc, .entry_state = x86_entry_state,
+	.inert = x86_inert,
 };
