@@ -287,6 +287,14 @@ static int on_trap(struct tr_state *t, pid_t tid)
 		t->res->unknown += !t->res->smp[t->res->nsmp - 1].truth_known;
 		if (++b->hits >= t->cfg->hits)
 			e = tr_bp_remove(t, b);
+		if (!e && t->cfg->max_samples && t->res->nsmp >= t->cfg->max_samples && !t->res->capped) {
+			/* memory is bounded: each sample keeps its stack copy, and a
+			 * JIT whose maps change often a maps text each */
+			t->res->capped = true;
+			tr_bp_remove_all(t);
+			fprintf(t->cfg->log, "trace: --max-samples %zu reached: sampling stopped, every breakpoint "
+				"removed; the process runs on untraced\n", t->cfg->max_samples);
+		}
 	}
 	if (e || (e = t->arch->set_pc(tid, at)))
 		return e;
