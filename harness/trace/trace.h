@@ -109,7 +109,8 @@ struct hx_trace_result {
 	uint64_t execs;         /* execs followed before any JIT code (a wrapper's) */
 	uint64_t cut;           /* samples whose truth goes on past the stack copy (judged up to it) */
 	uint64_t loads_traced;  /* loads whose boundaries got breakpoints */
-	bool capped;            /* --max-samples reached: breakpoints removed, sampling stopped */
+	bool capped;            /* --max-samples (or the maps' memory bound) reached: sampling stopped */
+	uint64_t maps_bytes;    /* bytes of the distinct maps texts kept */
 	struct hx_trace_sample *smp;   /* every sample, in order */
 	size_t nsmp, capsmp;
 	char why[512];          /* what failed, for a negative return */

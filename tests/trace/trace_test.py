@@ -599,7 +599,7 @@ def test_bounds(binary, prog, d):
           "bounds: --max-loads 2 samples the first two loads (%s)" % rows(so))
     rc, so, se = trace(binary, ["--max-samples", "3", "--", prog, d, "2", out, "movedra"])
     check(rc == 0 and re.search(r"^  3 loads, 3 samples,", so, re.M) and "sampling stopped at 3 samples" in so
-          and "--max-samples 3 reached" in se and prog_out(out)["callee_ret"],
+          and "sampling stopped at 3 samples (--max-samples 3)" in se and prog_out(out)["callee_ret"],
           "bounds: --max-samples 3 keeps 3, says so, and the program runs to its end (%s)" % so[:300])
     rc, so, se = trace(binary, ["--max-samples", "0", "--", prog, d, "1", out])
     check(rc == 2, "bounds: --max-samples 0 is refused (rc %d)" % rc)
