@@ -72,6 +72,14 @@ static const struct cli_opt trace_opts[] = {
 	  .lo = 1, .hi = 1000000 },
 	{ "stack-size", 0, "BYTES", "bytes of user stack per sample", .def = "8192", .set = set_size,
 	  .off = T_OFF(stack_size), .lo = 1, .hi = 1 << 20 },
+	{ "only", 0, "GLOB", "sample the boundaries only of the loads whose jitdump symbol matches GLOB (fnmatch; the "
+	  "others' entries are still followed for the truth)", .def_text = "every load", .set = cli_set_str,
+	  .off = T_OFF(only), .example = "JS:*fib*" },
+	{ "max-loads", 0, "N", "sample the boundaries of the first N loads (of those --only names)", .def_text = "no limit",
+	  .set = set_size, .off = T_OFF(max_loads), .lo = 1, .hi = 1u << 30, .example = "10" },
+	{ "max-samples", 0, "N", "stop sampling after N samples (each keeps its stack copy and, where the maps "
+	  "changed, the maps: memory is bounded)", .def = "50000", .set = set_size, .off = T_OFF(max_samples),
+	  .lo = 1, .hi = 100000000 },
 	{ "samples-text", 0, "F", "one line per sample: tid, pc, sp, bp, cx, the first stack words",
 	  .set = cli_set_str, .off = T_OFF(samples_text), .example = "/dev/null" },
 	{ "no-flush", 0, NULL, "leave CMD's jitdump writes buffered as it makes them (by default an LD_PRELOAD shim "
@@ -145,7 +153,7 @@ static const char *flush_shim(char *buf, size_t n)
 
 static int cmd_trace(int argc, char **argv)
 {
-	struct hx_trace_cfg c = { .log = stderr };
+	struct hx_trace_cfg c = { .log = stderr, .max_samples = 50000 };
 	int first, rc = cli_parse(&cli_trace, argc, argv, &c, &first);
 	if (rc)
 		return rc == CLI_HELP ? 0 : 2;

@@ -8,6 +8,7 @@
 #include "unwinders/uwarch.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -159,6 +160,9 @@ static char *read_maps(pid_t pid)
 	return buf;
 }
 
+/* the maps texts kept, at most (memory: node changes its maps between most samples) */
+#define TR_MAPS_MAX (2ull << 30)
+
 /* a sample exactly as perf would take it: registers, the stack from SP, the maps */
 static int take_sample(struct tr_state *t, pid_t tid, uint64_t addr)
 {
@@ -210,6 +214,7 @@ static int take_sample(struct tr_state *t, pid_t tid, uint64_t addr)
 			res->capmaps_pool = nc;
 		}
 		res->maps_pool[res->nmaps_pool++] = s->maps;
+		res->maps_bytes += strlen(s->maps);
 	}
 	res->nsmp++;
 	res->samples++;
@@ -287,6 +292,23 @@ static int on_trap(struct tr_state *t, pid_t tid)
 		t->res->unknown += !t->res->smp[t->res->nsmp - 1].truth_known;
 		if (++b->hits >= t->cfg->hits)
 			e = tr_bp_remove(t, b);
+		bool full = t->cfg->max_samples && t->res->nsmp >= t->cfg->max_samples;
+		if (!e && !t->res->capped && !full && t->res->maps_bytes > TR_MAPS_MAX) {
+			/* a JIT whose maps change between most samples (node: a new
+			 * code page at a time) keeps a maps text of hundreds of KB each */
+			fprintf(t->cfg->log, "trace: the maps texts kept reached %" PRIu64 " MiB (the process's maps "
+				"changed between most samples): sampling stopped as at --max-samples\n",
+				t->res->maps_bytes >> 20);
+			full = true;
+		}
+		if (!e && full && !t->res->capped) {
+			/* memory is bounded: each sample keeps its stack copy, and a
+			 * JIT whose maps change often a maps text each */
+			t->res->capped = true;
+			tr_bp_remove_all(t);
+			fprintf(t->cfg->log, "trace: sampling stopped at %zu samples (--max-samples %zu): every "
+				"breakpoint removed; the process runs on untraced\n", t->res->nsmp, t->cfg->max_samples);
+		}
 	}
 	if (e || (e = t->arch->set_pc(tid, at)))
 		return e;

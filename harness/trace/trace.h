@@ -34,6 +34,9 @@ struct hx_trace_cfg {
 	const char *json, *junit, *html;
 	bool tap;
 	const char *write_cases; /* --write-cases DIR (tracecases.c) */
+	const char *only;       /* --only GLOB: boundary breakpoints only in loads so named (NULL: all) */
+	size_t max_loads;       /* --max-loads N: in the first N such loads (0: no limit) */
+	size_t max_samples;     /* --max-samples N: sampling stops after N (0: no limit) */
 };
 
 /* One sample as perf would take it. */
@@ -74,6 +77,7 @@ struct hx_trace_load {
 	bool undecodable;       /* decoding stopped before the end (a finding) */
 	uint64_t decoded;       /* bytes decoded */
 	bool closed;            /* CODE_MOVE / CODE_CLOSE removed its breakpoints */
+	bool traced;            /* its boundaries got breakpoints (--only, --max-loads, --max-samples) */
 	struct hx_trace_bp *bps;
 	size_t nbps;
 };
@@ -104,6 +108,9 @@ struct hx_trace_result {
 	size_t nmaps_pool, capmaps_pool;
 	uint64_t execs;         /* execs followed before any JIT code (a wrapper's) */
 	uint64_t cut;           /* samples whose truth goes on past the stack copy (judged up to it) */
+	uint64_t loads_traced;  /* loads whose boundaries got breakpoints */
+	bool capped;            /* --max-samples (or the maps' memory bound) reached: sampling stopped */
+	uint64_t maps_bytes;    /* bytes of the distinct maps texts kept */
 	struct hx_trace_sample *smp;   /* every sample, in order */
 	size_t nsmp, capsmp;
 	char why[512];          /* what failed, for a negative return */

@@ -58,6 +58,7 @@ struct wc {
 	const struct uw_decoder *dec;
 	struct jd_file jd;
 	csh cs;
+	const struct hx_case_res **cr_of; /* per load, its case in the report (NULL: not sampled) */
 	struct tr_func *f;               /* the case's code as the generator makes it */
 	char (*lines)[WC_LINE];          /* the case's [code] lines */
 	size_t nlines;
@@ -580,13 +581,13 @@ static uint64_t load_key(const struct jd_load *jl);
  * (its case shows the most); NULL: out of memory */
 static bool *representatives(const struct wc *w)
 {
-	size_t n = w->res->nloads < w->rep->n ? w->res->nloads : w->rep->n;
+	size_t n = w->res->nloads;
 	uint64_t *key = calloc(n + 1, sizeof(*key));
 	size_t *score = calloc(n + 1, sizeof(*score));
 	bool *pick = calloc(n + 1, sizeof(*pick));
 	for (size_t li = 0; li < n && key && score && pick; li++) {
-		const struct hx_case_res *cr = &w->rep->cases[li];
-		if (!finding(cr, w->rep->o->nuw))
+		const struct hx_case_res *cr = w->cr_of[li];
+		if (!cr || !finding(cr, w->rep->o->nuw))
 			continue;
 		const struct jd_load *jl = jd_load_of(w, &w->res->loads[li]);
 		key[li] = jl ? load_key(jl) : ~(uint64_t)li;
@@ -797,7 +798,7 @@ static int one_load(struct wc *w, size_t li, const struct jd_load *jl, const cha
 		    size_t *ndiff, char *why, size_t wn)
 {
 	const struct hx_trace_load *l = &w->res->loads[li];
-	const struct hx_case_res *cr = &w->rep->cases[li];
+	const struct hx_case_res *cr = w->cr_of[li];
 	bool judged[HX_MAX_UW] = { false };
 	char unw[4 * TR_MAX_PROG];
 	if (w->cfg->stack_size % 8 || w->cfg->stack_size < 8 || w->cfg->stack_size > 65528) {
@@ -817,8 +818,13 @@ static int wc_open(struct wc *w, FILE *out)
 	struct ju_err je;
 	w->f = calloc(1, sizeof(*w->f));
 	w->lines = calloc(TR_MAX_INSNS, sizeof(*w->lines));
-	if (!w->f || !w->lines)
+	w->cr_of = calloc(w->res->nloads + 1, sizeof(*w->cr_of));
+	if (!w->f || !w->lines || !w->cr_of)
 		return -ENOMEM;
+	/* the report has a case per load sampled at its boundaries, in load order */
+	for (size_t li = 0, k = 0; li < w->res->nloads && k < w->rep->n; li++)
+		if (w->res->loads[li].traced)
+			w->cr_of[li] = &w->rep->cases[k++];
 	if (mkdir(w->cfg->write_cases, 0777) && errno != EEXIST) {
 		int e = -errno;
 		fprintf(out, "write-cases: cannot make %s: %s\n", w->cfg->write_cases, strerror(-e));
@@ -847,6 +853,7 @@ static void wc_close(struct wc *w)
 		jd_close(&w->jd);
 	free(w->f);
 	free(w->lines);
+	free(w->cr_of);
 	free(w);
 }
 
@@ -895,7 +902,7 @@ int hx_trace_write_cases(const struct hx_trace_cfg *cfg, const struct hx_trace_r
 	if (sl)
 		*sl = 0;
 	size_t wrote = 0, without = 0;
-	for (size_t li = 0; li < res->nloads && li < rep->n && !e; li++) {
+	for (size_t li = 0; li < res->nloads && !e; li++) {
 		if (!pick[li])
 			continue;
 		int rc = wc_load(w, li, sl ? dir : ".", out, without);

@@ -9,6 +9,7 @@
 #include <capstone/capstone.h>
 #include <inttypes.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,10 +195,17 @@ static int decode_plant(struct tr_state *t, struct hx_trace_load *l, const uint8
 	l->undecodable = left != 0;
 	cs_free(insn, 1);
 	cs_close(&cs);
-	for (size_t i = 0; i < l->nbps && !e; i++)
+	/* boundaries sampled only in the loads chosen (--only, --max-loads) while
+	 * sampling goes on; every entry still starts activations: the truth of
+	 * a chosen function's samples has the others' frames */
+	const struct hx_trace_cfg *c = t->cfg;
+	l->traced = !t->res->capped && (!c->only || !fnmatch(c->only, l->name, 0)) &&
+		    (!c->max_loads || t->res->loads_traced < c->max_loads);
+	t->res->loads_traced += l->traced;
+	for (size_t i = 0; i < l->nbps && !e && l->traced; i++)
 		e = tr_bp_plant(t, &l->bps[i]);
 	/* the entry: kept for the whole trace, it starts each activation */
-	if (!e && l->nbps)
+	if (!e && l->nbps && !t->res->capped)
 		e = tr_entry_add(t, l->addr);
 	return e;
 }

@@ -216,37 +216,44 @@ int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result 
 	char path[sizeof(j.dir)];
 	snprintf(path, sizeof(path), "%s", res->jitdump);
 	snprintf(j.dir, sizeof(j.dir), "%s", dirname(path));
-	struct hx_case_res *cases = calloc(res->nloads ? res->nloads : 1, sizeof(*cases));
+	/* one case per load sampled at its boundaries, in load order */
+	size_t *cix = calloc(res->nloads ? res->nloads : 1, sizeof(*cix)), ncases = 0;
+	for (size_t i = 0; cix && i < res->nloads; i++)
+		cix[i] = res->loads[i].traced ? ncases++ : SIZE_MAX;
+	struct hx_case_res *cases = calloc(ncases ? ncases : 1, sizeof(*cases));
 	j.gs = calloc(res->nsmp ? res->nsmp : 1, sizeof(*j.gs));
-	int e = cases && j.gs ? 0 : -ENOMEM;
+	int e = cases && j.gs && cix ? 0 : -ENOMEM;
 	/* each case's samples sized to its load's judged samples (a sample
 	 * result is tens of KB: the whole trace per load would be terabytes of
 	 * address space for a JIT of thousands of loads, and fork would fail) */
-	size_t *per = calloc(res->nloads ? res->nloads : 1, sizeof(*per));
+	size_t *per = calloc(ncases ? ncases : 1, sizeof(*per));
 	if (!per)
 		e = -ENOMEM;
-	for (size_t i = 0; i < res->nsmp && per; i++)
-		if (judged(&j, &res->smp[i]))
-			per[res->smp[i].load]++;
+	for (size_t i = 0; i < res->nsmp && !e; i++)
+		if (judged(&j, &res->smp[i]) && cix[res->smp[i].load] != SIZE_MAX)
+			per[cix[res->smp[i].load]]++;
 	for (size_t i = 0; i < res->nloads && !e; i++) {
-		case_head(&j, &res->loads[i], &cases[i]);
-		if (!(cases[i].samples = calloc(per[i] ? per[i] : 1, sizeof(*cases[i].samples))))
+		if (cix[i] == SIZE_MAX)
+			continue;
+		case_head(&j, &res->loads[i], &cases[cix[i]]);
+		if (!(cases[cix[i]].samples = calloc(per[cix[i]] ? per[cix[i]] : 1, sizeof(*cases[0].samples))))
 			e = -ENOMEM;
 	}
 	free(per);
 	for (size_t i = 0; i < res->nsmp && !e; i++) {
 		const struct hx_trace_sample *s = &res->smp[i];
-		if (!judged(&j, s))
+		if (!judged(&j, s) || cix[s->load] == SIZE_MAX)
 			continue;          /* counted in the header: no truth to judge by */
 		if ((e = tj_session(&j, i, rep, err, n)))
 			break;
-		tj_sample(&j, s, &cases[s->load], rep->o->nuw);
+		tj_sample(&j, s, &cases[cix[s->load]], rep->o->nuw);
 	}
+	free(cix);
 	tj_close(&j);
 	jd_close(&j.jd);
 	free(j.gs);
 	rep->cases = cases;
-	rep->n = cases ? res->nloads : 0;
+	rep->n = cases ? ncases : 0;
 	return e;
 }
 

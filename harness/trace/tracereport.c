@@ -54,11 +54,18 @@ void hx_trace_report(FILE *f, const struct hx_trace_result *r)
 	fprintf(f, "  %" PRIu64 " samples with truth unknown (no activation of their function: not judged)\n",
 		r->unknown);
 	fprintf(f, "  %" PRIu64 " samples whose truth goes on past the stack copy (judged up to its end)\n", r->cut);
-	if (!r->nloads)
+	if (r->loads_traced < r->nloads)
+		fprintf(f, "  %" PRIu64 " of the %zu loads sampled at their boundaries (--only, --max-loads, "
+			"--max-samples); the others' entries kept for the truth\n", r->loads_traced, r->nloads);
+	if (r->capped)
+		fprintf(f, "  sampling stopped at %zu samples (--max-samples): the coverage below is up to then\n",
+			r->nsmp);
+	if (!r->loads_traced)
 		return;
 	fprintf(f, "  %-16s %-15s %s\n", "address", "sampled/bounds", "function (jitdump symbol)");
 	for (size_t i = 0; i < r->nloads; i++)
-		load_row(f, &r->loads[i]);
+		if (r->loads[i].traced)
+			load_row(f, &r->loads[i]);
 }
 
 /* one line per sample: tid, pc, sp, bp, cx and the first stack words (perf

@@ -576,6 +576,35 @@ def test_write_cases(binary, prog, cprog, d):
           "(rc %d)" % rc)
 
 
+def test_bounds(binary, prog, d):
+    """--only and --max-loads choose the loads whose boundaries are sampled (the
+    others' entries still give the truth); --max-samples bounds the samples kept"""
+    out = os.path.join(d, "o.txt")
+    rows = lambda so: re.findall(r"^\s+0x[0-9a-f]+\s+(\d+)/(\d+)\s+(\S+)", so, re.M)
+    rc, so, se = trace(binary, ["--", prog, d, "2", out, "movedra"])
+    check(rc == 0 and [r[2] for r in rows(so)] == ["py::tramp:jitprog", "py::movra:jitprog", "py::tramp2:jitprog"],
+          "bounds: without them, every load has its row (%s)" % rows(so))
+    rc, so, se = trace(binary, ["--only", "py::tramp2:*", "--samples-text", os.path.join(d, "b.txt"), "--",
+                                prog, d, "2", out, "movedra"])
+    r = rows(so)
+    check(rc == 0 and len(r) == 1 and r[0][2] == "py::tramp2:jitprog" and r[0][0] == r[0][1] and
+          "1 of the 3 loads sampled" in so, "bounds: --only samples tramp2 alone, every boundary (%s)" % r)
+    ss = samples(os.path.join(d, "b.txt"))
+    f = prog_out(out)
+    # tramp2's truth needs tramp's activation, whose boundaries were not sampled
+    check(ss and all(s["truth"] != "unknown" and len(s["truth"].split(",")) >= 3 for s in ss),
+          "bounds: tramp2's truth through tramp's activation (%s)" % [s["truth"] for s in ss][:2])
+    rc, so, se = trace(binary, ["--max-loads", "2", "--", prog, d, "2", out, "movedra"])
+    check([x[2] for x in rows(so)] == ["py::tramp:jitprog", "py::movra:jitprog"],
+          "bounds: --max-loads 2 samples the first two loads (%s)" % rows(so))
+    rc, so, se = trace(binary, ["--max-samples", "3", "--", prog, d, "2", out, "movedra"])
+    check(rc == 0 and re.search(r"^  3 loads, 3 samples,", so, re.M) and "sampling stopped at 3 samples" in so
+          and "sampling stopped at 3 samples (--max-samples 3)" in se and prog_out(out)["callee_ret"],
+          "bounds: --max-samples 3 keeps 3, says so, and the program runs to its end (%s)" % so[:300])
+    rc, so, se = trace(binary, ["--max-samples", "0", "--", prog, d, "1", out])
+    check(rc == 2, "bounds: --max-samples 0 is refused (rc %d)" % rc)
+
+
 def main():
     binary, prog = sys.argv[1], sys.argv[2]
     cprog = sys.argv[3] if len(sys.argv) > 3 else None
@@ -596,6 +625,7 @@ def main():
         test_movedra(binary, prog, d)
         test_popret(binary, prog, d)
         test_modes(binary, prog, d)
+        test_bounds(binary, prog, d)
         test_bad(binary, prog, d)
         if cprog:
             test_generated(binary, cprog, d)
