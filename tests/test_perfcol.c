@@ -87,6 +87,25 @@ START_TEST(columns_registered)
 }
 END_TEST
 
+/* A sample goes to the perf run that holds it.  perf-fp's one run holds
+ * every sample, whatever the size of the whole stack the column is handed
+ * (arm64's capture starts 256 KiB below the stack's top: with the DWARF rule
+ * no run held it and perf-fp said "not a sample of this case's perf.data"
+ * for each of trixie-arm64's 231 replays); DWARF mode takes the smallest dump
+ * size that holds the copy, and none when every size is smaller. */
+START_TEST(sample_goes_to_its_run)
+{
+	const int fp[] = { 65528 }, dwarf[] = { 65528, 8192, 512 };
+	ck_assert_int_eq(hx_perfcol_pick_run(fp, 1, true, 300u << 10), 0);
+	ck_assert_int_eq(hx_perfcol_pick_run(fp, 1, true, 4096), 0);
+	ck_assert_int_eq(hx_perfcol_pick_run(fp, 0, true, 4096), -1);
+	ck_assert_int_eq(hx_perfcol_pick_run(dwarf, 3, false, 8192), 1);
+	ck_assert_int_eq(hx_perfcol_pick_run(dwarf, 3, false, 100), 2);
+	ck_assert_int_eq(hx_perfcol_pick_run(dwarf, 3, false, 9000), 0);
+	ck_assert_int_eq(hx_perfcol_pick_run(dwarf, 3, false, 300u << 10), -1);
+}
+END_TEST
+
 Suite *suite_perfcol(void);
 Suite *suite_perfcol(void)
 {
@@ -96,6 +115,7 @@ Suite *suite_perfcol(void)
 	tcase_add_test(tc, real_perf_files_are_current);
 	tcase_add_test(tc, other_files_name_none);
 	tcase_add_test(tc, columns_registered);
+	tcase_add_test(tc, sample_goes_to_its_run);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -6,6 +6,8 @@
   leg's report when there is one, with the perf columns' agreement.
 - tools/perf-agree: counts only replays with a faithful flag, lists each disagreement with
   the first divergent frame, and fails (exit 1) when a perf column was compared nowhere.
+- tools/perf-gens: which generation's emulation runs on its root's libraries (trixie-arm64's
+  under qemu too).
 - tools/in-root and tools/rootfs: bad usage (a suite or arch they do not know, bullseye as a
   build root) exits 2 before anything is built.
 Every check names what it expected.  Exit 0 all passed, 1 a check failed.
@@ -88,6 +90,21 @@ def main():
     rc, out = run([rs, 'build', 'bullseye', 'amd64'])
     check('rootfs: bullseye without --only is refused (exit 2)', rc, 2)
     print('tools-test: %d failed' % failed)
+    # perf-gens compares like with like: the emulation runs on the libraries of the perf's own
+    # root wherever the binary is of that root's arch, trixie-arm64 under qemu too (it once ran
+    # on this machine's :arm64 libunwind 1.6 against perf 6.12's 1.8 and differed at the
+    # PAC-signed return addresses 1.8 keeps)
+    from importlib.machinery import SourceFileLoader
+    pg = SourceFileLoader('perf_gens', os.path.join(ROOT, 'tools/perf-gens')).load_module()
+    check('perf-gens: trixie-arm64 is an aarch64 perf', pg.gen_arch('trixie-arm64'), 'aarch64')
+    check('perf-gens: a suite alone is this machine\'s arch', pg.gen_arch('trixie'),
+          os.uname().machine.replace('arm64', 'aarch64'))
+    check('perf-gens: the aarch64 emulation runs on the trixie-arm64 root\'s libraries',
+          pg.emu_on_root('trixie-arm64', 'aarch64', 'root'), True)
+    check('perf-gens: --emu-libs host keeps this machine\'s', pg.emu_on_root('trixie-arm64', 'aarch64', 'host'), False)
+    check('perf-gens: an x86_64 binary never runs on an arm64 root', pg.emu_on_root('trixie-arm64', 'x86_64', 'root'), False)
+    check('perf-gens: the host perf has no root', pg.emu_on_root('host', 'x86_64', 'root'), False)
+    check('perf-gens: the arm64 libunwind\'s name', 'libunwind-aarch64.so.8' in pg.unwind_libs('aarch64'), True)
     return 1 if failed else 0
 
 

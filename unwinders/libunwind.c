@@ -291,7 +291,15 @@ static int lu_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t
 	return ret;
 }
 
-static unw_accessors_t lu_accessors = {
+/* The accessors, followed by zeroed slots for those later libunwinds added
+ * at the struct's end (1.7's get_proc_offset, 1.8's ptrauth_insn_mask): a
+ * binary built against 1.6's headers and run on a root's 1.8
+ * (tools/perf-gens) has unw_create_addr_space copy 1.8's larger struct, which
+ * must read NULL there, not the bytes of whatever the linker put next. */
+static struct {
+	unw_accessors_t acc;
+	void (*later[4])(void);
+} lu_accessors = { .acc = {
 	.find_proc_info = lu_find_proc_info,
 	.put_unwind_info = lu_put_unwind_info,
 	.get_dyn_info_list_addr = lu_get_dyn_info_list_addr,
@@ -300,7 +308,7 @@ static unw_accessors_t lu_accessors = {
 	.access_fpreg = lu_access_fpreg,
 	.resume = lu_resume,
 	.get_proc_name = lu_get_proc_name,
-};
+} };
 
 /* A jitted DSO whose injected MMAP2 is still whole in the map tree: its base
  * is the one perf layout's (perfview.c pv_layout), not recomputed here. */
@@ -384,7 +392,7 @@ static int lu_open(const struct uw_view *v, void **state, char *err, size_t errl
 		return 0;   /* every sample then says "no perf view" */
 	st->pv = v->pv;
 	st->arch_ok = !v->arch || v->arch->facts->elf_mach == st->target->facts->elf_mach;
-	st->as = unw_create_addr_space(&lu_accessors, 0);
+	st->as = unw_create_addr_space(&lu_accessors.acc, 0);
 	if (!st->as || lu_bases(st)) {
 		snprintf(err, errlen, "libunwind: cannot create the address space");
 		lu_close(st);

@@ -432,6 +432,21 @@ static void fp_return_addresses(const struct uw_view *v, const struct uw_sample 
 		out[1] = printed[1] + 1;
 }
 
+/* The run whose perf.data holds this sample: in DWARF mode the smallest dump
+ * size >= the sample's stack copy; in fp mode the one run, whatever the size
+ * of the whole stack it is handed (UW_SEES_WHOLE: arm64's capture starts
+ * 256 KiB below the stack's top, more than any dump size). */
+int hx_perfcol_pick_run(const int *sizes, int n, bool fp, uint64_t stack_size)
+{
+	if (fp)
+		return n > 0 ? 0 : -1;
+	int best = -1;
+	for (int i = 0; i < n; i++)
+		if ((uint64_t)sizes[i] >= stack_size && (best < 0 || sizes[i] < sizes[best]))
+			best = i;
+	return best;
+}
+
 static int pc_unwind(void *state, const struct uw_view *v, const struct uw_sample *s, struct uw_result *r)
 {
 	struct pc_state *st = state;
@@ -445,12 +460,11 @@ static int pc_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 	size_t k = 0;
 	while (k < st->g->nsamples && st->g->samples[k].stack != s->stack)
 		k++;
-	/* the run whose dump holds this sample's stack copy: the smallest size >= it */
-	const struct pc_run *run = NULL;
+	int sizes[PC_MAX_SIZES];
 	for (int i = 0; i < st->nruns; i++)
-		if ((uint64_t)st->runs[i].size >= s->stack_size &&
-		    (!run || st->runs[i].size < run->size))
-			run = &st->runs[i];
+		sizes[i] = st->runs[i].size;
+	int ri = hx_perfcol_pick_run(sizes, st->nruns, st->fp, s->stack_size);
+	const struct pc_run *run = ri < 0 ? NULL : &st->runs[ri];
 	if (k == st->g->nsamples || !run) {
 		snprintf(r->why, sizeof(r->why), "not a sample of this case's perf.data");
 		return -1;

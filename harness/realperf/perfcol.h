@@ -8,6 +8,7 @@ void hx_perfcol_set_cmd(const char *cmd);
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Whether the run asked for real perf and can have it.  Asked for: a perf
  * column named in --unwinders, or --perf CMD with a selection (the default
@@ -27,5 +28,10 @@ enum hx_perfcol_status hx_perfcol_check(const char *const *names, int n, bool na
  * p_vaddr) the jitted .so at path has, as a name ("current", "v6.1", ...);
  * "" when none has it or the file cannot be read. */
 void hx_perfcol_layout_profile(const char *path, char *out, size_t len);
+
+/* Which of a case's n perf runs (dump sizes) answers a sample whose stack
+ * copy is stack_size bytes: DWARF mode the smallest size >= it, fp mode (one
+ * run, no stack in the file) the first whatever the size; -1 none. */
+int hx_perfcol_pick_run(const int *sizes, int n, bool fp, uint64_t stack_size);
 
 #endif
