@@ -511,8 +511,12 @@ def test_write_cases(binary, prog, cprog, d):
     files = sorted(os.listdir(wc)) if os.path.isdir(wc) else []
     check(rc == 0 and len(files) == 1, "write-cases: one case for the one function with a finding (rc %d, %s, %s)"
           % (rc, files, se.strip()[-200:]))
-    check(re.search(r"write-cases: tramp: .*\.case: as traced at every boundary, 0 verdicts otherwise", so),
-          "write-cases: the writer found every verdict as traced (%s)" % re.findall(r"write-cases: .*", so))
+    # a verdict after a wrong step reads memory past it, which differs between the traced
+    # program and run's capture: there only non-ok against non-ok may differ (same_verdicts;
+    # seen with sid's libdw 0.196 and perf 7: wrong vs error), and the writer says so
+    check(re.search(r"write-cases: tramp: .*\.case: (as traced at every boundary, 0 verdicts otherwise|"
+                    r"\d+ verdicts? here not as traced)", so),
+          "write-cases: the writer compared every verdict (%s)" % re.findall(r"write-cases: .*", so))
     if len(files) != 1:
         return
     path = os.path.join(wc, files[0])
@@ -534,7 +538,15 @@ def test_write_cases(binary, prog, cprog, d):
     check(sorted(traced) == sorted(ran) and len(ran) == 5, "write-cases: run samples the traced offsets (%s, %s)"
           % (sorted(traced), sorted(ran)))
     for w in sorted(set(traced) & set(ran)):
-        check(traced[w] == ran[w], "write-cases %s: run's verdicts %s = the traced %s" % (w, ran[w], traced[w]))
+        check(same_verdicts(traced[w], ran[w]), "write-cases %s: run's verdicts %s = the traced %s"
+              % (w, ran[w], traced[w]))
+    with open(os.path.join(wc, files[0])) as f:
+        noted = re.findall(r"^# traced: (\S+) (.+) at \+0x([0-9a-f]+); here (.+)$", f.read(), re.M)
+    strict = sum(traced[w][u] != ran[w][u] for w in set(traced) & set(ran) for u in ran[w])
+    check(len(noted) == strict and all(a not in ("ok", "consistent") and b not in ("ok", "consistent")
+                                       for _, a, _, b in noted),
+          "write-cases: each verdict run gives otherwise is a comment, non-ok against non-ok only (%s, %d)"
+          % (noted, strict))
     check(any(v["libunwind"] != "ok" for v in ran.values()), "write-cases: the finding is in run's verdicts")
     # negative control: the CFA offset corrected, the written [expect] must fail
     with open(path) as f:
@@ -558,7 +570,9 @@ def test_write_cases(binary, prog, cprog, d):
         secs = case_sections(path)
         with open(path) as f:
             comments = re.findall(r"^# traced: (\S+) ", f.read(), re.M)
-        check(secs.get("[unwind]") == ["cfi = none", "hdr = none"] and comments and set(comments) == {"libdw"},
+        # libdw's, and real perf's where it unwinds with libdw (perf >= 6.13 built the default way)
+        check(secs.get("[unwind]") == ["cfi = none", "hdr = none"] and "libdw" in comments and
+              set(comments) <= {"libdw", "perf"},
               "write-cases: no unwinding info written as none, libdw's verdicts as comments (%s, %s)"
               % (secs.get("[unwind]"), comments))
         p = subprocess.run([binary, "run", path], capture_output=True, text=True, timeout=300)
