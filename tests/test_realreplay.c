@@ -260,6 +260,36 @@ static double json_frac(const char *j, const char *a, const char *b)
  * that perf build; a wrong emulation (the v6.1 profile for a perf that is
  * not) drops the agreement; a perf that cannot run is an error when named,
  * a visible skip when not. */
+/* A recording whose jitdumps moved after it was made: replay names the
+ * recorded path and the two ways to point at the new one; --jitdump FILE
+ * replays it (the samples all there), and perf, which reads the dump at its
+ * recorded path, is a visible skip of its column with the same fix. */
+START_TEST(moved_dump)
+{
+	char d[96], e[96], log[128], path[128];
+	snprintf(d, sizeof(d), "/tmp/jutest-rr-mv-%d", (int)getpid());
+	ck_assert_int_eq(sh("rm -rf %s %s-e && mkdir %s", d, d, d), 0);
+	record_dumps(d);
+	snprintf(e, sizeof(e), "%s-e", d);
+	ck_assert_int_eq(rename(d, e), 0);
+	snprintf(log, sizeof(log), "%s/err", tmp);
+	snprintf(path, sizeof(path), "%s/r.json", tmp);
+	ck_assert_int_eq(sh("%s replay %s/p.data >/dev/null 2>%s", bin(), tmp, log), 2);
+	const char *m = slurp(log);
+	ck_assert_msg(m && strstr(m, d) && strstr(m, "cannot open") && strstr(m, "--jitdump FILE") &&
+		      strstr(m, "--symfs"), "%s", m ? m : "(no stderr)");
+	int rc = sh("%s replay --json %s $(for f in %s/jit-*.dump; do echo --jitdump $f; done) %s/p.data >/dev/null 2>%s",
+		    bin(), path, e, tmp, log);
+	const char *j = slurp(path);
+	ck_assert_msg(j && (rc == 0 || rc == 1), "exit %d: %s", rc, slurp(log));
+	ck_assert_int_gt(json_num(j, "samples"), 0);
+	if (have_perf())
+		ck_assert_msg(strstr(slurp(log), "skip: the perf column") && strstr(slurp(log), "--symfs"), "%s",
+			      slurp(log));
+	sh("rm -rf %s %s", e, tmp);
+}
+END_TEST
+
 START_TEST(perf_column)
 {
 #if defined(__aarch64__)
@@ -598,6 +628,7 @@ Suite *suite_realreplay(void)
 	tcase_add_test(tc, replays_own_recording);
 	tcase_add_test(tc, malformed);
 	tcase_add_test(tc, perf_column);
+	tcase_add_test(tc, moved_dump);
 	tcase_add_test(tc, lint_pairs);
 	tcase_add_test(tc, exec_history);
 	tcase_add_test(tc, signal_frames);

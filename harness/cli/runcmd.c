@@ -1,6 +1,5 @@
 /* run, record, replay, explain, list, inject: the case commands, their
  * option tables (opts.h) and what they do with them. */
-#include <dirent.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 #include "harness/run/explain.h"
 #include "harness/run/observe.h"
 #include "harness/run/realreplay.h"
+#include "harness/capture/capture.h"
 #include "harness/capture/host.h"
 #include "harness/report/report.h"
 #include "harness/run/runner.h"
@@ -230,24 +230,6 @@ static const char *host_arch(void)
 {
 	const struct tr_arch *a = tr_arch_host();
 	return a ? a->facts->name : "unknown";
-}
-
-static int rm_private_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return -1;
-	struct dirent *de;
-	char p[4352];
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
-		if (unlink(p) < 0 && errno == EISDIR)
-			rm_private_dir(p);     /* a case's own dump directory */
-	}
-	closedir(d);
-	return rmdir(dir);
 }
 
 static int make_dir(const struct common *c, char *dir, size_t n, bool *private_dir)
@@ -570,7 +552,7 @@ static inline __attribute__((always_inline)) int cmd_run_or_record(int argc, cha
 	if (!status && record)
 		status = record_finish(&r);
 	if (priv)
-		rm_private_dir(r.dir);
+		hx_dumpdir_remove(r.dir);
 	if (!status && !record)
 		status = run_report(&r);
 	run_free(&r);

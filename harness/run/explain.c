@@ -7,8 +7,8 @@
 #include "harness/run/explain.h"
 #include "harness/run/cfarow.h"
 #include "harness/report/report.h"
+#include "harness/capture/capture.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,22 +102,6 @@ static int story(FILE *out, const struct hx_case *c, const struct hx_group *g, c
 	return shown;
 }
 
-static void rm_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	char p[4352];
-	while (d && (de = readdir(d))) {
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
-			snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
-			unlink(p);
-		}
-	}
-	if (d)
-		closedir(d);
-	rmdir(dir);
-}
-
 /* capture + replay into res; 0, or -1 with err */
 static int capture_replay(const struct hx_case *c, const char *path, const struct hx_opts *o, const char *dir,
 			  struct hx_samples *s, struct hx_case_res *res, char *err, size_t errlen)
@@ -174,7 +158,7 @@ int hx_explain(FILE *out, const struct hx_opts *opts, const char *path, const ch
 	hx_case_res_free(&res);
 	if (s.data)
 		hx_samples_free(&s);
-	rm_dir(dir);
+	hx_dumpdir_remove(dir);
 	hx_case_free(c);
 	free(c);
 	return rc;

@@ -43,7 +43,7 @@ static bool in_cfg(const struct hx_sample_res *sr, const struct cfg *cf)
 }
 
 /* the verdict as [expect] spells it: "ok", "skipped fallback", "consistent" */
-static void word_of(const struct hx_uw_res *r, char *w, size_t n)
+void hx_expect_word(const struct hx_uw_res *r, char *w, size_t n)
 {
 	if (r->uw && r->uw->ref == UW_REF_TRUTH)
 		snprintf(w, n, "%s", r->consistent ? "consistent" : "inconsistent");
@@ -95,7 +95,7 @@ static void expect_value(const struct hx_case_res *r, int u, const struct cfg *c
 		if (!in_cfg(sr, cf) || u >= sr->nuw)
 			continue;
 		char w[32];
-		word_of(&sr->uw[u], w, sizeof(w));
+		hx_expect_word(&sr->uw[u], w, sizeof(w));
 		int k;
 		for (k = 0; k < nw; k++)
 			if (!strcmp(words[k], w))
@@ -120,7 +120,7 @@ static void expect_value(const struct hx_case_res *r, int u, const struct cfg *c
 			char w[32], item[48];
 			if (!in_cfg(sr, cf) || u >= sr->nuw)
 				continue;
-			word_of(&sr->uw[u], w, sizeof(w));
+			hx_expect_word(&sr->uw[u], w, sizeof(w));
 			if (strcmp(w, words[k]))
 				continue;
 			where_item(sr, bare, item, sizeof(item));

@@ -112,7 +112,8 @@ static int add_dump_as(struct rr *r, const char *recorded, bool found)
 	size_t i = r->ndumps;
 	char *real = hx_rr_with_symfs(r, recorded);
 	struct ju_err je;
-	if (!real || jd_open(&r->jd[i], real, &je)) {
+	int orc = real ? jd_open(&r->jd[i], real, &je) : -1;
+	if (orc) {
 		if (real && found && perf_refuses(&je) && r->nrefused < RR_MAX_DUMPS &&
 		    (r->refused[r->nrefused] = strdup(recorded))) {
 			r->nrefused++;
@@ -122,8 +123,11 @@ static int add_dump_as(struct rr *r, const char *recorded, bool found)
 			free(real);
 			return 0;
 		}
-		snprintf(r->err, sizeof(r->err), "%s: offset 0x%" PRIx64 ": %s", real ? real : recorded,
-			 je.offset, je.msg);
+		/* a dump that moved: say where the perf.data names it and how to point there */
+		const char *hint = orc == -ENOENT ? "; the perf.data names the dump at this path: if it moved, "
+			"name it with --jitdump FILE, or replay with --symfs DIR (DIR + this path)" : "";
+		snprintf(r->err, sizeof(r->err), "%s: offset 0x%" PRIx64 ": %s%s", real ? real : recorded,
+			 je.offset, je.msg, hint);
 		free(real);
 		return -1;
 	}

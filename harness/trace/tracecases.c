@@ -43,7 +43,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -665,21 +664,6 @@ static char *case_text(const struct wc *w, const struct hx_trace_load *l, const 
 	return buf;
 }
 
-static void rm_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	char p[4352];
-	while (d && (de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
-			snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
-			unlink(p);
-		}
-	if (d)
-		closedir(d);
-	rmdir(dir);
-}
-
 /* the case (text without [expect]) captured and replayed here as `run`
  * does it, with trace's columns: the harness's verdicts; 0, or -1 with why */
 static int run_here(const struct wc *w, const char *path, const char *text, struct hx_case_res *out, char *why,
@@ -705,7 +689,7 @@ static int run_here(const struct wc *w, const char *path, const char *text, stru
 				rc = 0;
 			hx_samples_free(&s);
 		}
-		rm_dir(dir);
+		hx_dumpdir_remove(dir);
 	} else {
 		snprintf(err, sizeof(err), "mkdtemp: %s", strerror(errno));
 	}
@@ -713,14 +697,6 @@ static int run_here(const struct wc *w, const char *path, const char *text, stru
 	if (rc)
 		snprintf(why, wn, "the written case could not be run here: %s", err);
 	return rc;
-}
-
-static void word(const struct hx_uw_res *r, char *w, size_t n)
-{
-	if (r->uw && r->uw->ref == UW_REF_TRUTH)
-		snprintf(w, n, "%s", r->consistent ? "consistent" : "inconsistent");
-	else
-		snprintf(w, n, "%s%s", hx_verdict_name(r->j.v), r->fallback ? " fallback" : "");
 }
 
 /* [expect] as the case gives it here, after a comment line for each traced
@@ -745,9 +721,9 @@ static int expect_text(const struct wc *w, const struct hx_case_res *cr, const s
 			char a[32], b[32] = "not sampled";
 			if (!judged[u] || u >= t->nuw)
 				continue;
-			word(&t->uw[u], a, sizeof(a));
+			hx_expect_word(&t->uw[u], a, sizeof(a));
 			if (h && u < h->nuw)
-				word(&h->uw[u], b, sizeof(b));
+				hx_expect_word(&h->uw[u], b, sizeof(b));
 			if (strcmp(a, b) && ++*ndiff)
 				fprintf(f, "# traced: %s %s at +0x%x; here %s\n", w->rep->o->unwinders[u], a, t->offset, b);
 		}
