@@ -53,6 +53,7 @@ static const struct uw_arch uw_aarch64 = {
 	.fp = { .next_off = 0, .ra_off = 8, .ra_mask = 0x0000ffffffffffffull, .align = 8, .monotonic = true },
 	.lu_ip_reads = 1,
 	.has_cs = true, .cs_arch = CS_ARCH_ARM64, .cs_mode = CS_MODE_ARM, .cs_att = false,
+	.mapsym = "adtx", .mapsym_exact = true,
 	.decoder = &uw_decoder_aarch64,
 };
 
@@ -68,6 +69,7 @@ static const struct uw_arch uw_riscv64 = {
 	/* libunwind's riscv DWARF_NUM_PRESERVED_REGS (x0-x31, f0-f31); no riscv64
 	 * libunwind on the build machine checks it yet */
 	.lu_regs = 64,
+	.lu_pc = 64,                           /* UNW_RISCV_PC */
 	/* DWARF 0 zero (no perf id: perf's 0 is the pc), 1-31 x1-x31 as perf numbers
 	 * them; 32 is used here for the pc, as on arm64 */
 	.perf_of_dw = { -1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
@@ -80,7 +82,9 @@ static const struct uw_arch uw_riscv64 = {
 	 * address not a multiple of 8 ends it (0x3 in older kernels) */
 	.fp = { .next_off = -16, .ra_off = -8, .ra_mask = ~0ull, .align = 8, .monotonic = false,
 		.first_ra_live = true, .zero_ra_ends = true },
-	.lu_ip_reads = 0,
+	/* libunwind's riscv unw_step probes the instruction at ip once
+	 * (unw_is_signal_frame: li a7, __NR_rt_sigreturn; ecall) before its DWARF step */
+	.lu_ip_reads = 1,
 	/* capstone disassembles riscv from version 5 (Debian 13); lint's code
 	 * check does not run for riscv64: no decoder (lint says so) */
 #if CS_API_MAJOR >= 5
@@ -88,6 +92,9 @@ static const struct uw_arch uw_riscv64 = {
 #else
 	.has_cs = false,
 #endif
+	.mapsym = "dx", .mapsym_exact = false,
+	.perf_cpuid = "0x0-0x0-0x0",
+	.perf_name_unknown = true,
 	.decoder = NULL,
 };
 
