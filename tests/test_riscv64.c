@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arches.h"
 #include "trampolines/tramp.h"
 #include "unwinders/model/ehframe.h"
 #include "unwinders/view.h"
@@ -482,6 +483,24 @@ static void chain_is(const struct uw_result *r, const uint64_t *want, int n)
 /* F sampled after its call returned (pc 0x14, right after jalr at 0x10): ra
  * still holds that call's return address, inside F.  The first step takes it:
  * a bogus self frame, and F's caller C (in F's record's ra slot) is lost. */
+/* perf's symbol loader drops an arch's ELF mapping symbols (symbol-elf.c:
+ * arm64's "$a/$d/$t/$x" alone or before '.', riscv64's "$d"/"$x" prefix, as
+ * GNU as writes "$xrv64i2p1_m2p0..."), so perf never names a pc after one */
+START_TEST(mapping_symbols)
+{
+	ck_assert(arch_mapping_symbol(EM_RISCV, "$xrv64i2p1_m2p0_a2p1_f2p2_d2p2_c2p0"));
+	ck_assert(arch_mapping_symbol(EM_RISCV, "$x"));
+	ck_assert(arch_mapping_symbol(EM_RISCV, "$d"));
+	ck_assert(!arch_mapping_symbol(EM_RISCV, "$a"));
+	ck_assert(!arch_mapping_symbol(EM_RISCV, "hx_call"));
+	ck_assert(arch_mapping_symbol(EM_AARCH64, "$x"));
+	ck_assert(arch_mapping_symbol(EM_AARCH64, "$d.rodata"));
+	ck_assert(!arch_mapping_symbol(EM_AARCH64, "$xyz"));
+	ck_assert(!arch_mapping_symbol(EM_X86_64, "$x"));
+	ck_assert(!arch_mapping_symbol(EM_RISCV, "$"));
+}
+END_TEST
+
 START_TEST(fp_first_step_after_call)
 {
 	frames();
@@ -540,6 +559,7 @@ Suite *suite_riscv64(void)
 	tcase_add_loop_test(tc, bad_ops_named, 0, (int)(sizeof(bad_ops) / sizeof(bad_ops[0])));
 	tcase_add_test(tc, effects_truth);
 	tcase_add_test(tc, cfi_two_readers);
+	tcase_add_test(tc, mapping_symbols);
 	suite_add_tcase(s, tc);
 	TCase *fp = tcase_create("fp");
 	tcase_add_test(fp, fp_first_step_after_call);

@@ -53,7 +53,6 @@ static const struct uw_arch uw_aarch64 = {
 	.fp = { .next_off = 0, .ra_off = 8, .ra_mask = 0x0000ffffffffffffull, .align = 8, .monotonic = true },
 	.lu_ip_reads = 1,
 	.has_cs = true, .cs_arch = CS_ARCH_ARM64, .cs_mode = CS_MODE_ARM, .cs_att = false,
-	.mapsym = "adtx", .mapsym_exact = true,
 	.decoder = &uw_decoder_aarch64,
 };
 
@@ -92,7 +91,6 @@ static const struct uw_arch uw_riscv64 = {
 #else
 	.has_cs = false,
 #endif
-	.mapsym = "dx", .mapsym_exact = false,
 	.perf_cpuid = "0x0-0x0-0x0",
 	.perf_name_unknown = true,
 	.decoder = NULL,

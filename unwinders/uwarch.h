@@ -37,11 +37,6 @@ struct uw_arch {
 	int perf_of_dw[40];        /* perf id of DWARF reg n, -1 if none */
 	int lu_regs;               /* libunwind's DWARF_NUM_PRESERVED_REGS (x86_64 17, arm64 97): a CFA
 				    * instruction naming a register at or past it fails its step */
-	/* perf's symbol loader (dso__load_sym) drops the arch's ELF mapping
-	 * symbols: '$', then one of mapsym's letters, then (mapsym_exact) the end
-	 * or '.'; NULL: none.  arm64's rule is perf's oldest; riscv64's came in
-	 * 2024 (perf 6.10), so older perfs name riscv64 code "$x..." */
-	const char *mapsym;
 	/* HEADER_CPUID of the perf.data written for this arch's samples, NULL: none.
 	 * riscv64's perf takes the machine's own /proc/cpuinfo ids where the file
 	 * has none, and under qemu-user (which lists no mvendorid) perf 6.12
@@ -54,7 +49,6 @@ struct uw_arch {
 	 * fails and gives register 0, so unwind-libdw.c reads the stack dump as
 	 * if it began at that register's value */
 	bool perf_name_unknown;
-	bool mapsym_exact;
 	int lu_pc;                 /* libunwind's own number for the pc where it is not ndw - 1's
 				    * place in perf_of_dw (riscv64: UNW_RISCV_PC 64, after f0-f31); 0 none */
 	uint64_t pac_mask;         /* a signed return address ANDed with this (~0: no pointer auth) */

@@ -5,7 +5,6 @@
 #include "unwinders/model/perfview_int.h"
 #include "unwinders/model/maptree.h"
 #include "unwinders/model/files.h"
-#include "unwinders/uwarch.h"
 #include "unwinders/view.h"
 
 #include <errno.h>
@@ -116,15 +115,6 @@ static bool load_for_vaddr(Elf *e, size_t phnum, uint64_t vaddr, GElf_Phdr *out)
 	return false;
 }
 
-/* An ELF mapping symbol of the file's arch ("$x", "$d.foo"), which perf's
- * loader drops (the arch table's mapsym) */
-static bool mapping_symbol(const struct uw_arch *a, const char *name)
-{
-	if (!a || !a->mapsym || name[0] != '$' || !name[1] || !strchr(a->mapsym, name[1]))
-		return false;
-	return !a->mapsym_exact || name[2] == 0 || name[2] == '.';
-}
-
 /* Symbols of one table (.symtab or .dynsym), turned into file offsets as perf
  * does for user DSOs (dso__load_sym: adjust_symbols is always set for them):
  * st_value - (p_vaddr - p_offset) of the PT_LOAD holding it, else
@@ -137,7 +127,7 @@ static int load_symtab(struct pv_dso *d, Elf *e, Elf_Scn *symscn, const GElf_Shd
 		return 0;
 	Elf_Data *data = elf_getdata(symscn, NULL);
 	GElf_Ehdr eh;
-	const struct uw_arch *arch = gelf_getehdr(e, &eh) ? uw_arch_by_mach(eh.e_machine) : NULL;
+	uint16_t mach = gelf_getehdr(e, &eh) ? eh.e_machine : 0;
 	Elf_Scn *strscn = elf_getscn(e, symsh->sh_link);
 	GElf_Shdr strsh;
 	if (!data || !strscn || !gelf_getshdr(strscn, &strsh) || strsh.sh_type == SHT_NOBITS ||
@@ -154,7 +144,7 @@ static int load_symtab(struct pv_dso *d, Elf *e, Elf_Scn *symscn, const GElf_Shd
 		    sym.st_shndx >= SHN_LORESERVE)
 			continue;
 		if (!memchr(strs + sym.st_name, 0, strsh.sh_size - sym.st_name) ||
-		    mapping_symbol(arch, strs + sym.st_name))
+		    arch_mapping_symbol(mach, strs + sym.st_name))
 			continue;
 		Elf_Scn *sec = elf_getscn(e, sym.st_shndx);
 		GElf_Shdr sh;
