@@ -73,6 +73,11 @@ START_TEST(cli_elf_mach_zero)
 	ck_assert_ptr_nonnull(host);
 	struct jb b = { 0 };
 	struct ctx c = { PV_CURRENT, NULL, 0 };
+	if (!host->decoder) {
+		printf("cli_elf_mach_zero: skipped: lint has no %s decoder (JD006), so there is no code to decode "
+		       "and no code finding to compare\n", host->facts->name);
+		return;
+	}
 	if (host->facts->elf_mach == EM_X86_64)
 		mk_v8(&b, true, &c);
 	else
@@ -282,6 +287,10 @@ static const struct expect_case expect_cases[] = {
 	{ "hybrid-pac-fp-cfi", HX_HYBRID_CFI },
 	{ "hybrid-pac-nofp-cfi", HX_HYBRID_CFI },
 	{ "hybrid-pac-nofp-leaf-cfi", HX_HYBRID_CFI },
+#elif defined(__riscv)
+	/* no riscv64 decoder: the code check does not run (JD006, info), so neither
+	 * the hybrid cases nor the negative control's wrong save slot are found */
+	{ "neg-ra-offset", "" },
 #else
 #define HX_HYBRID_CFI "JD057"
 	{ "hybrid-plain-fp-cfi", HX_HYBRID_CFI },
@@ -402,8 +411,14 @@ static const char *rname(unsigned r, char *buf, size_t n)
 {
 	static const char *const x86[17] = { "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9",
 					     "r10", "r11", "r12", "r13", "r14", "r15", "rip" };
+	/* the psABI's names, as GNU as and objdump write them */
+	static const char *const rv[32] = { "zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0",
+					    "a1", "a2", "a3", "a4", "a5", "a6", "a7", "s2", "s3", "s4", "s5",
+					    "s6", "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6" };
 	if (rmach == EM_X86_64 && r < 17)
 		return x86[r];
+	if (rmach == EM_RISCV && r < 32)
+		return rv[r];
 	if (rmach == EM_AARCH64 && r <= 31)
 		snprintf(buf, n, r == 31 ? "sp" : "x%u", r);
 	else

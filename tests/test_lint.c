@@ -312,6 +312,12 @@ START_TEST(elf_mach_zero_is_the_host)
 					   mk_ra_code };
 	const struct uw_arch *host = uw_arch_host();
 	ck_assert_ptr_nonnull(host);
+	if (!host->decoder) {
+		/* every dump here is a code-check finding, which needs the arch's decoder */
+		printf("elf_mach_zero_is_the_host: skipped: lint has no %s decoder (JD006), so no dump here has "
+		       "findings of this arch\n", host->facts->name);
+		return;
+	}
 	static char with[16384], zero[16384];
 	unsigned compared = 0;
 	for (size_t i = 0; i < sizeof(bad_dumps) / sizeof(bad_dumps[0]); i++) {

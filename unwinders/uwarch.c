@@ -87,7 +87,8 @@ static const struct uw_arch uw_riscv64 = {
 	/* capstone disassembles riscv from version 5 (Debian 13); lint's code
 	 * check does not run for riscv64: no decoder (lint says so) */
 #if CS_API_MAJOR >= 5
-	.has_cs = true, .cs_arch = CS_ARCH_RISCV, .cs_mode = CS_MODE_RISCV64, .cs_att = false,
+	/* RISCVC: compiled C is compressed (gcc's rv64gc); JIT code here is not */
+	.has_cs = true, .cs_arch = CS_ARCH_RISCV, .cs_mode = CS_MODE_RISCV64 | CS_MODE_RISCVC, .cs_att = false,
 #else
 	.has_cs = false,
 #endif
