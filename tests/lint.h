@@ -181,6 +181,7 @@ void mk_ms16(struct jb *b, bool bad, struct ctx *c);
 void mk_unwempty(struct jb *b, bool bad, struct ctx *c);
 void mk_term_misplaced(struct jb *b, bool bad, struct ctx *c);
 void mk_nofde(struct jb *b, bool bad, struct ctx *c);
+void mk_nofde_rv(struct jb *b, bool bad, struct ctx *c);
 void lt_setup(void);
 void mk_v8(struct jb *b, bool bad, struct ctx *c);
 

@@ -410,6 +410,17 @@ MK_DMG(mk_unwempty, dmg_empty)
 MK_DMG(mk_term_misplaced, dmg_after_term)
 MK_DMG(mk_nofde, dmg_no_fde)
 
+/* JD083: the same load without an FDE in a riscv64 dump, whose perf has only
+ * libdw and elfutils' riscv backend no frame-pointer fallback (the header's
+ * elf_mach alone names the arch; the code check needs an FDE, so the bytes
+ * are not read as riscv64) */
+void mk_nofde_rv(struct jb *b, bool bad, struct ctx *c)
+{
+	mk_nofde(b, bad, c);
+	uint32_t rv = 243;                      /* EM_RISCV */
+	memcpy(b->p + 12, &rv, 4);
+}
+
 void mk_hdrfirst(struct jb *b, bool bad, struct ctx *c)
 {
 	struct tr_unwind_opts o;

@@ -28,7 +28,7 @@ static const struct rule_case {
 	{ "JD076", mk_dbg_name }, { "JD076", mk_dbg_tail }, { "JD091", mk_dumpdir },
 	{ "JD080", mk_deep_edge }, { "JD055", mk_past_libunwind }, { "JD081", mk_undecoded },
 	{ "JD028", mk_nounw_some }, { "JD029", mk_nounw_all }, { "JD082", mk_unrelocated },
-	{ "JD082", mk_unrelocated_a64 }, { "JD017", mk_tid },
+	{ "JD082", mk_unrelocated_a64 }, { "JD017", mk_tid }, { "JD083", mk_nofde_rv },
 };
 #define NRULE_CASES (sizeof(rule_cases) / sizeof(rule_cases[0]))
 

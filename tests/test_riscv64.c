@@ -220,41 +220,65 @@ static const char *const cpy_fp[] = { "push_fp", "set_fp", "call_target", "pop_f
 static const char *const saves[] = { "push_fp", "set_fp", "save_reg s1", "alloc 32", "call_target",
 				     "free 32", "restore_reg s1", "pop_fp", "ret" };
 
-/* The truth rows of the stack effects: the frame record below s0, s0 = CFA. */
+/* The truth rows of the stack effects: the frame record below s0, s0 = CFA;
+ * one row per instruction, so an op of several (push_fp: three) has rows
+ * between them where a sample can land (perf samples any instruction). */
 START_TEST(effects_truth)
 {
 	struct tr_func *f = emit(cpy_fp, 5);
-	ck_assert_uint_eq(f->nrows, 5);
+	ck_assert_uint_eq(f->nrows, 9);
 	ck_assert_uint_eq(f->code_size, 36);
+	for (size_t i = 0; i < f->nrows; i++)
+		ck_assert_int_eq(f->rows[i].offset, 4 * (int)i);
 	/* entry: CFA = sp, RA in ra */
 	ck_assert_int_eq(f->rows[0].cfa_reg, 2);
 	ck_assert_int_eq(f->rows[0].cfa_off, 0);
 	ck_assert_int_eq(f->rows[0].ra_where, TR_RA_IN_REG);
 	ck_assert_int_eq(f->rows[0].ra_reg, 1);
-	/* after push_fp: CFA = sp+16, ra at CFA-8, s0 at CFA-16 */
-	ck_assert_int_eq(f->rows[1].offset, 12);
+	ck_assert_str_eq(f->rows[0].insn, "addi sp, sp, -16");
+	/* after the addi, before sd ra: CFA = sp+16, ra still live */
 	ck_assert_int_eq(f->rows[1].cfa_off, 16);
-	ck_assert_int_eq(f->rows[1].ra_where, TR_RA_AT_CFA);
-	ck_assert_int_eq(f->rows[1].ra_off, -8);
-	ck_assert_int_eq(f->rows[1].fp_save_off, -16);
-	ck_assert(!f->rows[1].fp_frame);
+	ck_assert_int_eq(f->rows[1].ra_where, TR_RA_IN_REG);
+	ck_assert_str_eq(f->rows[1].insn, "sd ra, 8(sp)");
+	/* after sd ra: ra at CFA-8, s0 not saved yet */
+	ck_assert_int_eq(f->rows[2].ra_where, TR_RA_AT_CFA);
+	ck_assert_int_eq(f->rows[2].ra_off, -8);
+	ck_assert(!f->rows[2].fp_saved);
+	/* after push_fp: CFA = sp+16, ra at CFA-8, s0 at CFA-16 */
+	ck_assert_int_eq(f->rows[3].cfa_off, 16);
+	ck_assert_int_eq(f->rows[3].ra_off, -8);
+	ck_assert_int_eq(f->rows[3].fp_save_off, -16);
+	ck_assert(!f->rows[3].fp_frame);
 	/* after set_fp: CFA = s0+0, s0 points just above its record: an FP walker finds it */
-	ck_assert_int_eq(f->rows[2].cfa_reg, 8);
-	ck_assert_int_eq(f->rows[2].cfa_off, 0);
-	ck_assert(f->rows[2].fp_frame && f->rows[2].fp_ra_ok);
-	ck_assert(f->rows[2].is_call);
-	ck_assert_int_eq(f->ret_off, 20);
-	/* after pop_fp: back to entry */
-	ck_assert_int_eq(f->rows[4].cfa_reg, 2);
+	ck_assert_int_eq(f->rows[4].cfa_reg, 8);
 	ck_assert_int_eq(f->rows[4].cfa_off, 0);
-	ck_assert_int_eq(f->rows[4].ra_where, TR_RA_IN_REG);
-	ck_assert(!f->rows[4].fp_saved);
+	ck_assert(f->rows[4].fp_frame && f->rows[4].fp_ra_ok);
+	ck_assert(f->rows[4].is_call);
+	ck_assert_int_eq(f->ret_off, 20);
+	/* after ld s0: the CFA is sp-based again, ra still at CFA-8 */
+	ck_assert_int_eq(f->rows[6].cfa_reg, 2);
+	ck_assert_int_eq(f->rows[6].cfa_off, 16);
+	ck_assert_int_eq(f->rows[6].ra_where, TR_RA_AT_CFA);
+	/* after pop_fp: back to entry */
+	ck_assert_int_eq(f->rows[8].cfa_reg, 2);
+	ck_assert_int_eq(f->rows[8].cfa_off, 0);
+	ck_assert_int_eq(f->rows[8].ra_where, TR_RA_IN_REG);
+	ck_assert(!f->rows[8].fp_saved);
 	free(f);
 	/* CPython's: ra in the slot's upper half (CFA-8), no record */
 	f = emit(cpy, 4);
+	ck_assert_uint_eq(f->nrows, 6);
 	ck_assert_int_eq(f->rows[1].cfa_off, 16);
-	ck_assert_int_eq(f->rows[1].ra_off, -8);
-	ck_assert(!f->rows[1].fp_saved && !f->rows[1].fp_frame);
+	ck_assert_int_eq(f->rows[1].ra_where, TR_RA_IN_REG);
+	ck_assert_int_eq(f->rows[2].ra_off, -8);
+	ck_assert(!f->rows[2].fp_saved && !f->rows[2].fp_frame);
+	free(f);
+	/* a big alloc: lui t0 leaves sp alone, the sub moves it */
+	static const char *const big[] = { "alloc 0x4000", "ret" };
+	f = emit(big, 2);
+	ck_assert_uint_eq(f->nrows, 3);
+	ck_assert_int_eq(f->rows[1].sp_off, 0);
+	ck_assert_int_eq(f->rows[2].sp_off, 0x4000);
 	free(f);
 	/* raw bytes take the declared op's effect */
 	static const char *const raw[] = { "raw 13 01 01 ff ; alloc 16", "ret" };

@@ -84,8 +84,7 @@ static const struct uw_arch uw_riscv64 = {
 	/* libunwind's riscv unw_step probes the instruction at ip once
 	 * (unw_is_signal_frame: li a7, __NR_rt_sigreturn; ecall) before its DWARF step */
 	.lu_ip_reads = 1,
-	/* capstone disassembles riscv from version 5 (Debian 13); lint's code
-	 * check does not run for riscv64: no decoder (lint says so) */
+	/* capstone disassembles riscv from version 5 (Debian 13) */
 #if CS_API_MAJOR >= 5
 	/* RISCVC: compiled C is compressed (gcc's rv64gc); JIT code here is not */
 	.has_cs = true, .cs_arch = CS_ARCH_RISCV, .cs_mode = CS_MODE_RISCV64 | CS_MODE_RISCVC, .cs_att = false,
@@ -93,8 +92,9 @@ static const struct uw_arch uw_riscv64 = {
 	.has_cs = false,
 #endif
 	.perf_cpuid = "0x0-0x0-0x0",
+	.libdw_no_fp = true,
 	.perf_name_unknown = true,
-	.decoder = NULL,
+	.decoder = &uw_decoder_riscv64,
 };
 
 /* every ARCH line of arches.def has its uw_<name> above */

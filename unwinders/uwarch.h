@@ -49,6 +49,9 @@ struct uw_arch {
 	 * fails and gives register 0, so unwind-libdw.c reads the stack dump as
 	 * if it began at that register's value */
 	bool perf_name_unknown;
+	/* elfutils' backend for this arch has no frame-pointer fallback (riscv64's
+	 * has no unwind hook): perf's libdw path ends at code without CFI (lint's JD083) */
+	bool libdw_no_fp;
 	int lu_pc;                 /* libunwind's own number for the pc where it is not ndw - 1's
 				    * place in perf_of_dw (riscv64: UNW_RISCV_PC 64, after f0-f31); 0 none */
 	uint64_t pac_mask;         /* a signed return address ANDed with this (~0: no pointer auth) */
