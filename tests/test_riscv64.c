@@ -20,6 +20,7 @@
 #include "trampolines/tramp.h"
 #include "unwinders/model/ehframe.h"
 #include "unwinders/view.h"
+#include "unwinders/decode.h"
 
 static const struct tr_arch *const RV = &tr_arch_riscv64;
 
@@ -223,6 +224,69 @@ static const char *const saves[] = { "push_fp", "set_fp", "save_reg s1", "alloc 
 /* The truth rows of the stack effects: the frame record below s0, s0 = CFA;
  * one row per instruction, so an op of several (push_fp: three) has rows
  * between them where a sample can land (perf samples any instruction). */
+/* lint's decoder on the C extension's stack forms (what gcc's rv64gc
+ * prologues are made of; the JIT side writes none), each against
+ * riscv64-linux-gnu-objdump's reading where it is installed */
+static const struct { uint16_t h; const char *text; int kind; unsigned reg; int64_t n; bool end; } cforms[] = {
+	{ 0x1141, "addi sp, sp, -16", UW_EFF_SP_ADD, 0, -16, false },
+	{ 0xe406, "sd ra, 8(sp)", UW_EFF_STORE, 1, 8, false },
+	{ 0xe022, "sd s0, 0(sp)", UW_EFF_STORE, 8, 0, false },
+	{ 0x0800, "addi s0, sp, 16", UW_EFF_FP_FROM_SP, 0, 16, false },
+	{ 0x60a2, "ld ra, 8(sp)", UW_EFF_RESTORE, 1, 8, false },
+	{ 0x6402, "ld s0, 0(sp)", UW_EFF_RESTORE, 8, 0, false },
+	{ 0x0141, "addi sp, sp, 16", UW_EFF_SP_ADD, 0, 16, false },
+	{ 0x7179, "addi sp, sp, -48", UW_EFF_SP_ADD, 0, -48, false },   /* c.addi16sp */
+	{ 0x9502, "jalr a0", UW_EFF_CLOBBER, 1, 0, false },
+	{ 0x8082, "ret", -1, 0, 0, true },
+	{ 0x9002, "ebreak", -1, 0, 0, true },
+};
+
+START_TEST(decoder_compressed)
+{
+	const struct uw_decoder *dc = uw_decoder_for(EM_RISCV);
+	ck_assert_ptr_nonnull(dc);
+	uint8_t code[2 * sizeof(cforms) / sizeof(cforms[0])];
+	for (size_t i = 0; i < sizeof(cforms) / sizeof(cforms[0]); i++) {
+		code[2 * i] = (uint8_t)cforms[i].h;
+		code[2 * i + 1] = (uint8_t)(cforms[i].h >> 8);
+		struct uw_insn x;
+		ck_assert_uint_eq(dc->decode(code + 2 * i, 2, &x), 2);
+		ck_assert_msg(x.end == cforms[i].end, "%s: end %d", cforms[i].text, x.end);
+		if (cforms[i].kind < 0) {
+			ck_assert_uint_eq(x.neff, 0);
+			continue;
+		}
+		ck_assert_msg(x.neff >= 1 && (int)x.eff[0].kind == cforms[i].kind && x.eff[0].n == cforms[i].n &&
+			      (cforms[i].kind == UW_EFF_SP_ADD || cforms[i].kind == UW_EFF_FP_FROM_SP ||
+			       x.eff[0].reg == cforms[i].reg), "%s: effect %d reg %u n %lld", cforms[i].text,
+			      x.neff ? (int)x.eff[0].kind : -1, x.neff ? x.eff[0].reg : 0,
+			      x.neff ? (long long)x.eff[0].n : 0);
+	}
+	/* the defined illegal instruction, and a 48-bit form: not decoded */
+	static const uint8_t zero[2] = { 0, 0 }, long48[6] = { 0x1f, 0, 0, 0, 0, 0 };
+	struct uw_insn x;
+	ck_assert_uint_eq(dc->decode(zero, 2, &x), 0);
+	ck_assert_uint_eq(dc->decode(long48, 6, &x), 0);
+	char path[64], text[128];
+	FILE *p = objdump(code, sizeof(code), path, sizeof(path));
+	if (!p) {
+		printf(SKIP_NO_OBJDUMP);
+		return;
+	}
+	unsigned off, word;
+	size_t n = 0;
+	while (next_insn(p, &off, &word, text, sizeof(text)) && n < sizeof(cforms) / sizeof(cforms[0])) {
+		ck_assert_uint_eq(word, cforms[n].h);
+		ck_assert_msg(!strcmp(text, cforms[n].text), "0x%04x: objdump '%s', the table '%s'", word, text,
+			      cforms[n].text);
+		n++;
+	}
+	pclose(p);
+	unlink(path);
+	ck_assert_uint_eq(n, sizeof(cforms) / sizeof(cforms[0]));
+}
+END_TEST
+
 START_TEST(effects_truth)
 {
 	struct tr_func *f = emit(cpy_fp, 5);
@@ -584,6 +648,7 @@ Suite *suite_riscv64(void)
 	tcase_add_test(tc, effects_truth);
 	tcase_add_test(tc, cfi_two_readers);
 	tcase_add_test(tc, mapping_symbols);
+	tcase_add_test(tc, decoder_compressed);
 	suite_add_tcase(s, tc);
 	TCase *fp = tcase_create("fp");
 	tcase_add_test(fp, fp_first_step_after_call);

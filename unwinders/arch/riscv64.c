@@ -1,7 +1,8 @@
 /* riscv64 decoder for the code-vs-CFI check: the stack instructions JIT
  * prologues and epilogues use (the RISC-V unprivileged ISA, RV64I and the C
  * extension's stack forms), 4 or 2 bytes each; an unknown one stops the
- * check as on the other arches.  DWARF numbers are the x registers: sp 2,
+ * check as on the other arches.  A large frame's `lui t0, N; sub sp, sp, t0`
+ * is a constant the interpreter keeps for one instruction (UW_EFF_CONST).  DWARF numbers are the x registers: sp 2,
  * s0 (the frame pointer) 8, ra 1. */
 #include <stdio.h>
 
@@ -55,21 +56,6 @@ static bool load_sp(struct uw_insn *e, unsigned rd, int64_t off)
 	return true;
 }
 
-/* lui t0, N; sub/add sp, sp, t0: the encoder's large alloc/free, one step */
-static size_t lui_pair(const uint8_t *p, size_t n, uint32_t w, struct uw_insn *e)
-{
-	if (n < 8)
-		return 0;
-	uint32_t v = rd32(p + 4);
-	int64_t amount = sext(w & 0xfffff000u, 32);
-	if (v == 0x40510133u)                           /* sub sp, sp, t0 */
-		amount = -amount;
-	else if (v != 0x00510133u)                      /* add sp, sp, t0 */
-		return 0;
-	uw_insn_add(e, UW_EFF_SP_ADD, amount);
-	return 8;
-}
-
 static size_t rv_decode32(const uint8_t *p, size_t n, uint32_t w, struct uw_insn *e)
 {
 	unsigned op = w & 0x7f, rd = (w >> 7) & 31, f3 = (w >> 12) & 7, rs1 = (w >> 15) & 31, rs2 = (w >> 20) & 31;
@@ -81,13 +67,20 @@ static size_t rv_decode32(const uint8_t *p, size_t n, uint32_t w, struct uw_insn
 		else
 			unknown_write(e, rd);
 		return 4;
-	case 0x1b: case 0x33: case 0x3b: case 0x17:     /* OP-IMM-32, OP, OP-32, auipc */
+	case 0x33:                                      /* OP: add/sub sp, sp, rs2 (a large frame) */
+		if (rd == RV_SP && rs1 == RV_SP && f3 == 0 && (w >> 25 == 0 || w >> 25 == 0x20))
+			uw_insn_reg(e, UW_EFF_SP_ADD_REG, rs2, w >> 25 ? -1 : 1);
+		else
+			unknown_write(e, rd);
+		return 4;
+	case 0x1b: case 0x3b: case 0x17:                /* OP-IMM-32, OP-32, auipc */
 		unknown_write(e, rd);
 		return 4;
-	case 0x37:                                      /* lui */
-		if (rd == RV_T0 && lui_pair(p, n, w, e))
-			return 8;
-		unknown_write(e, rd);
+	case 0x37:                                      /* lui: a constant for the next instruction */
+		if (rd == RV_SP || rd == RV_S0)
+			unknown_write(e, rd);
+		else if (rd)
+			uw_insn_reg(e, UW_EFF_CONST, rd, sext(w & 0xfffff000u, 32));
 		return 4;
 	case 0x23:                                      /* stores: sd rs2, imm(sp) */
 		if (f3 == 3 && rs1 == RV_SP)
