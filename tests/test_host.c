@@ -167,8 +167,8 @@ static struct scan scan_fn(const void *fn)
 		r.names_fp |= strstr(text, fpname) != NULL;
 		r.builds_record |= strstr(text, record) != NULL ||
 				   (strstr(in->mnemonic, "addi") && !strncmp(in->op_str, addi, strlen(addi)));
-		if (!strcmp(in->mnemonic, "ret"))
-			break;
+		if (!strcmp(in->mnemonic, "ret") || (!strcmp(in->mnemonic, "c.jr") && !strcmp(in->op_str, "ra")))
+			break;                 /* riscv64's compressed return is c.jr ra */
 	}
 	cs_free(in, 1);
 	cs_close(&cs);

@@ -18,6 +18,7 @@
 
 #include "harness/capture/samples.h"
 #include "tests/hostarch.h"
+#include "unwinders/uwarch.h"
 #include "harness/realperf/toperf.h"
 #include "unwinders/model/perfdata.h"
 
@@ -598,7 +599,7 @@ START_TEST(fp_mode_writer)
 	struct pd_file f;
 	ck_assert_msg(pd_open(&f, out, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_eq(f.attrs[0].sample_type & PD_SAMPLE_STACK_USER, 0);
-	ck_assert_uint_eq(f.attrs[0].sample_regs_user, 1ull << 30);
+	ck_assert_uint_eq(f.attrs[0].sample_regs_user, 1ull << uw_arch_host()->perf_lr);   /* arm64 30, riscv64 1 */
 	ck_assert(!pd_attr_flag(&f.attrs[0], PD_ATTR_EXCLUDE_CALLCHAIN_USER));
 	struct pd_iter it = { 0 };
 	struct pd_event ev;

@@ -15,9 +15,13 @@
 /* a leaf's return address: ra, as its caller's jalr left it */
 #define HX_ARCH_LEAF_RA() ({ uint64_t ra_; __asm__ volatile("mv %0, ra" : "=r"(ra_)); ra_; })
 
-/* No HX_ARCH_STATE_IN_FP: as on aarch64, the trampoline's caller
- * (hx_host_nofp_call, stubs_riscv64.S, laid out as -fomit-frame-pointer code
- * that allocates s0) holds the interpreter's state in s0 across the call. */
+/* GCC for riscv64 allocates s0 in -fomit-frame-pointer code (the nofp
+ * target keeps its ctx there otherwise), so as on x86_64 the interpreter
+ * keeps its state pointer in the frame-pointer register.  The kernel's
+ * riscv64 walk reads the record below FP, so s0 points 16 bytes above the
+ * state {tagged counter, opcode word}, which it then reads as {fp, ra}. */
+#define HX_ARCH_STATE_IN_FP "s0"
+#define HX_ARCH_STATE_FP_OFF 16
 
 /* 0: the stack is where qemu-user puts it; riscv64 signs no return address */
 #define HX_ARCH_STACK_DEPTH 0u

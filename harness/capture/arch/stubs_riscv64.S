@@ -38,8 +38,8 @@ hx_call_ret:
 /* hx_host_nofp_call(ctx=a0, tramp=a1, slot=a2, target=a3): the "nofp"
  * host's call into a trampoline, laid out as -fomit-frame-pointer code that
  * allocates s0: s0 and ra are saved as callee-saved registers (the CFI says
- * so, the CFA stays sp-based) and s0 holds the interpreter's state pointer,
- * {tagged counter, opcode word} (host.h), across the call.  Its own return
+ * so, the CFA stays sp-based) and s0 points just above the interpreter's
+ * state, {tagged counter, opcode word} (host.h), across the call.  Its own return
  * address goes to *slot (the truth). */
 	.text
 	.globl hx_host_nofp_call
@@ -59,7 +59,7 @@ hx_host_nofp_call:
 	li t1, 0x640053
 	sd t0, 0(sp)
 	sd t1, 8(sp)
-	mv s0, sp
+	addi s0, sp, 16          /* the walk reads {fp, ra} below s0: the state */
 	jalr ra, 0(a1)
 hx_host_nofp_call_ret:
 	ld ra, 24(sp)
