@@ -143,6 +143,7 @@ void mk_overlap(struct jb *b, bool bad, struct ctx *c);
 void mk_cfa(struct jb *b, bool bad, struct ctx *c);
 void mk_cfa_a64(struct jb *b, bool bad, struct ctx *c);
 void mk_cfa_rv(struct jb *b, bool bad, struct ctx *c);
+void mk_ra_rv(struct jb *b, bool bad, struct ctx *c);
 void mk_ra(struct jb *b, bool bad, struct ctx *c);
 void mk_below_sp(struct jb *b, bool bad, struct ctx *c);
 void mk_saved_early(struct jb *b, bool bad, struct ctx *c);

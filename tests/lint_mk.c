@@ -565,6 +565,29 @@ void mk_cfa_rv(struct jb *b, bool bad, struct ctx *c)
 	jb_load(b, "tramp", ADDR, fr->code, fr->code_size, 0);
 }
 
+/* riscv64: ra's rule at CFA-16 where CPython's riscv64 prologue stored it at
+ * CFA-8 (bad), else the derived program */
+void mk_ra_rv(struct jb *b, bool bad, struct ctx *c)
+{
+	static const char *const cpy[] = { "save_reg ra", "call_target", "restore_reg ra", "ret" };
+	static struct tr_func *fr;
+	if (!fr)
+		fr = lt_emit_for(&tr_arch_riscv64, cpy, 4);
+	static const uint8_t slot[] = { 0x41, 0x0e, 0x10, 0x41, 0x81, 0x02 };
+	struct tr_unwind_opts o;
+	struct tr_unwind u;
+	lt_opts_clean(&o);
+	if (bad) {
+		o.cfi = TR_CFI_BYTES;
+		memcpy(o.prog, slot, sizeof(slot));
+		o.prog_len = sizeof(slot);
+	}
+	jb_hdr(b, JD_MAGIC, 1, 40, EM_RISCV, 0);
+	lt_unw(fr, &o, ADDR, &u);
+	jb_unw(b, u.data, u.size, u.size, u.hdr_size, u.mapped_size);
+	jb_load(b, "tramp", ADDR, fr->code, fr->code_size, 0);
+}
+
 void mk_ra(struct jb *b, bool bad, struct ctx *c)
 {
 	static const uint8_t prog[] = { 0x07, 0x10, 0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06, 0x43,

@@ -186,7 +186,10 @@ START_TEST(machine_code)
 	ck_assert(scan_fn((const void *)hx_call).builds_record);
 	/* the nofp interpreter builds none (x86_64: rbp is its state pointer) */
 	struct scan t = scan_fn((const void *)hx_host_nofp_target);
+#ifndef HX_ARCH_STATE_FP_OFF
+	/* (riscv64 points s0 at sp + an offset for its state: no pattern tells that from a record) */
 	ck_assert(!t.builds_record);
+#endif
 #ifdef HX_ARCH_STATE_IN_FP
 	ck_assert(t.names_fp);
 #endif
