@@ -355,9 +355,18 @@ perf-e2e: deps $(BIN)
 ifneq ($(ARCH),$(HOSTARCH))
 check: cross-replay
 endif
+# The native build: the tree's own (build/HOSTARCH, ./jitunwind), or beside a BUILD named on
+# the command line (a matrix leg's), which a sub-make would otherwise inherit for both arches
+ifeq ($(origin BUILD),command line)
+NATIVE_MAKE := BUILD=$(BUILD)-native BIN=$(BUILD)-native/jitunwind
+NATIVE_BIN  := $(BUILD)-native/jitunwind
+else
+NATIVE_MAKE :=
+NATIVE_BIN  := ./jitunwind
+endif
 cross-replay: deps $(BIN)
-	@env -u PKG_CONFIG_LIBDIR $(MAKE) --no-print-directory ARCH=$(HOSTARCH) all
-	tools/cross-replay --arch $(ARCH) --runner "$(RUNNER)" --bin $(BIN) --native ./jitunwind
+	@env -u PKG_CONFIG_LIBDIR $(MAKE) --no-print-directory ARCH=$(HOSTARCH) $(NATIVE_MAKE) all
+	tools/cross-replay --arch $(ARCH) --runner "$(RUNNER)" --bin $(BIN) --native $(NATIVE_BIN)
 
 # Real perf of other generations against their emulation (tools/perf-gens): x86_64 the host's,
 # Debian 11's, 13's and sid's perf through tools/in-root; ARCH=aarch64 Debian 13's arm64 perf under

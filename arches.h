@@ -64,6 +64,29 @@ static const struct arch_facts arch_facts[ARCH_COUNT] = {
 #undef DWREGS
 };
 
+/* ELF mapping symbols of an arch's psABI ("$x", "$d.foo"), which perf's symbol
+ * loader (dso__load_sym) drops: '$', one of the letters, then (exact) the end
+ * or '.'.  arm64's rule is perf's oldest; riscv64's came in 2024 (perf 6.10),
+ * so older perfs name riscv64 code "$x..." */
+static const struct { const char *arch, *letters; bool exact; } arch_mapsyms[] = {
+	{ "aarch64", "adtx", true }, { "riscv64", "dx", false },
+};
+
+static inline bool arch_mapping_symbol(uint16_t elf_mach, const char *name)
+{
+	for (size_t i = 0; i < sizeof(arch_mapsyms) / sizeof(arch_mapsyms[0]); i++) {
+		const struct arch_facts *f = NULL;
+		for (unsigned a = 0; a < ARCH_COUNT; a++)
+			if (!strcmp(arch_facts[a].name, arch_mapsyms[i].arch))
+				f = &arch_facts[a];
+		if (!f || f->elf_mach != elf_mach || name[0] != '$' || !name[1] ||
+		    !strchr(arch_mapsyms[i].letters, name[1]))
+			continue;
+		return !arch_mapsyms[i].exact || name[2] == 0 || name[2] == '.';
+	}
+	return false;
+}
+
 /* The arch the build runs on: the Makefile passes -DJU_HOST_ARCH=<name>. */
 #define ARCH_ID_OF_(n) ARCH_ID_##n
 #define ARCH_ID_OF(n) ARCH_ID_OF_(n)

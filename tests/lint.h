@@ -142,6 +142,8 @@ void mk_absolute(struct jb *b, bool bad, struct ctx *c);
 void mk_overlap(struct jb *b, bool bad, struct ctx *c);
 void mk_cfa(struct jb *b, bool bad, struct ctx *c);
 void mk_cfa_a64(struct jb *b, bool bad, struct ctx *c);
+void mk_cfa_rv(struct jb *b, bool bad, struct ctx *c);
+void mk_ra_rv(struct jb *b, bool bad, struct ctx *c);
 void mk_ra(struct jb *b, bool bad, struct ctx *c);
 void mk_below_sp(struct jb *b, bool bad, struct ctx *c);
 void mk_saved_early(struct jb *b, bool bad, struct ctx *c);
@@ -181,6 +183,7 @@ void mk_ms16(struct jb *b, bool bad, struct ctx *c);
 void mk_unwempty(struct jb *b, bool bad, struct ctx *c);
 void mk_term_misplaced(struct jb *b, bool bad, struct ctx *c);
 void mk_nofde(struct jb *b, bool bad, struct ctx *c);
+void mk_nofde_rv(struct jb *b, bool bad, struct ctx *c);
 void lt_setup(void);
 void mk_v8(struct jb *b, bool bad, struct ctx *c);
 

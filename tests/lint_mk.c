@@ -410,6 +410,17 @@ MK_DMG(mk_unwempty, dmg_empty)
 MK_DMG(mk_term_misplaced, dmg_after_term)
 MK_DMG(mk_nofde, dmg_no_fde)
 
+/* JD083: the same load without an FDE in a riscv64 dump, whose perf has only
+ * libdw and elfutils' riscv backend no frame-pointer fallback (the header's
+ * elf_mach alone names the arch; the code check needs an FDE, so the bytes
+ * are not read as riscv64) */
+void mk_nofde_rv(struct jb *b, bool bad, struct ctx *c)
+{
+	mk_nofde(b, bad, c);
+	uint32_t rv = 243;                      /* EM_RISCV */
+	memcpy(b->p + 12, &rv, 4);
+}
+
 void mk_hdrfirst(struct jb *b, bool bad, struct ctx *c)
 {
 	struct tr_unwind_opts o;
@@ -528,6 +539,53 @@ void mk_cfa_a64(struct jb *b, bool bad, struct ctx *c)
 	lt_unw(FA, &o, ADDR, &u);
 	jb_unw(b, u.data, u.size, u.size, u.hdr_size, u.mapped_size);
 	jb_load(b, "tramp", ADDR, FA->code, FA->code_size, 0);
+}
+
+/* riscv64: CPython's trampoline (save_reg ra; jalr; restore_reg ra; ret) with
+ * an FDE whose CFA is 16 bytes too high (bad), else the program derived from
+ * the truth; the code bytes are the riscv64 encoder's */
+void mk_cfa_rv(struct jb *b, bool bad, struct ctx *c)
+{
+	static const char *const cpy[] = { "save_reg ra", "call_target", "restore_reg ra", "ret" };
+	static struct tr_func *fr;
+	if (!fr)
+		fr = lt_emit_for(&tr_arch_riscv64, cpy, 4);
+	static const uint8_t high[] = { 0x41, 0x0e, 0x20, 0x41, 0x81, 0x01 };
+	struct tr_unwind_opts o;
+	struct tr_unwind u;
+	lt_opts_clean(&o);
+	if (bad) {
+		o.cfi = TR_CFI_BYTES;
+		memcpy(o.prog, high, sizeof(high));
+		o.prog_len = sizeof(high);
+	}
+	jb_hdr(b, JD_MAGIC, 1, 40, EM_RISCV, 0);
+	lt_unw(fr, &o, ADDR, &u);
+	jb_unw(b, u.data, u.size, u.size, u.hdr_size, u.mapped_size);
+	jb_load(b, "tramp", ADDR, fr->code, fr->code_size, 0);
+}
+
+/* riscv64: ra's rule at CFA-16 where CPython's riscv64 prologue stored it at
+ * CFA-8 (bad), else the derived program */
+void mk_ra_rv(struct jb *b, bool bad, struct ctx *c)
+{
+	static const char *const cpy[] = { "save_reg ra", "call_target", "restore_reg ra", "ret" };
+	static struct tr_func *fr;
+	if (!fr)
+		fr = lt_emit_for(&tr_arch_riscv64, cpy, 4);
+	static const uint8_t slot[] = { 0x41, 0x0e, 0x10, 0x41, 0x81, 0x02 };
+	struct tr_unwind_opts o;
+	struct tr_unwind u;
+	lt_opts_clean(&o);
+	if (bad) {
+		o.cfi = TR_CFI_BYTES;
+		memcpy(o.prog, slot, sizeof(slot));
+		o.prog_len = sizeof(slot);
+	}
+	jb_hdr(b, JD_MAGIC, 1, 40, EM_RISCV, 0);
+	lt_unw(fr, &o, ADDR, &u);
+	jb_unw(b, u.data, u.size, u.size, u.hdr_size, u.mapped_size);
+	jb_load(b, "tramp", ADDR, fr->code, fr->code_size, 0);
 }
 
 void mk_ra(struct jb *b, bool bad, struct ctx *c)

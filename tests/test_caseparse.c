@@ -62,7 +62,7 @@ static const struct {
 	/* [expect] must name only what exists for the case's arch and code
 	 * (code: push_fp 0, set_fp 1, call_target 4, pop_fp 6, ret 7) */
 	{ EXP("libdwarf = ok"), "no unwinder 'libdwarf' (expected one of fp,libunwind,libdw,oracle", 14 },
-	{ EXP("libdw@v6.2 = error"), "no perf profile 'v6.2' (expected current, v6.1, 5.x-0x40 or 5.10.y", 14 },
+	{ EXP("libdw@v6.2 = error"), "no perf profile 'v6.2' (expected current, v6.1, 5.x-0x40, 5.10.y or v6.12", 14 },
 	{ EXP("fp@1.8+ = ok"), "'fp@1.8+': fp unwinds with no library a version could key", 14 },
 	{ EXP("libunwind@1.x+ = ok"), "'libunwind@1.x+': '1.x+' is no library version (expected MAJOR.MINOR+", 14 },
 	{ EXP("libunwind@v6.2@1.8+ = ok"), "no perf profile 'v6.2'", 14 },

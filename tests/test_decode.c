@@ -29,13 +29,17 @@ static const struct seq seqs[] = {
 	{ "aarch64", { "paciasp", "push_fp", "set_fp", "save_reg x19", "call_target", "restore_reg x19",
 		       "pop_fp", "autiasp", "ret" } },
 	{ "aarch64", { "bti", "save_reg x30", "alloc 32", "call_target", "free 32", "restore_reg x30", "ret" } },
+	{ "riscv64", { "push_fp", "set_fp", "alloc 0x1000", "call_target", "free 0x1000", "pop_fp", "ret" } },
+	{ "riscv64", { "save_reg ra", "alloc 32", "save_reg s1", "call_target", "restore_reg s1", "free 32",
+		       "restore_reg ra", "ret" } },
 };
 
 static struct tr_func fn;
 
 static void emit(const struct seq *s)
 {
-	const struct tr_arch *a = !strcmp(s->arch, "x86_64") ? &tr_arch_x86_64 : &tr_arch_aarch64;
+	const struct tr_arch *a = !strcmp(s->arch, "x86_64") ? &tr_arch_x86_64 :
+				  !strcmp(s->arch, "aarch64") ? &tr_arch_aarch64 : &tr_arch_riscv64;
 	struct tr_op ops[12];
 	char err[256];
 	size_t n = 0;
@@ -136,7 +140,7 @@ START_TEST(decoder_table)
 {
 	ck_assert_ptr_eq(uw_decoder_for(EM_X86_64), &uw_decoder_x86_64);
 	ck_assert_ptr_eq(uw_decoder_for(EM_AARCH64), &uw_decoder_aarch64);
-	ck_assert_ptr_null(uw_decoder_for(EM_RISCV));
+	ck_assert_ptr_eq(uw_decoder_for(EM_RISCV), &uw_decoder_riscv64);
 	/* an invalid instruction stops the check: 06 (push %es, not in 64-bit mode), an arm64 word of zeros */
 	struct uw_insn x;
 	static const uint8_t junk[] = { 0x06, 0xff, 0xff, 0xff };

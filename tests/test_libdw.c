@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "tests/uwt.h"
+#include "tests/hostarch.h"
 #include "trampolines/tramp.h"
 #include "unwinders/model/files.h"
 
@@ -75,6 +76,12 @@ START_TEST(no_cfi_fp_fallback)
 	uwt_capture_self(&self);
 	uwt_tramp(&tr, &self, cpython_fp, 5, &o, PV_CURRENT, "/tmp", 2);
 	run(&tr.w.v, &tr.s);
+	if (!host_cases()->libdw_fp) {
+		/* riscv64: no backend hook, so no CFI ends the chain at the pc */
+		ck_assert_msg(res.n == 1 && res.stop == UW_STOP_NO_INFO, "%s", uwt_chain(&res));
+		uwt_tramp_free(&tr);
+		return;
+	}
 	ck_assert_msg(res.n >= 3 && res.addr[1] == self.ip && res.addr[2] == self.ra[0], "%s",
 		      uwt_chain(&res));
 	ck_assert_msg(res.flags[1] & UW_F_FALLBACK, "not flagged: %s", uwt_chain(&res));
@@ -105,6 +112,13 @@ START_TEST(kept_dwfl_no_stale_jit)
 			      (unsigned long long)code, (unsigned long long)tr.code);
 		code = tr.code;
 		run(&tr.w.v, &tr.s);
+		if (!with && !host_cases()->libdw_fp) {
+			/* no fallback (riscv64): a stale module's CFI would give more than the pc */
+			ck_assert_msg(res.n == 1, "view %d: %s", k, uwt_chain(&res));
+			ck_assert_msg(!k || uw_libdw_dwfls_begun() == begun, "view %d began a Dwfl of its own", k);
+			uwt_tramp_free(&tr);
+			continue;
+		}
 		ck_assert_msg(res.n >= 3 && res.addr[1] == self.ip && res.addr[2] == self.ra[0], "view %d: %s", k,
 			      uwt_chain(&res));
 		ck_assert_msg(!(res.flags[1] & UW_F_FALLBACK) == with, "view %d (%s CFI): frame 1 %sflagged: %s", k,

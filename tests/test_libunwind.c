@@ -607,15 +607,28 @@ START_TEST(register_map_is_perfs)
 		{ UNW_AARCH64_X30, PERF_REG_ARM64_LR }, { UNW_AARCH64_SP, PERF_REG_ARM64_SP },
 		{ UNW_AARCH64_PC, PERF_REG_ARM64_PC }, { UNW_REG_IP, PERF_REG_ARM64_LR },
 		{ UNW_REG_SP, PERF_REG_ARM64_SP },
+#elif defined(__riscv)
+		/* libunwind's x1-x31 are the DWARF numbers; its pc comes after f0-f31 (lu_pc) */
+		{ UNW_RISCV_X1, PERF_REG_RISCV_RA }, { UNW_RISCV_X2, PERF_REG_RISCV_SP },
+		{ UNW_RISCV_X3, PERF_REG_RISCV_GP }, { UNW_RISCV_X8, PERF_REG_RISCV_S0 },
+		{ UNW_RISCV_X10, PERF_REG_RISCV_A0 }, { UNW_RISCV_X27, PERF_REG_RISCV_S11 },
+		{ UNW_RISCV_X31, PERF_REG_RISCV_T6 }, { UNW_RISCV_PC, PERF_REG_RISCV_PC },
+		{ UNW_REG_IP, PERF_REG_RISCV_PC }, { UNW_REG_SP, PERF_REG_RISCV_SP },
 #endif
 	};
 	const struct uw_arch *a = uw_arch_host();
 	ck_assert_ptr_nonnull(a);
 	ck_assert_uint_gt(sizeof(pairs), 0);
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
-		ck_assert_int_lt(pairs[i].unw, a->ndw);
-		ck_assert_msg(a->perf_of_dw[pairs[i].unw] == pairs[i].perf, "libunwind register %d: perf id %d, perf maps it to %d",
-			      pairs[i].unw, a->perf_of_dw[pairs[i].unw], pairs[i].perf);
+		int id;
+		if (a->lu_pc && pairs[i].unw == a->lu_pc) {
+			id = a->perf_ip;
+		} else {
+			ck_assert_int_lt(pairs[i].unw, a->ndw);
+			id = a->perf_of_dw[pairs[i].unw];
+		}
+		ck_assert_msg(id == pairs[i].perf, "libunwind register %d: perf id %d, perf maps it to %d",
+			      pairs[i].unw, id, pairs[i].perf);
 	}
 	/* past the table's DWARF registers (aarch64 PSTATE, V0..): no perf register */
 	ck_assert_int_le(a->ndw, (int)(sizeof(a->perf_of_dw) / sizeof(a->perf_of_dw[0])));

@@ -16,9 +16,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arches.h"
 #include "trampolines/tramp.h"
 #include "unwinders/model/ehframe.h"
 #include "unwinders/view.h"
+#include "unwinders/decode.h"
 
 static const struct tr_arch *const RV = &tr_arch_riscv64;
 
@@ -219,41 +221,128 @@ static const char *const cpy_fp[] = { "push_fp", "set_fp", "call_target", "pop_f
 static const char *const saves[] = { "push_fp", "set_fp", "save_reg s1", "alloc 32", "call_target",
 				     "free 32", "restore_reg s1", "pop_fp", "ret" };
 
-/* The truth rows of the stack effects: the frame record below s0, s0 = CFA. */
+/* The truth rows of the stack effects: the frame record below s0, s0 = CFA;
+ * one row per instruction, so an op of several (push_fp: three) has rows
+ * between them where a sample can land (perf samples any instruction). */
+/* lint's decoder on the C extension's stack forms (what gcc's rv64gc
+ * prologues are made of; the JIT side writes none), each against
+ * riscv64-linux-gnu-objdump's reading where it is installed */
+static const struct { uint16_t h; const char *text; int kind; unsigned reg; int64_t n; bool end; } cforms[] = {
+	{ 0x1141, "addi sp, sp, -16", UW_EFF_SP_ADD, 0, -16, false },
+	{ 0xe406, "sd ra, 8(sp)", UW_EFF_STORE, 1, 8, false },
+	{ 0xe022, "sd s0, 0(sp)", UW_EFF_STORE, 8, 0, false },
+	{ 0x0800, "addi s0, sp, 16", UW_EFF_FP_FROM_SP, 0, 16, false },
+	{ 0x60a2, "ld ra, 8(sp)", UW_EFF_RESTORE, 1, 8, false },
+	{ 0x6402, "ld s0, 0(sp)", UW_EFF_RESTORE, 8, 0, false },
+	{ 0x0141, "addi sp, sp, 16", UW_EFF_SP_ADD, 0, 16, false },
+	{ 0x7179, "addi sp, sp, -48", UW_EFF_SP_ADD, 0, -48, false },   /* c.addi16sp */
+	{ 0x9502, "jalr a0", UW_EFF_CLOBBER, 1, 0, false },
+	{ 0x8082, "ret", -1, 0, 0, true },
+	{ 0x9002, "ebreak", -1, 0, 0, true },
+};
+
+START_TEST(decoder_compressed)
+{
+	const struct uw_decoder *dc = uw_decoder_for(EM_RISCV);
+	ck_assert_ptr_nonnull(dc);
+	uint8_t code[2 * sizeof(cforms) / sizeof(cforms[0])];
+	for (size_t i = 0; i < sizeof(cforms) / sizeof(cforms[0]); i++) {
+		code[2 * i] = (uint8_t)cforms[i].h;
+		code[2 * i + 1] = (uint8_t)(cforms[i].h >> 8);
+		struct uw_insn x;
+		ck_assert_uint_eq(dc->decode(code + 2 * i, 2, &x), 2);
+		ck_assert_msg(x.end == cforms[i].end, "%s: end %d", cforms[i].text, x.end);
+		if (cforms[i].kind < 0) {
+			ck_assert_uint_eq(x.neff, 0);
+			continue;
+		}
+		ck_assert_msg(x.neff >= 1 && (int)x.eff[0].kind == cforms[i].kind && x.eff[0].n == cforms[i].n &&
+			      (cforms[i].kind == UW_EFF_SP_ADD || cforms[i].kind == UW_EFF_FP_FROM_SP ||
+			       x.eff[0].reg == cforms[i].reg), "%s: effect %d reg %u n %lld", cforms[i].text,
+			      x.neff ? (int)x.eff[0].kind : -1, x.neff ? x.eff[0].reg : 0,
+			      x.neff ? (long long)x.eff[0].n : 0);
+	}
+	/* the defined illegal instruction, and a 48-bit form: not decoded */
+	static const uint8_t zero[2] = { 0, 0 }, long48[6] = { 0x1f, 0, 0, 0, 0, 0 };
+	struct uw_insn x;
+	ck_assert_uint_eq(dc->decode(zero, 2, &x), 0);
+	ck_assert_uint_eq(dc->decode(long48, 6, &x), 0);
+	char path[64], text[128];
+	FILE *p = objdump(code, sizeof(code), path, sizeof(path));
+	if (!p) {
+		printf(SKIP_NO_OBJDUMP);
+		return;
+	}
+	unsigned off, word;
+	size_t n = 0;
+	while (next_insn(p, &off, &word, text, sizeof(text)) && n < sizeof(cforms) / sizeof(cforms[0])) {
+		ck_assert_uint_eq(word, cforms[n].h);
+		ck_assert_msg(!strcmp(text, cforms[n].text), "0x%04x: objdump '%s', the table '%s'", word, text,
+			      cforms[n].text);
+		n++;
+	}
+	pclose(p);
+	unlink(path);
+	ck_assert_uint_eq(n, sizeof(cforms) / sizeof(cforms[0]));
+}
+END_TEST
+
 START_TEST(effects_truth)
 {
 	struct tr_func *f = emit(cpy_fp, 5);
-	ck_assert_uint_eq(f->nrows, 5);
+	ck_assert_uint_eq(f->nrows, 9);
 	ck_assert_uint_eq(f->code_size, 36);
+	for (size_t i = 0; i < f->nrows; i++)
+		ck_assert_int_eq(f->rows[i].offset, 4 * (int)i);
 	/* entry: CFA = sp, RA in ra */
 	ck_assert_int_eq(f->rows[0].cfa_reg, 2);
 	ck_assert_int_eq(f->rows[0].cfa_off, 0);
 	ck_assert_int_eq(f->rows[0].ra_where, TR_RA_IN_REG);
 	ck_assert_int_eq(f->rows[0].ra_reg, 1);
-	/* after push_fp: CFA = sp+16, ra at CFA-8, s0 at CFA-16 */
-	ck_assert_int_eq(f->rows[1].offset, 12);
+	ck_assert_str_eq(f->rows[0].insn, "addi sp, sp, -16");
+	/* after the addi, before sd ra: CFA = sp+16, ra still live */
 	ck_assert_int_eq(f->rows[1].cfa_off, 16);
-	ck_assert_int_eq(f->rows[1].ra_where, TR_RA_AT_CFA);
-	ck_assert_int_eq(f->rows[1].ra_off, -8);
-	ck_assert_int_eq(f->rows[1].fp_save_off, -16);
-	ck_assert(!f->rows[1].fp_frame);
+	ck_assert_int_eq(f->rows[1].ra_where, TR_RA_IN_REG);
+	ck_assert_str_eq(f->rows[1].insn, "sd ra, 8(sp)");
+	/* after sd ra: ra at CFA-8, s0 not saved yet */
+	ck_assert_int_eq(f->rows[2].ra_where, TR_RA_AT_CFA);
+	ck_assert_int_eq(f->rows[2].ra_off, -8);
+	ck_assert(!f->rows[2].fp_saved);
+	/* after push_fp: CFA = sp+16, ra at CFA-8, s0 at CFA-16 */
+	ck_assert_int_eq(f->rows[3].cfa_off, 16);
+	ck_assert_int_eq(f->rows[3].ra_off, -8);
+	ck_assert_int_eq(f->rows[3].fp_save_off, -16);
+	ck_assert(!f->rows[3].fp_frame);
 	/* after set_fp: CFA = s0+0, s0 points just above its record: an FP walker finds it */
-	ck_assert_int_eq(f->rows[2].cfa_reg, 8);
-	ck_assert_int_eq(f->rows[2].cfa_off, 0);
-	ck_assert(f->rows[2].fp_frame && f->rows[2].fp_ra_ok);
-	ck_assert(f->rows[2].is_call);
-	ck_assert_int_eq(f->ret_off, 20);
-	/* after pop_fp: back to entry */
-	ck_assert_int_eq(f->rows[4].cfa_reg, 2);
+	ck_assert_int_eq(f->rows[4].cfa_reg, 8);
 	ck_assert_int_eq(f->rows[4].cfa_off, 0);
-	ck_assert_int_eq(f->rows[4].ra_where, TR_RA_IN_REG);
-	ck_assert(!f->rows[4].fp_saved);
+	ck_assert(f->rows[4].fp_frame && f->rows[4].fp_ra_ok);
+	ck_assert(f->rows[4].is_call);
+	ck_assert_int_eq(f->ret_off, 20);
+	/* after ld s0: the CFA is sp-based again, ra still at CFA-8 */
+	ck_assert_int_eq(f->rows[6].cfa_reg, 2);
+	ck_assert_int_eq(f->rows[6].cfa_off, 16);
+	ck_assert_int_eq(f->rows[6].ra_where, TR_RA_AT_CFA);
+	/* after pop_fp: back to entry */
+	ck_assert_int_eq(f->rows[8].cfa_reg, 2);
+	ck_assert_int_eq(f->rows[8].cfa_off, 0);
+	ck_assert_int_eq(f->rows[8].ra_where, TR_RA_IN_REG);
+	ck_assert(!f->rows[8].fp_saved);
 	free(f);
 	/* CPython's: ra in the slot's upper half (CFA-8), no record */
 	f = emit(cpy, 4);
+	ck_assert_uint_eq(f->nrows, 6);
 	ck_assert_int_eq(f->rows[1].cfa_off, 16);
-	ck_assert_int_eq(f->rows[1].ra_off, -8);
-	ck_assert(!f->rows[1].fp_saved && !f->rows[1].fp_frame);
+	ck_assert_int_eq(f->rows[1].ra_where, TR_RA_IN_REG);
+	ck_assert_int_eq(f->rows[2].ra_off, -8);
+	ck_assert(!f->rows[2].fp_saved && !f->rows[2].fp_frame);
+	free(f);
+	/* a big alloc: lui t0 leaves sp alone, the sub moves it */
+	static const char *const big[] = { "alloc 0x4000", "ret" };
+	f = emit(big, 2);
+	ck_assert_uint_eq(f->nrows, 3);
+	ck_assert_int_eq(f->rows[1].sp_off, 0);
+	ck_assert_int_eq(f->rows[2].sp_off, 0x4000);
 	free(f);
 	/* raw bytes take the declared op's effect */
 	static const char *const raw[] = { "raw 13 01 01 ff ; alloc 16", "ret" };
@@ -482,6 +571,24 @@ static void chain_is(const struct uw_result *r, const uint64_t *want, int n)
 /* F sampled after its call returned (pc 0x14, right after jalr at 0x10): ra
  * still holds that call's return address, inside F.  The first step takes it:
  * a bogus self frame, and F's caller C (in F's record's ra slot) is lost. */
+/* perf's symbol loader drops an arch's ELF mapping symbols (symbol-elf.c:
+ * arm64's "$a/$d/$t/$x" alone or before '.', riscv64's "$d"/"$x" prefix, as
+ * GNU as writes "$xrv64i2p1_m2p0..."), so perf never names a pc after one */
+START_TEST(mapping_symbols)
+{
+	ck_assert(arch_mapping_symbol(EM_RISCV, "$xrv64i2p1_m2p0_a2p1_f2p2_d2p2_c2p0"));
+	ck_assert(arch_mapping_symbol(EM_RISCV, "$x"));
+	ck_assert(arch_mapping_symbol(EM_RISCV, "$d"));
+	ck_assert(!arch_mapping_symbol(EM_RISCV, "$a"));
+	ck_assert(!arch_mapping_symbol(EM_RISCV, "hx_call"));
+	ck_assert(arch_mapping_symbol(EM_AARCH64, "$x"));
+	ck_assert(arch_mapping_symbol(EM_AARCH64, "$d.rodata"));
+	ck_assert(!arch_mapping_symbol(EM_AARCH64, "$xyz"));
+	ck_assert(!arch_mapping_symbol(EM_X86_64, "$x"));
+	ck_assert(!arch_mapping_symbol(EM_RISCV, "$"));
+}
+END_TEST
+
 START_TEST(fp_first_step_after_call)
 {
 	frames();
@@ -540,6 +647,8 @@ Suite *suite_riscv64(void)
 	tcase_add_loop_test(tc, bad_ops_named, 0, (int)(sizeof(bad_ops) / sizeof(bad_ops[0])));
 	tcase_add_test(tc, effects_truth);
 	tcase_add_test(tc, cfi_two_readers);
+	tcase_add_test(tc, mapping_symbols);
+	tcase_add_test(tc, decoder_compressed);
 	suite_add_tcase(s, tc);
 	TCase *fp = tcase_create("fp");
 	tcase_add_test(fp, fp_first_step_after_call);

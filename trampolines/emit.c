@@ -147,6 +147,73 @@ static const char *apply(const struct tr_arch *a, struct emit_state *s, const st
 	return "unknown effect";
 }
 
+#define TR_ROW_SPLIT_MAX 4   /* instructions of one op (tr_encode_words' TR_WORDS_MAX) */
+
+/* The i-th "; "-separated part of an op's text (one instruction's), into out. */
+static void text_part(const char *text, int i, char *out, size_t len)
+{
+	const char *p = text;
+	for (int k = 0; k < i && p; k++)
+		p = strstr(p, "; ") ? strstr(p, "; ") + 2 : NULL;
+	if (!p) {
+		snprintf(out, len, "%s", text);
+		return;
+	}
+	const char *e = strstr(p, "; ");
+	snprintf(out, len, "%.*s", e ? (int)(e - p) : (int)strlen(p), p);
+}
+
+/* An encoded op's rows, at out->code_size: one, or (an op of several
+ * fixed-width instructions whose effects say which instruction has them)
+ * one per instruction, each snapshot before its own effects. 0 or -errno. */
+static int emit_rows(const struct tr_arch *arch, struct emit_state *s, struct tr_func *out, uint32_t len,
+		     const char *text, const struct tr_eff *eff, int neff, char *msg, size_t msglen)
+{
+	int nins = 1;
+	for (int k = 0; k < neff; k++)
+		if (eff[k].insn + 1 > nins)
+			nins = eff[k].insn + 1;
+	uint32_t w = len / (uint32_t)nins;             /* fixed width: every instruction as long */
+	if (nins > TR_ROW_SPLIT_MAX || w * (uint32_t)nins != len) {
+		snprintf(msg, msglen, "%s: %d instructions in %u bytes", text, nins, len);
+		return -EINVAL;
+	}
+	for (int j = 0; j < nins; j++) {
+		if (out->nrows == TR_MAX_INSNS) {
+			snprintf(msg, msglen, "more than %d instructions", TR_MAX_INSNS);
+			return -ERANGE;
+		}
+		struct tr_row *row = &out->rows[out->nrows];
+		memset(row, 0, sizeof(*row));
+		row->offset = (uint32_t)out->code_size + (uint32_t)j * w;
+		row->len = w;
+		if (nins > 1)
+			text_part(text, j, row->insn, sizeof(row->insn));
+		else
+			snprintf(row->insn, sizeof(row->insn), "%s", text);
+		snapshot(arch, s, row);
+		for (int k = 0; k < neff; k++) {
+			if (eff[k].insn != j && nins > 1)
+				continue;
+			const char *why = apply(arch, s, &eff[k]);
+			if (why) {
+				snprintf(msg, msglen, "%s: %s", row->insn, why);
+				return -EINVAL;
+			}
+			if (eff[k].kind == TR_EFF_CALL) {
+				if (out->ret_off >= 0) {
+					snprintf(msg, msglen, "a second call_target (one call per function: the truth has one return address)");
+					return -EINVAL;
+				}
+				row->is_call = true;
+				out->ret_off = (int64_t)(row->offset + row->len);
+			}
+		}
+		out->nrows++;
+	}
+	return 0;
+}
+
 int tr_emit(const struct tr_arch *arch, const struct tr_op *ops, size_t nops,
 	    struct tr_func *out, char *err, size_t errlen)
 {
@@ -186,42 +253,21 @@ int tr_emit(const struct tr_arch *arch, const struct tr_op *ops, size_t nops,
 			else
 				o.n = r;
 		}
-		if (out->nrows == TR_MAX_INSNS) {
-			where_err(err, errlen, op, i, "more than %d instructions", TR_MAX_INSNS);
-			return -ERANGE;
-		}
-		struct tr_row *row = &out->rows[out->nrows];
-		memset(row, 0, sizeof(*row));
 		struct tr_eff eff[TR_MAX_EFF];
 		int neff = 0;
-		char msg[160];
+		char msg[160], text[sizeof(out->rows[0].insn) * TR_ROW_SPLIT_MAX];
 		int len = arch->encode(&o, out->code + out->code_size, TR_MAX_CODE - out->code_size,
-				       row->insn, sizeof(row->insn), eff, &neff, msg, sizeof(msg));
+				       text, sizeof(text), eff, &neff, msg, sizeof(msg));
 		if (len < 0) {
 			where_err(err, errlen, op, i, "%s", msg);
 			return len;
 		}
-		row->offset = (uint32_t)out->code_size;
-		row->len = (uint32_t)len;
-		snapshot(arch, &s, row);
-		for (int k = 0; k < neff; k++) {
-			const char *why = apply(arch, &s, &eff[k]);
-			if (why) {
-				where_err(err, errlen, op, i, "%s: %s", row->insn, why);
-				return -EINVAL;
-			}
-			if (eff[k].kind == TR_EFF_CALL) {
-				if (out->ret_off >= 0) {
-					where_err(err, errlen, op, i,
-						  "a second call_target (one call per function: the truth has one return address)");
-					return -EINVAL;
-				}
-				row->is_call = true;
-				out->ret_off = (int64_t)(row->offset + row->len);
-			}
+		int rc = emit_rows(arch, &s, out, (uint32_t)len, text, eff, neff, msg, sizeof(msg));
+		if (rc) {
+			where_err(err, errlen, op, i, "%s", msg);
+			return rc;
 		}
 		out->code_size += (size_t)len;
-		out->nrows++;
 	}
 	return 0;
 }
@@ -253,6 +299,8 @@ int tr_encode_words(const struct tr_op *op, uint8_t *buf, size_t cap, char *text
 			 words(op->effect, op->effect_n, w, etext, sizeof(etext), eff, neff, err, errlen);
 		if (rc < 0)
 			return rc;
+		for (int e = 0; e < *neff; e++)
+			eff[e].insn = 0;          /* the raw bytes are one row, whatever they hold */
 		if (op->raw_len > cap) {
 			snprintf(err, errlen, "raw: no room for %zu bytes", op->raw_len);
 			return -ENOSPC;

@@ -70,6 +70,8 @@ struct tr_eff {
 	enum tr_eff_kind kind;
 	int reg;
 	int64_t n;
+	int insn;    /* the op's instruction that does it (0: its first): an op of several
+		      * fixed-width instructions gets one row per instruction (tr_emit) */
 };
 
 #define TR_MAX_EFF 4

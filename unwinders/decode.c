@@ -58,9 +58,24 @@ static void eff_reg(struct uw_cfa_state *s, const struct uw_eff *e)
 
 void uw_eff_apply(struct uw_cfa_state *s, const struct uw_insn *x)
 {
+	bool had = s->konst_ok;               /* a constant lives for one instruction */
+	unsigned kreg = s->konst_reg;
+	int64_t kval = s->konst;
+	s->konst_ok = false;
 	for (unsigned i = 0; i < x->neff; i++) {
 		const struct uw_eff *e = &x->eff[i];
 		switch (e->kind) {
+		case UW_EFF_CONST:
+			s->konst_ok = true;
+			s->konst_reg = e->reg;
+			s->konst = e->n;
+			break;
+		case UW_EFF_SP_ADD_REG:
+			if (had && kreg == e->reg)
+				s->sp_d -= e->n * kval;
+			else
+				s->sp_known = false;
+			break;
 		case UW_EFF_SP_ADD:
 			s->sp_d -= e->n;
 			break;

@@ -35,6 +35,9 @@ enum uw_eff_kind {
 	UW_EFF_STORE,       /* register reg stored at sp + n (tr: the save half of TR_EFF_SAVE) */
 	UW_EFF_RESTORE,     /* register reg loaded back with the value it had at entry */
 	UW_EFF_CLOBBER,     /* register reg overwritten (bl/blr write x30) */
+	UW_EFF_CONST,       /* register reg = n, known to the next instruction only (riscv64 lui t0) */
+	UW_EFF_SP_ADD_REG,  /* sp += n * reg, where the instruction before set reg (UW_EFF_CONST);
+			     * else sp is lost (riscv64: lui t0, N; sub sp, sp, t0) */
 };
 
 struct uw_eff {
@@ -106,6 +109,9 @@ struct uw_cfa_state {
 	uint32_t clobbered;       /* bit r: r no longer holds its entry value (not fp: see fp_entry) */
 	uint32_t lost;            /* bit r: a store the check could not place (sp unknown) */
 	int64_t slot[UW_NREGS];
+	bool konst_ok;            /* the instruction just interpreted set konst_reg = konst */
+	unsigned konst_reg;
+	int64_t konst;
 };
 /* The state at a function's entry: CFA = sp + entry_cfa, every register its
  * caller's. */

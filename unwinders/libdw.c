@@ -114,7 +114,8 @@ static bool dw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 {
 	struct dw_state *st = dw_arg(arg);
 	const struct uw_sample *s = st->s;
-	int sp_id = s->arch->perf_sp;
+	/* profile v6.12 on an arch whose name perf maps to none: perf_arch_reg_sp's 0 */
+	int sp_id = pv_regs_by_name(st->pv->profile) && s->arch->perf_name_unknown ? 0 : s->arch->perf_sp;
 	if (!(s->mask >> sp_id & 1))
 		return false;
 	uint64_t start = uw_reg(s, sp_id), end = start + s->stack_size, v;

@@ -129,6 +129,8 @@ static int lu_access_reg(unw_addr_space_t as, unw_regnum_t regnum, unw_word_t *v
 		return 0;
 	const struct uw_arch *a = st->target;
 	int id = regnum >= 0 && regnum < a->ndw ? a->perf_of_dw[regnum] : -1;
+	if (a->lu_pc && regnum == a->lu_pc)
+		id = a->perf_ip;
 	if (id < 0 || id >= UW_PERF_REGS || !(st->s->mask >> id & 1))
 		return -EINVAL;
 	*valp = st->s->regs[id];

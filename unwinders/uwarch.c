@@ -68,6 +68,7 @@ static const struct uw_arch uw_riscv64 = {
 	/* libunwind's riscv DWARF_NUM_PRESERVED_REGS (x0-x31, f0-f31); no riscv64
 	 * libunwind on the build machine checks it yet */
 	.lu_regs = 64,
+	.lu_pc = 64,                           /* UNW_RISCV_PC */
 	/* DWARF 0 zero (no perf id: perf's 0 is the pc), 1-31 x1-x31 as perf numbers
 	 * them; 32 is used here for the pc, as on arm64 */
 	.perf_of_dw = { -1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
@@ -80,15 +81,20 @@ static const struct uw_arch uw_riscv64 = {
 	 * address not a multiple of 8 ends it (0x3 in older kernels) */
 	.fp = { .next_off = -16, .ra_off = -8, .ra_mask = ~0ull, .align = 8, .monotonic = false,
 		.first_ra_live = true, .zero_ra_ends = true },
-	.lu_ip_reads = 0,
-	/* capstone disassembles riscv from version 5 (Debian 13); lint's code
-	 * check does not run for riscv64: no decoder (lint says so) */
+	/* libunwind's riscv unw_step probes the instruction at ip once
+	 * (unw_is_signal_frame: li a7, __NR_rt_sigreturn; ecall) before its DWARF step */
+	.lu_ip_reads = 1,
+	/* capstone disassembles riscv from version 5 (Debian 13) */
 #if CS_API_MAJOR >= 5
-	.has_cs = true, .cs_arch = CS_ARCH_RISCV, .cs_mode = CS_MODE_RISCV64, .cs_att = false,
+	/* RISCVC: compiled C is compressed (gcc's rv64gc); JIT code here is not */
+	.has_cs = true, .cs_arch = CS_ARCH_RISCV, .cs_mode = CS_MODE_RISCV64 | CS_MODE_RISCVC, .cs_att = false,
 #else
 	.has_cs = false,
 #endif
-	.decoder = NULL,
+	.perf_cpuid = "0x0-0x0-0x0",
+	.libdw_no_fp = true,
+	.perf_name_unknown = true,
+	.decoder = &uw_decoder_riscv64,
 };
 
 /* every ARCH line of arches.def has its uw_<name> above */

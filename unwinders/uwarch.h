@@ -37,6 +37,23 @@ struct uw_arch {
 	int perf_of_dw[40];        /* perf id of DWARF reg n, -1 if none */
 	int lu_regs;               /* libunwind's DWARF_NUM_PRESERVED_REGS (x86_64 17, arm64 97): a CFA
 				    * instruction naming a register at or past it fails its step */
+	/* HEADER_CPUID of the perf.data written for this arch's samples, NULL: none.
+	 * riscv64's perf takes the machine's own /proc/cpuinfo ids where the file
+	 * has none, and under qemu-user (which lists no mvendorid) perf 6.12
+	 * crashes on a NULL there; a file from riscv64 hardware carries
+	 * "mvendorid-marchid-mimpid", which perf reads only to pick its PMU event
+	 * tables: zeros here */
+	const char *perf_cpuid;
+	/* perf 6.5-6.x (profile v6.12) finds registers by perf_env__arch()'s name,
+	 * which maps no name of this arch ("riscv64"): its stack-pointer lookup
+	 * fails and gives register 0, so unwind-libdw.c reads the stack dump as
+	 * if it began at that register's value */
+	bool perf_name_unknown;
+	/* elfutils' backend for this arch has no frame-pointer fallback (riscv64's
+	 * has no unwind hook): perf's libdw path ends at code without CFI (lint's JD083) */
+	bool libdw_no_fp;
+	int lu_pc;                 /* libunwind's own number for the pc where it is not ndw - 1's
+				    * place in perf_of_dw (riscv64: UNW_RISCV_PC 64, after f0-f31); 0 none */
 	uint64_t pac_mask;         /* a signed return address ANDed with this (~0: no pointer auth) */
 	struct uw_fp_layout fp;
 	/* reads of [ip] libunwind's unw_step makes on its DWARF path (aarch64: the

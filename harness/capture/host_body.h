@@ -30,7 +30,12 @@ __attribute__((noinline, noclone)) void HX_HOST_FN(target)(struct hx_ctx *ctx)
 	 * interpreter's state pointer from here to the end (the compiler saves
 	 * the caller's value and describes that in the CFI) */
 	volatile uint64_t state[2] = { HX_HOST_STATE0, HX_HOST_STATE1 };
-	register volatile uint64_t *st __asm__(HX_HOST_STATE_IN_FP) = state;
+	/* where the arch's FP walk finds a record from the FP (riscv64: below it) */
+#ifndef HX_ARCH_STATE_FP_OFF
+#define HX_ARCH_STATE_FP_OFF 0
+#endif
+	register volatile uint64_t *st __asm__(HX_HOST_STATE_IN_FP) =
+		(volatile uint64_t *)((volatile char *)state + HX_ARCH_STATE_FP_OFF);
 	__asm__ volatile("" : "+r"(st) :: "memory");
 #endif
 	void *tramp;

@@ -1,5 +1,5 @@
 /* Host build "nofp": interpreter-like C built with -fomit-frame-pointer
- * (Makefile).  On x86_64 the target keeps its state pointer in rbp, as
+ * (Makefile).  On x86_64 and riscv64 the target keeps its state pointer in rbp/s0, as
  * optimized interpreters use rbp as a general register.  GCC for aarch64
  * never allocates x29, even with -fomit-frame-pointer, so there the C leaves
  * x29 alone and the trampoline's caller (hx_host_nofp_call, written as

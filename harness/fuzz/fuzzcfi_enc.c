@@ -294,8 +294,12 @@ static void def_cfa_expression(struct enc *e, int reg, int64_t off)
 /* The CFA as want says, in a form the current rule allows. */
 static void emit_cfa(struct enc *e, int reg, int64_t off)
 {
-	if (e->plant && !e->planted) {
-		off += 8;    /* the planted lie: the fuzzer believes the CFI encodes the truth */
+	/* the planted lie: the fuzzer believes the CFI encodes the truth.  Every CFA
+	 * it writes is 8 too high, not just the first: on riscv64 the first change
+	 * (after addi sp) comes while ra is still live, where a wrong CFA alone
+	 * changes no chain */
+	if (e->plant) {
+		off += 8;
 		e->planted = true;
 	}
 	bool rch = reg != e->cur.cfa_reg, och = off != e->cur.cfa_off;

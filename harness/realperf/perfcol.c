@@ -252,6 +252,18 @@ static void unplace_dump(struct pc_state *st)
 	st->linked = false;
 }
 
+/* perf 6.5 up to its ELF-machine register rework (sid's 7.2 has it) finds
+ * registers by the arch's name, which knows none of some arches
+ * (uw_arch.perf_name_unknown): there such a perf stands for profile v6.12,
+ * whose jitted-ELF layout is current's */
+static void version_profile(const struct uw_arch *arch, const struct hx_perf_build *b)
+{
+	int maj = 0, min = 0;
+	if (b && arch->perf_name_unknown && !strcmp(pc_profile, pv_profile_name(PV_CURRENT)) &&
+	    sscanf(b->version, "%d.%d", &maj, &min) == 2 && maj == 6 && min >= 5)
+		snprintf(pc_profile, sizeof(pc_profile), "%s", pv_profile_name(PV_V612));
+}
+
 /* One dump size: write, inject, script, parse. */
 static void run_size(struct pc_state *st, const struct uw_arch *arch, struct pc_run *r)
 {
@@ -275,8 +287,10 @@ static void run_size(struct pc_state *st, const struct uw_arch *arch, struct pc_
 	snprintf(inj_out, sizeof(inj_out), "%s/inject.txt", st->dir);
 	if (hx_perf_run(st->dir, inj, NULL, inj_out, r->why, sizeof(r->why)))
 		return;
-	if (!pc_profile[0])
+	if (!pc_profile[0]) {
 		inject_profile(st);
+		version_profile(arch, b);
+	}
 	if (hx_perf_run(st->dir, scr, NULL, out, r->why, sizeof(r->why)))
 		return;
 	size_t n;

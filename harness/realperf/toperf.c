@@ -299,7 +299,7 @@ static void features(struct pd_features *ft, struct utsname *u, const struct uw_
 	*ft = (struct pd_features){
 		/* the recording's arch, not the host's: an aarch64 run under qemu-user */
 		.arch = arch->facts->name, .osrelease = u->release, .hostname = u->nodename,
-		.version = "jitunwind", .nr_cpus = n > 0 ? (uint32_t)n : 1,
+		.version = "jitunwind", .nr_cpus = n > 0 ? (uint32_t)n : 1, .cpuid = arch->perf_cpuid,
 	};
 }
 

@@ -704,7 +704,7 @@ static int sample_profiles(struct pstate *ps, char *val, int line)
 	for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		enum pv_profile pp;
 		if (pv_profile_parse(trim(t), &pp) || c->nprofiles >= 3)
-			return PFAIL(ps, line, "profiles: expected up to 3 of current, v6.1, 5.x-0x40");
+			return PFAIL(ps, line, "profiles: expected up to 3 of %s", pv_profile_choices());
 		c->profiles[c->nprofiles++] = (int)pp;
 	}
 	return 0;

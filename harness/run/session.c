@@ -164,13 +164,25 @@ static void symbolize(const struct hx_sess *s, struct hx_uw_res *ur, int nt)
 /* the FP convention over the truth: the frames whose owner has its record
  * established; where the record's FP + 8 is not the return address, the
  * walk reports whatever word is there: any frame at that place */
-static bool fp_faithful(const struct hx_sess_truth *t, const struct uw_result *r)
+static bool fp_faithful(const struct hx_sess_truth *t, const struct uw_result *r, const struct uw_sample *s)
 {
 	int np = 0;
 	bool ok = true;
+	/* riscv64's walk (first_ra_live): the first step stores the live ra, not
+	 * the ra slot of the first record it reads, and goes on from that record */
+	bool live = s->arch->fp.first_ra_live, unstored = false;
 	for (int f = 0; f < t->n; f++) {
+		if (f == 1 && live) {
+			ok &= np < r->n && r->addr[np] == (uw_reg(s, s->arch->perf_lr) & s->arch->fp.ra_mask);
+			np++;
+			unstored = true;
+		}
 		if (t->fpflag[f] == HX_FP_SKIPPED)
 			continue;
+		if (f >= 1 && unstored) {
+			unstored = false;
+			continue;
+		}
 		ok &= np < r->n && (t->fpflag[f] == HX_FP_NOT_RA || r->addr[np] == t->addr[f]);
 		np++;
 	}
@@ -205,7 +217,7 @@ static void judge_faithful(struct hx_sess *s, const struct hx_sess_sample *in, c
 		ur->consistent = ur->j.v == HX_OK;
 		return;
 	case UW_REF_FP:
-		ur->faithful = fp_faithful(&in->truth, &ur->r);
+		ur->faithful = fp_faithful(&in->truth, &ur->r, in->full);
 		return;
 	case UW_REF_LR_SPLICE:
 		/* the kernel's FP chain spliced with a registers-only step of the emitted CFI */

@@ -30,9 +30,10 @@ static uint32_t rv_s(int rs2, int rs1, int32_t imm)   /* sd rs2, imm(rs1) */
 
 static const uint8_t rv_ebreak[] = { 0x73, 0x00, 0x10, 0x00 };  /* ebreak (0x00100073) */
 
-static void eff_add(struct tr_eff *eff, int *neff, enum tr_eff_kind k, int reg, int64_t n)
+/* insn: which of the op's instructions (words) has the effect: each gets a row */
+static void eff_add(struct tr_eff *eff, int *neff, int insn, enum tr_eff_kind k, int reg, int64_t n)
 {
-	eff[*neff] = (struct tr_eff){ .kind = k, .reg = reg, .n = n };
+	eff[*neff] = (struct tr_eff){ .kind = k, .reg = reg, .n = n, .insn = insn };
 	(*neff)++;
 }
 
@@ -94,14 +95,14 @@ static int rv_save_restore(enum tr_op_kind kind, int64_t n, uint32_t *w, char *t
 		w[0] = RV_ADDI(RV_SP, RV_SP, -16);
 		w[1] = rv_s(r, RV_SP, 8);
 		snprintf(text, textcap, "addi sp, sp, -16; sd %s, 8(sp)", rv_name(r));
-		eff_add(eff, neff, TR_EFF_SP_ADD, 0, -16);
-		eff_add(eff, neff, TR_EFF_SAVE, r, 8);
+		eff_add(eff, neff, 0, TR_EFF_SP_ADD, 0, -16);
+		eff_add(eff, neff, 1, TR_EFF_SAVE, r, 8);
 	} else {
 		w[0] = RV_LD(r, RV_SP, 8);
 		w[1] = RV_ADDI(RV_SP, RV_SP, 16);
 		snprintf(text, textcap, "ld %s, 8(sp); addi sp, sp, 16", rv_name(r));
-		eff_add(eff, neff, TR_EFF_RESTORE, r, 8);
-		eff_add(eff, neff, TR_EFF_SP_ADD, 0, 16);
+		eff_add(eff, neff, 0, TR_EFF_RESTORE, r, 8);
+		eff_add(eff, neff, 1, TR_EFF_SP_ADD, 0, 16);
 	}
 	return 2;
 }
@@ -117,14 +118,14 @@ static int rv_encode_op(enum tr_op_kind kind, int64_t n, uint32_t *w,
 		w[1] = rv_s(RV_RA, RV_SP, 8);
 		w[2] = rv_s(RV_FP, RV_SP, 0);
 		snprintf(text, textcap, "addi sp, sp, -16; sd ra, 8(sp); sd s0, 0(sp)");
-		eff_add(eff, neff, TR_EFF_SP_ADD, 0, -16);
-		eff_add(eff, neff, TR_EFF_SAVE, RV_RA, 8);
-		eff_add(eff, neff, TR_EFF_SAVE, RV_FP, 0);
+		eff_add(eff, neff, 0, TR_EFF_SP_ADD, 0, -16);
+		eff_add(eff, neff, 1, TR_EFF_SAVE, RV_RA, 8);
+		eff_add(eff, neff, 2, TR_EFF_SAVE, RV_FP, 0);
 		return 3;
 	case TR_OP_SET_FP:
 		w[0] = RV_ADDI(RV_FP, RV_SP, 16);
 		snprintf(text, textcap, "addi s0, sp, 16");
-		eff_add(eff, neff, TR_EFF_FP_FROM_SP, 0, 16);
+		eff_add(eff, neff, 0, TR_EFF_FP_FROM_SP, 0, 16);
 		return 1;
 	case TR_OP_ALLOC:
 	case TR_OP_FREE: {
@@ -135,7 +136,7 @@ static int rv_encode_op(enum tr_op_kind kind, int64_t n, uint32_t *w,
 				 tr_op_name(kind), (long long)n, alloc ? 2048 : 2047);
 			return -ERANGE;
 		}
-		eff_add(eff, neff, TR_EFF_SP_ADD, 0, alloc ? -n : n);
+		eff_add(eff, neff, k - 1, TR_EFF_SP_ADD, 0, alloc ? -n : n);   /* the addi, or the sub/add after lui */
 		return k;
 	}
 	case TR_OP_SAVE_REG:
@@ -144,26 +145,26 @@ static int rv_encode_op(enum tr_op_kind kind, int64_t n, uint32_t *w,
 	case TR_OP_CALL_TARGET:
 		w[0] = RV_JALR(RV_RA, RV_A3);
 		snprintf(text, textcap, "jalr a3");
-		eff_add(eff, neff, TR_EFF_CALL, 0, 0);
+		eff_add(eff, neff, 0, TR_EFF_CALL, 0, 0);
 		return 1;
 	case TR_OP_TAIL_JUMP:
 		w[0] = RV_JALR(0, RV_A3);
 		snprintf(text, textcap, "jr a3");
-		eff_add(eff, neff, TR_EFF_JUMP, 0, 0);
+		eff_add(eff, neff, 0, TR_EFF_JUMP, 0, 0);
 		return 1;
 	case TR_OP_POP_FP:
 		w[0] = RV_LD(RV_FP, RV_SP, 0);
 		w[1] = RV_LD(RV_RA, RV_SP, 8);
 		w[2] = RV_ADDI(RV_SP, RV_SP, 16);
 		snprintf(text, textcap, "ld s0, 0(sp); ld ra, 8(sp); addi sp, sp, 16");
-		eff_add(eff, neff, TR_EFF_RESTORE, RV_FP, 0);
-		eff_add(eff, neff, TR_EFF_RESTORE, RV_RA, 8);
-		eff_add(eff, neff, TR_EFF_SP_ADD, 0, 16);
+		eff_add(eff, neff, 0, TR_EFF_RESTORE, RV_FP, 0);
+		eff_add(eff, neff, 1, TR_EFF_RESTORE, RV_RA, 8);
+		eff_add(eff, neff, 2, TR_EFF_SP_ADD, 0, 16);
 		return 3;
 	case TR_OP_RET:
 		w[0] = RV_JALR(0, RV_RA);
 		snprintf(text, textcap, "ret");
-		eff_add(eff, neff, TR_EFF_RET, 0, 0);
+		eff_add(eff, neff, 0, TR_EFF_RET, 0, 0);
 		return 1;
 	case TR_OP_NOP:
 		w[0] = RV_ADDI(0, 0, 0);

@@ -158,6 +158,8 @@ const struct lint_rule lint_rules[LR__COUNT] = {
 		"perf injects the MMAP2 with the record's pid and tid, and a thread that is not its process's leader shares the leader's maps, so a tid that names no thread costs nothing: samples of every thread of the pid resolve to the code (measured on Erlang's dumps, perf 6.12 and 7.2)." },
 	[LR_CODE_UNRELOCATED] = { "JD082", "code-unrelocated", LINT_WARNING,
 		"perf writes a load's bytes into its jitted .so as the dump has them, so code dumped before the JIT relocated it shows perf annotate and objdump calls to address 0 where the running code calls its target; the unwinders are not affected (the return addresses are the same)." },
+	[LR_NO_FDE_NO_FALLBACK] = { "JD083", "no-fde-no-fallback", LINT_WARNING,
+		"perf on this arch unwinds with libdw alone (riscv64: tools/perf/arch/riscv builds no other DWARF unwinder), and elfutils' backend for it has no frame-pointer fallback, so a sample in code without an FDE gets a chain of its pc alone: no caller, no interpreter frame." },
 };
 
 const char *lint_sev_name(enum lint_sev s)

@@ -98,6 +98,7 @@ enum lint_rule_id {
 	LR_LOAD_NO_UNWIND,      /* JD028 */
 	LR_NO_UNWIND_INFO,      /* JD029 */
 	LR_CODE_UNRELOCATED,    /* JD082 */
+	LR_NO_FDE_NO_FALLBACK,  /* JD083 */
 	LR_RECORD_TID,          /* JD017 */
 	LR__COUNT
 };

@@ -2,6 +2,7 @@
  * .eh_frame and .eh_frame_hdr, the records' framing, the FDEs against the
  * code in perf's layout, the header's search table (JD033-JD050, JD054). */
 #include "unwinders/lint/lint_int.h"
+#include "unwinders/uwarch.h"
 
 #include <dwarf.h>
 #include <inttypes.h>
@@ -341,6 +342,11 @@ static void unw_check_fdes(struct lint_ctx *c, const struct jdr_rec *r, const st
 	if (!t->nfdes) {
 		lint_report(c, LR_NO_FDE, data_file, ".eh_frame for the CODE_LOAD at 0x%" PRIx64 " (%s) holds %zu CIE%s "
 		       "and no FDE", r->off, l->name ? l->name : "?", t->ncies, t->ncies == 1 ? "" : "s");
+		const struct uw_arch *a = uw_arch_by_mach((uint16_t)c->mach);
+		if (a && a->libdw_no_fp)
+			lint_report(c, LR_NO_FDE_NO_FALLBACK, data_file, "the CODE_LOAD at 0x%" PRIx64 " (%s) has no FDE, "
+				    "and %s perf's libdw has no frame-pointer fallback: its chains end at the pc",
+				    r->off, l->name ? l->name : "?", a->facts->name);
 		return;
 	}
 	bool straddle = false, any = false, reported_outside = false;

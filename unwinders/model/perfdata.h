@@ -50,7 +50,7 @@ enum {
 /* feature bits of the header's flags bitmap */
 enum {
 	PD_FEAT_BUILD_ID = 2, PD_FEAT_HOSTNAME = 3, PD_FEAT_OSRELEASE = 4, PD_FEAT_VERSION = 5,
-	PD_FEAT_ARCH = 6, PD_FEAT_NRCPUS = 7, PD_FEAT_CMDLINE = 11, PD_FEAT_EVENT_DESC = 12,
+	PD_FEAT_ARCH = 6, PD_FEAT_NRCPUS = 7, PD_FEAT_CPUID = 9, PD_FEAT_CMDLINE = 11, PD_FEAT_EVENT_DESC = 12,
 	PD_FEAT_SAMPLE_TIME = 21, PD_FEAT_CLOCKID = 23, PD_FEAT_BITS = 256,
 };
 
@@ -166,6 +166,7 @@ struct pd_features {
 	const char *arch;            /* uname -m of the recording machine */
 	const char *osrelease, *hostname, *version;
 	uint32_t nr_cpus;
+	const char *cpuid;           /* HEADER_CPUID, as perf record writes it there; NULL: none */
 };
 /* Ends the data section, writes the feature sections and the file (path NULL:
  * the file stays in w->b). 0 or -errno. */

@@ -386,6 +386,7 @@ static void feat_payload(struct pd_writer *w, int bit, const struct pd_features 
 		b_u32(b, ft->nr_cpus);
 		b_u32(b, ft->nr_cpus);
 		break;
+	case PD_FEAT_CPUID: feat_string(b, ft->cpuid); break;
 	case PD_FEAT_SAMPLE_TIME:
 		b_u64(b, w->first_time);
 		b_u64(b, w->last_time);
@@ -425,9 +426,12 @@ int pd_w_finish(struct pd_writer *w, const struct pd_features *ft, const char *p
 	b_patch(b, w->attrs_at + 16, w->data_at, 8);
 	b_patch(b, w->attrs_at + 24, data_end - w->data_at, 8);
 	/* features: a table of sections in bit order, then the payloads */
-	int bits[] = { PD_FEAT_BUILD_ID, PD_FEAT_HOSTNAME, PD_FEAT_OSRELEASE, PD_FEAT_VERSION,
-		       PD_FEAT_ARCH, PD_FEAT_NRCPUS, PD_FEAT_SAMPLE_TIME, PD_FEAT_CLOCKID };
-	int nb = (int)(sizeof(bits) / sizeof(bits[0]));
+	int all[] = { PD_FEAT_BUILD_ID, PD_FEAT_HOSTNAME, PD_FEAT_OSRELEASE, PD_FEAT_VERSION,
+		      PD_FEAT_ARCH, PD_FEAT_NRCPUS, PD_FEAT_CPUID, PD_FEAT_SAMPLE_TIME, PD_FEAT_CLOCKID };
+	int bits[sizeof(all) / sizeof(all[0])], nb = 0;
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (all[i] != PD_FEAT_CPUID || ft->cpuid)
+			bits[nb++] = all[i];
 	size_t table = b->len;
 	b_zero(b, (size_t)nb * 16);
 	for (int i = 0; i < nb; i++) {

@@ -50,11 +50,13 @@ static const struct {
 	const char *name;
 	uint64_t text_addr;   /* GEN_ELF_TEXT_OFFSET of that generation */
 	bool load_at_text;    /* PT_LOAD p_offset = p_vaddr = text_addr (else 0) */
+	bool regs_by_name;    /* perf_arch_reg_sp by perf_env__arch()'s name */
 } pv_profiles[] = {
-	[PV_CURRENT] = { "current", 0x80, true },
-	[PV_V61] = { "v6.1", 0x80, false },
-	[PV_5X_0X40] = { "5.x-0x40", 0x40, false },
-	[PV_510] = { "5.10.y", 0x40, true },
+	[PV_CURRENT] = { "current", 0x80, true, false },
+	[PV_V61] = { "v6.1", 0x80, false, false },
+	[PV_5X_0X40] = { "5.x-0x40", 0x40, false, false },
+	[PV_510] = { "5.10.y", 0x40, true, false },
+	[PV_V612] = { "v6.12", 0x80, true, true },
 };
 #define PV_NPROFILES (sizeof(pv_profiles) / sizeof(pv_profiles[0]))
 
@@ -88,6 +90,11 @@ int pv_profile_parse(const char *s, enum pv_profile *p)
 			return 0;
 		}
 	return -EINVAL;
+}
+
+bool pv_regs_by_name(enum pv_profile p)
+{
+	return pv_valid_profile(p) && pv_profiles[p].regs_by_name;
 }
 
 uint64_t pv_text_addr(enum pv_profile p)

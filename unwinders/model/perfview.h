@@ -18,7 +18,13 @@ enum pv_profile {
 	PV_510,         /* Debian 11's perf 5.10.223 (checked against it): .text sh_addr 0x40 at
 			   file offset 0x80, PT_LOAD at 0x40/0x40, MMAP2 pgoff 0x40; libunwind's
 			   segbase from .eh_frame_hdr's file offset; libdw base start - pgoff */
+	PV_V612,        /* v6.5 up to perf's ELF-machine register rework (Debian 13's 6.12.117,
+			   checked on riscv64; sid's 7.2.13 has the rework): current's layout, but
+			   registers found by the arch's name (perf_arch_reg_sp(perf_env__arch())),
+			   which knows no "riscv64": the stack dump is read from register 0 */
 };
+/* whether the profile finds perf registers by the arch's name (PV_V612) */
+bool pv_regs_by_name(enum pv_profile p);
 const char *pv_profile_name(enum pv_profile p);
 /* "current, v6.1, 5.x-0x40 or 5.10.y": every profile, for messages */
 const char *pv_profile_choices(void);

@@ -5,7 +5,6 @@
 #include "unwinders/model/perfview_int.h"
 #include "unwinders/model/maptree.h"
 #include "unwinders/model/files.h"
-#include "unwinders/uwarch.h"
 #include "unwinders/view.h"
 
 #include <errno.h>
@@ -127,6 +126,8 @@ static int load_symtab(struct pv_dso *d, Elf *e, Elf_Scn *symscn, const GElf_Shd
 	if (symsh->sh_entsize != sizeof(Elf64_Sym) && symsh->sh_entsize != sizeof(Elf32_Sym))
 		return 0;
 	Elf_Data *data = elf_getdata(symscn, NULL);
+	GElf_Ehdr eh;
+	uint16_t mach = gelf_getehdr(e, &eh) ? eh.e_machine : 0;
 	Elf_Scn *strscn = elf_getscn(e, symsh->sh_link);
 	GElf_Shdr strsh;
 	if (!data || !strscn || !gelf_getshdr(strscn, &strsh) || strsh.sh_type == SHT_NOBITS ||
@@ -142,7 +143,8 @@ static int load_symtab(struct pv_dso *d, Elf *e, Elf_Scn *symscn, const GElf_Shd
 		if (!sym.st_name || sym.st_name >= strsh.sh_size || sym.st_shndx == SHN_UNDEF ||
 		    sym.st_shndx >= SHN_LORESERVE)
 			continue;
-		if (!memchr(strs + sym.st_name, 0, strsh.sh_size - sym.st_name))
+		if (!memchr(strs + sym.st_name, 0, strsh.sh_size - sym.st_name) ||
+		    arch_mapping_symbol(mach, strs + sym.st_name))
 			continue;
 		Elf_Scn *sec = elf_getscn(e, sym.st_shndx);
 		GElf_Shdr sh;
