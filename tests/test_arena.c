@@ -30,6 +30,9 @@ static const struct tiny tinies[] = {
 	{ "aarch64", { 0x40, 0x05, 0x80, 0x52,           /* mov w0, #42 */
 		       0xc0, 0x03, 0x5f, 0xd6 }, 8,    /* ret */
 	  { 0xe0, 0x00, 0x80, 0x52 }, 4, 0 },          /* mov w0, #7 */
+	{ "riscv64", { 0x13, 0x05, 0xa0, 0x02,           /* li a0, 42 */
+		       0x67, 0x80, 0x00, 0x00 }, 8,    /* ret */
+	  { 0x13, 0x05, 0x70, 0x00 }, 4, 0 },          /* li a0, 7 (riscv64 objdump reads all three so) */
 };
 
 /* the host's tiny function, or NULL (its test is then a visible skip) */

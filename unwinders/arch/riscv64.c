@@ -56,7 +56,7 @@ static bool load_sp(struct uw_insn *e, unsigned rd, int64_t off)
 	return true;
 }
 
-static size_t rv_decode32(const uint8_t *p, size_t n, uint32_t w, struct uw_insn *e)
+static size_t rv_decode32(uint32_t w, struct uw_insn *e)
 {
 	unsigned op = w & 0x7f, rd = (w >> 7) & 31, f3 = (w >> 12) & 7, rs1 = (w >> 15) & 31, rs2 = (w >> 20) & 31;
 	int64_t imm_i = sext(w >> 20, 12), imm_s = sext(((w >> 25) << 5) | ((w >> 7) & 31), 12);
@@ -201,7 +201,7 @@ static size_t rv_decode(const uint8_t *p, size_t n, struct uw_insn *e)
 		return rv_decode16(h, e);
 	if (n < 4 || (h & 0x1f) == 0x1f)                /* 48-bit and longer forms: not known */
 		return 0;
-	return rv_decode32(p, n, rd32(p), e);
+	return rv_decode32(rd32(p), e);
 }
 
 static const char *rv_reg(unsigned r)
