@@ -428,7 +428,7 @@ START_TEST(vdso_frames)
 	ck_assert_int_eq(sh("cd %s && printf '%%s\\n' '#include <time.h>' "
 			    "'__attribute__((noinline)) long f(long n) { struct timespec t; long s = 0;' "
 			    "'  for (long i = 0; i < n; i++) { clock_gettime(CLOCK_MONOTONIC, &t); s += t.tv_nsec; } return s; }' "
-			    "'int main(void) { return f(6000000) == 42; }' >v.c && cc -O1 -g -fno-omit-frame-pointer "
+			    "'int main(void) { return f(20000000) == 42; }' >v.c && cc -O1 -g -fno-omit-frame-pointer "
 			    "v.c -o v", tmp), 0);
 	if (sh("cd %s && HOME=%s perf record -q -k 1 -e cpu-clock -F 2000 --call-graph dwarf -o v.data ./v >/dev/null 2>&1",
 	       tmp, tmp)) {
@@ -546,7 +546,7 @@ START_TEST(vdso_rebased)
 	ck_assert_int_eq(sh("cd %s && printf '%%s\\n' '#include <sys/personality.h>' '#include <time.h>' '#include <unistd.h>' "
 			    "'__attribute__((noinline)) long f(long n) { struct timespec t; long s = 0;' "
 			    "'  for (long i = 0; i < n; i++) { clock_gettime(CLOCK_MONOTONIC, &t); s += t.tv_nsec; } return s; }' "
-			    "'int main(int argc, char **argv) { f(1500000); if (argc > 1) return 0;' "
+			    "'int main(int argc, char **argv) { f(5000000); if (argc > 1) return 0;' "
 			    "'  personality(personality(0xffffffff) & ~ADDR_NO_RANDOMIZE);' "
 			    "'  execl(argv[0], argv[0], \"2\", (char *)0); return 1; }' >y.c && cc -O1 -g y.c -o y",
 			    tmp), 0);
