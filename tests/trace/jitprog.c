@@ -18,6 +18,10 @@
  *               (push %rbp; mov %rsp,%rbp; call *%r9; pop %rbp; ret $16) -> callee
  *       popret  the trampoline returns by pop %r10; push %r10; ret (V8's return
  *               sequence, arguments dropped between): SP above the entry's while it runs
+ *       popswap popret whose return address moves on from r10 to r11 (mov %r10,%r11;
+ *               xor %r10d,%r10d; push %r11; ret): a case written from it would keep
+ *               the return address in r10 (the case's ops follow only pops and
+ *               pushes), so write-cases must refuse it
  *       stdio   the CODE_LOAD goes through a fully buffered FILE (fwrite), as CPython,
  *               V8 and QEMU write theirs: it reaches the file only at exit, unless
  *               something flushes each fwrite (trace's LD_PRELOAD shim) */
@@ -67,6 +71,14 @@ static bool movedra;
 static const uint8_t popret_tail[] = {
 	0x41, 0x5a,             /* pop %r10: the return address in a register, SP above the entry's */
 	0x41, 0x52,             /* push %r10 */
+	0xc3,                   /* ret */
+};
+
+static const uint8_t popswap_tail[] = {
+	0x41, 0x5a,             /* pop %r10 */
+	0x4d, 0x89, 0xd3,       /* mov %r10,%r11 */
+	0x45, 0x31, 0xd2,       /* xor %r10d,%r10d */
+	0x41, 0x53,             /* push %r11 */
 	0xc3,                   /* ret */
 };
 
@@ -169,6 +181,9 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "popret")) {
 		memcpy(code + sizeof(tramp_code) - 1, popret_tail, sizeof(popret_tail));
 		code_len = sizeof(tramp_code) - 1 + sizeof(popret_tail);
+	} else if (!strcmp(mode, "popswap")) {
+		memcpy(code + sizeof(tramp_code) - 1, popswap_tail, sizeof(popswap_tail));
+		code_len = sizeof(tramp_code) - 1 + sizeof(popswap_tail);
 	}
 	tramp_len = code_len;
 	if (movedra) {
