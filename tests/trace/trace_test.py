@@ -231,6 +231,47 @@ def test_popret(binary, prog, d):
           [s["truth"] for s in ss][-2:])
 
 
+def test_pid(binary, prog, d):
+    """--pid: attach to jitprog running (2 ms between calls), trace for a while, detach; the
+    program runs on to its end, exit 0, its code as it wrote it (no breakpoint left), and
+    every sample after the attach has the truth the program knows"""
+    sub = os.path.join(d, "pid")
+    os.makedirs(sub, exist_ok=True)
+    out, st = os.path.join(sub, "o.txt"), os.path.join(sub, "s.txt")
+    p = subprocess.Popen([prog, sub, "1500", out, "slow"])
+    dump = os.path.join(sub, "jit-%d.dump" % p.pid)
+    for _ in range(200):
+        if os.path.exists(dump) and os.path.getsize(dump) > 40:
+            break
+        time.sleep(0.01)
+    time.sleep(0.2)                          # running its calls, past the attach's first ones
+    rc, so, se = trace(binary, ["--pid", str(p.pid), "--time", "1", "--unwinders", "fp",
+                                "--hits", "20", "--samples-text", st])
+    try:
+        prc = p.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        prc = None
+    facts = prog_out(out)
+    ss = samples(st) if os.path.exists(st) else []
+    check(rc == 0 and "pid %d detached, running on" % p.pid in so and re.search(r"\b5/5\s+py::tramp:jitprog", so),
+          "--pid: traced, every boundary sampled, detached at --time (rc %d, %s)" % (rc, so[:400] + se[-300:]))
+    check(prc == 0 and facts.get("code_intact") == "1" and facts.get("sum") == str(sum(range(1, 1501))),
+          "--pid: the process ran on to its end after the detach, its code intact (rc %s, %s)"
+          % (prc, {k: facts.get(k) for k in ("sum", "code_intact")}))
+    ra = set(facts["tramp_ra"])
+    known = [s for s in ss if s.get("truth", "?") != "?"]
+    check(len(ra) == 1 and len(ss) == 100 and len(known) >= 90 and
+          all(s["truth"].split(",")[:2] == ["0x%x" % s["pc"], "0x%x" % min(ra)] for s in known),
+          "--pid: 100 samples, those with truth [pc, the return address the callee saw] (%d, %d known, %s)"
+          % (len(ss), len(known), [s.get("truth") for s in ss][:2]))
+    # bad usage and a process that is not there: exit 2, said
+    rc, so, se = trace(binary, ["--pid", "4194304"])
+    check(rc == 2 and "no process 4194304" in se, "--pid of no process: exit 2, said (%d, %s)" % (rc, se[:200]))
+    rc, so, se = trace(binary, ["--pid", str(os.getpid()), "--", "true"])
+    check(rc == 2 and "give one of them" in se, "--pid and a command: bad usage (%d, %s)" % (rc, se[:200]))
+
+
 def test_hits(binary, prog, d):
     out, st = os.path.join(d, "o.txt"), os.path.join(d, "s.txt")
     rc, so, se = trace(binary, ["--hits", "3", "--samples-text", st, "--", prog, d, "5", out])
@@ -652,6 +693,7 @@ def main():
         test_wrapper(binary, prog, d)
         test_movedra(binary, prog, d)
         test_popret(binary, prog, d)
+        test_pid(binary, prog, d)
         test_modes(binary, prog, d)
         test_bounds(binary, prog, d)
         test_bad(binary, prog, d)
