@@ -140,7 +140,7 @@ FLUSH_SO  := $(BUILD)/libjuflush.so
 
 .PHONY: layers
 .PHONY: doctor-test
-.PHONY: all run check check-asan bench bench-replay deps clean unit cases matrix cross-replay fuzz perf-e2e goldens lint-vs-run style perf-check tools-test perf-gens
+.PHONY: all run check check-asan bench bench-replay bench-trace deps clean unit cases matrix cross-replay fuzz perf-e2e goldens lint-vs-run style perf-check tools-test perf-gens
 all: deps $(BIN) $(FLUSH_SO)
 
 deps:
@@ -393,6 +393,7 @@ bench: all $(BUILD)/bench-lint/jit-1.dump
 	  if [ $$rc = 77 ]; then grep skip: $(BUILD)/bench-perf-check.txt; \
 	  else grep -E '^  (dwarf|fp): [0-9]|^perf-check: (pass|FAIL)' $(BUILD)/bench-perf-check.txt | sed 's/^\(perf-check: \)*/  perf-check: /'; fi
 	@$(MAKE) --no-print-directory bench-replay
+	@$(MAKE) --no-print-directory bench-trace
 
 # the Debian roots under build/roots/ stay (slow to rebuild): tools/rootfs clean removes them
 clean:
@@ -459,6 +460,11 @@ $(BUILD)/bench-lint/jit-1.dump: $(BUILD)/tools/gen-big-dump
 BENCH_SAMPLES ?= 100000
 bench-replay: deps $(BIN)
 	$(if $(RUNNER),@echo "bench-replay: skipped: the recording is made on this host's arch",tools/bench-replay --bin ./$(BIN) --samples $(BENCH_SAMPLES) || test $$? = 77)
+
+# trace's speed: breakpoint hits/s on the trace tests' small JIT, and CPython 3.14's slowdown
+# under trace (tools/bench-trace; a sid root with python3.14, built once when missing)
+bench-trace: deps $(BIN) $(TRACEPROG) $(FLUSH_SO)
+	$(if $(RUNNER),@echo "bench-trace: skipped: trace runs on this host's arch only",tools/bench-trace --bin ./$(BIN) --prog $(TRACEPROG) || test $$? = 77)
 
 bench-lint: deps $(BIN) $(BUILD)/bench-lint/jit-1.dump
 	$(RUNNER) ./$(BIN) lint --stats $(BUILD)/bench-lint/jit-1.dump >/dev/null || test $$? = 1   # findings are expected: the figure is the point

@@ -260,6 +260,10 @@ static const struct expect_case expect_cases[] = {
 	{ "cpython-3.14-perf-jit", "JD057" },
 	/* V8 (node 20): the same after its return sequence's pop %rbp */
 	{ "v8-node20-return-sequence", "JD057" },
+	/* and its argument-dropping path: pop %r10 takes the return address while
+	 * the CFI keeps CFA = rsp+8 and the return address at CFA-8 (JD052 at the
+	 * lea, JD059 at the lea and the push: where real perf reads a wrong caller) */
+	{ "v8-node20-argument-drop", "JD052 JD057 JD059" },
 	{ "stack-deep", "JD080" },
 	/* found by fuzz-cfi: a rule for xmm0 (libunwind's table ends at 16), and a
 	 * frame whose return address is the last word of perf's stack copy */
@@ -456,6 +460,11 @@ static void fmt_row(const struct ehf_row *row, char *buf, size_t n)
 		case EHF_SAME:
 			o += (size_t)snprintf(buf + o, n - o, " %s=same", rname(i, r, sizeof(r)));
 			break;
+		case EHF_REGISTER: {
+			char r2[16];
+			o += (size_t)snprintf(buf + o, n - o, " %s=%s", rname(i, r, sizeof(r)), rname(ru->reg, r2, sizeof(r2)));
+			break;
+		}
 		default:
 			o += (size_t)snprintf(buf + o, n - o, " %s=?", rname(i, r, sizeof(r)));
 			break;

@@ -67,6 +67,9 @@ static const char *const cpy313_dir[] = {
 	".cfi_def_cfa_register %rbp", "call_target", "pop_fp", ".cfi_def_cfa %rsp, 8", "ret",
 };
 static const char *const a64_cpy[] = { "push_fp", "set_fp", "call_target", "pop_fp", "ret" };
+/* the return address popped into r10 and pushed back before ret */
+static const char *const rareg[] = { "push_fp", "set_fp", "call_target", "pop_fp", "raw 41 5a ; restore_reg r10",
+				     "raw 41 52 ; save_reg r10", "ret" };
 
 /* ---- derived and compiled CFA programs ---- */
 
@@ -106,6 +109,14 @@ START_TEST(test_derive_others)
 	/* rbx at cfa-24 (83 03) at 5, r12 at cfa-32 (8c 04) at 7, restored at 19 and 20 */
 	ASSERT_BYTES(p, n, 0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06, 0x41, 0x83, 0x03,
 		     0x42, 0x8c, 0x04, 0x4c, 0xcc, 0x41, 0xc3, 0x41, 0x0c, 0x07, 0x08, 0xc6);
+	free(f);
+
+	f = emit_lines(&tr_arch_x86_64, rareg, 7);
+	ck_assert_msg(tr_cfi_derive(f, p, sizeof(p), &n, err, sizeof(err)) == 0, "%s", err);
+	/* after pop %r10 (at 9): def_cfa_offset 0, register rip r10 (09 10 0a); after
+	 * push %r10 (at 11): def_cfa_offset 8, restore rip (d0: the CIE's cfa-8) */
+	ASSERT_BYTES(p, n, 0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06, 0x43, 0x0c, 0x07, 0x08, 0xc6,
+		     0x42, 0x0e, 0x00, 0x09, 0x10, 0x0a, 0x42, 0x0e, 0x08, 0xd0);
 	free(f);
 
 	f = emit_lines(&tr_arch_aarch64, a64_cpy, 5);
@@ -430,8 +441,12 @@ static void check_libdw(const char *path, const char *what, const struct tr_func
 		if (r->ra_where == TR_RA_AT_CFA)
 			ck_assert_msg(at_cfa && off == r->ra_off, "%s: 0x%x: RA rule (nops %zu) not CFA%+lld",
 				      what, r->offset, nops, (long long)r->ra_off);
+		else if (r->ra_reg == a->facts->dw_ra)   /* arm64's x30, the column itself: same value */
+			ck_assert_msg(!at_cfa && nops == 0, "%s: 0x%x: RA should be in its register", what, r->offset);
 		else
-			ck_assert_msg(!at_cfa, "%s: 0x%x: RA should be in a register", what, r->offset);
+			ck_assert_msg(!at_cfa && nops == 1 && ops[0].atom == DW_OP_regx && (int)ops[0].number == r->ra_reg,
+				      "%s: 0x%x: RA should be in r%d (libdw: nops %zu, op 0x%x r%d)", what, r->offset,
+				      r->ra_reg, nops, nops ? ops[0].atom : 0, nops ? (int)ops[0].number : -1);
 		for (int c = 0; (flags & CHK_SAVED) && c < 32; c++) {
 			if (c == a->facts->dw_ra || c == a->facts->dw_sp)
 				continue;
@@ -651,6 +666,7 @@ static const struct enc_case {
 	{ "none-notable", false, cpy313, 5, o_none_notable, CHK_NOFDE },
 	{ "aarch64", true, a64_cpy, 5, o_default, CHK_SAVED },
 	{ "aarch64-v3", true, a64_cpy, 5, o_v8, CHK_SAVED },
+	{ "ra-in-r10", false, rareg, 7, o_default, CHK_SAVED },
 };
 
 START_TEST(test_encodings)

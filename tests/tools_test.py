@@ -9,7 +9,7 @@
 - tools/perf-gens: which generation's emulation runs on its root's libraries (trixie-arm64's
   under qemu too).
 - tools/in-root and tools/rootfs: bad usage (a suite or arch they do not know, bullseye as a
-  build root) exits 2 before anything is built.
+  build root) exits 2 before anything is built; so does tools/bench-trace's.
 Every check names what it expected.  Exit 0 all passed, 1 a check failed.
 """
 import json, os, subprocess, sys, tempfile
@@ -105,6 +105,11 @@ def main():
     check('perf-gens: an x86_64 binary never runs on an arm64 root', pg.emu_on_root('trixie-arm64', 'x86_64', 'root'), False)
     check('perf-gens: the host perf has no root', pg.emu_on_root('host', 'x86_64', 'root'), False)
     check('perf-gens: the arm64 libunwind\'s name', 'libunwind-aarch64.so.8' in pg.unwind_libs('aarch64'), True)
+    # bench-trace: bad usage is exit 2 before anything runs
+    rc, _ = run([os.path.join(ROOT, 'tools/bench-trace'), '--calls', '0'])
+    check('bench-trace: --calls 0 is bad usage (exit 2)', rc, 2)
+    rc, _ = run([os.path.join(ROOT, 'tools/bench-trace'), '--prog', '/nonexistent/jitprog'])
+    check('bench-trace: a missing program is bad usage (exit 2)', rc, 2)
     return 1 if failed else 0
 
 

@@ -95,12 +95,17 @@ static const char *apply(const struct tr_arch *a, struct emit_state *s, const st
 		if (is_saved(s, r))
 			return NULL;
 		int64_t off = e->n - s->sp_off;
-		s->saved_mask |= UINT64_C(1) << r;
-		s->saved_off[r] = (int32_t)off;
 		if (s->ra_where == TR_RA_IN_REG && r == s->ra_reg) {
 			s->ra_where = TR_RA_AT_CFA;
 			s->ra_off = off;
+			/* a register other than the link register that held the return
+			 * address (x86_64's `pop %r10; ...; push %r10`) stores the return
+			 * address back, not its caller's value: not a save */
+			if (r != a->facts->dw_lr)
+				return NULL;
 		}
+		s->saved_mask |= UINT64_C(1) << r;
+		s->saved_off[r] = (int32_t)off;
 		return NULL;
 	}
 	case TR_EFF_RESTORE: {
@@ -117,7 +122,11 @@ static const char *apply(const struct tr_arch *a, struct emit_state *s, const st
 			s->fp_set = false;
 			s->fp_off = 0;
 		}
-		if (s->ra_where == TR_RA_AT_CFA && r == a->facts->dw_lr) {
+		/* the link register reloaded, or any register loaded from the return
+		 * address's slot (x86_64's `pop %r10` at the return address): the
+		 * return address is in that register now */
+		if (s->ra_where == TR_RA_AT_CFA &&
+		    (r == a->facts->dw_lr || e->n - s->sp_off == s->ra_off)) {
 			s->ra_where = TR_RA_IN_REG;
 			s->ra_reg = r;
 			s->ra_off = 0;

@@ -22,9 +22,13 @@ void uw_insn_reg(struct uw_insn *x, enum uw_eff_kind k, unsigned reg, int64_t n)
 		x->eff[x->neff++] = (struct uw_eff){ k, reg, n };
 }
 
-void uw_cfa_entry(struct uw_cfa_state *s, int64_t entry_cfa)
+void uw_cfa_entry(struct uw_cfa_state *s, const struct uw_decoder *dc)
 {
-	*s = (struct uw_cfa_state){ .sp_known = true, .sp_d = entry_cfa, .fp_entry = true, .regs_known = true };
+	*s = (struct uw_cfa_state){ .sp_known = true, .sp_d = dc->entry_cfa, .fp_entry = true, .regs_known = true };
+	if (dc->ra_at_cfa) {
+		s->ra_at = UW_RA_SLOT;
+		s->ra_slot = dc->ra_cfa_off;
+	}
 }
 
 /* A store keeps the register's entry value only while the register still
@@ -36,6 +40,19 @@ static void eff_reg(struct uw_cfa_state *s, const struct uw_eff *e)
 	uint32_t bit = 1u << e->reg;
 	switch (e->kind) {
 	case UW_EFF_STORE:
+		if (s->ra_at == UW_RA_REG && e->reg == s->ra_reg) {
+			/* the return address back on the stack (`push %r10`), not a save.
+			 * Where sp was lost (V8's `lea (%rsp,%rcx,8),%rsp` drops a run-time
+			 * count of arguments), the return address at [sp] is its slot, and
+			 * its slot is what places the CFA: sp is known again */
+			if (!s->sp_known && e->n == 0) {
+				s->sp_known = true;
+				s->sp_d = -s->ra_slot;
+			}
+			if (s->sp_known && e->n - s->sp_d == s->ra_slot)
+				s->ra_at = UW_RA_SLOT;
+			break;        /* else a copy: the register still holds it */
+		}
 		if (s->clobbered & bit || s->stored & bit)
 			break;            /* a later store of a scratch value, or a second copy */
 		if (!s->sp_known) {
@@ -45,10 +62,25 @@ static void eff_reg(struct uw_cfa_state *s, const struct uw_eff *e)
 		s->stored |= bit;
 		s->slot[e->reg] = e->n - s->sp_d;
 		break;
+	case UW_EFF_LOAD:
+		if (s->ra_at == UW_RA_SLOT && s->sp_known && e->n - s->sp_d == s->ra_slot) {
+			s->ra_at = UW_RA_REG;          /* the return address, from its slot */
+			s->ra_reg = e->reg;
+			s->clobbered |= bit;
+			break;
+		}
+		if (s->ra_at == UW_RA_REG && e->reg == s->ra_reg)
+			s->ra_at = UW_RA_UNKNOWN;
+		s->clobbered &= ~bit;     /* a saved value back, as RESTORE */
+		break;
 	case UW_EFF_RESTORE:
+		if (s->ra_at == UW_RA_REG && e->reg == s->ra_reg)
+			s->ra_at = UW_RA_UNKNOWN;
 		s->clobbered &= ~bit;
 		break;
 	case UW_EFF_CLOBBER:
+		if (s->ra_at == UW_RA_REG && e->reg == s->ra_reg)
+			s->ra_at = UW_RA_UNKNOWN;
 		s->clobbered |= bit;
 		break;
 	default:
@@ -103,6 +135,7 @@ void uw_eff_apply(struct uw_cfa_state *s, const struct uw_insn *x)
 			s->fp_popped = true;
 			break;
 		case UW_EFF_STORE:
+		case UW_EFF_LOAD:
 		case UW_EFF_RESTORE:
 		case UW_EFF_CLOBBER:
 			eff_reg(s, e);

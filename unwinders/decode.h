@@ -34,6 +34,8 @@ enum uw_eff_kind {
 	UW_EFF_FP_RESTORE,  /* fp loaded with the caller's value (pop %rbp, ldp x29) */
 	UW_EFF_STORE,       /* register reg stored at sp + n (tr: the save half of TR_EFF_SAVE) */
 	UW_EFF_RESTORE,     /* register reg loaded back with the value it had at entry */
+	UW_EFF_LOAD,        /* register reg loaded from sp + n: the return address when that is
+			     * its slot (x86_64's `pop %r10` at the return address), else RESTORE */
 	UW_EFF_CLOBBER,     /* register reg overwritten (bl/blr write x30) */
 	UW_EFF_CONST,       /* register reg = n, known to the next instruction only (riscv64 lui t0) */
 	UW_EFF_SP_ADD_REG,  /* sp += n * reg, where the instruction before set reg (UW_EFF_CONST);
@@ -101,7 +103,10 @@ const struct uw_decoder *uw_decoder_for(uint32_t elf_mach);
  * entry values of the registers are (for the register-rule checks).
  * fp_entry/fp_popped: the frame pointer holds the caller's value (not set
  * yet / restored).  regs_known: the saves were followed from the function's
- * entry (false after a resync from a CFI row). */
+ * entry (false after a resync from a CFI row).  ra_at: where the return
+ * address is, followed for an arch that keeps it at the CFA (x86_64) from
+ * the slot its caller put it in. */
+enum uw_ra_at { UW_RA_UNKNOWN, UW_RA_SLOT, UW_RA_REG };
 struct uw_cfa_state {
 	bool sp_known, fp_known, fp_popped, fp_entry, regs_known;
 	int64_t sp_d, fp_d;
@@ -109,13 +114,17 @@ struct uw_cfa_state {
 	uint32_t clobbered;       /* bit r: r no longer holds its entry value (not fp: see fp_entry) */
 	uint32_t lost;            /* bit r: a store the check could not place (sp unknown) */
 	int64_t slot[UW_NREGS];
+	enum uw_ra_at ra_at;      /* where the code keeps the return address, when followed */
+	int64_t ra_slot;          /* UW_RA_SLOT: at CFA + ra_slot */
+	unsigned ra_reg;          /* UW_RA_REG: in this register (DWARF) */
 	bool konst_ok;            /* the instruction just interpreted set konst_reg = konst */
 	unsigned konst_reg;
 	int64_t konst;
 };
-/* The state at a function's entry: CFA = sp + entry_cfa, every register its
- * caller's. */
-void uw_cfa_entry(struct uw_cfa_state *s, int64_t entry_cfa);
+/* The state at a function's entry under decoder dc: CFA = sp + its
+ * entry_cfa, every register its caller's, the return address where the
+ * call put it (followed where the arch keeps it at the CFA). */
+void uw_cfa_entry(struct uw_cfa_state *s, const struct uw_decoder *dc);
 /* The one interpreter of effects. */
 void uw_eff_apply(struct uw_cfa_state *s, const struct uw_insn *x);
 

@@ -50,6 +50,15 @@ static int set_profile(void *s, const struct cli_opt *o, const char *arg, char *
 	return 0;
 }
 
+static int set_pid(void *s, const struct cli_opt *o, const char *arg, char *why, size_t wl)
+{
+	uint64_t v;
+	if (read_u64(o, arg, &v, why, wl))
+		return -1;
+	*(int *)((char *)s + o->off) = (int)v;
+	return 0;
+}
+
 static int set_time(void *s, const struct cli_opt *o, const char *arg, char *why, size_t wl)
 {
 	if (cli_set_double(s, o, arg, why, wl))
@@ -64,9 +73,13 @@ static int set_time(void *s, const struct cli_opt *o, const char *arg, char *why
 #define T_OFF(f) offsetof(struct hx_trace_cfg, f)
 
 static const struct cli_opt trace_opts[] = {
+	{ "pid", 0, "PID", "attach to this running process (every thread) instead of starting CMD; at the end "
+	  "(--time, Ctrl-C, its exit) its breakpoints are removed and it runs on, detached. Code it ran before "
+	  "the attach has no truth (no entry seen), and its buffered jitdump writes cannot be flushed",
+	  .def_text = "none: -- CMD", .set = set_pid, .off = T_OFF(pid), .lo = 1, .hi = 4194304, .example = "1234" },
 	{ "jitdump", 0, "FILE", "the jitdump to read", .def_text = "the marker mapping of jit-<pid>.dump",
 	  .set = cli_set_str, .off = T_OFF(jitdump), .example = "jit-1.dump" },
-	{ "time", 0, "S", "end the trace, and the process, after S seconds", .def_text = "no limit",
+	{ "time", 0, "S", "end the trace, and the process (with --pid: detach), after S seconds", .def_text = "no limit",
 	  .set = set_time, .off = T_OFF(time_s), .lo = 0, .hi = 86400 * 7, .example = "5" },
 	{ "hits", 0, "N", "sample each boundary up to N times", .def = "1", .set = set_hits, .off = T_OFF(hits),
 	  .lo = 1, .hi = 1000000 },
@@ -110,7 +123,7 @@ static void trace_tail(FILE *f)
 }
 
 static int cmd_trace(int argc, char **argv);
-static const char *const trace_forms[] = { "[OPTIONS] -- CMD [ARGS...]", NULL };
+static const char *const trace_forms[] = { "[OPTIONS] -- CMD [ARGS...]", "[OPTIONS] --pid PID", NULL };
 
 const struct cli_cmd cli_trace = {
 	.name = "trace", .summary = "run a real JIT under ptrace, a breakpoint at every instruction of its jitdump's code",
@@ -157,14 +170,19 @@ static int cmd_trace(int argc, char **argv)
 	int first, rc = cli_parse(&cli_trace, argc, argv, &c, &first);
 	if (rc)
 		return rc == CLI_HELP ? 0 : 2;
-	if (first < 2 || strcmp(argv[first - 1], "--"))
-		return cli_usage_error(&cli_trace, "expected -- before the command%s%s%s", first < argc ? " ('" : "",
-				       first < argc ? argv[first] : "", first < argc ? "')" : "");
-	if (first == argc)
+	bool dashes = first >= 2 && !strcmp(argv[first - 1], "--");
+	if (c.pid && (first < argc || dashes))
+		return cli_usage_error(&cli_trace, "--pid %d and a command: give one of them", c.pid);
+	if (c.pid && c.pid == (int)getpid())
+		return cli_usage_error(&cli_trace, "--pid %d is jitunwind itself", c.pid);
+	if (!c.pid && !dashes)
+		return cli_usage_error(&cli_trace, "expected -- before the command%s%s%s (or --pid PID)",
+				       first < argc ? " ('" : "", first < argc ? argv[first] : "", first < argc ? "')" : "");
+	if (!c.pid && first == argc)
 		return cli_usage_error(&cli_trace, "no command after --");
-	c.argv = argv + first;
+	c.argv = c.pid ? NULL : argv + first;
 	char so[PATH_MAX];
-	if (!c.no_flush && !(c.flush_so = flush_shim(so, sizeof(so))))
+	if (!c.pid && !c.no_flush && !(c.flush_so = flush_shim(so, sizeof(so))))
 		fprintf(stderr, "trace: no libjuflush.so beside %s (or $JITUNWIND_FLUSH_SO): a JIT's buffered "
 			"jitdump writes reach the file late, and code that runs before its load is read goes "
 			"unsampled\n", argv[0]);

@@ -1,12 +1,15 @@
-/* The ptrace loop of `jitunwind trace`: start CMD under PTRACE_TRACEME, follow
+/* The ptrace loop of `jitunwind trace`: start CMD under PTRACE_TRACEME (or seize
+ * a running process's threads, --pid), follow
  * every thread (PTRACE_O_TRACECLONE), stop at every syscall so the jitdump is
  * read as soon as the process writes it (before the code it describes runs),
  * take a sample at each planted breakpoint and let the thread go on.  Every
  * wait is bounded by --time; the tracee is always ended (EXITKILL, or killed at
- * the deadline) or detached (after an exec, with its breakpoints gone). */
+ * the deadline) or detached (after an exec, and an attached process at the
+ * deadline or an interrupt, with its breakpoints gone). */
 #include "harness/trace/trace_int.h"
 #include "unwinders/uwarch.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <fcntl.h>
@@ -125,6 +128,107 @@ static int start(struct tr_state *t)
 	}
 	return 0;
 }
+
+/* --pid: seize every thread of the process (new ones while it runs are seized
+ * too: rounds until none is new, bounded) and interrupt each, so the loop
+ * gets a stop to resume it from with syscall stops (the jitdump polled) */
+static int attach(struct tr_state *t)
+{
+	pid_t pid = t->cfg->pid;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	t->pid = t->res->pid = pid;
+	t->attached = t->execd = true;
+	for (int round = 0; round < 64; round++) {
+		DIR *d = opendir(path);
+		if (!d) {
+			snprintf(t->res->why, sizeof(t->res->why), "no process %d (%s: %s)", (int)pid, path, strerror(errno));
+			return round ? 0 : -ENOENT;
+		}
+		bool added = false;
+		struct dirent *de;
+		for (int k = 0; k < 65536 && (de = readdir(d)); k++) {
+			pid_t tid = (pid_t)atoi(de->d_name);
+			bool known = false;
+			for (size_t i = 0; i < t->ntids && !known; i++)
+				known = t->tids[i].tid == tid;
+			if (tid <= 0 || known)
+				continue;
+			if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)(TR_OPTS & ~PTRACE_O_EXITKILL)) < 0) {
+				if (errno == ESRCH)
+					continue;       /* gone meanwhile */
+				int e = errno;
+				closedir(d);
+				snprintf(t->res->why, sizeof(t->res->why), "ptrace refused: PTRACE_SEIZE of %d: %s "
+					 "(kernel.yama.ptrace_scope, not root, or traced already)", (int)tid, strerror(e));
+				return -EPERM;
+			}
+			if (!tid_get(t, tid))
+				return closedir(d), -ENOMEM;
+			ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
+			added = true;
+		}
+		closedir(d);
+		if (!added)
+			return 0;
+	}
+	return 0;
+}
+
+/* an attached thread's last stop before PTRACE_DETACH: a trap of one of our
+ * breakpoints that raced the removal is undone (pc back on the instruction),
+ * any other signal is the process's and goes with the detach */
+static void detach_one(struct tr_state *t, pid_t tid, int st)
+{
+	int sig = WSTOPSIG(st), ev = st >> 16, give = 0;
+	siginfo_t si;
+	uint64_t pc;
+	if (sig == SIGTRAP && ev == 0 && !ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) && si.si_code == SI_KERNEL &&
+	    !t->arch->get_pc(tid, &pc)) {
+		uint64_t at = t->arch->trap_addr(pc);
+		struct hx_trace_load *l;
+		if (tr_bp_find(t, at, &l) || tr_sticky_find(t, at))
+			t->arch->set_pc(tid, at);
+		else
+			give = SIGTRAP;
+	} else if (ev == 0 && sig != (SIGTRAP | 0x80) && sig != SIGTRAP) {
+		give = sig;                 /* a signal being delivered */
+	}
+	ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)give);
+}
+
+/* --pid at the end: breakpoints out, every thread stopped and detached; the
+ * process runs on.  stopped: a thread the loop holds stopped (status st), or 0 */
+static void end_detach(struct tr_state *t, pid_t stopped, int st)
+{
+	tr_bp_remove_all(t);
+	size_t left = t->ntids;
+	for (size_t i = 0; i < t->ntids; i++)
+		if (t->tids[i].tid != stopped)
+			ptrace(PTRACE_INTERRUPT, t->tids[i].tid, NULL, NULL);
+	if (stopped > 0) {
+		detach_one(t, stopped, st);
+		left--;
+	}
+	/* each interrupted thread stops once (or exits); bounded by the deadline's
+	 * 100 ms ticks (EINTR), about 5 s */
+	for (int ticks = 0; left > 0 && ticks < 50;) {
+		pid_t tid = waitpid(-1, &st, __WALL);
+		if (tid < 0) {
+			if (errno != EINTR)
+				break;
+			ticks++;
+			continue;
+		}
+		if (WIFSTOPPED(st))
+			detach_one(t, tid, st);
+		left--;
+	}
+	t->res->end = HX_TRACE_DETACHED;
+}
+
+static volatile sig_atomic_t stop_req;
+static void on_stop_req(int sig) { (void)sig; stop_req = 1; }
 
 static double now_s(void)
 {
@@ -357,6 +461,18 @@ static int on_stop(struct tr_state *t, pid_t tid, int st, bool *done)
 	}
 	if (sig == SIGTRAP && ev == PTRACE_EVENT_EXIT)
 		return 0;
+	if (ev == PTRACE_EVENT_STOP) {
+		/* a seized thread: our interrupt or a new thread's first stop
+		 * (resumed), or a group stop (SIGSTOP and the like: kept stopped) */
+		struct tr_thread *th = tid_get(t, tid);
+		if (th)
+			th->started = true;
+		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
+			ptrace(PTRACE_LISTEN, tid, NULL, NULL);
+			return -1;
+		}
+		return 0;
+	}
 	if (sig == SIGSTOP && ev == 0) {
 		struct tr_thread *th = tid_get(t, tid);   /* a new thread's first stop is ours */
 		if (th && !th->started) {
@@ -413,10 +529,14 @@ static int loop(struct tr_state *t)
 	while (!done) {
 		int st;
 		pid_t tid = waitpid(-1, &st, __WALL);
-		if (deadline && now_s() >= deadline) {
-			if (tid > 0 && WIFSTOPPED(st))
+		if ((deadline && now_s() >= deadline) || stop_req) {
+			bool held = tid > 0 && WIFSTOPPED(st);
+			if (held)
 				tr_jd_poll(t);
-			end_at_deadline(t);
+			if (t->attached)
+				end_detach(t, held ? tid : 0, st);
+			else
+				end_at_deadline(t);
 			break;
 		}
 		if (tid < 0) {
@@ -433,6 +553,11 @@ static int loop(struct tr_state *t)
 			continue;
 		}
 		int sig = on_stop(t, tid, st, &done);
+		if (sig < -1 && t->attached) {
+			e = sig;                  /* an attached process is never killed */
+			end_detach(t, tid, st);
+			break;
+		}
 		if (sig < -1) {
 			e = sig;
 			end_at_deadline(t);
@@ -444,6 +569,8 @@ static int loop(struct tr_state *t)
 			ptrace(PTRACE_DETACH, tid, NULL, NULL);
 			break;
 		}
+		if (sig == -1)
+			continue;                 /* kept stopped (a group stop) */
 		ptrace(PTRACE_SYSCALL, tid, NULL, (void *)(long)(sig > 0 ? sig : 0));
 	}
 	struct itimerval off = { 0 };
@@ -459,7 +586,7 @@ static int check_cfg(const struct hx_trace_cfg *cfg, struct hx_trace_result *res
 		snprintf(res->why, sizeof(res->why), "trace has no tracer for this arch yet (x86_64 only)");
 		return -ENOSYS;
 	}
-	if (!cfg->argv || !cfg->argv[0]) {
+	if (!cfg->pid && (!cfg->argv || !cfg->argv[0])) {
 		snprintf(res->why, sizeof(res->why), "no command to trace");
 		return -EINVAL;
 	}
@@ -477,6 +604,32 @@ static void state_free(struct tr_state *t)
 	free(t->tids);
 }
 
+/* start or attach, open the memory, trace to the end; 0 or -errno (why set) */
+static int trace_all(struct tr_state *t)
+{
+	int e = t->cfg->pid ? attach(t) : start(t);
+	if (e) {
+		if (t->attached)
+			end_detach(t, 0, 0);
+		return e;
+	}
+	char mp[64];
+	snprintf(mp, sizeof(mp), "/proc/%d/mem", (int)t->pid);
+	t->memfd = open(mp, O_RDWR | O_CLOEXEC);
+	if (t->memfd < 0) {
+		e = -errno;
+		snprintf(t->res->why, sizeof(t->res->why), "%s: %s", mp, strerror(-e));
+		if (t->attached)
+			end_detach(t, 0, 0);
+		else
+			end_at_deadline(t);
+		return e;
+	}
+	if (t->attached)
+		tr_jd_poll(t);       /* its dump and loads so far, before it runs on */
+	return loop(t);
+}
+
 int hx_trace_run(const struct hx_trace_cfg *cfg, struct hx_trace_result *res)
 {
 	memset(res, 0, sizeof(*res));
@@ -484,21 +637,19 @@ int hx_trace_run(const struct hx_trace_cfg *cfg, struct hx_trace_result *res)
 	int e = check_cfg(cfg, res, t.arch);
 	if (e)
 		return e;
-	if ((e = start(&t))) {
-		state_free(&t);
-		return e;
+	struct sigaction old_int, old_term;
+	if (cfg->pid) {
+		/* an interrupt ends the trace as --time does: detached, never killed */
+		struct sigaction sa = { .sa_handler = on_stop_req };   /* no SA_RESTART: waitpid returns */
+		stop_req = 0;
+		sigaction(SIGINT, &sa, &old_int);
+		sigaction(SIGTERM, &sa, &old_term);
 	}
-	char mp[64];
-	snprintf(mp, sizeof(mp), "/proc/%d/mem", (int)t.pid);
-	t.memfd = open(mp, O_RDWR | O_CLOEXEC);
-	if (t.memfd < 0) {
-		e = -errno;
-		snprintf(res->why, sizeof(res->why), "%s: %s", mp, strerror(-e));
-		end_at_deadline(&t);
-		state_free(&t);
-		return e;
+	e = trace_all(&t);
+	if (cfg->pid) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
 	}
-	e = loop(&t);
 	if (!e && t.jd_bad)
 		e = -EBADMSG;
 	if (!e && !res->jitdump[0]) {

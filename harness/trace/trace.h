@@ -18,7 +18,8 @@
 #define HX_TRACE_MAX_TRUTH 64
 
 struct hx_trace_cfg {
-	char **argv;            /* CMD and its arguments, NULL-terminated */
+	char **argv;            /* CMD and its arguments, NULL-terminated (NULL with pid) */
+	int pid;                /* --pid PID: attach to this running process instead (0: none) */
 	const char *jitdump;    /* --jitdump FILE, or NULL: the marker mapping jit-<pid>.dump */
 	double time_s;          /* --time S: end the trace (and the process) after S seconds; 0: none */
 	unsigned hits;          /* --hits N: sample each boundary up to N times (default 1) */
@@ -87,6 +88,8 @@ enum hx_trace_end {
 	HX_TRACE_SIGNALED,      /* killed by signal end_status */
 	HX_TRACE_EXEC,          /* it exec'd mid-trace: breakpoints gone, detached */
 	HX_TRACE_TIMEOUT,       /* --time ran out: the process was ended */
+	HX_TRACE_DETACHED,      /* --pid: --time ran out or the tracer was interrupted: breakpoints
+				 * gone, every thread detached, the process runs on */
 };
 
 struct hx_trace_result {

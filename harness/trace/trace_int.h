@@ -49,6 +49,7 @@ struct tr_state {
 	struct tr_thread *tids;
 	size_t ntids, captids;
 	bool execd;             /* the exec of CMD itself was seen */
+	bool attached;          /* --pid: seized, to be detached (never killed) at the end */
 	struct tr_sticky *sticky;
 	size_t nsticky, capsticky;
 	struct tr_dw *dw;

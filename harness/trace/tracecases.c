@@ -33,6 +33,7 @@
 #include "harness/run/session.h"
 #include "trampolines/tramp.h"
 #include "unwinders/decode.h"
+#include "unwinders/uwarch.h"
 #include "unwinders/model/ehframe.h"
 #include "unwinders/model/jitdump.h"
 #include "unwinders/model/perfview.h"
@@ -103,6 +104,7 @@ static int effect_op(const struct wc *w, const struct uw_insn *x, char *op, size
 		switch (e->kind) {
 		case UW_EFF_SP_ADD: sp += e->n; break;
 		case UW_EFF_STORE: store = e->n ? -2 : (int)e->reg; break;
+		case UW_EFF_LOAD:
 		case UW_EFF_RESTORE: restore = (int)e->reg; break;
 		case UW_EFF_FP_RESTORE: fp_restore = true; break;
 		case UW_EFF_FP_FROM_SP: fp_from_sp = !e->n; other |= e->n != 0; break;
@@ -437,6 +439,27 @@ static int unwind_lines(struct wc *w, const struct jd_load *jl, char *out, size_
 	return 0;
 }
 
+/* a row that keeps the return address in a register (V8's `pop %r10`): that
+ * register of the sample holds what execution found; 0, or -1 with why */
+static int truth_in_reg(const struct wc *w, const struct tr_row *row, const struct hx_trace_sample *s, int off,
+			char *why, size_t wn)
+{
+	const struct uw_arch *ua = uw_arch_by_mach(w->ta->facts->elf_mach);
+	int pr = ua && row->ra_reg >= 0 && row->ra_reg < (int)(sizeof(ua->perf_of_dw) / sizeof(ua->perf_of_dw[0]))
+			 ? ua->perf_of_dw[row->ra_reg] : -1;
+	const char *rn = w->dec->reg_name((unsigned)row->ra_reg);
+	if (pr < 0 || pr >= 64 || !(s->mask >> pr & 1))
+		snprintf(why, wn, "+0x%x: the generator's row keeps the return address in %s, which the sample's "
+			 "registers do not hold", off, rn);
+	else if (s->regs[pr] != s->truth[1])
+		snprintf(why, wn, "its truth would differ from the traced one: at +0x%x the generator's row keeps the "
+			 "return address in %s (0x%" PRIx64 "), execution found 0x%" PRIx64, off, rn, s->regs[pr],
+			 s->truth[1]);
+	else
+		return 0;
+	return -1;
+}
+
 /* at every sample of the case, the generator's row puts the return address
  * where execution found it; 0, or -1 with why */
 static int truth_check(const struct wc *w, const struct hx_case_res *cr, char *why, size_t wn)
@@ -448,13 +471,17 @@ static int truth_check(const struct wc *w, const struct hx_case_res *cr, char *w
 		for (size_t r = 0; r < w->f->nrows && !row; r++)
 			if (w->f->rows[r].offset == (uint32_t)sr->offset)
 				row = &w->f->rows[r];
-		if (!row || row->ra_where != TR_RA_AT_CFA) {
-			snprintf(why, wn, "+0x%x: %s", sr->offset, row ? "the generator's row keeps the return address "
-				 "in a register, which this check does not read" : "no generator row there");
+		if (!row) {
+			snprintf(why, wn, "+0x%x: no generator row there", sr->offset);
 			return -1;
 		}
 		if (s->ncopy < 2)
 			continue;   /* no return address in the copy to compare (counted in the header) */
+		if (row->ra_where == TR_RA_IN_REG) {
+			if (truth_in_reg(w, row, s, sr->offset, why, wn))
+				return -1;
+			continue;
+		}
 		int64_t at = row->sp_off + row->ra_off;
 		uint64_t v = 0;
 		if (at < 0 || (uint64_t)at + 8 > s->stack_len)

@@ -18,6 +18,13 @@
  *               (push %rbp; mov %rsp,%rbp; call *%r9; pop %rbp; ret $16) -> callee
  *       popret  the trampoline returns by pop %r10; push %r10; ret (V8's return
  *               sequence, arguments dropped between): SP above the entry's while it runs
+ *       popswap popret whose return address moves on from r10 to r11 (mov %r10,%r11;
+ *               xor %r10d,%r10d; push %r11; ret): a case written from it would keep
+ *               the return address in r10 (the case's ops follow only pops and
+ *               pushes), so write-cases must refuse it
+ *       slow    2 ms between calls, so `trace --pid` can attach to it running; at the
+ *               end "code_intact 1" when the code is byte for byte what it wrote
+ *               (no breakpoint left behind by a detach)
  *       stdio   the CODE_LOAD goes through a fully buffered FILE (fwrite), as CPython,
  *               V8 and QEMU write theirs: it reaches the file only at exit, unless
  *               something flushes each fwrite (trace's LD_PRELOAD shim) */
@@ -70,6 +77,14 @@ static const uint8_t popret_tail[] = {
 	0xc3,                   /* ret */
 };
 
+static const uint8_t popswap_tail[] = {
+	0x41, 0x5a,             /* pop %r10 */
+	0x4d, 0x89, 0xd3,       /* mov %r10,%r11 */
+	0x45, 0x31, 0xd2,       /* xor %r10d,%r10d */
+	0x41, 0x53,             /* push %r11 */
+	0xc3,                   /* ret */
+};
+
 static FILE *out;
 static volatile sig_atomic_t own_traps;
 
@@ -88,15 +103,19 @@ __attribute__((noinline)) static uint64_t callee(uint64_t a)
 static uint8_t *code;
 static size_t tramp_len;
 static int ncalls;
+static bool slow;
 
 static uint64_t calls(void)
 {
 	tramp_fn f = (tramp_fn)(uintptr_t)code;
 	tramp6_fn f6 = (tramp6_fn)(uintptr_t)code;
 	uint64_t sum = 0;
-	for (int i = 0; i < ncalls; i++)
+	for (int i = 0; i < ncalls; i++) {
 		sum += movedra ? f6((uint64_t)i, 0, 0, code + MOVRA_AT, code + TRAMP2_AT, callee)
 			       : f((uint64_t)i, 0, 0, callee);
+		if (slow)
+			nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+	}
 	return sum;
 }
 
@@ -165,10 +184,14 @@ int main(int argc, char **argv)
 	}
 	memcpy(code, tramp_code, sizeof(tramp_code));
 	movedra = !strcmp(mode, "movedra");
+	slow = !strcmp(mode, "slow");
 	size_t code_len = sizeof(tramp_code);
 	if (!strcmp(mode, "popret")) {
 		memcpy(code + sizeof(tramp_code) - 1, popret_tail, sizeof(popret_tail));
 		code_len = sizeof(tramp_code) - 1 + sizeof(popret_tail);
+	} else if (!strcmp(mode, "popswap")) {
+		memcpy(code + sizeof(tramp_code) - 1, popswap_tail, sizeof(popswap_tail));
+		code_len = sizeof(tramp_code) - 1 + sizeof(popswap_tail);
 	}
 	tramp_len = code_len;
 	if (movedra) {
@@ -198,6 +221,8 @@ int main(int argc, char **argv)
 	if (threaded)
 		pthread_join(th, NULL);
 	fprintf(out, "sum %llu\n", (unsigned long long)sum);
+	if (slow)
+		fprintf(out, "code_intact %d\n", !memcmp(code, tramp_code, sizeof(tramp_code)));
 	fclose(out);
 	if (stdio_dump && fclose(stdio_dump))
 		return 1;

@@ -42,6 +42,7 @@ def check(cond, what):
     if not cond:
         fails.append(what)
         print("FAIL " + what)
+    return cond
 
 
 def trace(binary, args, timeout=60):
@@ -228,6 +229,47 @@ def test_popret(binary, prog, d):
     check(len(ss) == 7 and all(s["truth"].split(",")[1] == "0x%x" % min(ra) for s in ss),
           "popret: every sample's truth is [pc, the return address the callee saw] (%s)" %
           [s["truth"] for s in ss][-2:])
+
+
+def test_pid(binary, prog, d):
+    """--pid: attach to jitprog running (2 ms between calls), trace for a while, detach; the
+    program runs on to its end, exit 0, its code as it wrote it (no breakpoint left), and
+    every sample after the attach has the truth the program knows"""
+    sub = os.path.join(d, "pid")
+    os.makedirs(sub, exist_ok=True)
+    out, st = os.path.join(sub, "o.txt"), os.path.join(sub, "s.txt")
+    p = subprocess.Popen([prog, sub, "1500", out, "slow"])
+    dump = os.path.join(sub, "jit-%d.dump" % p.pid)
+    for _ in range(200):
+        if os.path.exists(dump) and os.path.getsize(dump) > 40:
+            break
+        time.sleep(0.01)
+    time.sleep(0.2)                          # running its calls, past the attach's first ones
+    rc, so, se = trace(binary, ["--pid", str(p.pid), "--time", "1", "--unwinders", "fp",
+                                "--hits", "20", "--samples-text", st])
+    try:
+        prc = p.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        prc = None
+    facts = prog_out(out)
+    ss = samples(st) if os.path.exists(st) else []
+    check(rc == 0 and "pid %d detached, running on" % p.pid in so and re.search(r"\b5/5\s+py::tramp:jitprog", so),
+          "--pid: traced, every boundary sampled, detached at --time (rc %d, %s)" % (rc, so[:400] + se[-300:]))
+    check(prc == 0 and facts.get("code_intact") == "1" and facts.get("sum") == str(sum(range(1, 1501))),
+          "--pid: the process ran on to its end after the detach, its code intact (rc %s, %s)"
+          % (prc, {k: facts.get(k) for k in ("sum", "code_intact")}))
+    ra = set(facts["tramp_ra"])
+    known = [s for s in ss if s.get("truth", "?") != "?"]
+    check(len(ra) == 1 and len(ss) == 100 and len(known) >= 90 and
+          all(s["truth"].split(",")[:2] == ["0x%x" % s["pc"], "0x%x" % min(ra)] for s in known),
+          "--pid: 100 samples, those with truth [pc, the return address the callee saw] (%d, %d known, %s)"
+          % (len(ss), len(known), [s.get("truth") for s in ss][:2]))
+    # bad usage and a process that is not there: exit 2, said
+    rc, so, se = trace(binary, ["--pid", "4194304"])
+    check(rc == 2 and "no process 4194304" in se, "--pid of no process: exit 2, said (%d, %s)" % (rc, se[:200]))
+    rc, so, se = trace(binary, ["--pid", str(os.getpid()), "--", "true"])
+    check(rc == 2 and "give one of them" in se, "--pid and a command: bad usage (%d, %s)" % (rc, se[:200]))
 
 
 def test_hits(binary, prog, d):
@@ -577,11 +619,24 @@ def test_write_cases(binary, prog, cprog, d):
               % (secs.get("[unwind]"), comments))
         p = subprocess.run([binary, "run", path], capture_output=True, text=True, timeout=300)
         check(p.returncode == 0, "write-cases: run passes jitprog's case (rc %d)" % p.returncode)
-    # beyond the format: a call through r9 and a load from the stack; the popped return
-    # address (popret) would give the case another truth than the traced one
+    # the return address popped into r10 and pushed back (popret, V8's return): the
+    # generator's truth follows it, checked against r10 in the samples; run passes the case
+    shutil.rmtree(wc, ignore_errors=True)
+    rc, so, se = trace(binary, ["--write-cases", wc, "--", prog, d, "2", os.path.join(d, "o.txt"), "popret"])
+    files = sorted(os.listdir(wc)) if os.path.isdir(wc) else []
+    if check(len(files) == 1, "write-cases popret: a case written (%s)" % re.findall(r"write-cases: .*", so)):
+        path = os.path.join(wc, files[0])
+        code = case_sections(path).get("[code]")
+        check(code == ["push_fp", "set_fp", "call_target", "pop_fp", "restore_reg r10", "save_reg r10", "ret"],
+              "write-cases popret: the pop and push of r10 as ops (%s)" % code)
+        p = subprocess.run([binary, "run", path], capture_output=True, text=True, timeout=300)
+        check(p.returncode == 0, "write-cases popret: run passes the case (rc %d)" % p.returncode)
+    # beyond the format: a call through r9 and a load from the stack; the return address
+    # moved on from r10 to r11 (popswap: the case's truth would keep it in r10)
     for mode, want in (("movedra", r"py::tramp2:jitprog: no case: \+0x4 \(callq \*%r9\): control flow"),
                        ("movedra", r"py::movra:jitprog: no case: \+0x4 \(movq 0x10\(%rsp\), %r11\)"),
-                       ("popret", r"py::tramp:jitprog: no case: its truth would differ from the traced one")):
+                       ("popswap", r"py::tramp:jitprog: no case: its truth would differ from the traced one: at "
+                        r"\+0xf the generator's row keeps the return address in r10 \(0x0\), execution found")):
         shutil.rmtree(wc, ignore_errors=True)
         rc, so, se = trace(binary, ["--write-cases", wc, "--", prog, d, "2", os.path.join(d, "o.txt"), mode])
         check(re.search(want, so), "write-cases %s: %s (%s)" % (mode, want, re.findall(r"write-cases: .*", so)))
@@ -638,6 +693,7 @@ def main():
         test_wrapper(binary, prog, d)
         test_movedra(binary, prog, d)
         test_popret(binary, prog, d)
+        test_pid(binary, prog, d)
         test_modes(binary, prog, d)
         test_bounds(binary, prog, d)
         test_bad(binary, prog, d)

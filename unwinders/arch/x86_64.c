@@ -88,12 +88,13 @@ static void x86_write(struct uw_insn *e, int reg)
 		uw_insn_reg(e, UW_EFF_CLOBBER, x86_dwarf[reg & 15], 0);
 }
 
-/* pop into reg, or a load of reg from the stack: its saved value back */
-static void x86_restore(struct uw_insn *e, int reg)
+/* pop into reg, or a load of reg from the stack at sp + disp: its saved value
+ * back, or the return address when that is its slot */
+static void x86_restore(struct uw_insn *e, int reg, int64_t disp)
 {
 	if (reg == 5)
 		uw_insn_add(e, UW_EFF_FP_RESTORE, 0);             /* %rbp: the caller's again */
-	uw_insn_reg(e, UW_EFF_RESTORE, x86_dwarf[reg & 15], 0);
+	uw_insn_reg(e, UW_EFF_LOAD, x86_dwarf[reg & 15], disp);
 }
 
 /* ---- operand formats ---- */
@@ -368,7 +369,7 @@ static void x86_mov(const struct x86_in *in, struct uw_insn *e, bool byte)
 	else if (w && reg == 4 && rm == 5)
 		uw_insn_add(e, UW_EFF_SP_FROM_FP, 0);
 	else if (in->op == 0x8b && w && in->mod != 3 && in->simple && in->base == 4 && reg != 4)
-		x86_restore(e, reg);                          /* mov disp(%rsp), %r */
+		x86_restore(e, reg, in->disp);                /* mov disp(%rsp), %r */
 	else
 		x86_write(e, reg);
 }
@@ -398,13 +399,16 @@ static void x86_lea(const struct x86_in *in, struct uw_insn *e)
 static void x86_push(const struct x86_in *in, struct uw_insn *e, int r, bool pop)
 {
 	int64_t sz = in->p66 ? 2 : 8;
+	if (pop && sz == 8 && r >= 0 && r != 4) {
+		x86_restore(e, r, 0);                         /* the load, then sp moves */
+		uw_insn_add(e, UW_EFF_SP_ADD, sz);
+		return;
+	}
 	uw_insn_add(e, UW_EFF_SP_ADD, pop ? sz : -sz);
 	if (r < 0)
 		return;
 	if (!pop && sz == 8)
 		uw_insn_reg(e, UW_EFF_STORE, x86_dwarf[r & 15], 0);
-	else if (pop && sz == 8 && r != 4)
-		x86_restore(e, r);
 	else if (pop)
 		x86_write(e, r);
 }

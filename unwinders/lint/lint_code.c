@@ -49,7 +49,8 @@ static int collect_row(const struct ehf_row *row, void *arg)
 	}
 	r->max_reg = row->max_reg;
 	r->ra_kind = row->reg[c->ra_col].kind;
-	r->ra_off = row->reg[c->ra_col].off;
+	/* a register rule's register in ra_off (struct crow) */
+	r->ra_off = r->ra_kind == EHF_REGISTER ? (int64_t)row->reg[c->ra_col].reg : row->reg[c->ra_col].off;
 	for (unsigned k = 0; k < LINT_CODE_REGS && k < EHF_NREGS; k++) {
 		r->kind[k] = row->reg[k].kind;
 		if (r->kind[k] == EHF_OFFSET)
@@ -167,17 +168,56 @@ static void cc_reg(struct lint_ctx *c, const struct uw_decoder *dc, const struct
 	(void)c;
 }
 
+/* A resync takes where the return address is from the row, as it takes the CFA. */
+static void cc_ra_resync(const struct uw_decoder *dc, const struct crow *row, struct uw_cfa_state *st)
+{
+	if (!dc->ra_at_cfa)
+		return;
+	if (row->ra_kind == EHF_OFFSET) {
+		st->ra_at = UW_RA_SLOT;
+		st->ra_slot = row->ra_off;
+	} else if (row->ra_kind == EHF_REGISTER) {
+		st->ra_at = UW_RA_REG;
+		st->ra_reg = (unsigned)row->ra_off;
+		st->ra_slot = dc->ra_cfa_off;
+	}
+}
+
+/* x86_64: the return-address rule against where the code keeps it, the slot
+ * at CFA-8 unless the code moved it into a register (`pop %r10`, V8's
+ * argument-dropping return) */
+static void cc_ra_at_cfa(const struct uw_decoder *dc, const struct crow *row, const struct uw_cfa_state *st,
+			 uint64_t off, struct cc_result *res)
+{
+	const char *said = row->ra_kind == EHF_UNDEF ? "undefined" : row->ra_kind == EHF_SAME ? "same value" :
+			   row->ra_kind == EHF_INITIAL ? "unset" : row->ra_kind == EHF_OFFSET ? "at another offset" :
+			   row->ra_kind == EHF_REGISTER ? "a register" : "not an offset";
+	if (st->ra_at == UW_RA_REG) {
+		if (row->ra_kind == EHF_REGISTER && (unsigned)row->ra_off == st->ra_reg)
+			return;
+		if (row->ra_kind == EHF_OFFSET)
+			cc_hit(&res->h[CC_RAVC], off, "the return address (r%u) rule says at cfa%+" PRId64 ", but the code "
+			       "loaded it into %s from that slot and moved sp past it", dc->ra, row->ra_off,
+			       dc->reg_name(st->ra_reg));
+		else
+			cc_hit(&res->h[CC_RAVC], off, "the return address (r%u) rule is %s, but the code keeps it in %s",
+			       dc->ra, said, dc->reg_name(st->ra_reg));
+		return;
+	}
+	if (!(row->ra_kind == EHF_OFFSET && row->ra_off == dc->ra_cfa_off))
+		cc_hit(&res->h[CC_RA], off, "the return address (r%u) rule is %s, not 'at cfa%+" PRId64 "'", dc->ra,
+		       said, dc->ra_cfa_off);
+}
+
 /* Compare the row in force at pc with the state the code leaves. */
 static void cc_compare(struct lint_ctx *c, const struct uw_decoder *dc, const struct crow *row,
 		       const struct uw_cfa_state *st, uint64_t off, struct cc_result *res)
 {
 	cc_cfa(dc, row, st, off, res);
-	/* x86_64: the return address is always at CFA-8 (arm64's moves from x30 to the stack) */
-	if (dc->ra_at_cfa && !(row->ra_kind == EHF_OFFSET && row->ra_off == dc->ra_cfa_off))
-		cc_hit(&res->h[CC_RA], off, "the return address (r%u) rule is %s, not 'at cfa%+" PRId64 "'", dc->ra,
-		       row->ra_kind == EHF_UNDEF ? "undefined" : row->ra_kind == EHF_SAME ? "same value" :
-		       row->ra_kind == EHF_INITIAL ? "unset" : row->ra_kind == EHF_OFFSET ? "at another offset" :
-		       "not an offset", dc->ra_cfa_off);
+	/* x86_64: the return address at CFA-8, or where the code moved it (arm64's
+	 * moves from x30 to the stack: cc_reg) */
+	if (dc->ra_at_cfa)
+		cc_ra_at_cfa(dc, row, st, off, res);
 	/* cc_reg acts on saved registers, and on a return-address register
 	 * that is not at the CFA (arm64's x30) whatever its rule, in order */
 	uint32_t todo = row->saved;
@@ -277,7 +317,7 @@ static void cc_follow(struct lint_ctx *c, const struct uw_decoder *dc, const cha
 	bool resync = true;
 	if (s == code_addr) {
 		/* function entry: CFA = rsp + 8 (the return address just pushed), sp + 0 on arm64 */
-		uw_cfa_entry(&st, dc->entry_cfa);
+		uw_cfa_entry(&st, dc);
 		resync = false;
 	}
 	size_t ri = 0;
@@ -299,6 +339,7 @@ static void cc_follow(struct lint_ctx *c, const struct uw_decoder *dc, const cha
 				st.fp_known = true;
 				st.fp_d = row->cfa_off;
 			}
+			cc_ra_resync(dc, row, &st);
 			resync = false;
 		}
 		if (row && row == last && same) {
