@@ -10,7 +10,8 @@
 - Fake perfs (shell scripts printing a version and build options): perf 5.10.0 with libunwind
   names 5.10-segbase; 5.10.0 without libunwind is named libdw and does not (the rule is
   libunwind's); 5.4.0 names text-0x40; 7.2.0 without libunwind names tmp-jitted and libdw-only;
-  6.1.0 with libunwind names none of these (the negative control).
+  6.1.0 with libunwind names none of these (the negative control); 6.12.0 names regs-by-name
+  on riscv64 only (its arch name is unknown to perf 6.5-6.x), 7.2.0 nowhere.
 - A jitdump directory mounted noexec (a tmpfs, where mounting is allowed): noexec-dump-dir named,
   exit 1, and every probe loses the JIT (no JIT frame in perf's output).
 - The real perf with one step broken (inject without -j; record with a period of 1000 s): every
@@ -23,10 +24,12 @@ import json, os, re, shlex, subprocess, sys, tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, 'jitunwind')
 RUNNER = shlex.split(os.environ.get('RUNNER', ''))
+# the binary's arch: the emulator's (qemu-riscv64) under a RUNNER, else this machine's
+ARCH = (os.path.basename(RUNNER[0]).replace('qemu-', '') if RUNNER else os.uname().machine).replace('arm64', 'aarch64')
 failed = 0
 FACTS = ['perf', 'perf_event_paranoid', 'capabilities', 'container', 'perf_event_open', '/tmp',
          'build-id cache', 'addr2line', 'perf record -k 1']
-VERSION_PITFALLS = ['5.10-segbase', 'text-0x40', 'v6.1-layout', 'tmp-jitted', 'libdw-only']
+VERSION_PITFALLS = ['5.10-segbase', 'text-0x40', 'v6.1-layout', 'tmp-jitted', 'libdw-only', 'regs-by-name']
 
 
 def check(what, got, want):
@@ -114,7 +117,12 @@ def fakes(d):
             ('5.10.0', 'OFF', 'libdw', [], ['5.10-segbase', 'text-0x40', 'tmp-jitted', 'libdw-only']),
             ('5.4.0', 'on ', 'libunwind', ['text-0x40'], ['5.10-segbase', 'tmp-jitted', 'libdw-only']),
             ('7.2.0', 'OFF', 'libdw', ['tmp-jitted', 'libdw-only'], ['5.10-segbase', 'text-0x40']),
-            ('6.1.0', 'on ', 'libunwind', [], VERSION_PITFALLS)]:
+            ('6.1.0', 'on ', 'libunwind', [], VERSION_PITFALLS),
+            # perf 6.5-6.x looks registers up by the arch's name: riscv64's is unknown to it
+            # (the riscv64 leg runs this binary under qemu-riscv64), x86_64's and arm64's are known
+            ('6.12.0', 'OFF', 'libdw', ['tmp-jitted'] + (['regs-by-name'] if ARCH == 'riscv64' else []),
+             ['5.10-segbase', 'text-0x40', 'v6.1-layout', 'libdw-only'] + ([] if ARCH == 'riscv64' else ['regs-by-name'])),
+            ('7.2.0', 'OFF', 'libdw', ['tmp-jitted', 'libdw-only'], ['regs-by-name'])]:
         f = os.path.join(d, 'perf-%s-%s' % (ver, unw.strip()))
         open(f, 'w').write(FAKE % (ver, unw))
         os.chmod(f, 0o755)

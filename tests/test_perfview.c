@@ -911,6 +911,21 @@ START_TEST(errors)
 }
 END_TEST
 
+/* PV_PROFILE_LIST (the options' help texts) names the table's profiles in its
+ * order: the messages' list with its last ", " as " or " */
+START_TEST(profile_list_is_the_table)
+{
+	char want[256];
+	snprintf(want, sizeof(want), "%s", PV_PROFILE_LIST);
+	char *last = strrchr(want, ',');
+	ck_assert_ptr_nonnull(last);
+	char tail[128];
+	snprintf(tail, sizeof(tail), " or%s", last + 1);
+	snprintf(last, sizeof(want) - (size_t)(last - want), "%s", tail);
+	ck_assert_str_eq(want, pv_profile_choices());
+}
+END_TEST
+
 Suite *suite_perfview(void)
 {
 	Suite *s = suite_create("perfview");
@@ -918,6 +933,7 @@ Suite *suite_perfview(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_loop_test(tc, layout, 0, 6);
 	tcase_add_test(tc, no_unwind);
+	tcase_add_test(tc, profile_list_is_the_table);
 	tcase_add_loop_test(tc, fde_range, 0, 6);
 	tcase_add_loop_test(tc, libdw_cfi, 0, 6);
 	tcase_add_loop_test(tc, build_id, 0, (int)(sizeof(vec) / sizeof(vec[0])));

@@ -16,6 +16,7 @@
 
 #include "harness/report/dump.h"
 #include "unwinders/uwarch.h"
+#include "unwinders/model/perfview.h"
 #include "harness/cli/lintcmd.h"
 #include "harness/cli/cmds.h"
 #include <stddef.h>
@@ -455,7 +456,7 @@ static int set_filter(void *s, const struct cli_opt *o, const char *arg, char *w
 
 static const struct cli_opt dump_opts[] = {
 	{ "json", 0, NULL, "JSON on stdout", .set = cli_set_true, .off = D_OFF(json) },
-	{ "perf-profile", 0, "P", "perf generation: current, v6.1, 5.x-0x40, 5.10.y, v6.12", .def = "current", .set = cli_set_profile,
+	{ "perf-profile", 0, "P", "perf generation: " PV_PROFILE_LIST, .def = "current", .set = cli_set_profile,
 	  .off = D_OFF(prof), .example = "v6.1" },
 	{ "no-code", 0, NULL, "leave the code bytes out", .set = cli_set_true, .off = D_OFF(no_code) },
 	{ "name", 0, "GLOB", "only the CODE_LOADs whose name matches GLOB (fnmatch, e.g. 'py::*')",

@@ -219,7 +219,7 @@ static int set_all(void *s, const struct cli_opt *o, const char *arg, char *why,
 
 static const struct cli_opt lint_opts[] = {
 	{ "json", 0, NULL, "JSON on stdout", .set = cli_set_true, .off = L_OFF(json) },
-	{ "perf-profile", 0, "P", "perf generation: current, v6.1, 5.x-0x40, 5.10.y, v6.12", .def = "current", .set = cli_set_profile,
+	{ "perf-profile", 0, "P", "perf generation: " PV_PROFILE_LIST, .def = "current", .set = cli_set_profile,
 	  .off = L_OFF(opts.profile), .example = "v6.1" },
 	{ "all", 0, NULL, "every finding (default: the first " LINT_PER_RULE_TEXT " per rule and file)", .set = set_all },
 	{ "sort", 0, "K", "severity (errors first, then warnings, infos, each in file order) or\n"

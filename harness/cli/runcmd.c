@@ -199,7 +199,7 @@ static int set_abi(void *s, const struct cli_opt *o, const char *arg, char *why,
 		      .def_text = "this machine's", .set = set_unwinders, .example = "oracle", .more = usage_unwinders }
 #define O_PERF { "perf", 0, "CMD", "the perf of the perf columns (may carry arguments, e.g. a root's loader)", \
 		 .def_text = "perf on PATH", .set = cli_set_str, .off = C_OFF(perf_cmd), .example = "perf" }
-#define O_PROFILE { "perf-profile", 0, "P", "perf generation to reproduce: current, v6.1, 5.x-0x40, 5.10.y, v6.12", .def_text = "current", \
+#define O_PROFILE { "perf-profile", 0, "P", "perf generation to reproduce: " PV_PROFILE_LIST, .def_text = "current", \
 		    .set = set_profile, .off = C_OFF(o.profile), .example = "v6.1" }
 #define O_STACK { "stack-size", 0, "BYTES", "DWARF dump size (perf --call-graph dwarf,BYTES)", \
 		  .def_text = "the case's, else 8192", .set = cli_set_int, .off = C_OFF(o.stack_size), .lo = 8, .hi = 65528, \

@@ -101,7 +101,7 @@ static const struct cli_opt trace_opts[] = {
 	{ "unwinders", 0, "LIST", "the unwinders (columns) that judge each sample, comma-separated",
 	  .def_text = "run's on this machine that read user samples", .set = cli_set_str, .off = T_OFF(unwinders),
 	  .example = "oracle" },
-	{ "perf-profile", 0, "P", "perf generation to reproduce: current, v6.1, 5.x-0x40, 5.10.y, v6.12", .def_text = "current",
+	{ "perf-profile", 0, "P", "perf generation to reproduce: " PV_PROFILE_LIST, .def_text = "current",
 	  .set = set_profile, .off = T_OFF(profile), .example = "v6.1" },
 	{ "perf", 0, "CMD", "the perf of the perf column (may carry arguments, e.g. a root's loader)",
 	  .def_text = "perf on PATH", .set = cli_set_str, .off = T_OFF(perf_cmd), .example = "perf" },

@@ -10,6 +10,7 @@
  * which step, if any, lost the JIT's names or its chains. */
 #include "harness/realperf/doctor.h"
 #include "harness/realperf/perfcheck.h"
+#include "harness/realperf/perfcol.h"
 #include "harness/realperf/perfrun.h"
 #include "harness/report/jsonw.h"
 #include "trampolines/tramp.h"
@@ -341,6 +342,11 @@ static bool addr2line_abort(const struct dr *d)
 	return d->major >= 7 && d->addr2line_missing;
 }
 
+static bool regs_by_name(const struct dr *d)
+{
+	return hx_perf_regs_by_name(uw_arch_host(), d->major, d->minor);
+}
+
 static bool noexec(const struct dr *d)
 {
 	return d->noexec;
@@ -384,6 +390,13 @@ static const struct dr_pitfall pitfalls[] = {
 	  "perf >= 7 without libbfd/llvm and without binutils' addr2line aborts `perf inject`; put "
 	  "'[addr2line] style = libdw' in ~/.perfconfig or install binutils",
 	  "harness/realperf/perfrun.c hx_perf_workdir" },
+	{ "regs-by-name", regs_by_name,
+	  "perf 6.5-6.x (profile v6.12) finds sample registers by the arch's name, which it does not know as this "
+	  "arch's (riscv64): the stack pointer's lookup gives register 0, the pc, so the libdw path reads the stack "
+	  "dump as if it began there: dwarf chains keep only the frames whose return address is in a register "
+	  "(the leaf's caller), none beyond; use perf >= 7 (its registers by ELF machine), or --call-graph fp with "
+	  "frame records in the JIT code",
+	  "unwinders/libdw.c and unwinders/uwarch.c perf_name_unknown, profile v6.12" },
 	{ "noexec-dump-dir", noexec,
 	  "the jitdump directory is mounted noexec: a JIT's PROT_EXEC marker mmap of jit-<pid>.dump fails, so perf "
 	  "record never sees the dump and inject -j adds no JIT code (no names); write the dump to an exec mount",

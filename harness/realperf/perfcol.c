@@ -256,11 +256,16 @@ static void unplace_dump(struct pc_state *st)
  * registers by the arch's name, which knows none of some arches
  * (uw_arch.perf_name_unknown): there such a perf stands for profile v6.12,
  * whose jitted-ELF layout is current's */
+bool hx_perf_regs_by_name(const struct uw_arch *arch, int major, int minor)
+{
+	return arch && arch->perf_name_unknown && major == 6 && minor >= 5;
+}
+
 static void version_profile(const struct uw_arch *arch, const struct hx_perf_build *b)
 {
 	int maj = 0, min = 0;
-	if (b && arch->perf_name_unknown && !strcmp(pc_profile, pv_profile_name(PV_CURRENT)) &&
-	    sscanf(b->version, "%d.%d", &maj, &min) == 2 && maj == 6 && min >= 5)
+	if (b && !strcmp(pc_profile, pv_profile_name(PV_CURRENT)) && sscanf(b->version, "%d.%d", &maj, &min) == 2 &&
+	    hx_perf_regs_by_name(arch, maj, min))
 		snprintf(pc_profile, sizeof(pc_profile), "%s", pv_profile_name(PV_V612));
 }
 

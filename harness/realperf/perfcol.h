@@ -2,9 +2,17 @@
 #ifndef HX_PERFCOL_H
 #define HX_PERFCOL_H
 
+#include <stdbool.h>
+
+struct uw_arch;
+
 /* The perf command (`--perf CMD`; default `perf` on PATH); may have arguments
  * ("tools/in-root sid perf"). */
 void hx_perfcol_set_cmd(const char *cmd);
+/* perf major.minor finds sample registers by the arch's name, which knows none
+ * of arch (uw_arch.perf_name_unknown): perf 6.5 up to its ELF-machine register
+ * rework (7.x has it); such a perf is profile v6.12 there */
+bool hx_perf_regs_by_name(const struct uw_arch *arch, int major, int minor);
 
 #include <stdbool.h>
 #include <stddef.h>

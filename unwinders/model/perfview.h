@@ -23,6 +23,9 @@ enum pv_profile {
 			   registers found by the arch's name (perf_arch_reg_sp(perf_env__arch())),
 			   which knows no "riscv64": the stack dump is read from register 0 */
 };
+/* every profile's name, in the table's order, for the options' help texts
+ * (static initializers); a unit test holds it to the table (test_perfview.c) */
+#define PV_PROFILE_LIST "current, v6.1, 5.x-0x40, 5.10.y, v6.12"
 /* whether the profile finds perf registers by the arch's name (PV_V612) */
 bool pv_regs_by_name(enum pv_profile p);
 const char *pv_profile_name(enum pv_profile p);
