@@ -602,6 +602,8 @@ static void state_free(struct tr_state *t)
 	free(t->jd);
 	tr_act_free(t);
 	free(t->tids);
+	free(t->skh);
+	free(t->bpc);
 }
 
 /* start or attach, open the memory, trace to the end; 0 or -errno (why set) */

@@ -35,6 +35,15 @@ struct tr_sticky {
 
 struct tr_dw;                   /* traceact.c: the native unwinder's state */
 
+/* tr_bp_find's answers by address (a JIT of thousands of loads traps at the
+ * same entries and return addresses over and over): valid while gen is the
+ * state's lgen + 1 (a load opened or closed since makes it stale) */
+#define TR_BPC_SIZE 4096
+struct tr_bpc {
+	uint64_t addr, gen;
+	int32_t load, bp;       /* load -1: no boundary there */
+};
+
 struct tr_state {
 	const struct hx_trace_cfg *cfg;
 	struct hx_trace_result *res;
@@ -52,6 +61,10 @@ struct tr_state {
 	bool attached;          /* --pid: seized, to be detached (never killed) at the end */
 	struct tr_sticky *sticky;
 	size_t nsticky, capsticky;
+	uint32_t *skh;          /* sticky's index by address: open addressing, index + 1 (0: empty) */
+	size_t skcap;           /* its slots, a power of two at least twice nsticky */
+	uint64_t lgen;          /* bumped when a load opens or closes */
+	struct tr_bpc *bpc;     /* TR_BPC_SIZE entries, or NULL (then every lookup walks the loads) */
 	struct tr_dw *dw;
 	size_t cs;              /* capstone's handle for the return-address check (0: not open) */
 };

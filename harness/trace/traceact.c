@@ -29,7 +29,14 @@ struct tr_dw {
 	int nout;
 	bool failed;            /* this Dwfl could not be built: no native frames */
 	void *frame_reg;        /* dwfl_frame_reg, or NULL (libdw older than 0.188) */
+	/* what dw_frame needs of a pc's symbol (DW_NAME_*), by pc, for this Dwfl's
+	 * modules (cleared when it is rebuilt): libdw's address-to-symbol lookup
+	 * walks the symbol table, and node's native frames repeat at every entry
+	 * (it took most of a node trace's time) */
+	struct { uint64_t pc; uint8_t cls; } names[4096];
 };
+
+enum { DW_NAME_NONE = 1, DW_NAME_RUNTIME, DW_NAME_MAIN };
 
 long tr_load_at(const struct tr_state *t, uint64_t addr)
 {
@@ -41,12 +48,48 @@ long tr_load_at(const struct tr_state *t, uint64_t addr)
 	return -1;
 }
 
+static size_t sk_slot(uint64_t addr, size_t cap)
+{
+	return (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
 struct tr_sticky *tr_sticky_find(struct tr_state *t, uint64_t addr)
 {
-	for (size_t i = 0; i < t->nsticky; i++)
-		if (t->sticky[i].addr == addr)
-			return &t->sticky[i];
+	if (!t->skh) {                 /* no index (it could not be allocated): the walk */
+		for (size_t i = 0; i < t->nsticky; i++)
+			if (t->sticky[i].addr == addr)
+				return &t->sticky[i];
+		return NULL;
+	}
+	for (size_t s = sk_slot(addr, t->skcap), n = 0; n < t->skcap && t->skh[s]; s = (s + 1) & (t->skcap - 1), n++)
+		if (t->sticky[t->skh[s] - 1].addr == addr)
+			return &t->sticky[t->skh[s] - 1];
 	return NULL;
+}
+
+/* sticky[i] into the index, grown (rebuilt) to keep it at most half full;
+ * without memory the index goes and the walk answers */
+static void sk_index(struct tr_state *t, size_t i)
+{
+	if (t->nsticky * 2 > t->skcap) {
+		size_t nc = t->skcap ? t->skcap * 2 : 64;
+		uint32_t *h = calloc(nc, sizeof(*h));
+		free(t->skh);
+		t->skh = h;
+		t->skcap = h ? nc : 0;
+		for (size_t k = 0; h && k + 1 < t->nsticky; k++) {
+			size_t s = sk_slot(t->sticky[k].addr, nc);
+			while (h[s])
+				s = (s + 1) & (nc - 1);
+			h[s] = (uint32_t)(k + 1);
+		}
+	}
+	if (!t->skh)
+		return;
+	size_t s = sk_slot(t->sticky[i].addr, t->skcap);
+	while (t->skh[s])
+		s = (s + 1) & (t->skcap - 1);
+	t->skh[s] = (uint32_t)(i + 1);
 }
 
 bool tr_bp_wanted(struct tr_state *t, uint64_t addr)
@@ -93,6 +136,7 @@ static struct tr_sticky *sticky_get(struct tr_state *t, uint64_t addr)
 		return NULL;
 	k = &t->sticky[t->nsticky++];
 	*k = (struct tr_sticky){ .addr = addr, .orig = orig };
+	sk_index(t, t->nsticky - 1);
 	return k;
 }
 
@@ -192,6 +236,7 @@ static int dw_begin(struct tr_state *t)
 		return -ENOMEM;
 	struct tr_dw *w = t->dw;
 	dw_end(w);
+	memset(w->names, 0, sizeof(w->names));
 	w->t = t;
 	w->frame_reg = dlsym(RTLD_DEFAULT, "dwfl_frame_reg");
 	w->dwfl = dwfl_begin(&dw_cbs);
@@ -215,6 +260,22 @@ static int dw_begin(struct tr_state *t)
  * frame's SP is unknown and the truth is not cut at the stack copy there. */
 typedef int (*frame_reg_fn)(Dwfl_Frame *, unsigned, Dwarf_Word *);
 
+/* the symbol at pc as dw_frame reads it: the C runtime's start, main, or other */
+static uint8_t name_class(struct tr_dw *w, uint64_t pc)
+{
+	size_t h = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 52) & 4095;
+	if (w->names[h].cls && w->names[h].pc == pc)
+		return w->names[h].cls;
+	Dwfl_Module *m = dwfl_addrmodule(w->dwfl, pc);
+	const char *name = m ? dwfl_module_addrname(m, pc) : NULL;
+	uint8_t cls = !name ? DW_NAME_NONE
+		      : !strncmp(name, "__libc_start", 12) || !strcmp(name, "_start") ? DW_NAME_RUNTIME
+		      : !strcmp(name, "main") ? DW_NAME_MAIN : DW_NAME_NONE;
+	w->names[h].pc = pc;
+	w->names[h].cls = cls;
+	return cls;
+}
+
 /* The native chain ends at the frame in `main` (a depth policy: the C
  * runtime's frames above it are built without frame pointers or CFI that
  * every unwinder reads, and the generator's truth ends below there too) or
@@ -226,11 +287,10 @@ static int dw_frame(Dwfl_Frame *f, void *arg)
 	bool act;
 	if (!dwfl_frame_pc(f, &pc, &act) || w->nout >= HX_TRACE_MAX_TRUTH)
 		return DWARF_CB_ABORT;
-	Dwfl_Module *m = dwfl_addrmodule(w->t->dw->dwfl, pc - 1);
-	const char *name = m ? dwfl_module_addrname(m, pc - 1) : NULL;
+	uint8_t cls = name_class(w, pc - 1);
 	/* the C runtime's frames (a stripped program's main has no name to
 	 * stop at): built without frame pointers and not every unwinder's */
-	if (name && (!strncmp(name, "__libc_start", 12) || !strcmp(name, "_start")))
+	if (cls == DW_NAME_RUNTIME)
 		return DWARF_CB_ABORT;
 	Dwarf_Word sp;
 	frame_reg_fn reg = (frame_reg_fn)w->frame_reg;
@@ -238,7 +298,7 @@ static int dw_frame(Dwfl_Frame *f, void *arg)
 	w->out[w->nout++] = pc;
 	if (tr_load_at(w->t, pc - 1) >= 0)
 		return DWARF_CB_ABORT;
-	if (name && !strcmp(name, "main"))
+	if (cls == DW_NAME_MAIN)
 		return DWARF_CB_ABORT;
 	return DWARF_CB_OK;
 }

@@ -66,7 +66,7 @@ void tr_bp_remove_all(struct tr_state *t)
 			tr_bp_remove(t, &t->res->loads[i].bps[j]);
 }
 
-struct hx_trace_bp *tr_bp_find(struct tr_state *t, uint64_t addr, struct hx_trace_load **lp)
+static struct hx_trace_bp *bp_walk(struct tr_state *t, uint64_t addr, struct hx_trace_load **lp)
 {
 	for (size_t i = 0; i < t->res->nloads; i++) {
 		struct hx_trace_load *l = &t->res->loads[i];
@@ -86,6 +86,23 @@ struct hx_trace_bp *tr_bp_find(struct tr_state *t, uint64_t addr, struct hx_trac
 		}
 	}
 	return NULL;
+}
+
+struct hx_trace_bp *tr_bp_find(struct tr_state *t, uint64_t addr, struct hx_trace_load **lp)
+{
+	if (!t->bpc && !(t->bpc = calloc(TR_BPC_SIZE, sizeof(*t->bpc))))
+		return bp_walk(t, addr, lp);
+	struct tr_bpc *e = &t->bpc[(size_t)((addr * 0x9e3779b97f4a7c15ull) >> 52) & (TR_BPC_SIZE - 1)];
+	if (e->gen == t->lgen + 1 && e->addr == addr) {
+		if (e->load < 0)
+			return NULL;
+		*lp = &t->res->loads[e->load];
+		return &(*lp)->bps[e->bp];
+	}
+	struct hx_trace_bp *b = bp_walk(t, addr, lp);
+	*e = (struct tr_bpc){ .addr = addr, .gen = t->lgen + 1, .load = b ? (int32_t)(*lp - t->res->loads) : -1,
+			      .bp = b ? (int32_t)(b - (*lp)->bps) : 0 };
+	return b;
 }
 
 /* the marker mapping of jit-<pid>.dump in the process's maps */
@@ -243,6 +260,7 @@ static int on_load(struct tr_state *t, const struct jdr_rec *r)
 			"cannot be read from the process: no breakpoints\n", l->name, l->addr, r->off);
 		free(mem);
 		l->closed = true;
+		t->lgen++;
 		return 0;
 	}
 	for (uint64_t i = 0; ld->code && i < l->size; i++)
@@ -252,6 +270,7 @@ static int on_load(struct tr_state *t, const struct jdr_rec *r)
 			break;
 		}
 	int e = decode_plant(t, l, mem);
+	t->lgen++;                  /* its boundaries now answer tr_bp_find */
 	free(mem);
 	load_findings(t, l);
 	return e;
@@ -270,6 +289,7 @@ static void on_gone(struct tr_state *t, uint64_t addr, const char *what)
 		for (size_t j = 0; j < l->nbps; j++)
 			tr_bp_remove(t, &l->bps[j]);
 		l->closed = true;
+		t->lgen++;
 		if (k)
 			tr_bp_sync(t, l->addr);
 		fprintf(t->cfg->log, "trace: %s of %s at 0x%" PRIx64 ": its breakpoints removed\n",
