@@ -7,7 +7,15 @@ set -u
 b=${1:?usage: tools/containers/leg.sh BUILD_DIR [MAKE_ARGS...]}
 shift
 ver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null | sed 's/^[0-9]*://; s/[-+~].*//'; }
-gcc=$(gcc -dumpfullversion 2>/dev/null || echo none)
+# a cross leg (ARCH=aarch64|riscv64 among the make arguments): its compiler is the triplet's
+cc=gcc
+for a in "$@"; do
+	case "$a" in ARCH=*)
+		t=$(sed -n "s/^ARCH(${a#ARCH=},\([^,]*,\)\{3\}\([^,)]*\).*/\2/p" arches.def | tr -d ' ')
+		[ -z "$t" ] || [ "${a#ARCH=}" = "$(uname -m)" ] || cc=$t-gcc ;;
+	esac
+done
+gcc=$($cc -dumpfullversion 2>/dev/null || echo none)
 perf=none engine=none
 if command -v perf >/dev/null 2>&1 && perf version >/dev/null 2>&1; then
 	perf=$(perf version 2>/dev/null | sed -n 's/^perf version \([0-9.]*\).*/\1/p' | head -1)
