@@ -172,6 +172,23 @@ static void check_code_load(const uint8_t *r, uint32_t size, uint64_t addr, cons
 		ck_assert_uint_eq(r[i], 0);
 }
 
+/* The marker mapping perf records as the jitdump's MMAP: r-x in /proc/self/maps.
+ * qemu-user 10 emulates that file from its own page table and, in some layouts (every run
+ * under setarch -R here), leaves this file mapping out; under qemu no perf sees the mapping
+ * anyway.  There the mapping is checked by what it maps: the header, read through it.
+ * Natively the maps line is required. */
+static void check_marker(const struct jdw *w)
+{
+	if (maps_has(w->path, "r-xp"))
+		return;
+	const char *jb = getenv("JU_BIN");
+	ck_assert_msg(jb && strstr(jb, "qemu-"), "no r-x marker mapping of %s", w->path);
+	ck_assert_ptr_nonnull(w->marker);
+	ck_assert_uint_eq(rd32((const uint8_t *)w->marker), 0x4A695444);
+	ck_assert_uint_eq(rd32((const uint8_t *)w->marker + 20), (uint32_t)getpid());
+	printf("jdwrite: the marker mapping checked through itself: qemu-user's /proc/self/maps leaves it out\n");
+}
+
 START_TEST(test_dump)
 {
 	static const char *const fp[] = { "push_fp", "set_fp", "call_target", "pop_fp", "ret" };
@@ -186,18 +203,7 @@ START_TEST(test_dump)
 	struct jdw w;
 	int rc = jdw_open(&w, dir, EM_X86_64);
 	ck_assert_msg(rc == 0, "jdw_open: %s", strerror(-rc));
-	if (!maps_has(w.path, "r-xp")) {
-		/* qemu-user 10 emulates /proc/self/maps from its own page table and, in some
-		 * layouts (every run under setarch -R here), leaves this file mapping out; under
-		 * qemu no perf sees the mapping anyway.  There the mapping is checked by what it
-		 * maps: the header, read through it.  Natively the maps line is required. */
-		const char *jb = getenv("JU_BIN");
-		ck_assert_msg(jb && strstr(jb, "qemu-"), "no r-x marker mapping of %s", w.path);
-		ck_assert_ptr_nonnull(w.marker);
-		ck_assert_uint_eq(rd32((const uint8_t *)w.marker), 0x4A695444);
-		ck_assert_uint_eq(rd32((const uint8_t *)w.marker + 20), (uint32_t)getpid());
-		printf("jdwrite: the marker mapping checked through itself: qemu-user's /proc/self/maps leaves it out\n");
-	}
+	check_marker(&w);
 	uint64_t i1 = 99, i2 = 99;
 	ck_assert_int_eq(jdw_unwinding_info(&w, u1.data, u1.size, u1.hdr_size, u1.mapped_size), 0);
 	ck_assert_int_eq(jdw_code_load(&w, "tramp", CODE1, f1->code, f1->code_size, &i1), 0);

@@ -89,6 +89,23 @@ def main():
     rs = os.path.join(ROOT, 'tools/rootfs')
     rc, out = run([rs, 'build', 'bullseye', 'amd64'])
     check('rootfs: bullseye without --only is refused (exit 2)', rc, 2)
+    for args, what in ((['dir', '--extract', 'trixie', 'amd64'], '--extract without --only'),
+                       (['dir', '--only', 'linux-perf', '--emulated', 'trixie', 'arm64'], '--emulated with --only'),
+                       (['dir', '--only', 'apt', '--minbase', '--extract', 'trixie', 'amd64'], '--minbase with --extract'),
+                       (['image', '--only', 'linux-perf', '--extract', 'trixie', 'amd64'], 'an image of an --extract root'),
+                       (['build', 'bookworm', 'riscv64'], 'a bookworm riscv64 root')):
+        rc, out = run([rs] + args)
+        check('rootfs: %s is bad usage (exit 2)' % what, rc, 2)
+    # .ci/run: its step table read back, bad usage refused before anything runs
+    ci = os.path.join(ROOT, '.ci/run')
+    rc, out = run([ci, '--plan', '--arch', 'aarch64', 'trace-node'])
+    check('.ci/run --plan: an x86_64-only step on aarch64 is refused (exit 2)', rc, 2)
+    rc, out = run([ci, '--plan', '--arch', 'sparc', 'build'])
+    check('.ci/run --plan: an unknown arch is refused (exit 2)', rc, 2)
+    rc, out = run([ci, 'no-such-step'])
+    check('.ci/run: an unknown step is refused before anything runs (exit 2)', rc, 2)
+    rc, out = run([ci, '--plan', '--arch', 'x86_64', 'build', 'leg-arm64'])
+    check('.ci/run --plan: known steps pass (exit 0)', rc, 0)
     print('tools-test: %d failed' % failed)
     # perf-gens compares like with like: the emulation runs on the libraries of the perf's own
     # root wherever the binary is of that root's arch, trixie-arm64 under qemu too (it once ran
