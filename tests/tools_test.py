@@ -106,6 +106,21 @@ def main():
     check('.ci/run: an unknown step is refused before anything runs (exit 2)', rc, 2)
     rc, out = run([ci, '--plan', '--arch', 'x86_64', 'build', 'leg-arm64'])
     check('.ci/run --plan: known steps pass (exit 0)', rc, 0)
+    # the budget: quiet under 45 minutes, a warning past it, a failure past 70, each naming
+    # the slowest steps (longest first)
+    st = os.path.join(d, 'steps.tsv')
+    with open(st, 'w') as f:
+        f.write('build\t0\t600\t0\ncheck\t600\t1500\t0\nlegs\t0\t2400\t0\nfuzz\t2100\t120\t0\n')
+    for total, want_rc, word in ((1800, 0, None), (3000, 0, 'warning: 50 min'), (4300, 1, 'FAILED: 71 min')):
+        p = subprocess.run([ci, '--summary', st, str(total)], capture_output=True, text=True)
+        check('.ci/run budget: %d min exits %d' % (total // 60, want_rc), p.returncode, want_rc)
+        if word:
+            check('.ci/run budget: %d min says %r and names the slowest steps' % (total // 60, word),
+                  word in p.stderr and 'slowest steps: legs 40.0 min, check 25.0 min' in p.stderr, True)
+        else:
+            check('.ci/run budget: %d min neither warns nor fails' % (total // 60), p.stderr, '')
+    rc, out = run([ci, '--summary', os.path.join(d, 'none.tsv'), '10'])
+    check('.ci/run --summary: a missing steps file is bad usage (exit 2)', rc, 2)
     print('tools-test: %d failed' % failed)
     # perf-gens compares like with like: the emulation runs on the libraries of the perf's own
     # root wherever the binary is of that root's arch, trixie-arm64 under qemu too (it once ran
