@@ -260,7 +260,8 @@ perf-skip-test: deps $(BIN)
 # (caseprog.c: shipped cases' trampolines generated and run as a real program, the same layer)
 TRACEPROG := $(BUILD)/tests/trace/jitprog
 CASEPROG := $(BUILD)/tests/trace/caseprog
-$(TRACEPROG) $(CASEPROG): $(BUILD)/tests/trace/%: tests/trace/%.c $(call LAYER_LIB,trampolines)
+HAZARDPROG := $(BUILD)/tests/trace/hazardprog
+$(TRACEPROG) $(CASEPROG) $(HAZARDPROG): $(BUILD)/tests/trace/%: tests/trace/%.c $(call LAYER_LIB,trampolines)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(call LAYER_LIB,trampolines)
 .PHONY: trace-real
@@ -282,8 +283,8 @@ trace-node: deps $(BIN) $(FLUSH_SO)
 
 .PHONY: trace-test trace-node
 check: trace-test
-trace-test: deps $(BIN) $(FLUSH_SO) $(TRACEPROG) $(CASEPROG)
-	RUNNER="$(RUNNER)" tests/trace/trace_test.py ./$(BIN) $(TRACEPROG) $(CASEPROG) >$(BUILD)/trace-test.txt; rc=$$?; \
+trace-test: deps $(BIN) $(FLUSH_SO) $(TRACEPROG) $(CASEPROG) $(HAZARDPROG)
+	RUNNER="$(RUNNER)" tests/trace/trace_test.py ./$(BIN) $(TRACEPROG) $(CASEPROG) $(HAZARDPROG) >$(BUILD)/trace-test.txt; rc=$$?; \
 	  if [ $$rc = 77 ]; then cat $(BUILD)/trace-test.txt; echo "trace-test: skipped (the reason above)"; \
 	  elif [ $$rc != 0 ]; then cat $(BUILD)/trace-test.txt; exit $$rc; \
 	  else tail -n 1 $(BUILD)/trace-test.txt; fi

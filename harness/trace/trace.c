@@ -186,8 +186,7 @@ static void detach_one(struct tr_state *t, pid_t tid, int st)
 	if (sig == SIGTRAP && ev == 0 && !ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) && si.si_code == SI_KERNEL &&
 	    !t->arch->get_pc(tid, &pc)) {
 		uint64_t at = t->arch->trap_addr(pc);
-		struct hx_trace_load *l;
-		if (tr_bp_find(t, at, &l) || tr_sticky_find(t, at))
+		if (tr_site_find(t, at))
 			t->arch->set_pc(tid, at);
 		else
 			give = SIGTRAP;
@@ -327,10 +326,11 @@ static int take_sample(struct tr_state *t, pid_t tid, uint64_t addr)
 
 /* step tid over the instruction at addr (its own byte back for the step),
  * then put the breakpoint back */
-static int step_replant(struct tr_state *t, pid_t tid, uint64_t addr, uint8_t orig)
+static int step_replant(struct tr_state *t, pid_t tid, uint64_t addr)
 {
-	int e = tr_mem_write(t, addr, &orig, 1);
-	if (e)
+	struct tr_site *k = tr_site_find(t, addr);
+	int e = k ? tr_site_lift(t, k) : 0;
+	if (e || !k || k->lost)
 		return e;
 	if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) < 0)
 		return -errno;
@@ -382,11 +382,13 @@ static int on_trap(struct tr_state *t, pid_t tid)
 	uint64_t at = t->arch->trap_addr(pc);
 	struct hx_trace_load *l;
 	struct hx_trace_bp *b = tr_bp_find(t, at, &l);
-	struct tr_sticky *k = tr_sticky_find(t, at);
-	if (!b && !k)
-		return 1;
-	bool sample = b && (b->planted || !tr_bp_wanted(t, at));
-	uint8_t orig = b ? b->orig : k->orig, word[8];
+	struct tr_site *k = tr_site_find(t, at);
+	if (!k || k->lost)
+		return 1;               /* no byte of ours there: the program's own trap */
+	/* a boundary's hit; one whose byte another thread's hit already put
+	 * back is a hit too (not while a user still keeps it) */
+	bool sample = b && (b->planted || !tr_bp_wanted(t, at)) && !t->res->capped;
+	uint8_t word[8];
 	struct hx_trace_sample regs;
 	int e = trap_regs(t, tid, at, &regs, word);
 	if (!e)
@@ -417,7 +419,7 @@ static int on_trap(struct tr_state *t, pid_t tid)
 	if (e || (e = t->arch->set_pc(tid, at)))
 		return e;
 	if (tr_bp_wanted(t, at))
-		return step_replant(t, tid, at, orig);
+		return step_replant(t, tid, at);
 	return tr_bp_sync(t, at);
 }
 
@@ -648,12 +650,15 @@ int hx_trace_run(const struct hx_trace_cfg *cfg, struct hx_trace_result *res)
 		sigaction(SIGTERM, &sa, &old_term);
 	}
 	e = trace_all(&t);
+	int fe = tr_jd_finish(&t);
+	if (!e)
+		e = fe;
 	if (cfg->pid) {
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGTERM, &old_term, NULL);
 	}
 	if (!e && t.jd_bad)
-		e = -EBADMSG;
+		e = -EBADMSG;   /* a walk error kept in why */
 	if (!e && !res->jitdump[0]) {
 		snprintf(res->why, sizeof(res->why), "no jitdump appeared while pid %d was traced "
 			 "(no jit-%d.dump mapped; give --jitdump FILE if it writes one elsewhere)",
@@ -676,5 +681,6 @@ void hx_trace_result_free(struct hx_trace_result *res)
 		free(res->maps_pool[i]);
 	free(res->maps_pool);
 	free(res->smp);
+	free(res->jd_bytes);
 	memset(res, 0, sizeof(*res));
 }

@@ -64,8 +64,7 @@ struct hx_trace_sample {
 /* One instruction boundary of a load. */
 struct hx_trace_bp {
 	uint64_t addr;
-	uint8_t orig;           /* the byte under the breakpoint */
-	bool planted;
+	bool planted;           /* a user of the site at addr (tracebp.c keeps its byte) */
 	unsigned hits;
 	char insn[40];          /* the instruction there, as capstone writes it */
 };
@@ -78,6 +77,11 @@ struct hx_trace_load {
 	bool undecodable;       /* decoding stopped before the end (a finding) */
 	uint64_t decoded;       /* bytes decoded */
 	bool closed;            /* CODE_MOVE / CODE_CLOSE removed its breakpoints */
+	unsigned patches;       /* bytes the JIT rewrote under the tracer's breakpoints (a finding) */
+	uint64_t first_patch;   /* offset of the first */
+	unsigned foreign_bps;   /* boundaries holding a breakpoint instruction not the tracer's */
+	bool dump_has_bp;       /* the dump's copy holds the tracer's breakpoint (copied from memory) */
+	uint64_t dump_bp_off;
 	bool traced;            /* its boundaries got breakpoints (--only, --max-loads, --max-samples) */
 	struct hx_trace_bp *bps;
 	size_t nbps;
@@ -98,6 +102,9 @@ struct hx_trace_result {
 	int end_status;
 	char jitdump[4096];     /* the file read, "" if none appeared */
 	uint64_t jd_read;       /* bytes of it read */
+	uint8_t *jd_bytes;      /* what was read, kept for the judging (owned) */
+	uint64_t jd_end;        /* the whole records end here: judged up to it */
+	bool jd_half;           /* from jd_end on a record not wholly written (a finding) */
 	uint64_t nrecs;
 	struct hx_trace_load *loads;
 	size_t nloads;
@@ -112,6 +119,8 @@ struct hx_trace_result {
 	uint64_t execs;         /* execs followed before any JIT code (a wrapper's) */
 	uint64_t cut;           /* samples whose truth goes on past the stack copy (judged up to it) */
 	uint64_t loads_traced;  /* loads whose boundaries got breakpoints */
+	uint64_t patches;       /* bytes the JIT rewrote under the tracer's breakpoints, left as written */
+	uint64_t late_acts;     /* activations whose chain went through code announced after (no truth) */
 	bool capped;            /* --max-samples (or the maps' memory bound) reached: sampling stopped */
 	uint64_t maps_bytes;    /* bytes of the distinct maps texts kept */
 	struct hx_trace_sample *smp;   /* every sample, in order */
@@ -131,6 +140,11 @@ void hx_trace_report(FILE *f, const struct hx_trace_result *res);
 /* the samples as text, one line each (--samples-text); 0 or -EIO */
 int hx_trace_samples_text(FILE *f, const struct hx_trace_result *res);
 
+/* the jitdump as the trace read it, up to its last whole record (jd_open's
+ * contract: 0, or -errno with je; jd_close frees it) */
+struct jd_file;
+struct ju_err;
+int hx_trace_jd_open(const struct hx_trace_result *res, struct jd_file *jd, struct ju_err *je);
 /* trace's own options (tracecmd.c): 0 taken (*i past its value), 1 not one
  * of them, -1 a bad value */
 /* judge the samples through the session and write the reports (the

@@ -203,13 +203,31 @@ static void case_head(const struct tj *j, const struct hx_trace_load *l, struct 
 	cr->has_symbols = true;
 }
 
+int hx_trace_jd_open(const struct hx_trace_result *res, struct jd_file *jd, struct ju_err *je)
+{
+	uint8_t *copy = malloc(res->jd_end ? res->jd_end : 1);
+	if (!copy)
+		return ju_errf(je, ENOMEM, 0, "out of memory");
+	if (res->jd_bytes)
+		memcpy(copy, res->jd_bytes, res->jd_end);
+	int e = jd_parse_mem(jd, copy, res->jd_end, je);
+	/* as jd_open leaves it: jd_close frees the copy */
+	snprintf(jd->path, sizeof(jd->path), "%s", res->jitdump);
+	jd->data = copy;
+	jd->size = res->jd_end;
+	jd->heap = true;
+	if (e)
+		jd_close(jd);
+	return e;
+}
+
 /* every sample judged into one case per load; 0 or -errno (err set) */
 int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result *res, struct hx_report *rep,
 		   char *err, size_t n)
 {
 	struct tj j = { .cfg = cfg, .res = res, .arch = uw_arch_host(), .dump_size = (int)cfg->stack_size };
 	struct ju_err je;
-	if (jd_open(&j.jd, res->jitdump, &je)) {
+	if (hx_trace_jd_open(res, &j.jd, &je)) {
 		snprintf(err, n, "%s: offset 0x%" PRIx64 ": %s", res->jitdump, (uint64_t)je.offset, je.msg);
 		return -EINVAL;
 	}

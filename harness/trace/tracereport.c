@@ -24,9 +24,13 @@ static void load_row(FILE *f, const struct hx_trace_load *l)
 	for (size_t j = 0; j < l->nbps; j++)
 		hit += l->bps[j].hits > 0;
 	/* the name last: a JIT's symbols run long (CPython's carry the file) */
-	fprintf(f, "  0x%-14" PRIx64 " %7zu/%-7zu %s%s%s%s\n", l->addr, hit, l->nbps, l->name,
+	char patch[64] = "";
+	if (l->patches)
+		snprintf(patch, sizeof(patch), "  patched by the JIT at +0x%" PRIx64 "%s", l->first_patch,
+			 l->patches > 1 ? " and more" : "");
+	fprintf(f, "  0x%-14" PRIx64 " %7zu/%-7zu %s%s%s%s%s\n", l->addr, hit, l->nbps, l->name,
 		l->code_differs ? "  code differs from the dump" : "",
-		l->undecodable ? "  not all decodable" : "", l->closed ? "  moved/closed" : "");
+		l->undecodable ? "  not all decodable" : "", l->closed ? "  moved/closed" : "", patch);
 	if (hit == l->nbps)
 		return;
 	fprintf(f, "    never executed:");
@@ -55,6 +59,15 @@ void hx_trace_report(FILE *f, const struct hx_trace_result *r)
 	fprintf(f, "  %" PRIu64 " samples with truth unknown (no activation of their function: not judged)\n",
 		r->unknown);
 	fprintf(f, "  %" PRIu64 " samples whose truth goes on past the stack copy (judged up to its end)\n", r->cut);
+	if (r->late_acts)
+		fprintf(f, "  %" PRIu64 " activations running through code announced after it ran (a late CODE_LOAD): "
+			"their samples have no truth\n", r->late_acts);
+	if (r->patches)
+		fprintf(f, "  %" PRIu64 " instructions the JIT rewrote under a breakpoint: left as it wrote them "
+			"(findings: the rows' \"patched\")\n", r->patches);
+	if (r->jd_half)
+		fprintf(f, "  the jitdump ends in a record not wholly written at offset 0x%" PRIx64 " (%" PRIu64
+			" bytes): read and judged up to there\n", r->jd_end, r->jd_read - r->jd_end);
 	if (r->loads_traced < r->nloads)
 		fprintf(f, "  %" PRIu64 " of the %zu loads sampled at their boundaries (--only, --max-loads, "
 			"--max-samples); the others' entries kept for the truth\n", r->loads_traced, r->nloads);

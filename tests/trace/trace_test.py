@@ -330,6 +330,76 @@ def test_bad(binary, prog, d):
     check(rc == 2 and "no command after --" in se, "nothing after --: exit 2")
 
 
+def header_samples(so):
+    m = re.search(r"^  \d+ loads, (\d+) samples,", so, re.M)
+    return int(m.group(1)) if m else -1
+
+
+def test_late(binary, hprog, d):
+    """a CODE_LOAD written after its code ran (HotSpot's JVMTI agent): A is announced from
+    inside its first call, while the return-address breakpoint of B's activation sits in A.
+    The program must run to its normal exit in about its own time with at most
+    --max-samples samples (before the one owner of the tracer's bytes, the breakpoint byte
+    was taken as A's original and put back for ever: 131,073 samples at A+6 until --time,
+    --max-samples 50 not honoured)"""
+    out = os.path.join(d, "late.txt")
+    t0 = time.time()
+    p = subprocess.run([hprog, "late", d, "200", out], capture_output=True, text=True, timeout=60)
+    own = time.time() - t0
+    check(p.returncode == 0, "late: the program alone exits 0 (%d %s)" % (p.returncode, p.stderr))
+    t0 = time.time()
+    rc, so, se = trace(binary, ["--time", "30", "--max-samples", "6", "--unwinders", "fp", "--",
+                                hprog, "late", d, "200", out])
+    took = time.time() - t0
+    check(rc == 0 and "exited with status 0" in so and 0 <= header_samples(so) <= 6,
+          "late --max-samples 6: exit 0, the program to its normal end, at most 6 samples (rc %d, %.1fs, %s)"
+          % (rc, took, so[:200]))
+    check(took < own + 10, "late: traced in about its own time (%.2fs traced, %.2fs alone)" % (took, own))
+    rc, so, se = trace(binary, ["--time", "30", "--unwinders", "fp", "--", hprog, "late", d, "200", out])
+    rows = dict((r[2], r[0] + "/" + r[1]) for r in re.findall(r"^\s+0x[0-9a-f]+\s+(\d+)/(\d+)\s+(\S+)", so, re.M))
+    check(rc == 0 and "exited with status 0" in so and header_samples(so) == 10 and
+          rows == {"late::B": "5/5", "late::A": "5/5"},
+          "late: every boundary of A and B sampled once, A's boundaries decoded as the program has them (%s)" % rows)
+    check(re.search(r"\b[2-9]\d* samples with truth unknown", so) and
+          "activations running through code announced after it ran" in so,
+          "late: the activations running when A was announced have no truth (%s)" % so[:600])
+    check("late::A: the jitdump's copy of the code holds the tracer's breakpoint at offset 0x6" in se,
+          "late: the dump's copy holding the tracer's byte is a finding (%s)" % se[-300:])
+
+
+def test_patch(binary, hprog, d):
+    """a JIT that rewrites its own code in place (HotSpot patches a compiled method's entry
+    into a jump): f's entry, under the tracer's entry breakpoint, becomes jmp g; CODE_CLOSE
+    then takes the breakpoints out.  The tracer must leave the JIT's bytes (f still returns
+    g's 2) and report the patch with the load and offset (before the check of the live
+    byte: "patched 2 2 59", f corrupted, the program exit 3, trace silent)"""
+    out = os.path.join(d, "patch.txt")
+    rc, so, se = trace(binary, ["--unwinders", "fp", "--", hprog, "patch", d, "2", out])
+    with open(out) as f:
+        got = f.read().split()
+    check(rc == 0 and "exited with status 0" in so and got == ["patched", "2", "2", "2"],
+          "patch: the JIT's patch left alone, f gives 2 after the close (%s, %s)" % (got, so[:120]))
+    check(re.search(r"finding: patch::f\+0x0 \(0x[0-9a-f]+\): the JIT rewrote the instruction", se) and
+          re.search(r"patch::f\s+patched by the JIT at \+0x0", so),
+          "patch: reported with the load and offset (%s)" % se[-300:])
+
+
+def test_half(binary, hprog, d):
+    """a dump whose last record is half written (a JIT killed mid-write): the dump ends
+    there, named with its offset, and what came before is judged, matrix and JSON written
+    (before: exit 2, no table, no JSON)"""
+    import json
+    out, js = os.path.join(d, "half.txt"), os.path.join(d, "half.json")
+    if os.path.exists(js):
+        os.unlink(js)
+    rc, so, se = trace(binary, ["--json", js, "--unwinders", "fp", "--", hprog, "half", d, "3", out])
+    check(rc == 0 and "ends in a record not wholly written at offset 0x70 (40 bytes)" in so and
+          re.search(r"^late::B\s", so, re.M), "half: judged up to the half record at 0x70, matrix written (rc %d, %s)"
+          % (rc, (so + se)[-400:]))
+    cases = json.load(open(js))["cases"] if os.path.exists(js) else []
+    check([len(c["samples"]) for c in cases] == [5], "half: the JSON has B's 5 samples (%s)" % cases[:1])
+
+
 # shipped cases the program generates: frame pointer, no frame pointer with
 # CFI, nested depth, CFI from directives with a planted error (the case's own)
 CASES = ["cpython-3.13-fp", "cpython-3.12-nofp", "nested-depth3", "neg-cfa-off-by-8"]
@@ -677,6 +747,7 @@ def test_bounds(binary, prog, d):
 def main():
     binary, prog = sys.argv[1], sys.argv[2]
     cprog = sys.argv[3] if len(sys.argv) > 3 else None
+    hprog = sys.argv[4] if len(sys.argv) > 4 else None
     # LeakSanitizer (check-asan) cannot run in a traced process
     os.environ["ASAN_OPTIONS"] = "detect_leaks=0:" + os.environ.get("ASAN_OPTIONS", "")
     if os.environ.get("RUNNER"):
@@ -697,6 +768,10 @@ def main():
         test_modes(binary, prog, d)
         test_bounds(binary, prog, d)
         test_bad(binary, prog, d)
+        if hprog:
+            test_late(binary, hprog, d)
+            test_patch(binary, hprog, d)
+            test_half(binary, hprog, d)
         if cprog:
             test_generated(binary, cprog, d)
             test_planted(binary, cprog, d)
