@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #define HX_TRACE_MAX_TRUTH 64
+#define HX_TRACE_MAX_EXPECT 16
 
 struct hx_trace_cfg {
 	char **argv;            /* CMD and its arguments, NULL-terminated (NULL with pid) */
@@ -38,6 +39,11 @@ struct hx_trace_cfg {
 	const char *only;       /* --only GLOB: boundary breakpoints only in loads so named (NULL: all) */
 	size_t max_loads;       /* --max-loads N: in the first N such loads (0: no limit) */
 	size_t max_samples;     /* --max-samples N: sampling stops after N (0: no limit) */
+	/* the gate: --expect 'UNWINDER = VERDICT[; exceptions]' (repeatable), a
+	 * case's [expect] line; parsed into gate by hx_trace_gate_parse */
+	const char *expect[HX_TRACE_MAX_EXPECT];
+	int nexpect;
+	struct hx_case *gate;   /* NULL: no --expect (the exit status does not judge) */
 };
 
 /* One sample as perf would take it. */
@@ -147,8 +153,14 @@ struct ju_err;
 int hx_trace_jd_open(const struct hx_trace_result *res, struct jd_file *jd, struct ju_err *je);
 /* trace's own options (tracecmd.c): 0 taken (*i past its value), 1 not one
  * of them, -1 a bad value */
+/* --expect's lines into cfg->gate, read as a case's [expect]; 0, or -1 with
+ * the message naming the --expect at fault in err */
+int hx_trace_gate_parse(struct hx_trace_cfg *cfg, char *err, size_t n);
+void hx_trace_gate_free(struct hx_trace_cfg *cfg);
 /* judge the samples through the session and write the reports (the
- * terminal matrix on stdout); 0 every sample ok, 1 some not, 2 an error */
+ * terminal matrix on stdout).  With --expect: 0 every judged sample met it
+ * and each column it names judged some, 1 not, 2 an error; without: 0, or
+ * 2 an error (the verdicts are the report's) */
 int hx_trace_judge_report(const struct hx_trace_cfg *c, const struct hx_trace_result *res);
 /* --write-cases: a case file per distinct (code, unwinding info) of a
  * function with a sample not ok, each line of what was done on out; 0 or

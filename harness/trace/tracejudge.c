@@ -11,6 +11,7 @@
 #include "harness/trace/trace.h"
 #include "harness/capture/samples.h"
 #include "harness/report/report.h"
+#include "harness/run/runner.h"
 #include "harness/run/session.h"
 #include "unwinders/model/jitdump.h"
 #include "unwinders/uwarch.h"
@@ -39,6 +40,7 @@ struct tj {
 	struct hx_sample *gs;
 	int dump_size;
 	bool said[HX_SESS_MAX_UW];      /* a column's skip or open error told */
+	size_t *judged;                 /* per column: samples judged by the gate (--expect) */
 };
 
 static void tj_close(struct tj *j)
@@ -153,6 +155,30 @@ static void expect_ok(const struct hx_sess *sess, struct hx_sample_res *sr, bool
 	}
 }
 
+/* --expect: each column it names judged by its line as a case's [expect]
+ * reads at this offset (a bare offset: of any function); the others carry no
+ * expectation.  Each column's judged samples counted: one with none fails */
+static void expect_gate(struct tj *j, struct hx_sample_res *sr, bool *pass)
+{
+	char where[48];
+	snprintf(where, sizeof(where), "tramp+0x%x", (unsigned)sr->offset);
+	for (int u = 0; u < sr->nuw; u++) {
+		struct hx_uw_res *ur = &sr->uw[u];
+		const char *ex = hx_case_expect(j->cfg->gate, ur->name, pv_profile_name(j->cfg->profile),
+						(int)j->cfg->stack_size, where, sr->offset);
+		ur->expected[0] = 0;
+		ur->match = true;
+		if (!ex || j->sess.skipped[u])
+			continue;
+		snprintf(ur->expected, sizeof(ur->expected), "%s", ex);
+		ur->match = hx_expect_matches(ex, ur, ur->uw && ur->uw->ref == UW_REF_TRUTH);
+		if (ur->uw && ur->uw->ref == UW_REF_FP)
+			ur->has_faithful = false;
+		j->judged[u]++;
+		*pass &= ur->match;
+	}
+}
+
 static void tj_sample(struct tj *j, const struct hx_trace_sample *s, struct hx_case_res *cr, int nuw)
 {
 	const struct hx_trace_load *l = &j->res->loads[s->load];
@@ -181,7 +207,10 @@ static void tj_sample(struct tj *j, const struct hx_trace_sample *s, struct hx_c
 	sr->src = (uint32_t)(s - j->res->smp);
 	hx_sess_sample(&j->sess, &in, &j->ref, sr->uw);
 	sr->nuw = nuw;
-	expect_ok(&j->sess, sr, &cr->pass);
+	if (j->cfg->gate)
+		expect_gate(j, sr, &cr->pass);
+	else
+		expect_ok(&j->sess, sr, &cr->pass);
 }
 
 /* one case per load: its coverage in `about` */
@@ -223,9 +252,10 @@ int hx_trace_jd_open(const struct hx_trace_result *res, struct jd_file *jd, stru
 
 /* every sample judged into one case per load; 0 or -errno (err set) */
 int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result *res, struct hx_report *rep,
-		   char *err, size_t n)
+		   size_t *gate_judged, char *err, size_t n)
 {
-	struct tj j = { .cfg = cfg, .res = res, .arch = uw_arch_host(), .dump_size = (int)cfg->stack_size };
+	struct tj j = { .cfg = cfg, .res = res, .arch = uw_arch_host(), .dump_size = (int)cfg->stack_size,
+			.judged = gate_judged };
 	struct ju_err je;
 	if (hx_trace_jd_open(res, &j.jd, &je)) {
 		snprintf(err, n, "%s: offset 0x%" PRIx64 ": %s", res->jitdump, (uint64_t)je.offset, je.msg);

@@ -593,6 +593,49 @@ def test_planted(binary, cprog, d):
                   % (u, x["offset"], v[u], "not ok" if x["offset"] in hit else "ok"))
 
 
+def trace_tmp(binary, args):
+    """trace with the dump in /tmp (perf's libdw path reads jitted .so files only there), its files removed"""
+    rc, so, se = trace(binary, args, timeout=300)
+    m = re.search(r"trace: pid (\d+)", so)
+    for n in ("jit-%s.dump", "perf-%s.map"):
+        if m and os.path.exists("/tmp/" + n % m.group(1)):
+            os.unlink("/tmp/" + n % m.group(1))
+    return rc, so, se
+
+
+def test_gate(binary, cprog, d):
+    """--expect, the gate: exit 1 when a judged sample misses it, 0 when none does; a column
+    it names that judged nothing is not met; bad lines are exit 2 naming them; without it
+    the exit status says it does not judge.  The JIT: the generated cpython-3.13-fp
+    trampolines, right and with the planted CFA offset (test_planted: libunwind and libdw
+    not ok at 3 of 5 boundaries)"""
+    case = os.path.join(CASEDIR, "cpython-3.13-fp.case")
+    run = [cprog, case, "/tmp", "2", os.path.join(d, "gate.txt")]
+    rc, so, se = trace_tmp(binary, ["--expect", "libdw = ok", "--"] + run)
+    check(rc == 0 and "--expect 'libdw = ok': met by all 5 samples judged by libdw" in so,
+          "gate: libdw = ok on the JIT without the mistake: exit 0 (rc %d, %s)" % (rc, so[-300:] + se[-300:]))
+    rc, so, se = trace_tmp(binary, ["--expect", "libdw = ok", "--"] + run + ["plant"])
+    check(rc == 1 and "--expect 'libdw = ok': NOT MET: 3 of 5 samples judged by libdw missed it" in so,
+          "gate: libdw = ok on the JIT with the CFI mistake: exit 1 (rc %d, %s)" % (rc, so[-300:]))
+    rc, so, se = trace_tmp(binary, ["--expect", "libunwind = ok; wrong at 1,4,6", "--"] + run + ["plant"])
+    check(rc == 0 and "met by all 5 samples judged by libunwind" in so,
+          "gate: the finding written as exceptions meets it (rc %d, %s)" % (rc, so[-300:]))
+    rc, so, se = trace_tmp(binary, ["--unwinders", "fp", "--expect", "libdw = ok", "--"] + run)
+    check(rc == 1 and "NOT MET: no sample judged by libdw" in so,
+          "gate: a column that judged nothing is not met (rc %d, %s)" % (rc, so[-200:]))
+    rc, so, se = trace_tmp(binary, ["--only", "no-such-function", "--expect", "libdw = ok", "--"] + run)
+    check(rc == 1 and "NOT MET: no sample judged by libdw (skipped, or no sample with a truth)" in so,
+          "gate: a column among the columns that judged no sample is not met (rc %d, %s)" % (rc, so[-200:]))
+    rc, so, se = trace_tmp(binary, ["--unwinders", "fp", "--"] + run + ["plant"])
+    check(rc == 0 and "no --expect given: the exit status does not judge" in so,
+          "gate: without --expect exit 0 and said so (rc %d)" % rc)
+    for bad, want in (("libdx = ok", "no unwinder 'libdx'"), ("libdw = okk", "unknown verdict 'okk'"),
+                      ("libdw ok", "expected 'key = value'"), ("[code]", "expected one [expect] line")):
+        rc, so, se = trace(binary, ["--expect", bad, "--", "true"])
+        check(rc == 2 and ("--expect '%s': " % bad) in se and want in se,
+              "gate: bad --expect '%s': exit 2 naming it (rc %d, %s)" % (bad, rc, se.strip()))
+
+
 def case_sections(path):
     """{section: [lines]} of a case file, comments dropped"""
     secs, cur = {}, None
@@ -776,6 +819,7 @@ def main():
             test_generated(binary, cprog, d)
             test_planted(binary, cprog, d)
             test_perf_skip(binary, cprog, d)
+            test_gate(binary, cprog, d)
             test_write_cases(binary, prog, cprog, d)
     print("trace-test: %d checks, %d failed" % (checks, len(fails)))
     return 1 if fails else 0
