@@ -155,8 +155,9 @@ const struct cli_cmd cli_trace = {
 		 "  finding.\n",
 };
 
-/* the flush shim: $JITUNWIND_FLUSH_SO, else libjuflush.so beside this binary
- * or in its build/<arch>/; NULL (and a note) if there is none */
+/* the flush shim: $JITUNWIND_FLUSH_SO, else libjuflush.so beside this binary,
+ * where `make install` puts it (PREFIX/lib/jitunwind/ beside PREFIX/bin/), or
+ * in its build/<arch>/; NULL (and a note) if there is none */
 static const char *flush_shim(char *buf, size_t n)
 {
 	const char *env = getenv("JITUNWIND_FLUSH_SO");
@@ -171,11 +172,11 @@ static const char *flush_shim(char *buf, size_t n)
 	if (slash)
 		*slash = 0;
 	const struct arch_facts *af = arch_facts_host();
-	for (int i = 0; i < 2; i++) {
-		if (i)
+	for (int i = 0; i < 3; i++) {
+		if (i == 2)
 			snprintf(cand, sizeof(cand), "%s/build/%s/libjuflush.so", exe, af ? af->name : "?");
 		else
-			snprintf(cand, sizeof(cand), "%s/libjuflush.so", exe);
+			snprintf(cand, sizeof(cand), "%s/%slibjuflush.so", exe, i ? "../lib/jitunwind/" : "");
 		if (n >= PATH_MAX && realpath(cand, buf) && !access(buf, R_OK))
 			return buf;
 	}
@@ -206,7 +207,7 @@ static int cmd_trace(int argc, char **argv)
 	}
 	char so[PATH_MAX];
 	if (!c.pid && !c.no_flush && !(c.flush_so = flush_shim(so, sizeof(so))))
-		fprintf(stderr, "trace: no libjuflush.so beside %s (or $JITUNWIND_FLUSH_SO): a JIT's buffered "
+		fprintf(stderr, "trace: no libjuflush.so beside %s (nor in ../lib/jitunwind/, or $JITUNWIND_FLUSH_SO): a JIT's buffered "
 			"jitdump writes reach the file late, and code that runs before its load is read goes "
 			"unsampled\n", argv[0]);
 	struct hx_trace_result r;

@@ -71,6 +71,10 @@ void hx_trace_report(FILE *f, const struct hx_trace_result *r)
 	if (r->loads_traced < r->nloads)
 		fprintf(f, "  %" PRIu64 " of the %zu loads sampled at their boundaries (--only, --max-loads, "
 			"--max-samples); the others' entries kept for the truth\n", r->loads_traced, r->nloads);
+	if (r->nloads && !r->samples && !r->activations && (r->end == HX_TRACE_EXITED || r->end == HX_TRACE_SIGNALED))
+		fprintf(f, "  late dump: none of the %zu loads was entered after its CODE_LOAD was read (0 samples): the "
+			"jitdump grew only after its code ran, at exit when a stdio buffer nothing flushed held it "
+			"(--no-flush, --pid, or a writer the flush shim does not cover)\n", r->nloads);
 	if (r->capped)
 		fprintf(f, "  sampling stopped at %zu samples (--max-samples): the coverage below is up to then\n",
 			r->nsmp);

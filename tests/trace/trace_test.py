@@ -400,6 +400,35 @@ def test_half(binary, hprog, d):
     check([len(c["samples"]) for c in cases] == [5], "half: the JSON has B's 5 samples (%s)" % cases[:1])
 
 
+def test_unlocked(binary, hprog, d):
+    """a dump written through fwrite_unlocked on a fully buffered FILE from fdopen (perf's
+    JVMTI agent): the flush shim makes the dump's stream unbuffered and flushes the
+    _unlocked writes too, so it is sampled as one written through fwrite (the shim that
+    hooked fwrite only, checked by hand: 0/5, every function never executed).  --no-flush,
+    the negative control: nothing sampled, and the header says the dump grew only after its
+    code ran.  The binary `make install` put in a DESTDIR (JU_INSTALLED) finds the shim it
+    installed beside it"""
+    out = os.path.join(d, "unlocked.txt")
+    row = lambda so: re.search(r"^\s+0x[0-9a-f]+\s+(\d+/\d+)\s+late::B", so, re.M)
+    rc, so, se = trace(binary, ["--unwinders", "fp", "--", hprog, "unlocked", d, "3", out])
+    r = row(so)
+    check(rc == 0 and r and r.group(1) == "5/5" and "late dump" not in so,
+          "unlocked: a dump through fwrite_unlocked sampled in full (%s)" % (r.group(0) if r else so[:300]))
+    rc, so, se = trace(binary, ["--no-flush", "--unwinders", "fp", "--", hprog, "unlocked", d, "3", out])
+    r = row(so)
+    check(rc == 0 and r and r.group(1) == "0/5" and
+          "late dump: none of the 1 loads was entered after its CODE_LOAD was read" in so,
+          "unlocked --no-flush: nothing sampled, the late dump said (%s)" % so[:500])
+    inst = os.environ.get("JU_INSTALLED")
+    if not inst:
+        print("SKIP installed shim check: no JU_INSTALLED (make trace-test sets it)")
+        return
+    rc, so, se = trace(inst, ["--unwinders", "fp", "--", hprog, "unlocked", d, "3", out])
+    r = row(so)
+    check(rc == 0 and r and r.group(1) == "5/5" and "no libjuflush.so" not in se,
+          "make install: the installed binary finds the installed shim (%s %s)" % (r.group(0) if r else so[:200], se[-200:]))
+
+
 # shipped cases the program generates: frame pointer, no frame pointer with
 # CFI, nested depth, CFI from directives with a planted error (the case's own)
 CASES = ["cpython-3.13-fp", "cpython-3.12-nofp", "nested-depth3", "neg-cfa-off-by-8"]
@@ -815,6 +844,7 @@ def main():
             test_late(binary, hprog, d)
             test_patch(binary, hprog, d)
             test_half(binary, hprog, d)
+            test_unlocked(binary, hprog, d)
         if cprog:
             test_generated(binary, cprog, d)
             test_planted(binary, cprog, d)
