@@ -660,9 +660,13 @@ int hx_trace_run(const struct hx_trace_cfg *cfg, struct hx_trace_result *res)
 	if (!e && t.jd_bad)
 		e = -EBADMSG;   /* a walk error kept in why */
 	if (!e && !res->jitdump[0]) {
-		snprintf(res->why, sizeof(res->why), "no jitdump appeared while pid %d was traced "
-			 "(no jit-%d.dump mapped; give --jitdump FILE if it writes one elsewhere)",
-			 (int)t.pid, (int)t.pid);
+		if (cfg->jitdump)
+			snprintf(res->why, sizeof(res->why), "no jitdump appeared while pid %d was traced "
+				 "(--jitdump %s: it could not be opened)", (int)t.pid, cfg->jitdump);
+		else
+			snprintf(res->why, sizeof(res->why), "no jitdump appeared while pid %d was traced "
+				 "(no jit-%d.dump mapped; give --jitdump FILE if it writes one elsewhere)",
+				 (int)t.pid, (int)t.pid);
 		e = -ESRCH;
 	}
 	state_free(&t);

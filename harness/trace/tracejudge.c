@@ -11,6 +11,7 @@
 #include "harness/trace/trace.h"
 #include "harness/capture/samples.h"
 #include "harness/report/report.h"
+#include "harness/run/cfarow.h"
 #include "harness/run/runner.h"
 #include "harness/run/session.h"
 #include "unwinders/model/jitdump.h"
@@ -179,6 +180,19 @@ static void expect_gate(struct tj *j, struct hx_sample_res *sr, bool *pass)
 	}
 }
 
+/* what run --json says of a sample beside its verdicts: the emitted CFI's
+ * row at pc, the truth's symbols as perf names them (return addresses at
+ * ip - 1, as perf looks them up) */
+static void tj_rows_syms(struct tj *j, struct hx_sample_res *sr)
+{
+	if (j->sess.have_view)
+		hx_cfa_row_text(&j->sess.view, sr->pc, sr->cfa_row, sizeof(sr->cfa_row));
+	for (int t = 0; j->sess.have_pv && t < sr->nt; t++) {
+		const char *name = pv_symbolize(&j->sess.pv, t ? sr->truth[t] - 1 : sr->truth[t]);
+		snprintf(sr->tsym[t], HX_SYM_LEN, "%s", name ? name : "");
+	}
+}
+
 static void tj_sample(struct tj *j, const struct hx_trace_sample *s, struct hx_case_res *cr, int nuw)
 {
 	const struct hx_trace_load *l = &j->res->loads[s->load];
@@ -205,6 +219,7 @@ static void tj_sample(struct tj *j, const struct hx_trace_sample *s, struct hx_c
 	memcpy(sr->truth, s->truth, sizeof(uint64_t) * (size_t)s->ncopy);
 	sr->pc = s->pc;
 	sr->src = (uint32_t)(s - j->res->smp);
+	tj_rows_syms(j, sr);
 	hx_sess_sample(&j->sess, &in, &j->ref, sr->uw);
 	sr->nuw = nuw;
 	if (j->cfg->gate)

@@ -305,6 +305,11 @@ def test_bad(binary, prog, d):
     check(rc == 2 and "cannot run" in se and "No such file" in se, "missing CMD: exit 2 naming it")
     rc, so, se = trace(binary, ["--", prog, d, "2", os.path.join(d, "o.txt"), "nodump"])
     check(rc == 2 and "no jitdump appeared" in se, "no jitdump: exit 2 with the reason")
+    rc, so, se = trace(binary, ["--jitdump", os.path.join(d, "none.dump"), "--", prog, d, "2",
+                                os.path.join(d, "o.txt"), "nodump"])
+    check(rc == 2 and "(--jitdump %s: it could not be opened)" % os.path.join(d, "none.dump") in se and
+          "give --jitdump" not in se, "no jitdump at --jitdump FILE: exit 2 naming it, no advice to give it (%s)"
+          % se.strip()[-200:])
     bad = os.path.join(d, "bad.dump")
     with open(bad, "wb") as f:
         f.write(b"rootroot" * 8)
@@ -510,7 +515,8 @@ def run_ref(binary, case, d):
             name = x["where"].split("+")[0]
             pc = int(x["pc"], 16)
             bases[name] = (pc - x["offset"], max(bases.get(name, (0, 0))[1], x["offset"] + 1))
-    return {x["where"]: (verdicts(x), jit_frames(x["truth"], bases)) for x in sm if "+0x" in x["where"]}
+    return {x["where"]: (verdicts(x), jit_frames(x["truth"], bases), x["cfa_row"],
+                         (x.get("truth_symbols") or ["?"])[0]) for x in sm if "+0x" in x["where"]}
 
 
 def trace_case(binary, cprog, case, d, extra=()):
@@ -586,6 +592,12 @@ def test_generated(binary, cprog, d):
                                                                    ref[where][1]))
             check(same_verdicts(verdicts(x), ref[where][0]), "%s %s: verdicts %s = run's %s"
                   % (name, where, verdicts(x), ref[where][0]))
+            # the JSON beside the verdicts as run --json fills it: the emitted CFI's row at pc, the
+            # truth's symbols (the JIT function's name first; the callers differ: the JIT's main
+            # in the trace, the harness's C in the case)
+            check(x["cfa_row"] and x["cfa_row"] == ref[where][2] and (x.get("truth_symbols") or ["?"])[0] ==
+                  ref[where][3] == where.split("+")[0], "%s %s: cfa_row %r and truth_symbols %s as run's (%r, %s)"
+                  % (name, where, x["cfa_row"], x.get("truth_symbols"), ref[where][2], ref[where][3]))
 
 
 def test_perf_skip(binary, cprog, d):
@@ -663,6 +675,28 @@ def test_gate(binary, cprog, d):
         rc, so, se = trace(binary, ["--expect", bad, "--", "true"])
         check(rc == 2 and ("--expect '%s': " % bad) in se and want in se,
               "gate: bad --expect '%s': exit 2 naming it (rc %d, %s)" % (bad, rc, se.strip()))
+
+
+def test_bench_relative(binary, prog, d):
+    """tools/bench-trace with a relative --bin (make bench passes ./jitunwind): its CPython
+    part traces in a temporary directory, where a relative binary is not found (before:
+    FileNotFoundError, make bench exit 2).  Run from a copy beside a stand-in tools/in-root
+    that answers --path and runs the host's python3 (no sid root needed)"""
+    src = os.path.join(d, "benchsrc")
+    os.makedirs(os.path.join(src, "tools"), exist_ok=True)
+    here = os.path.dirname(os.path.abspath(__file__))
+    shutil.copy(os.path.join(here, "..", "..", "tools", "bench-trace"), os.path.join(src, "tools"))
+    inroot = os.path.join(src, "tools", "in-root")
+    with open(inroot, "w") as f:
+        f.write('#!/bin/sh\n[ "$3" = --path ] && exit 0\nshift 4\nexec python3 "$@"\n')
+    os.chmod(inroot, 0o755)
+    rel = os.path.relpath(binary) if os.path.isabs(binary) else binary
+    p = subprocess.run([sys.executable, os.path.join(src, "tools", "bench-trace"), "--bin", rel, "--prog", prog,
+                        "--calls", "20"], capture_output=True, text=True, timeout=300)
+    check(p.returncode in (0, 77) and "FileNotFoundError" not in p.stderr and
+          (p.returncode == 77 or "trace: CPython 3.14 -X perf_jit" in p.stdout),
+          "bench-trace with a relative --bin runs its CPython part (rc %d, %s)"
+          % (p.returncode, (p.stdout + p.stderr)[-300:]))
 
 
 def case_sections(path):
@@ -840,6 +874,7 @@ def main():
         test_modes(binary, prog, d)
         test_bounds(binary, prog, d)
         test_bad(binary, prog, d)
+        test_bench_relative(binary, prog, d)
         if hprog:
             test_late(binary, hprog, d)
             test_patch(binary, hprog, d)
