@@ -186,7 +186,8 @@ static void detach_one(struct tr_state *t, pid_t tid, int st)
 	if (sig == SIGTRAP && ev == 0 && !ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) && si.si_code == SI_KERNEL &&
 	    !t->arch->get_pc(tid, &pc)) {
 		uint64_t at = t->arch->trap_addr(pc);
-		if (tr_site_find(t, at))
+		struct tr_site *k = tr_site_find(t, at);
+		if (k && !k->lost)          /* a lost site's trap is the JIT's own */
 			t->arch->set_pc(tid, at);
 		else
 			give = SIGTRAP;
