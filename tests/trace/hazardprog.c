@@ -12,6 +12,7 @@
  *                (perf's JVMTI agent writes its dump so)
  *       half     B is announced and called N times, then half a CODE_LOAD is written
  *                (a JIT killed mid-write) and the program exits
+ *       halfkill the same, then the program dies of SIGKILL (a process that dies mid-trace)
  * OUT gets "sum S" (and for patch "patched R1 R2"); exit 0 when the code gave
  * what it was written to give, 3 when it did not (the tracer corrupted it). */
 #include "trampolines/tramp.h"
@@ -19,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -158,15 +160,17 @@ static int run_b(const char *mode, int n, FILE *out)
 	for (int i = 0; i < n; i++)
 		sum += b((uint64_t)i, 0, NULL, plain_callee);
 	fprintf(out, "sum %llu\n", (unsigned long long)sum);
-	if (!strcmp(mode, "half") && write_half())
+	if (!strncmp(mode, "half", 4) && write_half())
 		return die("cannot write the half record");
+	if (!strcmp(mode, "halfkill"))
+		raise(SIGKILL);
 	return sum == (uint64_t)n * (uint64_t)(n + 1) / 2 ? 0 : 3;
 }
 
 int main(int argc, char **argv)
 {
 	if (argc != 5)
-		return fprintf(stderr, "usage: hazardprog late|patch|unlocked|half DIR N OUT\n"), 2;
+		return fprintf(stderr, "usage: hazardprog late|patch|unlocked|half|halfkill DIR N OUT\n"), 2;
 	const char *mode = argv[1];
 	int n = atoi(argv[3]);
 	FILE *out = fopen(argv[4], "w");

@@ -403,6 +403,14 @@ def test_half(binary, hprog, d):
           % (rc, (so + se)[-400:]))
     cases = json.load(open(js))["cases"] if os.path.exists(js) else []
     check([len(c["samples"]) for c in cases] == [5], "half: the JSON has B's 5 samples (%s)" % cases[:1])
+    if os.path.exists(js):
+        os.unlink(js)
+    rc, so, se = trace(binary, ["--json", js, "--unwinders", "fp", "--", hprog, "halfkill", d, "3", out])
+    cases = json.load(open(js))["cases"] if os.path.exists(js) else []
+    check(rc == 0 and "killed by signal 9" in so and "ends in a record not wholly written at offset 0x70" in so
+          and [len(c["samples"]) for c in cases] == [5],
+          "halfkill: a process that dies mid-trace, its dump in half a record: reported, judged, JSON written "
+          "(rc %d, %s)" % (rc, (so + se)[-300:]))
 
 
 def test_unlocked(binary, hprog, d):
