@@ -71,6 +71,7 @@ struct hx_trace_sample {
 struct hx_trace_bp {
 	uint64_t addr;
 	bool planted;           /* a user of the site at addr (tracebp.c keeps its byte) */
+	bool foreign;           /* a breakpoint instruction of the program's own is there: none of ours */
 	unsigned hits;
 	char insn[40];          /* the instruction there, as capstone writes it */
 };

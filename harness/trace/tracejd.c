@@ -179,8 +179,10 @@ static int decode_plant(struct tr_state *t, struct hx_trace_load *l, const uint8
 		    (!c->max_loads || t->res->loads_traced < c->max_loads);
 	t->res->loads_traced += l->traced;
 	for (size_t i = 0; i < l->nbps && !e && l->traced; i++)
-		if ((e = tr_bp_plant(t, &l->bps[i])) == -EEXIST)
+		if ((e = tr_bp_plant(t, &l->bps[i])) == -EEXIST) {
+			l->bps[i].foreign = true;
 			e = not_ours(t, l, l->bps[i].addr);
+		}
 	/* the entry: kept for the whole trace, it starts each activation */
 	if (!e && l->nbps && !t->res->capped && (e = tr_entry_add(t, l->addr)) == -EEXIST)
 		e = not_ours(t, l, l->addr);

@@ -239,7 +239,7 @@ static void case_head(const struct tj *j, const struct hx_trace_load *l, struct 
 	int len = snprintf(cr->about, sizeof(cr->about), "JIT code at 0x%" PRIx64 ", %zu of %zu boundaries "
 			   "sampled", l->addr, hit, l->nbps);
 	for (size_t b = 0, shown = 0; b < l->nbps && shown < 24 && len < (int)sizeof(cr->about) - 16; b++)
-		if (!l->bps[b].hits)
+		if (!l->bps[b].hits && !l->bps[b].foreign)
 			len += snprintf(cr->about + len, sizeof(cr->about) - (size_t)len, "%s+0x%" PRIx64,
 					shown++ ? " " : "; never executed: ", l->bps[b].addr - l->addr);
 	snprintf(cr->profile, sizeof(cr->profile), "%s", pv_profile_name(j->cfg->profile));

@@ -31,16 +31,24 @@ static void load_row(FILE *f, const struct hx_trace_load *l)
 	fprintf(f, "  0x%-14" PRIx64 " %7zu/%-7zu %s%s%s%s%s\n", l->addr, hit, l->nbps, l->name,
 		l->code_differs ? "  code differs from the dump" : "",
 		l->undecodable ? "  not all decodable" : "", l->closed ? "  moved/closed" : "", patch);
-	if (hit == l->nbps)
+	size_t foreign = 0;
+	uint64_t first = 0;
+	for (size_t j = 0; j < l->nbps; j++)
+		if (l->bps[j].foreign && !foreign++)
+			first = l->bps[j].addr - l->addr;
+	if (foreign)
+		fprintf(f, "    not sampled: %zu boundaries hold a breakpoint instruction of the program's own (the "
+			"first at +0x%" PRIx64 ")\n", foreign, first);
+	if (hit + foreign == l->nbps)
 		return;
 	fprintf(f, "    never executed:");
 	size_t shown = 0;
 	for (size_t j = 0; j < l->nbps && shown < 32; j++)
-		if (!l->bps[j].hits) {
+		if (!l->bps[j].hits && !l->bps[j].foreign) {
 			fprintf(f, " +0x%" PRIx64, l->bps[j].addr - l->addr);
 			shown++;
 		}
-	fprintf(f, "%s\n", hit + shown < l->nbps ? " ..." : "");
+	fprintf(f, "%s\n", hit + foreign + shown < l->nbps ? " ..." : "");
 }
 
 void hx_trace_report(FILE *f, const struct hx_trace_result *r)

@@ -13,6 +13,8 @@
  *       half     B is announced and called N times, then half a CODE_LOAD is written
  *                (a JIT killed mid-write) and the program exits
  *       halfkill the same, then the program dies of SIGKILL (a process that dies mid-trace)
+ *       int3     f starts with an int3 of its own (int3; mov $1,%eax; ret) that its SIGTRAP
+ *                handler counts: a breakpoint byte the tracer did not plant
  * OUT gets "sum S" (and for patch "patched R1 R2"); exit 0 when the code gave
  * what it was written to give, 3 when it did not (the tracer corrupted it). */
 #include "trampolines/tramp.h"
@@ -51,6 +53,11 @@ static const uint8_t f_code[] = {
 };
 static const uint8_t g_code[] = {
 	0xb8, 0x02, 0x00, 0x00, 0x00,   /* mov $2,%eax */
+	0xc3,                           /* ret */
+};
+static const uint8_t int3_code[] = {
+	0xcc,                           /* int3: the program's own */
+	0xb8, 0x01, 0x00, 0x00, 0x00,   /* mov $1,%eax */
 	0xc3,                           /* ret */
 };
 #define A_AT 0x40
@@ -117,6 +124,23 @@ static int run_patch(int n, FILE *out)
 	return before == (uint32_t)n && after == 2 && closed == 2 ? 0 : 3;
 }
 
+static volatile sig_atomic_t own_traps;
+static void on_trap(int sig) { (void)sig; own_traps++; }
+
+/* int3: f's own int3 reaches its handler once per call */
+static int run_int3(int n, FILE *out)
+{
+	if (jdw_code_load(&w, "int3::f", (uint64_t)(uintptr_t)code, code, sizeof(int3_code), NULL))
+		return die("cannot write f's CODE_LOAD");
+	signal(SIGTRAP, on_trap);
+	ret_fn f = (ret_fn)(uintptr_t)code;
+	uint32_t sum = 0;
+	for (int i = 0; i < n; i++)
+		sum += f();
+	fprintf(out, "traps %d sum %u\n", (int)own_traps, sum);
+	return own_traps == n && sum == (uint32_t)n ? 0 : 3;
+}
+
 /* unlocked: B's CODE_LOAD by hand (the spec's layout) through fwrite_unlocked */
 static int load_unlocked(void)
 {
@@ -170,21 +194,24 @@ static int run_b(const char *mode, int n, FILE *out)
 int main(int argc, char **argv)
 {
 	if (argc != 5)
-		return fprintf(stderr, "usage: hazardprog late|patch|unlocked|half|halfkill DIR N OUT\n"), 2;
+		return fprintf(stderr, "usage: hazardprog late|patch|unlocked|half|halfkill|int3 DIR N OUT\n"), 2;
 	const char *mode = argv[1];
 	int n = atoi(argv[3]);
 	FILE *out = fopen(argv[4], "w");
 	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (!out || code == MAP_FAILED)
 		return die("cannot open OUT or map the code");
-	bool patch = !strcmp(mode, "patch");
+	bool patch = !strcmp(mode, "patch"), int3 = !strcmp(mode, "int3");
 	memcpy(code, patch ? f_code : b_code, patch ? sizeof(f_code) : sizeof(b_code));
+	if (int3)
+		memcpy(code, int3_code, sizeof(int3_code));
 	memcpy(code + A_AT, patch ? g_code : a_code, patch ? sizeof(g_code) : sizeof(a_code));
 	if (mprotect(code, 4096, PROT_READ | PROT_EXEC))
 		return die("mprotect RX");
 	if (jdw_open(&w, argv[2], tr_arch_host()->facts->elf_mach))
 		return die("cannot open the jitdump");
-	int rc = !strcmp(mode, "late") ? run_late(n, out) : patch ? run_patch(n, out) : run_b(mode, n, out);
+	int rc = !strcmp(mode, "late") ? run_late(n, out) : patch ? run_patch(n, out)
+		 : int3 ? run_int3(n, out) : run_b(mode, n, out);
 	if (!strcmp(mode, "late"))
 		jdw_close(&w);          /* patch closed it; unlocked's FILE and half's record come last */
 	if (fclose(out))

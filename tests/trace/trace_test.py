@@ -389,6 +389,24 @@ def test_patch(binary, hprog, d):
           "patch: reported with the load and offset (%s)" % se[-300:])
 
 
+def test_int3(binary, hprog, d):
+    """a JIT whose code holds an int3 of its own at a boundary (its SIGTRAP handler counts
+    them): that byte is never taken as an original, no breakpoint of the tracer goes there,
+    and each of its traps reaches the program (before, and with the rule removed: the tracer
+    took the int3 for its entry breakpoint and swallowed them, "traps 0", exit 3)"""
+    out = os.path.join(d, "int3.txt")
+    rc, so, se = trace(binary, ["--time", "30", "--unwinders", "fp", "--", hprog, "int3", d, "5", out])
+    with open(out) as f:
+        got = f.read().split()
+    check(rc == 0 and "exited with status 0" in so and got == ["traps", "5", "sum", "5"] and
+          "5 traps not ours" in so, "int3: the program's own int3 reaches its handler every time (%s, %s)"
+          % (got, so[:200]))
+    check("int3::f+0x0: a breakpoint instruction in memory that is not the tracer's" in se and
+          re.search(r"2/3\s+int3::f\n\s+not sampled: 1 boundaries hold a breakpoint instruction of the program's "
+                    r"own \(the first at \+0x0\)", so) and "never executed" not in so,
+          "int3: said, the boundary not sampled and not 'never executed' (%s)" % so[:700])
+
+
 def test_half(binary, hprog, d):
     """a dump whose last record is half written (a JIT killed mid-write): the dump ends
     there, named with its offset, and what came before is judged, matrix and JSON written
@@ -886,6 +904,7 @@ def main():
         if hprog:
             test_late(binary, hprog, d)
             test_patch(binary, hprog, d)
+            test_int3(binary, hprog, d)
             test_half(binary, hprog, d)
             test_unlocked(binary, hprog, d)
         if cprog:
