@@ -265,6 +265,24 @@ int hx_trace_jd_open(const struct hx_trace_result *res, struct jd_file *jd, stru
 	return e;
 }
 
+/* --expect: a function none of whose samples a column it names judged is
+ * not met (nothing judged is never "met") */
+static void gate_cases(const struct tj *j, const struct hx_report *rep, struct hx_case_res *cases, size_t n)
+{
+	for (int u = 0; j->cfg->gate && u < rep->o->nuw; u++) {
+		if (!hx_case_has_expect(j->cfg->gate, rep->o->unwinders[u], pv_profile_name(j->cfg->profile),
+					(int)j->cfg->stack_size))
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			size_t judged_here = 0;
+			for (size_t s = 0; s < cases[k].nsamples; s++)
+				judged_here += cases[k].samples[s].uw[u].expected[0] != 0;
+			if (!judged_here)
+				cases[k].pass = false;
+		}
+	}
+}
+
 /* every sample judged into one case per load; 0 or -errno (err set) */
 int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result *res, struct hx_report *rep,
 		   size_t *gate_judged, char *err, size_t n)
@@ -312,6 +330,8 @@ int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result 
 		tj_sample(&j, s, &cases[cix[s->load]], rep->o->nuw);
 	}
 	free(cix);
+	if (!e && cases)
+		gate_cases(&j, rep, cases, ncases);
 	tj_close(&j);
 	jd_close(&j.jd);
 	free(j.gs);

@@ -405,6 +405,11 @@ def test_int3(binary, hprog, d):
           re.search(r"2/3\s+int3::f\n\s+not sampled: 1 boundaries hold a breakpoint instruction of the program's "
                     r"own \(the first at \+0x0\)", so) and "never executed" not in so,
           "int3: said, the boundary not sampled and not 'never executed' (%s)" % so[:700])
+    # its two samples have no truth (no entry breakpoint over the program's int3): under a gate
+    # the function is not met, never "met" with nothing judged
+    rc, so, se = trace(binary, ["--unwinders", "fp", "--expect", "fp = ok", "--", hprog, "int3", d, "5", out])
+    check(rc == 1 and re.search(r"^int3::f MISSED", so, re.M) and "NOT MET: no sample judged by fp" in so,
+          "int3 --expect 'fp = ok': the function nothing judged is not met, exit 1 (rc %d, %s)" % (rc, so[-400:]))
 
 
 def test_half(binary, hprog, d):
