@@ -540,6 +540,8 @@ static int loop(struct tr_state *t)
 				end_detach(t, held ? tid : 0, st);
 			else
 				end_at_deadline(t);
+			if (stop_req && !t->attached)
+				t->res->end = HX_TRACE_INTERRUPTED;
 			break;
 		}
 		if (tid < 0) {
@@ -642,22 +644,18 @@ int hx_trace_run(const struct hx_trace_cfg *cfg, struct hx_trace_result *res)
 	int e = check_cfg(cfg, res, t.arch);
 	if (e)
 		return e;
-	struct sigaction old_int, old_term;
-	if (cfg->pid) {
-		/* an interrupt ends the trace as --time does: detached, never killed */
-		struct sigaction sa = { .sa_handler = on_stop_req };   /* no SA_RESTART: waitpid returns */
-		stop_req = 0;
-		sigaction(SIGINT, &sa, &old_int);
-		sigaction(SIGTERM, &sa, &old_term);
-	}
+	/* an interrupt ends the trace as --time does (--pid: detached, never
+	 * killed; -- CMD: the process ended), and the report is still written */
+	struct sigaction old_int, old_term, sa = { .sa_handler = on_stop_req };   /* no SA_RESTART */
+	stop_req = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
 	e = trace_all(&t);
 	int fe = tr_jd_finish(&t);
 	if (!e)
 		e = fe;
-	if (cfg->pid) {
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGTERM, &old_term, NULL);
-	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
 	if (!e && t.jd_bad)
 		e = -EBADMSG;   /* a walk error kept in why */
 	if (!e && !res->jitdump[0]) {

@@ -99,6 +99,7 @@ enum hx_trace_end {
 	HX_TRACE_SIGNALED,      /* killed by signal end_status */
 	HX_TRACE_EXEC,          /* it exec'd mid-trace: breakpoints gone, detached */
 	HX_TRACE_TIMEOUT,       /* --time ran out: the process was ended */
+	HX_TRACE_INTERRUPTED,   /* -- CMD: SIGINT or SIGTERM of the tracer: breakpoints gone, the process ended */
 	HX_TRACE_DETACHED,      /* --pid: --time ran out or the tracer was interrupted: breakpoints
 				 * gone, every thread detached, the process runs on */
 };

@@ -13,6 +13,7 @@ static const char *end_text(const struct hx_trace_result *r, char *buf, size_t n
 	case HX_TRACE_SIGNALED: snprintf(buf, n, "killed by signal %d", r->end_status); break;
 	case HX_TRACE_EXEC: snprintf(buf, n, "exec'd mid-trace (detached)"); break;
 	case HX_TRACE_TIMEOUT: snprintf(buf, n, "ended at --time"); break;
+	case HX_TRACE_INTERRUPTED: snprintf(buf, n, "ended by an interrupt of the tracer (SIGINT or SIGTERM): killed"); break;
 	case HX_TRACE_DETACHED: snprintf(buf, n, "detached, running on (--pid: --time or an interrupt)"); break;
 	}
 	return buf;

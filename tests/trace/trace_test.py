@@ -272,6 +272,34 @@ def test_pid(binary, prog, d):
     check(rc == 2 and "give one of them" in se, "--pid and a command: bad usage (%d, %s)" % (rc, se[:200]))
 
 
+def test_interrupt(binary, prog, d):
+    """SIGTERM (or Ctrl-C) of the tracer mid-trace: the breakpoints out, the process ended,
+    never left behind or stopped, and the report still written (before: the tracer died of
+    the signal, EXITKILL took the process, no report)"""
+    import json
+    import signal
+    out, js = os.path.join(d, "int.txt"), os.path.join(d, "int.json")
+    p = subprocess.Popen([binary, "trace", "--unwinders", "fp", "--json", js, "--", prog, d, "100000", out, "slow"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(300):
+        if os.path.exists(out) and "callee" in open(out).read():
+            break
+        time.sleep(0.01)
+    time.sleep(0.3)
+    p.send_signal(signal.SIGTERM)
+    try:
+        so, se = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        so, se = p.communicate()
+    m = re.search(r"trace: pid (\d+) ended by an interrupt of the tracer", so)
+    cases = json.load(open(js))["cases"] if os.path.exists(js) else []
+    check(p.returncode == 0 and m and cases and cases[0]["samples"],
+          "SIGTERM of the tracer: the process ended, the report and JSON written (rc %s, %s)"
+          % (p.returncode, (so + se)[:300]))
+    check(m and not os.path.exists("/proc/%s" % m.group(1)), "SIGTERM of the tracer: the process is not left behind")
+
+
 def test_hits(binary, prog, d):
     out, st = os.path.join(d, "o.txt"), os.path.join(d, "s.txt")
     rc, so, se = trace(binary, ["--hits", "3", "--samples-text", st, "--", prog, d, "5", out])
@@ -902,6 +930,7 @@ def main():
         test_movedra(binary, prog, d)
         test_popret(binary, prog, d)
         test_pid(binary, prog, d)
+        test_interrupt(binary, prog, d)
         test_modes(binary, prog, d)
         test_bounds(binary, prog, d)
         test_bad(binary, prog, d)
