@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define TR_OPTS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | \
+#define TR_OPTS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | \
 		 PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD)
 
 /* tid's entry, added if new */
@@ -42,6 +42,14 @@ static struct tr_thread *tid_get(struct tr_state *t, pid_t tid)
 	t->tids[t->ntids] = (struct tr_thread){ .tid = tid };
 	t->res->threads_seen++;
 	return &t->tids[t->ntids++];
+}
+
+static bool tid_known(const struct tr_state *t, pid_t tid)
+{
+	for (size_t i = 0; i < t->ntids; i++)
+		if (t->tids[i].tid == tid)
+			return true;
+	return false;
 }
 
 static void tid_del(struct tr_state *t, pid_t tid)
@@ -424,6 +432,41 @@ static int on_trap(struct tr_state *t, pid_t tid)
 	return tr_bp_sync(t, at);
 }
 
+/* tid's thread group, from /proc/TID/status (0: gone) */
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], line[128];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	FILE *f = fopen(path, "re");
+	pid_t tg = 0;
+	for (int n = 0; f && n < 64 && fgets(line, sizeof(line), f); n++)
+		if (!strncmp(line, "Tgid:", 5)) {
+			tg = (pid_t)atoi(line + 5);
+			break;
+		}
+	if (f)
+		fclose(f);
+	return tg;
+}
+
+/* a child the process forked (PTRACE_O_TRACEFORK: it stops first) carries the
+ * tracer's breakpoints in its copy of memory: the originals go back there and
+ * it runs on untraced, never dying of the tracer's bytes */
+static void fork_child(struct tr_state *t, pid_t child)
+{
+	char mp[64];
+	snprintf(mp, sizeof(mp), "/proc/%d/mem", (int)child);
+	int fd = open(mp, O_RDWR | O_CLOEXEC);
+	int e = fd < 0 ? -errno : tr_sites_unplant_fd(t, fd);
+	if (fd >= 0)
+		close(fd);
+	t->res->forks++;
+	if (e)
+		fprintf(t->cfg->log, "trace: forked child %d: the tracer's breakpoints could not be taken out of its "
+			"memory (%s): it may die of SIGTRAP\n", (int)child, strerror(-e));
+	ptrace(PTRACE_DETACH, child, NULL, NULL);
+}
+
 /* what a stop means, and the signal to resume tid with (-1: do not resume) */
 static int on_stop(struct tr_state *t, pid_t tid, int st, bool *done)
 {
@@ -475,6 +518,12 @@ static int on_stop(struct tr_state *t, pid_t tid, int st, bool *done)
 			return -1;
 		}
 		return 0;
+	}
+	if (sig == SIGTRAP && (ev == PTRACE_EVENT_FORK || ev == PTRACE_EVENT_VFORK))
+		return 0;                           /* the child's own first stop handles it */
+	if (sig == SIGSTOP && ev == 0 && !tid_known(t, tid) && tgid_of(tid) != t->pid) {
+		fork_child(t, tid);
+		return -1;                          /* detached */
 	}
 	if (sig == SIGSTOP && ev == 0) {
 		struct tr_thread *th = tid_get(t, tid);   /* a new thread's first stop is ours */

@@ -125,6 +125,7 @@ struct hx_trace_result {
 	char **maps_pool;       /* the distinct maps texts the samples point at */
 	size_t nmaps_pool, capmaps_pool;
 	uint64_t execs;         /* execs followed before any JIT code (a wrapper's) */
+	uint64_t forks;         /* children forked: the breakpoints taken out of their memory, detached */
 	uint64_t cut;           /* samples whose truth goes on past the stack copy (judged up to it) */
 	uint64_t loads_traced;  /* loads whose boundaries got breakpoints */
 	uint64_t patches;       /* bytes the JIT rewrote under the tracer's breakpoints, left as written */

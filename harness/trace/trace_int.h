@@ -99,6 +99,9 @@ int tr_bp_remove(struct tr_state *t, struct hx_trace_bp *b);
 /* a load's entry breakpoint (kept for the whole trace); 0 or -errno */
 int tr_entry_add(struct tr_state *t, uint64_t addr);
 void tr_bp_remove_all(struct tr_state *t);
+/* the originals written through memfd (a forked child's memory) wherever the
+ * tracer's breakpoint is in memory now; 0 or the first -errno */
+int tr_sites_unplant_fd(struct tr_state *t, int memfd);
 /* buf (n bytes of memory at addr) with the originals under planted breakpoints */
 void tr_site_unplant(struct tr_state *t, uint64_t addr, uint8_t *buf, size_t n);
 

@@ -240,3 +240,17 @@ void tr_site_unplant(struct tr_state *t, uint64_t addr, uint8_t *buf, size_t n)
 			memcpy(buf + i, k->orig, n - i < t->arch->bp_len ? n - i : t->arch->bp_len);
 	}
 }
+
+int tr_sites_unplant_fd(struct tr_state *t, int memfd)
+{
+	int e = 0;
+	for (size_t i = 0; i < t->nsites; i++) {
+		const struct tr_site *k = &t->sites[i];
+		if (!k->in_mem)
+			continue;
+		ssize_t w = pwrite(memfd, k->orig, t->arch->bp_len, (off_t)k->addr);
+		if (w != (ssize_t)t->arch->bp_len && !e)
+			e = w < 0 ? -errno : -EIO;
+	}
+	return e;
+}

@@ -71,6 +71,9 @@ void hx_trace_report(FILE *f, const struct hx_trace_result *r)
 	if (r->late_acts)
 		fprintf(f, "  %" PRIu64 " activations running through code announced after it ran (a late CODE_LOAD): "
 			"their samples have no truth\n", r->late_acts);
+	if (r->forks)
+		fprintf(f, "  %" PRIu64 " children forked: the tracer's breakpoints taken out of their memory, each run on "
+			"untraced\n", r->forks);
 	if (r->patches)
 		fprintf(f, "  %" PRIu64 " instructions the JIT rewrote under a breakpoint: left as it wrote them "
 			"(findings: the rows' \"patched\")\n", r->patches);

@@ -13,6 +13,9 @@
  *       half     B is announced and called N times, then half a CODE_LOAD is written
  *                (a JIT killed mid-write) and the program exits
  *       halfkill the same, then the program dies of SIGKILL (a process that dies mid-trace)
+ *       fork     B is announced and called, then the program forks: the child calls B N
+ *                times (the tracer's entry breakpoint is in its copy of the code) and exits
+ *                0; the parent exits 0 when the child did
  *       int3     f starts with an int3 of its own (int3; mov $1,%eax; ret) that its SIGTRAP
  *                handler counts: a breakpoint byte the tracer did not plant
  * OUT gets "sum S" (and for patch "patched R1 R2"); exit 0 when the code gave
@@ -26,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -164,6 +168,30 @@ static int load_unlocked(void)
 	return ok ? 0 : -1;             /* the FILE stays open: its buffer goes out at exit */
 }
 
+/* fork: B's entry breakpoint is in the child's copy of memory */
+static int run_fork(int n, FILE *out)
+{
+	if (jdw_code_load(&w, "fork::B", (uint64_t)(uintptr_t)code, code, sizeof(b_code), NULL))
+		return die("cannot write B's CODE_LOAD");
+	jit_fn b = (jit_fn)(uintptr_t)code;
+	uint64_t sum = b(0, 0, NULL, plain_callee);
+	fflush(out);
+	pid_t child = fork();
+	if (child < 0)
+		return die("fork");
+	if (child == 0) {
+		for (int i = 0; i < n; i++)
+			sum += b((uint64_t)i, 0, NULL, plain_callee);
+		_exit(sum == 1 + (uint64_t)n * (uint64_t)(n + 1) / 2 ? 0 : 3);
+	}
+	int st;
+	if (waitpid(child, &st, 0) != child)
+		return die("waitpid");
+	fprintf(out, "child %s %d\n", WIFEXITED(st) ? "exited" : "killed by signal",
+		WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 3;
+}
+
 /* half: a CODE_LOAD's first 40 bytes of the 72 + name + code its prefix promises */
 static int write_half(void)
 {
@@ -194,7 +222,7 @@ static int run_b(const char *mode, int n, FILE *out)
 int main(int argc, char **argv)
 {
 	if (argc != 5)
-		return fprintf(stderr, "usage: hazardprog late|patch|unlocked|half|halfkill|int3 DIR N OUT\n"), 2;
+		return fprintf(stderr, "usage: hazardprog late|patch|unlocked|half|halfkill|int3|fork DIR N OUT\n"), 2;
 	const char *mode = argv[1];
 	int n = atoi(argv[3]);
 	FILE *out = fopen(argv[4], "w");
@@ -211,7 +239,7 @@ int main(int argc, char **argv)
 	if (jdw_open(&w, argv[2], tr_arch_host()->facts->elf_mach))
 		return die("cannot open the jitdump");
 	int rc = !strcmp(mode, "late") ? run_late(n, out) : patch ? run_patch(n, out)
-		 : int3 ? run_int3(n, out) : run_b(mode, n, out);
+		 : int3 ? run_int3(n, out) : !strcmp(mode, "fork") ? run_fork(n, out) : run_b(mode, n, out);
 	if (!strcmp(mode, "late"))
 		jdw_close(&w);          /* patch closed it; unlocked's FILE and half's record come last */
 	if (fclose(out))

@@ -440,6 +440,19 @@ def test_int3(binary, hprog, d):
           "int3 --expect 'fp = ok': the function nothing judged is not met, exit 1 (rc %d, %s)" % (rc, so[-400:]))
 
 
+def test_fork(binary, hprog, d):
+    """a JIT that forks after the tracer planted its breakpoints: the child's copy of memory
+    holds them; they are taken out there and the child runs on untraced to its normal exit
+    (before: the child died of SIGTRAP at B's entry, "child killed by signal 5")"""
+    out = os.path.join(d, "fork.txt")
+    rc, so, se = trace(binary, ["--time", "30", "--unwinders", "fp", "--", hprog, "fork", d, "5", out])
+    with open(out) as f:
+        got = f.read().split()
+    check(rc == 0 and "exited with status 0" in so and got == ["child", "exited", "0"] and
+          "1 children forked: the tracer's breakpoints taken out of their memory" in so,
+          "fork: the child runs to its normal exit, said (%s, %s)" % (got, so[:600]))
+
+
 def test_half(binary, hprog, d):
     """a dump whose last record is half written (a JIT killed mid-write): the dump ends
     there, named with its offset, and what came before is judged, matrix and JSON written
@@ -939,6 +952,7 @@ def main():
             test_late(binary, hprog, d)
             test_patch(binary, hprog, d)
             test_int3(binary, hprog, d)
+            test_fork(binary, hprog, d)
             test_half(binary, hprog, d)
             test_unlocked(binary, hprog, d)
         if cprog:
