@@ -521,7 +521,8 @@ static int on_stop(struct tr_state *t, pid_t tid, int st, bool *done)
 	}
 	if (sig == SIGTRAP && (ev == PTRACE_EVENT_FORK || ev == PTRACE_EVENT_VFORK))
 		return 0;                           /* the child's own first stop handles it */
-	if (sig == SIGSTOP && ev == 0 && !tid_known(t, tid) && tgid_of(tid) != t->pid) {
+	pid_t tg;
+	if (sig == SIGSTOP && ev == 0 && !tid_known(t, tid) && (tg = tgid_of(tid)) > 0 && tg != t->pid) {
 		fork_child(t, tid);
 		return -1;                          /* detached */
 	}
