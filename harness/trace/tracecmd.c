@@ -98,6 +98,7 @@ static int gate_verdict(const struct hx_trace_cfg *c, const struct hx_opts *o, c
 			const size_t *judged)
 {
 	int rc = 0;
+	const char *pre = c->tap ? "# " : "";     /* TAP: a diagnostic line */
 	for (int i = 0; i < c->gate->nexpect; i++) {
 		const struct hx_expect *x = &c->gate->expect[i];
 		int u = 0;
@@ -112,16 +113,17 @@ static int gate_verdict(const struct hx_trace_cfg *c, const struct hx_opts *o, c
 					first = sr;
 			}
 		if (u == o->nuw || !judged[u]) {
-			printf("trace: --expect '%s': NOT MET: no sample judged by %s (%s)\n", c->expect[i], x->uw,
+			printf("%strace: --expect '%s': NOT MET: no sample judged by %s (%s)\n", pre, c->expect[i], x->uw,
 			       u == o->nuw ? "not among the columns: see --unwinders and the SKIP lines"
 					   : "skipped, or no sample with a truth");
 			rc = 1;
 		} else if (miss) {
-			printf("trace: --expect '%s': NOT MET: %zu of %zu samples judged by %s missed it (first: %s, "
-			       "%s)\n", c->expect[i], miss, judged[u], x->uw, first->where, hx_verdict_name(first->uw[u].j.v));
+			printf("%strace: --expect '%s': NOT MET: %zu of %zu samples judged by %s missed it (first: %s, "
+			       "%s)\n", pre, c->expect[i], miss, judged[u], x->uw, first->where, hx_verdict_name(first->uw[u].j.v));
 			rc = 1;
 		} else {
-			printf("trace: --expect '%s': met by all %zu samples judged by %s\n", c->expect[i], judged[u], x->uw);
+			printf("%strace: --expect '%s': met by all %zu samples judged by %s\n", pre, c->expect[i], judged[u],
+			       x->uw);
 		}
 	}
 	return rc;
@@ -158,7 +160,8 @@ int hx_trace_judge_report(const struct hx_trace_cfg *c, const struct hx_trace_re
 	if (!rc && c->gate)
 		rc = gate_verdict(c, &o, &rep, judged);
 	else if (!rc)
-		printf("trace: no --expect given: the exit status does not judge (0 whatever the verdicts)\n");
+		printf("%strace: no --expect given: the exit status does not judge (0 whatever the verdicts)\n",
+		       c->tap ? "# " : "");
 	hx_trace_judged_free(&rep);
 	return rc;
 }
