@@ -279,7 +279,8 @@ perf-skip-test: deps $(BIN)
 # (caseprog.c: shipped cases' trampolines generated and run as a real program, the same layer)
 TRACEPROG := $(BUILD)/tests/trace/jitprog
 CASEPROG := $(BUILD)/tests/trace/caseprog
-$(TRACEPROG) $(CASEPROG): $(BUILD)/tests/trace/%: tests/trace/%.c $(call LAYER_LIB,trampolines)
+HAZARDPROG := $(BUILD)/tests/trace/hazardprog
+$(TRACEPROG) $(CASEPROG) $(HAZARDPROG): $(BUILD)/tests/trace/%: tests/trace/%.c $(call LAYER_LIB,trampolines)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(call LAYER_LIB,trampolines)
 .PHONY: trace-real
@@ -301,8 +302,10 @@ trace-node: deps $(BIN) $(FLUSH_SO)
 
 .PHONY: trace-test trace-node
 check: trace-test
-trace-test: deps $(BIN) $(FLUSH_SO) $(TRACEPROG) $(CASEPROG)
-	RUNNER="$(RUNNER)" tests/trace/trace_test.py ./$(BIN) $(TRACEPROG) $(CASEPROG) >$(BUILD)/trace-test.txt; rc=$$?; \
+trace-test: deps $(BIN) $(FLUSH_SO) $(TRACEPROG) $(CASEPROG) $(HAZARDPROG)
+	rm -rf $(BUILD)/install-test && $(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(BUILD)/install-test \
+	  PREFIX=/usr >/dev/null
+	JU_INSTALLED=$(BUILD)/install-test/usr/bin/jitunwind RUNNER="$(RUNNER)" tests/trace/trace_test.py ./$(BIN) $(TRACEPROG) $(CASEPROG) $(HAZARDPROG) >$(BUILD)/trace-test.txt; rc=$$?; \
 	  if [ $$rc = 77 ]; then cat $(BUILD)/trace-test.txt; echo "trace-test: skipped (the reason above)"; \
 	  elif [ $$rc != 0 ]; then cat $(BUILD)/trace-test.txt; exit $$rc; \
 	  else tail -n 1 $(BUILD)/trace-test.txt; fi
@@ -427,7 +430,8 @@ clean:
 	rm -f jitunwind
 
 # make install [PREFIX=/usr/local] [DESTDIR=...]: the binary, every arch's cases (the binary
-# finds them as ../share/jitunwind/cases/<arch> from its own directory) and jitunwind(1)
+# finds them as ../share/jitunwind/cases/<arch> from its own directory), trace's flush shim
+# (found as ../lib/jitunwind/libjuflush.so the same way) and jitunwind(1)
 PREFIX    ?= /usr/local
 .PHONY: install
 install: all
@@ -436,6 +440,8 @@ install: all
 	for a in $(ARCHES); do install -d $(DESTDIR)$(PREFIX)/share/jitunwind/cases/$$a && \
 	  install -m 644 cases/$$a/*.case $(DESTDIR)$(PREFIX)/share/jitunwind/cases/$$a/ || exit 1; done
 	install -m 644 docs/jitunwind.1 $(DESTDIR)$(PREFIX)/share/man/man1/jitunwind.1
+	install -d $(DESTDIR)$(PREFIX)/lib/jitunwind
+	install -m 644 $(FLUSH_SO) $(DESTDIR)$(PREFIX)/lib/jitunwind/libjuflush.so
 
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/harness/cli/main.d $(patsubst %,$(BUILD)/tests/check_main-%.d,$(TIERS))
 

@@ -70,6 +70,19 @@ static int set_time(void *s, const struct cli_opt *o, const char *arg, char *why
 	return 0;
 }
 
+/* --expect LINE, repeatable: kept as given, parsed once all are read */
+static int set_expect(void *s, const struct cli_opt *o, const char *arg, char *why, size_t wl)
+{
+	(void)o;
+	struct hx_trace_cfg *c = s;
+	if (c->nexpect == HX_TRACE_MAX_EXPECT) {
+		snprintf(why, wl, "more than %d --expect", HX_TRACE_MAX_EXPECT);
+		return -1;
+	}
+	c->expect[c->nexpect++] = arg;
+	return 0;
+}
+
 #define T_OFF(f) offsetof(struct hx_trace_cfg, f)
 
 static const struct cli_opt trace_opts[] = {
@@ -110,6 +123,10 @@ static const struct cli_opt trace_opts[] = {
 	{ "junit", 0, "FILE", "write JUnit XML", .set = cli_set_str, .off = T_OFF(junit), .example = "/dev/null" },
 	{ "html", 0, "FILE", "write the HTML heatmap", .set = cli_set_str, .off = T_OFF(html), .example = "/dev/null" },
 	{ "tap", 0, NULL, "print TAP (version 13) instead of the matrix", .set = cli_set_true, .off = T_OFF(tap) },
+	{ "expect", 0, "LINE", "the gate, repeatable: 'UNWINDER = VERDICT[; VERDICT at LIST]' as a case's [expect] "
+	  "line (a bare offset: of every traced function); exit 1 when a judged sample misses it or the column "
+	  "judged none, 0 when every one met it", .def_text = "none: the exit status does not judge",
+	  .set = set_expect, .example = "libdw = ok; truncated at 0xb" },
 	{ "write-cases", 0, "DIR", "write a case file the generator reproduces for each function with a sample not ok "
 	  "(one per distinct code and unwinding info), or say why none", .set = cli_set_str, .off = T_OFF(write_cases),
 	  .example = "/tmp" },
@@ -118,8 +135,9 @@ static const struct cli_opt trace_opts[] = {
 
 static void trace_tail(FILE *f)
 {
-	fprintf(f, "x86_64 only for now.  exit: 0 traced, 2 bad usage, a CMD that cannot start, a jitdump\n"
-		   "that is not one or that never appeared, 77 ptrace refused or no tracer for this arch\n");
+	fprintf(f, "x86_64 only for now.  exit: 0 traced (with --expect: and every --expect met), 1 an --expect\n"
+		   "not met, 2 bad usage, a CMD that cannot start, a jitdump that is not one or that never\n"
+		   "appeared, 77 ptrace refused or no tracer for this arch\n");
 }
 
 static int cmd_trace(int argc, char **argv);
@@ -137,8 +155,9 @@ const struct cli_cmd cli_trace = {
 		 "  finding.\n",
 };
 
-/* the flush shim: $JITUNWIND_FLUSH_SO, else libjuflush.so beside this binary
- * or in its build/<arch>/; NULL (and a note) if there is none */
+/* the flush shim: $JITUNWIND_FLUSH_SO, else libjuflush.so beside this binary,
+ * where `make install` puts it (PREFIX/lib/jitunwind/ beside PREFIX/bin/), or
+ * in its build/<arch>/; NULL (and a note) if there is none */
 static const char *flush_shim(char *buf, size_t n)
 {
 	const char *env = getenv("JITUNWIND_FLUSH_SO");
@@ -153,11 +172,11 @@ static const char *flush_shim(char *buf, size_t n)
 	if (slash)
 		*slash = 0;
 	const struct arch_facts *af = arch_facts_host();
-	for (int i = 0; i < 2; i++) {
-		if (i)
+	for (int i = 0; i < 3; i++) {
+		if (i == 2)
 			snprintf(cand, sizeof(cand), "%s/build/%s/libjuflush.so", exe, af ? af->name : "?");
 		else
-			snprintf(cand, sizeof(cand), "%s/libjuflush.so", exe);
+			snprintf(cand, sizeof(cand), "%s/%slibjuflush.so", exe, i ? "../lib/jitunwind/" : "");
 		if (n >= PATH_MAX && realpath(cand, buf) && !access(buf, R_OK))
 			return buf;
 	}
@@ -181,9 +200,14 @@ static int cmd_trace(int argc, char **argv)
 	if (!c.pid && first == argc)
 		return cli_usage_error(&cli_trace, "no command after --");
 	c.argv = c.pid ? NULL : argv + first;
+	char why[1024];
+	if (c.nexpect && hx_trace_gate_parse(&c, why, sizeof(why))) {
+		fprintf(stderr, "jitunwind trace: %s\n", why);
+		return 2;
+	}
 	char so[PATH_MAX];
 	if (!c.pid && !c.no_flush && !(c.flush_so = flush_shim(so, sizeof(so))))
-		fprintf(stderr, "trace: no libjuflush.so beside %s (or $JITUNWIND_FLUSH_SO): a JIT's buffered "
+		fprintf(stderr, "trace: no libjuflush.so beside %s (nor in ../lib/jitunwind/, or $JITUNWIND_FLUSH_SO): a JIT's buffered "
 			"jitdump writes reach the file late, and code that runs before its load is read goes "
 			"unsampled\n", argv[0]);
 	struct hx_trace_result r;
@@ -206,5 +230,6 @@ static int cmd_trace(int argc, char **argv)
 	if (e)
 		fprintf(stderr, "jitunwind trace: %s\n", r.why[0] ? r.why : strerror(-e));
 	hx_trace_result_free(&r);
-	return e ? 2 : judged == 2 ? 2 : 0;   /* verdicts not ok are the report's, not a failure */
+	hx_trace_gate_free(&c);
+	return e ? 2 : judged;          /* 1 only with --expect: the gate */
 }

@@ -850,6 +850,16 @@ static int parse_line(struct pstate *ps, char *s, int line)
 	}
 }
 
+int hx_case_expect_line(struct hx_case *c, const char *text, int line, char *err, size_t errlen)
+{
+	char buf[1024];
+	struct pstate ps = { .c = c, .sec = S_EXPECT, .err = err, .errlen = errlen };
+	if (strlen(text) >= sizeof(buf) || strchr(text, '['))
+		return cfail(err, errlen, c->path, line, "expected one [expect] line, under %zu characters", sizeof(buf) - 1);
+	snprintf(buf, sizeof(buf), "%s", text);
+	return parse_line(&ps, trim(buf), line);     /* an [expect] line, as in a case */
+}
+
 /* What the whole file must have, once every line is read. */
 static int check_case(struct pstate *ps, int line)
 {
@@ -961,11 +971,6 @@ int hx_case_parse_ex(struct hx_case *c, const char *path, const char *text, size
 	return check_case(&ps, line);
 }
 
-int hx_case_load(struct hx_case *c, const char *path, char *err, size_t errlen)
-{
-	return hx_case_load_ex(c, path, 0, err, errlen);
-}
-
 int hx_case_load_ex(struct hx_case *c, const char *path, unsigned flags, char *err, size_t errlen)
 {
 	case_clear(c);
@@ -990,10 +995,4 @@ int hx_case_load_ex(struct hx_case *c, const char *path, unsigned flags, char *e
 	int rc = hx_case_parse_ex(c, path, buf, n, flags, err, errlen);
 	free(buf);
 	return rc;
-}
-
-void hx_case_free(struct hx_case *c)
-{
-	free(c->text);
-	c->text = NULL;
 }

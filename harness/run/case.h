@@ -101,6 +101,11 @@ void hx_case_free(struct hx_case *c);
 /* "1.8.1" -> 1008 (major * 1000 + minor), -1 if it is no version */
 int hx_case_version_code(const char *v);
 
+/* One [expect] line ("libdw = ok; truncated at 0xb") into c's expectations,
+ * read as the case parser reads [expect] (c->path and line name it in
+ * messages); 0, or -1 with "path:line: message" in err.  hx_case_compile
+ * after the last. */
+int hx_case_expect_line(struct hx_case *c, const char *text, int line, char *err, size_t errlen);
 /* Compile c's [expect] into its table (hx_case_parse does; after a change of
  * c->expect call it again).  0, or -1 with "path:line: message" in err. */
 int hx_case_compile(struct hx_case *c, char *err, size_t errlen);

@@ -25,6 +25,17 @@ int hx_case_unique(const struct hx_case *cases, int n, char *err, size_t errlen)
 	return 0;
 }
 
+int hx_case_load(struct hx_case *c, const char *path, char *err, size_t errlen)
+{
+	return hx_case_load_ex(c, path, 0, err, errlen);
+}
+
+void hx_case_free(struct hx_case *c)
+{
+	free(c->text);
+	c->text = NULL;
+}
+
 int hx_case_fn_id(const char *name)
 {
 	if (!strcmp(name, "callee"))

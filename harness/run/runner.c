@@ -51,7 +51,7 @@ static int where_of(const struct hx_group *g, const struct hx_sample *s, char *w
 }
 
 /* "ok" needs the verdict and no fallback; "ok fallback" needs both */
-static bool expect_matches(const char *expected, const struct hx_uw_res *u, bool is_oracle)
+bool hx_expect_matches(const char *expected, const struct hx_uw_res *u, bool is_oracle)
 {
 	if (!strcmp(expected, "consistent"))
 		return is_oracle && u->consistent;
@@ -262,7 +262,7 @@ static bool expect_as_emulation(const struct replay *rp, int u, int prof, struct
 		return false;
 	const char *v = hx_case_verdict_at(x, fn, sr->offset);
 	snprintf(ur->expected, sizeof(ur->expected), "%s", v);
-	ur->match = expect_matches(v, ur, false);
+	ur->match = hx_expect_matches(v, ur, false);
 	return true;
 }
 
@@ -282,7 +282,7 @@ static void expect_all(struct replay *rp, int prof, struct hx_sample_res *sr, in
 		if (x) {
 			const char *ex = hx_case_verdict_at(x, fn, sr->offset);
 			snprintf(ur->expected, sizeof(ur->expected), "%s", ex);
-			ur->match = expect_matches(ex, ur, rp->sess.uws[u] && uw->ref == UW_REF_TRUTH);
+			ur->match = hx_expect_matches(ex, ur, rp->sess.uws[u] && uw->ref == UW_REF_TRUTH);
 		} else if (uw && uw->emulated_by) {
 			expect_as_emulation(rp, u, prof, sr, fn);
 		}

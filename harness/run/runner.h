@@ -33,6 +33,10 @@ struct hx_opts {
 	struct hx_kcfg kcfg;                /* capture: spin points and the kernel sampler */
 };
 
+/* does a column's result meet an [expect] verdict ("ok" needs the verdict and
+ * no fallback, "ok fallback" both; "consistent"/"inconsistent" the oracle's) */
+bool hx_expect_matches(const char *expected, const struct hx_uw_res *u, bool is_oracle);
+
 struct hx_sample_res {
 	char where[48];
 	int offset;                         /* -1 in C code */

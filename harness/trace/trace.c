@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define TR_OPTS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | \
+#define TR_OPTS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | \
 		 PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD)
 
 /* tid's entry, added if new */
@@ -42,6 +42,14 @@ static struct tr_thread *tid_get(struct tr_state *t, pid_t tid)
 	t->tids[t->ntids] = (struct tr_thread){ .tid = tid };
 	t->res->threads_seen++;
 	return &t->tids[t->ntids++];
+}
+
+static bool tid_known(const struct tr_state *t, pid_t tid)
+{
+	for (size_t i = 0; i < t->ntids; i++)
+		if (t->tids[i].tid == tid)
+			return true;
+	return false;
 }
 
 static void tid_del(struct tr_state *t, pid_t tid)
@@ -186,8 +194,8 @@ static void detach_one(struct tr_state *t, pid_t tid, int st)
 	if (sig == SIGTRAP && ev == 0 && !ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) && si.si_code == SI_KERNEL &&
 	    !t->arch->get_pc(tid, &pc)) {
 		uint64_t at = t->arch->trap_addr(pc);
-		struct hx_trace_load *l;
-		if (tr_bp_find(t, at, &l) || tr_sticky_find(t, at))
+		struct tr_site *k = tr_site_find(t, at);
+		if (k && !k->lost)          /* a lost site's trap is the JIT's own */
 			t->arch->set_pc(tid, at);
 		else
 			give = SIGTRAP;
@@ -327,10 +335,11 @@ static int take_sample(struct tr_state *t, pid_t tid, uint64_t addr)
 
 /* step tid over the instruction at addr (its own byte back for the step),
  * then put the breakpoint back */
-static int step_replant(struct tr_state *t, pid_t tid, uint64_t addr, uint8_t orig)
+static int step_replant(struct tr_state *t, pid_t tid, uint64_t addr)
 {
-	int e = tr_mem_write(t, addr, &orig, 1);
-	if (e)
+	struct tr_site *k = tr_site_find(t, addr);
+	int e = k ? tr_site_lift(t, k) : 0;
+	if (e || !k || k->lost)
 		return e;
 	if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) < 0)
 		return -errno;
@@ -382,11 +391,13 @@ static int on_trap(struct tr_state *t, pid_t tid)
 	uint64_t at = t->arch->trap_addr(pc);
 	struct hx_trace_load *l;
 	struct hx_trace_bp *b = tr_bp_find(t, at, &l);
-	struct tr_sticky *k = tr_sticky_find(t, at);
-	if (!b && !k)
-		return 1;
-	bool sample = b && (b->planted || !tr_bp_wanted(t, at));
-	uint8_t orig = b ? b->orig : k->orig, word[8];
+	struct tr_site *k = tr_site_find(t, at);
+	if (!k || k->lost)
+		return 1;               /* no byte of ours there: the program's own trap */
+	/* a boundary's hit; one whose byte another thread's hit already put
+	 * back is a hit too (not while a user still keeps it) */
+	bool sample = b && (b->planted || !tr_bp_wanted(t, at)) && !t->res->capped;
+	uint8_t word[8];
 	struct hx_trace_sample regs;
 	int e = trap_regs(t, tid, at, &regs, word);
 	if (!e)
@@ -417,8 +428,43 @@ static int on_trap(struct tr_state *t, pid_t tid)
 	if (e || (e = t->arch->set_pc(tid, at)))
 		return e;
 	if (tr_bp_wanted(t, at))
-		return step_replant(t, tid, at, orig);
+		return step_replant(t, tid, at);
 	return tr_bp_sync(t, at);
+}
+
+/* tid's thread group, from /proc/TID/status (0: gone) */
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], line[128];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	FILE *f = fopen(path, "re");
+	pid_t tg = 0;
+	for (int n = 0; f && n < 64 && fgets(line, sizeof(line), f); n++)
+		if (!strncmp(line, "Tgid:", 5)) {
+			tg = (pid_t)atoi(line + 5);
+			break;
+		}
+	if (f)
+		fclose(f);
+	return tg;
+}
+
+/* a child the process forked (PTRACE_O_TRACEFORK: it stops first) carries the
+ * tracer's breakpoints in its copy of memory: the originals go back there and
+ * it runs on untraced, never dying of the tracer's bytes */
+static void fork_child(struct tr_state *t, pid_t child)
+{
+	char mp[64];
+	snprintf(mp, sizeof(mp), "/proc/%d/mem", (int)child);
+	int fd = open(mp, O_RDWR | O_CLOEXEC);
+	int e = fd < 0 ? -errno : tr_sites_unplant_fd(t, fd);
+	if (fd >= 0)
+		close(fd);
+	t->res->forks++;
+	if (e)
+		fprintf(t->cfg->log, "trace: forked child %d: the tracer's breakpoints could not be taken out of its "
+			"memory (%s): it may die of SIGTRAP\n", (int)child, strerror(-e));
+	ptrace(PTRACE_DETACH, child, NULL, NULL);
 }
 
 /* what a stop means, and the signal to resume tid with (-1: do not resume) */
@@ -472,6 +518,13 @@ static int on_stop(struct tr_state *t, pid_t tid, int st, bool *done)
 			return -1;
 		}
 		return 0;
+	}
+	if (sig == SIGTRAP && (ev == PTRACE_EVENT_FORK || ev == PTRACE_EVENT_VFORK))
+		return 0;                           /* the child's own first stop handles it */
+	pid_t tg;
+	if (sig == SIGSTOP && ev == 0 && !tid_known(t, tid) && (tg = tgid_of(tid)) > 0 && tg != t->pid) {
+		fork_child(t, tid);
+		return -1;                          /* detached */
 	}
 	if (sig == SIGSTOP && ev == 0) {
 		struct tr_thread *th = tid_get(t, tid);   /* a new thread's first stop is ours */
@@ -537,6 +590,8 @@ static int loop(struct tr_state *t)
 				end_detach(t, held ? tid : 0, st);
 			else
 				end_at_deadline(t);
+			if (stop_req && !t->attached)
+				t->res->end = HX_TRACE_INTERRUPTED;
 			break;
 		}
 		if (tid < 0) {
@@ -639,25 +694,28 @@ int hx_trace_run(const struct hx_trace_cfg *cfg, struct hx_trace_result *res)
 	int e = check_cfg(cfg, res, t.arch);
 	if (e)
 		return e;
-	struct sigaction old_int, old_term;
-	if (cfg->pid) {
-		/* an interrupt ends the trace as --time does: detached, never killed */
-		struct sigaction sa = { .sa_handler = on_stop_req };   /* no SA_RESTART: waitpid returns */
-		stop_req = 0;
-		sigaction(SIGINT, &sa, &old_int);
-		sigaction(SIGTERM, &sa, &old_term);
-	}
+	/* an interrupt ends the trace as --time does (--pid: detached, never
+	 * killed; -- CMD: the process ended), and the report is still written */
+	struct sigaction old_int, old_term, sa = { .sa_handler = on_stop_req };   /* no SA_RESTART */
+	stop_req = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
 	e = trace_all(&t);
-	if (cfg->pid) {
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGTERM, &old_term, NULL);
-	}
+	int fe = tr_jd_finish(&t);
+	if (!e)
+		e = fe;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
 	if (!e && t.jd_bad)
-		e = -EBADMSG;
+		e = -EBADMSG;   /* a walk error kept in why */
 	if (!e && !res->jitdump[0]) {
-		snprintf(res->why, sizeof(res->why), "no jitdump appeared while pid %d was traced "
-			 "(no jit-%d.dump mapped; give --jitdump FILE if it writes one elsewhere)",
-			 (int)t.pid, (int)t.pid);
+		if (cfg->jitdump)
+			snprintf(res->why, sizeof(res->why), "no jitdump appeared while pid %d was traced "
+				 "(--jitdump %s: it could not be opened)", (int)t.pid, cfg->jitdump);
+		else
+			snprintf(res->why, sizeof(res->why), "no jitdump appeared while pid %d was traced "
+				 "(no jit-%d.dump mapped; give --jitdump FILE if it writes one elsewhere)",
+				 (int)t.pid, (int)t.pid);
 		e = -ESRCH;
 	}
 	state_free(&t);
@@ -676,5 +734,6 @@ void hx_trace_result_free(struct hx_trace_result *res)
 		free(res->maps_pool[i]);
 	free(res->maps_pool);
 	free(res->smp);
+	free(res->jd_bytes);
 	memset(res, 0, sizeof(*res));
 }

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #define HX_TRACE_MAX_TRUTH 64
+#define HX_TRACE_MAX_EXPECT 16
 
 struct hx_trace_cfg {
 	char **argv;            /* CMD and its arguments, NULL-terminated (NULL with pid) */
@@ -38,6 +39,11 @@ struct hx_trace_cfg {
 	const char *only;       /* --only GLOB: boundary breakpoints only in loads so named (NULL: all) */
 	size_t max_loads;       /* --max-loads N: in the first N such loads (0: no limit) */
 	size_t max_samples;     /* --max-samples N: sampling stops after N (0: no limit) */
+	/* the gate: --expect 'UNWINDER = VERDICT[; exceptions]' (repeatable), a
+	 * case's [expect] line; parsed into gate by hx_trace_gate_parse */
+	const char *expect[HX_TRACE_MAX_EXPECT];
+	int nexpect;
+	struct hx_case *gate;   /* NULL: no --expect (the exit status does not judge) */
 };
 
 /* One sample as perf would take it. */
@@ -64,8 +70,8 @@ struct hx_trace_sample {
 /* One instruction boundary of a load. */
 struct hx_trace_bp {
 	uint64_t addr;
-	uint8_t orig;           /* the byte under the breakpoint */
-	bool planted;
+	bool planted;           /* a user of the site at addr (tracebp.c keeps its byte) */
+	bool foreign;           /* a breakpoint instruction of the program's own is there: none of ours */
 	unsigned hits;
 	char insn[40];          /* the instruction there, as capstone writes it */
 };
@@ -78,6 +84,11 @@ struct hx_trace_load {
 	bool undecodable;       /* decoding stopped before the end (a finding) */
 	uint64_t decoded;       /* bytes decoded */
 	bool closed;            /* CODE_MOVE / CODE_CLOSE removed its breakpoints */
+	unsigned patches;       /* bytes the JIT rewrote under the tracer's breakpoints (a finding) */
+	uint64_t first_patch;   /* offset of the first */
+	unsigned foreign_bps;   /* boundaries holding a breakpoint instruction not the tracer's */
+	bool dump_has_bp;       /* the dump's copy holds the tracer's breakpoint (copied from memory) */
+	uint64_t dump_bp_off;
 	bool traced;            /* its boundaries got breakpoints (--only, --max-loads, --max-samples) */
 	struct hx_trace_bp *bps;
 	size_t nbps;
@@ -88,6 +99,7 @@ enum hx_trace_end {
 	HX_TRACE_SIGNALED,      /* killed by signal end_status */
 	HX_TRACE_EXEC,          /* it exec'd mid-trace: breakpoints gone, detached */
 	HX_TRACE_TIMEOUT,       /* --time ran out: the process was ended */
+	HX_TRACE_INTERRUPTED,   /* -- CMD: SIGINT or SIGTERM of the tracer: breakpoints gone, the process ended */
 	HX_TRACE_DETACHED,      /* --pid: --time ran out or the tracer was interrupted: breakpoints
 				 * gone, every thread detached, the process runs on */
 };
@@ -98,6 +110,9 @@ struct hx_trace_result {
 	int end_status;
 	char jitdump[4096];     /* the file read, "" if none appeared */
 	uint64_t jd_read;       /* bytes of it read */
+	uint8_t *jd_bytes;      /* what was read, kept for the judging (owned) */
+	uint64_t jd_end;        /* the whole records end here: judged up to it */
+	bool jd_half;           /* from jd_end on a record not wholly written (a finding) */
 	uint64_t nrecs;
 	struct hx_trace_load *loads;
 	size_t nloads;
@@ -110,8 +125,11 @@ struct hx_trace_result {
 	char **maps_pool;       /* the distinct maps texts the samples point at */
 	size_t nmaps_pool, capmaps_pool;
 	uint64_t execs;         /* execs followed before any JIT code (a wrapper's) */
+	uint64_t forks;         /* children forked: the breakpoints taken out of their memory, detached */
 	uint64_t cut;           /* samples whose truth goes on past the stack copy (judged up to it) */
 	uint64_t loads_traced;  /* loads whose boundaries got breakpoints */
+	uint64_t patches;       /* bytes the JIT rewrote under the tracer's breakpoints, left as written */
+	uint64_t late_acts;     /* activations whose chain went through code announced after (no truth) */
 	bool capped;            /* --max-samples (or the maps' memory bound) reached: sampling stopped */
 	uint64_t maps_bytes;    /* bytes of the distinct maps texts kept */
 	struct hx_trace_sample *smp;   /* every sample, in order */
@@ -131,10 +149,21 @@ void hx_trace_report(FILE *f, const struct hx_trace_result *res);
 /* the samples as text, one line each (--samples-text); 0 or -EIO */
 int hx_trace_samples_text(FILE *f, const struct hx_trace_result *res);
 
+/* the jitdump as the trace read it, up to its last whole record (jd_open's
+ * contract: 0, or -errno with je; jd_close frees it) */
+struct jd_file;
+struct ju_err;
+int hx_trace_jd_open(const struct hx_trace_result *res, struct jd_file *jd, struct ju_err *je);
 /* trace's own options (tracecmd.c): 0 taken (*i past its value), 1 not one
  * of them, -1 a bad value */
+/* --expect's lines into cfg->gate, read as a case's [expect]; 0, or -1 with
+ * the message naming the --expect at fault in err */
+int hx_trace_gate_parse(struct hx_trace_cfg *cfg, char *err, size_t n);
+void hx_trace_gate_free(struct hx_trace_cfg *cfg);
 /* judge the samples through the session and write the reports (the
- * terminal matrix on stdout); 0 every sample ok, 1 some not, 2 an error */
+ * terminal matrix on stdout).  With --expect: 0 every judged sample met it
+ * and each column it names judged some, 1 not, 2 an error; without: 0, or
+ * 2 an error (the verdicts are the report's) */
 int hx_trace_judge_report(const struct hx_trace_cfg *c, const struct hx_trace_result *res);
 /* --write-cases: a case file per distinct (code, unwinding info) of a
  * function with a sample not ok, each line of what was done on out; 0 or

@@ -14,6 +14,7 @@ struct tr_act {
 	uint64_t chain[HX_TRACE_MAX_TRUTH];
 	uint64_t chain_sp[HX_TRACE_MAX_TRUTH];  /* SP once chain[f]'s frame is returned to (0: not known) */
 	int nchain;
+	bool late;              /* its chain went through code announced after (no truth) */
 };
 
 struct tr_thread {
@@ -23,14 +24,17 @@ struct tr_thread {
 	size_t nacts, capacts;
 };
 
-/* A breakpoint kept across hits: a load's entry (sticky for the trace) or a
- * live activation's return address (refs: activations returning there). */
-struct tr_sticky {
+/* An address the tracer writes its breakpoint at (tracebp.c, the one owner):
+ * the program's bytes kept once, beside the address, and every user counted */
+struct tr_site {
 	uint64_t addr;
-	uint8_t orig;
-	unsigned refs;
-	bool entry;
+	uint8_t orig[4];        /* the program's bytes, read when the site was made */
+	bool in_mem;            /* the tracer's breakpoint is in memory now */
+	bool lost;              /* the JIT rewrote it under the breakpoint: never written again */
+	bool entry;             /* a load's entry (kept for the trace) */
 	bool ra_ok;             /* checked: it follows a call */
+	unsigned bounds;        /* planted boundaries of loads here */
+	unsigned refs;          /* live activations returning here */
 };
 
 struct tr_dw;                   /* traceact.c: the native unwinder's state */
@@ -59,10 +63,10 @@ struct tr_state {
 	size_t ntids, captids;
 	bool execd;             /* the exec of CMD itself was seen */
 	bool attached;          /* --pid: seized, to be detached (never killed) at the end */
-	struct tr_sticky *sticky;
-	size_t nsticky, capsticky;
-	uint32_t *skh;          /* sticky's index by address: open addressing, index + 1 (0: empty) */
-	size_t skcap;           /* its slots, a power of two at least twice nsticky */
+	struct tr_site *sites;
+	size_t nsites, capsites;
+	uint32_t *skh;          /* sites' index by address: open addressing, index + 1 (0: empty) */
+	size_t skcap;           /* its slots, a power of two at least twice nsites */
 	uint64_t lgen;          /* bumped when a load opens or closes */
 	struct tr_bpc *bpc;     /* TR_BPC_SIZE entries, or NULL (then every lookup walks the loads) */
 	struct tr_dw *dw;
@@ -71,22 +75,37 @@ struct tr_state {
 
 /* tracejd.c */
 int tr_jd_poll(struct tr_state *t);                  /* find / read more; 0 or -errno */
+int tr_jd_finish(struct tr_state *t);                /* the last read, the whole records kept */
 /* the boundary at addr of an open load, planted or not */
 struct hx_trace_bp *tr_bp_find(struct tr_state *t, uint64_t addr, struct hx_trace_load **l);
-int tr_bp_plant(struct tr_state *t, struct hx_trace_bp *b);
-int tr_bp_remove(struct tr_state *t, struct hx_trace_bp *b);
-void tr_bp_remove_all(struct tr_state *t);
+
+/* tracebp.c: the one owner of the tracer's bytes */
 int tr_mem_read(struct tr_state *t, uint64_t addr, void *buf, size_t n);
 int tr_mem_write(struct tr_state *t, uint64_t addr, const void *buf, size_t n);
-
-/* traceact.c: truth by execution */
-struct tr_sticky *tr_sticky_find(struct tr_state *t, uint64_t addr);
+struct tr_site *tr_site_find(struct tr_state *t, uint64_t addr);
+/* the site at addr, made if new (its original read now); 0, -EEXIST a
+ * breakpoint byte not ours is there, -EIO, -ENOMEM.  *out stays valid until
+ * the next tr_site_get */
+int tr_site_get(struct tr_state *t, uint64_t addr, struct tr_site **out);
+/* the byte as the site's users want it (the live byte checked first) */
+int tr_site_sync(struct tr_state *t, struct tr_site *k);
+/* the original back for a single-step (tr_site_sync puts the breakpoint back) */
+int tr_site_lift(struct tr_state *t, struct tr_site *k);
+int tr_bp_sync(struct tr_state *t, uint64_t addr);
+/* does a user still want addr's breakpoint (one to step over and put back)? */
+bool tr_bp_wanted(struct tr_state *t, uint64_t addr);
+int tr_bp_plant(struct tr_state *t, struct hx_trace_bp *b);   /* -EEXIST: not ours there */
+int tr_bp_remove(struct tr_state *t, struct hx_trace_bp *b);
 /* a load's entry breakpoint (kept for the whole trace); 0 or -errno */
 int tr_entry_add(struct tr_state *t, uint64_t addr);
-/* the byte at addr as it should be now: the breakpoint if any wants it */
-int tr_bp_sync(struct tr_state *t, uint64_t addr);
-/* does a breakpoint still want addr (one to step over and put back)? */
-bool tr_bp_wanted(struct tr_state *t, uint64_t addr);
+void tr_bp_remove_all(struct tr_state *t);
+/* the originals written through memfd (a forked child's memory) wherever the
+ * tracer's breakpoint is in memory now; 0 or the first -errno */
+int tr_sites_unplant_fd(struct tr_state *t, int memfd);
+/* buf (n bytes of memory at addr) with the originals under planted breakpoints */
+void tr_site_unplant(struct tr_state *t, uint64_t addr, uint8_t *buf, size_t n);
+
+/* traceact.c: truth by execution */
 /* a trap of tid at addr with registers s: pop the activations SP left,
  * push one at a load's entry.  0 or -errno */
 int tr_act_on_trap(struct tr_state *t, pid_t tid, uint64_t addr, const struct hx_trace_sample *s);
@@ -94,6 +113,9 @@ int tr_act_on_trap(struct tr_state *t, pid_t tid, uint64_t addr, const struct hx
 void tr_act_truth(struct tr_state *t, pid_t tid, struct hx_trace_sample *s);
 void tr_act_thread_gone(struct tr_state *t, struct tr_thread *th);
 void tr_act_free(struct tr_state *t);
+/* load li was announced: live activations whose native chain went through
+ * its code (unwound there before it was known) lose their truth */
+void tr_act_late(struct tr_state *t, size_t li);
 /* the load (index) that holds addr, -1 if none */
 long tr_load_at(const struct tr_state *t, uint64_t addr);
 

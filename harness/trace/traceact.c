@@ -48,113 +48,12 @@ long tr_load_at(const struct tr_state *t, uint64_t addr)
 	return -1;
 }
 
-static size_t sk_slot(uint64_t addr, size_t cap)
-{
-	return (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
-}
-
-struct tr_sticky *tr_sticky_find(struct tr_state *t, uint64_t addr)
-{
-	if (!t->skh) {                 /* no index (it could not be allocated): the walk */
-		for (size_t i = 0; i < t->nsticky; i++)
-			if (t->sticky[i].addr == addr)
-				return &t->sticky[i];
-		return NULL;
-	}
-	for (size_t s = sk_slot(addr, t->skcap), n = 0; n < t->skcap && t->skh[s]; s = (s + 1) & (t->skcap - 1), n++)
-		if (t->sticky[t->skh[s] - 1].addr == addr)
-			return &t->sticky[t->skh[s] - 1];
-	return NULL;
-}
-
-/* sticky[i] into the index, grown (rebuilt) to keep it at most half full;
- * without memory the index goes and the walk answers */
-static void sk_index(struct tr_state *t, size_t i)
-{
-	if (t->nsticky * 2 > t->skcap) {
-		size_t nc = t->skcap ? t->skcap * 2 : 64;
-		uint32_t *h = calloc(nc, sizeof(*h));
-		free(t->skh);
-		t->skh = h;
-		t->skcap = h ? nc : 0;
-		for (size_t k = 0; h && k + 1 < t->nsticky; k++) {
-			size_t s = sk_slot(t->sticky[k].addr, nc);
-			while (h[s])
-				s = (s + 1) & (nc - 1);
-			h[s] = (uint32_t)(k + 1);
-		}
-	}
-	if (!t->skh)
-		return;
-	size_t s = sk_slot(t->sticky[i].addr, t->skcap);
-	while (t->skh[s])
-		s = (s + 1) & (t->skcap - 1);
-	t->skh[s] = (uint32_t)(i + 1);
-}
-
-bool tr_bp_wanted(struct tr_state *t, uint64_t addr)
-{
-	struct hx_trace_load *l;
-	struct hx_trace_bp *b = tr_bp_find(t, addr, &l);
-	struct tr_sticky *k = tr_sticky_find(t, addr);
-	return (b && b->planted) || (k && (k->entry || k->refs));
-}
-
-int tr_bp_sync(struct tr_state *t, uint64_t addr)
-{
-	struct hx_trace_load *l;
-	struct hx_trace_bp *b = tr_bp_find(t, addr, &l);
-	struct tr_sticky *k = tr_sticky_find(t, addr);
-	uint8_t orig = b ? b->orig : k ? k->orig : 0;
-	if (!b && !k)
-		return 0;
-	if (tr_bp_wanted(t, addr))
-		return tr_mem_write(t, addr, t->arch->bp, t->arch->bp_len);
-	return tr_mem_write(t, addr, &orig, 1);
-}
-
-/* a sticky breakpoint at addr (its byte: the boundary's if one is there) */
-static struct tr_sticky *sticky_get(struct tr_state *t, uint64_t addr)
-{
-	struct tr_sticky *k = tr_sticky_find(t, addr);
-	if (k)
-		return k;
-	if (t->nsticky == t->capsticky) {
-		size_t nc = t->capsticky ? t->capsticky * 2 : 32;
-		struct tr_sticky *p = realloc(t->sticky, nc * sizeof(*p));
-		if (!p)
-			return NULL;
-		t->sticky = p;
-		t->capsticky = nc;
-	}
-	struct hx_trace_load *l;
-	struct hx_trace_bp *b = tr_bp_find(t, addr, &l);
-	uint8_t orig;
-	if (b)
-		orig = b->orig;
-	else if (tr_mem_read(t, addr, &orig, 1))
-		return NULL;
-	k = &t->sticky[t->nsticky++];
-	*k = (struct tr_sticky){ .addr = addr, .orig = orig };
-	sk_index(t, t->nsticky - 1);
-	return k;
-}
-
-int tr_entry_add(struct tr_state *t, uint64_t addr)
-{
-	struct tr_sticky *k = sticky_get(t, addr);
-	if (!k)
-		return -ENOMEM;
-	k->entry = true;
-	return tr_bp_sync(t, addr);
-}
-
 static void ra_unref(struct tr_state *t, uint64_t ra)
 {
-	struct tr_sticky *k = tr_sticky_find(t, ra);
+	struct tr_site *k = tr_site_find(t, ra);
 	if (k && k->refs) {
 		k->refs--;
-		tr_bp_sync(t, ra);
+		tr_site_sync(t, k);
 	}
 }
 
@@ -330,24 +229,14 @@ static int native_chain(struct tr_state *t, pid_t tid, const uint64_t *dw, int n
  * function was entered by a jump, mid-frame), and no breakpoint goes there */
 static bool ra_after_call(struct tr_state *t, uint64_t ra)
 {
-	struct tr_sticky *k = tr_sticky_find(t, ra);
+	struct tr_site *k = tr_site_find(t, ra);
 	if (k && k->ra_ok)
 		return true;
 	unsigned max = t->arch->call_max;
 	uint8_t buf[16];
 	if (!t->arch->call_mnemonic || !max || max > sizeof(buf) || ra < max || tr_mem_read(t, ra - max, buf, max))
 		return false;
-	for (unsigned i = 0; i < max; i++) {
-		if (buf[i] != t->arch->bp[0])
-			continue;
-		struct hx_trace_load *l;
-		struct hx_trace_bp *b = tr_bp_find(t, ra - max + i, &l);
-		struct tr_sticky *o = tr_sticky_find(t, ra - max + i);
-		if (b)
-			buf[i] = b->orig;
-		else if (o)
-			buf[i] = o->orig;
-	}
+	tr_site_unplant(t, ra - max, buf, max);
 	csh cs = (csh)t->cs;
 	if (!cs) {
 		if (cs_open(t->arch->cs_arch, t->arch->cs_mode, &cs) != CS_ERR_OK)
@@ -410,10 +299,17 @@ static int push_act(struct tr_state *t, struct tr_thread *th, size_t load, const
 		ra_unref(t, th->acts[--th->nacts].ra);
 		t->res->tail_jumps++;
 	}
+	struct tr_site *k;
+	int e = tr_site_get(t, ra, &k);
+	if (e)
+		return e == -EEXIST || e == -EIO ? 0 : e;   /* no breakpoint of ours can go there: no activation */
+	k->ra_ok = true;
+	k->refs++;
 	struct tr_act *a = &th->acts[th->nacts];
 	a->ra = ra;
 	a->sp = s->sp;
 	a->load = load;
+	a->late = false;
 	a->nchain = native_chain(t, tid, dw, ndw, a->chain, a->chain_sp);
 	if (a->nchain == 0) {
 		a->chain[0] = a->ra;    /* the return address at least (executed, not unwound) */
@@ -421,11 +317,6 @@ static int push_act(struct tr_state *t, struct tr_thread *th, size_t load, const
 		a->nchain = 1;
 		t->res->native_fail++;
 	}
-	struct tr_sticky *k = sticky_get(t, a->ra);
-	if (!k)
-		return -ENOMEM;
-	k->ra_ok = true;
-	k->refs++;
 	th->nacts++;
 	t->res->activations++;
 	return tr_bp_sync(t, a->ra);
@@ -445,7 +336,7 @@ int tr_act_on_trap(struct tr_state *t, pid_t tid, uint64_t addr, const struct hx
 	while (th->nacts && s->sp > th->acts[th->nacts - 1].sp &&
 	       (addr == th->acts[th->nacts - 1].ra || in < 0 || (size_t)in != th->acts[th->nacts - 1].load))
 		ra_unref(t, th->acts[--th->nacts].ra);
-	struct tr_sticky *k = tr_sticky_find(t, addr);
+	struct tr_site *k = tr_site_find(t, addr);
 	if (!k || !k->entry)
 		return 0;
 	long load = tr_load_at(t, addr);
@@ -471,6 +362,8 @@ void tr_act_truth(struct tr_state *t, pid_t tid, struct hx_trace_sample *s)
 	s->truth[n++] = s->pc;
 	for (size_t i = th->nacts; i-- > 0 && n < HX_TRACE_MAX_TRUTH;) {
 		const struct tr_act *a = &th->acts[i];
+		if (a->late)
+			return;               /* unwound through code not announced yet */
 		int f;
 		for (f = 0; f < a->nchain && n < HX_TRACE_MAX_TRUTH; f++) {
 			/* its return address's slot, from the SP once the frame is
@@ -497,7 +390,7 @@ void tr_act_free(struct tr_state *t)
 {
 	for (size_t i = 0; i < t->ntids; i++)
 		free(t->tids[i].acts);
-	free(t->sticky);
+	free(t->sites);
 	if (t->dw) {
 		dw_end(t->dw);
 		free(t->dw);
@@ -506,4 +399,21 @@ void tr_act_free(struct tr_state *t)
 		csh cs = (csh)t->cs;
 		cs_close(&cs);
 	}
+}
+
+void tr_act_late(struct tr_state *t, size_t li)
+{
+	const struct hx_trace_load *l = &t->res->loads[li];
+	for (size_t i = 0; i < t->ntids; i++)
+		for (size_t j = 0; j < t->tids[i].nacts; j++) {
+			struct tr_act *a = &t->tids[i].acts[j];
+			bool through = false;
+			/* chain[f] (f below the last) was unwound through by libdw */
+			for (int f = 0; f + 1 < a->nchain && !through; f++)
+				through = a->chain[f] - 1 >= l->addr && a->chain[f] - 1 < l->addr + l->size;
+			if (through && !a->late) {
+				a->late = true;
+				t->res->late_acts++;
+			}
+		}
 }

@@ -833,7 +833,7 @@ static int wc_open(struct wc *w, FILE *out)
 		fprintf(out, "write-cases: cannot make %s: %s\n", w->cfg->write_cases, strerror(-e));
 		return e;
 	}
-	if (jd_open(&w->jd, w->res->jitdump, &je)) {
+	if (hx_trace_jd_open(w->res, &w->jd, &je)) {
 		fprintf(out, "write-cases: %s: offset 0x%" PRIx64 ": %s\n", w->res->jitdump, (uint64_t)je.offset, je.msg);
 		return -EINVAL;
 	}

@@ -4,16 +4,18 @@
 #include "harness/trace/trace.h"
 #include "harness/realperf/perfcol.h"
 #include "harness/report/report.h"
+#include "harness/run/case.h"
 #include "harness/run/session.h"
 #include "unwinders/model/perfview.h"
 #include "unwinders/uwarch.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result *res, struct hx_report *rep,
-		   char *err, size_t n);
+		   size_t *judged, char *err, size_t n);
 void hx_trace_judged_free(struct hx_report *rep);
 
 /* the default columns: run's on this arch that this machine can run and
@@ -58,6 +60,75 @@ static int pick(const struct hx_trace_cfg *c, struct hx_opts *o, char *buf, size
 	return 0;
 }
 
+int hx_trace_gate_parse(struct hx_trace_cfg *cfg, char *err, size_t n)
+{
+	struct hx_case *g = calloc(1, sizeof(*g));
+	if (!g)
+		return snprintf(err, n, "out of memory"), -1;
+	snprintf(g->path, sizeof(g->path), "--expect");
+	char m[512];
+	for (int i = 0; i < cfg->nexpect; i++)
+		if (hx_case_expect_line(g, cfg->expect[i], i + 1, m, sizeof(m))) {
+			/* the parser's "--expect:N: " prefix: the line itself names it */
+			const char *msg = m + strlen(g->path);
+			msg += strspn(msg, ":0123456789");
+			msg += strspn(msg, " ");
+			snprintf(err, n, "--expect '%s': %s", cfg->expect[i], msg);
+			free(g);
+			return -1;
+		}
+	if (hx_case_compile(g, m, sizeof(m))) {
+		snprintf(err, n, "%s", m);
+		free(g);
+		return -1;
+	}
+	cfg->gate = g;
+	return 0;
+}
+
+void hx_trace_gate_free(struct hx_trace_cfg *cfg)
+{
+	free(cfg->gate);
+	cfg->gate = NULL;
+}
+
+/* the gate's verdict: every --expect met by the samples judged, and each
+ * column it names judged at least one (none judged is never "met") */
+static int gate_verdict(const struct hx_trace_cfg *c, const struct hx_opts *o, const struct hx_report *rep,
+			const size_t *judged)
+{
+	int rc = 0;
+	const char *pre = c->tap ? "# " : "";     /* TAP: a diagnostic line */
+	for (int i = 0; i < c->gate->nexpect; i++) {
+		const struct hx_expect *x = &c->gate->expect[i];
+		int u = 0;
+		while (u < o->nuw && strcmp(o->unwinders[u], x->uw))
+			u++;
+		size_t miss = 0;
+		const struct hx_sample_res *first = NULL;
+		for (size_t k = 0; u < o->nuw && k < rep->n; k++)
+			for (size_t s = 0; s < rep->cases[k].nsamples; s++) {
+				const struct hx_sample_res *sr = &rep->cases[k].samples[s];
+				if (sr->uw[u].expected[0] && !sr->uw[u].match && !miss++)
+					first = sr;
+			}
+		if (u == o->nuw || !judged[u]) {
+			printf("%strace: --expect '%s': NOT MET: no sample judged by %s (%s)\n", pre, c->expect[i], x->uw,
+			       u == o->nuw ? "not among the columns: see --unwinders and the SKIP lines"
+					   : "skipped, or no sample with a truth");
+			rc = 1;
+		} else if (miss) {
+			printf("%strace: --expect '%s': NOT MET: %zu of %zu samples judged by %s missed it (first: %s, "
+			       "%s)\n", pre, c->expect[i], miss, judged[u], x->uw, first->where, hx_verdict_name(first->uw[u].j.v));
+			rc = 1;
+		} else {
+			printf("%strace: --expect '%s': met by all %zu samples judged by %s\n", pre, c->expect[i], judged[u],
+			       x->uw);
+		}
+	}
+	return rc;
+}
+
 int hx_trace_judge_report(const struct hx_trace_cfg *c, const struct hx_trace_result *res)
 {
 	struct hx_opts o = { .profile = (enum pv_profile)c->profile, .profile_set = true };
@@ -69,7 +140,8 @@ int hx_trace_judge_report(const struct hx_trace_cfg *c, const struct hx_trace_re
 		return 2;
 	}
 	struct hx_report rep = { .arch = uw_arch_host()->facts->name, .o = &o };
-	int e = hx_trace_judge(c, res, &rep, err, sizeof(err));
+	size_t judged[HX_MAX_UW] = { 0 };
+	int e = hx_trace_judge(c, res, &rep, judged, err, sizeof(err));
 	if (e) {
 		fprintf(stderr, "jitunwind trace: judging: %s\n", err[0] ? err : strerror(-e));
 		hx_trace_judged_free(&rep);
@@ -85,9 +157,11 @@ int hx_trace_judge_report(const struct hx_trace_cfg *c, const struct hx_trace_re
 			fprintf(stderr, "jitunwind trace: cannot write %s\n", files[k].path);
 			rc = 2;
 		}
-	for (size_t i = 0; i < rep.n && !rc; i++)
-		if (!rep.cases[i].pass)
-			rc = 1;
+	if (!rc && c->gate)
+		rc = gate_verdict(c, &o, &rep, judged);
+	else if (!rc)
+		printf("%strace: no --expect given: the exit status does not judge (0 whatever the verdicts)\n",
+		       c->tap ? "# " : "");
 	hx_trace_judged_free(&rep);
 	return rc;
 }

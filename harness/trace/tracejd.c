@@ -16,56 +16,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int tr_mem_read(struct tr_state *t, uint64_t addr, void *buf, size_t n)
-{
-	ssize_t r = pread(t->memfd, buf, n, (off_t)addr);
-	if (r < 0)
-		return -errno;
-	return (size_t)r == n ? 0 : -EIO;
-}
-
-int tr_mem_write(struct tr_state *t, uint64_t addr, const void *buf, size_t n)
-{
-	ssize_t r = pwrite(t->memfd, buf, n, (off_t)addr);
-	if (r < 0)
-		return -errno;
-	return (size_t)r == n ? 0 : -EIO;
-}
-
-int tr_bp_plant(struct tr_state *t, struct hx_trace_bp *b)
-{
-	if (b->planted)
-		return 0;
-	b->planted = true;
-	int e = tr_bp_sync(t, b->addr);
-	if (e)
-		b->planted = false;
-	return e;
-}
-
-int tr_bp_remove(struct tr_state *t, struct hx_trace_bp *b)
-{
-	if (!b->planted)
-		return 0;
-	b->planted = false;
-	int e = tr_bp_sync(t, b->addr);
-	if (e)
-		b->planted = true;
-	return e;
-}
-
-void tr_bp_remove_all(struct tr_state *t)
-{
-	for (size_t i = 0; i < t->nsticky; i++) {
-		t->sticky[i].entry = false;
-		t->sticky[i].refs = 0;
-		tr_bp_sync(t, t->sticky[i].addr);
-	}
-	for (size_t i = 0; i < t->res->nloads; i++)
-		for (size_t j = 0; j < t->res->loads[i].nbps; j++)
-			tr_bp_remove(t, &t->res->loads[i].bps[j]);
-}
-
 static struct hx_trace_bp *bp_walk(struct tr_state *t, uint64_t addr, struct hx_trace_load **lp)
 {
 	for (size_t i = 0; i < t->res->nloads; i++) {
@@ -171,7 +121,7 @@ static int jd_grow(struct tr_state *t)
 	return 0;
 }
 
-static int add_bp(struct hx_trace_load *l, size_t *cap, uint64_t addr, uint8_t orig)
+static int add_bp(struct hx_trace_load *l, size_t *cap, uint64_t addr)
 {
 	if (l->nbps == *cap) {
 		size_t nc = *cap ? *cap * 2 : 64;
@@ -181,7 +131,17 @@ static int add_bp(struct hx_trace_load *l, size_t *cap, uint64_t addr, uint8_t o
 		l->bps = p;
 		*cap = nc;
 	}
-	l->bps[l->nbps++] = (struct hx_trace_bp){ .addr = addr, .orig = orig };
+	l->bps[l->nbps++] = (struct hx_trace_bp){ .addr = addr };
+	return 0;
+}
+
+/* a breakpoint byte at a boundary that no site of ours holds: the program's
+ * own, its original unknown, so none of ours goes there */
+static int not_ours(struct tr_state *t, struct hx_trace_load *l, uint64_t addr)
+{
+	if (!l->foreign_bps++)
+		fprintf(t->cfg->log, "trace: %s+0x%" PRIx64 ": a breakpoint instruction in memory that is not the "
+			"tracer's: no breakpoint of ours there\n", l->name, addr - l->addr);
 	return 0;
 }
 
@@ -200,10 +160,9 @@ static int decode_plant(struct tr_state *t, struct hx_trace_load *l, const uint8
 	int e = 0;
 	while (left && !e) {
 		uint64_t at = addr;
-		const uint8_t *p = code;
 		if (!cs_disasm_iter(cs, &code, &left, &addr, insn))
 			break;
-		e = add_bp(l, &cap, at, *p);
+		e = add_bp(l, &cap, at);
 		if (!e)
 			snprintf(l->bps[l->nbps - 1].insn, sizeof(l->bps[0].insn), "%s%s%s", insn->mnemonic,
 				 insn->op_str[0] ? " " : "", insn->op_str);
@@ -220,10 +179,13 @@ static int decode_plant(struct tr_state *t, struct hx_trace_load *l, const uint8
 		    (!c->max_loads || t->res->loads_traced < c->max_loads);
 	t->res->loads_traced += l->traced;
 	for (size_t i = 0; i < l->nbps && !e && l->traced; i++)
-		e = tr_bp_plant(t, &l->bps[i]);
+		if ((e = tr_bp_plant(t, &l->bps[i])) == -EEXIST) {
+			l->bps[i].foreign = true;
+			e = not_ours(t, l, l->bps[i].addr);
+		}
 	/* the entry: kept for the whole trace, it starts each activation */
-	if (!e && l->nbps && !t->res->capped)
-		e = tr_entry_add(t, l->addr);
+	if (!e && l->nbps && !t->res->capped && (e = tr_entry_add(t, l->addr)) == -EEXIST)
+		e = not_ours(t, l, l->addr);
 	return e;
 }
 
@@ -232,9 +194,34 @@ static void load_findings(struct tr_state *t, struct hx_trace_load *l)
 	if (l->code_differs)
 		fprintf(t->cfg->log, "trace: finding: %s at 0x%" PRIx64 ": the code in memory differs "
 			"from the jitdump's from offset 0x%" PRIx64 "\n", l->name, l->addr, l->first_diff);
+	if (l->dump_has_bp)
+		fprintf(t->cfg->log, "trace: finding: %s: the jitdump's copy of the code holds the tracer's "
+			"breakpoint at offset 0x%" PRIx64 " (the JIT copied its code from memory after it ran): the "
+			"original kept by the tracer is used\n", l->name, l->dump_bp_off);
 	if (l->undecodable)
 		fprintf(t->cfg->log, "trace: finding: %s: capstone cannot decode the code at offset "
 			"0x%" PRIx64 " of 0x%" PRIx64 ": no breakpoints past it\n", l->name, l->decoded, l->size);
+}
+
+/* the code as the process has it against the dump's copy: a difference is a
+ * finding; the dump holding the tracer's breakpoint where it keeps the
+ * original means the JIT copied its code from memory while traced */
+static void dump_compare(struct tr_state *t, struct hx_trace_load *l, const uint8_t *mem, const uint8_t *dump)
+{
+	for (uint64_t i = 0; dump && i < l->size; i++) {
+		if (mem[i] == dump[i])
+			continue;
+		struct tr_site *k = dump[i] == t->arch->bp[0] ? tr_site_find(t, l->addr + i) : NULL;
+		if (k && k->orig[0] == mem[i]) {
+			if (!l->dump_has_bp) {
+				l->dump_has_bp = true;
+				l->dump_bp_off = i;
+			}
+		} else if (!l->code_differs) {
+			l->code_differs = true;
+			l->first_diff = i;
+		}
+	}
 }
 
 static int on_load(struct tr_state *t, const struct jdr_rec *r)
@@ -263,14 +250,11 @@ static int on_load(struct tr_state *t, const struct jdr_rec *r)
 		t->lgen++;
 		return 0;
 	}
-	for (uint64_t i = 0; ld->code && i < l->size; i++)
-		if (mem[i] != ld->code[i]) {
-			l->code_differs = true;
-			l->first_diff = i;
-			break;
-		}
+	tr_site_unplant(t, l->addr, mem, l->size);   /* code that ran before it was announced */
+	dump_compare(t, l, mem, ld->code);
 	int e = decode_plant(t, l, mem);
 	t->lgen++;                  /* its boundaries now answer tr_bp_find */
+	tr_act_late(t, res->nloads - 1);
 	free(mem);
 	load_findings(t, l);
 	return e;
@@ -283,7 +267,7 @@ static void on_gone(struct tr_state *t, uint64_t addr, const char *what)
 		struct hx_trace_load *l = &t->res->loads[i];
 		if (l->closed || l->addr != addr)
 			continue;
-		struct tr_sticky *k = tr_sticky_find(t, l->addr);
+		struct tr_site *k = tr_site_find(t, l->addr);
 		if (k)
 			k->entry = false;
 		for (size_t j = 0; j < l->nbps; j++)
@@ -291,7 +275,7 @@ static void on_gone(struct tr_state *t, uint64_t addr, const char *what)
 		l->closed = true;
 		t->lgen++;
 		if (k)
-			tr_bp_sync(t, l->addr);
+			tr_site_sync(t, k);
 		fprintf(t->cfg->log, "trace: %s of %s at 0x%" PRIx64 ": its breakpoints removed\n",
 			what, l->name, addr);
 	}
@@ -340,4 +324,40 @@ int tr_jd_poll(struct tr_state *t)
 	if (e)
 		return e;
 	return jd_records(t);
+}
+
+/* the end of the trace: what the JIT wrote last read, the bytes of the
+ * whole records kept for the judging (res->jd_bytes up to jd_end).  A last
+ * record not wholly written (a JIT killed mid-write, a trace ended while it
+ * wrote) ends the dump where it ends, named with its offset; a record that
+ * is not one is a bad jitdump (-EBADMSG, why set). */
+int tr_jd_finish(struct tr_state *t)
+{
+	if (t->jdfd < 0 || t->jd_bad)
+		return 0;
+	int e = tr_jd_poll(t);
+	if (e)
+		return e;
+	struct hx_trace_result *res = t->res;
+	res->jd_end = t->jdoff;
+	if (t->jdoff && t->jdoff < t->jdlen) {
+		struct jdr_iter it;
+		struct jdr_rec r;
+		struct ju_err err;
+		if (jdr_init(&it, t->jd, t->jdlen, &err) == 0) {
+			it.off = t->jdoff;
+			if (jdr_next(&it, &r, &err) < 0 && err.kind != JDR_PAST_END && err.kind != JDR_PREFIX_TRUNCATED) {
+				snprintf(res->why, sizeof(res->why), "%s: offset 0x%" PRIx64 ": %s", res->jitdump,
+					 (uint64_t)err.offset, err.msg);
+				t->jd_bad = true;
+				return -EBADMSG;
+			}
+		}
+		res->jd_half = true;
+		fprintf(t->cfg->log, "trace: %s ends in a record not wholly written at offset 0x%" PRIx64 " (%" PRIu64
+			" bytes of it): the dump is read up to there\n", res->jitdump, t->jdoff, t->jdlen - t->jdoff);
+	}
+	res->jd_bytes = t->jd;
+	t->jd = NULL;
+	return 0;
 }

@@ -11,6 +11,8 @@
 #include "harness/trace/trace.h"
 #include "harness/capture/samples.h"
 #include "harness/report/report.h"
+#include "harness/run/cfarow.h"
+#include "harness/run/runner.h"
 #include "harness/run/session.h"
 #include "unwinders/model/jitdump.h"
 #include "unwinders/uwarch.h"
@@ -39,6 +41,7 @@ struct tj {
 	struct hx_sample *gs;
 	int dump_size;
 	bool said[HX_SESS_MAX_UW];      /* a column's skip or open error told */
+	size_t *judged;                 /* per column: samples judged by the gate (--expect) */
 };
 
 static void tj_close(struct tj *j)
@@ -153,6 +156,43 @@ static void expect_ok(const struct hx_sess *sess, struct hx_sample_res *sr, bool
 	}
 }
 
+/* --expect: each column it names judged by its line as a case's [expect]
+ * reads at this offset (a bare offset: of any function); the others carry no
+ * expectation.  Each column's judged samples counted: one with none fails */
+static void expect_gate(struct tj *j, struct hx_sample_res *sr, bool *pass)
+{
+	char where[48];
+	snprintf(where, sizeof(where), "tramp+0x%x", (unsigned)sr->offset);
+	for (int u = 0; u < sr->nuw; u++) {
+		struct hx_uw_res *ur = &sr->uw[u];
+		const char *ex = hx_case_expect(j->cfg->gate, ur->name, pv_profile_name(j->cfg->profile),
+						(int)j->cfg->stack_size, where, sr->offset);
+		ur->expected[0] = 0;
+		ur->match = true;
+		if (!ex || j->sess.skipped[u])
+			continue;
+		snprintf(ur->expected, sizeof(ur->expected), "%s", ex);
+		ur->match = hx_expect_matches(ex, ur, ur->uw && ur->uw->ref == UW_REF_TRUTH);
+		if (ur->uw && ur->uw->ref == UW_REF_FP)
+			ur->has_faithful = false;
+		j->judged[u]++;
+		*pass &= ur->match;
+	}
+}
+
+/* what run --json says of a sample beside its verdicts: the emitted CFI's
+ * row at pc, the truth's symbols as perf names them (return addresses at
+ * ip - 1, as perf looks them up) */
+static void tj_rows_syms(struct tj *j, struct hx_sample_res *sr)
+{
+	if (j->sess.have_view)
+		hx_cfa_row_text(&j->sess.view, sr->pc, sr->cfa_row, sizeof(sr->cfa_row));
+	for (int t = 0; j->sess.have_pv && t < sr->nt; t++) {
+		const char *name = pv_symbolize(&j->sess.pv, t ? sr->truth[t] - 1 : sr->truth[t]);
+		snprintf(sr->tsym[t], HX_SYM_LEN, "%s", name ? name : "");
+	}
+}
+
 static void tj_sample(struct tj *j, const struct hx_trace_sample *s, struct hx_case_res *cr, int nuw)
 {
 	const struct hx_trace_load *l = &j->res->loads[s->load];
@@ -179,9 +219,13 @@ static void tj_sample(struct tj *j, const struct hx_trace_sample *s, struct hx_c
 	memcpy(sr->truth, s->truth, sizeof(uint64_t) * (size_t)s->ncopy);
 	sr->pc = s->pc;
 	sr->src = (uint32_t)(s - j->res->smp);
+	tj_rows_syms(j, sr);
 	hx_sess_sample(&j->sess, &in, &j->ref, sr->uw);
 	sr->nuw = nuw;
-	expect_ok(&j->sess, sr, &cr->pass);
+	if (j->cfg->gate)
+		expect_gate(j, sr, &cr->pass);
+	else
+		expect_ok(&j->sess, sr, &cr->pass);
 }
 
 /* one case per load: its coverage in `about` */
@@ -195,7 +239,7 @@ static void case_head(const struct tj *j, const struct hx_trace_load *l, struct 
 	int len = snprintf(cr->about, sizeof(cr->about), "JIT code at 0x%" PRIx64 ", %zu of %zu boundaries "
 			   "sampled", l->addr, hit, l->nbps);
 	for (size_t b = 0, shown = 0; b < l->nbps && shown < 24 && len < (int)sizeof(cr->about) - 16; b++)
-		if (!l->bps[b].hits)
+		if (!l->bps[b].hits && !l->bps[b].foreign)
 			len += snprintf(cr->about + len, sizeof(cr->about) - (size_t)len, "%s+0x%" PRIx64,
 					shown++ ? " " : "; never executed: ", l->bps[b].addr - l->addr);
 	snprintf(cr->profile, sizeof(cr->profile), "%s", pv_profile_name(j->cfg->profile));
@@ -203,13 +247,50 @@ static void case_head(const struct tj *j, const struct hx_trace_load *l, struct 
 	cr->has_symbols = true;
 }
 
+int hx_trace_jd_open(const struct hx_trace_result *res, struct jd_file *jd, struct ju_err *je)
+{
+	uint8_t *copy = malloc(res->jd_end ? res->jd_end : 1);
+	if (!copy)
+		return ju_errf(je, ENOMEM, 0, "out of memory");
+	if (res->jd_bytes)
+		memcpy(copy, res->jd_bytes, res->jd_end);
+	int e = jd_parse_mem(jd, copy, res->jd_end, je);
+	/* as jd_open leaves it: jd_close frees the copy */
+	snprintf(jd->path, sizeof(jd->path), "%s", res->jitdump);
+	jd->data = copy;
+	jd->size = res->jd_end;
+	jd->heap = true;
+	if (e)
+		jd_close(jd);
+	return e;
+}
+
+/* --expect: a function none of whose samples a column it names judged is
+ * not met (nothing judged is never "met") */
+static void gate_cases(const struct tj *j, const struct hx_report *rep, struct hx_case_res *cases, size_t n)
+{
+	for (int u = 0; j->cfg->gate && u < rep->o->nuw; u++) {
+		if (!hx_case_has_expect(j->cfg->gate, rep->o->unwinders[u], pv_profile_name(j->cfg->profile),
+					(int)j->cfg->stack_size))
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			size_t judged_here = 0;
+			for (size_t s = 0; s < cases[k].nsamples; s++)
+				judged_here += cases[k].samples[s].uw[u].expected[0] != 0;
+			if (!judged_here)
+				cases[k].pass = false;
+		}
+	}
+}
+
 /* every sample judged into one case per load; 0 or -errno (err set) */
 int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result *res, struct hx_report *rep,
-		   char *err, size_t n)
+		   size_t *gate_judged, char *err, size_t n)
 {
-	struct tj j = { .cfg = cfg, .res = res, .arch = uw_arch_host(), .dump_size = (int)cfg->stack_size };
+	struct tj j = { .cfg = cfg, .res = res, .arch = uw_arch_host(), .dump_size = (int)cfg->stack_size,
+			.judged = gate_judged };
 	struct ju_err je;
-	if (jd_open(&j.jd, res->jitdump, &je)) {
+	if (hx_trace_jd_open(res, &j.jd, &je)) {
 		snprintf(err, n, "%s: offset 0x%" PRIx64 ": %s", res->jitdump, (uint64_t)je.offset, je.msg);
 		return -EINVAL;
 	}
@@ -249,6 +330,8 @@ int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result 
 		tj_sample(&j, s, &cases[cix[s->load]], rep->o->nuw);
 	}
 	free(cix);
+	if (!e && cases)
+		gate_cases(&j, rep, cases, ncases);
 	tj_close(&j);
 	jd_close(&j.jd);
 	free(j.gs);

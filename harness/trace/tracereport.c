@@ -13,6 +13,7 @@ static const char *end_text(const struct hx_trace_result *r, char *buf, size_t n
 	case HX_TRACE_SIGNALED: snprintf(buf, n, "killed by signal %d", r->end_status); break;
 	case HX_TRACE_EXEC: snprintf(buf, n, "exec'd mid-trace (detached)"); break;
 	case HX_TRACE_TIMEOUT: snprintf(buf, n, "ended at --time"); break;
+	case HX_TRACE_INTERRUPTED: snprintf(buf, n, "ended by an interrupt of the tracer (SIGINT or SIGTERM): killed"); break;
 	case HX_TRACE_DETACHED: snprintf(buf, n, "detached, running on (--pid: --time or an interrupt)"); break;
 	}
 	return buf;
@@ -24,19 +25,31 @@ static void load_row(FILE *f, const struct hx_trace_load *l)
 	for (size_t j = 0; j < l->nbps; j++)
 		hit += l->bps[j].hits > 0;
 	/* the name last: a JIT's symbols run long (CPython's carry the file) */
-	fprintf(f, "  0x%-14" PRIx64 " %7zu/%-7zu %s%s%s%s\n", l->addr, hit, l->nbps, l->name,
+	char patch[64] = "";
+	if (l->patches)
+		snprintf(patch, sizeof(patch), "  patched by the JIT at +0x%" PRIx64 "%s", l->first_patch,
+			 l->patches > 1 ? " and more" : "");
+	fprintf(f, "  0x%-14" PRIx64 " %7zu/%-7zu %s%s%s%s%s\n", l->addr, hit, l->nbps, l->name,
 		l->code_differs ? "  code differs from the dump" : "",
-		l->undecodable ? "  not all decodable" : "", l->closed ? "  moved/closed" : "");
-	if (hit == l->nbps)
+		l->undecodable ? "  not all decodable" : "", l->closed ? "  moved/closed" : "", patch);
+	size_t foreign = 0;
+	uint64_t first = 0;
+	for (size_t j = 0; j < l->nbps; j++)
+		if (l->bps[j].foreign && !foreign++)
+			first = l->bps[j].addr - l->addr;
+	if (foreign)
+		fprintf(f, "    not sampled: %zu boundaries hold a breakpoint instruction of the program's own (the "
+			"first at +0x%" PRIx64 ")\n", foreign, first);
+	if (hit + foreign == l->nbps)
 		return;
 	fprintf(f, "    never executed:");
 	size_t shown = 0;
 	for (size_t j = 0; j < l->nbps && shown < 32; j++)
-		if (!l->bps[j].hits) {
+		if (!l->bps[j].hits && !l->bps[j].foreign) {
 			fprintf(f, " +0x%" PRIx64, l->bps[j].addr - l->addr);
 			shown++;
 		}
-	fprintf(f, "%s\n", hit + shown < l->nbps ? " ..." : "");
+	fprintf(f, "%s\n", hit + foreign + shown < l->nbps ? " ..." : "");
 }
 
 void hx_trace_report(FILE *f, const struct hx_trace_result *r)
@@ -55,9 +68,25 @@ void hx_trace_report(FILE *f, const struct hx_trace_result *r)
 	fprintf(f, "  %" PRIu64 " samples with truth unknown (no activation of their function: not judged)\n",
 		r->unknown);
 	fprintf(f, "  %" PRIu64 " samples whose truth goes on past the stack copy (judged up to its end)\n", r->cut);
+	if (r->late_acts)
+		fprintf(f, "  %" PRIu64 " activations running through code announced after it ran (a late CODE_LOAD): "
+			"their samples have no truth\n", r->late_acts);
+	if (r->forks)
+		fprintf(f, "  %" PRIu64 " children forked: the tracer's breakpoints taken out of their memory, each run on "
+			"untraced\n", r->forks);
+	if (r->patches)
+		fprintf(f, "  %" PRIu64 " instructions the JIT rewrote under a breakpoint: left as it wrote them "
+			"(findings: the rows' \"patched\")\n", r->patches);
+	if (r->jd_half)
+		fprintf(f, "  the jitdump ends in a record not wholly written at offset 0x%" PRIx64 " (%" PRIu64
+			" bytes): read and judged up to there\n", r->jd_end, r->jd_read - r->jd_end);
 	if (r->loads_traced < r->nloads)
 		fprintf(f, "  %" PRIu64 " of the %zu loads sampled at their boundaries (--only, --max-loads, "
 			"--max-samples); the others' entries kept for the truth\n", r->loads_traced, r->nloads);
+	if (r->nloads && !r->samples && !r->activations && (r->end == HX_TRACE_EXITED || r->end == HX_TRACE_SIGNALED))
+		fprintf(f, "  late dump: none of the %zu loads was entered after its CODE_LOAD was read (0 samples): the "
+			"jitdump grew only after its code ran, at exit when a stdio buffer nothing flushed held it "
+			"(--no-flush, --pid, or a writer the flush shim does not cover)\n", r->nloads);
 	if (r->capped)
 		fprintf(f, "  sampling stopped at %zu samples (--max-samples): the coverage below is up to then\n",
 			r->nsmp);

@@ -272,6 +272,34 @@ def test_pid(binary, prog, d):
     check(rc == 2 and "give one of them" in se, "--pid and a command: bad usage (%d, %s)" % (rc, se[:200]))
 
 
+def test_interrupt(binary, prog, d):
+    """SIGTERM (or Ctrl-C) of the tracer mid-trace: the breakpoints out, the process ended,
+    never left behind or stopped, and the report still written (before: the tracer died of
+    the signal, EXITKILL took the process, no report)"""
+    import json
+    import signal
+    out, js = os.path.join(d, "int.txt"), os.path.join(d, "int.json")
+    p = subprocess.Popen([binary, "trace", "--unwinders", "fp", "--json", js, "--", prog, d, "100000", out, "slow"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(300):
+        if os.path.exists(out) and "callee" in open(out).read():
+            break
+        time.sleep(0.01)
+    time.sleep(0.3)
+    p.send_signal(signal.SIGTERM)
+    try:
+        so, se = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        so, se = p.communicate()
+    m = re.search(r"trace: pid (\d+) ended by an interrupt of the tracer", so)
+    cases = json.load(open(js))["cases"] if os.path.exists(js) else []
+    check(p.returncode == 0 and m and cases and cases[0]["samples"],
+          "SIGTERM of the tracer: the process ended, the report and JSON written (rc %s, %s)"
+          % (p.returncode, (so + se)[:300]))
+    check(m and not os.path.exists("/proc/%s" % m.group(1)), "SIGTERM of the tracer: the process is not left behind")
+
+
 def test_hits(binary, prog, d):
     out, st = os.path.join(d, "o.txt"), os.path.join(d, "s.txt")
     rc, so, se = trace(binary, ["--hits", "3", "--samples-text", st, "--", prog, d, "5", out])
@@ -305,6 +333,11 @@ def test_bad(binary, prog, d):
     check(rc == 2 and "cannot run" in se and "No such file" in se, "missing CMD: exit 2 naming it")
     rc, so, se = trace(binary, ["--", prog, d, "2", os.path.join(d, "o.txt"), "nodump"])
     check(rc == 2 and "no jitdump appeared" in se, "no jitdump: exit 2 with the reason")
+    rc, so, se = trace(binary, ["--jitdump", os.path.join(d, "none.dump"), "--", prog, d, "2",
+                                os.path.join(d, "o.txt"), "nodump"])
+    check(rc == 2 and "(--jitdump %s: it could not be opened)" % os.path.join(d, "none.dump") in se and
+          "give --jitdump" not in se, "no jitdump at --jitdump FILE: exit 2 naming it, no advice to give it (%s)"
+          % se.strip()[-200:])
     bad = os.path.join(d, "bad.dump")
     with open(bad, "wb") as f:
         f.write(b"rootroot" * 8)
@@ -328,6 +361,149 @@ def test_bad(binary, prog, d):
     check(rc == 2 and "usage: jitunwind trace" in se, "no --: bad usage, exit 2 with the usage")
     rc, so, se = trace(binary, ["--time", "1", "--"])
     check(rc == 2 and "no command after --" in se, "nothing after --: exit 2")
+
+
+def header_samples(so):
+    m = re.search(r"^  \d+ loads, (\d+) samples,", so, re.M)
+    return int(m.group(1)) if m else -1
+
+
+def test_late(binary, hprog, d):
+    """a CODE_LOAD written after its code ran (HotSpot's JVMTI agent): A is announced from
+    inside its first call, while the return-address breakpoint of B's activation sits in A.
+    The program must run to its normal exit in about its own time with at most
+    --max-samples samples (before the one owner of the tracer's bytes, the breakpoint byte
+    was taken as A's original and put back for ever: 131,073 samples at A+6 until --time,
+    --max-samples 50 not honoured)"""
+    out = os.path.join(d, "late.txt")
+    t0 = time.time()
+    p = subprocess.run([hprog, "late", d, "200", out], capture_output=True, text=True, timeout=60)
+    own = time.time() - t0
+    check(p.returncode == 0, "late: the program alone exits 0 (%d %s)" % (p.returncode, p.stderr))
+    t0 = time.time()
+    rc, so, se = trace(binary, ["--time", "30", "--max-samples", "6", "--unwinders", "fp", "--",
+                                hprog, "late", d, "200", out])
+    took = time.time() - t0
+    check(rc == 0 and "exited with status 0" in so and 0 <= header_samples(so) <= 6,
+          "late --max-samples 6: exit 0, the program to its normal end, at most 6 samples (rc %d, %.1fs, %s)"
+          % (rc, took, so[:200]))
+    check(took < own + 10, "late: traced in about its own time (%.2fs traced, %.2fs alone)" % (took, own))
+    rc, so, se = trace(binary, ["--time", "30", "--unwinders", "fp", "--", hprog, "late", d, "200", out])
+    rows = dict((r[2], r[0] + "/" + r[1]) for r in re.findall(r"^\s+0x[0-9a-f]+\s+(\d+)/(\d+)\s+(\S+)", so, re.M))
+    check(rc == 0 and "exited with status 0" in so and header_samples(so) == 10 and
+          rows == {"late::B": "5/5", "late::A": "5/5"},
+          "late: every boundary of A and B sampled once, A's boundaries decoded as the program has them (%s)" % rows)
+    check(re.search(r"\b[2-9]\d* samples with truth unknown", so) and
+          "activations running through code announced after it ran" in so,
+          "late: the activations running when A was announced have no truth (%s)" % so[:600])
+    check("late::A: the jitdump's copy of the code holds the tracer's breakpoint at offset 0x6" in se,
+          "late: the dump's copy holding the tracer's byte is a finding (%s)" % se[-300:])
+
+
+def test_patch(binary, hprog, d):
+    """a JIT that rewrites its own code in place (HotSpot patches a compiled method's entry
+    into a jump): f's entry, under the tracer's entry breakpoint, becomes jmp g; CODE_CLOSE
+    then takes the breakpoints out.  The tracer must leave the JIT's bytes (f still returns
+    g's 2) and report the patch with the load and offset (before the check of the live
+    byte: "patched 2 2 59", f corrupted, the program exit 3, trace silent)"""
+    out = os.path.join(d, "patch.txt")
+    rc, so, se = trace(binary, ["--unwinders", "fp", "--", hprog, "patch", d, "2", out])
+    with open(out) as f:
+        got = f.read().split()
+    check(rc == 0 and "exited with status 0" in so and got == ["patched", "2", "2", "2"],
+          "patch: the JIT's patch left alone, f gives 2 after the close (%s, %s)" % (got, so[:120]))
+    check(re.search(r"finding: patch::f\+0x0 \(0x[0-9a-f]+\): the JIT rewrote the instruction", se) and
+          re.search(r"patch::f\s+patched by the JIT at \+0x0", so),
+          "patch: reported with the load and offset (%s)" % se[-300:])
+
+
+def test_int3(binary, hprog, d):
+    """a JIT whose code holds an int3 of its own at a boundary (its SIGTRAP handler counts
+    them): that byte is never taken as an original, no breakpoint of the tracer goes there,
+    and each of its traps reaches the program (before, and with the rule removed: the tracer
+    took the int3 for its entry breakpoint and swallowed them, "traps 0", exit 3)"""
+    out = os.path.join(d, "int3.txt")
+    rc, so, se = trace(binary, ["--time", "30", "--unwinders", "fp", "--", hprog, "int3", d, "5", out])
+    with open(out) as f:
+        got = f.read().split()
+    check(rc == 0 and "exited with status 0" in so and got == ["traps", "5", "sum", "5"] and
+          "5 traps not ours" in so, "int3: the program's own int3 reaches its handler every time (%s, %s)"
+          % (got, so[:200]))
+    check("int3::f+0x0: a breakpoint instruction in memory that is not the tracer's" in se and
+          re.search(r"2/3\s+int3::f\n\s+not sampled: 1 boundaries hold a breakpoint instruction of the program's "
+                    r"own \(the first at \+0x0\)", so) and "never executed" not in so,
+          "int3: said, the boundary not sampled and not 'never executed' (%s)" % so[:700])
+    # its two samples have no truth (no entry breakpoint over the program's int3): under a gate
+    # the function is not met, never "met" with nothing judged
+    rc, so, se = trace(binary, ["--unwinders", "fp", "--expect", "fp = ok", "--", hprog, "int3", d, "5", out])
+    check(rc == 1 and re.search(r"^int3::f MISSED", so, re.M) and "NOT MET: no sample judged by fp" in so,
+          "int3 --expect 'fp = ok': the function nothing judged is not met, exit 1 (rc %d, %s)" % (rc, so[-400:]))
+
+
+def test_fork(binary, hprog, d):
+    """a JIT that forks after the tracer planted its breakpoints: the child's copy of memory
+    holds them; they are taken out there and the child runs on untraced to its normal exit
+    (before: the child died of SIGTRAP at B's entry, "child killed by signal 5")"""
+    out = os.path.join(d, "fork.txt")
+    rc, so, se = trace(binary, ["--time", "30", "--unwinders", "fp", "--", hprog, "fork", d, "5", out])
+    with open(out) as f:
+        got = f.read().split()
+    check(rc == 0 and "exited with status 0" in so and got == ["child", "exited", "0"] and
+          "1 children forked: the tracer's breakpoints taken out of their memory" in so,
+          "fork: the child runs to its normal exit, said (%s, %s)" % (got, so[:600]))
+
+
+def test_half(binary, hprog, d):
+    """a dump whose last record is half written (a JIT killed mid-write): the dump ends
+    there, named with its offset, and what came before is judged, matrix and JSON written
+    (before: exit 2, no table, no JSON)"""
+    import json
+    out, js = os.path.join(d, "half.txt"), os.path.join(d, "half.json")
+    if os.path.exists(js):
+        os.unlink(js)
+    rc, so, se = trace(binary, ["--json", js, "--unwinders", "fp", "--", hprog, "half", d, "3", out])
+    check(rc == 0 and "ends in a record not wholly written at offset 0x70 (40 bytes)" in so and
+          re.search(r"^late::B\s", so, re.M), "half: judged up to the half record at 0x70, matrix written (rc %d, %s)"
+          % (rc, (so + se)[-400:]))
+    cases = json.load(open(js))["cases"] if os.path.exists(js) else []
+    check([len(c["samples"]) for c in cases] == [5], "half: the JSON has B's 5 samples (%s)" % cases[:1])
+    if os.path.exists(js):
+        os.unlink(js)
+    rc, so, se = trace(binary, ["--json", js, "--unwinders", "fp", "--", hprog, "halfkill", d, "3", out])
+    cases = json.load(open(js))["cases"] if os.path.exists(js) else []
+    check(rc == 0 and "killed by signal 9" in so and "ends in a record not wholly written at offset 0x70" in so
+          and [len(c["samples"]) for c in cases] == [5],
+          "halfkill: a process that dies mid-trace, its dump in half a record: reported, judged, JSON written "
+          "(rc %d, %s)" % (rc, (so + se)[-300:]))
+
+
+def test_unlocked(binary, hprog, d):
+    """a dump written through fwrite_unlocked on a fully buffered FILE from fdopen (perf's
+    JVMTI agent): the flush shim makes the dump's stream unbuffered and flushes the
+    _unlocked writes too, so it is sampled as one written through fwrite (the shim that
+    hooked fwrite only, checked by hand: 0/5, every function never executed).  --no-flush,
+    the negative control: nothing sampled, and the header says the dump grew only after its
+    code ran.  The binary `make install` put in a DESTDIR (JU_INSTALLED) finds the shim it
+    installed beside it"""
+    out = os.path.join(d, "unlocked.txt")
+    row = lambda so: re.search(r"^\s+0x[0-9a-f]+\s+(\d+/\d+)\s+late::B", so, re.M)
+    rc, so, se = trace(binary, ["--unwinders", "fp", "--", hprog, "unlocked", d, "3", out])
+    r = row(so)
+    check(rc == 0 and r and r.group(1) == "5/5" and "late dump" not in so,
+          "unlocked: a dump through fwrite_unlocked sampled in full (%s)" % (r.group(0) if r else so[:300]))
+    rc, so, se = trace(binary, ["--no-flush", "--unwinders", "fp", "--", hprog, "unlocked", d, "3", out])
+    r = row(so)
+    check(rc == 0 and r and r.group(1) == "0/5" and
+          "late dump: none of the 1 loads was entered after its CODE_LOAD was read" in so,
+          "unlocked --no-flush: nothing sampled, the late dump said (%s)" % so[:500])
+    inst = os.environ.get("JU_INSTALLED")
+    if not inst:
+        print("SKIP installed shim check: no JU_INSTALLED (make trace-test sets it)")
+        return
+    rc, so, se = trace(inst, ["--unwinders", "fp", "--", hprog, "unlocked", d, "3", out])
+    r = row(so)
+    check(rc == 0 and r and r.group(1) == "5/5" and "no libjuflush.so" not in se,
+          "make install: the installed binary finds the installed shim (%s %s)" % (r.group(0) if r else so[:200], se[-200:]))
 
 
 # shipped cases the program generates: frame pointer, no frame pointer with
@@ -411,7 +587,8 @@ def run_ref(binary, case, d):
             name = x["where"].split("+")[0]
             pc = int(x["pc"], 16)
             bases[name] = (pc - x["offset"], max(bases.get(name, (0, 0))[1], x["offset"] + 1))
-    return {x["where"]: (verdicts(x), jit_frames(x["truth"], bases)) for x in sm if "+0x" in x["where"]}
+    return {x["where"]: (verdicts(x), jit_frames(x["truth"], bases), x["cfa_row"],
+                         (x.get("truth_symbols") or ["?"])[0]) for x in sm if "+0x" in x["where"]}
 
 
 def trace_case(binary, cprog, case, d, extra=()):
@@ -487,6 +664,12 @@ def test_generated(binary, cprog, d):
                                                                    ref[where][1]))
             check(same_verdicts(verdicts(x), ref[where][0]), "%s %s: verdicts %s = run's %s"
                   % (name, where, verdicts(x), ref[where][0]))
+            # the JSON beside the verdicts as run --json fills it: the emitted CFI's row at pc, the
+            # truth's symbols (the JIT function's name first; the callers differ: the JIT's main
+            # in the trace, the harness's C in the case)
+            check(x["cfa_row"] and x["cfa_row"] == ref[where][2] and (x.get("truth_symbols") or ["?"])[0] ==
+                  ref[where][3] == where.split("+")[0], "%s %s: cfa_row %r and truth_symbols %s as run's (%r, %s)"
+                  % (name, where, x["cfa_row"], x.get("truth_symbols"), ref[where][2], ref[where][3]))
 
 
 def test_perf_skip(binary, cprog, d):
@@ -521,6 +704,71 @@ def test_planted(binary, cprog, d):
             bad = v[u] != "ok"
             check(bad == (x["offset"] in hit), "plant: %s at +0x%x is %s (%s expected)"
                   % (u, x["offset"], v[u], "not ok" if x["offset"] in hit else "ok"))
+
+
+def trace_tmp(binary, args):
+    """trace with the dump in /tmp (perf's libdw path reads jitted .so files only there), its files removed"""
+    rc, so, se = trace(binary, args, timeout=300)
+    m = re.search(r"trace: pid (\d+)", so)
+    for n in ("jit-%s.dump", "perf-%s.map"):
+        if m and os.path.exists("/tmp/" + n % m.group(1)):
+            os.unlink("/tmp/" + n % m.group(1))
+    return rc, so, se
+
+
+def test_gate(binary, cprog, d):
+    """--expect, the gate: exit 1 when a judged sample misses it, 0 when none does; a column
+    it names that judged nothing is not met; bad lines are exit 2 naming them; without it
+    the exit status says it does not judge.  The JIT: the generated cpython-3.13-fp
+    trampolines, right and with the planted CFA offset (test_planted: libunwind and libdw
+    not ok at 3 of 5 boundaries)"""
+    case = os.path.join(CASEDIR, "cpython-3.13-fp.case")
+    run = [cprog, case, "/tmp", "2", os.path.join(d, "gate.txt")]
+    rc, so, se = trace_tmp(binary, ["--expect", "libdw = ok", "--"] + run)
+    check(rc == 0 and "--expect 'libdw = ok': met by all 5 samples judged by libdw" in so,
+          "gate: libdw = ok on the JIT without the mistake: exit 0 (rc %d, %s)" % (rc, so[-300:] + se[-300:]))
+    rc, so, se = trace_tmp(binary, ["--expect", "libdw = ok", "--"] + run + ["plant"])
+    check(rc == 1 and "--expect 'libdw = ok': NOT MET: 3 of 5 samples judged by libdw missed it" in so,
+          "gate: libdw = ok on the JIT with the CFI mistake: exit 1 (rc %d, %s)" % (rc, so[-300:]))
+    rc, so, se = trace_tmp(binary, ["--expect", "libunwind = ok; wrong at 1,4,6", "--"] + run + ["plant"])
+    check(rc == 0 and "met by all 5 samples judged by libunwind" in so,
+          "gate: the finding written as exceptions meets it (rc %d, %s)" % (rc, so[-300:]))
+    rc, so, se = trace_tmp(binary, ["--unwinders", "fp", "--expect", "libdw = ok", "--"] + run)
+    check(rc == 1 and "NOT MET: no sample judged by libdw" in so,
+          "gate: a column that judged nothing is not met (rc %d, %s)" % (rc, so[-200:]))
+    rc, so, se = trace_tmp(binary, ["--only", "no-such-function", "--expect", "libdw = ok", "--"] + run)
+    check(rc == 1 and "NOT MET: no sample judged by libdw (skipped, or no sample with a truth)" in so,
+          "gate: a column among the columns that judged no sample is not met (rc %d, %s)" % (rc, so[-200:]))
+    rc, so, se = trace_tmp(binary, ["--unwinders", "fp", "--"] + run + ["plant"])
+    check(rc == 0 and "no --expect given: the exit status does not judge" in so,
+          "gate: without --expect exit 0 and said so (rc %d)" % rc)
+    for bad, want in (("libdx = ok", "no unwinder 'libdx'"), ("libdw = okk", "unknown verdict 'okk'"),
+                      ("libdw ok", "expected 'key = value'"), ("[code]", "expected one [expect] line")):
+        rc, so, se = trace(binary, ["--expect", bad, "--", "true"])
+        check(rc == 2 and ("--expect '%s': " % bad) in se and want in se,
+              "gate: bad --expect '%s': exit 2 naming it (rc %d, %s)" % (bad, rc, se.strip()))
+
+
+def test_bench_relative(binary, prog, d):
+    """tools/bench-trace with a relative --bin (make bench passes ./jitunwind): its CPython
+    part traces in a temporary directory, where a relative binary is not found (before:
+    FileNotFoundError, make bench exit 2).  Run from a copy beside a stand-in tools/in-root
+    that answers --path and runs the host's python3 (no sid root needed)"""
+    src = os.path.join(d, "benchsrc")
+    os.makedirs(os.path.join(src, "tools"), exist_ok=True)
+    here = os.path.dirname(os.path.abspath(__file__))
+    shutil.copy(os.path.join(here, "..", "..", "tools", "bench-trace"), os.path.join(src, "tools"))
+    inroot = os.path.join(src, "tools", "in-root")
+    with open(inroot, "w") as f:
+        f.write('#!/bin/sh\n[ "$3" = --path ] && exit 0\nshift 4\nexec python3 "$@"\n')
+    os.chmod(inroot, 0o755)
+    rel = os.path.relpath(binary) if os.path.isabs(binary) else binary
+    p = subprocess.run([sys.executable, os.path.join(src, "tools", "bench-trace"), "--bin", rel, "--prog", prog,
+                        "--calls", "20"], capture_output=True, text=True, timeout=300)
+    check(p.returncode in (0, 77) and "FileNotFoundError" not in p.stderr and
+          (p.returncode == 77 or "trace: CPython 3.14 -X perf_jit" in p.stdout),
+          "bench-trace with a relative --bin runs its CPython part (rc %d, %s)"
+          % (p.returncode, (p.stdout + p.stderr)[-300:]))
 
 
 def case_sections(path):
@@ -677,6 +925,7 @@ def test_bounds(binary, prog, d):
 def main():
     binary, prog = sys.argv[1], sys.argv[2]
     cprog = sys.argv[3] if len(sys.argv) > 3 else None
+    hprog = sys.argv[4] if len(sys.argv) > 4 else None
     # LeakSanitizer (check-asan) cannot run in a traced process
     os.environ["ASAN_OPTIONS"] = "detect_leaks=0:" + os.environ.get("ASAN_OPTIONS", "")
     if os.environ.get("RUNNER"):
@@ -694,13 +943,23 @@ def main():
         test_movedra(binary, prog, d)
         test_popret(binary, prog, d)
         test_pid(binary, prog, d)
+        test_interrupt(binary, prog, d)
         test_modes(binary, prog, d)
         test_bounds(binary, prog, d)
         test_bad(binary, prog, d)
+        test_bench_relative(binary, prog, d)
+        if hprog:
+            test_late(binary, hprog, d)
+            test_patch(binary, hprog, d)
+            test_int3(binary, hprog, d)
+            test_fork(binary, hprog, d)
+            test_half(binary, hprog, d)
+            test_unlocked(binary, hprog, d)
         if cprog:
             test_generated(binary, cprog, d)
             test_planted(binary, cprog, d)
             test_perf_skip(binary, cprog, d)
+            test_gate(binary, cprog, d)
             test_write_cases(binary, prog, cprog, d)
     print("trace-test: %d checks, %d failed" % (checks, len(fails)))
     return 1 if fails else 0

@@ -1,5 +1,9 @@
-/* libjuflush.so: preloaded into a traced command (LD_PRELOAD), it flushes
- * every fwrite to a jitdump (a file named jit-<N>.dump) at once.
+/* libjuflush.so: preloaded into a traced command (LD_PRELOAD), it makes a
+ * jitdump's stream (a file named jit-<N>.dump) unbuffered where it is opened
+ * (fopen, fdopen, freopen) or given a buffer (setvbuf), and flushes it after
+ * every stdio write the JIT may use on it (fwrite, fwrite_unlocked, fputs,
+ * fputc, putc, fprintf, ... and their _unlocked forms): perf's JVMTI agent
+ * writes its dump with fwrite_unlocked on a FILE from fdopen.
  *
  * JITs write their jitdump through stdio (CPython's perf_jit, V8's perf-jit
  * logger, QEMU, Erlang's BeamAsm), so a CODE_LOAD record sits in a FILE
@@ -19,8 +23,30 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <stdarg.h>
+
+/* glibc may define these as macros or inline functions (-O2): the hooks are
+ * the functions a JIT's object calls */
+#undef putc
+#undef fputc_unlocked
+#undef fwrite_unlocked
+#undef fputs_unlocked
+
 typedef size_t (*fwrite_fn)(const void *, size_t, size_t, FILE *);
 typedef int (*fclose_fn)(FILE *);
+typedef int (*fputs_fn)(const char *, FILE *);
+typedef int (*fputc_fn)(int, FILE *);
+typedef int (*vfprintf_fn)(FILE *, const char *, va_list);
+typedef int (*setvbuf_fn)(FILE *, char *, int, size_t);
+typedef FILE *(*fopen_fn)(const char *, const char *);
+typedef FILE *(*fdopen_fn)(int, const char *);
+typedef FILE *(*freopen_fn)(const char *, const char *, FILE *);
+
+/* the next definition of name (libc's), looked up once per hook */
+#define REAL(type, name) \
+	static type real; \
+	if (!real) \
+		real = (type)dlsym(RTLD_NEXT, name)
 
 /* the FILEs seen lately and whether each is a jitdump (checked once per
  * FILE, forgotten at fclose); no lock: a stale entry only costs a readlink */
@@ -51,24 +77,132 @@ static bool is_jitdump(FILE *f)
 	return jd;
 }
 
+/* after a write: a jitdump's stream flushed (it may have been opened before
+ * this library could make it unbuffered) */
+static void flushed(FILE *f, bool unlocked)
+{
+	if (f && is_jitdump(f))
+		unlocked ? fflush_unlocked(f) : fflush(f);
+}
+
+/* a stream just opened or given a buffer: a jitdump's is made unbuffered */
+static FILE *unbuffered(FILE *f)
+{
+	REAL(setvbuf_fn, "setvbuf");
+	if (f && real && is_jitdump(f))
+		real(f, NULL, _IONBF, 0);
+	return f;
+}
+
 size_t fwrite(const void *p, size_t size, size_t n, FILE *f)
 {
-	static fwrite_fn real;
-	if (!real)
-		real = (fwrite_fn)dlsym(RTLD_NEXT, "fwrite");
-	if (!real)
-		return 0;
-	size_t r = real(p, size, n, f);
-	if (is_jitdump(f))
-		fflush(f);
+	REAL(fwrite_fn, "fwrite");
+	size_t r = real ? real(p, size, n, f) : 0;
+	flushed(f, false);
 	return r;
+}
+
+size_t fwrite_unlocked(const void *p, size_t size, size_t n, FILE *f)
+{
+	REAL(fwrite_fn, "fwrite_unlocked");
+	size_t r = real ? real(p, size, n, f) : 0;
+	flushed(f, true);
+	return r;
+}
+
+int fputs(const char *str, FILE *f)
+{
+	REAL(fputs_fn, "fputs");
+	int r = real ? real(str, f) : EOF;
+	flushed(f, false);
+	return r;
+}
+
+int fputs_unlocked(const char *str, FILE *f)
+{
+	REAL(fputs_fn, "fputs_unlocked");
+	int r = real ? real(str, f) : EOF;
+	flushed(f, true);
+	return r;
+}
+
+int fputc(int c, FILE *f)
+{
+	REAL(fputc_fn, "fputc");
+	int r = real ? real(c, f) : EOF;
+	flushed(f, false);
+	return r;
+}
+
+int fputc_unlocked(int c, FILE *f)
+{
+	REAL(fputc_fn, "fputc_unlocked");
+	int r = real ? real(c, f) : EOF;
+	flushed(f, true);
+	return r;
+}
+
+int putc(int c, FILE *f)
+{
+	REAL(fputc_fn, "putc");
+	int r = real ? real(c, f) : EOF;
+	flushed(f, false);
+	return r;
+}
+
+int vfprintf(FILE *f, const char *fmt, va_list ap)
+{
+	REAL(vfprintf_fn, "vfprintf");
+	int r = real ? real(f, fmt, ap) : -1;
+	flushed(f, false);
+	return r;
+}
+
+int fprintf(FILE *f, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vfprintf(f, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int setvbuf(FILE *f, char *buf, int mode, size_t size)
+{
+	REAL(setvbuf_fn, "setvbuf");
+	if (!real)
+		return EOF;
+	/* a JIT's own buffer for its dump: the dump stays unbuffered */
+	return f && is_jitdump(f) ? real(f, NULL, _IONBF, 0) : real(f, buf, mode, size);
+}
+
+FILE *fopen(const char *path, const char *mode)
+{
+	REAL(fopen_fn, "fopen");
+	return unbuffered(real ? real(path, mode) : NULL);
+}
+
+FILE *fopen64(const char *path, const char *mode)
+{
+	REAL(fopen_fn, "fopen64");
+	return unbuffered(real ? real(path, mode) : NULL);
+}
+
+FILE *fdopen(int fd, const char *mode)
+{
+	REAL(fdopen_fn, "fdopen");
+	return unbuffered(real ? real(fd, mode) : NULL);
+}
+
+FILE *freopen(const char *path, const char *mode, FILE *f)
+{
+	REAL(freopen_fn, "freopen");
+	return unbuffered(real ? real(path, mode, f) : NULL);
 }
 
 int fclose(FILE *f)
 {
-	static fclose_fn real;
-	if (!real)
-		real = (fclose_fn)dlsym(RTLD_NEXT, "fclose");
+	REAL(fclose_fn, "fclose");
 	for (unsigned i = 0; i < SEEN; i++)
 		if (seen[i].f == f)
 			seen[i].f = NULL;
