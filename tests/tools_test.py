@@ -102,8 +102,13 @@ def main():
     check('.ci/run --plan: an x86_64-only step on aarch64 is refused (exit 2)', rc, 2)
     rc, out = run([ci, '--plan', '--arch', 'sparc', 'build'])
     check('.ci/run --plan: an unknown arch is refused (exit 2)', rc, 2)
+    live = os.path.join(ROOT, 'build', 'ci', 'steps.tsv')
+    before = os.stat(live).st_mtime_ns if os.path.exists(live) else None
     rc, out = run([ci, 'no-such-step'])
     check('.ci/run: an unknown step is refused before anything runs (exit 2)', rc, 2)
+    # a leg's make check runs this in the tree a CI run is using: its step times stay
+    check('.ci/run: a refused step leaves a running CI\'s build/ci/steps.tsv alone',
+          (os.stat(live).st_mtime_ns if os.path.exists(live) else None), before)
     rc, out = run([ci, '--plan', '--arch', 'x86_64', 'build', 'leg-arm64'])
     check('.ci/run --plan: known steps pass (exit 0)', rc, 0)
     # the budget: quiet under 45 minutes, a warning past it, a failure past 70, each naming
