@@ -4,6 +4,7 @@
  * walk (jdwalk.c) that check each record as perf would take it. */
 #include "unwinders/lint/lint_int.h"
 
+#include <ctype.h>
 #include <dwarf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -160,6 +161,12 @@ const struct lint_rule lint_rules[LR__COUNT] = {
 		"perf writes a load's bytes into its jitted .so as the dump has them, so code dumped before the JIT relocated it shows perf annotate and objdump calls to address 0 where the running code calls its target; the unwinders are not affected (the return addresses are the same)." },
 	[LR_NO_FDE_NO_FALLBACK] = { "JD083", "no-fde-no-fallback", LINT_WARNING,
 		"perf on this arch unwinds with libdw alone (riscv64: tools/perf/arch/riscv builds no other DWARF unwinder), and elfutils' backend for it has no frame-pointer fallback, so a sample in code without an FDE gets a chain of its pc alone: no caller, no interpreter frame." },
+	[LR_FP_NO_FRAME] = { "JD084", "fp-no-frame", LINT_WARNING,
+		"with -g (--call-graph fp) the kernel walks frame pointers: at a sample in this function, which calls others and builds no frame record, or in any function it calls, the frame pointer still holds its caller's value, so the walk reads the caller's record, whose return address is the caller's caller's: this function's caller is missing from every such chain (--call-graph dwarf is not affected)." },
+	[LR_FP_CLOBBERED] = { "JD085", "fp-clobbered", LINT_ERROR,
+		"with -g (--call-graph fp) the kernel takes the frame pointer as the address of a record {caller's frame pointer, return address}: where the code keeps anything else there (HotSpot's C2 and other JITs use rbp as an ordinary register), the walk reports whatever the two words it points at hold as callers, and goes on from there (--call-graph dwarf is not affected)." },
+	[LR_FP_WINDOW] = { "JD086", "fp-window", LINT_WARNING,
+		"with -g (--call-graph fp) the kernel's walk skips a function's caller at every sample taken while the frame pointer still holds the caller's value: the instructions that push and set it, and those after it is restored; here the code does more work in that window than the frame's own instructions, so more samples lose the caller (--call-graph dwarf is not affected)." },
 };
 
 const char *lint_sev_name(enum lint_sev s)
@@ -207,6 +214,48 @@ void lint_layout(enum pv_profile prof, uint64_t code_addr, uint64_t code_size,
 
 /* ---- the linting walk ---- */
 
+/* The name of the CODE_LOAD at file offset off, read back from the map ("" if
+ * that is no load with a name); the last one asked is kept. */
+static const char *func_name(struct lint_ctx *c, uint64_t off)
+{
+	if (!off)
+		return "";
+	if (c->name_off == off)
+		return c->name_buf;
+	struct jdr_iter it = { c->data, c->size, (size_t)off, c->hdr, 0 };
+	struct jdr_rec r;
+	struct ju_err e;
+	c->name_buf[0] = 0;
+	if (off < c->size && jdr_next(&it, &r, &e) > 0 && r.id == JD_CODE_LOAD && !r.short_fixed && r.u.load.name)
+		snprintf(c->name_buf, sizeof(c->name_buf), "%s", r.u.load.name);
+	c->name_off = off;
+	return c->name_buf;
+}
+
+/* The message names its function: "the CODE_LOAD at 0x176" becomes "'jit_mid'
+ * (the CODE_LOAD at 0x176)", a message that names neither starts with
+ * "'jit_mid': "; one that holds the name already is left alone. */
+static void name_func(struct lint_finding *f)
+{
+	if (!f->func[0])
+		return;
+	char shown[96], at[48], tmp[sizeof(f->msg)];
+	snprintf(shown, sizeof(shown), "%.40s", f->func);
+	if (strstr(f->msg, shown))
+		return;               /* named already (JD048's "(name)", lint_fp's own) */
+	snprintf(shown, sizeof(shown), "'%.80s%s'", f->func, strlen(f->func) > 80 ? "..." : "");
+	snprintf(at, sizeof(at), "the CODE_LOAD at 0x%" PRIx64, f->where.load);
+	const char *p = strstr(f->msg, at);
+	size_t al = strlen(at);
+	if (p && (isxdigit((unsigned char)p[al])))
+		p = NULL;             /* 0x17 inside 0x176 */
+	if (p)
+		snprintf(tmp, sizeof(tmp), "%.*s%s (%s)%s", (int)(p - f->msg), f->msg, shown, at, p + al);
+	else
+		snprintf(tmp, sizeof(tmp), "%s: %s", shown, f->msg);
+	memcpy(f->msg, tmp, sizeof(tmp));
+}
+
 static void report_v(struct lint_ctx *c, enum lint_rule_id id, uint64_t off, const struct lint_where *w,
 		     const char *fmt, va_list ap)
 {
@@ -226,6 +275,8 @@ static void report_v(struct lint_ctx *c, enum lint_rule_id id, uint64_t off, con
 		f.where.whole = true;
 	}
 	vsnprintf(f.msg, sizeof(f.msg), fmt, ap);
+	snprintf(f.func, sizeof(f.func), "%s", func_name(c, f.where.load));
+	name_func(&f);
 	if (c->cb)
 		c->cb(&f, c->arg);
 }
@@ -667,6 +718,7 @@ static void on_load(struct lint_ctx *c, const struct jdr_rec *r)
 		lint_report(c, LR_DUPLICATE_INDEX, r->off + JD_LOAD_CODE_INDEX, "CODE_LOAD '%.60s' reuses code_index %" PRIu64, l->name,
 		       l->code_index);
 	check_identical(c, r, h);
+	lint_fp_check(c, r);
 	if (d)
 		check_debug_for_load(c, r, d, doff);
 	struct pv_layout ly;

@@ -137,6 +137,8 @@ struct lint_ctx {
 	size_t populated;         /* and map pages ahead of it up to here */
 	size_t fetched;           /* lint_walk_ctx: cache lines prefetched up to here */
 	struct lint_prod prod;
+	uint64_t name_off;        /* lint_func_name: the load whose name is in name_buf (0: none) */
+	char name_buf[LINT_FUNC_MAX];
 };
 
 /* One finding: counted, then passed on unless over max_per_rule. */
@@ -161,6 +163,9 @@ bool lint_unw_covers(struct lint_ctx *c, const struct jdr_unw *u, uint64_t addr,
 /* The code of one FDE against its rows (lint_code.c). */
 void lint_code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *code, uint64_t code_addr,
 		     uint64_t code_size, const struct ehf_fde *fde, uint64_t fde_file_off);
+
+/* The load's code as the kernel's frame-pointer walk meets it (lint_fp.c). */
+void lint_fp_check(struct lint_ctx *c, const struct jdr_rec *r);
 
 /* The rules found on real producers (lint_producers.c). */
 void lint_prod_on_load(struct lint_ctx *c, const struct jdr_rec *r, bool has_unwind);
