@@ -30,6 +30,7 @@ static const struct rule_case {
 	{ "JD028", mk_nounw_some }, { "JD029", mk_nounw_all }, { "JD082", mk_unrelocated },
 	{ "JD082", mk_unrelocated_a64 }, { "JD017", mk_tid }, { "JD083", mk_nofde_rv },
 	{ "JD084", mk_fp_noframe }, { "JD085", mk_fp_clobbered }, { "JD086", mk_fp_window },
+	{ "JD087", mk_salted },
 };
 #define NRULE_CASES (sizeof(rule_cases) / sizeof(rule_cases[0]))
 
@@ -645,6 +646,7 @@ Suite *suite_lint(void)
 	lint_add_mk_tests(tc);
 	lint_add_memo(tc);
 	lint_add_fp_tests(tc);
+	lint_add_salt_tests(tc);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");
 	tcase_set_timeout(tc, 300);

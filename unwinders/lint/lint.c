@@ -165,6 +165,8 @@ const struct lint_rule lint_rules[LR__COUNT] = {
 		"with -g (--call-graph fp) the kernel walks frame pointers: at a sample in this function, which calls others and builds no frame record, or in any function it calls, the frame pointer still holds its caller's value, so the walk reads the caller's record, whose return address is the caller's caller's: this function's caller is missing from every such chain (--call-graph dwarf is not affected)." },
 	[LR_FP_CLOBBERED] = { "JD085", "fp-clobbered", LINT_ERROR,
 		"with -g (--call-graph fp) the kernel takes the frame pointer as the address of a record {caller's frame pointer, return address}: where the code keeps anything else there (HotSpot's C2 and other JITs use rbp as an ordinary register), the walk reports whatever the two words it points at hold as callers, and goes on from there (--call-graph dwarf is not affected)." },
+	[LR_CODE_NOT_CODE] = { "JD087", "code-not-code", LINT_WARNING,
+		"perf writes a load's bytes into its jitted .so as the dump has them, so where they are not the code that ran, perf annotate and objdump of the .so show instructions the process never ran; perf's unwinders read the CFI and the stack, not these bytes." },
 	[LR_FP_WINDOW] = { "JD086", "fp-window", LINT_WARNING,
 		"with -g (--call-graph fp) the kernel's walk skips a function's caller at every sample taken while the frame pointer still holds the caller's value: the instructions that push and set it, and those after it is restored; here the code does more work in that window than the frame's own instructions, so more samples lose the caller (--call-graph dwarf is not affected)." },
 };
@@ -718,7 +720,7 @@ static void on_load(struct lint_ctx *c, const struct jdr_rec *r)
 		lint_report(c, LR_DUPLICATE_INDEX, r->off + JD_LOAD_CODE_INDEX, "CODE_LOAD '%.60s' reuses code_index %" PRIu64, l->name,
 		       l->code_index);
 	check_identical(c, r, h);
-	lint_fp_check(c, r);
+	lint_salt_on_load(c, r);
 	if (d)
 		check_debug_for_load(c, r, d, doff);
 	struct pv_layout ly;
@@ -731,6 +733,10 @@ static void on_load(struct lint_ctx *c, const struct jdr_rec *r)
 	}
 	if (u && !again && !c->unw_bad)
 		lint_check_unwind(c, r, u, uoff, &ly);
+	if (c->not_code)
+		lint_salt_found(c, r);   /* and no code check of its own: its bytes are not the code */
+	else
+		lint_fp_check(c, r);
 }
 
 static void on_unwind(struct lint_ctx *c, const struct jdr_rec *r)
@@ -849,6 +855,7 @@ static void finish(struct lint_ctx *c)
 			lint_report(c, LR_DEBUG_NO_LOAD, c->ps.dbg_off, "no CODE_LOAD follows this DEBUG_INFO");
 	}
 	lint_prod_finish(c);
+	lint_salt_finish(c);
 }
 
 int lint_walk_ctx(struct lint_ctx *c)

@@ -103,6 +103,7 @@ enum lint_rule_id {
 	LR_FP_NO_FRAME,         /* JD084 */
 	LR_FP_CLOBBERED,        /* JD085 */
 	LR_FP_WINDOW,           /* JD086 */
+	LR_CODE_NOT_CODE,       /* JD087 */
 	LR__COUNT
 };
 
