@@ -125,7 +125,26 @@ START_TEST(fp_rules_by_function)
 }
 END_TEST
 
+/* findings name their loads (issue 36): mk_overlap's 'tramp2' lies over the
+ * unwinding data of 'tramp', whose name is a prefix of its own; JD051 names both */
+START_TEST(findings_name_loads)
+{
+	struct jb b = { 0 };
+	mk_overlap(&b, true, NULL);
+	lt_lint_buf(b.p, b.n, PV_CURRENT, NULL);
+	free(b.p);
+	char buf[8192];
+	lt_show(buf, sizeof(buf));
+	bool found = false;
+	for (size_t i = 0; i < lt_G.n; i++)
+		found |= !strcmp(lt_G.r[i]->id, "JD051") && strstr(lt_G.msg[i], "'tramp' (the CODE_LOAD at 0x") &&
+			 strstr(lt_G.msg[i], "'tramp2'");
+	ck_assert_msg(found, "no JD051 naming 'tramp' (the CODE_LOAD at ...) and 'tramp2':\n%s", buf);
+}
+END_TEST
+
 void lint_add_fp_tests(TCase *rules)
 {
 	tcase_add_test(rules, fp_rules_by_function);
+	tcase_add_test(rules, findings_name_loads);
 }

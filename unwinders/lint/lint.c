@@ -234,27 +234,56 @@ static const char *func_name(struct lint_ctx *c, uint64_t off)
 	return c->name_buf;
 }
 
-/* The message names its function: "the CODE_LOAD at 0x176" becomes "'jit_mid'
- * (the CODE_LOAD at 0x176)", a message that names neither starts with
- * "'jit_mid': "; one that holds the name already is left alone. */
-static void name_func(struct lint_finding *f)
+/* Does the message hold the name already, quoted or in parentheses (JD048's "(name)")? */
+static bool has_name(const char *msg, const char *name)
 {
-	if (!f->func[0])
+	char q[48];
+	bool whole = strlen(name) <= 40;      /* a longer name: its first 40 bytes */
+	snprintf(q, sizeof(q), "'%.40s%s", name, whole ? "'" : "");
+	if (strstr(msg, q))
+		return true;
+	snprintf(q, sizeof(q), "(%.40s%s", name, whole ? ")" : "");
+	return strstr(msg, q) != NULL;
+}
+
+/* "'jit_mid' (" before the CODE_LOAD at 0x176 that starts at p and ends at
+ * end, in f's message, when that load has a name the message does not hold;
+ * where to look on from. */
+static size_t name_one(struct lint_ctx *c, struct lint_finding *f, const char *p, const char *end, uint64_t off)
+{
+	const char *name = func_name(c, off);
+	char ins[96], tmp[sizeof(f->msg)];
+	if (!name[0] || has_name(f->msg, name))
+		return (size_t)(end - f->msg);
+	size_t head = (size_t)(p - f->msg);
+	snprintf(ins, sizeof(ins), "'%.80s%s' (", name, strlen(name) > 80 ? "..." : "");
+	snprintf(tmp, sizeof(tmp), "%.*s%s%.*s)%s", (int)head, f->msg, ins, (int)(end - p), p, end);
+	memcpy(f->msg, tmp, sizeof(tmp));
+	size_t to = head + strlen(ins) + (size_t)(end - p) + 1;
+	return to < sizeof(f->msg) ? to : sizeof(f->msg) - 1;
+}
+
+/* The message names its functions: every "the CODE_LOAD at 0x176" becomes
+ * "'jit_mid' (the CODE_LOAD at 0x176)"; a message about a load (where.load)
+ * that names neither it nor its offset starts with "'jit_mid': ". */
+static void name_func(struct lint_ctx *c, struct lint_finding *f)
+{
+	static const char key[] = "the CODE_LOAD at 0x";
+	bool said = false;
+	size_t from = 0;
+	for (int k = 0; k < 8 && from < sizeof(f->msg); k++) {   /* a message names a few loads */
+		const char *p = strstr(f->msg + from, key);
+		if (!p)
+			break;
+		char *end;
+		uint64_t off = strtoull(p + sizeof(key) - 1, &end, 16);
+		said |= off == f->where.load;
+		from = name_one(c, f, p, end, off);
+	}
+	char tmp[sizeof(f->msg)];
+	if (said || !f->func[0] || has_name(f->msg, f->func))
 		return;
-	char shown[96], at[48], tmp[sizeof(f->msg)];
-	snprintf(shown, sizeof(shown), "%.40s", f->func);
-	if (strstr(f->msg, shown))
-		return;               /* named already (JD048's "(name)", lint_fp's own) */
-	snprintf(shown, sizeof(shown), "'%.80s%s'", f->func, strlen(f->func) > 80 ? "..." : "");
-	snprintf(at, sizeof(at), "the CODE_LOAD at 0x%" PRIx64, f->where.load);
-	const char *p = strstr(f->msg, at);
-	size_t al = strlen(at);
-	if (p && (isxdigit((unsigned char)p[al])))
-		p = NULL;             /* 0x17 inside 0x176 */
-	if (p)
-		snprintf(tmp, sizeof(tmp), "%.*s%s (%s)%s", (int)(p - f->msg), f->msg, shown, at, p + al);
-	else
-		snprintf(tmp, sizeof(tmp), "%s: %s", shown, f->msg);
+	snprintf(tmp, sizeof(tmp), "'%.80s%s': %s", f->func, strlen(f->func) > 80 ? "..." : "", f->msg);
 	memcpy(f->msg, tmp, sizeof(tmp));
 }
 
@@ -278,7 +307,7 @@ static void report_v(struct lint_ctx *c, enum lint_rule_id id, uint64_t off, con
 	}
 	vsnprintf(f.msg, sizeof(f.msg), fmt, ap);
 	snprintf(f.func, sizeof(f.func), "%s", func_name(c, f.where.load));
-	name_func(&f);
+	name_func(c, &f);
 	if (c->cb)
 		c->cb(&f, c->arg);
 }
