@@ -13,6 +13,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "unwinders/decode.h"
@@ -211,6 +212,13 @@ static void fp_step(struct fp_walk *k, const struct uw_insn *x, enum fp_what was
 	}
 }
 
+/* lint_fp_check's memo: the walk over the last load's code (at code_off in the map) */
+struct fp_memo {
+	uint64_t load_off, code_off, size;
+	struct fp_walk k;
+	bool done, unknown;
+};
+
 /* After a return or jump, the first instruction that does something: a save
  * of fp starts another function (a load that holds several), from its entry. */
 static void fp_after_end(struct fp_walk *k, const struct uw_insn *x, uint64_t off)
@@ -315,9 +323,25 @@ void lint_fp_check(struct lint_ctx *c, const struct jdr_rec *r)
 	const struct uw_arch *ua = c->mach <= UINT16_MAX ? uw_arch_by_mach((uint16_t)c->mach) : NULL;
 	if (!l->code || !l->code_size || !fp_judged(ua))
 		return;
+	/* the walk is a function of the code bytes: the last one is kept for a
+	 * load whose bytes are the same (a JIT's copied trampolines; off with the
+	 * code check's memo, JU_LINT_MEMO=0) */
+	struct fp_memo *m = c->fp_memo;
+	if (!m && !c->cm_off)
+		m = c->fp_memo = calloc(1, sizeof(*m));
+	if (m && m->size == l->code_size && m->load_off &&
+	    !memcmp(c->data + m->code_off, l->code, (size_t)l->code_size)) {
+		struct fp_walk k = m->k;
+		fp_say(c, r, &k, m->done, m->unknown);
+		return;
+	}
 	struct fp_walk k = { .dc = ua->decoder, .L = &ua->fp };
 	bool unknown = false;
 	uint64_t end = fp_follow(&k, l->code, l->code_size, &unknown);
 	fp_win_close(&k, end);
+	if (m) {
+		*m = (struct fp_memo){ .load_off = r->off, .code_off = (uint64_t)(l->code - c->data), .size = l->code_size,
+				       .k = k, .done = end == l->code_size, .unknown = unknown };
+	}
 	fp_say(c, r, &k, end == l->code_size, unknown);
 }

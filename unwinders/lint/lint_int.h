@@ -124,6 +124,7 @@ struct lint_ctx {
 	struct cm_entry *cmemo;   /* lint_code.c's memo of whole code checks; NULL: none yet */
 	bool cm_off;              /* no memo (JU_LINT_MEMO=0, or it could not be allocated) */
 	bool code_seen;           /* check_identical: the load's code bytes are an earlier load's */
+	struct fp_memo *fp_memo;  /* lint_fp.c's walk of the last load's code; NULL: none yet */
 	unsigned ra_col;          /* the code check's return address column */
 	unsigned lu_regs;         /* libunwind's register table size for the load's arch (JD055) */
 	bool rows_over;

@@ -54,8 +54,11 @@ void lint_salt_on_load(struct lint_ctx *c, const struct jdr_rec *r)
 {
 	const struct jdr_load *l = &r->u.load;
 	c->salt_candidate = c->not_code = false;
-	if (!l->code || l->code_size <= SALT_BYTES || l->code_size > SALT_MAX_CODE)
+	/* code an earlier load had whole (c->code_seen) is no salted copy of it */
+	if (!l->code || l->code_size <= SALT_BYTES || l->code_size > SALT_MAX_CODE || c->code_seen) {
+		c->salt_prev_off = l->code ? r->off : c->salt_prev_off;
 		return;
+	}
 	c->salt_candidate = salt_neighbour(c, r);
 	/* the shape seen salted before: the same size and unsalted bytes */
 	if (c->salt_candidate && c->salt_loads && c->salt_size == l->code_size &&
