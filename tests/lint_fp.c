@@ -20,6 +20,11 @@ static const uint8_t clobber[] = { 0x55, 0x48, 0x83, 0xec, 0x10, 0x48, 0x89, 0xf
 static const uint8_t window[] = { 0x48, 0x89, 0xf8, 0x55, 0x48, 0x89, 0xe5, 0xff, 0xd1, 0x5d, 0x48, 0x89, 0xc2, 0xc3 };
 /* push %r12; push %rbp; mov %rsp,%rbp; ...: rbp points at {saved rbp, saved r12}, not the return address */
 static const uint8_t r12_first[] = { 0x41, 0x54, 0x55, 0x48, 0x89, 0xe5, 0xff, 0xd1, 0x5d, 0x41, 0x5c, 0xc3 };
+/* push %rbp; mov %rsp,%rbp; call *%rcx; pop %rbp; cmp $0x2,%rcx; jg 0xe; ret;
+ * 0xe: pop %r10; push %r10; ret: V8's two return sequences, the second reached
+ * by the jg with the caller's rbp (+0x7, +0xb, +0xd, then +0xe, +0x10, +0x12) */
+static const uint8_t v8ret[] = { 0x55, 0x48, 0x89, 0xe5, 0xff, 0xd1, 0x5d, 0x48, 0x83, 0xf9, 0x02, 0x7f, 0x01, 0xc3,
+				 0x41, 0x5a, 0x41, 0x52, 0xc3 };
 /* mov 0x18(%rbp),%rax; call *%rcx; ret: a frame its code never builds (V8's baseline code, QEMU's env in rbp) */
 static const uint8_t foreign[] = { 0x48, 0x8b, 0x45, 0x18, 0xff, 0xd1, 0xc3 };
 
@@ -84,10 +89,10 @@ START_TEST(fp_rules_by_function)
 		{ "jit_framed", fp_tramp, sizeof(fp_tramp) }, { "jit_cet", fp_cet, sizeof(fp_cet) },
 		{ "jit_noframe", nofp_tramp, sizeof(nofp_tramp) }, { "jit_clobber", clobber, sizeof(clobber) },
 		{ "jit_window", window, sizeof(window) }, { "jit_r12", r12_first, sizeof(r12_first) },
-		{ "jit_foreign", foreign, sizeof(foreign) },
+		{ "jit_foreign", foreign, sizeof(foreign) }, { "jit_v8ret", v8ret, sizeof(v8ret) },
 	};
-	uint64_t off[7];
-	for (size_t i = 0; i < 7; i++)
+	uint64_t off[8];
+	for (size_t i = 0; i < 8; i++)
 		off[i] = jb_load(&b, f[i].name, ADDR + 0x1000 * (i + 1), f[i].code, f[i].n, i);
 	lt_lint_buf(b.p, b.n, PV_CURRENT, NULL);
 	free(b.p);
@@ -97,9 +102,9 @@ START_TEST(fp_rules_by_function)
 	/* JD084, JD085, JD086 per function: how many */
 	/* (JD084 is about samples where the walk reads the caller's record: not
 	 * where it reads garbage, JD085's) */
-	static const size_t want[7][3] = { { 0, 0, 0 }, { 0, 0, 0 }, { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 }, { 0, 1, 0 },
-					   { 0, 0, 0 } };
-	for (size_t i = 0; i < 7; i++)
+	static const size_t want[8][3] = { { 0, 0, 0 }, { 0, 0, 0 }, { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 }, { 0, 1, 0 },
+					   { 0, 0, 0 }, { 0, 0, 1 } };
+	for (size_t i = 0; i < 8; i++)
 		for (size_t r = 0; r < 3; r++) {
 			size_t at = 0;
 			ck_assert_msg(fp_about(ids[r], off[i], &at) == want[i][r], "%s about %s: want %zu\n%s", ids[r], f[i].name,
@@ -122,6 +127,9 @@ START_TEST(fp_rules_by_function)
 	static const uint64_t r12[] = { 0x6, 0x8 };
 	fp_about("JD085", off[5], &at);
 	ck_assert_msg(fp_pcs(at, r12, 2), "%s", buf);
+	static const uint64_t ret2[] = { 0x7, 0xb, 0xd, 0xe, 0x10, 0x12 };
+	fp_about("JD086", off[7], &at);
+	ck_assert_msg(fp_pcs(at, ret2, 6) && strstr(lt_G.msg[at], "torn down early"), "%s", buf);
 }
 END_TEST
 

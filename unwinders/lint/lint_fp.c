@@ -38,6 +38,15 @@ struct fp_win {
 	uint64_t more;            /* boundaries past the LINT_MAX_PCS kept */
 };
 
+/* a forward jump taken while the caller's fp is live: the code at its target,
+ * when nothing falls through to it, starts in the jump's state */
+#define FP_TARGETS 16
+struct fp_target {
+	uint64_t at;
+	struct uw_cfa_state st;
+	bool bad_fp, work, epi;
+};
+
 struct fp_walk {
 	const struct uw_decoder *dc;
 	const struct uw_fp_layout *L;
@@ -48,6 +57,9 @@ struct fp_walk {
 	uint64_t entry;           /* the offset of the function's first instruction */
 	struct fp_win win;
 	struct fp_hits other, window;
+	bool fell;                /* the last instruction does not fall through (x->end) */
+	unsigned ntargets;
+	struct fp_target targets[FP_TARGETS];
 };
 
 static void fp_mark(struct fp_hits *h, uint64_t off)
@@ -186,15 +198,43 @@ static void fp_boundary(struct fp_walk *k, enum fp_what what, uint64_t off)
 	}
 }
 
+/* A forward jump in a window: its target's state (the first FP_TARGETS kept). */
+static void fp_jump(struct fp_walk *k, const struct uw_insn *x, uint64_t next)
+{
+	if (!x->jump || x->rel <= 0 || !k->win.open || k->ntargets >= FP_TARGETS)
+		return;
+	k->targets[k->ntargets++] = (struct fp_target){ .at = next + (uint64_t)x->rel, .st = k->st,
+							 .bad_fp = k->bad_fp, .work = k->win.work, .epi = k->win.epi };
+}
+
+/* The code at pc follows a return or jump: if a jump in a window goes here,
+ * it runs in that jump's state, in that window (V8's `pop %rbp; cmp; jg` to
+ * `pop %r10; lea; push %r10; ret`). */
+static void fp_landing(struct fp_walk *k, uint64_t pc)
+{
+	for (unsigned i = 0; i < k->ntargets; i++) {
+		const struct fp_target *t = &k->targets[i];
+		if (t->at != pc)
+			continue;
+		k->st = t->st;
+		k->bad_fp = t->bad_fp;
+		k->bad_save = k->unsure = k->after_end = false;
+		k->win = (struct fp_win){ .open = true, .work = t->work, .epi = t->epi };
+		return;
+	}
+}
+
 /* One instruction interpreted after its boundary was judged; windows open
  * at the entry (fp_walk_load) and where the frame is torn down. */
-static void fp_step(struct fp_walk *k, const struct uw_insn *x, enum fp_what was, uint64_t off)
+static void fp_step(struct fp_walk *k, const struct uw_insn *x, enum fp_what was, uint64_t off, uint64_t next)
 {
 	fp_pre(k, x, was, off);
 	k->calls |= x->call;
 	if (k->win.open)
 		k->win.work |= fp_work(k, x, off);
 	uw_eff_apply(&k->st, x);
+	fp_jump(k, x, next);
+	k->fell = x->end;
 	enum fp_what now = fp_what(k);
 	if (now == FS_CALLER && was == FS_FRAME && !k->win.open)
 		k->win = (struct fp_win){ .open = true, .epi = true };
@@ -247,12 +287,14 @@ static uint64_t fp_follow(struct fp_walk *k, const uint8_t *code, uint64_t size,
 		size_t len = k->dc->decode(code + pc, (size_t)(size - pc), &x);
 		if (!len || x.data)
 			break;            /* not code (or not decoded): the rest is not judged */
+		if (k->fell)
+			fp_landing(k, pc);
 		if (k->after_end && x.neff)
 			fp_after_end(k, &x, pc);
 		enum fp_what was = fp_what(k);
 		*seen_unknown |= was == FS_UNKNOWN;
 		fp_boundary(k, was, pc);
-		fp_step(k, &x, was, pc);
+		fp_step(k, &x, was, pc, pc + len);
 		pc += len;
 	}
 	return pc;
