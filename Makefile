@@ -325,6 +325,16 @@ corpus: deps $(BIN)
 lint-vs-run: deps $(BIN)
 	tests/lint_vs_run.py --arch $(ARCH) --bin ./$(BIN) $(if $(RUNNER),--runner $(RUNNER))
 
+# lint's -g rules against real perf record -g (tests/lint_g_perf.py): a small x86_64 JIT's
+# functions without a frame record, with one, and with rbp pointed at other data; skipped,
+# with the reason, without perf, on another host arch, or for a cross ARCH.
+check: lint-g-perf
+.PHONY: lint-g-perf
+lint-g-perf: deps $(BIN)
+	@if [ -n "$(RUNNER)" ]; then echo "lint-g-perf: skipped (ARCH $(ARCH) runs under $(RUNNER))"; else \
+	  tests/lint_g_perf.py --bin ./$(BIN) --cc "$(CC)" >$(BUILD)/lint-g-perf.txt; rc=$$?; \
+	  cat $(BUILD)/lint-g-perf.txt; [ $$rc = 0 ] || [ $$rc = 77 ]; fi
+
 # README.md's tutorial stays true (tests/readme_tutorial.py): its commands run in a temporary
 # directory and print what the README shows (addresses, times normalized); a missing
 # prerequisite (another ARCH than its x86_64 case, no working perf for its perf column) prints

@@ -191,5 +191,11 @@ void mk_v8(struct jb *b, bool bad, struct ctx *c);
 void lint_add_mk_tests(TCase *rules);
 void lint_add_cli(TCase *cli);
 void lint_add_memo(TCase *rules);
+void lint_add_fp_tests(TCase *rules);
+void lint_add_salt_tests(TCase *rules);
+void mk_salted(struct jb *b, bool bad, struct ctx *c);
+void mk_fp_noframe(struct jb *b, bool bad, struct ctx *c);
+void mk_fp_clobbered(struct jb *b, bool bad, struct ctx *c);
+void mk_fp_window(struct jb *b, bool bad, struct ctx *c);
 
 #endif

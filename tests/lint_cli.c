@@ -374,7 +374,10 @@ START_TEST(harness_dumps)
 		const char *ids[64];
 		size_t ni = 0;
 		for (size_t k = 0; k < lt_G.n && ni < 64; k++) {
-			if (lt_G.r[k]->sev == LINT_INFO)
+			/* the -g rules (JD084-JD086), on x86_64 only, are held to the fp
+			 * columns of every case's samples by tests/lint_vs_run.py */
+			if (lt_G.r[k]->sev == LINT_INFO || lt_G.r[k] == lint_rule_find("JD084") ||
+			    lt_G.r[k] == lint_rule_find("JD085") || lt_G.r[k] == lint_rule_find("JD086"))
 				continue;
 			bool dup = false;
 			for (size_t j = 0; j < ni; j++)

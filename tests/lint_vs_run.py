@@ -7,8 +7,14 @@ one about every instruction of the load (or of every load).
 
   tests/lint_vs_run.py [--arch A] [--bin B] [--runner R] [CASE...]
 
-Exit 1 naming each offset lint misses.  Uses only run's JSON and lint's JSON
-(the offsets are machine-readable there), never the message text."""
+And the -g rules are true to the kernel's frame-pointer walk: at every
+boundary a JD085 or JD086 finding names, and at every boundary of a function
+JD084 names, the `fp` emulation and the kernel's own walk (`kernel-fp`, the
+CALLCHAIN of perf_event_open samples, where this machine allows them) lose
+a frame (skipped, wrong, ...), in every sample run takes there.
+
+Exit 1 naming each offset lint misses or names falsely.  Uses only run's JSON
+and lint's JSON (the offsets are machine-readable there), never the message text."""
 import re
 import json, os, subprocess, sys, tempfile
 
@@ -46,6 +52,42 @@ def losses(report):
     return out
 
 
+FP_RULES = ('JD084', 'JD085', 'JD086')
+FP_COLS = ('fp', 'kernel-fp')
+
+
+def fp_verdicts(report):
+    """case file -> {(function, offset): [(column, verdict)...]} of the FP columns"""
+    out = {}
+    for c in report['cases']:
+        for s in c['samples']:
+            fn, _, _ = s['where'].partition('+')
+            if s.get('offset') is None:
+                continue
+            for u in FP_COLS:
+                v = s['unwinders'].get(u)
+                if v:
+                    out.setdefault(c['file'], {}).setdefault((fn, s['offset']), []).append((u, v['verdict']))
+    return out
+
+
+def fp_false(case, findings, verdicts):
+    """(checked, [false claims]) of the -g findings of one case's dump"""
+    checked, bad = 0, []
+    for f in findings:
+        if f['id'] not in FP_RULES or 'function' not in f:
+            continue
+        fn, co = f['function'], f['code_offsets']
+        for (vf, off), vs in sorted(verdicts.items()):
+            if vf != fn or (co != 'all' and off not in co):
+                continue
+            for col, v in vs:
+                checked += 1
+                if v not in LOST:
+                    bad.append('%s: %s names %s+0x%x, where %s is %s' % (case, f['id'], fn, off, col, v))
+    return checked, bad
+
+
 def named(findings, off):
     for f in findings:
         if f['severity'] == 'info' or 'code_offsets' not in f:
@@ -54,6 +96,33 @@ def named(findings, off):
         if co == 'all' or off in co:
             return True
     return False
+
+
+def fp_check(runner, binary, cases, tmp):
+    """the -g findings of every case's dump against its fp columns"""
+    rep = os.path.join(tmp, 'fp.json')
+    cols = 'fp,kernel-fp'
+    r = sh(runner + [binary, 'run', '--unwinders', cols, '--json', rep] + cases)
+    if r.returncode not in (0, 1):
+        r = sh(runner + [binary, 'run', '--unwinders', 'fp', '--json', rep] + cases)
+        if r.returncode not in (0, 1):
+            sys.exit('lint_vs_run: run --unwinders fp failed (%d): %s' % (r.returncode, r.stderr))
+    with open(rep) as f:
+        verdicts = fp_verdicts(json.load(f))
+    checked, bad, nfind = 0, [], 0
+    for case, vs in sorted(verdicts.items()):
+        d = tempfile.mkdtemp(dir=tmp)
+        sh(runner + [binary, 'run', '--unwinders', 'oracle', '--jitdump-dir', d, case])
+        dumps = [x for x in os.listdir(d) if x.startswith('jit-') and x.endswith('.dump')]
+        if len(dumps) != 1:
+            sys.exit('lint_vs_run: %s left %d dumps' % (case, len(dumps)))
+        r = sh(runner + [binary, 'lint', '--json', '--all', os.path.join(d, dumps[0])])
+        findings = json.loads(r.stdout)['files'][0]['findings']
+        nfind += sum(f['id'] in FP_RULES for f in findings)
+        n, b = fp_false(case, findings, vs)
+        checked += n
+        bad += b
+    return checked, bad, nfind
 
 
 def main():
@@ -93,13 +162,21 @@ def main():
                 if not named(findings, off):
                     bad.append('%s (perf %s, stack %d): +0x%x (%s): no lint finding names it'
                                % (case, prof, stack, off, ', '.join(why)))
-    for b in bad:
+        fpc, fpbad, fpn = fp_check(runner, binary, cases, tmp)
+    for b in bad + fpbad:
         print('lint_vs_run: ' + b)
+    print('lint_vs_run: %d samples at boundaries the -g rules name, %d lose a frame in the fp columns'
+          % (fpc, fpc - len(fpbad)))
+    if fpn and not fpc:
+        sys.exit('lint_vs_run: %d -g findings, none at a sampled boundary: the check would prove nothing' % fpn)
+    if not fpn:
+        print('lint_vs_run: no -g finding on these cases (lint judges -g where the arch table says the '
+              'kernel walk alone makes the chain)')
     print('lint_vs_run: %d offsets where a DWARF unwinder loses the caller, %d named by lint'
           % (checked, checked - len(bad)))
     if not checked and not args:
         sys.exit('lint_vs_run: no losses found in %s: the check would prove nothing' % cases[0])
-    return 1 if bad else 0
+    return 1 if bad or fpbad else 0
 
 
 if __name__ == '__main__':

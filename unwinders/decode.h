@@ -54,6 +54,11 @@ struct uw_eff {
 /* One decoded instruction: its effects in the order they happen. */
 struct uw_insn {
 	bool end;                 /* no fall-through (ret, jmp, trap): tr's RET/JUMP */
+	bool data;                /* the bytes look like data, not code (the arch's padding or zero fill) */
+	bool fp_base;             /* a memory operand addressed from the frame pointer (lint's -g check) */
+	bool call;                /* a call (lint's -g check; set by the x86_64 decoder only) */
+	bool jump;                /* a direct jump or conditional jump to the next instruction + rel (likewise) */
+	int64_t rel;
 	unsigned neff;
 	struct uw_eff eff[UW_MAX_EFF];
 };

@@ -91,6 +91,10 @@ static void write_finding(struct lint_out *o, const struct lint_finding *x)
 		fputs(", \"perf\": ", o->f);
 		hx_jsonw_str(o->f, x->rule->perf, HX_JSONW_LATIN1);
 		json_where(o->f, &x->where);
+		if (x->where.load && x->func[0]) {
+			fputs(", \"function\": ", o->f);
+			hx_jsonw_str(o->f, x->func, HX_JSONW_LATIN1);
+		}
 		fputs(" }", o->f);
 		o->first = false;
 		return;

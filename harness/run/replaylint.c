@@ -335,12 +335,13 @@ int hx_rl_sample(struct hx_rl *l, const struct rr *r, const struct rr_view *v, c
 
 /* Rules that say nothing about how perf unwinds (file naming, line info,
  * readers other than perf, lint's own limits), and the rules about one
- * DWARF unwinder's input only. */
+ * unwinder's input only (the -g rules: the kernel's frame-pointer walk's). */
 static const char *const not_unwinding[] = { "JD006", "JD007", "JD014", "JD024", "JD038", "JD044", "JD070",
-					     "JD071", "JD072", "JD073", "JD074", "JD075", "JD076", "JD099" };
+					     "JD071", "JD072", "JD073", "JD074", "JD075", "JD076", "JD087",
+					     "JD099" };
 static const struct { const char *rule, *engine; } one_engine[] = {
 	{ "JD040", "libunwind" }, { "JD041", "libunwind" }, { "JD042", "libunwind" }, { "JD043", "libunwind" },
-	{ "JD091", "libdw" },
+	{ "JD091", "libdw" }, { "JD084", "fp" }, { "JD085", "fp" }, { "JD086", "fp" },
 };
 
 static bool about_unwinding(const struct lint_rule *ru, const char *engine)

@@ -12,7 +12,7 @@ static uint32_t rd32(const uint8_t *p)
  * C4.1); one word each, unknown words stop the check as on x86_64. */
 static size_t a64_decode(const uint8_t *p, size_t n, struct uw_insn *e)
 {
-	e->end = false;                                   /* readers stop at neff */
+	e->end = e->data = e->fp_base = e->call = e->jump = false;   /* readers stop at neff */
 	e->neff = 0;
 	if (n < 4)
 		return 0;

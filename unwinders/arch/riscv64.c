@@ -192,7 +192,7 @@ static size_t rv_decode16(uint16_t h, struct uw_insn *e)
 
 static size_t rv_decode(const uint8_t *p, size_t n, struct uw_insn *e)
 {
-	e->end = false;                                 /* readers stop at neff */
+	e->end = e->data = e->fp_base = e->call = e->jump = false;   /* readers stop at neff */
 	e->neff = 0;
 	if (n < 2)
 		return 0;

@@ -666,6 +666,9 @@ static size_t x86_decode(const uint8_t *p, size_t n, struct uw_insn *e)
 	/* no memset of the effects: readers stop at neff (this runs at every boundary) */
 	e->end = false;
 	e->neff = 0;
+	/* 00 00 is add %al,(%rax): zero-filled bytes (Erlang's CodeInfoPrologue data after its call) */
+	e->data = n >= 2 && !p[0] && !p[1];
+	e->fp_base = e->call = e->jump = false;
 	if (n >= 1 && p[0] == 0x90)
 		return 1;                                     /* nop: JIT padding, the common case */
 	if (n >= 4 && p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && (p[3] == 0xfa || p[3] == 0xfb))
@@ -674,6 +677,12 @@ static size_t x86_decode(const uint8_t *p, size_t n, struct uw_insn *e)
 	size_t len = x86_parse(p, n, &in);
 	if (!len)
 		return 0;
+	e->fp_base = in.has_m && in.mod != 3 && in.base == 5;   /* disp(%rbp) */
+	e->call = in.map == 1 && (in.op == 0xe8 || (in.op == 0xff && in.regf == 2));   /* call rel32, call *r/m */
+	/* jcc rel8, jmp rel8, jmp rel32; jcc rel32 */
+	e->jump = (in.map == 1 && ((in.op >= 0x70 && in.op <= 0x7f) || in.op == 0xeb || in.op == 0xe9)) ||
+		  (in.map == 2 && in.op >= 0x80 && in.op <= 0x8f);
+	e->rel = in.imm;
 	if (in.map == 1)
 		x86_map1(&in, e);
 	else if (in.map == 2)

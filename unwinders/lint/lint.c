@@ -4,6 +4,7 @@
  * walk (jdwalk.c) that check each record as perf would take it. */
 #include "unwinders/lint/lint_int.h"
 
+#include <ctype.h>
 #include <dwarf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -160,6 +161,14 @@ const struct lint_rule lint_rules[LR__COUNT] = {
 		"perf writes a load's bytes into its jitted .so as the dump has them, so code dumped before the JIT relocated it shows perf annotate and objdump calls to address 0 where the running code calls its target; the unwinders are not affected (the return addresses are the same)." },
 	[LR_NO_FDE_NO_FALLBACK] = { "JD083", "no-fde-no-fallback", LINT_WARNING,
 		"perf on this arch unwinds with libdw alone (riscv64: tools/perf/arch/riscv builds no other DWARF unwinder), and elfutils' backend for it has no frame-pointer fallback, so a sample in code without an FDE gets a chain of its pc alone: no caller, no interpreter frame." },
+	[LR_FP_NO_FRAME] = { "JD084", "fp-no-frame", LINT_WARNING,
+		"with -g (--call-graph fp) the kernel walks frame pointers: at a sample in this function, which calls others and builds no frame record, or in any function it calls, the frame pointer still holds its caller's value, so the walk reads the caller's record, whose return address is the caller's caller's: this function's caller is missing from every such chain (--call-graph dwarf is not affected)." },
+	[LR_FP_CLOBBERED] = { "JD085", "fp-clobbered", LINT_ERROR,
+		"with -g (--call-graph fp) the kernel takes the frame pointer as the address of a record {caller's frame pointer, return address}: where the code keeps anything else there (HotSpot's C2 and other JITs use rbp as an ordinary register), the walk reports whatever the two words it points at hold as callers, and goes on from there (--call-graph dwarf is not affected)." },
+	[LR_CODE_NOT_CODE] = { "JD087", "code-not-code", LINT_WARNING,
+		"perf writes a load's bytes into its jitted .so as the dump has them, so where they are not the code that ran, perf annotate and objdump of the .so show instructions the process never ran; perf's unwinders read the CFI and the stack, not these bytes." },
+	[LR_FP_WINDOW] = { "JD086", "fp-window", LINT_WARNING,
+		"with -g (--call-graph fp) the kernel's walk skips a function's caller at every sample taken while the frame pointer still holds the caller's value: the instructions that push and set it, and those after it is restored; here the code does more work in that window than the frame's own instructions, so more samples lose the caller (--call-graph dwarf is not affected)." },
 };
 
 const char *lint_sev_name(enum lint_sev s)
@@ -207,6 +216,77 @@ void lint_layout(enum pv_profile prof, uint64_t code_addr, uint64_t code_size,
 
 /* ---- the linting walk ---- */
 
+/* The name of the CODE_LOAD at file offset off, read back from the map ("" if
+ * that is no load with a name); the last one asked is kept. */
+static const char *func_name(struct lint_ctx *c, uint64_t off)
+{
+	if (!off)
+		return "";
+	if (c->name_off == off)
+		return c->name_buf;
+	struct jdr_iter it = { c->data, c->size, (size_t)off, c->hdr, 0 };
+	struct jdr_rec r;
+	struct ju_err e;
+	c->name_buf[0] = 0;
+	if (off < c->size && jdr_next(&it, &r, &e) > 0 && r.id == JD_CODE_LOAD && !r.short_fixed && r.u.load.name)
+		snprintf(c->name_buf, sizeof(c->name_buf), "%s", r.u.load.name);
+	c->name_off = off;
+	return c->name_buf;
+}
+
+/* Does the message hold the name already, quoted or in parentheses (JD048's "(name)")? */
+static bool has_name(const char *msg, const char *name)
+{
+	char q[48];
+	bool whole = strlen(name) <= 40;      /* a longer name: its first 40 bytes */
+	snprintf(q, sizeof(q), "'%.40s%s", name, whole ? "'" : "");
+	if (strstr(msg, q))
+		return true;
+	snprintf(q, sizeof(q), "(%.40s%s", name, whole ? ")" : "");
+	return strstr(msg, q) != NULL;
+}
+
+/* "'jit_mid' (" before the CODE_LOAD at 0x176 that starts at p and ends at
+ * end, in f's message, when that load has a name the message does not hold;
+ * where to look on from. */
+static size_t name_one(struct lint_ctx *c, struct lint_finding *f, const char *p, const char *end, uint64_t off)
+{
+	const char *name = func_name(c, off);
+	char ins[96], tmp[sizeof(f->msg)];
+	if (!name[0] || has_name(f->msg, name))
+		return (size_t)(end - f->msg);
+	size_t head = (size_t)(p - f->msg);
+	snprintf(ins, sizeof(ins), "'%.80s%s' (", name, strlen(name) > 80 ? "..." : "");
+	snprintf(tmp, sizeof(tmp), "%.*s%s%.*s)%s", (int)head, f->msg, ins, (int)(end - p), p, end);
+	memcpy(f->msg, tmp, sizeof(tmp));
+	size_t to = head + strlen(ins) + (size_t)(end - p) + 1;
+	return to < sizeof(f->msg) ? to : sizeof(f->msg) - 1;
+}
+
+/* The message names its functions: every "the CODE_LOAD at 0x176" becomes
+ * "'jit_mid' (the CODE_LOAD at 0x176)"; a message about a load (where.load)
+ * that names neither it nor its offset starts with "'jit_mid': ". */
+static void name_func(struct lint_ctx *c, struct lint_finding *f)
+{
+	static const char key[] = "the CODE_LOAD at 0x";
+	bool said = false;
+	size_t from = 0;
+	for (int k = 0; k < 8 && from < sizeof(f->msg); k++) {   /* a message names a few loads */
+		const char *p = strstr(f->msg + from, key);
+		if (!p)
+			break;
+		char *end;
+		uint64_t off = strtoull(p + sizeof(key) - 1, &end, 16);
+		said |= off == f->where.load;
+		from = name_one(c, f, p, end, off);
+	}
+	char tmp[sizeof(f->msg)];
+	if (said || !f->func[0] || has_name(f->msg, f->func))
+		return;
+	snprintf(tmp, sizeof(tmp), "'%.80s%s': %s", f->func, strlen(f->func) > 80 ? "..." : "", f->msg);
+	memcpy(f->msg, tmp, sizeof(tmp));
+}
+
 static void report_v(struct lint_ctx *c, enum lint_rule_id id, uint64_t off, const struct lint_where *w,
 		     const char *fmt, va_list ap)
 {
@@ -226,6 +306,8 @@ static void report_v(struct lint_ctx *c, enum lint_rule_id id, uint64_t off, con
 		f.where.whole = true;
 	}
 	vsnprintf(f.msg, sizeof(f.msg), fmt, ap);
+	snprintf(f.func, sizeof(f.func), "%s", func_name(c, f.where.load));
+	name_func(c, &f);
 	if (c->cb)
 		c->cb(&f, c->arg);
 }
@@ -667,6 +749,7 @@ static void on_load(struct lint_ctx *c, const struct jdr_rec *r)
 		lint_report(c, LR_DUPLICATE_INDEX, r->off + JD_LOAD_CODE_INDEX, "CODE_LOAD '%.60s' reuses code_index %" PRIu64, l->name,
 		       l->code_index);
 	check_identical(c, r, h);
+	lint_salt_on_load(c, r);
 	if (d)
 		check_debug_for_load(c, r, d, doff);
 	struct pv_layout ly;
@@ -679,6 +762,10 @@ static void on_load(struct lint_ctx *c, const struct jdr_rec *r)
 	}
 	if (u && !again && !c->unw_bad)
 		lint_check_unwind(c, r, u, uoff, &ly);
+	if (c->not_code)
+		lint_salt_found(c, r);   /* and no code check of its own: its bytes are not the code */
+	else
+		lint_fp_check(c, r);
 }
 
 static void on_unwind(struct lint_ctx *c, const struct jdr_rec *r)
@@ -797,6 +884,7 @@ static void finish(struct lint_ctx *c)
 			lint_report(c, LR_DEBUG_NO_LOAD, c->ps.dbg_off, "no CODE_LOAD follows this DEBUG_INFO");
 	}
 	lint_prod_finish(c);
+	lint_salt_finish(c);
 }
 
 int lint_walk_ctx(struct lint_ctx *c)

@@ -100,6 +100,10 @@ enum lint_rule_id {
 	LR_CODE_UNRELOCATED,    /* JD082 */
 	LR_NO_FDE_NO_FALLBACK,  /* JD083 */
 	LR_RECORD_TID,          /* JD017 */
+	LR_FP_NO_FRAME,         /* JD084 */
+	LR_FP_CLOBBERED,        /* JD085 */
+	LR_FP_WINDOW,           /* JD086 */
+	LR_CODE_NOT_CODE,       /* JD087 */
 	LR__COUNT
 };
 
@@ -129,11 +133,13 @@ struct lint_where {
 	uint64_t span[LINT_MAX_PCS];
 };
 
+#define LINT_FUNC_MAX 128          /* bytes of a load's name a finding keeps */
 struct lint_finding {
 	const struct lint_rule *rule;
 	uint64_t offset;          /* file offset the finding is about */
-	char msg[480];            /* the specifics */
+	char msg[640];            /* the specifics, the load's name in them ('name' (the CODE_LOAD at 0x...)) */
 	struct lint_where where;
+	char func[LINT_FUNC_MAX]; /* the name of the CODE_LOAD at where.load ("" when none) */
 };
 
 /* The finding for a walk that cannot start (JD001) or go on (JD010, JD011). */

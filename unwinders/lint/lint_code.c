@@ -374,6 +374,57 @@ static void cc_follow(struct lint_ctx *c, const struct uw_decoder *dc, const cha
 		       pc - code_addr, e - code_addr);
 }
 
+/* Do the bytes over [s, e) decode to instructions on whose first bytes every
+ * row of the FDE starts?  (lint_salt.c's test of code bytes that are not the code) */
+static bool cc_rows_on_insns(const struct uw_decoder *dc, const uint8_t *code, uint64_t code_addr, uint64_t s,
+			     uint64_t e, const struct crow *rows, size_t nrows, uint64_t base)
+{
+	size_t ri = 0;
+	uint64_t pc = s;
+	for (unsigned k = 0; pc < e && k < LINT_MAX_INSNS; k++) {
+		struct uw_insn x;
+		size_t len = dc->decode(code + (pc - code_addr), (size_t)(e - pc), &x);
+		if (!len)
+			return false;
+		while (ri < nrows && base + rows[ri].loc <= pc)
+			ri++;
+		if (ri < nrows && base + rows[ri].loc < pc + len)
+			return false;
+		pc += len;
+	}
+	return true;
+}
+
+/* The rows alone, for bytes that are not the code: a register saved below SP
+ * by the row's own sp-based CFA (JD057), a return address rule x86_64's calls
+ * cannot have (JD053), named at the row's start. */
+static void cc_rows_only(const struct uw_decoder *dc, const struct crow *rows, size_t nrows, uint64_t base,
+			 uint64_t code_addr, uint64_t s, uint64_t e, struct cc_result *res)
+{
+	for (size_t i = 0; i < nrows; i++) {
+		const struct crow *row = &rows[i];
+		uint64_t at = base + row->loc;
+		if (at < s || at >= e)
+			continue;
+		if (dc->ra_at_cfa && !(row->ra_kind == EHF_OFFSET && row->ra_off == dc->ra_cfa_off))
+			cc_hit(&res->h[CC_RA], at - code_addr, "the return address (r%u) rule is not 'at cfa%+" PRId64 "'",
+			       dc->ra, dc->ra_cfa_off);
+		if (!row->cfa_ok || row->cfa_reg != dc->sp)
+			continue;
+		uint32_t m = dc->sp < LINT_CODE_REGS ? row->saved & ~(1u << dc->sp) : row->saved;
+		for (; m; m &= m - 1) {
+			unsigned r = (unsigned)__builtin_ctz(m);
+			int64_t o = row->off[r];
+			if (row->cfa_off + o < 0) {
+				cc_hit(&res->h[CC_BELOW], at - code_addr, "%s's rule says saved at cfa%+" PRId64 ", %" PRId64
+				       " bytes below SP by the row's own CFA (sp%+" PRId64 "; the CFI alone: the dump's bytes "
+				       "are not the code)", dc->reg_name(r), o, -(row->cfa_off + o), row->cfa_off);
+				break;
+			}
+		}
+	}
+}
+
 /* One finding per rule and FDE, naming every boundary it fails at. */
 static void cc_say(struct lint_ctx *c, enum lint_rule_id id, uint64_t load_off, uint64_t fo, struct cc_hits *h)
 {
@@ -600,7 +651,7 @@ void lint_code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *code,
 	uint8_t key[LINT_RC_KEY + 8];
 	/* the memo is tried for code seen before only: unique code pays nothing
 	 * for it (a repeated piece's first two copies are checked in full) */
-	bool memo = c->code_seen && !c->cm_off;
+	bool memo = c->code_seen && !c->cm_off && !c->salt_candidate;
 	size_t kn = c->rcache || memo ? rc_key(c, fde, key) : 0;
 	if (kn)
 		memset(key + kn, 0, 8);   /* rc_hash reads whole words */
@@ -631,7 +682,14 @@ void lint_code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *code,
 		size_t nrows;
 		if (cc_rows(c, fde, fde_file_off, s, code_addr, key, kn, kh, &rows, &nrows) || !nrows)
 			return;
-		cc_follow(c, dc, ua ? ua->facts->name : "?", code, code_addr, s, e, rows, nrows, fde->pc_begin, &res);
+		if (c->salt_candidate && (c->not_code ||
+					  !cc_rows_on_insns(dc, code, code_addr, s, e, rows, nrows, fde->pc_begin))) {
+			c->not_code = true;
+			cc_rows_only(dc, rows, nrows, fde->pc_begin, code_addr, s, e, &res);
+			m = NULL;
+		} else {
+			cc_follow(c, dc, ua ? ua->facts->name : "?", code, code_addr, s, e, rows, nrows, fde->pc_begin, &res);
+		}
 		if (m)
 			cm_keep(m, key, kn, geo, code + (s - code_addr), (size_t)(e - s), &res);
 	}

@@ -124,6 +124,7 @@ struct lint_ctx {
 	struct cm_entry *cmemo;   /* lint_code.c's memo of whole code checks; NULL: none yet */
 	bool cm_off;              /* no memo (JU_LINT_MEMO=0, or it could not be allocated) */
 	bool code_seen;           /* check_identical: the load's code bytes are an earlier load's */
+	struct fp_memo *fp_memo;  /* lint_fp.c's walk of the last load's code; NULL: none yet */
 	unsigned ra_col;          /* the code check's return address column */
 	unsigned lu_regs;         /* libunwind's register table size for the load's arch (JD055) */
 	bool rows_over;
@@ -137,6 +138,12 @@ struct lint_ctx {
 	size_t populated;         /* and map pages ahead of it up to here */
 	size_t fetched;           /* lint_walk_ctx: cache lines prefetched up to here */
 	struct lint_prod prod;
+	/* lint_salt.c: the load's bytes may not be its code (salt_candidate), are not (not_code) */
+	bool salt_candidate, not_code;
+	uint64_t salt_prev_off, salt_first, salt_loads, salt_size;
+	uint8_t salt_head[64];    /* the first unsalted bytes of the first such load */
+	uint64_t name_off;        /* lint_func_name: the load whose name is in name_buf (0: none) */
+	char name_buf[LINT_FUNC_MAX];
 };
 
 /* One finding: counted, then passed on unless over max_per_rule. */
@@ -161,6 +168,15 @@ bool lint_unw_covers(struct lint_ctx *c, const struct jdr_unw *u, uint64_t addr,
 /* The code of one FDE against its rows (lint_code.c). */
 void lint_code_check(struct lint_ctx *c, uint64_t load_off, const uint8_t *code, uint64_t code_addr,
 		     uint64_t code_size, const struct ehf_fde *fde, uint64_t fde_file_off);
+
+/* The load's code as the kernel's frame-pointer walk meets it (lint_fp.c). */
+void lint_fp_check(struct lint_ctx *c, const struct jdr_rec *r);
+
+/* Code bytes that are not the code (lint_salt.c): before the load's checks,
+ * when the code check found its rows across its instructions, at the end. */
+void lint_salt_on_load(struct lint_ctx *c, const struct jdr_rec *r);
+void lint_salt_found(struct lint_ctx *c, const struct jdr_rec *r);
+void lint_salt_finish(struct lint_ctx *c);
 
 /* The rules found on real producers (lint_producers.c). */
 void lint_prod_on_load(struct lint_ctx *c, const struct jdr_rec *r, bool has_unwind);

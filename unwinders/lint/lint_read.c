@@ -76,6 +76,7 @@ static int lint_run(const uint8_t *data, size_t size, const struct lint_opts *o,
 	free(c->rows);
 	free(c->rcache);
 	free(c->cmemo);
+	free(c->fp_memo);
 	free(c);
 	return rc;
 }
