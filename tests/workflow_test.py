@@ -30,6 +30,9 @@ RUNNER_ARCH = {'ubuntu-24.04': 'x86_64', 'ubuntu-22.04': 'x86_64', 'ubuntu-lates
 IMAGES = {'x86_64': {'debian:12', 'debian:bookworm'}, 'aarch64': {'debian:12', 'debian:bookworm'},
           'riscv64': {'debian:13', 'debian:trixie'}}
 COVERED_ARCHES = ('x86_64', 'aarch64')
+# .ci/run's steps no hosted job runs: `workflow` runs the workflow's own job here
+# (tools/workflow-local); on a hosted runner the workflow is the real thing
+LOCAL_ONLY = {'workflow'}
 
 fails = []
 passed = 0
@@ -105,7 +108,7 @@ def problems(wfs):
                     if arch in ran:
                         ran[arch].update(steps)
     for arch in COVERED_ARCHES:
-        missing = sorted(listed(arch) - ran[arch])
+        missing = sorted(listed(arch) - ran[arch] - LOCAL_ONLY)
         if missing:
             out.append('no job runs .ci/run step(s) %s on %s' % (', '.join(missing), arch))
     return out
