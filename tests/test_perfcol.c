@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness/realperf/perfcol.h"
@@ -65,6 +66,32 @@ START_TEST(other_files_name_none)
 }
 END_TEST
 
+/* the profile comes from a jitted .so this inject wrote: one of the same pid
+ * left in the dump dir (/tmp) by another run, before the inject began, is
+ * not read (control: the same file touched after that moment is) */
+START_TEST(stale_jitted_files_name_none)
+{
+	char dir[] = "/tmp/juperfcol-XXXXXX", p[128], got[32], cmd[300];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(p, sizeof(p), "%s/jitted-4242-0.so", dir);
+	snprintf(cmd, sizeof(cmd), "cp " GOLD "jitted-28006-0.so '%s' && touch -d '2020-01-01' '%s'", p, p);
+	ck_assert_int_eq(system(cmd), 0);
+	struct timespec t0;
+	clock_gettime(CLOCK_REALTIME, &t0);
+	hx_perfcol_fresh_profile(dir, 4242, &t0, got, sizeof(got));
+	ck_assert_str_eq(got, "");
+	snprintf(cmd, sizeof(cmd), "touch '%s'", p);
+	ck_assert_int_eq(system(cmd), 0);
+	hx_perfcol_fresh_profile(dir, 4242, &t0, got, sizeof(got));
+	ck_assert_str_eq(got, pv_profile_name(PV_CURRENT));
+	/* another pid's file is never ours */
+	hx_perfcol_fresh_profile(dir, 424, &t0, got, sizeof(got));
+	ck_assert_str_eq(got, "");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* the columns the manual documents (docs/unwinders.md: `perf`, `perf-fp`) */
 START_TEST(columns_registered)
 {
@@ -114,6 +141,7 @@ Suite *suite_perfcol(void)
 	tcase_set_timeout(tc, 60);   /* readelf per file: seconds under qemu-user */
 	tcase_add_test(tc, real_perf_files_are_current);
 	tcase_add_test(tc, other_files_name_none);
+	tcase_add_test(tc, stale_jitted_files_name_none);
 	tcase_add_test(tc, columns_registered);
 	tcase_add_test(tc, sample_goes_to_its_run);
 	suite_add_tcase(s, tc);

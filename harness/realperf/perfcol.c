@@ -26,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PC_MAX_SIZES 4
@@ -180,20 +182,36 @@ static bool is_ours(const struct pc_state *st, const char *name)
 	return !strncmp(name, pre, strlen(pre)) && n > 3 && !strcmp(name + n - 3, ".so");
 }
 
-/* The layout of the first jitted ELF this perf wrote names its profile. */
-static void inject_profile(struct pc_state *st)
+/* The layout of the first jitted-PID-N.so in dir written since `since` (when
+ * the inject began) names its profile.  The dump dir is /tmp unless
+ * --perf-dump-dir, and a capture's pid comes round again (pid_max 32768), so
+ * a jitted-PID-N.so there may be another run's, of another perf. */
+void hx_perfcol_fresh_profile(const char *dir, uint32_t pid, const struct timespec *since, char *out, size_t len)
 {
-	DIR *d = opendir(st->dump_dir);
+	char pre[32];
+	snprintf(pre, sizeof(pre), "jitted-%u-", pid);
+	out[0] = 0;
+	DIR *d = opendir(dir);
 	for (struct dirent *e; d && (e = readdir(d));) {
-		if (!is_ours(st, e->d_name))
+		size_t n = strlen(e->d_name);
+		if (strncmp(e->d_name, pre, strlen(pre)) || n <= 3 || strcmp(e->d_name + n - 3, ".so"))
 			continue;
 		char p[PATH_MAX + 300];
-		snprintf(p, sizeof(p), "%s/%s", st->dump_dir, e->d_name);
-		hx_perfcol_layout_profile(p, pc_profile, sizeof(pc_profile));
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		struct stat sb;
+		if (stat(p, &sb) || sb.st_mtim.tv_sec < since->tv_sec ||
+		    (sb.st_mtim.tv_sec == since->tv_sec && sb.st_mtim.tv_nsec < since->tv_nsec))
+			continue;
+		hx_perfcol_layout_profile(p, out, len);
 		break;
 	}
 	if (d)
 		closedir(d);
+}
+
+static void inject_profile(struct pc_state *st, const struct timespec *t0)
+{
+	hx_perfcol_fresh_profile(st->dump_dir, st->pid, t0, pc_profile, sizeof(pc_profile));
 }
 
 /* perf inject -j reads the dump through the marker's name and writes the
@@ -290,10 +308,12 @@ static void run_size(struct pc_state *st, const struct uw_arch *arch, struct pc_
 			      "--show-mmap-events", NULL };
 	char inj_out[96];
 	snprintf(inj_out, sizeof(inj_out), "%s/inject.txt", st->dir);
+	struct timespec t0;
+	clock_gettime(CLOCK_REALTIME, &t0);
 	if (hx_perf_run(st->dir, inj, NULL, inj_out, r->why, sizeof(r->why)))
 		return;
 	if (!pc_profile[0]) {
-		inject_profile(st);
+		inject_profile(st, &t0);
 		version_profile(arch, b);
 	}
 	if (hx_perf_run(st->dir, scr, NULL, out, r->why, sizeof(r->why)))

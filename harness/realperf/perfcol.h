@@ -36,6 +36,9 @@ enum hx_perfcol_status hx_perfcol_check(const char *const *names, int n, bool na
  * p_vaddr) the jitted .so at path has, as a name ("current", "v6.1", ...);
  * "" when none has it or the file cannot be read. */
 void hx_perfcol_layout_profile(const char *path, char *out, size_t len);
+/* ...of the first jitted-PID-N.so in dir written since `since` ("" when none) */
+struct timespec;
+void hx_perfcol_fresh_profile(const char *dir, uint32_t pid, const struct timespec *since, char *out, size_t len);
 
 /* Which of a case's n perf runs (dump sizes) answers a sample whose stack
  * copy is stack_size bytes: DWARF mode the smallest size >= it, fp mode (one
