@@ -136,7 +136,8 @@ def test_truth(binary, prog, d):
     sm = cs[0]["samples"] if cs else []
     check([x["where"] for x in sm] == ["py::tramp:jitprog+0x%x" % o for o in BOUNDARIES],
           "json: where = SYMBOL+0xOFF at each boundary")
-    traced = {s["pc"]: [int(a, 16) for a in s["truth"].split(",")] for s in ss}
+    # judged up to the stack copy's end (main's caller lies past it here)
+    traced = {s["pc"]: [int(a, 16) for a in s["truth"].split(",")][:int(s["copy_ends_after"])] for s in ss}
     pc_of = lambda x: x["pc"] if isinstance(x["pc"], int) else int(x["pc"], 16)
     check(all([int(a, 16) for a in x["truth"]][:2] == [pc_of(x), min(ra)] and
               [int(a, 16) for a in x["truth"]] == traced.get(pc_of(x)) for x in sm) and sm,
@@ -525,8 +526,8 @@ def gen_facts(path):
             elif w[0] == "level":
                 f["ra"].setdefault(int(w[1]), set()).add(int(w[5], 16))
                 f["ret"].setdefault(int(w[1]), set()).add(int(w[3], 16))
-            elif w[0] == "calls_ret":
-                f["calls_ret"] = int(w[1], 16)
+            elif w[0] in ("calls_ret", "main_ret"):
+                f[w[0]] = int(w[1], 16)
             elif w[0] == "planted":
                 f["planted"] = (int(w[2], 16), int(w[3], 16))
     return f
@@ -534,13 +535,15 @@ def gen_facts(path):
 
 def gen_truth(f, k, pc):
     """the generator's chain at a pc in level k: pc, each level's return
-    address and the C function's return address into the level below"""
+    address and the C function's return address into the level below, then
+    calls' return address into main (unless main called level 1 itself) and
+    main's into the C runtime (the frame that called main: the truth's end)"""
     t = [pc]
     for j in range(k, 0, -1):
         t.append(min(f["ra"][j]))
         if j > 1:
             t.append(f["tramp"][j - 1][1] + f["tramp"][j - 1][3])
-    return t + [f["calls_ret"]]
+    return t + ([f["calls_ret"]] if "calls_ret" in f else []) + [f["main_ret"]]
 
 
 def jit_frames(chain, bases):
@@ -704,6 +707,79 @@ def test_planted(binary, cprog, d):
             bad = v[u] != "ok"
             check(bad == (x["offset"] in hit), "plant: %s at +0x%x is %s (%s expected)"
                   % (u, x["offset"], v[u], "not ok" if x["offset"] in hit else "ok"))
+
+
+def real_perf_at(cprog, case, off, d):
+    """real perf sampled at tramp+off of caseprog in main mode, untraced: a hardware execute
+    breakpoint (perf record -e mem:ADDR:x --call-graph dwarf), ASLR off so the address of a
+    first run holds (setarch -R), perf inject -j, perf script.  The frames of the first
+    sample, or (None, why)"""
+    if not shutil.which("perf") or not shutil.which("setarch"):
+        return None, "no perf or setarch on PATH"
+    run = ["setarch", "-R", cprog, case, "/tmp", "1", os.path.join(d, "rp.txt"), "main"]
+    before = set(os.listdir("/tmp"))
+    try:
+        return perf_frames(run, off, d)
+    finally:
+        for n in set(os.listdir("/tmp")) - before:
+            if n.startswith(("jitted-", "jit-", "perf-")):
+                os.unlink(os.path.join("/tmp", n))
+
+
+def perf_frames(run, off, d):
+    subprocess.run(run, capture_output=True, timeout=60)
+    f = gen_facts(os.path.join(d, "rp.txt"))
+    data, jdata = os.path.join(d, "rp.data"), os.path.join(d, "rp.jit.data")
+    p = subprocess.run(["perf", "record", "-q", "-k", "1", "-o", data, "-e", "mem:0x%x:x" % (f["tramp"][1][1] + off),
+                        "--call-graph", "dwarf", "--"] + run, capture_output=True, text=True, timeout=120)
+    hit = re.search(r"caseprog\s+(\d+)", subprocess.run(["perf", "script", "-i", data], capture_output=True,
+                                                        text=True, timeout=60).stdout)
+    if p.returncode or not hit:
+        return None, "perf record with a hardware execute breakpoint: rc %d %s" % (p.returncode, p.stderr.strip()[-200:])
+    subprocess.run(["perf", "inject", "-j", "-i", data, "-o", jdata], capture_output=True, timeout=120)
+    out = subprocess.run(["perf", "script", "-i", jdata], capture_output=True, text=True, timeout=60).stdout
+    first = out.strip().split("\n\n")[0].split("\n")[1:]
+    return [ln.split()[1].split("+")[0] for ln in first if ln.strip()], out[:400]
+
+
+def test_main_ret(binary, cprog, d):
+    """a JIT called straight from main whose FDE says rbp is saved at CFA-16 at its ret
+    (CPython 3.14's rule, cpython-3.14-perf-jit.case), and the same with DW_CFA_restore rbp
+    there (the control).  The truth goes on to main's caller, so the columns are judged by
+    the chain real perf prints: at the ret each DWARF column (and the perf column) is not ok
+    exactly when real perf, sampled there by a hardware breakpoint, loses main's caller; fp's
+    prologue and ret (rbp main's: its record skips the JIT's caller) are skipped, not wrong"""
+    bug = os.path.join(CASEDIR, "cpython-3.14-perf-jit.case")
+    fixed = os.path.join(d, "cpython-3.14-fixed.case")
+    with open(bug) as fh:
+        text = fh.read()
+    with open(fixed, "w") as fh:
+        fh.write(text.replace("43 0c 07 08\n", "43 0c 07 08 c6\n"))
+    lost = {}
+    for name, case in (("rbp-at-ret", bug), ("restored", fixed)):
+        frames, why = real_perf_at(cprog, case, 0xb, d)
+        if frames is None:
+            print("SKIP main-ret real perf: %s (the verdicts are checked against the expectation)" % why)
+            lost[name] = name == "rbp-at-ret"
+        else:
+            check(frames[:2] == ["tramp", "main"], "main-ret %s: real perf at tramp+0xb prints tramp, main (%s)"
+                  % (name, why))
+            lost[name] = len(frames) == 2
+        got = trace_case(binary, cprog, case, d, ["main"])
+        if not got or "tramp" not in got[2]:
+            continue
+        f, ss, cases = got
+        check_gen_truth("main-ret " + name, f, ss)
+        for x in cases["tramp"]["samples"]:
+            v = verdicts(x)
+            for u in ("libunwind", "libdw") + (("perf",) if "perf" in v else ()):
+                bad = x["offset"] == 0xb and lost[name]
+                check((v[u] != "ok") == bad, "main-ret %s: %s at +0x%x is %s (real perf %s main's caller there)"
+                      % (name, u, x["offset"], v[u], "loses" if bad else "keeps"))
+            want = "skipped" if x["offset"] in (0, 4, 5, 0xb) else "ok"
+            check(v["fp"] == want, "main-ret %s: fp at +0x%x is %s (%s)" % (name, x["offset"], v["fp"], want))
+    check(lost == {"rbp-at-ret": True, "restored": False},
+          "main-ret: real perf loses main's caller with the rule, not without (%s)" % lost)
 
 
 def trace_tmp(binary, args):
@@ -958,6 +1034,7 @@ def main():
         if cprog:
             test_generated(binary, cprog, d)
             test_planted(binary, cprog, d)
+            test_main_ret(binary, cprog, d)
             test_perf_skip(binary, cprog, d)
             test_gate(binary, cprog, d)
             test_write_cases(binary, prog, cprog, d)
