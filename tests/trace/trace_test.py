@@ -441,6 +441,42 @@ def test_int3(binary, hprog, d):
           "int3 --expect 'fp = ok': the function nothing judged is not met, exit 1 (rc %d, %s)" % (rc, so[-400:]))
 
 
+def test_agree(binary, hprog, d):
+    """samples whose truth is unknown (hazardprog int3: no entry breakpoint over the program's
+    own int3, so no activation) are judged for agreement with real perf's chain: in the JSON
+    with truth = perf's frames and truth_of perf, each other column's verdict ok exactly when
+    its frames begin with perf's, counted in the matrix and the gate.  Here fp agrees (it goes
+    on past perf's one frame) and libdw (no module: the dump is outside /tmp) does not"""
+    import json
+    out, js = os.path.join(d, "agree.txt"), os.path.join(d, "agree.json")
+    rc, so, se = trace(binary, ["--unwinders", "fp,libdw,perf", "--json", js, "--", hprog, "int3", d, "5", out])
+    if "SKIP column perf" in so:
+        print("SKIP agree: no real perf column here (%s)" % re.search(r"SKIP column perf: .*", so).group(0))
+        return
+    check(rc == 0 and "2 samples without a truth by execution judged for agreement with real perf's chain" in so,
+          "agree: the 2 samples without a truth judged for agreement, said (rc %d, %s)" % (rc, so[-500:]))
+    with open(js) as fh:
+        sm = [x for c in json.load(fh)["cases"] for x in c["samples"]]
+    check(len(sm) == 2 and all(x.get("truth_of") == "perf" and x["truth"] == x["unwinders"]["perf"]["frames"]
+                               and x["unwinders"]["perf"]["expected"] is None for x in sm),
+          "agree: both samples judged, their truth real perf's chain, perf the reference (%s)"
+          % [(x.get("truth_of"), x["truth"]) for x in sm])
+    for x in sm:
+        ref = x["truth"]
+        for u in ("fp", "libdw"):
+            fr = x["unwinders"][u]["frames"]
+            check((x["unwinders"][u]["verdict"] == "ok") == (fr[:len(ref)] == ref),
+                  "agree %s: %s %s is ok exactly when its frames %s begin with perf's %s"
+                  % (x["where"], u, x["unwinders"][u]["verdict"], fr, ref))
+    v = [(x["unwinders"]["fp"]["verdict"], x["unwinders"]["libdw"]["verdict"]) for x in sm]
+    check(v == [("ok", "error")] * 2, "agree: fp agrees with real perf, libdw does not (%s)" % v)
+    check(re.search(r"^int3::f\s+\S+\s+\| ok2\s+\| er2", so, re.M), "agree: counted in the matrix's cells (%s)"
+          % so[-900:])
+    rc, so, se = trace(binary, ["--unwinders", "fp,perf", "--expect", "fp = ok", "--", hprog, "int3", d, "5", out])
+    check(rc == 0 and "--expect 'fp = ok': met by all 2 samples judged by fp" in so,
+          "agree: the gate judges them too (rc %d, %s)" % (rc, so[-300:]))
+
+
 def test_fork(binary, hprog, d):
     """a JIT that forks after the tracer planted its breakpoints: the child's copy of memory
     holds them; they are taken out there and the child runs on untraced to its normal exit
@@ -813,7 +849,8 @@ def test_gate(binary, cprog, d):
     check(rc == 1 and "NOT MET: no sample judged by libdw" in so,
           "gate: a column that judged nothing is not met (rc %d, %s)" % (rc, so[-200:]))
     rc, so, se = trace_tmp(binary, ["--only", "no-such-function", "--expect", "libdw = ok", "--"] + run)
-    check(rc == 1 and "NOT MET: no sample judged by libdw (skipped, or no sample with a truth)" in so,
+    check(rc == 1 and "NOT MET: no sample judged by libdw (skipped, or no sample with a truth or a real perf chain "
+          "to agree with)" in so,
           "gate: a column among the columns that judged no sample is not met (rc %d, %s)" % (rc, so[-200:]))
     rc, so, se = trace_tmp(binary, ["--unwinders", "fp", "--"] + run + ["plant"])
     check(rc == 0 and "no --expect given: the exit status does not judge" in so,
@@ -1028,6 +1065,7 @@ def main():
             test_late(binary, hprog, d)
             test_patch(binary, hprog, d)
             test_int3(binary, hprog, d)
+            test_agree(binary, hprog, d)
             test_fork(binary, hprog, d)
             test_half(binary, hprog, d)
             test_unlocked(binary, hprog, d)
