@@ -42,8 +42,7 @@ struct tj {
 	int dump_size;
 	bool said[HX_SESS_MAX_UW];      /* a column's skip or open error told */
 	size_t *judged;                 /* per column: samples judged by the gate (--expect) */
-	size_t *agreed;                 /* samples without a truth judged against real perf's chain */
-	size_t *unjudged;               /* ... and not judged: no real perf column to judge them by */
+	struct hx_trace_agree *agree;   /* the samples without a truth */
 };
 
 static void tj_close(struct tj *j)
@@ -197,6 +196,14 @@ static void tj_rows_syms(struct tj *j, struct hx_sample_res *sr)
 	}
 }
 
+static int chain_len(const struct uw_result *r)
+{
+	int n = r->n;
+	while (n > 0 && r->addr[n - 1] == 0)
+		n--;                    /* a zero return address ends a chain: no frame */
+	return n;
+}
+
 /* A sample without a truth by execution: real perf's chain (the session's
  * first real-profiler column that runs here) is what every other column is
  * judged against, for agreement, up to where perf's chain ends; that column
@@ -213,9 +220,7 @@ static int tj_agree_ref(struct tj *j, struct hx_sess_sample *in, struct hx_uw_re
 		in->judge = true;
 		in->only = -1;
 		const struct uw_result *r = &out[u].r;
-		int n = r->n < HX_TRACE_MAX_TRUTH ? r->n : HX_TRACE_MAX_TRUTH;
-		while (n > 0 && r->addr[n - 1] == 0)
-			n--;                    /* a zero return address ends a chain: no frame */
+		int n = chain_len(r) < HX_TRACE_MAX_TRUTH ? chain_len(r) : HX_TRACE_MAX_TRUTH;
 		if (n <= 0)
 			return -1;
 		memcpy(ref, r->addr, sizeof(uint64_t) * (size_t)n);
@@ -224,6 +229,21 @@ static int tj_agree_ref(struct tj *j, struct hx_sess_sample *in, struct hx_uw_re
 		return u;
 	}
 	return -1;
+}
+
+/* a sample without a truth: each pair of columns that ran here, their
+ * chains identical or not */
+static void tj_pairs(struct tj *j, const struct hx_uw_res *ur, int nuw)
+{
+	for (int a = 0; a < nuw && a < HX_TRACE_MAX_COLS; a++)
+		for (int b = a + 1; b < nuw && b < HX_TRACE_MAX_COLS; b++) {
+			if (j->sess.skipped[a] || j->sess.skipped[b] || !j->sess.uws[a] || !j->sess.uws[b])
+				continue;
+			int n = chain_len(&ur[a].r);
+			j->agree->both[a][b]++;
+			j->agree->same[a][b] += n == chain_len(&ur[b].r) &&
+						hx_chain_prefix_eq(ur[a].r.addr, n, ur[b].r.addr, n, n);
+		}
 }
 
 static void tj_sample(struct tj *j, const struct hx_trace_sample *s, struct hx_case_res *cr, int nuw)
@@ -241,10 +261,13 @@ static void tj_sample(struct tj *j, const struct hx_trace_sample *s, struct hx_c
 	struct hx_sample_res *sr = &cr->samples[cr->nsamples];
 	int ref_col = -1;
 	if (!s->truth_known && (ref_col = tj_agree_ref(j, &in, sr->uw, ref)) < 0) {
-		(*j->unjudged)++;       /* no truth and no real perf to agree with */
+		j->agree->unjudged++;   /* no truth and no real perf to agree with: the columns compared */
+		in.judge = false;
+		hx_sess_sample(&j->sess, &in, &j->ref, sr->uw);
+		tj_pairs(j, sr->uw, nuw);
 		return;
 	}
-	*j->agreed += ref_col >= 0;
+	j->agree->judged += ref_col >= 0;
 	cr->nsamples++;
 	hx_sess_emitted(&j->sess, &full, &in.truth, &j->ref);
 	if (j->ref.emitted.v != HX_OK)
@@ -264,6 +287,8 @@ static void tj_sample(struct tj *j, const struct hx_trace_sample *s, struct hx_c
 	tj_rows_syms(j, sr);
 	hx_sess_sample(&j->sess, &in, &j->ref, sr->uw);
 	sr->nuw = nuw;
+	if (ref_col >= 0)
+		tj_pairs(j, sr->uw, nuw);
 	if (j->cfg->gate)
 		expect_gate(j, sr, ref_col, &cr->pass);
 	else
@@ -327,10 +352,10 @@ static void gate_cases(const struct tj *j, const struct hx_report *rep, struct h
 
 /* every sample judged into one case per load; 0 or -errno (err set) */
 int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result *res, struct hx_report *rep,
-		   size_t *gate_judged, size_t agree[2], char *err, size_t n)
+		   size_t *gate_judged, struct hx_trace_agree *agree, char *err, size_t n)
 {
 	struct tj j = { .cfg = cfg, .res = res, .arch = uw_arch_host(), .dump_size = (int)cfg->stack_size,
-			.judged = gate_judged, .agreed = &agree[0], .unjudged = &agree[1] };
+			.judged = gate_judged, .agree = agree };
 	struct ju_err je;
 	if (hx_trace_jd_open(res, &j.jd, &je)) {
 		snprintf(err, n, "%s: offset 0x%" PRIx64 ": %s", res->jitdump, (uint64_t)je.offset, je.msg);

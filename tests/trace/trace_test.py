@@ -445,11 +445,13 @@ def test_agree(binary, hprog, d):
     """samples whose truth is unknown (hazardprog int3: no entry breakpoint over the program's
     own int3, so no activation) are judged for agreement with real perf's chain: in the JSON
     with truth = perf's frames and truth_of perf, each other column's verdict ok exactly when
-    its frames begin with perf's, counted in the matrix and the gate.  Here fp agrees (it goes
-    on past perf's one frame) and libdw (no module: the dump is outside /tmp) does not"""
+    its frames begin with perf's, counted in the matrix and the gate, and each pair of columns
+    compared (identical chains).  Here fp agrees (it goes on past perf's one frame), libunwind
+    gives perf's very chain and libdw (no module: the dump is outside /tmp) does not agree"""
     import json
     out, js = os.path.join(d, "agree.txt"), os.path.join(d, "agree.json")
-    rc, so, se = trace(binary, ["--unwinders", "fp,libdw,perf", "--json", js, "--", hprog, "int3", d, "5", out])
+    rc, so, se = trace(binary, ["--unwinders", "fp,libunwind,libdw,perf", "--json", js, "--", hprog, "int3", d, "5",
+                                out])
     if "SKIP column perf" in so:
         print("SKIP agree: no real perf column here (%s)" % re.search(r"SKIP column perf: .*", so).group(0))
         return
@@ -470,8 +472,19 @@ def test_agree(binary, hprog, d):
                   % (x["where"], u, x["unwinders"][u]["verdict"], fr, ref))
     v = [(x["unwinders"]["fp"]["verdict"], x["unwinders"]["libdw"]["verdict"]) for x in sm]
     check(v == [("ok", "error")] * 2, "agree: fp agrees with real perf, libdw does not (%s)" % v)
-    check(re.search(r"^int3::f\s+\S+\s+\| ok2\s+\| er2", so, re.M), "agree: counted in the matrix's cells (%s)"
-          % so[-900:])
+    check(re.search(r"^int3::f\s+\S+\s+\| ok2\s+\| ok2\s+\| er2", so, re.M),
+          "agree: counted in the matrix's cells (%s)" % so[-900:])
+    # each column against the others: identical chains, pair by pair, as the JSON's frames say
+    fr = lambda x, u: x["unwinders"][u]["frames"]
+    cols = ["fp", "libunwind", "libdw", "perf"]
+    want = " ".join("%s=%s %d/2" % (a, b, sum(fr(x, a) == fr(x, b) for x in sm))
+                    for i, a in enumerate(cols) for b in cols[i + 1:])
+    check("trace: identical chains among them: " + want + "\n" in so and "libunwind=perf 2/2" in want,
+          "agree: each column against the others (%s; want %s)" % (re.findall(r"identical chains.*", so), want))
+    rc, so, se = trace(binary, ["--unwinders", "fp,libunwind", "--", hprog, "int3", d, "5", out])
+    check(rc == 0 and "0 samples without a truth by execution judged" in so and "; 2 not judged (no real perf" in so
+          and "trace: identical chains among them: fp=libunwind 0/2\n" in so,
+          "agree: without real perf not judged, the columns still compared (%s)" % so[-400:])
     rc, so, se = trace(binary, ["--unwinders", "fp,perf", "--expect", "fp = ok", "--", hprog, "int3", d, "5", out])
     check(rc == 0 and "--expect 'fp = ok': met by all 2 samples judged by fp" in so,
           "agree: the gate judges them too (rc %d, %s)" % (rc, so[-300:]))
