@@ -288,6 +288,8 @@ static void json_sample(FILE *f, const struct hx_sample_res *sr, bool has_symbol
 	jstr(f, sr->insn);
 	fprintf(f, ",\"profile\":\"%s\",\"stack_size\":%d,\"truth\":", sr->profile, sr->stack_size);
 	hx_jsonw_addrs(f, sr->truth, sr->nt);
+	if (sr->truth_of)
+		fprintf(f, ",\"truth_of\":\"%s\"", sr->truth_of);
 	fprintf(f, ",\"pc\":\"0x%llx\",\"cfa_row\":", (unsigned long long)sr->pc);
 	jstr(f, sr->cfa_row);
 	if (has_symbols) {

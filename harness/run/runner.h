@@ -48,6 +48,8 @@ struct hx_sample_res {
 	char tsym[HX_MAX_TRUTH][HX_SYM_LEN];/* the truth's symbols as perf names them ("": none) */
 	uint64_t pc;                        /* the sampled ip */
 	uint32_t src;                       /* index of the group's sample it replays */
+	const char *truth_of;               /* NULL: a truth; else the column whose chain it is (trace:
+					     * a sample without a truth, judged for agreement with it) */
 	char cfa_row[160];                  /* the emitted CFI's row at pc (harness/run/cfarow.c) */
 	char true_row[160];                 /* the generator's row there (hx_true_row_text) */
 	struct hx_uw_res uw[HX_MAX_UW];

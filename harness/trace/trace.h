@@ -165,6 +165,14 @@ void hx_trace_gate_free(struct hx_trace_cfg *cfg);
  * and each column it names judged some, 1 not, 2 an error; without: 0, or
  * 2 an error (the verdicts are the report's) */
 int hx_trace_judge_report(const struct hx_trace_cfg *c, const struct hx_trace_result *res);
+/* the samples without a truth by execution: judged against real perf's
+ * chain, not judged (no perf column), and each pair of columns' identical
+ * chains among them (same[a][b] of both[a][b] compared, a < b) */
+#define HX_TRACE_MAX_COLS 8
+struct hx_trace_agree {
+	size_t judged, unjudged;
+	size_t same[HX_TRACE_MAX_COLS][HX_TRACE_MAX_COLS], both[HX_TRACE_MAX_COLS][HX_TRACE_MAX_COLS];
+};
 /* --write-cases: a case file per distinct (code, unwinding info) of a
  * function with a sample not ok, each line of what was done on out; 0 or
  * -errno (the directory or a file could not be written, the dump not read) */

@@ -28,6 +28,7 @@ struct tr_dw {
 	uint64_t *out, *out_sp;
 	int nout;
 	bool failed;            /* this Dwfl could not be built: no native frames */
+	bool past_main;         /* the frame before was main's: this one is the last */
 	void *frame_reg;        /* dwfl_frame_reg, or NULL (libdw older than 0.188) */
 	/* what dw_frame needs of a pc's symbol (DW_NAME_*), by pc, for this Dwfl's
 	 * modules (cleared when it is rebuilt): libdw's address-to-symbol lookup
@@ -175,10 +176,12 @@ static uint8_t name_class(struct tr_dw *w, uint64_t pc)
 	return cls;
 }
 
-/* The native chain ends at the frame in `main` (a depth policy: the C
- * runtime's frames above it are built without frame pointers or CFI that
- * every unwinder reads, and the generator's truth ends below there too) or
- * at the first frame in JIT code (the next activation's business). */
+/* The native chain ends at the frame that called `main` (the C runtime's
+ * __libc_start_call_main: main's own record and CFI reach it, so a wrong
+ * register rule in JIT code called from main shows as the frames perf loses
+ * there; the runtime's frames above it are built without frame pointers,
+ * and not every unwinder fed by perf's copy reaches them) or at the first
+ * frame in JIT code (the next activation's business). */
 static int dw_frame(Dwfl_Frame *f, void *arg)
 {
 	struct tr_dw *w = arg;
@@ -187,18 +190,17 @@ static int dw_frame(Dwfl_Frame *f, void *arg)
 	if (!dwfl_frame_pc(f, &pc, &act) || w->nout >= HX_TRACE_MAX_TRUTH)
 		return DWARF_CB_ABORT;
 	uint8_t cls = name_class(w, pc - 1);
-	/* the C runtime's frames (a stripped program's main has no name to
-	 * stop at): built without frame pointers and not every unwinder's */
-	if (cls == DW_NAME_RUNTIME)
-		return DWARF_CB_ABORT;
 	Dwarf_Word sp;
 	frame_reg_fn reg = (frame_reg_fn)w->frame_reg;
 	w->out_sp[w->nout] = reg && reg(f, (unsigned)arch_facts_host()->dw_sp, &sp) == 0 ? sp : 0;
 	w->out[w->nout++] = pc;
 	if (tr_load_at(w->t, pc - 1) >= 0)
 		return DWARF_CB_ABORT;
-	if (cls == DW_NAME_MAIN)
+	/* main's caller (a stripped program's main has no name: its caller is
+	 * the first frame in the C runtime) ends the chain */
+	if (cls == DW_NAME_RUNTIME || w->past_main)
 		return DWARF_CB_ABORT;
+	w->past_main = cls == DW_NAME_MAIN;
 	return DWARF_CB_OK;
 }
 
@@ -219,6 +221,7 @@ static int native_chain(struct tr_state *t, pid_t tid, const uint64_t *dw, int n
 	w->out = out;
 	w->out_sp = out_sp;
 	w->nout = 0;
+	w->past_main = false;
 	dwfl_getthread_frames(w->dwfl, tid, dw_frame, w);
 	return w->nout;
 }

@@ -475,6 +475,11 @@ static int truth_check(const struct wc *w, const struct hx_case_res *cr, char *w
 			snprintf(why, wn, "+0x%x: no generator row there", sr->offset);
 			return -1;
 		}
+		if (sr->truth_of) {
+			snprintf(why, wn, "+0x%x: a sample without a truth by execution (judged for agreement with %s)",
+				 sr->offset, sr->truth_of);
+			return -1;
+		}
 		if (s->ncopy < 2)
 			continue;   /* no return address in the copy to compare (counted in the header) */
 		if (row->ra_where == TR_RA_IN_REG) {

@@ -15,7 +15,7 @@
 #include <string.h>
 
 int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result *res, struct hx_report *rep,
-		   size_t *judged, char *err, size_t n);
+		   size_t *judged, struct hx_trace_agree *agree, char *err, size_t n);
 void hx_trace_judged_free(struct hx_report *rep);
 
 /* the default columns: run's on this arch that this machine can run and
@@ -115,7 +115,7 @@ static int gate_verdict(const struct hx_trace_cfg *c, const struct hx_opts *o, c
 		if (u == o->nuw || !judged[u]) {
 			printf("%strace: --expect '%s': NOT MET: no sample judged by %s (%s)\n", pre, c->expect[i], x->uw,
 			       u == o->nuw ? "not among the columns: see --unwinders and the SKIP lines"
-					   : "skipped, or no sample with a truth");
+					   : "skipped, or no sample with a truth or a real perf chain to agree with");
 			rc = 1;
 		} else if (miss) {
 			printf("%strace: --expect '%s': NOT MET: %zu of %zu samples judged by %s missed it (first: %s, "
@@ -127,6 +127,24 @@ static int gate_verdict(const struct hx_trace_cfg *c, const struct hx_opts *o, c
 		}
 	}
 	return rc;
+}
+
+/* the samples without a truth: how many were judged against real perf's
+ * chain, and each column against the others (identical chains) */
+static void agree_lines(const struct hx_trace_cfg *c, const struct hx_opts *o, const struct hx_trace_agree *a)
+{
+	const char *pre = c->tap ? "# " : "";
+	if (!a->judged && !a->unjudged)
+		return;
+	printf("%strace: %zu samples without a truth by execution judged for agreement with real perf's chain (its "
+	       "column their reference, with no verdict of its own); %zu not judged (no real perf column ran)\n", pre,
+	       a->judged, a->unjudged);
+	printf("%strace: identical chains among them:", pre);
+	for (int x = 0; x < o->nuw && x < HX_TRACE_MAX_COLS; x++)
+		for (int y = x + 1; y < o->nuw && y < HX_TRACE_MAX_COLS; y++)
+			if (a->both[x][y])
+				printf(" %s=%s %zu/%zu", o->unwinders[x], o->unwinders[y], a->same[x][y], a->both[x][y]);
+	printf("\n");
 }
 
 int hx_trace_judge_report(const struct hx_trace_cfg *c, const struct hx_trace_result *res)
@@ -141,13 +159,15 @@ int hx_trace_judge_report(const struct hx_trace_cfg *c, const struct hx_trace_re
 	}
 	struct hx_report rep = { .arch = uw_arch_host()->facts->name, .o = &o };
 	size_t judged[HX_MAX_UW] = { 0 };
-	int e = hx_trace_judge(c, res, &rep, judged, err, sizeof(err));
+	struct hx_trace_agree agree = { 0 };
+	int e = hx_trace_judge(c, res, &rep, judged, &agree, err, sizeof(err));
 	if (e) {
 		fprintf(stderr, "jitunwind trace: judging: %s\n", err[0] ? err : strerror(-e));
 		hx_trace_judged_free(&rep);
 		return 2;
 	}
 	hx_report_write(hx_reporter_by_name(c->tap ? "tap" : "terminal"), NULL, &rep);
+	agree_lines(c, &o, &agree);
 	int wc = c->write_cases ? hx_trace_write_cases(c, res, &rep, stdout) : 0;
 	const struct { const char *path, *name; } files[] = {
 		{ c->json, "json" }, { c->junit, "junit" }, { c->html, "html" } };

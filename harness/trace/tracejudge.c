@@ -42,6 +42,7 @@ struct tj {
 	int dump_size;
 	bool said[HX_SESS_MAX_UW];      /* a column's skip or open error told */
 	size_t *judged;                 /* per column: samples judged by the gate (--expect) */
+	struct hx_trace_agree *agree;   /* the samples without a truth */
 };
 
 static void tj_close(struct tj *j)
@@ -54,9 +55,11 @@ static void tj_close(struct tj *j)
 	j->nmaps = 0;
 }
 
+/* a sample of a load: judged against its truth by execution, or, with
+ * none, for agreement with real perf's chain (tj_agree_ref) */
 static bool judged(const struct tj *j, const struct hx_trace_sample *s)
 {
-	return s->truth_known && s->load < j->res->nloads;
+	return s->load < j->res->nloads;
 }
 
 /* the group real perf replays: the judged samples from smp[i] on that share
@@ -131,11 +134,11 @@ static int tj_session(struct tj *j, size_t i, struct hx_report *rep, char *err, 
 
 /* the expectation of a trace: right everywhere (a column skipped here is
  * not judged) */
-static void expect_ok(const struct hx_sess *sess, struct hx_sample_res *sr, bool *pass)
+static void expect_ok(const struct hx_sess *sess, struct hx_sample_res *sr, int ref_col, bool *pass)
 {
 	for (int u = 0; u < sr->nuw; u++) {
 		struct hx_uw_res *ur = &sr->uw[u];
-		if (sess->skipped[u]) {
+		if (sess->skipped[u] || u == ref_col) {
 			ur->expected[0] = 0;
 			ur->match = true;
 			continue;
@@ -159,7 +162,7 @@ static void expect_ok(const struct hx_sess *sess, struct hx_sample_res *sr, bool
 /* --expect: each column it names judged by its line as a case's [expect]
  * reads at this offset (a bare offset: of any function); the others carry no
  * expectation.  Each column's judged samples counted: one with none fails */
-static void expect_gate(struct tj *j, struct hx_sample_res *sr, bool *pass)
+static void expect_gate(struct tj *j, struct hx_sample_res *sr, int ref_col, bool *pass)
 {
 	char where[48];
 	snprintf(where, sizeof(where), "tramp+0x%x", (unsigned)sr->offset);
@@ -169,7 +172,7 @@ static void expect_gate(struct tj *j, struct hx_sample_res *sr, bool *pass)
 						(int)j->cfg->stack_size, where, sr->offset);
 		ur->expected[0] = 0;
 		ur->match = true;
-		if (!ex || j->sess.skipped[u])
+		if (!ex || j->sess.skipped[u] || u == ref_col)
 			continue;
 		snprintf(ur->expected, sizeof(ur->expected), "%s", ex);
 		ur->match = hx_expect_matches(ex, ur, ur->uw && ur->uw->ref == UW_REF_TRUTH);
@@ -193,6 +196,56 @@ static void tj_rows_syms(struct tj *j, struct hx_sample_res *sr)
 	}
 }
 
+static int chain_len(const struct uw_result *r)
+{
+	int n = r->n;
+	while (n > 0 && r->addr[n - 1] == 0)
+		n--;                    /* a zero return address ends a chain: no frame */
+	return n;
+}
+
+/* A sample without a truth by execution: real perf's chain (the session's
+ * first real-profiler column that runs here) is what every other column is
+ * judged against, for agreement, up to where perf's chain ends; that column
+ * is the reference and carries no expectation.  Its index, or -1: none. */
+static int tj_agree_ref(struct tj *j, struct hx_sess_sample *in, struct hx_uw_res *out, uint64_t *ref)
+{
+	for (int u = 0; u < j->sess.cfg.nuw; u++) {
+		const struct uw_unwinder *uw = j->sess.cfg.uws[u];
+		if (!uw || uw->ref != UW_REF_EMULATION || j->sess.skipped[u] || !j->sess.uws[u])
+			continue;
+		in->judge = false;
+		in->only = u;
+		hx_sess_sample(&j->sess, in, &j->ref, out);
+		in->judge = true;
+		in->only = -1;
+		const struct uw_result *r = &out[u].r;
+		int n = chain_len(r) < HX_TRACE_MAX_TRUTH ? chain_len(r) : HX_TRACE_MAX_TRUTH;
+		if (n <= 0)
+			return -1;
+		memcpy(ref, r->addr, sizeof(uint64_t) * (size_t)n);
+		in->truth.addr = ref;
+		in->truth.n = n;
+		return u;
+	}
+	return -1;
+}
+
+/* a sample without a truth: each pair of columns that ran here, their
+ * chains identical or not */
+static void tj_pairs(struct tj *j, const struct hx_uw_res *ur, int nuw)
+{
+	for (int a = 0; a < nuw && a < HX_TRACE_MAX_COLS; a++)
+		for (int b = a + 1; b < nuw && b < HX_TRACE_MAX_COLS; b++) {
+			if (j->sess.skipped[a] || j->sess.skipped[b] || !j->sess.uws[a] || !j->sess.uws[b])
+				continue;
+			int n = chain_len(&ur[a].r);
+			j->agree->both[a][b]++;
+			j->agree->same[a][b] += n == chain_len(&ur[b].r) &&
+						hx_chain_prefix_eq(ur[a].r.addr, n, ur[b].r.addr, n, n);
+		}
+}
+
 static void tj_sample(struct tj *j, const struct hx_trace_sample *s, struct hx_case_res *cr, int nuw)
 {
 	const struct hx_trace_load *l = &j->res->loads[s->load];
@@ -201,13 +254,24 @@ static void tj_sample(struct tj *j, const struct hx_trace_sample *s, struct hx_c
 				  .dwfl_proc = (uint64_t)j->res->pid + 1 };
 	memcpy(full.regs, s->regs, sizeof(full.regs));
 	uint8_t fl[HX_TRACE_MAX_TRUTH];
+	uint64_t ref[HX_TRACE_MAX_TRUTH];
 	memset(fl, HX_FP_NOT_RA, sizeof(fl));
 	struct hx_sess_sample in = { .full = &full, .dump = &full, .truth = { s->truth, fl, s->ncopy },
 				     .judge = true, .only = -1 };
+	struct hx_sample_res *sr = &cr->samples[cr->nsamples];
+	int ref_col = -1;
+	if (!s->truth_known && (ref_col = tj_agree_ref(j, &in, sr->uw, ref)) < 0) {
+		j->agree->unjudged++;   /* no truth and no real perf to agree with: the columns compared */
+		in.judge = false;
+		hx_sess_sample(&j->sess, &in, &j->ref, sr->uw);
+		tj_pairs(j, sr->uw, nuw);
+		return;
+	}
+	j->agree->judged += ref_col >= 0;
+	cr->nsamples++;
 	hx_sess_emitted(&j->sess, &full, &in.truth, &j->ref);
 	if (j->ref.emitted.v != HX_OK)
 		cr->consistent = false;
-	struct hx_sample_res *sr = &cr->samples[cr->nsamples++];
 	snprintf(sr->where, sizeof(sr->where), "%.30s+0x%" PRIx64, l->name, s->pc - l->addr);
 	sr->offset = (int)(s->pc - l->addr);
 	for (size_t b = 0; b < l->nbps; b++)
@@ -215,17 +279,20 @@ static void tj_sample(struct tj *j, const struct hx_trace_sample *s, struct hx_c
 			snprintf(sr->insn, sizeof(sr->insn), "%s", l->bps[b].insn);
 	sr->stack_size = (int)j->cfg->stack_size;   /* perf asked for it; near the top the copy is shorter */
 	snprintf(sr->profile, sizeof(sr->profile), "%s", pv_profile_name(j->cfg->profile));
-	sr->nt = s->ncopy;      /* judged up to the stack copy's end (the header counts the cut) */
-	memcpy(sr->truth, s->truth, sizeof(uint64_t) * (size_t)s->ncopy);
+	sr->nt = in.truth.n;    /* judged up to the stack copy's end (the header counts the cut) */
+	memcpy(sr->truth, in.truth.addr, sizeof(uint64_t) * (size_t)in.truth.n);
+	sr->truth_of = ref_col >= 0 ? sr->uw[ref_col].name : NULL;
 	sr->pc = s->pc;
 	sr->src = (uint32_t)(s - j->res->smp);
 	tj_rows_syms(j, sr);
 	hx_sess_sample(&j->sess, &in, &j->ref, sr->uw);
 	sr->nuw = nuw;
+	if (ref_col >= 0)
+		tj_pairs(j, sr->uw, nuw);
 	if (j->cfg->gate)
-		expect_gate(j, sr, &cr->pass);
+		expect_gate(j, sr, ref_col, &cr->pass);
 	else
-		expect_ok(&j->sess, sr, &cr->pass);
+		expect_ok(&j->sess, sr, ref_col, &cr->pass);
 }
 
 /* one case per load: its coverage in `about` */
@@ -285,10 +352,10 @@ static void gate_cases(const struct tj *j, const struct hx_report *rep, struct h
 
 /* every sample judged into one case per load; 0 or -errno (err set) */
 int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result *res, struct hx_report *rep,
-		   size_t *gate_judged, char *err, size_t n)
+		   size_t *gate_judged, struct hx_trace_agree *agree, char *err, size_t n)
 {
 	struct tj j = { .cfg = cfg, .res = res, .arch = uw_arch_host(), .dump_size = (int)cfg->stack_size,
-			.judged = gate_judged };
+			.judged = gate_judged, .agree = agree };
 	struct ju_err je;
 	if (hx_trace_jd_open(res, &j.jd, &je)) {
 		snprintf(err, n, "%s: offset 0x%" PRIx64 ": %s", res->jitdump, (uint64_t)je.offset, je.msg);

@@ -65,8 +65,8 @@ void hx_trace_report(FILE *f, const struct hx_trace_result *r)
 		"entry\n", r->activations, r->native_fail);
 	fprintf(f, "  %" PRIu64 " entries by a jump ([sp] follows no call: no activation), %" PRIu64
 		" activations ended by a tail jump\n", r->not_called, r->tail_jumps);
-	fprintf(f, "  %" PRIu64 " samples with truth unknown (no activation of their function: not judged)\n",
-		r->unknown);
+	fprintf(f, "  %" PRIu64 " samples with truth unknown (no activation of their function: judged for "
+		"agreement with real perf's chain where its column runs)\n", r->unknown);
 	fprintf(f, "  %" PRIu64 " samples whose truth goes on past the stack copy (judged up to its end)\n", r->cut);
 	if (r->late_acts)
 		fprintf(f, "  %" PRIu64 " activations running through code announced after it ran (a late CODE_LOAD): "

@@ -14,9 +14,13 @@
  * of each trampoline, read in the C function it calls at the address the
  * generator's row at the call says (that function's CFA + CFA - SP + ra_off),
  * never by walking frames.
- *   caseprog CASE DIR N OUT [plant]
+ *   caseprog CASE DIR N OUT [plant|main]
  * plant: level 1's FDE gets a wrong byte: its first DW_CFA_def_cfa_offset
- * operand is 8 more than the generator derived (the negative control). */
+ * operand is 8 more than the generator derived (the negative control).
+ * main: main calls level 1's trampoline itself (main -> tramp -> level(1)
+ * ...), as a JIT entered straight from main: a wrong register rule there
+ * loses main's callers, which only a truth past main sees.
+ * OUT also gets main's own return address (into the C runtime). */
 #include "trampolines/tramp.h"
 
 #include <errno.h>
@@ -244,7 +248,7 @@ static void rows(void)
 int main(int argc, char **argv)
 {
 	if (argc < 5) {
-		fprintf(stderr, "usage: caseprog CASE DIR N OUT [plant]\n");
+		fprintf(stderr, "usage: caseprog CASE DIR N OUT [plant|main]\n");
 		return 2;
 	}
 	int rc = read_case(argv[1]);
@@ -266,8 +270,14 @@ int main(int argc, char **argv)
 			fprintf(stderr, "caseprog: cannot install level %d\n", k);
 			return 1;
 		}
+	fprintf(out, "main_ret 0x%llx\n", (unsigned long long)(uintptr_t)__builtin_return_address(0));
 	fflush(out);
-	uint64_t sum = calls(atoi(argv[3]));
+	uint64_t sum = 0;
+	if (argc > 5 && !strcmp(argv[5], "main"))
+		for (int i = 0; i < atoi(argv[3]); i++)
+			sum += ((tramp_fn)(uintptr_t)tramp[1])(1, 0, 0, level);
+	else
+		sum = calls(atoi(argv[3]));
 	fprintf(out, "sum %llu\n", (unsigned long long)sum);
 	fclose(out);
 	jdw_close(&w);

@@ -136,7 +136,8 @@ def test_truth(binary, prog, d):
     sm = cs[0]["samples"] if cs else []
     check([x["where"] for x in sm] == ["py::tramp:jitprog+0x%x" % o for o in BOUNDARIES],
           "json: where = SYMBOL+0xOFF at each boundary")
-    traced = {s["pc"]: [int(a, 16) for a in s["truth"].split(",")] for s in ss}
+    # judged up to the stack copy's end (main's caller lies past it here)
+    traced = {s["pc"]: [int(a, 16) for a in s["truth"].split(",")][:int(s["copy_ends_after"])] for s in ss}
     pc_of = lambda x: x["pc"] if isinstance(x["pc"], int) else int(x["pc"], 16)
     check(all([int(a, 16) for a in x["truth"]][:2] == [pc_of(x), min(ra)] and
               [int(a, 16) for a in x["truth"]] == traced.get(pc_of(x)) for x in sm) and sm,
@@ -440,6 +441,55 @@ def test_int3(binary, hprog, d):
           "int3 --expect 'fp = ok': the function nothing judged is not met, exit 1 (rc %d, %s)" % (rc, so[-400:]))
 
 
+def test_agree(binary, hprog, d):
+    """samples whose truth is unknown (hazardprog int3: no entry breakpoint over the program's
+    own int3, so no activation) are judged for agreement with real perf's chain: in the JSON
+    with truth = perf's frames and truth_of perf, each other column's verdict ok exactly when
+    its frames begin with perf's, counted in the matrix and the gate, and each pair of columns
+    compared (identical chains).  Here fp agrees (it goes on past perf's one frame), libunwind
+    gives perf's very chain and libdw (no module: the dump is outside /tmp) does not agree"""
+    import json
+    out, js = os.path.join(d, "agree.txt"), os.path.join(d, "agree.json")
+    rc, so, se = trace(binary, ["--unwinders", "fp,libunwind,libdw,perf", "--json", js, "--", hprog, "int3", d, "5",
+                                out])
+    if "SKIP column perf" in so:
+        print("SKIP agree: no real perf column here (%s)" % re.search(r"SKIP column perf: .*", so).group(0))
+        return
+    check(rc == 0 and "2 samples without a truth by execution judged for agreement with real perf's chain" in so,
+          "agree: the 2 samples without a truth judged for agreement, said (rc %d, %s)" % (rc, so[-500:]))
+    with open(js) as fh:
+        sm = [x for c in json.load(fh)["cases"] for x in c["samples"]]
+    check(len(sm) == 2 and all(x.get("truth_of") == "perf" and x["truth"] == x["unwinders"]["perf"]["frames"]
+                               and x["unwinders"]["perf"]["expected"] is None for x in sm),
+          "agree: both samples judged, their truth real perf's chain, perf the reference (%s)"
+          % [(x.get("truth_of"), x["truth"]) for x in sm])
+    for x in sm:
+        ref = x["truth"]
+        for u in ("fp", "libdw"):
+            fr = x["unwinders"][u]["frames"]
+            check((x["unwinders"][u]["verdict"] == "ok") == (fr[:len(ref)] == ref),
+                  "agree %s: %s %s is ok exactly when its frames %s begin with perf's %s"
+                  % (x["where"], u, x["unwinders"][u]["verdict"], fr, ref))
+    v = [(x["unwinders"]["fp"]["verdict"], x["unwinders"]["libdw"]["verdict"]) for x in sm]
+    check(v == [("ok", "error")] * 2, "agree: fp agrees with real perf, libdw does not (%s)" % v)
+    check(re.search(r"^int3::f\s+\S+\s+\| ok2\s+\| ok2\s+\| er2", so, re.M),
+          "agree: counted in the matrix's cells (%s)" % so[-900:])
+    # each column against the others: identical chains, pair by pair, as the JSON's frames say
+    fr = lambda x, u: x["unwinders"][u]["frames"]
+    cols = ["fp", "libunwind", "libdw", "perf"]
+    want = " ".join("%s=%s %d/2" % (a, b, sum(fr(x, a) == fr(x, b) for x in sm))
+                    for i, a in enumerate(cols) for b in cols[i + 1:])
+    check("trace: identical chains among them: " + want + "\n" in so and "libunwind=perf 2/2" in want,
+          "agree: each column against the others (%s; want %s)" % (re.findall(r"identical chains.*", so), want))
+    rc, so, se = trace(binary, ["--unwinders", "fp,libunwind", "--", hprog, "int3", d, "5", out])
+    check(rc == 0 and "0 samples without a truth by execution judged" in so and "; 2 not judged (no real perf" in so
+          and "trace: identical chains among them: fp=libunwind 0/2\n" in so,
+          "agree: without real perf not judged, the columns still compared (%s)" % so[-400:])
+    rc, so, se = trace(binary, ["--unwinders", "fp,perf", "--expect", "fp = ok", "--", hprog, "int3", d, "5", out])
+    check(rc == 0 and "--expect 'fp = ok': met by all 2 samples judged by fp" in so,
+          "agree: the gate judges them too (rc %d, %s)" % (rc, so[-300:]))
+
+
 def test_fork(binary, hprog, d):
     """a JIT that forks after the tracer planted its breakpoints: the child's copy of memory
     holds them; they are taken out there and the child runs on untraced to its normal exit
@@ -525,8 +575,8 @@ def gen_facts(path):
             elif w[0] == "level":
                 f["ra"].setdefault(int(w[1]), set()).add(int(w[5], 16))
                 f["ret"].setdefault(int(w[1]), set()).add(int(w[3], 16))
-            elif w[0] == "calls_ret":
-                f["calls_ret"] = int(w[1], 16)
+            elif w[0] in ("calls_ret", "main_ret"):
+                f[w[0]] = int(w[1], 16)
             elif w[0] == "planted":
                 f["planted"] = (int(w[2], 16), int(w[3], 16))
     return f
@@ -534,13 +584,15 @@ def gen_facts(path):
 
 def gen_truth(f, k, pc):
     """the generator's chain at a pc in level k: pc, each level's return
-    address and the C function's return address into the level below"""
+    address and the C function's return address into the level below, then
+    calls' return address into main (unless main called level 1 itself) and
+    main's into the C runtime (the frame that called main: the truth's end)"""
     t = [pc]
     for j in range(k, 0, -1):
         t.append(min(f["ra"][j]))
         if j > 1:
             t.append(f["tramp"][j - 1][1] + f["tramp"][j - 1][3])
-    return t + [f["calls_ret"]]
+    return t + ([f["calls_ret"]] if "calls_ret" in f else []) + [f["main_ret"]]
 
 
 def jit_frames(chain, bases):
@@ -706,6 +758,79 @@ def test_planted(binary, cprog, d):
                   % (u, x["offset"], v[u], "not ok" if x["offset"] in hit else "ok"))
 
 
+def real_perf_at(cprog, case, off, d):
+    """real perf sampled at tramp+off of caseprog in main mode, untraced: a hardware execute
+    breakpoint (perf record -e mem:ADDR:x --call-graph dwarf), ASLR off so the address of a
+    first run holds (setarch -R), perf inject -j, perf script.  The frames of the first
+    sample, or (None, why)"""
+    if not shutil.which("perf") or not shutil.which("setarch"):
+        return None, "no perf or setarch on PATH"
+    run = ["setarch", "-R", cprog, case, "/tmp", "1", os.path.join(d, "rp.txt"), "main"]
+    before = set(os.listdir("/tmp"))
+    try:
+        return perf_frames(run, off, d)
+    finally:
+        for n in set(os.listdir("/tmp")) - before:
+            if n.startswith(("jitted-", "jit-", "perf-")):
+                os.unlink(os.path.join("/tmp", n))
+
+
+def perf_frames(run, off, d):
+    subprocess.run(run, capture_output=True, timeout=60)
+    f = gen_facts(os.path.join(d, "rp.txt"))
+    data, jdata = os.path.join(d, "rp.data"), os.path.join(d, "rp.jit.data")
+    p = subprocess.run(["perf", "record", "-q", "-k", "1", "-o", data, "-e", "mem:0x%x:x" % (f["tramp"][1][1] + off),
+                        "--call-graph", "dwarf", "--"] + run, capture_output=True, text=True, timeout=120)
+    hit = re.search(r"caseprog\s+(\d+)", subprocess.run(["perf", "script", "-i", data], capture_output=True,
+                                                        text=True, timeout=60).stdout)
+    if p.returncode or not hit:
+        return None, "perf record with a hardware execute breakpoint: rc %d %s" % (p.returncode, p.stderr.strip()[-200:])
+    subprocess.run(["perf", "inject", "-j", "-i", data, "-o", jdata], capture_output=True, timeout=120)
+    out = subprocess.run(["perf", "script", "-i", jdata], capture_output=True, text=True, timeout=60).stdout
+    first = out.strip().split("\n\n")[0].split("\n")[1:]
+    return [ln.split()[1].split("+")[0] for ln in first if ln.strip()], out[:400]
+
+
+def test_main_ret(binary, cprog, d):
+    """a JIT called straight from main whose FDE says rbp is saved at CFA-16 at its ret
+    (CPython 3.14's rule, cpython-3.14-perf-jit.case), and the same with DW_CFA_restore rbp
+    there (the control).  The truth goes on to main's caller, so the columns are judged by
+    the chain real perf prints: at the ret each DWARF column (and the perf column) is not ok
+    exactly when real perf, sampled there by a hardware breakpoint, loses main's caller; fp's
+    prologue and ret (rbp main's: its record skips the JIT's caller) are skipped, not wrong"""
+    bug = os.path.join(CASEDIR, "cpython-3.14-perf-jit.case")
+    fixed = os.path.join(d, "cpython-3.14-fixed.case")
+    with open(bug) as fh:
+        text = fh.read()
+    with open(fixed, "w") as fh:
+        fh.write(text.replace("43 0c 07 08\n", "43 0c 07 08 c6\n"))
+    lost = {}
+    for name, case in (("rbp-at-ret", bug), ("restored", fixed)):
+        frames, why = real_perf_at(cprog, case, 0xb, d)
+        if frames is None:
+            print("SKIP main-ret real perf: %s (the verdicts are checked against the expectation)" % why)
+            lost[name] = name == "rbp-at-ret"
+        else:
+            check(frames[:2] == ["tramp", "main"], "main-ret %s: real perf at tramp+0xb prints tramp, main (%s)"
+                  % (name, why))
+            lost[name] = len(frames) == 2
+        got = trace_case(binary, cprog, case, d, ["main"])
+        if not got or "tramp" not in got[2]:
+            continue
+        f, ss, cases = got
+        check_gen_truth("main-ret " + name, f, ss)
+        for x in cases["tramp"]["samples"]:
+            v = verdicts(x)
+            for u in ("libunwind", "libdw") + (("perf",) if "perf" in v else ()):
+                bad = x["offset"] == 0xb and lost[name]
+                check((v[u] != "ok") == bad, "main-ret %s: %s at +0x%x is %s (real perf %s main's caller there)"
+                      % (name, u, x["offset"], v[u], "loses" if bad else "keeps"))
+            want = "skipped" if x["offset"] in (0, 4, 5, 0xb) else "ok"
+            check(v["fp"] == want, "main-ret %s: fp at +0x%x is %s (%s)" % (name, x["offset"], v["fp"], want))
+    check(lost == {"rbp-at-ret": True, "restored": False},
+          "main-ret: real perf loses main's caller with the rule, not without (%s)" % lost)
+
+
 def trace_tmp(binary, args):
     """trace with the dump in /tmp (perf's libdw path reads jitted .so files only there), its files removed"""
     rc, so, se = trace(binary, args, timeout=300)
@@ -737,7 +862,8 @@ def test_gate(binary, cprog, d):
     check(rc == 1 and "NOT MET: no sample judged by libdw" in so,
           "gate: a column that judged nothing is not met (rc %d, %s)" % (rc, so[-200:]))
     rc, so, se = trace_tmp(binary, ["--only", "no-such-function", "--expect", "libdw = ok", "--"] + run)
-    check(rc == 1 and "NOT MET: no sample judged by libdw (skipped, or no sample with a truth)" in so,
+    check(rc == 1 and "NOT MET: no sample judged by libdw (skipped, or no sample with a truth or a real perf chain "
+          "to agree with)" in so,
           "gate: a column among the columns that judged no sample is not met (rc %d, %s)" % (rc, so[-200:]))
     rc, so, se = trace_tmp(binary, ["--unwinders", "fp", "--"] + run + ["plant"])
     check(rc == 0 and "no --expect given: the exit status does not judge" in so,
@@ -952,12 +1078,14 @@ def main():
             test_late(binary, hprog, d)
             test_patch(binary, hprog, d)
             test_int3(binary, hprog, d)
+            test_agree(binary, hprog, d)
             test_fork(binary, hprog, d)
             test_half(binary, hprog, d)
             test_unlocked(binary, hprog, d)
         if cprog:
             test_generated(binary, cprog, d)
             test_planted(binary, cprog, d)
+            test_main_ret(binary, cprog, d)
             test_perf_skip(binary, cprog, d)
             test_gate(binary, cprog, d)
             test_write_cases(binary, prog, cprog, d)
