@@ -39,7 +39,7 @@ endif
 # a return address signed with a key whose PAC bits happen to strip to a mapped address lets
 # libunwind walk on (hybrid-pac-nofp-none's duplicate instead of wrong, seen once in ~10
 # runs). make's checks seed qemu's generator so every run signs with the same keys, also in
-# an arm64 root run through qemu-user-static (binfmt_misc), where the build is native; on
+# an --emulated arm64 root run through qemu-user-static (binfmt_misc), where the build is native; on
 # arm64 hardware the variable means nothing.  A run by hand without it samples a new key
 # each time, as on hardware.  The seed is 5: under seed 1 the build of 442c58e signed one
 # return address of hybrid-pac-nofp-cfi and -none with a zero PAC field (about one signature
@@ -414,7 +414,8 @@ perf-gens: deps $(BIN)
 	tools/perf-gens --bin ./$(BIN) --arch $(ARCH) $(if $(RUNNER),--runner "$(RUNNER)")
 
 # make check per Debian suite x arch, each in a root built here (tools/rootfs: mmdebstrap,
-# podman or a chroot, qemu-user-static for arm64); not part of check (minutes per root).
+# podman or a chroot; arm64 and riscv64 cross-built in a root of this machine's arch, run under
+# qemu-user); not part of check (a minute or more per root).
 # MATRIX_ARGS: e.g. "--json m.json trixie-amd64 sid-amd64"
 matrix:
 	tools/matrix $(MATRIX_ARGS)
