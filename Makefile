@@ -480,8 +480,15 @@ oss-fuzz-build: deps $(BIN) $(CHECKBIN)
 fuzz: oss-fuzz-build
 	tools/fuzz-campaign --out $(OSSFUZZ_OUT) --dir build/fuzz --smoke $(FUZZ_SMOKE_RUNS)
 	tools/fuzz-campaign --out $(OSSFUZZ_OUT) --dir build/fuzz --seconds $(FUZZ_SECONDS)
+
+# the long campaign, on demand (hours; resumable: run it again), never in CI, whose `fuzz` step
+# runs `make fuzz FUZZ_SECONDS=30`; FUZZ_CAMPAIGN: its budget and split (docs/fuzzing.md)
+FUZZ_CAMPAIGN ?= --execs 1e8 --split fuzz_case=1200,fuzz_samples=240,fuzz_perfdata=240,fuzz_lint=120
+.PHONY: fuzz-campaign
+fuzz-campaign: oss-fuzz-build
+	tools/fuzz-campaign --out $(OSSFUZZ_OUT) --dir build/fuzz $(FUZZ_CAMPAIGN)
 else
-oss-fuzz-build fuzz:
+oss-fuzz-build fuzz fuzz-campaign:
 	@echo "$@: skipped: the fuzz targets build for this host's arch ($(HOSTARCH)) only, not ARCH=$(ARCH)"
 endif
 
