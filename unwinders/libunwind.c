@@ -51,6 +51,7 @@ struct lu_state {
 	bool in_step;
 	uint64_t step_ip;           /* ip of the frame being unwound */
 	bool fpi_ok;                /* find_proc_info found its FDE for step_ip (or step_ip - 1) */
+	bool fpi_called;            /* find_proc_info was asked during the step (not: a cache hit) */
 	int ip_reads;               /* reads of [step_ip]: beyond target->lu_ip_reads, the non-DWARF path's probe */
 	bool mem_fail;
 	uint64_t mem_fail_addr;
@@ -255,6 +256,8 @@ static int lu_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t
 			     int need_unwind_info, void *arg)
 {
 	struct lu_state *st = arg;
+	if (st->in_step)
+		st->fpi_called = true;
 	const struct pv_map *m = pv_find(st->pv, ip);
 	if (!m || !m->dso) {
 		lu_why(st, "no map for 0x%llx in perf's view", (unsigned long long)ip);
@@ -311,6 +314,54 @@ static struct {
 	.resume = lu_resume,
 	.get_proc_name = lu_get_proc_name,
 } };
+
+/* perf's address spaces of the processes replayed (uw_sample.lu_proc): each
+ * with UNW_CACHE_GLOBAL, as perf's _unwind__prepare_access sets it, kept
+ * across views and samples.  A replay walks one process at a time, so a few
+ * slots hold them; the oldest goes when a new process needs one. */
+#define LU_PROCS 8
+static struct lu_proc {
+	uint64_t key;
+	unw_addr_space_t as;
+	unsigned long used;
+} lu_procs[LU_PROCS];
+static unsigned long lu_proc_clock;
+
+static unw_addr_space_t lu_proc_as(uint64_t key)
+{
+	struct lu_proc *slot = &lu_procs[0];
+	for (size_t i = 0; i < LU_PROCS; i++) {
+		if (lu_procs[i].as && lu_procs[i].key == key) {
+			lu_procs[i].used = ++lu_proc_clock;
+			return lu_procs[i].as;
+		}
+		if (lu_procs[i].used < slot->used)
+			slot = &lu_procs[i];
+	}
+	unw_addr_space_t as = unw_create_addr_space(&lu_accessors.acc, 0);
+	if (!as)
+		return NULL;
+	unw_set_caching_policy(as, UNW_CACHE_GLOBAL);
+	if (slot->as)
+		unw_destroy_addr_space(slot->as);
+	*slot = (struct lu_proc){ .key = key, .as = as, .used = ++lu_proc_clock };
+	return as;
+}
+
+void uw_libunwind_flush(uint64_t proc)
+{
+	for (size_t i = 0; i < LU_PROCS; i++)
+		if (lu_procs[i].as && (!proc || lu_procs[i].key == proc))
+			unw_flush_cache(lu_procs[i].as, 0, 0);
+}
+
+void uw_libunwind_forget(void)
+{
+	for (size_t i = 0; i < LU_PROCS; i++)
+		if (lu_procs[i].as)
+			unw_destroy_addr_space(lu_procs[i].as);
+	memset(lu_procs, 0, sizeof(lu_procs));
+}
 
 /* A jitted DSO whose injected MMAP2 is still whole in the map tree: its base
  * is the one perf layout's (perfview.c pv_layout), not recomputed here. */
@@ -401,8 +452,8 @@ static int lu_open(const struct uw_view *v, void **state, char *err, size_t errl
 		*state = NULL;
 		return -ENOMEM;
 	}
-	/* nothing survives between samples, and every step asks find_proc_info,
-	 * which is how a step without the emitted CFI is seen */
+	/* a sample without a process (uw_sample.lu_proc 0): nothing survives
+	 * it, and every step asks find_proc_info */
 	unw_set_caching_policy(st->as, UNW_CACHE_NONE);
 	return 0;
 }
@@ -495,8 +546,13 @@ static int lu_walk(struct lu_state *st, const struct uw_sample *s, struct uw_res
 	st->mem_fail = st->fpi_fail = false;
 	r->addr[r->n] = uw_reg(s, s->arch->perf_ip);
 	r->flags[r->n++] = 0;
+	unw_addr_space_t as = s->lu_proc ? lu_proc_as(s->lu_proc) : st->as;
+	if (!as) {
+		lu_fail(r, UW_STOP_ERROR, "libunwind: cannot create the process's address space");
+		return 0;
+	}
 	unw_cursor_t c;
-	int ret = unw_init_remote(&c, st->as, st);
+	int ret = unw_init_remote(&c, as, st);
 	if (ret) {
 		r->stop = UW_STOP_ERROR;
 		snprintf(r->why, sizeof(r->why), "unw_init_remote: %s (%d)",
@@ -512,7 +568,7 @@ static int lu_walk(struct lu_state *st, const struct uw_sample *s, struct uw_res
 		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0)
 			ip = r->addr[r->n - 1];
 		st->step_ip = ip;
-		st->fpi_ok = st->mem_fail = st->fpi_fail = false;
+		st->fpi_ok = st->fpi_called = st->mem_fail = st->fpi_fail = false;
 		st->ip_reads = 0;
 		st->in_step = true;
 		ret = unw_step(&c);
@@ -528,7 +584,10 @@ static int lu_walk(struct lu_state *st, const struct uw_sample *s, struct uw_res
 		}
 		/* perf stores ip - 1 here unless unw_is_signal_frame: undone */
 		r->addr[r->n] = ip;
-		r->flags[r->n] = (!st->fpi_ok || st->ip_reads > st->target->lu_ip_reads) ? UW_F_FALLBACK : 0;
+		/* a step find_proc_info was not asked for took its rules from the
+		 * process's cache (lu_proc): DWARF rules, if perhaps another load's */
+		bool dwarf = st->fpi_ok || (s->lu_proc && !st->fpi_called);
+		r->flags[r->n] = (!dwarf || st->ip_reads > st->target->lu_ip_reads) ? UW_F_FALLBACK : 0;
 		if (unw_is_signal_frame(&c) > 0)
 			r->flags[r->n] |= UW_F_ACTIVATION;
 		if ((r->flags[r->n] & UW_F_FALLBACK) && !r->fallback_why[0])

@@ -34,6 +34,14 @@ struct uw_sample {
 	/* perf < 7 makes one Dwfl per sample: with dwfl_proc 0, the view's own
 	 * Dwfl is begun again for this sample (a case) */
 	bool dwfl_fresh;
+	/* perf's libunwind keeps one address space per process
+	 * (unwind-libunwind-local.c: UNW_CACHE_GLOBAL, flushed only on exec by
+	 * unwind__flush_access), whose per-ip register-state cache answers a pc
+	 * with the rules first found there.  Nonzero: the libunwind emulation
+	 * keeps one address space per value across views and samples, in the
+	 * order they come (uw_libunwind_flush at exec).  0: nothing survives the
+	 * sample. */
+	uint64_t lu_proc;
 };
 
 static inline uint64_t uw_reg(const struct uw_sample *s, int perf_id)
