@@ -611,5 +611,5 @@ const struct uw_unwinder uw_libunwind = {
 	.name = "libunwind", .about = "libunwind, fed as perf's unwind-libunwind-local.c feeds it",
 	.sees = UW_SEES_DUMP, .ref = UW_REF_ORACLE,
 	.open = lu_open, .unwind = lu_unwind, .close = lu_close, .lib_version = lu_lib_version,
-	.bench_rate = 100e3,
+	.proc_state = true, .bench_rate = 100e3,
 };

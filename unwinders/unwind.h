@@ -139,6 +139,10 @@ struct uw_unwinder {
 	/* perf over this engine prints a signal frame's own pc without the -1 too,
 	 * not only its caller's (libdw's dwfl_frame_pc) */
 	bool signal_self;
+	/* keeps perf's state of a process across its samples (uw_sample.lu_proc):
+	 * a replay that tries a sample on several views runs it stateless there,
+	 * then once with the state on the view it chose, in sample order */
+	bool proc_state;
 	/* make bench: the replay rate to reach (samples per CPU second; 0: none) */
 	double bench_rate;
 };

@@ -21,6 +21,9 @@
 #define RR_KEY_LOADS 4               /* loads of one key lint findings are looked up in */
 
 struct rr_sample { uint64_t off, time; uint32_t pid, tid; };
+/* an exec (PERF_RECORD_COMM with PERF_RECORD_MISC_COMM_EXEC): perf flushes the
+ * process's libunwind cache there (unwind__flush_access) */
+struct rr_exec { uint64_t off, time; uint32_t pid; };
 
 struct rr_key {                 /* one JIT symbol + pc offset */
 	const char *name;
@@ -106,6 +109,8 @@ struct rr {
 	size_t is_jit_cap;
 	struct rr_sample *smp;
 	size_t nsmp, csmp;
+	struct rr_exec *exe;
+	size_t nexe, cexe;
 	struct rr_key *keys;
 	size_t nkeys, ckeys;
 	uint64_t njit, nunder, nstale, ninexact, max_views, nviews, nviews_dump, ndiverge, nnoregs, ninjected;
