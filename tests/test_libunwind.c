@@ -646,6 +646,12 @@ START_TEST(process_memory)
 		ck_assert_msg(uwt_find(&res, self.ip) < 0 && res.addr[1] == self.ra[0],
 			      "%s: B's caller 0x%llx kept, or not f2 next: %s", k->what,
 			      (unsigned long long)self.ip, uwt_chain(&res));
+	/* the frame A's rules gave is flagged, and says whose rules they were */
+	for (int i = 0; i < res.n; i++)
+		ck_assert_msg(!(res.flags[i] & UW_F_EARLIER_RULES) == (k->caller_found || i != 1),
+			      "%s: frame %d flags 0x%x: %s", k->what, i, res.flags[i], uwt_chain(&res));
+	ck_assert_msg(k->caller_found ? !res.earlier_why[0] : strstr(res.earlier_why, "rules of tramp") != NULL,
+		      "%s: '%s'", k->what, res.earlier_why);
 	uw_libunwind_forget();
 }
 END_TEST

@@ -38,8 +38,11 @@ enum {
 	LU_PE_SDATA8 = 0x0c, LU_PE_PCREL = 0x10, LU_PE_APPL_MASK = 0x70, LU_PE_OMIT = 0xff,
 };
 
+struct lu_proc;
+
 struct lu_state {
 	unw_addr_space_t as;
+	struct lu_proc *proc;       /* the process's kept address space (uw_sample.lu_proc), or NULL */
 	const struct uw_arch *target;  /* libunwind's (this build's) arch */
 	const struct pv_view *pv;
 	uint64_t *base;             /* per DSO: perf's load base, UINT64_MAX when unmapped */
@@ -320,20 +323,28 @@ static struct {
  * across views and samples.  A replay walks one process at a time, so a few
  * slots hold them; the oldest goes when a new process needs one. */
 #define LU_PROCS 8
+/* per pc, the load whose rules the cache took there (libunwind's cache is
+ * keyed by the pc alone and holds 128 of them: a clash here only forgets) */
+#define LU_SEEN 256
+struct lu_seen {
+	uint64_t ip, stamp, index;
+	char name[40];
+};
 static struct lu_proc {
 	uint64_t key;
 	unw_addr_space_t as;
 	unsigned long used;
+	struct lu_seen seen[LU_SEEN];
 } lu_procs[LU_PROCS];
 static unsigned long lu_proc_clock;
 
-static unw_addr_space_t lu_proc_as(uint64_t key)
+static struct lu_proc *lu_proc_of(uint64_t key)
 {
 	struct lu_proc *slot = &lu_procs[0];
 	for (size_t i = 0; i < LU_PROCS; i++) {
 		if (lu_procs[i].as && lu_procs[i].key == key) {
 			lu_procs[i].used = ++lu_proc_clock;
-			return lu_procs[i].as;
+			return &lu_procs[i];
 		}
 		if (lu_procs[i].used < slot->used)
 			slot = &lu_procs[i];
@@ -344,15 +355,57 @@ static unw_addr_space_t lu_proc_as(uint64_t key)
 	unw_set_caching_policy(as, UNW_CACHE_GLOBAL);
 	if (slot->as)
 		unw_destroy_addr_space(slot->as);
-	*slot = (struct lu_proc){ .key = key, .as = as, .used = ++lu_proc_clock };
-	return as;
+	memset(slot, 0, sizeof(*slot));
+	slot->key = key;
+	slot->as = as;
+	slot->used = ++lu_proc_clock;
+	return slot;
+}
+
+/* The load perf's view has at ip: a jitted DSO's CODE_LOAD (timestamp,
+ * code index, name), or a file (0, 0, its name). */
+static void lu_load_at(const struct lu_state *st, uint64_t ip, struct lu_seen *o)
+{
+	const struct pv_map *m = pv_find(st->pv, ip);
+	const struct pv_dso *d = m ? m->dso : NULL;
+	memset(o, 0, sizeof(*o));
+	o->ip = ip;
+	if (d && d->jitted && d->load) {
+		o->stamp = d->load->timestamp;
+		o->index = d->load->code_index;
+		snprintf(o->name, sizeof(o->name), "%s", d->load->name ? d->load->name : "?");
+	} else {
+		snprintf(o->name, sizeof(o->name), "%s", d ? (d->perf_name ? d->perf_name : d->path) : "no map");
+	}
+}
+
+/* After a step at st->step_ip in a process: a lookup fills the cache there
+ * with the view's load; a cache hit (no lookup) that took another load's
+ * rules flags the frame.  true: flagged. */
+static bool lu_seen_step(struct lu_state *st, struct uw_result *r)
+{
+	struct lu_seen now, *e = &st->proc->seen[st->step_ip % LU_SEEN];
+	lu_load_at(st, st->step_ip, &now);
+	if (st->fpi_called) {
+		*e = now;
+		return false;
+	}
+	if (e->ip != st->step_ip || (e->stamp == now.stamp && e->index == now.index))
+		return false;
+	if (!r->earlier_why[0])
+		snprintf(r->earlier_why, sizeof(r->earlier_why),
+			 "frame %d from 0x%llx: libunwind's cache kept the rules of %s (code_index %llu) there, not %s's",
+			 r->n, (unsigned long long)st->step_ip, e->name, (unsigned long long)e->index, now.name);
+	return true;
 }
 
 void uw_libunwind_flush(uint64_t proc)
 {
 	for (size_t i = 0; i < LU_PROCS; i++)
-		if (lu_procs[i].as && (!proc || lu_procs[i].key == proc))
+		if (lu_procs[i].as && (!proc || lu_procs[i].key == proc)) {
 			unw_flush_cache(lu_procs[i].as, 0, 0);
+			memset(lu_procs[i].seen, 0, sizeof(lu_procs[i].seen));
+		}
 }
 
 void uw_libunwind_forget(void)
@@ -542,11 +595,13 @@ static int lu_walk(struct lu_state *st, const struct uw_sample *s, struct uw_res
 	st->s = s;
 	st->last = NULL;
 	r->fallback_why[0] = 0;
+	r->earlier_why[0] = 0;
 	st->in_step = false;
 	st->mem_fail = st->fpi_fail = false;
 	r->addr[r->n] = uw_reg(s, s->arch->perf_ip);
 	r->flags[r->n++] = 0;
-	unw_addr_space_t as = s->lu_proc ? lu_proc_as(s->lu_proc) : st->as;
+	st->proc = s->lu_proc ? lu_proc_of(s->lu_proc) : NULL;
+	unw_addr_space_t as = st->proc ? st->proc->as : s->lu_proc ? NULL : st->as;
 	if (!as) {
 		lu_fail(r, UW_STOP_ERROR, "libunwind: cannot create the process's address space");
 		return 0;
@@ -590,6 +645,8 @@ static int lu_walk(struct lu_state *st, const struct uw_sample *s, struct uw_res
 		r->flags[r->n] = (!dwarf || st->ip_reads > st->target->lu_ip_reads) ? UW_F_FALLBACK : 0;
 		if (unw_is_signal_frame(&c) > 0)
 			r->flags[r->n] |= UW_F_ACTIVATION;
+		if (st->proc && lu_seen_step(st, r))
+			r->flags[r->n] |= UW_F_EARLIER_RULES;
 		if ((r->flags[r->n] & UW_F_FALLBACK) && !r->fallback_why[0])
 			snprintf(r->fallback_why, sizeof(r->fallback_why), "frame %d from 0x%llx: %s", r->n,
 				 (unsigned long long)st->step_ip,

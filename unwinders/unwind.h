@@ -81,6 +81,9 @@ void uw_why_hex(char *why, size_t n, const char *a, uint64_t x, const char *b);
 /* a caller frame perf stores as it is, not as ip - 1: libunwind calls it a
  * signal frame, libdw an activation (perf-check predicts perf's printed chain) */
 #define UW_F_ACTIVATION 2u
+/* found with the rules perf's libunwind cached at this pc for an earlier load
+ * (one address space per process, flushed only at exec: uw_sample.lu_proc) */
+#define UW_F_EARLIER_RULES 4u
 
 struct uw_result {
 	uint64_t addr[UW_MAX_FRAMES];   /* return addresses, ip-1 adjustments undone */
@@ -89,6 +92,7 @@ struct uw_result {
 	enum uw_stop stop;
 	char why[160];
 	char fallback_why[160];       /* why the first UW_F_FALLBACK frame was found without CFI */
+	char earlier_why[160];        /* the first UW_F_EARLIER_RULES frame: which load's rules */
 };
 
 struct uw_view;   /* view.h */

@@ -547,6 +547,21 @@ static void run_stateful(struct rr *r, struct rr_view *cur, struct uw_sample *s,
 	s->lu_proc = 0;
 }
 
+/* A sample some chain of which took an earlier load's rules at a pc (perf's
+ * state across samples): counted, the first one's story kept per key. */
+static void note_earlier(struct rr *r, struct rr_key *k, const struct uw_result *res, size_t c0)
+{
+	for (size_t u = c0; u < r->nu; u++) {
+		if (!r->uws[u]->proc_state || !res[u].earlier_why[0])
+			continue;
+		if (!k->earlier++)
+			snprintf(k->earlier_why, sizeof(k->earlier_why), "%s: %s", hx_rr_col_name(r, u),
+				 res[u].earlier_why);
+		r->nearlier++;
+		return;
+	}
+}
+
 static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, const struct mt_snap *at,
 			 const struct rr_sample *rs, struct uw_result *res, const struct pd_event *evp)
 {
@@ -601,6 +616,7 @@ static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, 
 	key_load(r, k, jx.load);
 	for (size_t u = c0; u < ncol; u++)
 		k->out[u][hx_rr_classify(r, cur, &res[u])]++;
+	note_earlier(r, k, res, c0);
 	if (pf)
 		k->out[r->nu + 1][hx_rr_classify(r, cur, &res[r->nu + 1])]++;
 	if (r->lint && regs && hx_rl_sample(r->lint, r, cur, &s, res) < 0)

@@ -34,6 +34,8 @@ struct rr_key {                 /* one JIT symbol + pc offset */
 	char div_desc[400];
 	char cfa[200];
 	char why[RR_MAX_UW][120];     /* each unwinder's stop reason at the first sample */
+	uint64_t earlier;             /* samples a chain of which took an earlier load's rules (UW_F_EARLIER_RULES) */
+	char earlier_why[200];        /* the first of them: column, frame, which load */
 	bool pmap;                    /* a perf map symbol (no jitdump load, no unwinding info) */
 	size_t dump;                  /* the dump of its loads */
 	uint64_t load_off[RR_KEY_LOADS];   /* CODE_LOAD file offsets seen under this key */
@@ -114,6 +116,7 @@ struct rr {
 	struct rr_key *keys;
 	size_t nkeys, ckeys;
 	uint64_t njit, nunder, nstale, ninexact, max_views, nviews, nviews_dump, ndiverge, nnoregs, ninjected;
+	uint64_t nearlier;            /* JIT samples with an earlier load's rules in some chain */
 	bool clock_ok;
 	uint64_t stack_size;          /* the attr's sample_stack_user */
 	uint64_t released;            /* file pages before this offset dropped (replay_one) */
