@@ -211,9 +211,15 @@ $(foreach t,$(TIERS),$(eval $(call tier_rules,$(t))))
 run: all
 	$(RUNNER) ./$(BIN) run cases/$(ARCH)
 
-unit: deps $(TIER_BINS) $(BIN)
+# issue 34's reproducer, a JIT that reuses one address (the realreplay suite records it)
+JIT_REUSE := $(BUILD)/tools/jit-reuse
+$(JIT_REUSE): tools/jit-reuse.c $(call LAYER_LIB,trampolines)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(call LAYER_LIB,trampolines)
+
+unit: deps $(TIER_BINS) $(BIN) $(JIT_REUSE)
 	@cd $(CURDIR) && for t in $(TIER_BINS); do echo "== $$t"; \
-	  JU_BIN="$(strip $(RUNNER) $(CURDIR)/$(BIN))" $(RUNNER) $$t || exit 1; done
+	  JU_BIN="$(strip $(RUNNER) $(CURDIR)/$(BIN))" JU_JIT_REUSE="$(CURDIR)/$(JIT_REUSE)" $(RUNNER) $$t || exit 1; done
 
 # Layers enforced by the linker: each layer's library, whole, linked with only the
 # layers below it (tools/layercheck); tests/layers.sh shows it failing on a planted

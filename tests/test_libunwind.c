@@ -579,6 +579,83 @@ START_TEST(lr_fallback)
 END_TEST
 #endif
 
+/* perf's libunwind keeps one address space per process with UNW_CACHE_GLOBAL
+ * and flushes it only at exec: a pc keeps the rules libunwind first found
+ * there.  A JIT puts function A (a frame record) at an address, samples it,
+ * then writes B (no frame record, the same call offset) over it with its
+ * own CFI: B's sample at the call unwinds with A's rules (CFA = fp + 16), so
+ * f3 (the caller) is lost and the chain lands in f2, as real perf 5.10, 6.1
+ * and 6.12 do (issue 34).  Each row: which samples one process takes, and
+ * whether B's chain finds its caller. */
+static const char *const gen_a[] = { "push_fp", "set_fp", "call_target", "pop_fp", "ret" };
+#if defined(__x86_64__)
+static const char *const gen_b[] = { "alloc 0x18", "call_target", "free 0x18", "ret" };
+#elif defined(__aarch64__)
+static const char *const gen_b[] = { "save_reg x30", "alloc 16", "call_target", "free 16", "restore_reg x30", "ret" };
+#else
+static const char *const gen_b[] = { "save_reg ra", "alloc 16", "nop", "call_target", "free 16", "restore_reg ra",
+				     "ret" };
+#endif
+static const struct lu_mem_case {
+	const char *what;
+	uint64_t proc_a;       /* A sampled first under this process (0: A never runs) */
+	uint64_t proc_b;       /* then B, at A's address, under this one (0: no process state) */
+	bool exec;             /* an exec between them (perf's unwind__flush_access) */
+	bool caller_found;
+} lu_mem_cases[] = {
+	{ "B over A in one process: A's rules", 1, 1, false, false },
+	{ "B alone (the control)", 0, 2, false, true },
+	{ "B over A after an exec", 3, 3, true, true },
+	{ "B over A in another process", 4, 5, false, true },
+	{ "B over A without process state (the cases)", 6, 0, false, true },
+};
+
+/* One generation at the trampolines' address, sampled at its call under proc;
+ * its pc through *pc. */
+static void lu_gen(const char *const *ops, size_t nops, uint64_t proc, struct uw_result *out, uint64_t *pc)
+{
+	uwt_tramp(&tr, &self, ops, nops, NULL, PV_CURRENT, NULL, 0);
+	size_t row = tr.call_row;
+	uwt_tramp_free(&tr);
+	uwt_tramp(&tr, &self, ops, nops, NULL, PV_CURRENT, NULL, row);
+	tr.s.lu_proc = proc;
+	uwt_run(&uw_libunwind, &tr.w.v, &tr.s, out);
+	*pc = tr.pc;
+	uwt_tramp_free(&tr);
+}
+
+START_TEST(process_memory)
+{
+	const struct lu_mem_case *k = &lu_mem_cases[_i];
+	uint64_t pc_a = 0, pc_b;
+	uwt_capture_self(&self);
+	if (k->proc_a) {
+		lu_gen(gen_a, sizeof(gen_a) / sizeof(gen_a[0]), k->proc_a, &res, &pc_a);
+		ck_assert_msg(res.n >= 2 && res.addr[1] == self.ip && !(res.flags[1] & UW_F_FALLBACK),
+			      "%s: A: %s", k->what, uwt_chain(&res));
+	}
+	if (k->exec)
+		uw_libunwind_flush(k->proc_a);
+	lu_gen(gen_b, sizeof(gen_b) / sizeof(gen_b[0]), k->proc_b, &res, &pc_b);
+	ck_assert_msg(!k->proc_a || pc_a == pc_b, "%s: A sampled at 0x%llx, B at 0x%llx", k->what,
+		      (unsigned long long)pc_a, (unsigned long long)pc_b);
+	ck_assert_msg(res.n >= 2 && !(res.flags[1] & UW_F_FALLBACK), "%s: B: %s", k->what, uwt_chain(&res));
+	if (k->caller_found)
+		ck_assert_msg(res.addr[1] == self.ip, "%s: B: %s", k->what, uwt_chain(&res));
+	else
+		ck_assert_msg(uwt_find(&res, self.ip) < 0 && res.addr[1] == self.ra[0],
+			      "%s: B's caller 0x%llx kept, or not f2 next: %s", k->what,
+			      (unsigned long long)self.ip, uwt_chain(&res));
+	/* the frame A's rules gave is flagged, and says whose rules they were */
+	for (int i = 0; i < res.n; i++)
+		ck_assert_msg(!(res.flags[i] & UW_F_EARLIER_RULES) == (k->caller_found || i != 1),
+			      "%s: frame %d flags 0x%x: %s", k->what, i, res.flags[i], uwt_chain(&res));
+	ck_assert_msg(k->caller_found ? !res.earlier_why[0] : strstr(res.earlier_why, "rules of tramp") != NULL,
+		      "%s: '%s'", k->what, res.earlier_why);
+	uw_libunwind_forget();
+}
+END_TEST
+
 /* libunwind's registers to perf's, as the unwinder maps them (the arch table's
  * perf_of_dw, libunwind numbering registers as DWARF does), against the pairs
  * perf's arch/<arch>/util/unwind-libunwind.c maps: libunwind's own register
@@ -644,6 +721,7 @@ Suite *suite_libunwind(void)
 	tcase_set_timeout(tc, 60);
 	uwt_add_common(tc);
 	tcase_add_test(tc, register_map_is_perfs);
+	tcase_add_loop_test(tc, process_memory, 0, (int)(sizeof(lu_mem_cases) / sizeof(lu_mem_cases[0])));
 #if defined(__x86_64__)
 	tcase_add_test(tc, mapped_zero_stops);
 	tcase_add_test(tc, no_eh_frame_hdr_stops);

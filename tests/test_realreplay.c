@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "harness/capture/samples.h"
 #include "unwinders/uwarch.h"
@@ -524,6 +525,85 @@ START_TEST(signal_frames)
 }
 END_TEST
 
+/* Code reused at one address (issue 34, tools/jit-reuse.c): A (a frame record)
+ * runs at X, then B (no frame record, its call where A's was) is written over
+ * X with its own UNWINDING_INFO and CODE_LOAD and runs.  perf's libunwind
+ * keeps one address space per process with its global cache, so B's pcs
+ * unwind with A's rules: driver, B's caller, is lost (perf 5.10, 6.1, 6.12
+ * measured).  The replay keeps that state in sample order: agreement >= 99.9 %
+ * with B over A (50 % when every sample rebuilt perf's state) and with B alone
+ * (the control, where perf finds driver). */
+static int reuse_chains(const char *data, const char *sym, bool with_driver)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "perf script -i %s -F ip,sym 2>/dev/null | awk 'BEGIN { RS = \"\" } "
+		 "$0 ~ /[0-9a-f]+ %s\\n/ { n += %s(/ driver\\n/) } END { print n + 0 }'", data, sym,
+		 with_driver ? "" : "!");
+	FILE *p = popen(cmd, "r");
+	int n = -1;
+	if (p) {
+		if (fscanf(p, "%d", &n) != 1)
+			n = -1;
+		pclose(p);
+	}
+	return n;
+}
+
+START_TEST(code_reuse)
+{
+	const char *jr = getenv("JU_JIT_REUSE");
+	if (!have_perf() || runs_under_other_arch() || !jr || access(jr, X_OK)) {
+		fprintf(stderr, "realreplay code_reuse: skipped: no working perf, a qemu-user build, or no "
+				"JU_JIT_REUSE (make unit sets it)\n");
+		return;
+	}
+	if (sh("perf version --build-options 2>/dev/null | grep -Eq 'libunwind: *\\[ *on'")) {
+		fprintf(stderr, "realreplay code_reuse: skipped: this perf is not built with libunwind\n");
+		return;
+	}
+	ck_assert_ptr_nonnull(mkdtemp(strcpy(tmp, "/tmp/rrcrXXXXXX")));
+	static const char *const modes[] = { "reuse", "alone" };
+	for (int m = 0; m < 2; m++) {
+		if (sh("cd %s && mkdir %s && perf record -q -k 1 -e cpu-clock -F 2000 --call-graph dwarf -o %s.data "
+		       "%s %s/%s %s 300 >/dev/null 2>&1 && perf inject -j -i %s.data -o %s.jit.data",
+		       tmp, modes[m], modes[m], jr, tmp, modes[m], modes[m], modes[m], modes[m])) {
+			fprintf(stderr, "realreplay code_reuse: skipped: perf record cannot record here\n");
+			sh("rm -rf %s", tmp);
+			return;
+		}
+		/* what perf does: B's chains lose driver over A, keep it alone */
+		char data[128];
+		snprintf(data, sizeof(data), "%s/%s.jit.data", tmp, modes[m]);
+		int lost = reuse_chains(data, "B", false), kept = reuse_chains(data, "B", true);
+		ck_assert_msg(kept >= 0 && lost >= 0 && kept + lost >= 100, "%s: %d chains through B", modes[m],
+			      kept + lost);
+		if (m == 0)
+			ck_assert_msg(lost >= 0.9 * (kept + lost), "perf kept B's caller over A: %d of %d chains",
+				      kept, kept + lost);
+		else
+			ck_assert_msg(kept == kept + lost, "perf lost B's caller alone: %d of %d", lost, kept + lost);
+		char path[128];
+		snprintf(path, sizeof(path), "%s/%s.json", tmp, modes[m]);
+		int rc = sh("cd %s && %s replay --unwinders libunwind,perf --json %s %s.data >%s.out 2>&1", tmp, bin(),
+			    path, modes[m], modes[m]);
+		const char *j = slurp(path);
+		ck_assert_msg(j && (rc == 0 || rc == 1), "%s: exit %d", modes[m], rc);
+		double good = json_frac(j, "agree", "compared");
+		ck_assert_msg(good >= 0.999, "%s: agreement with perf %.4f", modes[m], good);
+		/* the report names the samples A's rules unwound: every chain perf
+		 * lost, and no more than pass through B (A's rules at B's first
+		 * instruction are B's too: flagged, not lost) */
+		long early = json_num(j, "earlier_load_rules");
+		if (m == 0)
+			ck_assert_msg(early >= lost && early <= kept + lost,
+				      "%ld samples with A's rules, perf lost %d of %d", early, lost, kept + lost);
+		else
+			ck_assert_msg(early == 0, "alone: %ld samples with an earlier load's rules", early);
+	}
+	sh("rm -rf %s", tmp);
+}
+END_TEST
+
 /* The vDSO is one DSO to perf, mapped anew by each exec, and perf's libunwind
  * takes its base from the lowest [vdso] map in the thread's tree.  The first
  * image runs without address randomization (its vDSO at the top), then execs
@@ -633,6 +713,7 @@ Suite *suite_realreplay(void)
 	tcase_add_test(tc, exec_history);
 	tcase_add_test(tc, signal_frames);
 	tcase_add_test(tc, vdso_rebased);
+	tcase_add_test(tc, code_reuse);
 	tcase_add_test(tc, dump_perf_refuses);
 	tcase_add_test(tc, vdso_frames);
 	suite_add_tcase(s, tc);

@@ -38,8 +38,11 @@ enum {
 	LU_PE_SDATA8 = 0x0c, LU_PE_PCREL = 0x10, LU_PE_APPL_MASK = 0x70, LU_PE_OMIT = 0xff,
 };
 
+struct lu_proc;
+
 struct lu_state {
 	unw_addr_space_t as;
+	struct lu_proc *proc;       /* the process's kept address space (uw_sample.lu_proc), or NULL */
 	const struct uw_arch *target;  /* libunwind's (this build's) arch */
 	const struct pv_view *pv;
 	uint64_t *base;             /* per DSO: perf's load base, UINT64_MAX when unmapped */
@@ -51,6 +54,7 @@ struct lu_state {
 	bool in_step;
 	uint64_t step_ip;           /* ip of the frame being unwound */
 	bool fpi_ok;                /* find_proc_info found its FDE for step_ip (or step_ip - 1) */
+	bool fpi_called;            /* find_proc_info was asked during the step (not: a cache hit) */
 	int ip_reads;               /* reads of [step_ip]: beyond target->lu_ip_reads, the non-DWARF path's probe */
 	bool mem_fail;
 	uint64_t mem_fail_addr;
@@ -255,6 +259,8 @@ static int lu_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t
 			     int need_unwind_info, void *arg)
 {
 	struct lu_state *st = arg;
+	if (st->in_step)
+		st->fpi_called = true;
 	const struct pv_map *m = pv_find(st->pv, ip);
 	if (!m || !m->dso) {
 		lu_why(st, "no map for 0x%llx in perf's view", (unsigned long long)ip);
@@ -311,6 +317,104 @@ static struct {
 	.resume = lu_resume,
 	.get_proc_name = lu_get_proc_name,
 } };
+
+/* perf's address spaces of the processes replayed (uw_sample.lu_proc): each
+ * with UNW_CACHE_GLOBAL, as perf's _unwind__prepare_access sets it, kept
+ * across views and samples.  A replay walks one process at a time, so a few
+ * slots hold them; the oldest goes when a new process needs one. */
+#define LU_PROCS 8
+/* per pc, the load whose rules the cache took there (libunwind's cache is
+ * keyed by the pc alone and holds 128 of them: a clash here only forgets) */
+#define LU_SEEN 256
+struct lu_seen {
+	uint64_t ip, stamp, index;
+	char name[40];
+};
+static struct lu_proc {
+	uint64_t key;
+	unw_addr_space_t as;
+	unsigned long used;
+	struct lu_seen seen[LU_SEEN];
+} lu_procs[LU_PROCS];
+static unsigned long lu_proc_clock;
+
+static struct lu_proc *lu_proc_of(uint64_t key)
+{
+	struct lu_proc *slot = &lu_procs[0];
+	for (size_t i = 0; i < LU_PROCS; i++) {
+		if (lu_procs[i].as && lu_procs[i].key == key) {
+			lu_procs[i].used = ++lu_proc_clock;
+			return &lu_procs[i];
+		}
+		if (lu_procs[i].used < slot->used)
+			slot = &lu_procs[i];
+	}
+	unw_addr_space_t as = unw_create_addr_space(&lu_accessors.acc, 0);
+	if (!as)
+		return NULL;
+	unw_set_caching_policy(as, UNW_CACHE_GLOBAL);
+	if (slot->as)
+		unw_destroy_addr_space(slot->as);
+	memset(slot, 0, sizeof(*slot));
+	slot->key = key;
+	slot->as = as;
+	slot->used = ++lu_proc_clock;
+	return slot;
+}
+
+/* The load perf's view has at ip: a jitted DSO's CODE_LOAD (timestamp,
+ * code index, name), or a file (0, 0, its name). */
+static void lu_load_at(const struct lu_state *st, uint64_t ip, struct lu_seen *o)
+{
+	const struct pv_map *m = pv_find(st->pv, ip);
+	const struct pv_dso *d = m ? m->dso : NULL;
+	memset(o, 0, sizeof(*o));
+	o->ip = ip;
+	if (d && d->jitted && d->load) {
+		o->stamp = d->load->timestamp;
+		o->index = d->load->code_index;
+		snprintf(o->name, sizeof(o->name), "%s", d->load->name ? d->load->name : "?");
+	} else {
+		snprintf(o->name, sizeof(o->name), "%s", d ? (d->perf_name ? d->perf_name : d->path) : "no map");
+	}
+}
+
+/* After a step at st->step_ip in a process: a lookup fills the cache there
+ * with the view's load; a cache hit (no lookup) that took another load's
+ * rules flags the frame.  true: flagged. */
+static bool lu_seen_step(struct lu_state *st, struct uw_result *r)
+{
+	struct lu_seen now, *e = &st->proc->seen[st->step_ip % LU_SEEN];
+	lu_load_at(st, st->step_ip, &now);
+	if (st->fpi_called) {
+		*e = now;
+		return false;
+	}
+	if (e->ip != st->step_ip || (e->stamp == now.stamp && e->index == now.index))
+		return false;
+	if (!r->earlier_why[0])
+		snprintf(r->earlier_why, sizeof(r->earlier_why),
+			 "frame %d from 0x%llx: libunwind's cache kept the rules of %s (code_index %llu) there, not %s's",
+			 r->n, (unsigned long long)st->step_ip, e->name, (unsigned long long)e->index, now.name);
+	return true;
+}
+
+void uw_libunwind_flush(uint64_t proc)
+{
+	for (size_t i = 0; i < LU_PROCS; i++)
+		if (lu_procs[i].as && (!proc || lu_procs[i].key == proc)) {
+			unw_flush_cache(lu_procs[i].as, 0, 0);
+			memset(lu_procs[i].seen, 0, sizeof(lu_procs[i].seen));
+		}
+}
+
+void uw_libunwind_forget(void)
+{
+	for (size_t i = 0; i < LU_PROCS; i++)
+		if (lu_procs[i].as)
+			unw_destroy_addr_space(lu_procs[i].as);
+	memset(lu_procs, 0, sizeof(lu_procs));
+}
 
 /* A jitted DSO whose injected MMAP2 is still whole in the map tree: its base
  * is the one perf layout's (perfview.c pv_layout), not recomputed here. */
@@ -401,8 +505,8 @@ static int lu_open(const struct uw_view *v, void **state, char *err, size_t errl
 		*state = NULL;
 		return -ENOMEM;
 	}
-	/* nothing survives between samples, and every step asks find_proc_info,
-	 * which is how a step without the emitted CFI is seen */
+	/* a sample without a process (uw_sample.lu_proc 0): nothing survives
+	 * it, and every step asks find_proc_info */
 	unw_set_caching_policy(st->as, UNW_CACHE_NONE);
 	return 0;
 }
@@ -491,12 +595,19 @@ static int lu_walk(struct lu_state *st, const struct uw_sample *s, struct uw_res
 	st->s = s;
 	st->last = NULL;
 	r->fallback_why[0] = 0;
+	r->earlier_why[0] = 0;
 	st->in_step = false;
 	st->mem_fail = st->fpi_fail = false;
 	r->addr[r->n] = uw_reg(s, s->arch->perf_ip);
 	r->flags[r->n++] = 0;
+	st->proc = s->lu_proc ? lu_proc_of(s->lu_proc) : NULL;
+	unw_addr_space_t as = st->proc ? st->proc->as : s->lu_proc ? NULL : st->as;
+	if (!as) {
+		lu_fail(r, UW_STOP_ERROR, "libunwind: cannot create the process's address space");
+		return 0;
+	}
 	unw_cursor_t c;
-	int ret = unw_init_remote(&c, st->as, st);
+	int ret = unw_init_remote(&c, as, st);
 	if (ret) {
 		r->stop = UW_STOP_ERROR;
 		snprintf(r->why, sizeof(r->why), "unw_init_remote: %s (%d)",
@@ -512,7 +623,7 @@ static int lu_walk(struct lu_state *st, const struct uw_sample *s, struct uw_res
 		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0)
 			ip = r->addr[r->n - 1];
 		st->step_ip = ip;
-		st->fpi_ok = st->mem_fail = st->fpi_fail = false;
+		st->fpi_ok = st->fpi_called = st->mem_fail = st->fpi_fail = false;
 		st->ip_reads = 0;
 		st->in_step = true;
 		ret = unw_step(&c);
@@ -528,9 +639,14 @@ static int lu_walk(struct lu_state *st, const struct uw_sample *s, struct uw_res
 		}
 		/* perf stores ip - 1 here unless unw_is_signal_frame: undone */
 		r->addr[r->n] = ip;
-		r->flags[r->n] = (!st->fpi_ok || st->ip_reads > st->target->lu_ip_reads) ? UW_F_FALLBACK : 0;
+		/* a step find_proc_info was not asked for took its rules from the
+		 * process's cache (lu_proc): DWARF rules, if perhaps another load's */
+		bool dwarf = st->fpi_ok || (s->lu_proc && !st->fpi_called);
+		r->flags[r->n] = (!dwarf || st->ip_reads > st->target->lu_ip_reads) ? UW_F_FALLBACK : 0;
 		if (unw_is_signal_frame(&c) > 0)
 			r->flags[r->n] |= UW_F_ACTIVATION;
+		if (st->proc && lu_seen_step(st, r))
+			r->flags[r->n] |= UW_F_EARLIER_RULES;
 		if ((r->flags[r->n] & UW_F_FALLBACK) && !r->fallback_why[0])
 			snprintf(r->fallback_why, sizeof(r->fallback_why), "frame %d from 0x%llx: %s", r->n,
 				 (unsigned long long)st->step_ip,
@@ -552,5 +668,5 @@ const struct uw_unwinder uw_libunwind = {
 	.name = "libunwind", .about = "libunwind, fed as perf's unwind-libunwind-local.c feeds it",
 	.sees = UW_SEES_DUMP, .ref = UW_REF_ORACLE,
 	.open = lu_open, .unwind = lu_unwind, .close = lu_close, .lib_version = lu_lib_version,
-	.bench_rate = 100e3,
+	.proc_state = true, .bench_rate = 100e3,
 };

@@ -34,6 +34,14 @@ struct uw_sample {
 	/* perf < 7 makes one Dwfl per sample: with dwfl_proc 0, the view's own
 	 * Dwfl is begun again for this sample (a case) */
 	bool dwfl_fresh;
+	/* perf's libunwind keeps one address space per process
+	 * (unwind-libunwind-local.c: UNW_CACHE_GLOBAL, flushed only on exec by
+	 * unwind__flush_access), whose per-ip register-state cache answers a pc
+	 * with the rules first found there.  Nonzero: the libunwind emulation
+	 * keeps one address space per value across views and samples, in the
+	 * order they come (uw_libunwind_flush at exec).  0: nothing survives the
+	 * sample. */
+	uint64_t lu_proc;
 };
 
 static inline uint64_t uw_reg(const struct uw_sample *s, int perf_id)
@@ -73,6 +81,9 @@ void uw_why_hex(char *why, size_t n, const char *a, uint64_t x, const char *b);
 /* a caller frame perf stores as it is, not as ip - 1: libunwind calls it a
  * signal frame, libdw an activation (perf-check predicts perf's printed chain) */
 #define UW_F_ACTIVATION 2u
+/* found with the rules perf's libunwind cached at this pc for an earlier load
+ * (one address space per process, flushed only at exec: uw_sample.lu_proc) */
+#define UW_F_EARLIER_RULES 4u
 
 struct uw_result {
 	uint64_t addr[UW_MAX_FRAMES];   /* return addresses, ip-1 adjustments undone */
@@ -81,6 +92,7 @@ struct uw_result {
 	enum uw_stop stop;
 	char why[160];
 	char fallback_why[160];       /* why the first UW_F_FALLBACK frame was found without CFI */
+	char earlier_why[160];        /* the first UW_F_EARLIER_RULES frame: which load's rules */
 };
 
 struct uw_view;   /* view.h */
@@ -131,6 +143,10 @@ struct uw_unwinder {
 	/* perf over this engine prints a signal frame's own pc without the -1 too,
 	 * not only its caller's (libdw's dwfl_frame_pc) */
 	bool signal_self;
+	/* keeps perf's state of a process across its samples (uw_sample.lu_proc):
+	 * a replay that tries a sample on several views runs it stateless there,
+	 * then once with the state on the view it chose, in sample order */
+	bool proc_state;
 	/* make bench: the replay rate to reach (samples per CPU second; 0: none) */
 	double bench_rate;
 };

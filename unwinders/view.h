@@ -72,4 +72,11 @@ unsigned long uw_libdw_dwfls_begun(void);
  * where freeing it writes copy-on-write pages). */
 void uw_libdw_forget(void);
 
+/* perf's unwind__flush_access at an exec of process proc (its
+ * uw_sample.lu_proc; 0: every process kept): libunwind's cache of the
+ * address space kept for it is emptied, as unw_flush_cache does in perf. */
+void uw_libunwind_flush(uint64_t proc);
+/* Drops every address space kept for a process (the end of a replay). */
+void uw_libunwind_forget(void);
+
 #endif

@@ -38,6 +38,14 @@ static int cmp_smp(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
+static int cmp_exec(const void *a, const void *b)
+{
+	const struct rr_exec *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
 static struct jd_file *dump_of(struct rr *r, uint32_t pid, size_t *idx)
 {
 	for (size_t i = 0; i < r->ndumps; i++)
@@ -521,6 +529,39 @@ static struct rr_view *pick_view(struct rr *r, struct rr_view *fin, struct rr_vi
 	return fin;
 }
 
+/* The columns that keep perf's state of the process (libunwind's address
+ * space and cache) run once more, with it, on the view the sample replays
+ * against: the tries of pick_view ran them without, so a view the sample
+ * does not belong to leaves nothing in the state. */
+static void run_stateful(struct rr *r, struct rr_view *cur, struct uw_sample *s, uint32_t pid,
+			 struct uw_result *res)
+{
+	s->lu_proc = (uint64_t)pid + 1;
+	for (size_t u = 0; u < r->nu; u++) {
+		if (!r->uws[u]->proc_state)
+			continue;
+		struct hx_sess_sample in = { .full = s, .dump = s, .only = (int)u };
+		hx_sess_sample(&cur->sess, &in, NULL, r->ures);
+		res[u] = r->ures[u].r;
+	}
+	s->lu_proc = 0;
+}
+
+/* A sample some chain of which took an earlier load's rules at a pc (perf's
+ * state across samples): counted, the first one's story kept per key. */
+static void note_earlier(struct rr *r, struct rr_key *k, const struct uw_result *res, size_t c0)
+{
+	for (size_t u = c0; u < r->nu; u++) {
+		if (!r->uws[u]->proc_state || !res[u].earlier_why[0])
+			continue;
+		if (!k->earlier++)
+			snprintf(k->earlier_why, sizeof(k->earlier_why), "%s: %s", hx_rr_col_name(r, u),
+				 res[u].earlier_why);
+		r->nearlier++;
+		return;
+	}
+}
+
 static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, const struct mt_snap *at,
 			 const struct rr_sample *rs, struct uw_result *res, const struct pd_event *evp)
 {
@@ -552,6 +593,8 @@ static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, 
 	struct rr_view *cur = pick_view(r, fin, tv, at, rs, &s, regs, kfp, res);
 	if (!cur)
 		return -1;
+	if (regs)
+		run_stateful(r, cur, &s, rs->pid, res);
 	/* real perf's chain of the same sample, placed in the same tree */
 	bool pf = r->perf && hx_rp_sample(r->perf, r, cur, at, rs, regs, pc, res, &res[r->nu + 1]) == 1;
 	struct rr_jit jx;
@@ -573,6 +616,7 @@ static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, 
 	key_load(r, k, jx.load);
 	for (size_t u = c0; u < ncol; u++)
 		k->out[u][hx_rr_classify(r, cur, &res[u])]++;
+	note_earlier(r, k, res, c0);
 	if (pf)
 		k->out[r->nu + 1][hx_rr_classify(r, cur, &res[r->nu + 1])]++;
 	if (r->lint && regs && hx_rl_sample(r->lint, r, cur, &s, res) < 0)
@@ -603,8 +647,15 @@ static int replay_all(struct rr *r)
 	int rc = res && r->ures ? 0 : -1;
 	if (rc)
 		snprintf(r->err, sizeof(r->err), "out of memory");
+	if (r->nexe)
+		qsort(r->exe, r->nexe, sizeof(*r->exe), cmp_exec);
+	size_t e = 0;
 	for (size_t i = 0; !rc && i < r->nsmp; i++) {
 		const struct rr_sample *rs = &r->smp[i];
+		/* perf's flush at each exec before this sample */
+		for (; e < r->nexe && (r->exe[e].time < rs->time ||
+				       (r->exe[e].time == rs->time && r->exe[e].off < rs->off)); e++)
+			uw_libunwind_flush((uint64_t)r->exe[e].pid + 1);
 		if (fin.built && rs->pid != fin.pid)
 			view_fini(r, &fin);      /* another process: its own view */
 		size_t cnt = mt_count_upto(&r->mt, rs->time);
@@ -622,6 +673,7 @@ static int replay_all(struct rr *r)
 	}
 	view_fini(r, &fin);
 	view_fini(r, &tv);
+	uw_libunwind_forget();
 	mt_snap_free(&fin.snap);
 	mt_snap_free(&tv.snap);
 	mt_snap_free(&at);
@@ -677,6 +729,7 @@ static void rr_free(struct rr *r)
 	free(r->is_jit);
 	free(r->rebased);
 	free(r->smp);
+	free(r->exe);
 	free(r->keys);
 	for (size_t i = 0; i < r->npmaps; i++) {
 		for (size_t k = 0; k < r->pmaps[i].n; k++)

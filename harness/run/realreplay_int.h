@@ -21,6 +21,9 @@
 #define RR_KEY_LOADS 4               /* loads of one key lint findings are looked up in */
 
 struct rr_sample { uint64_t off, time; uint32_t pid, tid; };
+/* an exec (PERF_RECORD_COMM with PERF_RECORD_MISC_COMM_EXEC): perf flushes the
+ * process's libunwind cache there (unwind__flush_access) */
+struct rr_exec { uint64_t off, time; uint32_t pid; };
 
 struct rr_key {                 /* one JIT symbol + pc offset */
 	const char *name;
@@ -31,6 +34,8 @@ struct rr_key {                 /* one JIT symbol + pc offset */
 	char div_desc[400];
 	char cfa[200];
 	char why[RR_MAX_UW][120];     /* each unwinder's stop reason at the first sample */
+	uint64_t earlier;             /* samples a chain of which took an earlier load's rules (UW_F_EARLIER_RULES) */
+	char earlier_why[200];        /* the first of them: column, frame, which load */
 	bool pmap;                    /* a perf map symbol (no jitdump load, no unwinding info) */
 	size_t dump;                  /* the dump of its loads */
 	uint64_t load_off[RR_KEY_LOADS];   /* CODE_LOAD file offsets seen under this key */
@@ -106,9 +111,12 @@ struct rr {
 	size_t is_jit_cap;
 	struct rr_sample *smp;
 	size_t nsmp, csmp;
+	struct rr_exec *exe;
+	size_t nexe, cexe;
 	struct rr_key *keys;
 	size_t nkeys, ckeys;
 	uint64_t njit, nunder, nstale, ninexact, max_views, nviews, nviews_dump, ndiverge, nnoregs, ninjected;
+	uint64_t nearlier;            /* JIT samples with an earlier load's rules in some chain */
 	bool clock_ok;
 	uint64_t stack_size;          /* the attr's sample_stack_user */
 	uint64_t released;            /* file pages before this offset dropped (replay_one) */

@@ -162,6 +162,20 @@ static int note_seq(struct rr *r, bool jit)
 	return 0;
 }
 
+static int add_exec(struct rr *r, const struct pd_event *ev)
+{
+	if (r->nexe == r->cexe) {
+		size_t c = r->cexe ? r->cexe * 2 : 16;
+		struct rr_exec *p = realloc(r->exe, c * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		r->exe = p;
+		r->cexe = c;
+	}
+	r->exe[r->nexe++] = (struct rr_exec){ ev->offset, ev->time, ev->pid };
+	return 0;
+}
+
 static int on_event(struct rr *r, const struct pd_event *ev, const char *const *dumps, int ndumps)
 {
 	int rc = 0;
@@ -203,6 +217,8 @@ static int on_event(struct rr *r, const struct pd_event *ev, const char *const *
 			rc = note_seq(r, false);
 		if (!rc)
 			rc = mt_add_fork(&r->mtf, ev->pid, ev->ppid, ev->time);
+	} else if (ev->type == PD_REC_COMM && (ev->misc & PD_MISC_COMM_EXEC)) {
+		rc = add_exec(r, ev);
 	} else if (ev->type == PD_REC_SAMPLE) {
 		if (r->nsmp == r->csmp) {
 			size_t c = r->csmp ? r->csmp * 2 : 1024;

@@ -48,6 +48,9 @@ static void report_text(const struct rr *r, const struct rr_cols *cc)
 				: "not in the build-id cache ($PERF_BUILDID_DIR, else ~/.debug)");
 	if (r->perf)
 		hx_rp_report_text(r->perf, r);
+	if (r->nearlier)
+		printf("  %" PRIu64 " JIT sample(s) unwound with the rules an earlier load had at a pc (perf's "
+		       "libunwind keeps them per process until an exec)\n", r->nearlier);
 	printf("  columns (full/truncated/fallback/name-lost):");
 	for (size_t c = 0; c < cc->n; c++)
 		printf(" %s", hx_rr_col_name(r, cc->idx[c]));
@@ -65,6 +68,8 @@ static void report_text(const struct rr *r, const struct rr_cols *cc)
 			printf("    %s stops (first sample): %s\n", hx_rr_col_name(r, u), k->why[u]);
 		if (k->div >= 0)
 			printf("    first divergence: %s\n", k->div_desc);
+		if (k->earlier)
+			printf("    %" PRIu64 " with an earlier load's rules, first: %s\n", k->earlier, k->earlier_why);
 	}
 	if (r->lint)
 		hx_rl_report_text(r->lint, r);
@@ -86,6 +91,8 @@ static void json_key(FILE *f, const struct rr *r, const struct rr_cols *cc, cons
 	hx_jsonw_str(f, k->div >= 0 ? k->div_desc : NULL, 0);
 	fprintf(f, ",\"cfi_row\":");
 	hx_jsonw_str(f, k->cfa, HX_JSONW_LATIN1);
+	fprintf(f, ",\"earlier_load_rules\":%" PRIu64 ",\"earlier_load_why\":", k->earlier);
+	hx_jsonw_str(f, k->earlier ? k->earlier_why : NULL, HX_JSONW_LATIN1);
 	fprintf(f, ",\"stops\":{");
 	for (size_t u = 0; u < r->nu; u++) {
 		fprintf(f, "%s\"%s\":", u ? "," : "", hx_rr_col_name(r, u));
@@ -105,8 +112,9 @@ static int report_json(const struct rr *r, const struct rr_cols *cc)
 	hx_jsonw_str(f, r->path, HX_JSONW_LATIN1);
 	fprintf(f, ",\"arch\":\"%s\",\"samples\":%zu,\"jit_samples\":%" PRIu64 ",\"under_jit_samples\":%" PRIu64 ",\"no_regs\":%" PRIu64
 		",\"views\":%" PRIu64 ",\"resolved_at_time\":%" PRIu64 ",\"past_view_budget\":%" PRIu64 ",\"diverging\":%" PRIu64
-		",\"injected_maps\":%" PRIu64 ",\"perf_maps\":%zu,\"clock_monotonic\":%s,\"columns\":[", r->arch->facts->name, r->nsmp,
-		r->njit, r->nunder, r->nnoregs, r->nviews, r->nstale, r->ninexact, r->ndiverge, r->ninjected, r->npmaps,
+		",\"injected_maps\":%" PRIu64 ",\"perf_maps\":%zu,\"earlier_load_rules\":%" PRIu64 ",\"clock_monotonic\":%s,\"columns\":[",
+		r->arch->facts->name, r->nsmp,
+		r->njit, r->nunder, r->nnoregs, r->nviews, r->nstale, r->ninexact, r->ndiverge, r->ninjected, r->npmaps, r->nearlier,
 		r->clock_ok ? "true" : "false");
 	for (size_t c = 0; c < cc->n; c++)
 		fprintf(f, "%s\"%s\"", c ? "," : "", hx_rr_col_name(r, cc->idx[c]));

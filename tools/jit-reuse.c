@@ -1,0 +1,124 @@
+/* A JIT that reuses one address (issue 34): function A (a frame record) is
+ * written at X with its unwinding info, announced (UNWINDING_INFO +
+ * CODE_LOAD), run; then B (no frame record, the call at A's call offset) is
+ * written over X, announced anew, run.  main -> driver -> X -> target.
+ *   jit-reuse DUMPDIR reuse|alone MS
+ * reuse: A then B, MS milliseconds each; alone: B only (the control).
+ * Built on the project's JIT side (trampolines/): emitter, unwinding data
+ * and jitdump writer.  Exit 0, or 1 with a message. */
+#include "trampolines/tramp.h"
+#include "trampolines/op.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef void (*tramp_fn)(void *, void *, void *, void (*)(void));
+
+static const char *const gen_a[] = { "push_fp", "set_fp", "call_target", "pop_fp", "ret", NULL };
+/* B: no frame record, its call at A's call offset; the first form this arch's
+ * emitter takes with the call there (x86_64, aarch64, riscv64) */
+static const char *const gen_b[][8] = {
+	{ "alloc 0x18", "call_target", "free 0x18", "ret", NULL },
+	{ "save_reg x30", "alloc 16", "call_target", "free 16", "restore_reg x30", "ret", NULL },
+	{ "save_reg ra", "alloc 16", "nop", "call_target", "free 16", "restore_reg ra", "ret", NULL },
+};
+
+static struct tr_func fn;
+static struct tr_unwind unw;
+static struct tr_arena arena;
+static struct jdw dump;
+static volatile unsigned long spins;
+
+__attribute__((noinline)) static void target(void)
+{
+	for (int i = 0; i < 2000; i++)
+		spins++;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+__attribute__((noinline)) static void driver(uint8_t *x, double ms)
+{
+	double end = now_ms() + ms;
+	while (now_ms() < end)
+		for (int i = 0; i < 100; i++)
+			((tramp_fn)(uintptr_t)x)(NULL, NULL, NULL, target);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* ops (NULL-terminated) emitted into fn; the offset of its call, or -1 with
+ * the message in err. */
+static long emit(const char *const *ops, char *err, size_t errlen)
+{
+	struct tr_op o[16];
+	size_t n = 0;
+	memset(o, 0, sizeof(o));
+	for (; ops[n] && n < 16; n++)
+		if (tr_op_parse(ops[n], &o[n], err, errlen))
+			return -1;
+	if (tr_emit(tr_arch_host(), o, n, &fn, err, errlen))
+		return -1;
+	for (size_t i = 0; i < fn.nrows; i++)
+		if (fn.rows[i].is_call)
+			return (long)fn.rows[i].offset;
+	snprintf(err, errlen, "no call");
+	return -1;
+}
+
+/* Writes the generation in fn and its unwinding data at x and announces it. */
+static int load(const char *name, uint8_t *x)
+{
+	char err[512];
+	struct tr_unwind_opts uo;
+	tr_unwind_opts_default(&uo);
+	uint64_t addr = (uint64_t)(uintptr_t)x;
+	if (tr_unwind_build(&fn, &uo, addr, &unw, err, sizeof(err)))
+		return fprintf(stderr, "jit-reuse: %s\n", err), -1;
+	static uint8_t img[8192];
+	memset(img, 0, sizeof(img));
+	memcpy(img, fn.code, fn.code_size);
+	memcpy(img + unw.eh_off, unw.data, unw.size);
+	if (tr_patch(&arena, x, img, unw.eh_off + unw.size) ||
+	    jdw_unwinding_info(&dump, unw.data, unw.size, unw.hdr_size, unw.mapped_size) ||
+	    jdw_code_load(&dump, name, addr, fn.code, fn.code_size, NULL))
+		return fprintf(stderr, "jit-reuse: cannot install %s\n", name), -1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 4 || (strcmp(argv[2], "reuse") && strcmp(argv[2], "alone")))
+		return fprintf(stderr, "usage: jit-reuse DUMPDIR reuse|alone MS\n"), 1;
+	double ms = atof(argv[3]);
+	uint8_t *x;
+	if (jdw_open(&dump, argv[1], tr_arch_host()->facts->elf_mach) || tr_arena_init(&arena, 65536) ||
+	    tr_arena_alloc(&arena, 8192, 64, &x))
+		return fprintf(stderr, "jit-reuse: cannot set up the dump or the arena\n"), 1;
+	char err[512];
+	long call_a = emit(gen_a, err, sizeof(err));
+	if (call_a < 0)
+		return fprintf(stderr, "jit-reuse: A: %s\n", err), 1;
+	if (!strcmp(argv[2], "reuse")) {
+		if (load("A", x))
+			return 1;
+		driver(x, ms);
+	}
+	size_t b = 0;
+	while (b < sizeof(gen_b) / sizeof(gen_b[0]) && emit(gen_b[b], err, sizeof(err)) != call_a)
+		b++;
+	if (b == sizeof(gen_b) / sizeof(gen_b[0]))
+		return fprintf(stderr, "jit-reuse: no form of B has its call at A's offset %ld\n", call_a), 1;
+	if (load("B", x))
+		return 1;
+	driver(x, ms);
+	jdw_close(&dump);
+	printf("%lu\n", spins);
+	return 0;
+}
