@@ -309,7 +309,7 @@ static void run_size(struct pc_state *st, const struct uw_arch *arch, struct pc_
 	char inj_out[96];
 	snprintf(inj_out, sizeof(inj_out), "%s/inject.txt", st->dir);
 	struct timespec t0;
-	clock_gettime(CLOCK_REALTIME, &t0);
+	clock_gettime(CLOCK_REALTIME_COARSE, &t0);
 	if (hx_perf_run(st->dir, inj, NULL, inj_out, r->why, sizeof(r->why)))
 		return;
 	if (!pc_profile[0]) {
