@@ -77,6 +77,12 @@ static bool is_jitdump(FILE *f)
 	return jd;
 }
 
+/* a stream that is a jitdump's (NULL is none) */
+static bool dump_stream(FILE *f)
+{
+	return f && is_jitdump(f);
+}
+
 /* after a write: a jitdump's stream flushed (it may have been opened before
  * this library could make it unbuffered) */
 static void flushed(FILE *f, bool unlocked)
@@ -172,8 +178,9 @@ int setvbuf(FILE *f, char *buf, int mode, size_t size)
 	REAL(setvbuf_fn, "setvbuf");
 	if (!real)
 		return EOF;
-	/* a JIT's own buffer for its dump: the dump stays unbuffered */
-	return f && is_jitdump(f) ? real(f, NULL, _IONBF, 0) : real(f, buf, mode, size);
+	/* a JIT's own buffer for its dump: the dump stays unbuffered (dump_stream
+	 * takes the NULL test: f here is declared nonnull, gcc 14 refuses to test it) */
+	return dump_stream(f) ? real(f, NULL, _IONBF, 0) : real(f, buf, mode, size);
 }
 
 FILE *fopen(const char *path, const char *mode)
