@@ -455,6 +455,13 @@ def test_agree(binary, hprog, d):
     if "SKIP column perf" in so:
         print("SKIP agree: no real perf column here (%s)" % re.search(r"SKIP column perf: .*", so).group(0))
         return
+    # a perf that gives these samples no chain (sid's libdw-only perf 7.2: the program's dump is
+    # outside /tmp) leaves nothing to agree with: said, visibly, with trace's own line
+    none = re.search(r"trace: 0 samples without a truth by execution judged.*2 not judged.*", so)
+    if rc == 0 and none:
+        pv = subprocess.run(["perf", "version"], capture_output=True, text=True).stdout.strip()
+        print("SKIP agree: real perf (%s) gave these samples no chain to be judged by (%s)" % (pv, none.group(0)))
+        return
     check(rc == 0 and "2 samples without a truth by execution judged for agreement with real perf's chain" in so,
           "agree: the 2 samples without a truth judged for agreement, said (rc %d, %s)" % (rc, so[-500:]))
     with open(js) as fh:
