@@ -443,6 +443,24 @@ static void signed_ras(char *dst, size_t n, const char *env)
 	snprintf(dst, n, "%s", out);
 }
 
+/* Whether two lists of signed return addresses name the same addresses once the PAC
+ * field (the bits above the 48-bit VA) is stripped: only then can their signatures be
+ * compared for the stack pointer's part in them. */
+static bool same_addresses(const char *a, const char *b)
+{
+	for (int i = 0; i < 4096; i++) {
+		char *ea, *eb;
+		unsigned long long x = strtoull(a, &ea, 16), y = strtoull(b, &eb, 16);
+		if (ea == a || eb == b)
+			return ea == a && eb == b;
+		if ((x & 0xffffffffffffULL) != (y & 0xffffffffffffULL))
+			return false;
+		a = ea;
+		b = eb;
+	}
+	return false;
+}
+
 START_TEST(pac_same_in_any_env)
 {
 	static char a[8192], b[8192];
@@ -459,6 +477,14 @@ START_TEST(pac_same_in_any_env)
 	snprintf(env, sizeof(env), "JU_PAD_TEST=%s", big);
 	signed_ras(a, sizeof(a), "JU_PAD_TEST=x");
 	signed_ras(b, sizeof(b), env);
+	/* qemu-user 10 (Debian 13) places the binary by the environment's size even with the
+	 * address space not randomized: a signature follows the address signed, so the stack
+	 * pointer's part cannot be seen apart there */
+	if (!same_addresses(a, b)) {
+		printf("pac_same_in_any_env: SKIP: this qemu-user loads the binary at an address that follows the "
+		       "environment's size (%.40s... vs %.40s...)\n", a, b);
+		return;
+	}
 	ck_assert_msg(!strcmp(a, b), "the signatures follow the environment:\n%s\n%s", a, b);
 	signed_ras(a, sizeof(a), "JU_STACK_PAD=0 JU_PAD_TEST=x");
 	snprintf(env, sizeof(env), "JU_STACK_PAD=0 JU_PAD_TEST=%s", big);
