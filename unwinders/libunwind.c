@@ -382,15 +382,33 @@ static void lu_load_at(const struct lu_state *st, uint64_t ip, struct lu_seen *o
 /* After a step at st->step_ip in a process: a lookup fills the cache there
  * with the view's load; a cache hit (no lookup) that took another load's
  * rules flags the frame.  true: flagged. */
+/* The slot of ip in a process's seen table: ip's own, or the first free one
+ * of LU_SEEN_PROBE from its hash (insert), else the hash's own (overwritten).
+ * Not ip % LU_SEEN: arm64's and riscv64's pcs are 4-byte aligned and a chain's
+ * step pcs shared a slot there, losing the entry a later load's sample needs. */
+#define LU_SEEN_PROBE 8
+static struct lu_seen *lu_seen_slot(struct lu_proc *p, uint64_t ip, bool insert)
+{
+	uint64_t h = ip * 0x9E3779B97F4A7C15ULL;
+	size_t home = (size_t)(h >> 56) % LU_SEEN;
+	for (size_t k = 0; k < LU_SEEN_PROBE; k++) {
+		struct lu_seen *e = &p->seen[(home + k) % LU_SEEN];
+		if (e->ip == ip || (insert && !e->ip))
+			return e;
+	}
+	return insert ? &p->seen[home] : NULL;
+}
+
 static bool lu_seen_step(struct lu_state *st, struct uw_result *r)
 {
-	struct lu_seen now, *e = &st->proc->seen[st->step_ip % LU_SEEN];
+	struct lu_seen now;
 	lu_load_at(st, st->step_ip, &now);
 	if (st->fpi_called) {
-		*e = now;
+		*lu_seen_slot(st->proc, st->step_ip, true) = now;
 		return false;
 	}
-	if (e->ip != st->step_ip || (e->stamp == now.stamp && e->index == now.index))
+	const struct lu_seen *e = lu_seen_slot(st->proc, st->step_ip, false);
+	if (!e || (e->stamp == now.stamp && e->index == now.index))
 		return false;
 	if (!r->earlier_why[0])
 		snprintf(r->earlier_why, sizeof(r->earlier_why),
