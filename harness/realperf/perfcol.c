@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -154,6 +155,7 @@ struct pc_state {
 	char dump_dir[PATH_MAX];
 	char marker[PATH_MAX + 32];
 	bool linked;
+	int lockfd;              /* held from the marker's placing to its removal */
 	struct pc_run runs[PC_MAX_SIZES];
 	int nruns;
 };
@@ -214,6 +216,27 @@ static void inject_profile(struct pc_state *st, const struct timespec *t0)
 	hx_perfcol_fresh_profile(st->dump_dir, st->pid, t0, pc_profile, sizeof(pc_profile));
 }
 
+/* The marker jit-PID.dump and perf's jitted-PID-N.so files are named by the
+ * capture's pid, which comes round again (pid_max): two jitunwind runs whose
+ * captures had one pid would clobber each other's files in the dump dir.  A
+ * lock per pid (modulo 64) there keeps them apart; where it cannot be made
+ * (a dump dir we may not write), the run goes on without it. */
+static void lock_pid(struct pc_state *st)
+{
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof(p), "%s/.jitunwind-perf-%02u.lock", st->dump_dir, st->pid % 64);
+	st->lockfd = open(p, O_RDONLY | O_CREAT | O_CLOEXEC, 0666);
+	while (st->lockfd >= 0 && flock(st->lockfd, LOCK_EX) && errno == EINTR)
+		;
+}
+
+static void unlock_pid(struct pc_state *st)
+{
+	if (st->lockfd >= 0)
+		close(st->lockfd);           /* drops the flock */
+	st->lockfd = -1;
+}
+
 /* perf inject -j reads the dump through the marker's name and writes the
  * jitted .so files next to it; perf >= 6.8's libdw path treats them as JIT
  * code only under /tmp/jitted-.  The view took the dump to be in a directory
@@ -234,6 +257,7 @@ static int place_dump(struct pc_state *st, const struct uw_view *v, char *err, s
 	snprintf(tmp, sizeof(tmp), "%s", pn ? pn : real);
 	snprintf(st->dump_dir, sizeof(st->dump_dir), "%s", dirname(tmp));
 	snprintf(st->marker, sizeof(st->marker), "%s/jit-%u.dump", st->dump_dir, st->pid);
+	lock_pid(st);
 	if (!strcmp(st->marker, real))
 		return 0;
 	char was[PATH_MAX];
@@ -253,8 +277,10 @@ static int place_dump(struct pc_state *st, const struct uw_view *v, char *err, s
 /* Remove the marker symlink and the jitted .so files perf wrote beside it. */
 static void unplace_dump(struct pc_state *st)
 {
-	if (!st->dump_dir[0] || getenv("JU_PERF_KEEP"))
+	if (!st->dump_dir[0] || getenv("JU_PERF_KEEP")) {
+		unlock_pid(st);
 		return;
+	}
 	DIR *d = opendir(st->dump_dir);
 	for (struct dirent *e; d && (e = readdir(d));) {
 		char p[PATH_MAX + 300];
@@ -268,6 +294,7 @@ static void unplace_dump(struct pc_state *st)
 	if (st->linked)
 		unlink(st->marker);
 	st->linked = false;
+	unlock_pid(st);
 }
 
 /* perf 6.5 up to its ELF-machine register rework (sid's 7.2 has it) finds
@@ -357,6 +384,7 @@ static struct pc_state *pc_new(const struct hx_col_in *in, bool fp, char *err, s
 	}
 	st->g = in->capture;
 	st->fp = fp;
+	st->lockfd = -1;
 	st->pid = v->jd ? v->jd->pid : 0;
 	if (hx_perf_workdir(st->dir, sizeof(st->dir), "perf", err, errlen) || place_dump(st, v, err, errlen)) {
 		pc_close(st);
