@@ -33,9 +33,9 @@ struct rr_key {                 /* one JIT symbol + pc offset */
 	int div;                      /* first divergent frame, -1: all agree */
 	char div_desc[400];
 	char cfa[200];
-	char why[RR_MAX_UW][120];     /* each unwinder's stop reason at the first sample */
+	char why[RR_MAX_UW][UW_STOP_NAME_LEN + UW_WHY_LEN];   /* each unwinder's stop at the first sample, whole */
 	uint64_t earlier;             /* samples a chain of which took an earlier load's rules (UW_F_EARLIER_RULES) */
-	char earlier_why[200];        /* the first of them: column, frame, which load */
+	char earlier_why[32 + UW_WHY_LEN];   /* the first of them: column, frame, which load */
 	bool pmap;                    /* a perf map symbol (no jitdump load, no unwinding info) */
 	size_t dump;                  /* the dump of its loads */
 	uint64_t load_off[RR_KEY_LOADS];   /* CODE_LOAD file offsets seen under this key */
