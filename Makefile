@@ -341,6 +341,16 @@ lint-g-perf: deps $(BIN)
 	  tests/lint_g_perf.py --bin ./$(BIN) --cc "$(CC)" >$(BUILD)/lint-g-perf.txt; rc=$$?; \
 	  cat $(BUILD)/lint-g-perf.txt; [ $$rc = 0 ] || [ $$rc = 77 ]; fi
 
+# replay tells why (tests/replay_why.py): real recordings of a small x86_64 JIT that never maps
+# its dump (with and without -k 1) and of perf record -g; skipped, with the reason, without
+# perf, on another host arch, or for a cross ARCH.
+check: replay-why
+.PHONY: replay-why
+replay-why: deps $(BIN)
+	@if [ -n "$(RUNNER)" ]; then echo "replay-why: skipped (ARCH $(ARCH) runs under $(RUNNER))"; else \
+	  tests/replay_why.py --bin ./$(BIN) --cc "$(CC)" >$(BUILD)/replay-why.txt; rc=$$?; \
+	  cat $(BUILD)/replay-why.txt; [ $$rc = 0 ] || [ $$rc = 77 ]; fi
+
 # README.md's tutorial stays true (tests/readme_tutorial.py): its commands run in a temporary
 # directory and print what the README shows (addresses, times normalized); a missing
 # prerequisite (another ARCH than its x86_64 case, no working perf for its perf column) prints
