@@ -145,6 +145,53 @@ static bool in_groups(csh cs, const cs_insn *in, const int *g, size_t n)
 	return false;
 }
 
+/* A call through a register a case's harness gives the target in
+ * (hx_trace_arch.call_reg), written by no earlier instruction: `raw <its
+ * bytes> ; call_target`, the case's target its callee; 0, or -1 with why
+ * (any other call: why the format cannot make it). */
+static int reg_call(struct wc *w, const cs_insn *in, const uint8_t *p, size_t len, uint64_t off, char *line,
+		    char *why, size_t wn)
+{
+	int reg = hx_trace_host.call_reg ? hx_trace_host.call_reg(in) : 0;
+	if (!reg && hx_trace_host.call_rel && hx_trace_host.call_rel(in)) {
+		/* the callee is a fixed distance from the code: the case's target
+		 * (C in the harness's binary) is out of a rel32's reach from the
+		 * arena, and a thunk after the code would sit where perf inject
+		 * puts the load's .eh_frame */
+		snprintf(why, wn, "+0x%" PRIx64 " (%s %s): a direct call: its callee is a fixed distance from the code, "
+			 "and a case's target (C code in the harness's binary) is out of its reach from the arena; a "
+			 "case can call through %s instead", off, in->mnemonic, in->op_str,
+			 hx_trace_host.call_regs ? hx_trace_host.call_regs : "call_target's register");
+		return -1;
+	}
+	if (!reg) {
+		snprintf(why, wn, "+0x%" PRIx64 " (%s %s): a call the case format cannot make (a case calls its target "
+			 "as call_target does%s%s; not through memory)", off, in->mnemonic,
+			 in->op_str, hx_trace_host.call_regs ? " or through a register the harness gives it in: " : "",
+			 hx_trace_host.call_regs ? hx_trace_host.call_regs : "");
+		return -1;
+	}
+	cs_insn *pre = NULL;
+	size_t n = off ? cs_disasm(w->cs, p - off, off, 0, 0, &pre) : 0;
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++)
+		if (hx_trace_host.writes_reg(&pre[i], reg)) {
+			snprintf(why, wn, "+0x%" PRIx64 " (%s %s): the call's register is written first, at +0x%" PRIx64
+				 " (%s %s): a case's harness gives the target there only at entry", off, in->mnemonic,
+				 in->op_str, (uint64_t)pre[i].address, pre[i].mnemonic, pre[i].op_str);
+			rc = -1;
+		}
+	if (pre)
+		cs_free(pre, n);
+	if (rc)
+		return rc;
+	int o = snprintf(line, WC_LINE, "raw");
+	for (size_t i = 0; i < len && o < WC_LINE - 24; i++)
+		o += snprintf(line + o, WC_LINE - (size_t)o, " %02x", p[i]);
+	snprintf(line + o, WC_LINE - (size_t)o, " ; call_target");
+	return 0;
+}
+
 /* one instruction as a [code] line; 0, or -1 with why */
 static int insn_line(struct wc *w, const uint8_t *p, size_t len, uint64_t off, char *line, char *why, size_t wn)
 {
@@ -170,7 +217,9 @@ static int insn_line(struct wc *w, const uint8_t *p, size_t len, uint64_t off, c
 				snprintf(line, WC_LINE, "%s", ctl[k]);
 				rc = 0;
 			}
-		if (rc)
+		if (rc && cs_insn_group(w->cs, in, CS_GRP_CALL))
+			rc = reg_call(w, in, p, len, off, line, why, wn);
+		else if (rc)
 			snprintf(why, wn, "+0x%" PRIx64 " (%s): control flow the case format cannot express (a case's "
 				 "code runs straight through, calls only its target and returns with a plain ret)", off, text);
 	} else if (effect_op(w, &x, op, sizeof(op))) {
