@@ -184,24 +184,10 @@ static int write_dump(struct jdw *w, const char *dir, const char *mode)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* the mode's code into the page (still writable); tramp_len set */
+static void place_code(const char *mode)
 {
-	if (argc < 4) {
-		fprintf(stderr, "usage: jitprog DIR N OUT [nodump]\n");
-		return 2;
-	}
-	ncalls = atoi(argv[2]);
-	const char *mode = argc > 4 ? argv[4] : "";
-	bool dump = strcmp(mode, "nodump") != 0;
-	out = fopen(argv[3], "w");
-	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (!out || code == MAP_FAILED) {
-		perror("jitprog");
-		return 1;
-	}
 	memcpy(code, tramp_code, sizeof(tramp_code));
-	movedra = !strcmp(mode, "movedra");
-	slow = !strcmp(mode, "slow");
 	size_t code_len = sizeof(tramp_code);
 	if (!strcmp(mode, "popret")) {
 		memcpy(code + sizeof(tramp_code) - 1, popret_tail, sizeof(popret_tail));
@@ -230,6 +216,26 @@ int main(int argc, char **argv)
 		memcpy(code + MOVRA_AT, movra_code, sizeof(movra_code));
 		memcpy(code + TRAMP2_AT, tramp2_code, sizeof(tramp2_code));
 	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 4) {
+		fprintf(stderr, "usage: jitprog DIR N OUT [nodump]\n");
+		return 2;
+	}
+	ncalls = atoi(argv[2]);
+	const char *mode = argc > 4 ? argv[4] : "";
+	bool dump = strcmp(mode, "nodump") != 0;
+	out = fopen(argv[3], "w");
+	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!out || code == MAP_FAILED) {
+		perror("jitprog");
+		return 1;
+	}
+	movedra = !strcmp(mode, "movedra");
+	slow = !strcmp(mode, "slow");
+	place_code(mode);
 	if (mprotect(code, 4096, PROT_READ | PROT_EXEC)) {
 		perror("mprotect");
 		return 1;
