@@ -215,6 +215,7 @@ struct hx_trace_arch {
 	bool (*writes_reg)(const struct cs_insn *in, int reg);
 	const char *call_regs;  /* those registers, for messages */
 	bool (*call_rel)(const struct cs_insn *in);   /* a direct call (call rel32) */
+	int target_reg;         /* call_target's register (capstone's id): a direct call's thunk jumps through it */
 };
 extern const struct hx_trace_arch hx_trace_host;
 

@@ -26,7 +26,7 @@
  *               pop %rbp; ret), the callee its fifth argument: --write-cases writes it
  *               as `raw 41 ff d0 ; call_target`
  *       relcall the trampoline calls a thunk (jmp *%rcx) 0xc0 into the page with call rel32:
- *               --write-cases cannot make a case of it and says why
+ *               --write-cases writes it as `call_target rel32`
  *       slow    2 ms between calls, so `trace --pid` can attach to it running; at the
  *               end "code_intact 1" when the code is byte for byte what it wrote
  *               (no breakpoint left behind by a detach)
