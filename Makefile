@@ -341,6 +341,16 @@ lint-g-perf: deps $(BIN)
 	  tests/lint_g_perf.py --bin ./$(BIN) --cc "$(CC)" >$(BUILD)/lint-g-perf.txt; rc=$$?; \
 	  cat $(BUILD)/lint-g-perf.txt; [ $$rc = 0 ] || [ $$rc = 77 ]; fi
 
+# replay tells why (tests/replay_why.py): real recordings of a small x86_64 JIT that never maps
+# its dump (with and without -k 1) and of perf record -g; skipped, with the reason, without
+# perf, on another host arch, or for a cross ARCH.
+check: replay-why
+.PHONY: replay-why
+replay-why: deps $(BIN)
+	@if [ -n "$(RUNNER)" ]; then echo "replay-why: skipped (ARCH $(ARCH) runs under $(RUNNER))"; else \
+	  tests/replay_why.py --bin ./$(BIN) --cc "$(CC)" >$(BUILD)/replay-why.txt; rc=$$?; \
+	  cat $(BUILD)/replay-why.txt; [ $$rc = 0 ] || [ $$rc = 77 ]; fi
+
 # README.md's tutorial stays true (tests/readme_tutorial.py): its commands run in a temporary
 # directory and print what the README shows (addresses, times normalized); a missing
 # prerequisite (another ARCH than its x86_64 case, no working perf for its perf column) prints
@@ -352,6 +362,28 @@ readme-tutorial: deps $(BIN)
 	  if [ $$rc = 77 ]; then cat $(BUILD)/readme-tutorial.txt; echo "readme-tutorial: skipped (the reason above)"; \
 	  elif [ $$rc != 0 ]; then cat $(BUILD)/readme-tutorial.txt; exit $$rc; \
 	  else tail -n 1 $(BUILD)/readme-tutorial.txt; fi
+
+# README.md's front door stays true (tests/readme_frontdoor.py): its "my JIT already writes a
+# jitdump" commands (lint, perf record -k 1, perf inject -j, replay --lint, trace --expect) run
+# on the project's generated CPython trampoline as the JIT; two planted drifts must be caught;
+# skipped, with the reason, without perf, on another host arch, or for a cross ARCH.
+check: readme-frontdoor
+.PHONY: readme-frontdoor
+readme-frontdoor: deps $(BIN) $(CASEPROG)
+	@if [ -n "$(RUNNER)" ]; then echo "readme-frontdoor: skipped (ARCH $(ARCH) runs under $(RUNNER))"; else \
+	  tests/readme_frontdoor.py --bin ./$(BIN) --caseprog $(CASEPROG) >$(BUILD)/readme-frontdoor.txt; rc=$$?; \
+	  cat $(BUILD)/readme-frontdoor.txt; [ $$rc = 0 ] || [ $$rc = 77 ]; fi
+
+# docs/writing-unwinding-info.md's worked example against the bytes
+# (tests/writing_unwinding_info.py): a case's dump from the JIT-side writer, real perf inject
+# -j, readelf and perf script; skipped, with the reason, without perf or readelf, on another
+# host arch, or for a cross ARCH.
+check: unwinding-info-doc
+.PHONY: unwinding-info-doc
+unwinding-info-doc: deps $(BIN)
+	@if [ -n "$(RUNNER)" ]; then echo "unwinding-info-doc: skipped (ARCH $(ARCH) runs under $(RUNNER))"; else \
+	  tests/writing_unwinding_info.py --bin ./$(BIN) >$(BUILD)/unwinding-info-doc.txt; rc=$$?; \
+	  cat $(BUILD)/unwinding-info-doc.txt; [ $$rc = 0 ] || [ $$rc = 77 ]; fi
 
 # Behaviour goldens (tools/goldens): every verdict, frame and flag of run --json, every lint
 # finding and dump line of the cases, normalized; a change must be explained and re-saved.

@@ -285,6 +285,33 @@ START_TEST(test_rows_cpython_fp)
 }
 END_TEST
 
+/* call_target rel32: e8 and a displacement of 0 (the capture sets it), the
+ * return address after its 5 bytes, the displacement's offset recorded;
+ * x86_64 only, and no other argument */
+START_TEST(test_call_rel32)
+{
+	static const char *const l[] = { "push_fp", "set_fp", "call_target rel32", "pop_fp", "ret" };
+	struct tr_func *f = emit_lines(&tr_arch_x86_64, l, 5);
+	static const uint8_t want[] = { 0x55, 0x48, 0x89, 0xe5, 0xe8, 0, 0, 0, 0, 0x5d, 0xc3 };
+	ck_assert_uint_eq(f->code_size, sizeof(want));
+	ck_assert(!memcmp(f->code, want, sizeof(want)));
+	ck_assert_int_eq(f->ret_off, 9);
+	ck_assert_int_eq(f->rel32_off, 5);
+	ck_assert(f->rows[2].is_call);
+	free(f);
+	f = emit_lines(&tr_arch_x86_64, cpy313, 5);
+	ck_assert_int_eq(f->rel32_off, -1);
+	free(f);
+	static const char *const bad[] = { "call_target rel32" };
+	const char *m = emit_error(&tr_arch_aarch64, bad, 1);
+	ck_assert_msg(strstr(m, "x86_64 only"), "%s", m);
+	struct tr_op op = { 0 };
+	char msg[256];
+	ck_assert_int_ne(tr_op_parse("call_target rel8", &op, msg, sizeof(msg)), 0);
+	ck_assert_msg(strstr(msg, "expected nothing or rel32"), "%s", msg);
+}
+END_TEST
+
 START_TEST(test_rows_cpython_nofp)
 {
 	static const struct want_row w[] = {
@@ -639,6 +666,7 @@ Suite *suite_emit(void)
 	tcase_add_loop_test(tc, test_golden, 0, (int)(sizeof(goldens) / sizeof(goldens[0])));
 	tcase_add_test(tc, test_rows_cpython_fp);
 	tcase_add_test(tc, test_rows_cpython_nofp);
+	tcase_add_test(tc, test_call_rel32);
 	tcase_add_test(tc, test_rows_bigframe);
 	tcase_add_test(tc, test_rows_saves);
 	tcase_add_test(tc, test_rows_raw_match_ops);

@@ -696,6 +696,53 @@ START_TEST(lint_pairs)
 }
 END_TEST
 
+/* Stop reasons whole: a 64-byte stack copy ends libdw's chains with "read
+ * of 0x... outside the stack copy and perf's maps ended the chain" (over
+ * 119 characters with its stop name, once cut there mid-word); every such
+ * stop in the JSON ends as libdw's message ends, and the text prints it as
+ * the JSON has it. The dump under /tmp/jitted- so perf's libdw is given
+ * its unwinding info (perf >= 6.8). */
+START_TEST(stops_whole)
+{
+	if (!strstr(host_facts()->name, "x86_64"))
+		return;   /* libdw is a default column on x86_64 only */
+	snprintf(tmp, sizeof(tmp), "/tmp/jitted-jutest-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+	ck_assert_int_eq(sh("%s record -o %s/s.bin --jitdump-dir %s --stack-size 64 --perf-data %s/p.data "
+			    "%s/nested-depth3.case >%s/log 2>&1", bin(), tmp, tmp, tmp, RR_CASES, tmp), 0);
+	char path[128];
+	snprintf(path, sizeof(path), "%s/r.json", tmp);
+	int rc = sh("%s replay --no-perf --unwinders fp,libdw --json %s %s/p.data >%s/out 2>&1", bin(), path, tmp, tmp);
+	static char j[1 << 20];
+	const char *jj = slurp(path);
+	ck_assert_msg(jj, "exit %d", rc);
+	snprintf(j, sizeof(j), "%s", jj);
+	snprintf(path, sizeof(path), "%s/out", tmp);
+	const char *text = slurp(path);
+	ck_assert_ptr_nonnull(text);
+	const char *key = "\"libdw\":\"outside-snapshot: unwinding 0x";
+	int n = 0;
+	for (const char *p = strstr(j, key); p; p = strstr(p + 1, key)) {
+		const char *v = p + strlen("\"libdw\":\""), *e = strchr(v, '"');
+		ck_assert_ptr_nonnull(e);
+		char stop[512];
+		snprintf(stop, sizeof(stop), "%.*s", (int)(e - v), v);
+		unsigned long long a, b;
+		int used = 0;
+		ck_assert_msg(sscanf(stop, "outside-snapshot: unwinding 0x%llx: read of 0x%llx outside the stack copy "
+				  "and perf's maps%n", &a, &b, &used) == 2 && used > 0, "stop cut: %s", stop);
+		ck_assert_msg(!strcmp(stop + used, "") || !strcmp(stop + used, " ended the chain"), "stop cut: %s", stop);
+		ck_assert_int_gt(strlen(stop), 119);
+		char line[600];
+		snprintf(line, sizeof(line), "libdw stops (first sample): %s\n", stop);
+		ck_assert_msg(strstr(text, line), "the text lacks \"%s\"", line);
+		n++;
+	}
+	ck_assert_msg(n > 0, "no libdw stop outside the stack copy in %s", j);
+	sh("rm -rf %s", tmp);
+}
+END_TEST
+
 Suite *suite_realreplay(void);
 Suite *suite_realreplay(void)
 {
@@ -716,6 +763,7 @@ Suite *suite_realreplay(void)
 	tcase_add_test(tc, code_reuse);
 	tcase_add_test(tc, dump_perf_refuses);
 	tcase_add_test(tc, vdso_frames);
+	tcase_add_test(tc, stops_whole);
 	suite_add_tcase(s, tc);
 	return s;
 }

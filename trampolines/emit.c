@@ -216,6 +216,8 @@ static int emit_rows(const struct tr_arch *arch, struct emit_state *s, struct tr
 				}
 				row->is_call = true;
 				out->ret_off = (int64_t)(row->offset + row->len);
+				if (eff[k].n > 0)
+					out->rel32_off = out->ret_off - eff[k].n;
 			}
 		}
 		out->nrows++;
@@ -231,6 +233,7 @@ int tr_emit(const struct tr_arch *arch, const struct tr_op *ops, size_t nops,
 	out->nrows = 0;
 	out->ncfi = 0;
 	out->ret_off = -1;
+	out->rel32_off = -1;
 	if (!arch || !arch->encode) {
 		snprintf(err, errlen, "no encoder for this arch");
 		return -EINVAL;

@@ -31,7 +31,7 @@ static const char *const op_names[TR_OP__COUNT] = {
 };
 
 static const char op_list[] =
-	"push_fp, set_fp, alloc N, free N, save_reg REG, restore_reg REG, call_target, "
+	"push_fp, set_fp, alloc N, free N, save_reg REG, restore_reg REG, call_target [rel32], "
 	"tail_jump, pop_fp, leave, ret, nop, endbr64, bti, paciasp, autiasp, "
 	"raw <hex bytes> ; <op>, .cfi_*";
 
@@ -132,6 +132,15 @@ static int parse_simple(const char *word, const char *arg, struct tr_op *op, cha
 		strcpy(op->reg_name, arg);
 		return 0;
 	}
+	case TR_OP_CALL_TARGET:
+		/* call_target rel32: a direct call (x86_64), its displacement set by
+		 * whoever places the code (the capture points it at a jump to the target) */
+		if (*arg && strcmp(arg, "rel32")) {
+			snprintf(err, errlen, "call_target: '%s': expected nothing or rel32", arg);
+			return -EINVAL;
+		}
+		op->n = *arg ? 1 : 0;
+		return 0;
 	default:
 		if (*arg) {
 			snprintf(err, errlen, "%s takes no argument (got '%s')", word, arg);

@@ -15,7 +15,7 @@ enum tr_op_kind {
 	TR_OP_FREE,        /* add $n,%rsp           arm64: add sp,sp,#n */
 	TR_OP_SAVE_REG,    /* push %reg (x86) / str xN,[sp,#-16]! ; reg = DWARF number */
 	TR_OP_RESTORE_REG, /* pop %reg / ldr xN,[sp],#16 */
-	TR_OP_CALL_TARGET, /* x86: call *%rcx       arm64: blr x3 */
+	TR_OP_CALL_TARGET, /* x86: call *%rcx       arm64: blr x3; n 1: call rel32 (x86) */
 	TR_OP_TAIL_JUMP,   /* x86: jmp *%rcx        arm64: br x3 */
 	TR_OP_POP_FP,      /* x86: pop %rbp         arm64: ldp x29,x30,[sp],#16 */
 	TR_OP_LEAVE,       /* x86: leave */
@@ -61,7 +61,8 @@ enum tr_eff_kind {
 	TR_EFF_RESTORE,     /* DWARF reg r loaded from [sp + n] */
 	TR_EFF_FP_FROM_SP,  /* fp = sp + n */
 	TR_EFF_SP_FROM_FP,  /* sp = fp + n */
-	TR_EFF_CALL,        /* call: return address = end of this instruction */
+	TR_EFF_CALL,        /* call: return address = end of this instruction; n > 0: its
+			     * last n bytes are a displacement the code's placer sets (rel32) */
 	TR_EFF_RET,         /* return: end of function */
 	TR_EFF_JUMP,        /* tail jump: end of function */
 };

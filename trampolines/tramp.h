@@ -19,6 +19,9 @@ struct tr_func {
 	struct tr_row rows[TR_MAX_INSNS]; /* one per instruction, by offset */
 	size_t nrows;
 	int64_t ret_off;      /* offset of the return address after call_target, -1 if none */
+	/* call_target rel32: the offset of its 4-byte displacement, which whoever
+	 * places the code sets (the capture: to a jmp to the target), -1 if none */
+	int64_t rel32_off;
 	/* .cfi_* directives found among the ops, with the offset they apply at */
 	struct { uint32_t offset; char text[TR_CFI_TEXT_MAX]; int line; } cfi[TR_MAX_INSNS];
 	size_t ncfi;

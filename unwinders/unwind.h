@@ -85,14 +85,19 @@ void uw_why_hex(char *why, size_t n, const char *a, uint64_t x, const char *b);
  * (one address space per process, flushed only at exec: uw_sample.lu_proc) */
 #define UW_F_EARLIER_RULES 4u
 
+/* a stop reason: two 64-bit addresses in hex and a library's message fit whole */
+#define UW_WHY_LEN 256
+/* the longest uw_stop_name() ("no-unwind-info", "outside-snapshot") and its ": " */
+#define UW_STOP_NAME_LEN 20
+
 struct uw_result {
 	uint64_t addr[UW_MAX_FRAMES];   /* return addresses, ip-1 adjustments undone */
 	uint32_t flags[UW_MAX_FRAMES];
 	int n;
 	enum uw_stop stop;
-	char why[160];
-	char fallback_why[160];       /* why the first UW_F_FALLBACK frame was found without CFI */
-	char earlier_why[160];        /* the first UW_F_EARLIER_RULES frame: which load's rules */
+	char why[UW_WHY_LEN];
+	char fallback_why[UW_WHY_LEN];       /* why the first UW_F_FALLBACK frame was found without CFI */
+	char earlier_why[UW_WHY_LEN];        /* the first UW_F_EARLIER_RULES frame: which load's rules */
 };
 
 struct uw_view;   /* view.h */

@@ -81,6 +81,7 @@ static struct hx_child {
 	bool arena_known;
 	struct tr_unwind unw_slot, unw_install;
 	uint8_t funcbuf[56 + TR_MAX_INSNS * 56];
+	uint8_t codebuf[TR_MAX_CODE];         /* a function's code as placed (hx_install: rel32 set) */
 	struct jdw jdw;
 } cap;
 
@@ -539,6 +540,34 @@ static int img_put(struct cap_image *im, const uint8_t *at, const void *src, siz
 	return 0;
 }
 
+#define CAP_THUNK 16     /* the arena's last bytes: call_target rel32's jump to the target */
+
+/* call_target rel32 (x86_64): its displacement pointed at a thunk in the
+ * arena's last CAP_THUNK bytes, the arch's tail_jump (jmp *%rcx: the target
+ * the harness passes), so the target is called with the return address a
+ * direct call gives; the code with the displacement set into code.  0, or -1
+ * (message written). */
+static int rel32_thunk(const struct tr_func *f, uint8_t *at, struct cap_image *im, uint8_t *code)
+{
+	memcpy(code, f->code, f->code_size);
+	if (f->rel32_off < 0)
+		return 0;
+	struct tr_op op = { .kind = TR_OP_TAIL_JUMP };
+	struct tr_eff eff[TR_MAX_EFF];
+	uint8_t jmp[CAP_THUNK];
+	char text[64], err[256];
+	int neff = 0;
+	int n = hx_cap_host.tr->encode(&op, jmp, sizeof(jmp), text, sizeof(text), eff, &neff, err, sizeof(err));
+	uint8_t *thunk = cap.hx.arena.base + cap.hx.arena.size - CAP_THUNK;
+	int64_t d = (int64_t)(thunk - (at + f->rel32_off + 4));
+	if (n <= 0 || d != (int32_t)d || img_put(im, thunk, jmp, (size_t)n))
+		return fail("call_target rel32: no thunk for it in the arena (%s)", n <= 0 ? err : "out of reach");
+	uint32_t u = (uint32_t)(int32_t)d;
+	for (int i = 0; i < 4; i++)
+		code[f->rel32_off + i] = (uint8_t)(u >> (8 * i));
+	return 0;
+}
+
 /* Puts f at `at` (code, and its unwinding data when install_unwind) into the
  * image, writes its jitdump records and its FUNC record.  0, or -1 (message
  * written). */
@@ -550,7 +579,10 @@ static int hx_install(const struct tr_func *f, const struct tr_unwind_opts *uo, 
 	uint64_t addr = (uint64_t)(uintptr_t)at;
 	if (tr_unwind_build(f, uo, addr, &cap.unw_install, err, sizeof(err)))
 		return fail("%s", err);
-	if (img_put(im, at, f->code, f->code_size) ||
+	uint8_t *code = cap.codebuf;
+	if (rel32_thunk(f, at, im, code))
+		return -1;
+	if (img_put(im, at, code, f->code_size) ||
 	    (install_unwind && img_put(im, at + cap.unw_install.eh_off, cap.unw_install.data, cap.unw_install.size)))
 		return fail("%s", "code outside the arena");
 	bool unw = uo->cfi != TR_CFI_NONE || cap.unw_install.size;
@@ -558,7 +590,7 @@ static int hx_install(const struct tr_func *f, const struct tr_unwind_opts *uo, 
 	if (unw && !after_load)
 		rc = jdw_unwinding_info(w, cap.unw_install.data, cap.unw_install.size, cap.unw_install.hdr_size, cap.unw_install.mapped_size);
 	if (!rc)
-		rc = jdw_code_load(w, name, addr, f->code, f->code_size, NULL);
+		rc = jdw_code_load(w, name, addr, code, f->code_size, NULL);
 	if (!rc && unw && after_load)
 		rc = jdw_unwinding_info(w, cap.unw_install.data, cap.unw_install.size, cap.unw_install.hdr_size, cap.unw_install.mapped_size);
 	if (rc)
@@ -689,7 +721,7 @@ static int cap_arena(const struct hx_case *c, struct cap_layout *ly)
 		ly->leaf_unw.cfi = TR_CFI_DERIVED;
 	if (c->has_leaf && hx_slot(&cap.leaf_code, &ly->leaf_unw, &ly->leaf_slot, err, sizeof(err)))
 		return fail("[leaf]: %s", err);
-	size_t arena_size = ly->slot * (size_t)cap.hx.depth + ly->leaf_slot + 8192;
+	size_t arena_size = ly->slot * (size_t)cap.hx.depth + ly->leaf_slot + 8192;   /* CAP_THUNK in the last */
 	uintptr_t place = arena_place();
 	if (arena_keep(place, arena_size))
 		return 0;

@@ -767,7 +767,8 @@ static int cmd_replay(int argc, char **argv);
 static void replay_tail(FILE *f)
 {
 	fprintf(f, "exit: 0 (FILE.data: every unwinder's chains agree on every JIT sample), 1 a case failed\n"
-		   "  (FILE.data: some chains differ), 2 bad usage or input\n");
+		   "  (FILE.data: some chains differ, or samples sat in JIT code no jitdump or perf map names),\n"
+		   "  2 bad usage or input\n");
 }
 
 static const char *const replay_forms[] = { "[OPTIONS] SAMPLES", "[OPTIONS] FILE.data", NULL };

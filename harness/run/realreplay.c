@@ -562,6 +562,44 @@ static void note_earlier(struct rr *r, struct rr_key *k, const struct uw_result 
 	}
 }
 
+/* A pc in anonymous executable memory no load or perf map names: JIT code
+ * perf cannot name or unwind; counted, and the first of a process with no
+ * dump and no perf map kept for the report's why (hx_rr_anon_why). */
+static void note_anon(struct rr *r, const struct mt_snap *at, uint32_t pid, uint64_t pc)
+{
+	const struct mt_map *m = mt_find(at, pc);
+	if (!m || !(m->prot & PROT_EXEC) || !hx_rr_anon_path(m->path))
+		return;
+	r->nanon++;
+	size_t di;
+	if (dump_of(r, pid, &di))
+		return;
+	for (size_t k = 0; k < r->npmaps; k++)
+		if (r->pmaps[k].pid == pid)
+			return;
+	if (!r->nanon_bare++) {
+		r->anon_pid = pid;
+		r->anon_pc = pc;
+		r->anon_start = m->start;
+		r->anon_end = m->end;
+	}
+}
+
+void hx_rr_anon_why(const struct rr *r, char *b, size_t n)
+{
+	b[0] = 0;
+	if (!r->nanon_bare)
+		return;
+	snprintf(b, n, "%" PRIu64 " sample(s) sat in anonymous executable memory of a process with no jitdump and no "
+		 "perf map (first: pid %u, pc 0x%" PRIx64 " in the //anon map 0x%" PRIx64 "-0x%" PRIx64 "): JIT code "
+		 "perf can neither name nor unwind. Likely cause: the JIT never mapped its jit-%u.dump with PROT_EXEC "
+		 "(perf record finds a jitdump only through that mmap, and perf inject -j only then turns the loads "
+		 "into maps)%s; a dump at hand can be named with --jitdump",
+		 r->nanon_bare, r->anon_pid, r->anon_pc, r->anon_start, r->anon_end, r->anon_pid,
+		 r->clock_ok ? "" : ", and perf record ran without -k 1 (the clock is not CLOCK_MONOTONIC: "
+				    "perf inject -j then fails, \"jitted code must be sampled with perf record -k 1\")");
+}
+
 static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, const struct mt_snap *at,
 			 const struct rr_sample *rs, struct uw_result *res, const struct pd_event *evp)
 {
@@ -600,8 +638,10 @@ static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, 
 	struct rr_jit jx;
 	uint64_t kpc = pc;
 	if (!hx_rr_jit_at(r, cur, pc, &jx)) {
-		if (!jit_under(r, cur, res, c0, ncol, &kpc, &jx))
+		if (!jit_under(r, cur, res, c0, ncol, &kpc, &jx)) {
+			note_anon(r, at, rs->pid, pc);
 			return 0;
+		}
 		r->nunder++;
 	} else {
 		r->njit++;

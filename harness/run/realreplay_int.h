@@ -33,9 +33,9 @@ struct rr_key {                 /* one JIT symbol + pc offset */
 	int div;                      /* first divergent frame, -1: all agree */
 	char div_desc[400];
 	char cfa[200];
-	char why[RR_MAX_UW][120];     /* each unwinder's stop reason at the first sample */
+	char why[RR_MAX_UW][UW_STOP_NAME_LEN + UW_WHY_LEN];   /* each unwinder's stop at the first sample, whole */
 	uint64_t earlier;             /* samples a chain of which took an earlier load's rules (UW_F_EARLIER_RULES) */
-	char earlier_why[200];        /* the first of them: column, frame, which load */
+	char earlier_why[32 + UW_WHY_LEN];   /* the first of them: column, frame, which load */
 	bool pmap;                    /* a perf map symbol (no jitdump load, no unwinding info) */
 	size_t dump;                  /* the dump of its loads */
 	uint64_t load_off[RR_KEY_LOADS];   /* CODE_LOAD file offsets seen under this key */
@@ -117,6 +117,12 @@ struct rr {
 	size_t nkeys, ckeys;
 	uint64_t njit, nunder, nstale, ninexact, max_views, nviews, nviews_dump, ndiverge, nnoregs, ninjected;
 	uint64_t nearlier;            /* JIT samples with an earlier load's rules in some chain */
+	/* samples whose pc sits in anonymous executable memory no load or perf
+	 * map names (nanon), of a process with no dump and no perf map
+	 * (nanon_bare: JIT code perf cannot see; the first of them kept) */
+	uint64_t nanon, nanon_bare;
+	uint32_t anon_pid;
+	uint64_t anon_pc, anon_start, anon_end;
 	bool clock_ok;
 	uint64_t stack_size;          /* the attr's sample_stack_user */
 	uint64_t released;            /* file pages before this offset dropped (replay_one) */
@@ -157,6 +163,9 @@ bool hx_rr_jit_at(const struct rr *r, const struct rr_view *v, uint64_t a, struc
 enum hx_outcome hx_rr_classify(const struct rr *r, const struct rr_view *v, const struct uw_result *c);
 /* The column name of the perf column's emulation ("libunwind", "libdw"), its index, or -1. */
 int hx_rr_column(const struct rr *r, const char *name);
+/* why samples sat in JIT code perf cannot see (r->nanon_bare): the likely
+ * cause, from what the recording holds; "" when none did */
+void hx_rr_anon_why(const struct rr *r, char *b, size_t n);
 /* "anonymous": perf keeps no file for such a mapping */
 bool hx_rr_anon_path(const char *p);
 

@@ -28,6 +28,28 @@ static int cmp_key(const void *a, const void *b)
  * it, perf when it ran. */
 struct rr_cols { size_t idx[RR_NCOL], n; };
 
+static uint64_t col_samples(const struct rr_key *k, size_t u)
+{
+	uint64_t n = 0;
+	for (int o = 0; o < HX_OUT_N; o++)
+		n += k->out[u][o];
+	return n;
+}
+
+/* What a recording without user registers and stack (perf record -g) lets
+ * the replay judge, and what not. */
+static void note_no_stack(const struct rr *r)
+{
+	if (!r->nnoregs)
+		return;
+	printf("  note: %" PRIu64 " sample(s) carry no user registers or stack (perf record -g or --call-graph fp, "
+	       "not --call-graph dwarf): the unwinder columns cannot replay them. What is judged: the chain the "
+	       "kernel's frame-pointer walk recorded (the kernel-fp column): does it leave JIT code into a mapped "
+	       "file, end in JIT code, or hold a frame perf cannot name. What is not: whether a caller is missing or "
+	       "wrong (that needs the stack: record with --call-graph dwarf), nor what DWARF unwinding would give; "
+	       "`jitunwind lint` judges perf -g per function from the code (JD084-JD086)\n", r->nnoregs);
+}
+
 static void report_text(const struct rr *r, const struct rr_cols *cc)
 {
 	printf("replay %s: %zu samples (%" PRIu64 " in JIT code, %" PRIu64 " in native code under JIT frames, %" PRIu64 " without registers or stack), "
@@ -40,6 +62,11 @@ static void report_text(const struct rr *r, const struct rr_cols *cc)
 	if (!r->clock_ok)
 		printf("  note: the recording's clock is not CLOCK_MONOTONIC (perf record -k 1): "
 		       "every CODE_LOAD is taken to precede every sample\n");
+	note_no_stack(r);
+	char anon[1024];
+	hx_rr_anon_why(r, anon, sizeof(anon));
+	if (anon[0])
+		printf("  JIT code unseen: %s\n", anon);
 	if (r->vdso_bid[0] && r->vdso[0])
 		printf("  vDSO %s: %s (perf's build-id cache)\n", r->vdso_bid, r->vdso);
 	else if (r->vdso_bid[0])
@@ -51,21 +78,25 @@ static void report_text(const struct rr *r, const struct rr_cols *cc)
 	if (r->nearlier)
 		printf("  %" PRIu64 " JIT sample(s) unwound with the rules an earlier load had at a pc (perf's "
 		       "libunwind keeps them per process until an exec)\n", r->nearlier);
-	printf("  columns (full/truncated/fallback/name-lost):");
+	printf("  columns (reached-file/ended-in-jit/fallback/name-lost):");
 	for (size_t c = 0; c < cc->n; c++)
 		printf(" %s", hx_rr_col_name(r, cc->idx[c]));
 	printf("\n  %" PRIu64 " JIT sample(s) where the unwinders' chains differ\n", r->ndiverge);
 	for (size_t i = 0; i < r->nkeys && (r->top <= 0 || (int)i < r->top); i++) {
 		const struct rr_key *k = &r->keys[i];
 		printf("%s+0x%" PRIx64 "  %" PRIu64 " sample(s)\n   ", k->name, k->off, k->samples);
+		/* a column that replayed none of the key's samples (an fp
+		 * recording has no stack for the unwinders) is left out */
 		for (size_t c = 0; c < cc->n; c++) {
 			size_t u = cc->idx[c];
-			printf(" %s %" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64, hx_rr_col_name(r, u), k->out[u][0],
-			       k->out[u][1], k->out[u][2], k->out[u][3]);
+			if (col_samples(k, u))
+				printf(" %s %" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64, hx_rr_col_name(r, u),
+				       k->out[u][0], k->out[u][1], k->out[u][2], k->out[u][3]);
 		}
 		printf("\n    cfi: %s\n", k->cfa);
 		for (size_t u = 0; u < r->nu; u++)
-			printf("    %s stops (first sample): %s\n", hx_rr_col_name(r, u), k->why[u]);
+			if (col_samples(k, u))
+				printf("    %s stops (first sample): %s\n", hx_rr_col_name(r, u), k->why[u]);
 		if (k->div >= 0)
 			printf("    first divergence: %s\n", k->div_desc);
 		if (k->earlier)
@@ -112,10 +143,15 @@ static int report_json(const struct rr *r, const struct rr_cols *cc)
 	hx_jsonw_str(f, r->path, HX_JSONW_LATIN1);
 	fprintf(f, ",\"arch\":\"%s\",\"samples\":%zu,\"jit_samples\":%" PRIu64 ",\"under_jit_samples\":%" PRIu64 ",\"no_regs\":%" PRIu64
 		",\"views\":%" PRIu64 ",\"resolved_at_time\":%" PRIu64 ",\"past_view_budget\":%" PRIu64 ",\"diverging\":%" PRIu64
-		",\"injected_maps\":%" PRIu64 ",\"perf_maps\":%zu,\"earlier_load_rules\":%" PRIu64 ",\"clock_monotonic\":%s,\"columns\":[",
+		",\"injected_maps\":%" PRIu64 ",\"perf_maps\":%zu,\"earlier_load_rules\":%" PRIu64 ",\"clock_monotonic\":%s"
+		",\"anon_exec_samples\":%" PRIu64 ",\"unseen_jit_samples\":%" PRIu64 ",\"unseen_jit_why\":",
 		r->arch->facts->name, r->nsmp,
 		r->njit, r->nunder, r->nnoregs, r->nviews, r->nstale, r->ninexact, r->ndiverge, r->ninjected, r->npmaps, r->nearlier,
-		r->clock_ok ? "true" : "false");
+		r->clock_ok ? "true" : "false", r->nanon, r->nanon_bare);
+	char anon[1024];
+	hx_rr_anon_why(r, anon, sizeof(anon));
+	hx_jsonw_str(f, anon[0] ? anon : NULL, HX_JSONW_LATIN1);
+	fprintf(f, ",\"columns\":[");
 	for (size_t c = 0; c < cc->n; c++)
 		fprintf(f, "%s\"%s\"", c ? "," : "", hx_rr_col_name(r, cc->idx[c]));
 	fprintf(f, "],\"vdso\":");
@@ -170,7 +206,8 @@ int hx_rr_report(struct rr *r, bool stats, const struct timespec *t0, struct hx_
 	if (r->nkeys)
 		qsort(r->keys, r->nkeys, sizeof(*r->keys), cmp_key);
 	struct rr_cols cc = { .n = 0 };
-	for (size_t u = 0; u < r->nu; u++)
+	/* no sample with a stack (perf record -g): the unwinders have no column */
+	for (size_t u = 0; u < r->nu && (!r->nsmp || r->nnoregs < r->nsmp); u++)
 		cc.idx[cc.n++] = u;
 	bool kfp = false;
 	for (size_t i = 0; i < r->nkeys && !kfp; i++)
@@ -182,7 +219,8 @@ int hx_rr_report(struct rr *r, bool stats, const struct timespec *t0, struct hx_
 		cc.idx[cc.n++] = r->nu + 1;
 	report_text(r, &cc);
 	int status = r->json && report_json(r, &cc) ? -EIO : 0;
-	out->kind = r->ndiverge ? HX_CMD_FINDINGS : HX_CMD_CLEAN;
+	/* JIT code perf cannot see is a finding: nothing of it was judged */
+	out->kind = r->ndiverge || r->nanon_bare ? HX_CMD_FINDINGS : HX_CMD_CLEAN;
 	if (stats)
 		print_stats(r, t0);
 	return status;

@@ -207,6 +207,15 @@ struct hx_trace_arch {
 	 * run as it is in a case's harness: no branch, no memory access but
 	 * lea's and nop's, sp, fp and pc not written (NULL: none may) */
 	bool (*inert)(const struct cs_insn *in);
+	/* --write-cases: the register (capstone's id) a call goes through when
+	 * a case's harness gives the target there at entry, 0 when it is not such
+	 * a call (NULL: none is) */
+	int (*call_reg)(const struct cs_insn *in);
+	/* does the instruction write any part of capstone register reg */
+	bool (*writes_reg)(const struct cs_insn *in, int reg);
+	const char *call_regs;  /* those registers, for messages */
+	bool (*call_rel)(const struct cs_insn *in);   /* a direct call (call rel32) */
+	int target_reg;         /* call_target's register (capstone's id): a direct call's thunk jumps through it */
 };
 extern const struct hx_trace_arch hx_trace_host;
 

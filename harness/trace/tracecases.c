@@ -145,6 +145,59 @@ static bool in_groups(csh cs, const cs_insn *in, const int *g, size_t n)
 	return false;
 }
 
+/* the first instruction before off (code at p - off) that writes reg, or -1 */
+static int64_t written_before(struct wc *w, const uint8_t *p, uint64_t off, int reg, char *text, size_t tn)
+{
+	cs_insn *pre = NULL;
+	size_t n = off ? cs_disasm(w->cs, p - off, off, 0, 0, &pre) : 0;
+	int64_t at = -1;
+	for (size_t i = 0; i < n && at < 0; i++)
+		if (hx_trace_host.writes_reg(&pre[i], reg)) {
+			at = (int64_t)pre[i].address;
+			snprintf(text, tn, "%s %s", pre[i].mnemonic, pre[i].op_str);
+		}
+	if (pre)
+		cs_free(pre, n);
+	return at;
+}
+
+/* A call a case makes with its target as the callee: through a register the
+ * harness gives the target in (`raw <bytes> ; call_target`), or direct
+ * (`call_target rel32`: the capture points it at a jump through
+ * call_target's register), when no earlier instruction writes that register.
+ * 0, or -1 with why (other calls: why the format cannot make them). */
+static int reg_call(struct wc *w, const cs_insn *in, const uint8_t *p, size_t len, uint64_t off, char *line,
+		    char *why, size_t wn)
+{
+	const struct hx_trace_arch *a = &hx_trace_host;
+	bool rel = a->call_rel && a->call_rel(in) && len == 5;
+	int reg = rel ? a->target_reg : a->call_reg ? a->call_reg(in) : 0;
+	if (!reg) {
+		snprintf(why, wn, "+0x%" PRIx64 " (%s %s): a call the case format cannot make (a case calls its target "
+			 "as call_target does%s%s, or by a direct call; not through memory)", off, in->mnemonic,
+			 in->op_str, a->call_regs ? ", through a register the harness gives it in: " : "",
+			 a->call_regs ? a->call_regs : "");
+		return -1;
+	}
+	char text[64];
+	int64_t at = written_before(w, p, off, reg, text, sizeof(text));
+	if (at >= 0) {
+		snprintf(why, wn, "+0x%" PRIx64 " (%s %s): %s is written first, at +0x%" PRIx64 " (%s): a case's "
+			 "harness gives the target there only at entry", off, in->mnemonic, in->op_str,
+			 rel ? "the register the case's direct call jumps through" : "the call's register", at, text);
+		return -1;
+	}
+	if (rel) {
+		snprintf(line, WC_LINE, "call_target rel32");
+		return 0;
+	}
+	int o = snprintf(line, WC_LINE, "raw");
+	for (size_t i = 0; i < len && o < WC_LINE - 24; i++)
+		o += snprintf(line + o, WC_LINE - (size_t)o, " %02x", p[i]);
+	snprintf(line + o, WC_LINE - (size_t)o, " ; call_target");
+	return 0;
+}
+
 /* one instruction as a [code] line; 0, or -1 with why */
 static int insn_line(struct wc *w, const uint8_t *p, size_t len, uint64_t off, char *line, char *why, size_t wn)
 {
@@ -170,7 +223,9 @@ static int insn_line(struct wc *w, const uint8_t *p, size_t len, uint64_t off, c
 				snprintf(line, WC_LINE, "%s", ctl[k]);
 				rc = 0;
 			}
-		if (rc)
+		if (rc && cs_insn_group(w->cs, in, CS_GRP_CALL))
+			rc = reg_call(w, in, p, len, off, line, why, wn);
+		else if (rc)
 			snprintf(why, wn, "+0x%" PRIx64 " (%s): control flow the case format cannot express (a case's "
 				 "code runs straight through, calls only its target and returns with a plain ret)", off, text);
 	} else if (effect_op(w, &x, op, sizeof(op))) {
@@ -198,6 +253,17 @@ static int insn_line(struct wc *w, const uint8_t *p, size_t len, uint64_t off, c
 	if (in)
 		cs_free(in, got);
 	return rc;
+}
+
+/* f's code is code (as long), but for a direct call's displacement (its
+ * callee is the case's target, placed by the capture) */
+static bool same_code(const struct tr_func *f, const uint8_t *code)
+{
+	for (size_t i = 0; i < f->code_size; i++)
+		if (f->code[i] != code[i] &&
+		    !(f->rel32_off >= 0 && i >= (size_t)f->rel32_off && i < (size_t)f->rel32_off + 4))
+			return false;
+	return true;
 }
 
 /* the [code] lines of load l, checked to encode to the dump's bytes; 0 or -1 with why */
@@ -236,12 +302,16 @@ static int code_lines(struct wc *w, const struct hx_trace_load *l, const struct 
 	if (!rc)
 		rc = tr_emit(w->ta, ops, w->nlines, w->f, err, sizeof(err));
 	free(ops);
-	if (rc)
+	if (rc) {
 		snprintf(why, wn, "the generator refused its ops: %s", err[0] ? err : "out of memory");
-	else if (w->f->code_size != jl->code_size || memcmp(w->f->code, jl->code, jl->code_size))
+		return -1;
+	}
+	if (w->f->code_size != jl->code_size || !same_code(w->f, jl->code)) {
 		snprintf(why, wn, "the ops encode to %zu bytes that differ from the dump's %" PRIu64,
 			 w->f->code_size, jl->code_size);
-	return rc || w->f->code_size != jl->code_size || memcmp(w->f->code, jl->code, jl->code_size) ? -1 : 0;
+		return -1;
+	}
+	return 0;
 }
 
 /* What perf's readers get from a load's unwinding info, at perf's layout:

@@ -106,8 +106,10 @@ def per_load(binary, dump):
         key = loads.get(fi.get("load", 0))
         if key is None:
             continue
-        # offsets in the file differ between the whole dump and the trimmed one
+        # offsets in the file differ between the whole dump and the trimmed one, and so does
+        # the count of loads a once-per-pattern finding (JD087) says it covers
         msg = re.sub(r"0x[0-9a-f]+", "0x?", fi["message"])
+        msg = re.sub(r"^\d+ CODE_LOADs, the first ", "N CODE_LOADs, the first ", msg)
         out[key].append(f"{fi['id']} {fi.get('code_offsets', '')} {msg}")
     return {k: sorted(v) for k, v in out.items()}
 

@@ -151,6 +151,8 @@ static int read_case(const char *path)
 		rc = bad(path, 0, err);
 	if (!rc && fn.ret_off < 0)
 		rc = bad(path, 0, "[code] has no call_target");
+	if (!rc && fn.rel32_off >= 0)
+		rc = bad(path, 0, "call_target rel32: caseprog places no thunk for a direct call");
 	return rc;
 }
 

@@ -22,6 +22,11 @@
  *               xor %r10d,%r10d; push %r11; ret): a case written from it would keep
  *               the return address in r10 (the case's ops follow only pops and
  *               pushes), so write-cases must refuse it
+ *       regcall the trampoline calls through %r8 (push %rbp; mov %rsp,%rbp; call *%r8;
+ *               pop %rbp; ret), the callee its fifth argument: --write-cases writes it
+ *               as `raw 41 ff d0 ; call_target`
+ *       relcall the trampoline calls a thunk (jmp *%rcx) 0xc0 into the page with call rel32:
+ *               --write-cases writes it as `call_target rel32`
  *       slow    2 ms between calls, so `trace --pid` can attach to it running; at the
  *               end "code_intact 1" when the code is byte for byte what it wrote
  *               (no breakpoint left behind by a detach)
@@ -71,6 +76,17 @@ static const uint8_t tramp2_code[] = {
 typedef uint64_t (*tramp6_fn)(uint64_t a, uint64_t b, uint64_t c, void *rcx, void *r8, uint64_t (*r9)(uint64_t));
 static bool movedra;
 
+static const uint8_t regcall_code[] = {
+	0x55,                   /* push %rbp */
+	0x48, 0x89, 0xe5,       /* mov %rsp,%rbp */
+	0x41, 0xff, 0xd0,       /* call *%r8 */
+	0x5d,                   /* pop %rbp */
+	0xc3,                   /* ret */
+};
+static bool regcall;
+#define THUNK_AT 0xc0
+static const uint8_t thunk_code[] = { 0xff, 0xe1 };   /* jmp *%rcx */
+
 static const uint8_t popret_tail[] = {
 	0x41, 0x5a,             /* pop %r10: the return address in a register, SP above the entry's */
 	0x41, 0x52,             /* push %r10 */
@@ -112,7 +128,8 @@ static uint64_t calls(void)
 	uint64_t sum = 0;
 	for (int i = 0; i < ncalls; i++) {
 		sum += movedra ? f6((uint64_t)i, 0, 0, code + MOVRA_AT, code + TRAMP2_AT, callee)
-			       : f((uint64_t)i, 0, 0, callee);
+		       : regcall ? f6((uint64_t)i, 0, 0, NULL, (void *)callee, NULL)
+				 : f((uint64_t)i, 0, 0, callee);
 		if (slow)
 			nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
 	}
@@ -167,6 +184,40 @@ static int write_dump(struct jdw *w, const char *dir, const char *mode)
 	return 0;
 }
 
+/* the mode's code into the page (still writable); tramp_len set */
+static void place_code(const char *mode)
+{
+	memcpy(code, tramp_code, sizeof(tramp_code));
+	size_t code_len = sizeof(tramp_code);
+	if (!strcmp(mode, "popret")) {
+		memcpy(code + sizeof(tramp_code) - 1, popret_tail, sizeof(popret_tail));
+		code_len = sizeof(tramp_code) - 1 + sizeof(popret_tail);
+	} else if (!strcmp(mode, "popswap")) {
+		memcpy(code + sizeof(tramp_code) - 1, popswap_tail, sizeof(popswap_tail));
+		code_len = sizeof(tramp_code) - 1 + sizeof(popswap_tail);
+	}
+	regcall = !strcmp(mode, "regcall");
+	if (regcall) {
+		memcpy(code, regcall_code, sizeof(regcall_code));
+		code_len = sizeof(regcall_code);
+	}
+	if (!strcmp(mode, "relcall")) {
+		/* call *%rcx (2 bytes) becomes call rel32 (5): e8, THUNK_AT - 9 */
+		int32_t rel = THUNK_AT - 9;
+		code[4] = 0xe8;
+		memcpy(code + 5, &rel, 4);
+		code[9] = 0x5d;
+		code[10] = 0xc3;
+		code_len = 11;
+		memcpy(code + THUNK_AT, thunk_code, sizeof(thunk_code));
+	}
+	tramp_len = code_len;
+	if (movedra) {
+		memcpy(code + MOVRA_AT, movra_code, sizeof(movra_code));
+		memcpy(code + TRAMP2_AT, tramp2_code, sizeof(tramp2_code));
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
@@ -182,22 +233,9 @@ int main(int argc, char **argv)
 		perror("jitprog");
 		return 1;
 	}
-	memcpy(code, tramp_code, sizeof(tramp_code));
 	movedra = !strcmp(mode, "movedra");
 	slow = !strcmp(mode, "slow");
-	size_t code_len = sizeof(tramp_code);
-	if (!strcmp(mode, "popret")) {
-		memcpy(code + sizeof(tramp_code) - 1, popret_tail, sizeof(popret_tail));
-		code_len = sizeof(tramp_code) - 1 + sizeof(popret_tail);
-	} else if (!strcmp(mode, "popswap")) {
-		memcpy(code + sizeof(tramp_code) - 1, popswap_tail, sizeof(popswap_tail));
-		code_len = sizeof(tramp_code) - 1 + sizeof(popswap_tail);
-	}
-	tramp_len = code_len;
-	if (movedra) {
-		memcpy(code + MOVRA_AT, movra_code, sizeof(movra_code));
-		memcpy(code + TRAMP2_AT, tramp2_code, sizeof(tramp2_code));
-	}
+	place_code(mode);
 	if (mprotect(code, 4096, PROT_READ | PROT_EXEC)) {
 		perror("mprotect");
 		return 1;

@@ -1012,9 +1012,41 @@ def test_write_cases(binary, prog, cprog, d):
               "write-cases popret: the pop and push of r10 as ops (%s)" % code)
         p = subprocess.run([binary, "run", path], capture_output=True, text=True, timeout=300)
         check(p.returncode == 0, "write-cases popret: run passes the case (rc %d)" % p.returncode)
-    # beyond the format: a call through r9 and a load from the stack; the return address
-    # moved on from r10 to r11 (popswap: the case's truth would keep it in r10)
-    for mode, want in (("movedra", r"py::tramp2:jitprog: no case: \+0x4 \(callq \*%r9\): control flow"),
+    # a call through r8 (the callee the trampoline's fifth argument): the case calls its
+    # target through r8 too (the harness gives it there), and run passes it
+    shutil.rmtree(wc, ignore_errors=True)
+    rc, so, se = trace(binary, ["--write-cases", wc, "--", prog, d, "2", os.path.join(d, "o.txt"), "regcall"])
+    files = sorted(os.listdir(wc)) if os.path.isdir(wc) else []
+    if check(len(files) == 1, "write-cases regcall: a case written (%s)" % re.findall(r"write-cases: .*", so)):
+        path = os.path.join(wc, files[0])
+        code = case_sections(path).get("[code]")
+        check(code == ["push_fp", "set_fp", "raw 41 ff d0 ; call_target", "pop_fp", "ret"],
+              "write-cases regcall: call *%%r8 as a raw call_target (%s)" % code)
+        p = subprocess.run([binary, "run", "--json", rj, path], capture_output=True, text=True, timeout=300)
+        check(p.returncode == 0, "write-cases regcall: run passes the case (rc %d: %s)" % (p.returncode, p.stdout[-300:]))
+        # the case's call reaches its target: the in-callee sample's fp chain holds the
+        # return address after the call (+0x7), as the truth does
+        ran = {}
+        if os.path.exists(rj):
+            with open(rj) as f:
+                ran = {x["where"]: x for x in json.load(f)["cases"][0]["samples"]}
+        check(sorted(ran) == ["tramp+0x0", "tramp+0x1", "tramp+0x4", "tramp+0x7", "tramp+0x8"],
+              "write-cases regcall: run samples every boundary (%s)" % sorted(ran))
+    # a direct call (call rel32 to a thunk of the JIT's): the case's `call_target rel32`, which
+    # the capture points at a jump to its target; run passes it
+    shutil.rmtree(wc, ignore_errors=True)
+    rc, so, se = trace(binary, ["--write-cases", wc, "--", prog, d, "2", os.path.join(d, "o.txt"), "relcall"])
+    files = sorted(os.listdir(wc)) if os.path.isdir(wc) else []
+    if check(len(files) == 1, "write-cases relcall: a case written (%s)" % re.findall(r"write-cases: .*", so)):
+        path = os.path.join(wc, files[0])
+        code = case_sections(path).get("[code]")
+        check(code == ["push_fp", "set_fp", "call_target rel32", "pop_fp", "ret"],
+              "write-cases relcall: call rel32 as call_target rel32 (%s)" % code)
+        p = subprocess.run([binary, "run", path], capture_output=True, text=True, timeout=300)
+        check(p.returncode == 0, "write-cases relcall: run passes the case (rc %d: %s)" % (p.returncode, p.stdout[-300:]))
+    # beyond the format: a load from the stack, ret $16; the return address moved on from
+    # r10 to r11 (popswap: the case's truth would keep it in r10)
+    for mode, want in (("movedra", r"py::tramp2:jitprog: no case: \+0x8 \(retq \$0x10\): control flow"),
                        ("movedra", r"py::movra:jitprog: no case: \+0x4 \(movq 0x10\(%rsp\), %r11\)"),
                        ("popswap", r"py::tramp:jitprog: no case: its truth would differ from the traced one: at "
                         r"\+0xf the generator's row keeps the return address in r10 \(0x0\), execution found")):

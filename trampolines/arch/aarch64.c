@@ -133,6 +133,10 @@ static int a64_encode_op(enum tr_op_kind kind, int64_t n, uint32_t *w,
 	case TR_OP_RESTORE_REG:
 		return a64_encode_reg(kind, n, w, text, textcap, eff, neff, err, errlen);
 	case TR_OP_CALL_TARGET:
+		if (n) {
+			snprintf(err, errlen, "call_target rel32: x86_64 only");
+			return -EINVAL;
+		}
 		*w = A64_BLR_X3;
 		snprintf(text, textcap, "blr x3");
 		eff_add(eff, neff, TR_EFF_CALL, 0, 0);

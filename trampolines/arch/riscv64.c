@@ -143,6 +143,10 @@ static int rv_encode_op(enum tr_op_kind kind, int64_t n, uint32_t *w,
 	case TR_OP_RESTORE_REG:
 		return rv_save_restore(kind, n, w, text, textcap, eff, neff, err, errlen);
 	case TR_OP_CALL_TARGET:
+		if (n) {
+			snprintf(err, errlen, "call_target rel32: x86_64 only");
+			return -EINVAL;
+		}
 		w[0] = RV_JALR(RV_RA, RV_A3);
 		snprintf(text, textcap, "jalr a3");
 		eff_add(eff, neff, 0, TR_EFF_CALL, 0, 0);

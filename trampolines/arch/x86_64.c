@@ -19,6 +19,7 @@ static const uint8_t x86_sub32_rsp[] = { 0x48, 0x81, 0xec };       /* sub $imm32
 static const uint8_t x86_add8_rsp[] = { 0x48, 0x83, 0xc4 };        /* add $imm8,%rsp */
 static const uint8_t x86_add32_rsp[] = { 0x48, 0x81, 0xc4 };       /* add $imm32,%rsp */
 static const uint8_t x86_call_rcx[] = { 0xff, 0xd1 };              /* call *%rcx */
+static const uint8_t x86_call_rel32[] = { 0xe8, 0, 0, 0, 0 };       /* call rel32 (set when placed) */
 static const uint8_t x86_jmp_rcx[] = { 0xff, 0xe1 };               /* jmp *%rcx */
 static const uint8_t x86_pop_rbp[] = { 0x5d };                    /* pop %rbp */
 static const uint8_t x86_leave[] = { 0xc9 };                      /* leave */
@@ -141,6 +142,14 @@ static int x86_encode_op(enum tr_op_kind kind, int64_t n, struct x86_buf *b,
 	case TR_OP_RESTORE_REG:
 		return x86_push_pop(kind, n, b, text, textcap, eff, neff, err, errlen);
 	case TR_OP_CALL_TARGET:
+		if (n) {
+			/* call rel32, the displacement 0 here: the capture points it at
+			 * a jmp *%rcx it places in the arena (tr_func.rel32_off) */
+			put(b, x86_call_rel32, sizeof(x86_call_rel32));
+			snprintf(text, textcap, "call rel32");
+			eff_add(eff, neff, TR_EFF_CALL, 0, 4);
+			return 0;
+		}
 		put(b, x86_call_rcx, sizeof(x86_call_rcx));
 		snprintf(text, textcap, "call *%%rcx");
 		eff_add(eff, neff, TR_EFF_CALL, 0, 0);

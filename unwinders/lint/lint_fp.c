@@ -62,6 +62,15 @@ struct fp_walk {
 	struct fp_target targets[FP_TARGETS];
 };
 
+static void fp_win_open(struct fp_win *w, bool work, bool epi)
+{
+	w->open = true;
+	w->work = work;
+	w->epi = epi;
+	w->n = 0;
+	w->more = 0;
+}
+
 static void fp_mark(struct fp_hits *h, uint64_t off)
 {
 	h->n++;
@@ -112,7 +121,9 @@ static void fp_win_close(struct fp_walk *k, uint64_t end)
 		else
 			k->window.late = true;
 	}
-	*w = (struct fp_win){ 0 };
+	w->open = w->work = w->epi = false;
+	w->n = 0;
+	w->more = 0;
 }
 
 /* Does the instruction at off do more than build or tear down a frame?  The
@@ -219,14 +230,15 @@ static void fp_landing(struct fp_walk *k, uint64_t pc)
 		k->st = t->st;
 		k->bad_fp = t->bad_fp;
 		k->bad_save = k->unsure = k->after_end = false;
-		k->win = (struct fp_win){ .open = true, .work = t->work, .epi = t->epi };
+		fp_win_open(&k->win, t->work, t->epi);
 		return;
 	}
 }
 
 /* One instruction interpreted after its boundary was judged; windows open
  * at the entry (fp_walk_load) and where the frame is torn down. */
-static void fp_step(struct fp_walk *k, const struct uw_insn *x, enum fp_what was, uint64_t off, uint64_t next)
+static enum fp_what fp_step(struct fp_walk *k, const struct uw_insn *x, enum fp_what was, uint64_t off,
+			    uint64_t next)
 {
 	fp_pre(k, x, was, off);
 	k->calls |= x->call;
@@ -237,7 +249,7 @@ static void fp_step(struct fp_walk *k, const struct uw_insn *x, enum fp_what was
 	k->fell = x->end;
 	enum fp_what now = fp_what(k);
 	if (now == FS_CALLER && was == FS_FRAME && !k->win.open)
-		k->win = (struct fp_win){ .open = true, .epi = true };
+		fp_win_open(&k->win, false, true);
 	if (x->end) {
 		/* a return or jump ends the window with its own boundary; code after
 		 * it is taken as reached by a jump from the body, with the body's
@@ -250,14 +262,42 @@ static void fp_step(struct fp_walk *k, const struct uw_insn *x, enum fp_what was
 			k->bad_fp = k->bad_save = k->unsure = false;
 		}
 	}
+	return now;
 }
 
-/* lint_fp_check's memo: the walk over the last load's code (at code_off in the map) */
+/* What fp_say reports of one walk: kept per load, and in the memo for the
+ * next load with the same code (small: the walk's own state is not kept). */
+struct fp_result {
+	bool foreign, built, calls, done, unknown;
+	struct fp_hits other, window;
+};
+
+/* lint_fp_check's memo: the result of the walk over the last load's code (at
+ * code_off in the map), and the walk's scratch state, reused (a walk is
+ * some kilobytes: zeroing and copying it per load was most of lint's -g
+ * cost on a dump of many small loads) */
 struct fp_memo {
 	uint64_t load_off, code_off, size;
+	struct fp_result res;
 	struct fp_walk k;
-	bool done, unknown;
 };
+
+/* a walk at a load's start: only the fields read before written are set
+ * (targets, the window's pcs and the body are written before they are read) */
+static void fp_walk_init(struct fp_walk *k, const struct uw_decoder *dc, const struct uw_fp_layout *L)
+{
+	k->dc = dc;
+	k->L = L;
+	k->have_body = k->built = k->unsure = k->bad_fp = k->bad_save = k->after_end = k->calls = false;
+	k->foreign = k->fell = false;
+	k->bad_at = k->entry = 0;
+	k->ntargets = 0;
+	k->win.open = k->win.work = k->win.epi = false;
+	k->win.n = 0;
+	k->win.more = 0;
+	memset(&k->other, 0, sizeof(k->other));
+	memset(&k->window, 0, sizeof(k->window));
+}
 
 /* After a return or jump, the first instruction that does something: a save
  * of fp starts another function (a load that holds several), from its entry. */
@@ -273,28 +313,45 @@ static void fp_after_end(struct fp_walk *k, const struct uw_insn *x, uint64_t of
 		k->bad_fp = k->bad_save = k->unsure = false;
 	}
 	if ((entry || !k->have_body) && !k->win.open)
-		k->win = (struct fp_win){ .open = true };
+		fp_win_open(&k->win, false, false);
 }
 
 /* Follow the load's code from its first byte; how far the decoder went. */
 static uint64_t fp_follow(struct fp_walk *k, const uint8_t *code, uint64_t size, bool *seen_unknown)
 {
 	uw_cfa_entry(&k->st, k->dc);
-	k->win = (struct fp_win){ .open = true };
+	fp_win_open(&k->win, false, false);
 	uint64_t pc = 0;
+	enum fp_what now = FS_UNKNOWN;
+	bool fresh = false;       /* now is fp_what of the state as it stands */
 	for (unsigned i = 0; i < LINT_MAX_INSNS && pc < size; i++) {
 		struct uw_insn x;
 		size_t len = k->dc->decode(code + pc, (size_t)(size - pc), &x);
 		if (!len || x.data)
 			break;            /* not code (or not decoded): the rest is not judged */
-		if (k->fell)
+		if (k->fell) {
 			fp_landing(k, pc);
-		if (k->after_end && x.neff)
+			fresh = false;
+		}
+		if (k->after_end && x.neff) {
 			fp_after_end(k, &x, pc);
-		enum fp_what was = fp_what(k);
+			fresh = false;
+		}
+		enum fp_what was = fresh ? now : fp_what(k);
 		*seen_unknown |= was == FS_UNKNOWN;
 		fp_boundary(k, was, pc);
-		fp_step(k, &x, was, pc, pc + len);
+		if (!x.neff && !x.call && !x.end && !x.jump && !x.fp_base) {
+			/* no effect (a nop, register arithmetic): the state stays as it
+			 * is, the window sees work (fp_work), a constant dies (uw_eff_apply) */
+			if (k->win.open && pc != k->entry)
+				k->win.work = true;
+			k->st.konst_ok = false;
+			now = was;
+			fresh = true;
+		} else {
+			now = fp_step(k, &x, was, pc, pc + len);
+			fresh = !x.end;   /* a return or jump resets the state after its now */
+		}
 		pc += len;
 	}
 	return pc;
@@ -311,9 +368,10 @@ static void fp_list(const struct fp_hits *h, char *buf, size_t n)
 		snprintf(buf + o, n - o, ", ...");
 }
 
-static void fp_say(struct lint_ctx *c, const struct jdr_rec *r, struct fp_walk *k, bool done, bool unknown)
+static void fp_say(struct lint_ctx *c, const struct jdr_rec *r, const struct uw_decoder *dc, struct fp_result *k)
 {
-	const char *fp = k->dc->reg_name(k->dc->fp);
+	const char *fp = dc->reg_name(dc->fp);
+	bool done = k->done, unknown = k->unknown;
 	char list[200];
 	if (k->foreign)
 		return;   /* its frame is built where lint does not follow: nothing it says holds */
@@ -365,25 +423,32 @@ void lint_fp_check(struct lint_ctx *c, const struct jdr_rec *r)
 	const struct uw_arch *ua = c->mach <= UINT16_MAX ? uw_arch_by_mach((uint16_t)c->mach) : NULL;
 	if (!l->code || !l->code_size || !fp_judged(ua))
 		return;
-	/* the walk is a function of the code bytes: the last one is kept for a
-	 * load whose bytes are the same (a JIT's copied trampolines; off with the
-	 * code check's memo, JU_LINT_MEMO=0) */
+	/* the walk is a function of the code bytes: the last one's result is
+	 * kept for a load whose bytes are the same (a JIT's copied trampolines;
+	 * off with the code check's memo, JU_LINT_MEMO=0) */
 	struct fp_memo *m = c->fp_memo;
 	if (!m && !c->cm_off)
 		m = c->fp_memo = calloc(1, sizeof(*m));
+	struct fp_result res;
 	if (m && m->size == l->code_size && m->load_off &&
 	    !memcmp(c->data + m->code_off, l->code, (size_t)l->code_size)) {
-		struct fp_walk k = m->k;
-		fp_say(c, r, &k, m->done, m->unknown);
+		res = m->res;
+		fp_say(c, r, ua->decoder, &res);
 		return;
 	}
-	struct fp_walk k = { .dc = ua->decoder, .L = &ua->fp };
+	struct fp_walk scratch;   /* without a memo (JU_LINT_MEMO=0) */
+	struct fp_walk *k = m ? &m->k : &scratch;
+	fp_walk_init(k, ua->decoder, &ua->fp);
 	bool unknown = false;
-	uint64_t end = fp_follow(&k, l->code, l->code_size, &unknown);
-	fp_win_close(&k, end);
+	uint64_t end = fp_follow(k, l->code, l->code_size, &unknown);
+	fp_win_close(k, end);
+	res = (struct fp_result){ .foreign = k->foreign, .built = k->built, .calls = k->calls,
+				  .done = end == l->code_size, .unknown = unknown, .other = k->other, .window = k->window };
 	if (m) {
-		*m = (struct fp_memo){ .load_off = r->off, .code_off = (uint64_t)(l->code - c->data), .size = l->code_size,
-				       .k = k, .done = end == l->code_size, .unknown = unknown };
+		m->load_off = r->off;
+		m->code_off = (uint64_t)(l->code - c->data);
+		m->size = l->code_size;
+		m->res = res;
 	}
-	fp_say(c, r, &k, end == l->code_size, unknown);
+	fp_say(c, r, ua->decoder, &res);
 }

@@ -1,5 +1,5 @@
 /* hx_call(ctx=%rdi, tramp=%rsi, slot=%rdx, target=%rcx): the harness's call
- * into generated code.  Its return address is recorded by construction (the
+ * into generated code, the target also in %rax, %rdx and %r8-%r11.  Its return address is recorded by construction (the
  * truth), and hx_call_ret is the return address the trampoline sees. */
 	.text
 	.globl hx_call
@@ -14,6 +14,15 @@ hx_call:
 	.cfi_def_cfa_register %rbp
 	mov 8(%rbp), %rax
 	mov %rax, (%rdx)
+	/* the target in every scratch register a case's call may go through
+	 * (`raw ff d0 ; call_target`, call *%rax, as trace --write-cases writes a
+	 * JIT's register call), besides %rcx */
+	mov %rcx, %rax
+	mov %rcx, %rdx
+	mov %rcx, %r8
+	mov %rcx, %r9
+	mov %rcx, %r10
+	mov %rcx, %r11
 	call *%rsi
 hx_call_ret:
 	pop %rbp
@@ -44,6 +53,12 @@ hx_host_nofp_call:
 	mov 24(%rsp), %rax
 	mov %rax, (%rdx)
 	lea 0(%rsp), %rbp
+	mov %rcx, %rax          /* the target in the scratch registers too (hx_call) */
+	mov %rcx, %rdx
+	mov %rcx, %r8
+	mov %rcx, %r9
+	mov %rcx, %r10
+	mov %rcx, %r11
 	call *%rsi
 hx_host_nofp_call_ret:
 	add $16, %rsp

@@ -104,6 +104,66 @@ static bool x86_inert(const cs_insn *in)
 	return true;
 }
 
+/* the registers hx_call and hx_host_nofp_call give the target in
+ * (stubs_x86_64.S), each with its parts */
+static const uint16_t target_regs[][5] = {
+	{ X86_REG_RAX, X86_REG_EAX, X86_REG_AX, X86_REG_AL, X86_REG_AH },
+	{ X86_REG_RCX, X86_REG_ECX, X86_REG_CX, X86_REG_CL, X86_REG_CH },
+	{ X86_REG_RDX, X86_REG_EDX, X86_REG_DX, X86_REG_DL, X86_REG_DH },
+	{ X86_REG_R8, X86_REG_R8D, X86_REG_R8W, X86_REG_R8B, 0 },
+	{ X86_REG_R9, X86_REG_R9D, X86_REG_R9W, X86_REG_R9B, 0 },
+	{ X86_REG_R10, X86_REG_R10D, X86_REG_R10W, X86_REG_R10B, 0 },
+	{ X86_REG_R11, X86_REG_R11D, X86_REG_R11W, X86_REG_R11B, 0 },
+};
+#define NTARGET_REGS (sizeof(target_regs) / sizeof(target_regs[0]))
+
+/* call *%reg (ff /2, register form) through one of target_regs */
+static int x86_call_reg(const cs_insn *in)
+{
+	const cs_detail *d = in->detail;
+	if (!d || in->id != X86_INS_CALL || d->x86.op_count != 1 || d->x86.operands[0].type != X86_OP_REG ||
+	    d->x86.prefix[0] || d->x86.prefix[1])
+		return 0;
+	for (size_t k = 0; k < NTARGET_REGS; k++)
+		if (d->x86.operands[0].reg == target_regs[k][0])
+			return target_regs[k][0];
+	return 0;
+}
+
+static bool x86_call_rel(const cs_insn *in)
+{
+	const cs_detail *d = in->detail;
+	return d && in->id == X86_INS_CALL && d->x86.op_count == 1 && d->x86.operands[0].type == X86_OP_IMM;
+}
+
+static bool x86_in_family(const uint16_t *fam, unsigned r)
+{
+	for (int i = 0; i < 5; i++)
+		if (fam[i] && fam[i] == r)
+			return true;
+	return false;
+}
+
+static bool x86_writes_reg(const cs_insn *in, int reg)
+{
+	const cs_detail *d = in->detail;
+	const uint16_t *fam = NULL;
+	for (size_t k = 0; k < NTARGET_REGS; k++)
+		if (target_regs[k][0] == reg)
+			fam = target_regs[k];
+	if (!d || !fam)
+		return true;
+	for (uint8_t i = 0; i < d->regs_write_count; i++)
+		if (x86_in_family(fam, d->regs_write[i]))
+			return true;
+	for (uint8_t i = 0; i < d->x86.op_count; i++) {
+		const cs_x86_op *o = &d->x86.operands[i];
+		if (o->type == X86_OP_REG && (o->access & CS_AC_WRITE) && x86_in_family(fam, o->reg))
+			return true;
+	}
+	return false;
+}
+
 /* RIP is one past the int3 */
 static uint64_t x86_trap_addr(uint64_t pc_after) { return pc_after - 1; }
 
@@ -113,5 +173,7 @@ const struct hx_trace_arch hx_trace_host = {
 	.call_mnemonic = "call", .call_max = 10,
 	.trap_addr = x86_trap_addr, .sample_regs = x86_sample_regs,
 	.set_pc = x86_set_pc, .get_pc = x86_get_pc, .entry_state = x86_entry_state,
-	.inert = x86_inert,
+	.inert = x86_inert, .call_reg = x86_call_reg, .writes_reg = x86_writes_reg,
+	.call_rel = x86_call_rel, .target_reg = X86_REG_RCX,
+	.call_regs = "rax, rcx, rdx, r8-r11",
 };
