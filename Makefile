@@ -306,7 +306,16 @@ trace-node: deps $(BIN) $(FLUSH_SO)
 	tests/trace/node_test.py ./$(BIN); rc=$$?; \
 	  if [ $$rc = 77 ]; then echo "trace-node: skipped (the reason above)"; elif [ $$rc != 0 ]; then exit $$rc; fi
 
-.PHONY: trace-test trace-node
+# HotSpot (this machine's OpenJDK) with perf's JVMTI agent built from Debian's linux-source
+# (tools/build-jvmti, cached under build/jvmti), with and without -XX:+PreserveFramePointer:
+# traced to the JVM's normal exit, compiled fib sampled, the verdicts against real perf on an
+# untraced run (tests/trace/hotspot_test.py; about 1 min; JU_TRACE_LONG=1 a longer one;
+# a visible skip without java/javac)
+trace-hotspot: deps $(BIN) $(FLUSH_SO)
+	tests/trace/hotspot_test.py ./$(BIN); rc=$$?; \
+	  if [ $$rc = 77 ]; then echo "trace-hotspot: skipped (the reason above)"; elif [ $$rc != 0 ]; then exit $$rc; fi
+
+.PHONY: trace-test trace-node trace-hotspot
 check: trace-test
 trace-test: deps $(BIN) $(FLUSH_SO) $(TRACEPROG) $(CASEPROG) $(HAZARDPROG)
 	rm -rf $(BUILD)/install-test && $(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(BUILD)/install-test \

@@ -191,7 +191,12 @@ static int decode_plant(struct tr_state *t, struct hx_trace_load *l, const uint8
 
 static void load_findings(struct tr_state *t, struct hx_trace_load *l)
 {
-	if (l->code_differs)
+	if (l->salted && t->res->salted == 1)
+		fprintf(t->cfg->log, "trace: finding: %s at 0x%" PRIx64 ": the jitdump's copy of the code differs "
+			"from memory only in its last %d bytes (from offset 0x%" PRIx64 "): a salt, not the code "
+			"(perf's jitted ELF holds it); the code as in memory decoded; later loads salted so are "
+			"counted in the report, not listed\n", l->name, l->addr, HX_TRACE_SALT, l->first_diff);
+	else if (l->code_differs && !l->salted)
 		fprintf(t->cfg->log, "trace: finding: %s at 0x%" PRIx64 ": the code in memory differs "
 			"from the jitdump's from offset 0x%" PRIx64 "\n", l->name, l->addr, l->first_diff);
 	if (l->dump_has_bp)
@@ -208,6 +213,7 @@ static void load_findings(struct tr_state *t, struct hx_trace_load *l)
  * original means the JIT copied its code from memory while traced */
 static void dump_compare(struct tr_state *t, struct hx_trace_load *l, const uint8_t *mem, const uint8_t *dump)
 {
+	uint64_t last = 0;
 	for (uint64_t i = 0; dump && i < l->size; i++) {
 		if (mem[i] == dump[i])
 			continue;
@@ -217,11 +223,19 @@ static void dump_compare(struct tr_state *t, struct hx_trace_load *l, const uint
 				l->dump_has_bp = true;
 				l->dump_bp_off = i;
 			}
-		} else if (!l->code_differs) {
-			l->code_differs = true;
-			l->first_diff = i;
+		} else {
+			if (!l->code_differs) {
+				l->code_differs = true;
+				l->first_diff = i;
+			}
+			last = i;
 		}
 	}
+	/* a difference confined to the code's last bytes, in a load longer
+	 * than them: the dump's copy salted there */
+	l->salted = l->code_differs && l->size > HX_TRACE_SALT && l->first_diff >= l->size - HX_TRACE_SALT &&
+		    last < l->size;
+	t->res->salted += l->salted;
 }
 
 static int on_load(struct tr_state *t, const struct jdr_rec *r)
