@@ -96,6 +96,7 @@ struct hx_trace_load {
 	uint64_t first_patch;   /* offset of the first */
 	unsigned foreign_bps;   /* boundaries holding a breakpoint instruction not the tracer's */
 	bool dump_has_bp;       /* the dump's copy holds the tracer's breakpoint (copied from memory) */
+	bool copied;            /* its code a copy of another load's holding the tracer's bytes (put back) */
 	uint64_t dump_bp_off;
 	bool traced;            /* its boundaries got breakpoints (--only, --max-loads, --max-samples) */
 	struct hx_trace_bp *bps;
@@ -137,6 +138,7 @@ struct hx_trace_result {
 	uint64_t cut;           /* samples whose truth goes on past the stack copy (judged up to it) */
 	uint64_t jit_end;       /* samples whose truth ends in JIT code without an activation */
 	uint64_t salted;        /* loads whose dump copy differs from memory only in its salt */
+	uint64_t copies;        /* loads copied by the JIT from code holding the tracer's bytes (repaired) */
 	uint64_t loads_traced;  /* loads whose boundaries got breakpoints */
 	uint64_t patches;       /* bytes the JIT rewrote under the tracer's breakpoints, left as written */
 	uint64_t late_acts;     /* activations whose chain went through code announced after (no truth) */

@@ -199,7 +199,7 @@ static void load_findings(struct tr_state *t, struct hx_trace_load *l)
 	else if (l->code_differs && !l->salted)
 		fprintf(t->cfg->log, "trace: finding: %s at 0x%" PRIx64 ": the code in memory differs "
 			"from the jitdump's from offset 0x%" PRIx64 "\n", l->name, l->addr, l->first_diff);
-	if (l->dump_has_bp)
+	if (l->dump_has_bp && !l->copied)
 		fprintf(t->cfg->log, "trace: finding: %s: the jitdump's copy of the code holds the tracer's "
 			"breakpoint at offset 0x%" PRIx64 " (the JIT copied its code from memory after it ran): the "
 			"original kept by the tracer is used\n", l->name, l->dump_bp_off);
@@ -218,7 +218,7 @@ static void dump_compare(struct tr_state *t, struct hx_trace_load *l, const uint
 		if (mem[i] == dump[i])
 			continue;
 		struct tr_site *k = dump[i] == t->arch->bp[0] ? tr_site_find(t, l->addr + i) : NULL;
-		if (k && k->orig[0] == mem[i]) {
+		if ((k && k->orig[0] == mem[i]) || (l->copied && dump[i] == t->arch->bp[0])) {
 			if (!l->dump_has_bp) {
 				l->dump_has_bp = true;
 				l->dump_bp_off = i;
@@ -236,6 +236,67 @@ static void dump_compare(struct tr_state *t, struct hx_trace_load *l, const uint
 	l->salted = l->code_differs && l->size > HX_TRACE_SALT && l->first_diff >= l->size - HX_TRACE_SALT &&
 		    last < l->size;
 	t->res->salted += l->salted;
+}
+
+/* does mem (the new load's code) equal src's code with the tracer's bytes
+ * taken out, except where src has a byte of ours in memory and mem holds
+ * the breakpoint?  The positions so are set in ours[] */
+static bool copy_of(struct tr_state *t, const struct hx_trace_load *src, const uint8_t *mem, uint64_t size,
+		    uint8_t *orig, bool *ours)
+{
+	if (tr_mem_read(t, src->addr, orig, size))
+		return false;
+	size_t n = 0;
+	for (uint64_t j = 0; j < size; j++) {
+		struct tr_site *k = orig[j] == t->arch->bp[0] ? tr_site_find(t, src->addr + j) : NULL;
+		ours[j] = false;
+		if (k && k->in_mem) {
+			orig[j] = k->orig[0];
+			if (mem[j] == t->arch->bp[0] && mem[j] != orig[j]) {
+				ours[j] = true;
+				n++;
+				continue;
+			}
+		}
+		if (mem[j] != orig[j])
+			return false;
+	}
+	return n > 0;
+}
+
+/* A JIT that makes new code by copying code of its own from memory (V8's
+ * --interpreted-frames-native-stack copies InterpreterEntryTrampoline per
+ * function: node 24 from the builtin's live bytes) copies the tracer's
+ * breakpoints with it, to an address no site of ours knows: executed, the
+ * program dies of SIGTRAP.  A new load whose entry holds the breakpoint
+ * byte is compared with the loads of its size; the one it copies gives the
+ * originals, written back.  Returns the bytes put back. */
+static unsigned copy_repair(struct tr_state *t, struct hx_trace_load *l, uint8_t *mem)
+{
+	if (!l->size || mem[0] != t->arch->bp[0] || tr_site_find(t, l->addr) || l->size > (1u << 20))
+		return 0;
+	uint8_t *orig = malloc(l->size);
+	bool *ours = malloc(l->size * sizeof(bool));
+	unsigned fixed = 0;
+	for (size_t i = 0; orig && ours && i + 1 < t->res->nloads && !fixed; i++) {
+		const struct hx_trace_load *src = &t->res->loads[i];
+		if (src->closed || src->size != l->size || src->addr == l->addr || !copy_of(t, src, mem, l->size, orig, ours))
+			continue;
+		for (uint64_t j = 0; j < l->size; j++)
+			if (ours[j] && !tr_mem_write(t, l->addr + j, &orig[j], 1)) {
+				mem[j] = orig[j];
+				fixed++;
+			}
+		if (++t->res->copies <= 3)
+			fprintf(t->cfg->log, "trace: finding: %s at 0x%" PRIx64 ": its code is a copy of %s's taken from "
+				"memory with %u of the tracer's breakpoint bytes in it (the JIT copies live code; its "
+				"jitdump copy holds them too): the originals put back%s\n", l->name, l->addr, src->name,
+				fixed, t->res->copies == 3 ? " (later copies counted in the report, not listed)" : "");
+		l->copied = true;
+	}
+	free(orig);
+	free(ours);
+	return fixed;
 }
 
 static int on_load(struct tr_state *t, const struct jdr_rec *r)
@@ -265,6 +326,7 @@ static int on_load(struct tr_state *t, const struct jdr_rec *r)
 		return 0;
 	}
 	tr_site_unplant(t, l->addr, mem, l->size);   /* code that ran before it was announced */
+	copy_repair(t, l, mem);
 	dump_compare(t, l, mem, ld->code);
 	int e = decode_plant(t, l, mem);
 	t->lgen++;                  /* its boundaries now answer tr_bp_find */

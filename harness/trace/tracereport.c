@@ -68,6 +68,9 @@ void hx_trace_report(FILE *f, const struct hx_trace_result *r)
 	fprintf(f, "  %" PRIu64 " samples with truth unknown (no activation of their function: judged for "
 		"agreement with real perf's chain where its column runs)\n", r->unknown);
 	fprintf(f, "  %" PRIu64 " samples whose truth goes on past the stack copy (judged up to its end)\n", r->cut);
+	if (r->copies)
+		fprintf(f, "  %" PRIu64 " loads the JIT copied from code of its own holding the tracer's breakpoints: "
+			"the originals put back (findings)\n", r->copies);
 	if (r->salted)
 		fprintf(f, "  %" PRIu64 " loads whose jitdump copy differs from memory only in its last %d code bytes (a "
 			"salt, not the code: the code as in memory decoded and judged)\n", r->salted, HX_TRACE_SALT);

@@ -441,6 +441,23 @@ def test_int3(binary, hprog, d):
           "int3 --expect 'fp = ok': the function nothing judged is not met, exit 1 (rc %d, %s)" % (rc, so[-400:]))
 
 
+def test_copy(binary, hprog, d):
+    """a JIT that makes new code by copying its live code (node 24's V8 copies
+    InterpreterEntryTrampoline per function from the builtin's bytes): the tracer's entry
+    breakpoint in B goes with the copy to C, an address no site of the tracer knows.  The
+    tracer must put B's original back in C when C is announced (without the rule: C's
+    first call dies of SIGTRAP, "killed by signal 5", no sum) and say so once"""
+    out = os.path.join(d, "copy.txt")
+    rc, so, se = trace(binary, ["--time", "30", "--unwinders", "fp", "--", hprog, "copy", d, "4", out])
+    with open(out) as f:
+        got = f.read().split()
+    check(rc == 0 and "exited with status 0" in so and got == ["sum", "20"] and "0 traps not ours" in so,
+          "copy: the copy of B's live bytes runs, the program to its end (%s, %s)" % (got, so[:200]))
+    check(se.count("copy::C at 0x") == 1 and "its code is a copy of late::B's taken from memory with 1 of the "
+          "tracer's breakpoint bytes" in se and "1 loads the JIT copied" in so and
+          re.search(r"\b5/5\s+copy::C", so), "copy: said once, C's boundaries all sampled (%s, %s)" % (se[-300:], so[:500]))
+
+
 def test_agree(binary, hprog, d):
     """samples whose truth is unknown (hazardprog int3: no entry breakpoint over the program's
     own int3, so no activation) are judged for agreement with real perf's chain: in the JSON
@@ -1117,6 +1134,7 @@ def main():
             test_late(binary, hprog, d)
             test_patch(binary, hprog, d)
             test_int3(binary, hprog, d)
+            test_copy(binary, hprog, d)
             test_agree(binary, hprog, d)
             test_fork(binary, hprog, d)
             test_half(binary, hprog, d)
