@@ -329,7 +329,14 @@ trace-node24: deps $(BIN) $(FLUSH_SO)
 	tests/trace/node_test.py ./$(BIN) --sid; rc=$$?; \
 	  if [ $$rc = 77 ]; then echo "trace-node24: skipped (the reason above)"; elif [ $$rc != 0 ]; then exit $$rc; fi
 
-.PHONY: trace-test trace-node trace-hotspot trace-cpython trace-node24
+# Erlang's BeamAsm (this machine's erl, +JPperf dump): traced to its exit (BeamAsm announces
+# data as loads: none of the tracer's bytes in them), fib:fib/1 sampled, the verdicts against
+# real perf (tests/trace/erlang_test.py; about 2.5 min; a visible skip without erl/erlc)
+trace-erlang: deps $(BIN) $(FLUSH_SO)
+	tests/trace/erlang_test.py ./$(BIN); rc=$$?; \
+	  if [ $$rc = 77 ]; then echo "trace-erlang: skipped (the reason above)"; elif [ $$rc != 0 ]; then exit $$rc; fi
+
+.PHONY: trace-test trace-node trace-hotspot trace-cpython trace-node24 trace-erlang
 check: trace-test
 trace-test: deps $(BIN) $(FLUSH_SO) $(TRACEPROG) $(CASEPROG) $(HAZARDPROG)
 	rm -rf $(BUILD)/install-test && $(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(BUILD)/install-test \

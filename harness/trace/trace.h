@@ -138,6 +138,7 @@ struct hx_trace_result {
 	uint64_t cut;           /* samples whose truth goes on past the stack copy (judged up to it) */
 	uint64_t jit_end;       /* samples whose truth ends in JIT code without an activation */
 	uint64_t salted;        /* loads whose dump copy differs from memory only in its salt */
+	uint64_t undecodable;   /* loads not all decodable: no breakpoint of ours in them */
 	uint64_t copies;        /* loads copied by the JIT from code holding the tracer's bytes (repaired) */
 	uint64_t loads_traced;  /* loads whose boundaries got breakpoints */
 	uint64_t patches;       /* bytes the JIT rewrote under the tracer's breakpoints, left as written */

@@ -158,9 +158,14 @@ static int decode_plant(struct tr_state *t, struct hx_trace_load *l, const uint8
 	size_t left = l->size, cap = 0;
 	uint64_t addr = l->addr;
 	int e = 0;
+	static const uint8_t zero8[8];
 	while (left && !e) {
 		uint64_t at = addr;
-		if (!cs_disasm_iter(cs, &code, &left, &addr, insn))
+		/* eight zero bytes at a boundary decode as four `add %al,(%rax)`
+		 * that no code runs: data (BeamAsm's codeHeader and the MFA of a
+		 * CodeInfoPrologue decode so up to there when their first bytes
+		 * happen to be an instruction) */
+		if ((left >= 8 && !memcmp(code, zero8, 8)) || !cs_disasm_iter(cs, &code, &left, &addr, insn))
 			break;
 		e = add_bp(l, &cap, at);
 		if (!e)
@@ -171,6 +176,14 @@ static int decode_plant(struct tr_state *t, struct hx_trace_load *l, const uint8
 	l->undecodable = left != 0;
 	cs_free(insn, 1);
 	cs_close(&cs);
+	/* bytes that are not instructions: a load that holds data the program
+	 * reads (BeamAsm's codeHeader and CodeInfoPrologue, HotSpot's constant
+	 * stubs), where a breakpoint byte corrupts what it reads (Erlang died of
+	 * SIGSEGV so): nothing of ours goes anywhere in it */
+	if (l->undecodable) {
+		t->res->undecodable++;
+		return 0;
+	}
 	/* boundaries sampled only in the loads chosen (--only, --max-loads) while
 	 * sampling goes on; every entry still starts activations: the truth of
 	 * a chosen function's samples has the others' frames */
@@ -203,9 +216,11 @@ static void load_findings(struct tr_state *t, struct hx_trace_load *l)
 		fprintf(t->cfg->log, "trace: finding: %s: the jitdump's copy of the code holds the tracer's "
 			"breakpoint at offset 0x%" PRIx64 " (the JIT copied its code from memory after it ran): the "
 			"original kept by the tracer is used\n", l->name, l->dump_bp_off);
-	if (l->undecodable)
-		fprintf(t->cfg->log, "trace: finding: %s: capstone cannot decode the code at offset "
-			"0x%" PRIx64 " of 0x%" PRIx64 ": no breakpoints past it\n", l->name, l->decoded, l->size);
+	if (l->undecodable && t->res->undecodable <= 3)
+		fprintf(t->cfg->log, "trace: finding: %s: capstone cannot decode the code at offset 0x%" PRIx64 " of 0x%"
+			PRIx64 ": not all code (data a breakpoint byte would corrupt): no breakpoint of ours in it%s\n",
+			l->name, l->decoded, l->size,
+			t->res->undecodable == 3 ? " (later loads so counted in the report, not listed)" : "");
 }
 
 /* the code as the process has it against the dump's copy: a difference is a

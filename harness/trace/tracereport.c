@@ -68,6 +68,9 @@ void hx_trace_report(FILE *f, const struct hx_trace_result *r)
 	fprintf(f, "  %" PRIu64 " samples with truth unknown (no activation of their function: judged for "
 		"agreement with real perf's chain where its column runs)\n", r->unknown);
 	fprintf(f, "  %" PRIu64 " samples whose truth goes on past the stack copy (judged up to its end)\n", r->cut);
+	if (r->undecodable)
+		fprintf(f, "  %" PRIu64 " loads whose bytes are not all code (capstone stops in them): no breakpoint of ours "
+			"in them, neither their boundaries nor their entries (findings)\n", r->undecodable);
 	if (r->copies)
 		fprintf(f, "  %" PRIu64 " loads the JIT copied from code of its own holding the tracer's breakpoints: "
 			"the originals put back (findings)\n", r->copies);
