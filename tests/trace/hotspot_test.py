@@ -103,7 +103,7 @@ def traced(binary, java, agent, pfp, d, rounds, n, long):
 
 
 def judge_run(binary, java, agent, pfp, d, long, real_perf):
-    rounds, n = (40, 24) if long else (3, 20)
+    rounds, n = (5, 22) if long else (3, 20)
     p, js, made = traced(binary, java, agent, pfp, d, rounds, n, long)
     what = "HotSpot %s" % pfp
     if p.returncode == 77:
