@@ -306,7 +306,37 @@ trace-node: deps $(BIN) $(FLUSH_SO)
 	tests/trace/node_test.py ./$(BIN); rc=$$?; \
 	  if [ $$rc = 77 ]; then echo "trace-node: skipped (the reason above)"; elif [ $$rc != 0 ]; then exit $$rc; fi
 
-.PHONY: trace-test trace-node
+# HotSpot (this machine's OpenJDK) with perf's JVMTI agent built from Debian's linux-source
+# (tools/build-jvmti, cached under build/jvmti), with and without -XX:+PreserveFramePointer:
+# traced to the JVM's normal exit, compiled fib sampled, the verdicts against real perf on an
+# untraced run (tests/trace/hotspot_test.py; about 1 min; JU_TRACE_LONG=1 a longer one;
+# a visible skip without java/javac)
+trace-hotspot: deps $(BIN) $(FLUSH_SO)
+	tests/trace/hotspot_test.py ./$(BIN); rc=$$?; \
+	  if [ $$rc = 77 ]; then echo "trace-hotspot: skipped (the reason above)"; elif [ $$rc != 0 ]; then exit $$rc; fi
+
+# CPython 3.13 (trixie) and 3.15 (sid) -X perf_jit, each on its root's loader (tools/in-root
+# --only python3.X: a root built once, cached): every trampoline's boundaries, the DWARF
+# columns not ok exactly where lint says JD057, 3.15's salted dump bytes counted once
+# (tests/trace/cpython_test.py; about 20 s with the roots built; a visible skip without them)
+trace-cpython: deps $(BIN) $(FLUSH_SO)
+	tests/trace/cpython_test.py ./$(BIN); rc=$$?; \
+	  if [ $$rc = 77 ]; then echo "trace-cpython: skipped (the reason above)"; elif [ $$rc != 0 ]; then exit $$rc; fi
+
+# node 24: Debian sid's, on its root's loader in a mount namespace whose /usr/share is the
+# root's (tests/trace/node_test.py --sid; about 3 min; a visible skip without the root)
+trace-node24: deps $(BIN) $(FLUSH_SO)
+	tests/trace/node_test.py ./$(BIN) --sid; rc=$$?; \
+	  if [ $$rc = 77 ]; then echo "trace-node24: skipped (the reason above)"; elif [ $$rc != 0 ]; then exit $$rc; fi
+
+# Erlang's BeamAsm (this machine's erl, +JPperf dump): traced to its exit (BeamAsm announces
+# data as loads: none of the tracer's bytes in them), fib:fib/1 sampled, the verdicts against
+# real perf (tests/trace/erlang_test.py; about 2.5 min; a visible skip without erl/erlc)
+trace-erlang: deps $(BIN) $(FLUSH_SO)
+	tests/trace/erlang_test.py ./$(BIN); rc=$$?; \
+	  if [ $$rc = 77 ]; then echo "trace-erlang: skipped (the reason above)"; elif [ $$rc != 0 ]; then exit $$rc; fi
+
+.PHONY: trace-test trace-node trace-hotspot trace-cpython trace-node24 trace-erlang
 check: trace-test
 trace-test: deps $(BIN) $(FLUSH_SO) $(TRACEPROG) $(CASEPROG) $(HAZARDPROG)
 	rm -rf $(BUILD)/install-test && $(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(BUILD)/install-test \

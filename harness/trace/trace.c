@@ -381,19 +381,37 @@ static int trap_regs(struct tr_state *t, pid_t tid, uint64_t at, struct hx_trace
  * entry or a live activation's return address.  A boundary's byte may
  * already be restored when two threads trapped on it at once: the later one
  * is a hit too, its pc is stepped back the same way. */
+/* a SIGTRAP the tracer did not cause, passed on to the program: said (the
+ * first few), with where it stopped */
+static int foreign_trap(struct tr_state *t, pid_t tid, uint64_t pc, int code, const char *why)
+{
+	if (t->res->foreign_traps >= 3)
+		return 1;
+	long li = tr_load_at(t, pc ? pc - 1 : 0);
+	char where[320] = "outside the loads";
+	if (li >= 0)
+		snprintf(where, sizeof(where), "%.256s+0x%" PRIx64, t->res->loads[li].name,
+			 pc - 1 - t->res->loads[li].addr);
+	fprintf(t->cfg->log, "trace: thread %d: a SIGTRAP not the tracer's (si_code %d, pc 0x%" PRIx64 ", after %s): "
+		"%s; passed on to the program\n", (int)tid, code, pc, where, why);
+	return 1;
+}
+
 static int on_trap(struct tr_state *t, pid_t tid)
 {
-	uint64_t pc;
+	uint64_t pc = 0;
 	siginfo_t si;
-	if (t->arch->get_pc(tid, &pc) || ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) < 0 ||
-	    si.si_code != SI_KERNEL)
-		return 1;
+	if (t->arch->get_pc(tid, &pc) || ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) < 0)
+		return foreign_trap(t, tid, pc, -1, "its registers or siginfo unreadable");
+	if (si.si_code != SI_KERNEL)
+		return foreign_trap(t, tid, pc, si.si_code, "not a breakpoint instruction's (a kill, a step)");
 	uint64_t at = t->arch->trap_addr(pc);
 	struct hx_trace_load *l;
 	struct hx_trace_bp *b = tr_bp_find(t, at, &l);
 	struct tr_site *k = tr_site_find(t, at);
-	if (!k || k->lost)
-		return 1;               /* no byte of ours there: the program's own trap */
+	if (!k || k->lost)              /* no byte of ours there: the program's own trap */
+		return foreign_trap(t, tid, pc, si.si_code, k ? "a site of ours whose byte was lost"
+				    : "no breakpoint of ours at that address");
 	/* a boundary's hit; one whose byte another thread's hit already put
 	 * back is a hit too (not while a user still keeps it) */
 	bool sample = b && (b->planted || !tr_bp_wanted(t, at)) && !t->res->capped;

@@ -64,6 +64,8 @@ struct hx_trace_sample {
 	 * (below sp + stack_len); the rest only a full-memory unwind sees */
 	int ncopy;
 	bool truth_known;       /* false: no activation established (judged for agreement only) */
+	bool jit_end;           /* the truth ends at a return address into JIT code no activation
+				 * accounts for (an interpreter, a stub): judged up to that frame */
 	size_t load;            /* the load (index in the result) pc lies in */
 };
 
@@ -76,11 +78,17 @@ struct hx_trace_bp {
 	char insn[40];          /* the instruction there, as capstone writes it */
 };
 
+/* the tail of a load's code bytes a JIT may fill with a salt in its jitdump
+ * copy (CPython 3.15: the last 8, so genelf's build-ids differ per load) */
+#define HX_TRACE_SALT 8
+
 struct hx_trace_load {
 	char name[256];
 	uint64_t addr, size, index;
 	bool code_differs;      /* memory differs from the dump's bytes (a finding) */
 	uint64_t first_diff;    /* offset of the first differing byte */
+	bool salted;            /* ... and every differing byte in the code's last HX_TRACE_SALT
+				 * bytes: a salt in the dump's copy, not the code (CPython 3.15) */
 	bool undecodable;       /* decoding stopped before the end (a finding) */
 	uint64_t decoded;       /* bytes decoded */
 	bool closed;            /* CODE_MOVE / CODE_CLOSE removed its breakpoints */
@@ -88,6 +96,7 @@ struct hx_trace_load {
 	uint64_t first_patch;   /* offset of the first */
 	unsigned foreign_bps;   /* boundaries holding a breakpoint instruction not the tracer's */
 	bool dump_has_bp;       /* the dump's copy holds the tracer's breakpoint (copied from memory) */
+	bool copied;            /* its code a copy of another load's holding the tracer's bytes (put back) */
 	uint64_t dump_bp_off;
 	bool traced;            /* its boundaries got breakpoints (--only, --max-loads, --max-samples) */
 	struct hx_trace_bp *bps;
@@ -127,6 +136,10 @@ struct hx_trace_result {
 	uint64_t execs;         /* execs followed before any JIT code (a wrapper's) */
 	uint64_t forks;         /* children forked: the breakpoints taken out of their memory, detached */
 	uint64_t cut;           /* samples whose truth goes on past the stack copy (judged up to it) */
+	uint64_t jit_end;       /* samples whose truth ends in JIT code without an activation */
+	uint64_t salted;        /* loads whose dump copy differs from memory only in its salt */
+	uint64_t undecodable;   /* loads not all decodable: no breakpoint of ours in them */
+	uint64_t copies;        /* loads copied by the JIT from code holding the tracer's bytes (repaired) */
 	uint64_t loads_traced;  /* loads whose boundaries got breakpoints */
 	uint64_t patches;       /* bytes the JIT rewrote under the tracer's breakpoints, left as written */
 	uint64_t late_acts;     /* activations whose chain went through code announced after (no truth) */

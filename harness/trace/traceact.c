@@ -355,6 +355,7 @@ void tr_act_truth(struct tr_state *t, pid_t tid, struct hx_trace_sample *s)
 	long load = tr_load_at(t, s->pc);
 	s->ntruth = 0;
 	s->truth_known = false;
+	s->jit_end = false;
 	s->load = load < 0 ? 0 : (size_t)load;
 	if (!th || !th->nacts || load < 0 || th->acts[th->nacts - 1].load != (size_t)load)
 		return;
@@ -380,8 +381,15 @@ void tr_act_truth(struct tr_state *t, pid_t tid, struct hx_trace_sample *s)
 		long in = tr_load_at(t, a->chain[a->nchain - 1] - 1);
 		if (in < 0)
 			break;                /* the native chain ended outside JIT code */
-		if (!i || th->acts[i - 1].load != (size_t)in)
-			return;               /* JIT code no activation of ours accounts for */
+		if (!i || th->acts[i - 1].load != (size_t)in) {
+			/* JIT code no activation of ours accounts for (HotSpot's
+			 * interpreter or a stub, code entered by a jump): the return
+			 * address into it was executed, what called it is not
+			 * known; judged up to that frame */
+			s->jit_end = true;
+			t->res->jit_end++;
+			break;
+		}
 	}
 	s->ntruth = n;
 	s->ncopy = ncopy < 0 ? n : ncopy;

@@ -158,9 +158,14 @@ static int decode_plant(struct tr_state *t, struct hx_trace_load *l, const uint8
 	size_t left = l->size, cap = 0;
 	uint64_t addr = l->addr;
 	int e = 0;
+	static const uint8_t zero8[8];
 	while (left && !e) {
 		uint64_t at = addr;
-		if (!cs_disasm_iter(cs, &code, &left, &addr, insn))
+		/* eight zero bytes at a boundary decode as four `add %al,(%rax)`
+		 * that no code runs: data (BeamAsm's codeHeader and the MFA of a
+		 * CodeInfoPrologue decode so up to there when their first bytes
+		 * happen to be an instruction) */
+		if ((left >= 8 && !memcmp(code, zero8, 8)) || !cs_disasm_iter(cs, &code, &left, &addr, insn))
 			break;
 		e = add_bp(l, &cap, at);
 		if (!e)
@@ -171,6 +176,14 @@ static int decode_plant(struct tr_state *t, struct hx_trace_load *l, const uint8
 	l->undecodable = left != 0;
 	cs_free(insn, 1);
 	cs_close(&cs);
+	/* bytes that are not instructions: a load that holds data the program
+	 * reads (BeamAsm's codeHeader and CodeInfoPrologue, HotSpot's constant
+	 * stubs), where a breakpoint byte corrupts what it reads (Erlang died of
+	 * SIGSEGV so): nothing of ours goes anywhere in it */
+	if (l->undecodable) {
+		t->res->undecodable++;
+		return 0;
+	}
 	/* boundaries sampled only in the loads chosen (--only, --max-loads) while
 	 * sampling goes on; every entry still starts activations: the truth of
 	 * a chosen function's samples has the others' frames */
@@ -191,16 +204,23 @@ static int decode_plant(struct tr_state *t, struct hx_trace_load *l, const uint8
 
 static void load_findings(struct tr_state *t, struct hx_trace_load *l)
 {
-	if (l->code_differs)
+	if (l->salted && t->res->salted == 1)
+		fprintf(t->cfg->log, "trace: finding: %s at 0x%" PRIx64 ": the jitdump's copy of the code differs "
+			"from memory only in its last %d bytes (from offset 0x%" PRIx64 "): a salt, not the code "
+			"(perf's jitted ELF holds it); the code as in memory decoded; later loads salted so are "
+			"counted in the report, not listed\n", l->name, l->addr, HX_TRACE_SALT, l->first_diff);
+	else if (l->code_differs && !l->salted)
 		fprintf(t->cfg->log, "trace: finding: %s at 0x%" PRIx64 ": the code in memory differs "
 			"from the jitdump's from offset 0x%" PRIx64 "\n", l->name, l->addr, l->first_diff);
-	if (l->dump_has_bp)
+	if (l->dump_has_bp && !l->copied)
 		fprintf(t->cfg->log, "trace: finding: %s: the jitdump's copy of the code holds the tracer's "
 			"breakpoint at offset 0x%" PRIx64 " (the JIT copied its code from memory after it ran): the "
 			"original kept by the tracer is used\n", l->name, l->dump_bp_off);
-	if (l->undecodable)
-		fprintf(t->cfg->log, "trace: finding: %s: capstone cannot decode the code at offset "
-			"0x%" PRIx64 " of 0x%" PRIx64 ": no breakpoints past it\n", l->name, l->decoded, l->size);
+	if (l->undecodable && t->res->undecodable <= 3)
+		fprintf(t->cfg->log, "trace: finding: %s: capstone cannot decode the code at offset 0x%" PRIx64 " of 0x%"
+			PRIx64 ": not all code (data a breakpoint byte would corrupt): no breakpoint of ours in it%s\n",
+			l->name, l->decoded, l->size,
+			t->res->undecodable == 3 ? " (later loads so counted in the report, not listed)" : "");
 }
 
 /* the code as the process has it against the dump's copy: a difference is a
@@ -208,20 +228,90 @@ static void load_findings(struct tr_state *t, struct hx_trace_load *l)
  * original means the JIT copied its code from memory while traced */
 static void dump_compare(struct tr_state *t, struct hx_trace_load *l, const uint8_t *mem, const uint8_t *dump)
 {
+	uint64_t last = 0;
 	for (uint64_t i = 0; dump && i < l->size; i++) {
 		if (mem[i] == dump[i])
 			continue;
 		struct tr_site *k = dump[i] == t->arch->bp[0] ? tr_site_find(t, l->addr + i) : NULL;
-		if (k && k->orig[0] == mem[i]) {
+		if ((k && k->orig[0] == mem[i]) || (l->copied && dump[i] == t->arch->bp[0])) {
 			if (!l->dump_has_bp) {
 				l->dump_has_bp = true;
 				l->dump_bp_off = i;
 			}
-		} else if (!l->code_differs) {
-			l->code_differs = true;
-			l->first_diff = i;
+		} else {
+			if (!l->code_differs) {
+				l->code_differs = true;
+				l->first_diff = i;
+			}
+			last = i;
 		}
 	}
+	/* a difference confined to the code's last bytes, in a load longer
+	 * than them: the dump's copy salted there */
+	l->salted = l->code_differs && l->size > HX_TRACE_SALT && l->first_diff >= l->size - HX_TRACE_SALT &&
+		    last < l->size;
+	t->res->salted += l->salted;
+}
+
+/* does mem (the new load's code) equal src's code with the tracer's bytes
+ * taken out, except where src has a byte of ours in memory and mem holds
+ * the breakpoint?  The positions so are set in ours[] */
+static bool copy_of(struct tr_state *t, const struct hx_trace_load *src, const uint8_t *mem, uint64_t size,
+		    uint8_t *orig, bool *ours)
+{
+	if (tr_mem_read(t, src->addr, orig, size))
+		return false;
+	size_t n = 0;
+	for (uint64_t j = 0; j < size; j++) {
+		struct tr_site *k = orig[j] == t->arch->bp[0] ? tr_site_find(t, src->addr + j) : NULL;
+		ours[j] = false;
+		if (k && k->in_mem) {
+			orig[j] = k->orig[0];
+			if (mem[j] == t->arch->bp[0] && mem[j] != orig[j]) {
+				ours[j] = true;
+				n++;
+				continue;
+			}
+		}
+		if (mem[j] != orig[j])
+			return false;
+	}
+	return n > 0;
+}
+
+/* A JIT that makes new code by copying code of its own from memory (V8's
+ * --interpreted-frames-native-stack copies InterpreterEntryTrampoline per
+ * function: node 24 from the builtin's live bytes) copies the tracer's
+ * breakpoints with it, to an address no site of ours knows: executed, the
+ * program dies of SIGTRAP.  A new load whose entry holds the breakpoint
+ * byte is compared with the loads of its size; the one it copies gives the
+ * originals, written back.  Returns the bytes put back. */
+static unsigned copy_repair(struct tr_state *t, struct hx_trace_load *l, uint8_t *mem)
+{
+	if (!l->size || mem[0] != t->arch->bp[0] || tr_site_find(t, l->addr) || l->size > (1u << 20))
+		return 0;
+	uint8_t *orig = malloc(l->size);
+	bool *ours = malloc(l->size * sizeof(bool));
+	unsigned fixed = 0;
+	for (size_t i = 0; orig && ours && i + 1 < t->res->nloads && !fixed; i++) {
+		const struct hx_trace_load *src = &t->res->loads[i];
+		if (src->closed || src->size != l->size || src->addr == l->addr || !copy_of(t, src, mem, l->size, orig, ours))
+			continue;
+		for (uint64_t j = 0; j < l->size; j++)
+			if (ours[j] && !tr_mem_write(t, l->addr + j, &orig[j], 1)) {
+				mem[j] = orig[j];
+				fixed++;
+			}
+		if (++t->res->copies <= 3)
+			fprintf(t->cfg->log, "trace: finding: %s at 0x%" PRIx64 ": its code is a copy of %s's taken from "
+				"memory with %u of the tracer's breakpoint bytes in it (the JIT copies live code; its "
+				"jitdump copy holds them too): the originals put back%s\n", l->name, l->addr, src->name,
+				fixed, t->res->copies == 3 ? " (later copies counted in the report, not listed)" : "");
+		l->copied = true;
+	}
+	free(orig);
+	free(ours);
+	return fixed;
 }
 
 static int on_load(struct tr_state *t, const struct jdr_rec *r)
@@ -251,6 +341,7 @@ static int on_load(struct tr_state *t, const struct jdr_rec *r)
 		return 0;
 	}
 	tr_site_unplant(t, l->addr, mem, l->size);   /* code that ran before it was announced */
+	copy_repair(t, l, mem);
 	dump_compare(t, l, mem, ld->code);
 	int e = decode_plant(t, l, mem);
 	t->lgen++;                  /* its boundaries now answer tr_bp_find */

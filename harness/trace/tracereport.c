@@ -30,7 +30,7 @@ static void load_row(FILE *f, const struct hx_trace_load *l)
 		snprintf(patch, sizeof(patch), "  patched by the JIT at +0x%" PRIx64 "%s", l->first_patch,
 			 l->patches > 1 ? " and more" : "");
 	fprintf(f, "  0x%-14" PRIx64 " %7zu/%-7zu %s%s%s%s%s\n", l->addr, hit, l->nbps, l->name,
-		l->code_differs ? "  code differs from the dump" : "",
+		l->salted ? "  salted in the dump" : l->code_differs ? "  code differs from the dump" : "",
 		l->undecodable ? "  not all decodable" : "", l->closed ? "  moved/closed" : "", patch);
 	size_t foreign = 0;
 	uint64_t first = 0;
@@ -68,6 +68,18 @@ void hx_trace_report(FILE *f, const struct hx_trace_result *r)
 	fprintf(f, "  %" PRIu64 " samples with truth unknown (no activation of their function: judged for "
 		"agreement with real perf's chain where its column runs)\n", r->unknown);
 	fprintf(f, "  %" PRIu64 " samples whose truth goes on past the stack copy (judged up to its end)\n", r->cut);
+	if (r->undecodable)
+		fprintf(f, "  %" PRIu64 " loads whose bytes are not all code (capstone stops in them): no breakpoint of ours "
+			"in them, neither their boundaries nor their entries (findings)\n", r->undecodable);
+	if (r->copies)
+		fprintf(f, "  %" PRIu64 " loads the JIT copied from code of its own holding the tracer's breakpoints: "
+			"the originals put back (findings)\n", r->copies);
+	if (r->salted)
+		fprintf(f, "  %" PRIu64 " loads whose jitdump copy differs from memory only in its last %d code bytes (a "
+			"salt, not the code: the code as in memory decoded and judged)\n", r->salted, HX_TRACE_SALT);
+	if (r->jit_end)
+		fprintf(f, "  %" PRIu64 " samples whose truth ends at a return address into JIT code no activation "
+			"accounts for (an interpreter, a stub: its callers unknown; judged up to that frame)\n", r->jit_end);
 	if (r->late_acts)
 		fprintf(f, "  %" PRIu64 " activations running through code announced after it ran (a late CODE_LOAD): "
 			"their samples have no truth\n", r->late_acts);
@@ -115,6 +127,8 @@ int hx_trace_samples_text(FILE *f, const struct hx_trace_result *r)
 		fprintf(f, " maps=%s", s->maps && strstr(s->maps, "[stack]") ? "yes" : "no");
 		if (s->truth_known && s->ncopy < s->ntruth)
 			fprintf(f, " copy_ends_after=%d", s->ncopy);
+		if (s->jit_end)
+			fprintf(f, " truth_ends_in_jit=1");
 		fprintf(f, " truth=");
 		if (!s->truth_known)
 			fprintf(f, "unknown");

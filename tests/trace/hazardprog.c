@@ -18,6 +18,14 @@
  *                0; the parent exits 0 when the child did
  *       int3     f starts with an int3 of its own (int3; mov $1,%eax; ret) that its SIGTRAP
  *                handler counts: a breakpoint byte the tracer did not plant
+ *       vfork    B is announced and called, then the program vforks and the child execs
+ *                /bin/true (the child shares the memory holding the tracer's breakpoints
+ *                until its exec); then B is called N times more: exit 0 when the child
+ *                exited 0 and B gave its sum
+ *       copy     B is announced and called N times, then its live bytes are copied to a
+ *                new address (V8 copies InterpreterEntryTrampoline per function so), the
+ *                copy announced as copy::C and called N times: the tracer's breakpoint
+ *                bytes in B went with it
  * OUT gets "sum S" (and for patch "patched R1 R2"); exit 0 when the code gave
  * what it was written to give, 3 when it did not (the tracer corrupted it). */
 #include "trampolines/tramp.h"
@@ -192,6 +200,54 @@ static int run_fork(int n, FILE *out)
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 3;
 }
 
+/* vfork: the child borrows the parent's memory (breakpoints and all) to exec */
+static int run_vfork(int n, FILE *out)
+{
+	if (jdw_code_load(&w, "vfork::B", (uint64_t)(uintptr_t)code, code, sizeof(b_code), NULL))
+		return die("cannot write B's CODE_LOAD");
+	jit_fn b = (jit_fn)(uintptr_t)code;
+	uint64_t sum = b(0, 0, NULL, plain_callee);
+	fflush(out);
+	pid_t child = vfork();
+	if (child < 0)
+		return die("vfork");
+	if (child == 0) {
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	if (waitpid(child, &st, 0) != child)
+		return die("waitpid");
+	for (int i = 0; i < n; i++)
+		sum += b((uint64_t)i, 0, NULL, plain_callee);
+	fprintf(out, "child %s %d sum %llu\n", WIFEXITED(st) ? "exited" : "killed by signal",
+		WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), (unsigned long long)sum);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 && sum == 1 + (uint64_t)n * (uint64_t)(n + 1) / 2 ? 0 : 3;
+}
+
+/* copy: C made from B's bytes as the process has them, W^X */
+#define C_AT 0x80
+static int run_copy(int n, FILE *out)
+{
+	if (jdw_code_load(&w, "late::B", (uint64_t)(uintptr_t)code, code, sizeof(b_code), NULL))
+		return die("cannot write B's CODE_LOAD");
+	jit_fn b = (jit_fn)(uintptr_t)code, c = (jit_fn)(uintptr_t)(code + C_AT);
+	uint64_t sum = 0;
+	for (int i = 0; i < n; i++)
+		sum += b((uint64_t)i, 0, NULL, plain_callee);
+	if (mprotect(code, 4096, PROT_READ | PROT_WRITE))
+		return die("mprotect RW");
+	memcpy(code + C_AT, code, sizeof(b_code));
+	if (mprotect(code, 4096, PROT_READ | PROT_EXEC))
+		return die("mprotect RX");
+	if (jdw_code_load(&w, "copy::C", (uint64_t)(uintptr_t)c, code + C_AT, sizeof(b_code), NULL))
+		return die("cannot write C's CODE_LOAD");
+	for (int i = 0; i < n; i++)
+		sum += c((uint64_t)i, 0, NULL, plain_callee);
+	fprintf(out, "sum %llu\n", (unsigned long long)sum);
+	return sum == (uint64_t)n * (uint64_t)(n + 1) ? 0 : 3;
+}
+
 /* half: a CODE_LOAD's first 40 bytes of the 72 + name + code its prefix promises */
 static int write_half(void)
 {
@@ -222,7 +278,7 @@ static int run_b(const char *mode, int n, FILE *out)
 int main(int argc, char **argv)
 {
 	if (argc != 5)
-		return fprintf(stderr, "usage: hazardprog late|patch|unlocked|half|halfkill|int3|fork DIR N OUT\n"), 2;
+		return fprintf(stderr, "usage: hazardprog late|patch|unlocked|half|halfkill|int3|fork|vfork|copy DIR N OUT\n"), 2;
 	const char *mode = argv[1];
 	int n = atoi(argv[3]);
 	FILE *out = fopen(argv[4], "w");
@@ -239,8 +295,10 @@ int main(int argc, char **argv)
 	if (jdw_open(&w, argv[2], tr_arch_host()->facts->elf_mach))
 		return die("cannot open the jitdump");
 	int rc = !strcmp(mode, "late") ? run_late(n, out) : patch ? run_patch(n, out)
-		 : int3 ? run_int3(n, out) : !strcmp(mode, "fork") ? run_fork(n, out) : run_b(mode, n, out);
-	if (!strcmp(mode, "late"))
+		 : int3 ? run_int3(n, out) : !strcmp(mode, "fork") ? run_fork(n, out) : !strcmp(mode, "copy") ? run_copy(n, out)
+		 : !strcmp(mode, "vfork") ? run_vfork(n, out)
+		 : run_b(mode, n, out);
+	if (!strcmp(mode, "late") || !strcmp(mode, "copy"))
 		jdw_close(&w);          /* patch closed it; unlocked's FILE and half's record come last */
 	if (fclose(out))
 		return 1;

@@ -7,7 +7,13 @@ both return sequences:
 under an FDE that says CFA = rsp+8, the return address at CFA-8 and rbp saved at CFA-16 all
 through them (docs/found-in-real-jits.md).
 
-  tests/trace/node_test.py JITUNWIND
+  tests/trace/node_test.py JITUNWIND [--sid]
+
+--sid: Debian sid's node (24) instead, run on its root's loader (tools/in-root --only nodejs
+sid) in a mount namespace of its own whose /usr/share is the root's (Debian's node loads
+builtins such as undici from /usr/share/nodejs, a path compiled in); its V8 copies
+InterpreterEntryTrampoline from the builtin's live bytes, the tracer's entry breakpoint
+with it (trace puts the original back: hazardprog copy).
 
 Checks, each against a source of its own:
   - the sequence is found by binutils' objdump in the code bytes this file reads from the
@@ -93,21 +99,44 @@ def sequence(ins):
     return None
 
 
+def sid_node():
+    """the command that runs sid's node here, or (None, why)"""
+    inroot = os.path.join(ROOT, "tools", "in-root")
+    p = subprocess.run([inroot, "--only", "nodejs", "--path", "sid"], capture_output=True, text=True, timeout=1800)
+    if p.returncode or not shutil.which("unshare"):
+        return None, "no sid nodejs root (tools/in-root: %s)" % (p.stderr.strip()[-300:] or "no unshare")
+    share = os.path.join(p.stdout.strip(), "usr", "share")
+    wrap = lambda args: ["unshare", "-m", "sh", "-c", 'mount --bind "$0" /usr/share && exec "$@"', share,
+                         inroot, "--only", "nodejs", "sid", "node"] + args
+    v = subprocess.run(wrap(["--version"]), capture_output=True, text=True, timeout=600)
+    if v.returncode:
+        return None, "sid's node does not run here: %s" % (v.stdout + v.stderr).strip()[-300:]
+    return wrap, v.stdout.strip()
+
+
 def main():
     binary = os.path.abspath(sys.argv[1])
+    sid = sys.argv[2:] == ["--sid"]
     node = shutil.which("node")
-    if os.environ.get("RUNNER") or platform.machine() != "x86_64" or not node:
+    if os.environ.get("RUNNER") or platform.machine() != "x86_64" or not (node or sid):
         print("SKIP trace-node: %s" % ("under a RUNNER (no ptrace)" if os.environ.get("RUNNER") else
                                         "no tracer for %s" % platform.machine() if platform.machine() != "x86_64"
                                         else "no node on PATH"))
         return 77
-    ver = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
+    if sid:
+        wrap, ver = sid_node()
+        if not wrap:
+            print("SKIP trace-node --sid: %s" % ver)
+            return 77
+    else:
+        wrap = lambda args: [node] + args
+        ver = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
     d = tempfile.mkdtemp(prefix="ju-node-")
     with open(os.path.join(d, "fib.js"), "w") as f:
         f.write(SCRIPT)
     js = os.path.join(d, "t.json")
-    p = subprocess.run([binary, "trace", "--only", "JS:*fib*", "--json", js, "--", node, "--perf-prof",
-                        "--perf-prof-unwinding-info", "--interpreted-frames-native-stack", "fib.js"],
+    p = subprocess.run([binary, "trace", "--only", "JS:*fib*", "--json", js, "--"] + wrap(["--perf-prof",
+                        "--perf-prof-unwinding-info", "--interpreted-frames-native-stack", "fib.js"]),
                        capture_output=True, text=True, timeout=1800, cwd=d)
     if p.returncode == 77:
         print((p.stdout + p.stderr).strip()[-400:])
@@ -119,7 +148,7 @@ def main():
         return 1
     dump = dump.group(1)
     ld = loads(dump)
-    tf = [n for n in ld if re.match(r"JS:\*fib ", n)]
+    tf = [n for n in ld if re.match(r"JS:\*'?fib ", n)]     # node 24 marks its names with a quote
     if not check(len(tf) == 1, "one TurboFan load of fib (JS:*fib) in the jitdump (%s)" % tf):
         return 1
     rec, addr, code = ld[tf[0]]
