@@ -284,9 +284,10 @@ static int parse_key_version(struct hx_case *c, struct hx_expect *x, char *buf, 
 	size_t n = last ? strlen(last + 1) : 0;
 	if (!last || !n || last[n] != '+')
 		return 0;
-	int v = version_code(last + 1, n - 1);
+	x->by_perf = !strncmp(last + 1, "perf", 4);
+	int v = version_code(last + 1 + 4 * x->by_perf, n - 1 - 4 * x->by_perf);
 	if (v < 0)
-		return cfail(err, errlen, c->path, line, "'%s': '%s' is no library version (expected MAJOR.MINOR+, e.g. 1.8+)",
+		return cfail(err, errlen, c->path, line, "'%s': '%s' is no library version (expected MAJOR.MINOR+, e.g. 1.8+, or perfMAJOR.MINOR+)",
 			     key, last + 1);
 	*last = 0;
 	x->min_version = v;
@@ -322,7 +323,7 @@ static int parse_key(struct hx_case *c, struct hx_expect *x, const char *key, in
 		return cfail(err, errlen, c->path, line, "no unwinder '%s' (expected one of %s)", parts[0], names);
 	}
 	snprintf(x->uw, sizeof(x->uw), "%s", parts[0]);
-	if (x->min_version && !hx_column_by_name(parts[0])->lib_version)
+	if (x->min_version && !x->by_perf && !hx_column_by_name(parts[0])->lib_version)
 		return cfail(err, errlen, c->path, line, "'%s': %s unwinds with no library a version could key", key, parts[0]);
 	x->profile = -1;
 	for (int i = 1; i < np; i++) {

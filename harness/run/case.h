@@ -42,6 +42,8 @@ struct hx_expect {
 	int stack_size;          /* dump size of the key, 0: any */
 	int min_version;         /* "@1.8+": holds from that version of the unwinder's library on
 				    (major * 1000 + minor), 0: any */
+	bool by_perf;            /* "@perf7.0+": the version is the perf that runs (hx_perf_probe):
+				    what the run emulates of perf's memory follows it */
 	char base[48];           /* the key without its version part */
 	bool optional;           /* "?libdw = ...": may name an unwinder, profile or size that does not run */
 	char verdict[32];        /* default for every sample: "ok", "ok fallback", "consistent" */

@@ -3,6 +3,7 @@
  * up per sample, and the case files a run is given listed. */
 #include "harness/run/case.h"
 #include "harness/run/session.h"
+#include "harness/realperf/perfrun.h"
 #include "unwinders/unwind.h"
 #include "unwinders/model/perfview.h"
 
@@ -145,7 +146,12 @@ const struct hx_expect *hx_case_find(const struct hx_case *c, int col, int profi
 		const struct hx_expect *x = &c->expect[c->xtab[col][profile][k]];
 		if (x->stack_size && x->stack_size != stack_size)
 			continue;
-		if (x->min_version) {
+		if (x->by_perf) {
+			/* the perf that runs, as the runner's emulation of its memory reads it */
+			const struct hx_perf_build *b;
+			if (hx_perf_probe(&b, NULL, 0) || hx_case_version_code(b->version) < x->min_version)
+				continue;
+		} else if (x->min_version) {
 			if (have == -2) {
 				size_t n;
 				const struct uw_unwinder *u = hx_columns(&n)[col];

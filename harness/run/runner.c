@@ -304,9 +304,12 @@ static void expect_all(struct replay *rp, int prof, struct hx_sample_res *sr, in
  * capture order: perf 6.x keeps one libunwind address space per process
  * (UNW_CACHE_GLOBAL, flushed only at exec), so the libunwind emulation keeps
  * one per replay of the case, by perf profile and dump size (each a perf
- * run of its own), flushed when that replay starts (proc_flush).  A case
- * that loads its code once keeps nothing (its one load gives every pc the
- * rules a fresh address space would find). */
+ * run of its own), flushed when that replay starts (proc_flush); perf >= 7
+ * keeps one libdw Dwfl per process, which a later load over the same
+ * addresses cannot join (dwfl_report_elf refuses the overlap), so under
+ * such a perf the libdw emulation keeps one across the generations too.  A
+ * case that loads its code once keeps nothing (its one load gives every pc
+ * the rules a fresh address space would find). */
 static uint64_t proc_key(int pi, int z)
 {
 	return (UINT64_C(1) << 62) | (uint64_t)(pi * 8 + z);
@@ -314,8 +317,10 @@ static uint64_t proc_key(int pi, int z)
 
 static void proc_flush(const struct replay *rp, int pi)
 {
-	for (int z = 0; rp->g->ngens && z < rp->nsizes; z++)
+	for (int z = 0; rp->g->ngens && z < rp->nsizes; z++) {
 		uw_libunwind_flush(proc_key(pi, z));
+		uw_libdw_flush(proc_key(pi, z));
+	}
 }
 
 static void carry_memory(const struct replay *rp, int pi, int z, struct uw_sample *full, struct uw_sample *dump)
@@ -323,6 +328,8 @@ static void carry_memory(const struct replay *rp, int pi, int z, struct uw_sampl
 	if (!rp->g->ngens || getenv("JU_NO_PERF_MEMORY"))   /* tests only: the negative control */
 		return;
 	full->lu_proc = dump->lu_proc = proc_key(pi, z);
+	if (!rp->dwfl_per_sample)
+		full->dwfl_proc = dump->dwfl_proc = proc_key(pi, z);
 }
 
 /* One sample under one profile, at every dump size, through every unwinder.
