@@ -284,8 +284,11 @@ static int parse_key_version(struct hx_case *c, struct hx_expect *x, char *buf, 
 	size_t n = last ? strlen(last + 1) : 0;
 	if (!last || !n || last[n] != '+')
 		return 0;
-	x->by_perf = !strncmp(last + 1, "perf", 4);
-	int v = version_code(last + 1 + 4 * x->by_perf, n - 1 - 4 * x->by_perf);
+	unsigned maj, min;
+	int used = 0;
+	/* "@perf7.0+": the version of the perf that runs */
+	x->by_perf = sscanf(last + 1, "perf%3u.%3u+%n", &maj, &min, &used) == 2 && (size_t)used == n;
+	int v = x->by_perf ? (int)(maj * 1000 + min) : version_code(last + 1, n - 1);
 	if (v < 0)
 		return cfail(err, errlen, c->path, line, "'%s': '%s' is no library version (expected MAJOR.MINOR+, e.g. 1.8+, or perfMAJOR.MINOR+)",
 			     key, last + 1);

@@ -319,7 +319,9 @@ static void proc_flush(const struct replay *rp, int pi)
 {
 	for (int z = 0; rp->g->ngens && z < rp->nsizes; z++) {
 		uw_libunwind_flush(proc_key(pi, z));
+		uw_libunwind_flush(proc_key(pi, z) ^ UW_PROC_FP_RUN);
 		uw_libdw_flush(proc_key(pi, z));
+		uw_libdw_flush(proc_key(pi, z) ^ UW_PROC_FP_RUN);
 	}
 }
 
