@@ -56,7 +56,7 @@ struct hx_expect {
  * the first; [code 2].. [code HX_MAX_GENS] run after it, in order, in the
  * same process, at the first's address (or where a move puts it). */
 #define HX_MAX_GENS 4
-#define HX_GEN_MAX_OPS 64
+#define HX_GEN_MAX_OPS 32
 enum hx_gen_how {
 	HX_GEN_RELOAD = 1,       /* written over, then a new UNWINDING_INFO + CODE_LOAD */
 	HX_GEN_PATCH,            /* bytes rewritten in place, no record: perf keeps the last load's */
