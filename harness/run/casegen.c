@@ -39,7 +39,8 @@ int hx_gen_section(struct hx_case *c, const char *s, int line, int *gi, char *er
 		return gfail(err, errlen, c->path, line, "'%s': expected [code %d] (generations follow [code] in order, up to [code %d])",
 			     s, c->ngens + 2, HX_MAX_GENS);
 	struct hx_gen *g = &c->gens[c->ngens++];
-	memset(g, 0, offsetof(struct hx_gen, ops));
+	memset(g, 0, offsetof(struct hx_gen, ops));   /* its ops are left, as [code]'s (case_clear) */
+	g->nops = 0;
 	g->line = line;
 	*gi = c->ngens - 1;
 	return 0;
