@@ -281,6 +281,9 @@ static const struct expect_case expect_cases[] = {
 	{ "nested-depth3", "" },
 	{ "stride-overlap", "JD051" },
 	{ "unwind-after-load", "JD030" },
+	/* the first generation's directives forget the CFA's offset on purpose
+	 * (docs/case-format.md "Generations"); the second's are right */
+	{ "gen-reuse-cfi-only", "JD052" },
 	/* the hybrid cases run two levels of CPython's trampolines; with CPython's FDE, x86_64's never restores
 	 * rbp's rule after the pop and aarch64's names x29/x30 after the ldp
 	 * (JD057), and aarch64's rows are also checked against the code (JD052) */
@@ -524,8 +527,10 @@ static size_t rows_vs_oracle(const char *dump, const struct tr_func *truth)
 				char want[512];
 				ck_assert_int_eq(ehf_row_at(fd, pc, &row, &ee), 0);
 				fmt_row(&row, want, sizeof(want));
+				/* a pc two loads cover (a case's generations): each load's
+				 * row is among those printed there */
 				const char *got = NULL;
-				for (size_t r = 0; r < nr && !got; r++)
+				for (size_t r = 0; r < nr && !(got && !strcmp(got, want)); r++)
 					if (rows[r].lo <= pc && pc < rows[r].hi)
 						got = rows[r].text;
 				ck_assert_msg(got, "%s: no row printed for pc 0x%" PRIx64, dump, pc);

@@ -338,7 +338,9 @@ static void same_samples(const struct hx_group *x, const struct hx_group *y, con
  * the arena at the same place, the same stack depth, the same truth. */
 START_TEST(batch_as_fresh)
 {
-	struct batch alone = { 0 }, after = { 0 };
+	static struct batch alone, after;   /* off the stack, as batch_kept_samples' */
+	memset(&alone, 0, sizeof(alone));
+	memset(&after, 0, sizeof(after));
 	batch_add(&alone, "b", FP_CODE, "every-insn, in-callee");
 	batch_add(&after, "a", NOFP_CODE, "every-insn");
 	batch_add(&after, "c", FP_CODE, "in-callee");
@@ -401,7 +403,13 @@ END_TEST
  * leaves the held records as they were. */
 START_TEST(batch_kept_samples)
 {
-	struct batch big = { 0 }, small = { 0 }, fresh = { 0 }, other = { 0 };
+	/* four batches of up to NB_MAX cases (half a megabyte each) are more
+	 * than a default 8 MB stack holds: static, zeroed here */
+	static struct batch big, small, fresh, other;
+	memset(&big, 0, sizeof(big));
+	memset(&small, 0, sizeof(small));
+	memset(&fresh, 0, sizeof(fresh));
+	memset(&other, 0, sizeof(other));
 	batch_add(&big, "a", FP_CODE, "every-insn, in-callee");
 	batch_add(&big, "b", NOFP_CODE, "every-insn");
 	batch_add(&big, "c", FP_CODE, "every-insn, in-callee");

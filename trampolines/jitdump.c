@@ -17,10 +17,12 @@ enum {
 	JDW_VERSION = 1,
 	JDW_HEADER_SIZE = 40,
 	JDW_CODE_LOAD = 0,
+	JDW_CODE_MOVE = 1,
 	JDW_CODE_CLOSE = 3,
 	JDW_CODE_UNWINDING_INFO = 4,
 	JDW_PREFIX_SIZE = 16,
 	JDW_LOAD_FIXED = 56,
+	JDW_MOVE_SIZE = 64,            /* prefix, pid, tid, vma, old, new, size, index */
 	JDW_UNWIND_FIXED = 40,
 };
 
@@ -214,6 +216,29 @@ int jdw_code_load(struct jdw *w, const char *name, uint64_t code_addr,
 			return err;
 	}
 	return 0;
+}
+
+int jdw_code_move(struct jdw *w, uint64_t old_addr, uint64_t new_addr, uint64_t size, uint64_t index)
+{
+	uint8_t r[JDW_MOVE_SIZE];
+	prefix(r, JDW_CODE_MOVE, sizeof(r));
+	put32(r + 16, w->pid);
+	put32(r + 20, (uint32_t)syscall(SYS_gettid));
+	put64(r + 24, new_addr);                 /* vma */
+	put64(r + 32, old_addr);
+	put64(r + 40, new_addr);
+	put64(r + 48, size);
+	put64(r + 56, index);
+	return write_all(w->fd, r, sizeof(r));
+}
+
+int jdw_unmap_marker(struct jdw *w)
+{
+	int err = 0;
+	if (w->marker && munmap(w->marker, w->marker_len))
+		err = -errno;
+	w->marker = NULL;
+	return err;
 }
 
 int jdw_close(struct jdw *w)

@@ -127,6 +127,11 @@ int jdw_unwinding_info(struct jdw *w, const uint8_t *data, uint64_t unwinding_si
 		       uint64_t eh_frame_hdr_size, uint64_t mapped_size);
 int jdw_code_load(struct jdw *w, const char *name, uint64_t code_addr,
 		  const uint8_t *code, uint64_t size, uint64_t *index_out);
+/* JIT_CODE_MOVE of the load code_index: its code now at new_addr. */
+int jdw_code_move(struct jdw *w, uint64_t old_addr, uint64_t new_addr, uint64_t size, uint64_t index);
+/* Unmap the marker (perf saw its mmap) and keep writing records: a JIT
+ * whose code lives on after the maps are read. */
+int jdw_unmap_marker(struct jdw *w);
 int jdw_close(struct jdw *w);
 uint64_t jdw_timestamp(void);  /* CLOCK_MONOTONIC ns */
 

@@ -588,6 +588,16 @@ static int dw_use_proc(struct dw_state *st, uint64_t key)
 	return 0;
 }
 
+/* The Dwfl kept for process proc is dropped (a new replay of that process). */
+void uw_libdw_flush(uint64_t proc)
+{
+	if (dw_proc.dwfl && dw_proc.key == proc) {
+		dwfl_end(dw_proc.dwfl);
+		dw_proc.dwfl = NULL;
+		dw_proc.attached = false;
+	}
+}
+
 static int dw_unwind_in(struct dw_state *st, const struct uw_sample *s, struct uw_result *r, uint64_t ip);
 
 static int dw_unwind(void *state, const struct uw_view *v, const struct uw_sample *s,

@@ -39,6 +39,9 @@ void uw_lrstep_leaf_sample(const struct uw_sample *s, uint64_t fp_pc, struct uw_
 	out->stack_addr = 0;
 	out->stack = NULL;
 	out->stack_size = 0;   /* FP mode copies no stack */
+	/* perf's memory of the process, as that fp-mode run keeps it */
+	out->lu_proc = s->lu_proc ? s->lu_proc ^ UW_PROC_FP_RUN : 0;
+	out->dwfl_proc = s->dwfl_proc ? s->dwfl_proc ^ UW_PROC_FP_RUN : 0;
 }
 
 uint64_t uw_lrstep_leaf(const struct uw_result *dw, char *why, size_t whylen)

@@ -43,6 +43,10 @@ struct uw_sample {
 	 * sample. */
 	uint64_t lu_proc;
 };
+/* The same process's state as a --call-graph fp perf run keeps it (arm64's
+ * leaf step, lrstep.c): another perf run, its own address space and Dwfl,
+ * keyed lu_proc ^ UW_PROC_FP_RUN (and dwfl_proc ^ UW_PROC_FP_RUN). */
+#define UW_PROC_FP_RUN (UINT64_C(1) << 61)
 
 static inline uint64_t uw_reg(const struct uw_sample *s, int perf_id)
 {

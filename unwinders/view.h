@@ -71,6 +71,8 @@ unsigned long uw_libdw_dwfls_begun(void);
  * child whose pid no kept Dwfl can match: cheaper here than in the child,
  * where freeing it writes copy-on-write pages). */
 void uw_libdw_forget(void);
+/* The Dwfl kept for process proc (uw_sample.dwfl_proc) is dropped. */
+void uw_libdw_flush(uint64_t proc);
 
 /* perf's unwind__flush_access at an exec of process proc (its
  * uw_sample.lu_proc; 0: every process kept): libunwind's cache of the

@@ -5,6 +5,7 @@
 #include "harness/capture/capture.h"
 #include "harness/capture/host.h"
 #include "harness/capture/samples.h"
+#include "harness/run/casegen.h"
 #include "trampolines/tramp.h"
 
 #include <errno.h>
@@ -773,6 +774,16 @@ static int cap_install(const struct hx_case *c, const struct cap_layout *ly, str
 	return 0;
 }
 
+/* GEN: the code is now in generation gen (samples.h); its records are written. */
+static void gen_record(int out_fd, uint32_t gen, uint32_t how)
+{
+	uint8_t b[16], *p = b;
+	put32(&p, gen);
+	put32(&p, how);
+	put64(&p, jdw_timestamp());
+	hx_rec_write(out_fd, HX_REC_GEN, b, sizeof(b), NULL, 0);
+}
+
 /* The jitdump (its marker before the code arena: facts section 1), the
  * arena, the code, the breakpoints at every instruction boundary: built in
  * an image, installed by one tr_patch. */
@@ -789,7 +800,11 @@ __attribute__((noinline)) static int cap_build(const struct hx_case *c, const ch
 		rc = fail("%s", "out of memory for the arena's image");
 	if (!rc)
 		rc = cap_install(c, &ly, &cap.jdw, &im, out_fd);
-	jdw_close(&cap.jdw);
+	/* generations write more records after the maps are read */
+	if (c->ngens)
+		jdw_unmap_marker(&cap.jdw);
+	else
+		jdw_close(&cap.jdw);
 	for (int k = 1; !rc && c->every_insn && k <= cap.hx.depth; k++)
 		rc = hx_arm_all(&cap.code, cap.hx.tramp[k], (uint32_t)(k - 1), &im);
 	if (!rc && c->every_insn && cap.hx.leaf)
@@ -806,6 +821,8 @@ __attribute__((noinline)) static int cap_build(const struct hx_case *c, const ch
 	if (!rc)
 		rc = arena_check(im.used);
 	free(im.bytes);
+	if (!rc && c->ngens)
+		gen_record(out_fd, 1, 0);
 	return rc;
 }
 
@@ -855,6 +872,92 @@ __attribute__((noinline)) static void cap_reset(const struct hx_case *c, int out
 	cap.hx.host = hx_host_get(c->host);
 }
 
+/* A generation's UNWINDING_INFO + CODE_LOAD (order as [unwind] order says). */
+static int gen_load(const struct hx_case *c, int gen, uint64_t addr)
+{
+	char err[512], name[32];
+	snprintf(name, sizeof(name), "tramp@g%d", gen);   /* what perf prints for it */
+	if (tr_unwind_build(&cap.code, &c->unw, addr, &cap.unw_install, err, sizeof(err)))
+		return fail("%s", err);
+	struct tr_unwind *u = &cap.unw_install;
+	bool unw = c->unw.cfi != TR_CFI_NONE || u->size;
+	int rc = 0;
+	if (unw && !c->unwind_after_load)
+		rc = jdw_unwinding_info(&cap.jdw, u->data, u->size, u->hdr_size, u->mapped_size);
+	if (!rc)
+		rc = jdw_code_load(&cap.jdw, name, addr, cap.code.code, cap.code.code_size, NULL);
+	if (!rc && unw && c->unwind_after_load)
+		rc = jdw_unwinding_info(&cap.jdw, u->data, u->size, u->hdr_size, u->mapped_size);
+	return rc ? fail("jitdump write: %s", strerror(-rc)) : 0;
+}
+
+/* Generation gen (2..) of the code: emitted, written where it goes (over
+ * the last one, or moved), its records as a JIT writes them (none for a
+ * patch; a late one's after its samples: gen_after), breakpoints armed.
+ * 0, or -1 (message written). */
+__attribute__((noinline)) static int cap_gen(const struct hx_case *c, int gen, int out_fd)
+{
+	const struct hx_gen *g = &c->gens[gen - 2];
+	char err[512];
+	size_t n;
+	const struct tr_op *ops = hx_case_gen_ops(c, gen, &n);
+	if (tr_emit(hx_cap_host.tr, ops, n, &cap.code, err, sizeof(err)))
+		return fail("[code %d]: %s", gen, err);
+	cap.hx.call_row = -1;
+	for (size_t i = 0; i < cap.code.nrows; i++)
+		if (cap.code.rows[i].is_call)
+			cap.hx.call_row = (int64_t)i;
+	if (cap.hx.call_row < 0 && g->in_callee)
+		return fail("[code %d]: in-callee needs a call_target", gen);
+	uint8_t *old = cap.hx.tramp[1], *at = g->how == HX_GEN_MOVE ? old + g->to : old;
+	struct cap_image im = { .size = cap.hx.arena.size };
+	if (!(im.bytes = malloc(im.size)))
+		return fail("%s", "out of memory for the arena's image");
+	memcpy(im.bytes, cap.hx.arena.base, im.size);
+	int rc = img_put(&im, at, cap.code.code, cap.code.code_size) ? fail("%s", "code outside the arena") : 0;
+	cap.hx.nbp = 0;
+	if (!rc && g->every_insn)
+		rc = hx_arm_all(&cap.code, at, 0, &im);
+	if (!rc && tr_patch(&cap.hx.arena, cap.hx.arena.base, im.bytes, im.used))
+		rc = fail("%s", "tr_patch failed writing a generation");
+	if (im.used > cap.arena_dirty)
+		cap.arena_dirty = im.used;
+	free(im.bytes);
+	uint64_t a = (uint64_t)(uintptr_t)at;
+	if (!rc && (g->how == HX_GEN_RELOAD))
+		rc = gen_load(c, gen, a);
+	if (!rc && g->how == HX_GEN_MOVE && (rc = jdw_code_move(&cap.jdw, (uint64_t)(uintptr_t)old, a,
+								cap.code.code_size, cap.jdw.next_index - 1)))
+		rc = fail("jitdump write: %s", strerror(-rc));
+	if (rc)
+		return -1;
+	cap.hx.tramp[1] = at;
+	cap.hx.tramp_size[1] = cap.code.code_size;
+	cap.hx.in_callee = g->in_callee;
+	gen_record(out_fd, (uint32_t)gen, (uint32_t)g->how);
+	write_func(&cap.code, a, 0, "tramp", out_fd);
+	return 0;
+}
+
+/* The generations after the first, each run as the first was. */
+__attribute__((noinline)) static int cap_gens(const struct hx_case *c, int out_fd)
+{
+	for (int gen = 2; gen <= c->ngens + 1; gen++) {
+		if (cap_gen(c, gen, out_fd))
+			return -1;
+		alarm(10);
+		hx_scrub_stack();
+		hx_anchor(&cap.hx);
+		alarm(0);
+		if (cap.hx.truth_error)
+			return fail("truth mismatch in generation %d", gen);
+		if (c->gens[gen - 2].how == HX_GEN_LATE && gen_load(c, gen, (uint64_t)(uintptr_t)cap.hx.tramp[1]))
+			return -1;
+	}
+	int rc = jdw_close(&cap.jdw);
+	return rc ? fail("jitdump close: %s", strerror(-rc)) : 0;
+}
+
 /* Stack the frames above the anchor are given, as a program's deep stack
  * has it: perf's default 8 KB dump then ends inside the harness's callers
  * (hx_capture_case, the batch, the CLI), where it ended before the capture
@@ -887,6 +990,8 @@ int hx_capture_case(const struct hx_case *c, const char *case_path, const char *
 	if (cap.hx.truth_error)
 		return fail("truth mismatch: the C target under level %d was not called from tramp+ret_off",
 			    cap.hx.truth_error);
+	if (c->ngens && cap_gens(c, out_fd))
+		return -1;
 	hx_rec_write(out_fd, HX_REC_END, NULL, 0, NULL, 0);
 	/* the arena stays for the next case of the batch (arena_keep), or that
 	 * one unmaps it and maps its own at the same place */

@@ -259,7 +259,25 @@ static int parse_func(struct rec_ctx *c)
 		memcpy(f->rows[i].insn, r + 8, 48);
 		f->rows[i].insn[47] = 0;
 	}
+	f->gen = g->gen ? g->gen : 1;
 	g->nfuncs++;
+	return 0;
+}
+
+/* GEN: the code's next generation begins */
+static int parse_gen(struct rec_ctx *c)
+{
+	struct hx_group *g = c->g;
+	if (c->len < 16)
+		return sfail(c->err, c->errlen, c->path, c->off + 16, "GEN record of %llu bytes, expected 16",
+			     (unsigned long long)c->len);
+	uint32_t gen = g32(c->p);
+	if (gen != g->ngens + 1 || gen > HX_GROUP_MAX_GENS)
+		return sfail(c->err, c->errlen, c->path, c->off + 16, "GEN record of generation %u, expected %u (at most %d)",
+			     gen, g->ngens + 1, HX_GROUP_MAX_GENS);
+	g->gen = g->ngens = gen;
+	g->gen_how[gen] = g32(c->p + 4);
+	g->gen_time[gen] = g64(c->p + 8);
 	return 0;
 }
 
@@ -298,6 +316,7 @@ static int parse_sample(struct rec_ctx *c)
 	}
 	struct hx_sample *x = &g->samples[g->nsamples];
 	memset(x, 0, sizeof(*x));
+	x->gen = g->gen ? g->gen : 1;
 	x->func = g32(p);
 	x->offset = g32(p + 4);
 	x->abi = g64(p + 8);
@@ -392,8 +411,10 @@ static int parse_record(struct rec_ctx *c, uint32_t type)
 	case HX_REC_KSKIP:
 		set_str(&g->kskip, c);
 		return 0;
+	case HX_REC_GEN:
+		return parse_gen(c);
 	default:
-		return sfail(c->err, c->errlen, c->path, c->off, "unknown record type %u (expected 1..9)", type);
+		return sfail(c->err, c->errlen, c->path, c->off, "unknown record type %u (expected 1..10)", type);
 	}
 }
 

@@ -16,6 +16,12 @@
  *   ERROR   (7): message text
  *   END     (8): empty; the child finished its case
  *   KSKIP   (9): why kernel samples were not taken (perf_event_open refused)
+ *   GEN    (10): u32 gen (1..), u32 how (hx_gen_how; 0 for the first), u64 time:
+ *                the case's code is now in generation gen (docs/case-format.md
+ *                "Generations"); the FUNC and SAMPLE records after it are its.
+ *                time (CLOCK_MONOTONIC ns, the jitdump's clock) is taken after
+ *                the generation's records and before its first sample.  A
+ *                group without GEN records is all generation 1.
  * A SAMPLE with record flag 1 (kernel) was taken by the kernel at a spin
  * point: its stack is PERF_SAMPLE_STACK_USER's dump, and after the stack (pad
  * to 8) come u64 nchain, u64 chain[nchain]: the CALLCHAIN's user part.
@@ -41,7 +47,8 @@
 #define HX_MAX_FUNCS 16
 
 enum { HX_REC_CASE = 1, HX_REC_DUMP, HX_REC_MAPS, HX_REC_FUNC, HX_REC_SAMPLE,
-       HX_REC_CRASH, HX_REC_ERROR, HX_REC_END, HX_REC_KSKIP };
+       HX_REC_CRASH, HX_REC_ERROR, HX_REC_END, HX_REC_KSKIP, HX_REC_GEN };
+#define HX_GROUP_MAX_GENS 8
 #define HX_REC_F_KERNEL 1u
 #define HX_MAX_CHAIN 128
 
@@ -49,6 +56,7 @@ struct hx_insn { uint32_t offset, len; char insn[48]; };
 
 struct hx_func {
 	uint32_t index;
+	uint32_t gen;                /* the generation of the code it describes (1..) */
 	uint64_t addr, size;
 	char name[32];
 	struct hx_insn *rows;
@@ -56,6 +64,7 @@ struct hx_func {
 };
 
 struct hx_sample {
+	uint32_t gen;                /* the generation of the code it was taken in (1..) */
 	uint32_t func;
 	uint32_t offset;
 	uint64_t abi, mask;
@@ -88,6 +97,10 @@ struct hx_group {                /* one case's records */
 	char *error;
 	bool ended;
 	char *kskip;                 /* why no kernel samples were taken, or NULL */
+	uint32_t ngens;              /* GEN records (0: the code loaded once) */
+	uint32_t gen;                /* the generation being read */
+	uint64_t gen_time[HX_GROUP_MAX_GENS + 1];   /* by generation: its GEN record's time */
+	uint32_t gen_how[HX_GROUP_MAX_GENS + 1];
 	size_t nkernel;              /* kernel samples among samples */
 };
 

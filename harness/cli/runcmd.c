@@ -884,7 +884,8 @@ static const char *const explain_forms[] = { "[OPTIONS] CASE WHERE", NULL };
 const struct cli_cmd cli_explain = {
 	.name = "explain", .summary = "one sample's story: instruction, registers, CFA rows, chains",
 	.forms = explain_forms, .opts = explain_opts, .main = cmd_explain, .min_operands = 2, .max_operands = 2,
-	.about = "  Capture and replay CASE, then tell the story of sample point WHERE (tramp+0x7, 7, callee):\n"
+	.about = "  Capture and replay CASE, then tell the story of sample point WHERE (tramp+0x7, 7, callee;\n"
+		 "  in a case whose code has generations tramp+0x4@g2):\n"
 		 "  instruction, registers, the emitted CFI row and the true one, each unwinder's chain\n"
 		 "  next to the truth with perf's symbols, its stop reason and first divergent frame.\n",
 };

@@ -246,6 +246,17 @@ static uint64_t kernel_chain(const struct hx_sample *s, const struct uw_arch *ar
 	return 1 + (uint64_t)(r.n < UW_MAX_FRAMES ? r.n : UW_MAX_FRAMES);
 }
 
+/* When perf is told the sample was taken: after every record of the dump,
+ * or, in a case whose code has generations, in its generation: after the
+ * records written before its GEN record, before any written after (a
+ * sample's capture takes microseconds, the step is a nanosecond). */
+static uint64_t sample_time(const struct hx_group *g, const struct hx_sample *s, size_t i, uint64_t last)
+{
+	if (g->ngens && s->gen <= g->ngens)
+		return g->gen_time[s->gen] + i + 1;
+	return last + SAMPLE_STEP_NS * (i + 1);
+}
+
 static int write_group(struct pd_writer *w, const struct hx_group *g, const struct uw_arch *arch,
 		       const struct hx_toperf_opts *o, char *err, size_t errlen)
 {
@@ -277,7 +288,7 @@ static int write_group(struct pd_writer *w, const struct hx_group *g, const stru
 		const struct hx_sample *s = &g->samples[i];
 		struct pd_sample ps = {
 			.ip = s->regs[arch->perf_ip], .pid = pid, .tid = pid,
-			.time = last + SAMPLE_STEP_NS * (i + 1), .period = 1,
+			.time = sample_time(g, s, i, last), .period = 1,
 			.abi = s->abi, .mask = s->mask, .stack = s->stack,
 			.dyn_size = s->stack_size < size ? s->stack_size : size,
 		};

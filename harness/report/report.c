@@ -43,6 +43,9 @@ static void why_text(const struct hx_sample_res *sr, const struct hx_uw_res *r, 
 	else
 		k = (size_t)snprintf(b, n, "%s%s: %s%s%s", v, r->fallback ? " fallback" : "",
 				     uw_stop_name(r->r.stop), why[0] ? ", " : "", why);
+	/* perf's memory changed the chain: say so before anything else it did */
+	if (k < n && r->r.earlier_why[0])
+		k += (size_t)snprintf(b + k, n - k, "; rules of an earlier load: %s", r->r.earlier_why);
 	int t = r->j.diverge_truth;
 	if (k < n && uw && uw->quiet_why && t >= 0 && t < sr->nt) {
 		k += (size_t)snprintf(b + k, n - k, ": misses frame #%d ", t);
@@ -272,6 +275,10 @@ static void json_uw(FILE *f, const struct hx_uw_res *r, bool has_symbols)
 	if (r->fallback && r->r.fallback_why[0]) {
 		fprintf(f, ",\"fallback_why\":");
 		jstr(f, r->r.fallback_why);
+	}
+	if (r->r.earlier_why[0]) {
+		fprintf(f, ",\"earlier_load_rules\":");
+		jstr(f, r->r.earlier_why);
 	}
 	fprintf(f, "}");
 }

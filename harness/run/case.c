@@ -1,5 +1,6 @@
 /* Case file parser: INI-like sections, strict, file:line in every error. */
 #include "harness/run/case.h"
+#include "harness/run/casegen.h"
 #include "harness/run/session.h"
 #include "harness/capture/host.h"
 #include "unwinders/model/perfview.h"
@@ -15,8 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-#define HX_CASE_MAX_BYTES (1 << 20)
 
 static const char *const verdicts[] = { "ok", "truncated", "skipped", "wrong", "duplicate",
 					"error", "consistent", "inconsistent", NULL };
@@ -211,10 +210,15 @@ static int parse_items(char *list, struct hx_exc *e, const char *path, int line,
 {
 	for (char *save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		t = trim(t);
+		int gen, first = e->nitems;
+		if (hx_gen_suffix(t, &gen))
+			return cfail(err, errlen, path, line, "'%s': expected a generation after '@g' (1..%d)", t, HX_MAX_GENS);
 		char *dash = strchr(t, '-');
 		if (dash && dash != t && !strchr(t, '+')) {
 			if (parse_range(t, dash, e, path, line, err, errlen))
 				return -1;
+			for (int k = first; k < e->nitems; k++)
+				e->items[k].gen = gen;
 			continue;
 		}
 		if (e->nitems >= HX_MAX_ITEMS)
@@ -239,6 +243,7 @@ static int parse_items(char *list, struct hx_exc *e, const char *path, int line,
 			return cfail(err, errlen, path, line,
 				     "'%s' is not an offset, a range, 'callee' or 'trampN+0xOFF'", t);
 		}
+		w->gen = gen;
 		e->nitems++;
 	}
 	return 0;
@@ -279,9 +284,13 @@ static int parse_key_version(struct hx_case *c, struct hx_expect *x, char *buf, 
 	size_t n = last ? strlen(last + 1) : 0;
 	if (!last || !n || last[n] != '+')
 		return 0;
-	int v = version_code(last + 1, n - 1);
+	unsigned maj, min;
+	int used = 0;
+	/* "@perf7.0+": the version of the perf that runs */
+	x->by_perf = sscanf(last + 1, "perf%3u.%3u+%n", &maj, &min, &used) == 2 && (size_t)used == n;
+	int v = x->by_perf ? (int)(maj * 1000 + min) : version_code(last + 1, n - 1);
 	if (v < 0)
-		return cfail(err, errlen, c->path, line, "'%s': '%s' is no library version (expected MAJOR.MINOR+, e.g. 1.8+)",
+		return cfail(err, errlen, c->path, line, "'%s': '%s' is no library version (expected MAJOR.MINOR+, e.g. 1.8+, or perfMAJOR.MINOR+)",
 			     key, last + 1);
 	*last = 0;
 	x->min_version = v;
@@ -317,7 +326,7 @@ static int parse_key(struct hx_case *c, struct hx_expect *x, const char *key, in
 		return cfail(err, errlen, c->path, line, "no unwinder '%s' (expected one of %s)", parts[0], names);
 	}
 	snprintf(x->uw, sizeof(x->uw), "%s", parts[0]);
-	if (x->min_version && !hx_column_by_name(parts[0])->lib_version)
+	if (x->min_version && !x->by_perf && !hx_column_by_name(parts[0])->lib_version)
 		return cfail(err, errlen, c->path, line, "'%s': %s unwinds with no library a version could key", key, parts[0]);
 	x->profile = -1;
 	for (int i = 1; i < np; i++) {
@@ -618,7 +627,8 @@ static int check_expects(const struct hx_case *c, char *err, size_t errlen)
 		for (int e = 0; e < x->nexc && !rc; e++) {
 			rc = check_verdict(c, u, x->exc[e].verdict, x->line, err, errlen);
 			for (int k = 0; k < x->exc[e].nitems && !rc && code_ok; k++)
-				rc = check_item(c, &m, &x->exc[e].items[k], x->line, err, errlen);
+				if (x->exc[e].items[k].gen < 2)   /* a later generation's: hx_gen_check */
+					rc = check_item(c, &m, &x->exc[e].items[k], x->line, err, errlen);
 		}
 	}
 out:
@@ -628,13 +638,14 @@ out:
 }
 
 /* The parser's state across lines. */
-enum sec { S_NONE, S_CASE, S_CODE, S_UNWIND, S_SAMPLE, S_EXPECT, S_LEAF, S_COUNT };
+enum sec { S_NONE, S_CASE, S_CODE, S_UNWIND, S_SAMPLE, S_EXPECT, S_LEAF, S_GEN, S_COUNT };
 
 struct pstate {
 	struct hx_case *c;
 	enum sec sec;
 	bool seen[S_COUNT];
 	int leaf_line, expect_line;
+	int gi;                  /* in S_GEN: the generation's index in c->gens */
 	bool have_at;
 	bool expect_optional;    /* run --observe: no [expect] yet */
 	char *err;
@@ -778,13 +789,17 @@ static int parse_key_table(struct pstate *ps, const struct key_parser *t, const 
 static int parse_section(struct pstate *ps, const char *s, int line)
 {
 	static const char *const names[S_COUNT] = { "", "[case]", "[code]", "[unwind]", "[sample]", "[expect]",
-						    "[leaf]" };
-	int i;
+						    "[leaf]", "" };
+	int i, rc = hx_gen_section(ps->c, s, line, &ps->gi, ps->err, ps->errlen);
+	if (rc <= 0) {
+		ps->sec = S_GEN;
+		return rc;
+	}
 	for (i = 1; i < S_COUNT; i++)
 		if (!strcmp(s, names[i]))
 			break;
 	if (i == S_COUNT)
-		return PFAIL(ps, line, "unknown section '%s' (expected [case], [code], [leaf], [unwind], [sample], [expect])", s);
+		return PFAIL(ps, line, "unknown section '%s' (expected [case], [code], [code 2].., [leaf], [unwind], [sample], [expect])", s);
 	if (ps->seen[i])
 		return PFAIL(ps, line, "section %s appears twice", s);
 	ps->seen[i] = true;
@@ -829,6 +844,8 @@ static int parse_line(struct pstate *ps, char *s, int line)
 		return PFAIL(ps, line, "text before the first section (expected [case])");
 	if (ps->sec == S_CODE || ps->sec == S_LEAF)
 		return parse_op(ps, s, line);
+	if (ps->sec == S_GEN)
+		return hx_gen_line(ps->c, ps->gi, s, line, ps->err, ps->errlen);
 	char *eq = strchr(s, '=');
 	if (!eq)
 		return PFAIL(ps, line, "expected 'key = value', got '%s'", s);
@@ -901,7 +918,7 @@ static int check_case(struct pstate *ps, int line)
 		if (!any)
 			return PFAIL(ps, line, "cfi = directives but [code] has no .cfi_* lines");
 	}
-	if (check_expects(c, ps->err, ps->errlen))
+	if (check_expects(c, ps->err, ps->errlen) || hx_gen_check(c, ps->err, ps->errlen))
 		return -1;
 	return hx_case_compile(c, ps->err, ps->errlen);
 }
@@ -910,9 +927,10 @@ static int check_case(struct pstate *ps, int line)
  * tr_op_parse and parse_expect clear each element they fill, and nothing
  * reads past nops, nleaf or nexpect.  A run loads every case and the runner
  * parses each again: zeroing them all cost more than the rest of the parse. */
-static void case_clear(struct hx_case *c)
+void hx_case_clear(struct hx_case *c)
 {
-	_Static_assert(offsetof(struct hx_case, ops) < offsetof(struct hx_case, nops) &&
+	_Static_assert(offsetof(struct hx_case, ops) < offsetof(struct hx_case, gens) &&
+		       offsetof(struct hx_case, gens) < offsetof(struct hx_case, nops) &&
 		       offsetof(struct hx_case, nops) < offsetof(struct hx_case, leaf_ops) &&
 		       offsetof(struct hx_case, leaf_ops) < offsetof(struct hx_case, nleaf) &&
 		       offsetof(struct hx_case, nleaf) < offsetof(struct hx_case, expect) &&
@@ -934,7 +952,7 @@ int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t 
 int hx_case_parse_ex(struct hx_case *c, const char *path, const char *text, size_t len,
 		     unsigned flags, char *err, size_t errlen)
 {
-	case_clear(c);
+	hx_case_clear(c);
 	snprintf(c->path, sizeof(c->path), "%s", path);
 	tr_unwind_opts_default(&c->unw);
 	c->depth = 1;
@@ -969,30 +987,4 @@ int hx_case_parse_ex(struct hx_case *c, const char *path, const char *text, size
 			return -1;
 	}
 	return check_case(&ps, line);
-}
-
-int hx_case_load_ex(struct hx_case *c, const char *path, unsigned flags, char *err, size_t errlen)
-{
-	case_clear(c);
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-		return -1;
-	}
-	char *buf = malloc(HX_CASE_MAX_BYTES + 1);
-	if (!buf) {
-		fclose(f);
-		snprintf(err, errlen, "%s: out of memory", path);
-		return -1;
-	}
-	size_t n = fread(buf, 1, HX_CASE_MAX_BYTES + 1, f);
-	fclose(f);
-	if (n > HX_CASE_MAX_BYTES) {
-		free(buf);
-		snprintf(err, errlen, "%s: larger than %d bytes", path, HX_CASE_MAX_BYTES);
-		return -1;
-	}
-	int rc = hx_case_parse_ex(c, path, buf, n, flags, err, errlen);
-	free(buf);
-	return rc;
 }

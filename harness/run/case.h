@@ -23,6 +23,7 @@
 
 struct hx_where {            /* one item of an "at" list */
 	int offset;              /* the offset in the function (-1 for callee) */
+	int gen;                 /* "@g2": only in that generation of the code; 0: in every one */
 	int fn;                  /* HX_FN_ANY, HX_FN_CALLEE, HX_FN_LEAF or a trampoline's index */
 	char where[32];          /* as written, for messages: "callee", "tramp2+0x3" ("": bare offset) */
 	bool inner;              /* inside a range "A-B": need not start an instruction */
@@ -41,6 +42,8 @@ struct hx_expect {
 	int stack_size;          /* dump size of the key, 0: any */
 	int min_version;         /* "@1.8+": holds from that version of the unwinder's library on
 				    (major * 1000 + minor), 0: any */
+	bool by_perf;            /* "@perf7.0+": the version is the perf that runs (hx_perf_probe):
+				    what the run emulates of perf's memory follows it */
 	char base[48];           /* the key without its version part */
 	bool optional;           /* "?libdw = ...": may name an unwinder, profile or size that does not run */
 	char verdict[32];        /* default for every sample: "ok", "ok fallback", "consistent" */
@@ -49,13 +52,37 @@ struct hx_expect {
 	int line;
 };
 
+/* Generations of the code (docs/case-format.md "Generations"): [code] is
+ * the first; [code 2].. [code HX_MAX_GENS] run after it, in order, in the
+ * same process, at the first's address (or where a move puts it). */
+#define HX_MAX_GENS 4
+#define HX_GEN_MAX_OPS 32
+enum hx_gen_how {
+	HX_GEN_RELOAD = 1,       /* written over, then a new UNWINDING_INFO + CODE_LOAD */
+	HX_GEN_PATCH,            /* bytes rewritten in place, no record: perf keeps the last load's */
+	HX_GEN_LATE,             /* written over; its records come after its samples */
+	HX_GEN_MOVE,             /* the code as it is, copied to `to` with a JIT_CODE_MOVE */
+};
+struct hx_gen {              /* generation 2.. (index 0 is generation 2) */
+	int how;                 /* enum hx_gen_how */
+	int line;                /* of its [code N] header */
+	int how_line, to_line;
+	long long to;            /* HX_GEN_MOVE: bytes from the code's address before the move */
+	bool every_insn, in_callee;   /* its `at` (the [sample] at unless given) */
+	bool have_at;
+	struct tr_op ops[HX_GEN_MAX_OPS];   /* none for a move */
+	size_t nops;
+};
+
 struct hx_case {
 	char path[1024];
 	char name[64];
 	char arch[16];
 	char about[1024];
 	struct tr_op ops[HX_MAX_OPS];
+	struct hx_gen gens[HX_MAX_GENS - 1];   /* not zeroed (case_clear): ngens counts them */
 	size_t nops;
+	int ngens;               /* generations after the first (0: the code loads once) */
 	/* [leaf]: a generated leaf the trampoline's call_target calls instead of
 	 * the C target; it returns to the trampoline (depth 1, every-insn only) */
 	struct tr_op leaf_ops[HX_MAX_OPS];
@@ -93,6 +120,8 @@ int hx_case_load(struct hx_case *c, const char *path, char *err, size_t errlen);
 int hx_case_parse_ex(struct hx_case *c, const char *path, const char *text, size_t len,
 		     unsigned flags, char *err, size_t errlen);
 int hx_case_load_ex(struct hx_case *c, const char *path, unsigned flags, char *err, size_t errlen);
+/* Zero c as the parser starts it (its big op and expect arrays are left). */
+void hx_case_clear(struct hx_case *c);
 /* Two cases of one run may not share a name (their samples files would
  * overwrite each other). 0, or -1 with both files named in err. */
 int hx_case_unique(const struct hx_case *cases, int n, char *err, size_t errlen);
@@ -117,8 +146,12 @@ int hx_case_fn_id(const char *name);
  * "name@profile@size", "name@profile", "name@size", "name" the unwinder's
  * library version reaches; NULL if the case has none. */
 const struct hx_expect *hx_case_find(const struct hx_case *c, int col, int profile, int stack_size);
-/* Its verdict at one sample point (fn: HX_FN_*; offset: -1 for callee). */
+/* Its verdict at one sample point (fn: HX_FN_*; offset: -1 for callee), in
+ * generation gen of the code (1: the first; items without "@gN" apply to all). */
 const char *hx_case_verdict_at(const struct hx_expect *x, int fn, int offset);
+const char *hx_case_verdict_gen(const struct hx_expect *x, int fn, int offset, int gen);
+/* The ops of generation gen (1: [code]); a move's are its previous ones. */
+const struct tr_op *hx_case_gen_ops(const struct hx_case *c, int gen, size_t *nops);
 
 /* The same by names, for tests and tools: unwinder, profile name (NULL:
  * current), where as printed ("tramp2+0x3", "callee"). */

@@ -3,6 +3,7 @@
  * up per sample, and the case files a run is given listed. */
 #include "harness/run/case.h"
 #include "harness/run/session.h"
+#include "harness/realperf/perfrun.h"
 #include "unwinders/unwind.h"
 #include "unwinders/model/perfview.h"
 
@@ -28,6 +29,34 @@ int hx_case_unique(const struct hx_case *cases, int n, char *err, size_t errlen)
 int hx_case_load(struct hx_case *c, const char *path, char *err, size_t errlen)
 {
 	return hx_case_load_ex(c, path, 0, err, errlen);
+}
+
+#define HX_CASE_MAX_BYTES (1 << 20)
+
+int hx_case_load_ex(struct hx_case *c, const char *path, unsigned flags, char *err, size_t errlen)
+{
+	hx_case_clear(c);
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	char *buf = malloc(HX_CASE_MAX_BYTES + 1);
+	if (!buf) {
+		fclose(f);
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -1;
+	}
+	size_t n = fread(buf, 1, HX_CASE_MAX_BYTES + 1, f);
+	fclose(f);
+	if (n > HX_CASE_MAX_BYTES) {
+		free(buf);
+		snprintf(err, errlen, "%s: larger than %d bytes", path, HX_CASE_MAX_BYTES);
+		return -1;
+	}
+	int rc = hx_case_parse_ex(c, path, buf, n, flags, err, errlen);
+	free(buf);
+	return rc;
 }
 
 void hx_case_free(struct hx_case *c)
@@ -117,7 +146,12 @@ const struct hx_expect *hx_case_find(const struct hx_case *c, int col, int profi
 		const struct hx_expect *x = &c->expect[c->xtab[col][profile][k]];
 		if (x->stack_size && x->stack_size != stack_size)
 			continue;
-		if (x->min_version) {
+		if (x->by_perf) {
+			/* the perf that runs, as the runner's emulation of its memory reads it */
+			const struct hx_perf_build *b;
+			if (hx_perf_probe(&b, NULL, 0) || hx_case_version_code(b->version) < x->min_version)
+				continue;
+		} else if (x->min_version) {
 			if (have == -2) {
 				size_t n;
 				const struct uw_unwinder *u = hx_columns(&n)[col];
@@ -133,11 +167,18 @@ const struct hx_expect *hx_case_find(const struct hx_case *c, int col, int profi
 
 const char *hx_case_verdict_at(const struct hx_expect *x, int fn, int offset)
 {
+	return hx_case_verdict_gen(x, fn, offset, 1);
+}
+
+const char *hx_case_verdict_gen(const struct hx_expect *x, int fn, int offset, int gen)
+{
 	/* the last matching exception wins, like a later line overriding */
 	const char *v = x->verdict;
 	for (int e = 0; e < x->nexc; e++)
 		for (int k = 0; k < x->exc[e].nitems; k++) {
 			const struct hx_where *w = &x->exc[e].items[k];
+			if (w->gen && w->gen != gen)
+				continue;
 			if (w->offset == offset && (w->fn == fn || (w->fn == HX_FN_ANY && fn >= 0)))
 				v = x->exc[e].verdict;
 		}

@@ -112,9 +112,12 @@ void hx_true_row_text(const struct hx_case *c, const char *where, int offset, co
 		return;
 	const struct tr_arch *ta = tr_arch_host();
 	bool leaf = !strncmp(where, "leaf", 4);
+	const char *g = strstr(where, "@g");           /* a later generation's ("tramp+0x4@g2") */
+	size_t nops = leaf ? c->nleaf : c->nops;
+	const struct tr_op *ops = leaf ? c->leaf_ops : g ? hx_case_gen_ops(c, atoi(g + 2), &nops) : c->ops;
 	struct tr_func *f = calloc(1, sizeof(*f));
 	char err[256];
-	if (!f || tr_emit(ta, leaf ? c->leaf_ops : c->ops, leaf ? c->nleaf : c->nops, f, err, sizeof(err))) {
+	if (!f || tr_emit(ta, ops, nops, f, err, sizeof(err))) {
 		snprintf(buf, n, "(the truth rows could not be rebuilt)");
 		free(f);
 		return;

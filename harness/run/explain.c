@@ -62,6 +62,8 @@ static void one_unwinder(FILE *out, const struct hx_sample_res *sr, const struct
 		hx_term_regnames(a, r->r.fallback_why, why, sizeof(why));
 		fprintf(out, "  fallback: %s\n", why);
 	}
+	if (r->r.earlier_why[0])
+		fprintf(out, "  rules of an earlier load: %s\n", r->r.earlier_why);
 	if (r->j.diverge_got >= 0)
 		fprintf(out, "  first divergent frame: #%d (compared with truth #%d)\n", r->j.diverge_got,
 			r->j.diverge_truth);

@@ -74,10 +74,13 @@ static bool one_function(const struct hx_case_res *r)
 
 static void where_item(const struct hx_sample_res *sr, bool bare, char *w, size_t n)
 {
+	const char *gen = strstr(sr->where, "@g");   /* a generation of the code: "@g2" */
+	if (!gen)
+		gen = "";
 	if (sr->offset < 0)
-		snprintf(w, n, "callee");
+		snprintf(w, n, "callee%s", gen);
 	else if (bare)
-		snprintf(w, n, "%d", sr->offset);
+		snprintf(w, n, "%d%s", sr->offset, gen);
 	else
 		snprintf(w, n, "%s", sr->where);
 }
@@ -187,6 +190,8 @@ static void one_miss(FILE *out, const struct hx_case *c, const struct hx_sample_
 		fprintf(out, ", a frame found without the emitted CFI: %s", why);
 	else if (!r->uw || !r->uw->quiet_why)
 		fprintf(out, "; the chain stops: %s%s%s", uw_stop_name(r->r.stop), why[0] ? ", " : "", why);
+	if (r->r.earlier_why[0])
+		fprintf(out, "; rules of an earlier load: %s", r->r.earlier_why);
 	char row[200], diff[256] = "";
 	if (c && arch && (!r->uw || r->uw->sees == UW_SEES_DUMP || r->uw->ref == UW_REF_TRUTH)) {
 		/* the CFI's users: say where the emitted row and the code disagree */

@@ -29,16 +29,20 @@ static int where_of(const struct hx_group *g, const struct hx_sample *s, char *w
 {
 	insn[0] = 0;
 	*offset = -1;
+	/* in a case whose code has generations, the point says which: "tramp+0x4@g2" */
+	char gen[16] = "";
+	if (g->ngens)
+		snprintf(gen, sizeof(gen), "@g%u", s->gen);
 	if (s->func == HX_FUNC_CALLEE) {
-		snprintf(where, wl, "callee");
+		snprintf(where, wl, "callee%s", gen);
 		snprintf(insn, il, "(C target)");
 		return HX_FN_CALLEE;
 	}
 	for (uint32_t f = 0; f < g->nfuncs; f++) {
 		const struct hx_func *fn = &g->funcs[f];
-		if (fn->index != s->func)
+		if (fn->index != s->func || fn->gen != s->gen)
 			continue;
-		snprintf(where, wl, "%s+0x%x", fn->name, s->offset);
+		snprintf(where, wl, "%s+0x%x%s", fn->name, s->offset, gen);
 		*offset = (int)s->offset;
 		for (uint32_t r = 0; r < fn->nrows; r++)
 			if (fn->rows[r].offset == s->offset)
@@ -79,6 +83,8 @@ struct replay {
 	struct hx_case *owned;
 	struct jd_file jd;
 	bool have_jd;
+	struct jd_file jd_gen;              /* jd as perf knows it in generation `gen` */
+	uint32_t gen;                       /* the generation the session's views are of (0: all) */
 	struct uw_map *maps;
 	size_t nmaps;
 	struct hx_sess sess;                /* both views and the unwinders' states */
@@ -239,7 +245,8 @@ static const struct hx_expect *expect_of(const struct replay *rp, int u, int pro
  * chains must agree (faithful, down to the anchor); else the verdict must be
  * the case's [expect] for the emulation under the profile this perf stands
  * for (its chain is the same under every profile).  false: neither exists. */
-static bool expect_as_emulation(const struct replay *rp, int u, int prof, struct hx_sample_res *sr, int fn)
+static bool expect_as_emulation(const struct replay *rp, int u, int prof, struct hx_sample_res *sr, int fn,
+				int gen)
 {
 	struct hx_uw_res *ur = &sr->uw[u];
 	const struct uw_unwinder *uw = rp->sess.cfg.uws[u];
@@ -260,14 +267,14 @@ static bool expect_as_emulation(const struct replay *rp, int u, int prof, struct
 							      sr->stack_size) : NULL;
 	if (!x)
 		return false;
-	const char *v = hx_case_verdict_at(x, fn, sr->offset);
+	const char *v = hx_case_verdict_gen(x, fn, sr->offset, gen);
 	snprintf(ur->expected, sizeof(ur->expected), "%s", v);
 	ur->match = hx_expect_matches(v, ur, false);
 	return true;
 }
 
 /* Each unwinder's chain against the case's [expect] for this sample. */
-static void expect_all(struct replay *rp, int prof, struct hx_sample_res *sr, int fn, bool *pass)
+static void expect_all(struct replay *rp, int prof, struct hx_sample_res *sr, int fn, int gen, bool *pass)
 {
 	for (int u = 0; u < sr->nuw; u++) {
 		struct hx_uw_res *ur = &sr->uw[u];
@@ -280,15 +287,51 @@ static void expect_all(struct replay *rp, int prof, struct hx_sample_res *sr, in
 			continue;
 		}
 		if (x) {
-			const char *ex = hx_case_verdict_at(x, fn, sr->offset);
+			const char *ex = hx_case_verdict_gen(x, fn, sr->offset, gen);
 			snprintf(ur->expected, sizeof(ur->expected), "%s", ex);
 			ur->match = hx_expect_matches(ex, ur, rp->sess.uws[u] && uw->ref == UW_REF_TRUTH);
 		} else if (uw && uw->emulated_by) {
-			expect_as_emulation(rp, u, prof, sr, fn);
+			expect_as_emulation(rp, u, prof, sr, fn, gen);
 		}
 		if (!ur->match)
 			*pass = false;
 	}
+}
+
+/* perf's memory of the process (docs/perf-remembers.md): the one place the
+ * run decides what perf carries from one sample of a case to the next.  A
+ * case whose code has generations is one process to perf, its samples in
+ * capture order: perf 6.x keeps one libunwind address space per process
+ * (UNW_CACHE_GLOBAL, flushed only at exec), so the libunwind emulation keeps
+ * one per replay of the case, by perf profile and dump size (each a perf
+ * run of its own), flushed when that replay starts (proc_flush); perf >= 7
+ * keeps one libdw Dwfl per process, which a later load over the same
+ * addresses cannot join (dwfl_report_elf refuses the overlap), so under
+ * such a perf the libdw emulation keeps one across the generations too.  A
+ * case that loads its code once keeps nothing (its one load gives every pc
+ * the rules a fresh address space would find). */
+static uint64_t proc_key(int pi, int z)
+{
+	return (UINT64_C(1) << 62) | (uint64_t)(pi * 8 + z);
+}
+
+static void proc_flush(const struct replay *rp, int pi)
+{
+	for (int z = 0; rp->g->ngens && z < rp->nsizes; z++) {
+		uw_libunwind_flush(proc_key(pi, z));
+		uw_libunwind_flush(proc_key(pi, z) ^ UW_PROC_FP_RUN);
+		uw_libdw_flush(proc_key(pi, z));
+		uw_libdw_flush(proc_key(pi, z) ^ UW_PROC_FP_RUN);
+	}
+}
+
+static void carry_memory(const struct replay *rp, int pi, int z, struct uw_sample *full, struct uw_sample *dump)
+{
+	if (!rp->g->ngens || getenv("JU_NO_PERF_MEMORY"))   /* tests only: the negative control */
+		return;
+	full->lu_proc = dump->lu_proc = proc_key(pi, z);
+	if (!rp->dwfl_per_sample)
+		full->dwfl_proc = dump->dwfl_proc = proc_key(pi, z);
 }
 
 /* One sample under one profile, at every dump size, through every unwinder.
@@ -339,10 +382,11 @@ static void replay_sample(struct replay *rp, const struct hx_sample *s, const st
 		if (dump.stack_size > (uint64_t)rp->sizes[z])
 			dump.stack_size = (uint64_t)rp->sizes[z];
 		dump.dwfl_fresh = rp->dwfl_per_sample;
+		carry_memory(rp, pi, z, &full, &dump);
 		in.dump = &dump;
 		hx_sess_sample(ss, &in, &rp->ref, sr->uw);
 		sr->nuw = rp->o->nuw;
-		expect_all(rp, rp->profs[pi], sr, fn, &res->pass);
+		expect_all(rp, rp->profs[pi], sr, fn, (int)s->gen, &res->pass);
 	}
 }
 
@@ -396,7 +440,7 @@ static void sess_cfg(const struct replay *rp, int pi, struct hx_sess_cfg *cfg)
 	cfg->arch = rp->arch;
 	cfg->maps = rp->maps;
 	cfg->nmaps = rp->nmaps;
-	cfg->jd = rp->have_jd ? &rp->jd : NULL;
+	cfg->jd = rp->have_jd ? (rp->gen ? &rp->jd_gen : &rp->jd) : NULL;
 	cfg->profile = (enum pv_profile)rp->profs[pi];
 	cfg->jitted_dir = o->jitted_dir;
 	cfg->dump_dir = o->perf_dump_dir ? o->perf_dump_dir : "/tmp";
@@ -411,23 +455,57 @@ static void sess_cfg(const struct replay *rp, int pi, struct hx_sess_cfg *cfg)
 	cfg->times = o->times;
 }
 
+static int open_session(struct replay *rp, int pi, struct hx_case_res *res, char *err, size_t errlen)
+{
+	struct hx_sess_cfg cfg;
+	struct hx_sess_err e;
+	sess_cfg(rp, pi, &cfg);
+	if (hx_sess_open(&rp->sess, &cfg, &e)) {
+		snprintf(err, errlen, "%s: %s", res->file, e.msg);
+		return e.code;
+	}
+	rp->have_sess = true;
+	return 0;
+}
+
+/* The session as perf has the process in generation gen of the case's
+ * code: the jitdump's loads up to that generation's GEN record (a late
+ * load's come after its samples, a patch has none), as perf inject -j
+ * adds them in time order. */
+static int gen_session(struct replay *rp, int pi, uint32_t gen, struct hx_case_res *res, char *err, size_t errlen)
+{
+	if (rp->have_sess && rp->gen == gen && gen)
+		return 0;
+	if (rp->have_sess)
+		hx_sess_close(&rp->sess);
+	rp->have_sess = false;
+	rp->gen = gen;
+	if (rp->have_jd) {
+		rp->jd_gen = rp->jd;
+		size_t k = 0;
+		while (k < rp->jd.nloads && gen <= HX_GROUP_MAX_GENS && rp->jd.loads[k].timestamp <= rp->g->gen_time[gen])
+			k++;
+		rp->jd_gen.nloads = k;
+	}
+	return open_session(rp, pi, res, err, errlen);
+}
+
 /* Every sample under one perf profile: perf's view and the unwinders'
- * state are built once for all samples.  0, or a negative errno (err set). */
+ * state are built once for all samples (once per generation of the code).  0, or a negative errno (err set). */
 static int replay_profile(struct replay *rp, int pi, struct hx_case_res *res, char *err, size_t errlen)
 {
 	const struct hx_opts *o = rp->o;
 	const char *prof = pv_profile_name((enum pv_profile)rp->profs[pi]);
-	if (rp->have_sess) {
+	int rc;
+	proc_flush(rp, pi);
+	if (rp->g->ngens) {
+		rp->gen = 0;            /* a new profile: its views again */
+		if ((rc = gen_session(rp, pi, 1, res, err, errlen)))
+			return rc;
+	} else if (rp->have_sess) {
 		hx_sess_reprofile(&rp->sess, (enum pv_profile)rp->profs[pi]);
-	} else {
-		struct hx_sess_cfg cfg;
-		struct hx_sess_err e;
-		sess_cfg(rp, pi, &cfg);
-		if (hx_sess_open(&rp->sess, &cfg, &e)) {
-			snprintf(err, errlen, "%s: %s", res->file, e.msg);
-			return e.code;
-		}
-		rp->have_sess = true;
+	} else if ((rc = open_session(rp, pi, res, err, errlen))) {
+		return rc;
 	}
 	/* every selected unwinder must have an expectation, so none passes
 	 * silently; a real profiler's column without one is held to the
@@ -458,6 +536,8 @@ static int replay_profile(struct replay *rp, int pi, struct hx_case_res *res, ch
 	const struct hx_sample *live = NULL;
 	for (size_t i = 0; i < rp->g->nsamples; i++) {
 		const struct hx_sample *s = &rp->g->samples[i];
+		if (rp->g->ngens && s->gen != rp->gen && (rc = gen_session(rp, pi, s->gen, res, err, errlen)))
+			return rc;
 		if (!s->kernel)
 			live = s;
 		else if (!kernel_matches(live, s, rp->arch, res))
