@@ -247,88 +247,6 @@ bool hx_rr_anon_path(const char *p)
 	       !strncmp(p, "/anon_hugepage", 14) || !strncmp(p, "/memfd:", 7) || !strncmp(p, "/SYSV", 5);
 }
 
-/* The lowest start and the lowest start - pgoff of path's maps in s: perf's
- * libunwind takes a DSO's base from them (read_unwind_spec_eh_frame: every
- * map of the DSO in the thread's tree, the stale ones of an image before an
- * exec included).  A scan of the snapshot, remembered per snapshot state and
- * path (a replay asks for a few paths per sample, in few snapshots). */
-static void lowest_of(struct rr *r, const struct mt_snap *s, const char *path, uint64_t *start, uint64_t *base)
-{
-	for (size_t k = 0; k < RR_LOW_CACHE; k++) {
-		const struct rr_low *c = &r->low[k];
-		if (c->snap == s && c->applied == s->applied && c->n == s->n && c->pid == s->pid && c->path &&
-		    !strcmp(c->path, path)) {
-			*start = c->start;
-			*base = c->base;
-			return;
-		}
-	}
-	*start = *base = UINT64_MAX;
-	for (size_t i = 0; i < s->n; i++)
-		if (!strcmp(s->maps[i].path, path)) {
-			if (s->maps[i].start < *start)
-				*start = s->maps[i].start;
-			if (s->maps[i].start - s->maps[i].pgoff < *base)
-				*base = s->maps[i].start - s->maps[i].pgoff;
-		}
-	struct rr_low *c = &r->low[r->low_next++ % RR_LOW_CACHE];
-	*c = (struct rr_low){ .snap = s, .applied = s->applied, .n = s->n, .pid = s->pid, .path = path,
-			      .start = *start, .base = *base };
-}
-
-/* The same map, but a file (or the vDSO) mapped at another base too: the
- * DSO's base in perf's libunwind moves with the maps present (an exec's old
- * image), so the view must have the lowest maps the tree had. */
-static bool same_base(struct rr *r, const struct rr_view *v, const struct mt_snap *at, const char *path)
-{
-	if (!hx_rr_rebased(r, path))
-		return true;
-	uint64_t s0, b0, s1, b1;
-	lowest_of(r, at, path, &s0, &b0);
-	lowest_of(r, &v->snap, path, &s1, &b1);
-	return s0 == s1 && b0 == b1;
-}
-
-/* Does addr resolve in the view as in the tree at the sample's time?  A
- * load again at the same place under the same name (V8 re-announces moved
- * and copied code) counts as the same. */
-static bool same_at(struct rr *r, const struct rr_view *v, const struct mt_snap *at, uint64_t a)
-{
-	const struct mt_map *x = mt_find(at, a);
-	const struct pv_map *y = pv_find(&v->sess.pv, a);
-	if (x && y && y->dso && r->vdso[0] && !strcmp(x->path, "[vdso]")) {
-		if (strcmp(y->dso->path, r->vdso) || y->start != x->start || y->end != x->end)
-			return false;
-		return same_base(r, v, at, x->path);
-	}
-	if (x && !r->is_jit[x->seq] && hx_rr_anon_path(x->path))
-		x = NULL;
-	if (y && !y->dso)     /* [stack], [heap]: no DSO, as hx_rr_anon_path says */
-		y = NULL;
-	if (!x || !y)
-		return !x && !y;
-	if (r->is_jit[x->seq])
-		return y->dso->jitted && y->dso->load && y->start == x->start && y->end == x->end &&
-		       !strcmp(y->dso->load->name ? y->dso->load->name : "", x->path);
-	size_t sl = r->symfs ? strlen(r->symfs) : 0;
-	if (y->dso->jitted || y->start != x->start || y->end != x->end || y->pgoff != x->pgoff ||
-	    strlen(y->dso->path) < sl || strcmp(y->dso->path + sl, x->path))
-		return false;
-	return same_base(r, v, at, x->path);
-}
-
-/* Does any frame of any chain resolve otherwise in the tree as it stood
- * at the sample's time than in the view? */
-static bool stale(struct rr *r, const struct rr_view *v, const struct mt_snap *at,
-		  struct uw_result *res, size_t n)
-{
-	for (size_t u = 0; u < n; u++)
-		for (int i = 0; i < res[u].n; i++)
-			if (!same_at(r, v, at, res[u].addr[i] - (i ? 1 : 0)))
-				return true;
-	return false;
-}
-
 static struct rr_key *key_of(struct rr *r, const char *name, uint64_t off)
 {
 	for (size_t i = 0; i < r->nkeys; i++)   /* few distinct keys per recording */
@@ -471,20 +389,18 @@ static void key_first(struct rr *r, struct rr_view *cur, struct rr_key *k, const
 			 res[u].why[0] ? ": " : "", res[u].why);
 }
 
-static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, const struct mt_snap *at,
+static int replay_sample(struct rr *r, struct rr_view *cur, const struct mt_snap *at,
 			 const struct rr_sample *rs, struct uw_result *res, const struct pd_event *evp);
 
-/* Replay against perf's view at the end of the recording; a sample that
- * resolves differently in the tree at its own time replays against the
- * time view (rebuilt at its time while the budget lasts). */
-static int replay_one(struct rr *r, struct rr_view *fin, struct rr_view *tv, const struct mt_snap *at,
+/* One sample against perf's view of its process at its own time. */
+static int replay_one(struct rr *r, struct rr_view *cur, const struct mt_snap *at,
 		      const struct rr_sample *rs, struct uw_result *res)
 {
 	struct pd_iter it = { rs->off };
 	struct pd_event ev;
 	if (pd_next(&r->pf, &it, &ev, r->err, sizeof(r->err)) != 1)
 		return -1;
-	int rc = replay_sample(r, fin, tv, at, rs, res, &ev);
+	int rc = replay_sample(r, cur, at, rs, res, &ev);
 	/* samples come in time order, close to file order: the pages behind
 	 * this one go (a later sample in them reads them back) */
 	if (rs->off > r->released + RR_RELEASE_STEP) {
@@ -494,57 +410,16 @@ static int replay_one(struct rr *r, struct rr_view *fin, struct rr_view *tv, con
 	return rc;
 }
 
-/* The chains against perf's view at the end of the recording; a sample
- * any of whose frames resolves differently in the tree at its own time
- * replays against the time view (rebuilt at its time while the budget
- * lasts).  The view the chains in res come from, or NULL (r->err). */
-static struct rr_view *pick_view(struct rr *r, struct rr_view *fin, struct rr_view *tv, const struct mt_snap *at,
-				 const struct rr_sample *rs, const struct uw_sample *s, bool regs, bool kfp,
-				 struct uw_result *res)
+/* perf's view of the sample's process as it stood at the sample's time:
+ * the view of the samples before it while the process's tree is the same
+ * (equal event counts, equal trees: maptree.h), else one built at this
+ * time.  One view lives at a time; the jitted .so files of the loads are
+ * written once for all of them (view_dir).  0, or -1 with r->err. */
+static int view_at(struct rr *r, struct rr_view *cur, const struct mt_snap *at, const struct rr_sample *rs)
 {
-	size_t c0 = regs ? 0 : r->nu, ncol = r->nu + kfp;
-	run_all(r, fin, s, regs, kfp, res);
-	if (!stale(r, fin, at, res + c0, ncol - c0))
-		return fin;
-	bool ok = false;
-	if (tv->built && tv->pid == rs->pid) {
-		run_all(r, tv, s, regs, kfp, res);
-		ok = !stale(r, tv, at, res + c0, ncol - c0);
-	}
-	/* the budget is for views with a dump (each writes and reads its
-	 * jitted .so files); one of a process without is its maps alone */
-	size_t di;
-	if (!ok && (!dump_of(r, rs->pid, &di) || r->nviews_dump < r->max_views)) {
-		if (view_build(r, tv, rs->pid, rs->time))
-			return NULL;
-		run_all(r, tv, s, regs, kfp, res);
-		ok = true;
-	}
-	if (ok) {
-		r->nstale++;
-		return tv;
-	}
-	run_all(r, fin, s, regs, kfp, res);
-	r->ninexact++;
-	return fin;
-}
-
-/* The columns that keep perf's state of the process (libunwind's address
- * space and cache) run once more, with it, on the view the sample replays
- * against: the tries of pick_view ran them without, so a view the sample
- * does not belong to leaves nothing in the state. */
-static void run_stateful(struct rr *r, struct rr_view *cur, struct uw_sample *s, uint32_t pid,
-			 struct uw_result *res)
-{
-	s->lu_proc = (uint64_t)pid + 1;
-	for (size_t u = 0; u < r->nu; u++) {
-		if (!r->uws[u]->proc_state)
-			continue;
-		struct hx_sess_sample in = { .full = s, .dump = s, .only = (int)u };
-		hx_sess_sample(&cur->sess, &in, NULL, r->ures);
-		res[u] = r->ures[u].r;
-	}
-	s->lu_proc = 0;
+	if (cur->built && cur->pid == rs->pid && cur->snap.applied == at->applied)
+		return 0;
+	return view_build(r, cur, rs->pid, rs->time);
 }
 
 /* A sample some chain of which took an earlier load's rules at a pc (perf's
@@ -552,7 +427,7 @@ static void run_stateful(struct rr *r, struct rr_view *cur, struct uw_sample *s,
 static void note_earlier(struct rr *r, struct rr_key *k, const struct uw_result *res, size_t c0)
 {
 	for (size_t u = c0; u < r->nu; u++) {
-		if (!r->uws[u]->proc_state || !res[u].earlier_why[0])
+		if (!res[u].earlier_why[0])
 			continue;
 		if (!k->earlier++)
 			snprintf(k->earlier_why, sizeof(k->earlier_why), "%s: %s", hx_rr_col_name(r, u),
@@ -600,7 +475,7 @@ void hx_rr_anon_why(const struct rr *r, char *b, size_t n)
 				    "perf inject -j then fails, \"jitted code must be sampled with perf record -k 1\")");
 }
 
-static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, const struct mt_snap *at,
+static int replay_sample(struct rr *r, struct rr_view *cur, const struct mt_snap *at,
 			 const struct rr_sample *rs, struct uw_result *res, const struct pd_event *evp)
 {
 	const struct pd_event ev = *evp;
@@ -626,13 +501,14 @@ static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, 
 	/* --call-graph fp: the recorded chain is the only column */
 	uint64_t pc = regs ? uw_reg(&s, r->arch->perf_ip) : chain[0];
 	size_t c0 = regs ? 0 : r->nu, ncol = r->nu + kfp;
-	if (!fin->built && view_build(r, fin, rs->pid, UINT64_MAX))
+	if (view_at(r, cur, at, rs))
 		return -1;
-	struct rr_view *cur = pick_view(r, fin, tv, at, rs, &s, regs, kfp, res);
-	if (!cur)
-		return -1;
-	if (regs)
-		run_stateful(r, cur, &s, rs->pid, res);
+	/* the columns that keep perf's state of the process (libunwind's
+	 * address space and cache) keep it per pid, in sample order */
+	s.lu_proc = (uint64_t)rs->pid + 1;
+	run_all(r, cur, &s, regs, kfp, res);
+	s.lu_proc = 0;
+	r->nstale++;             /* resolved at its own time: every sample now */
 	/* real perf's chain of the same sample, placed in the same tree */
 	bool pf = r->perf && hx_rp_sample(r->perf, r, cur, at, rs, regs, pc, res, &res[r->nu + 1]) == 1;
 	struct rr_jit jx;
@@ -677,7 +553,7 @@ static int replay_all(struct rr *r)
 {
 	if (r->nsmp)
 		qsort(r->smp, r->nsmp, sizeof(*r->smp), cmp_smp);
-	struct rr_view fin = { 0 }, tv = { 0 };
+	struct rr_view cur = { 0 };
 	struct mt_snap at = { 0 };
 	struct uw_result *res = calloc(RR_NCOL, sizeof(*res));
 	r->ures = calloc(RR_MAX_UW, sizeof(*r->ures));
@@ -696,8 +572,6 @@ static int replay_all(struct rr *r)
 		for (; e < r->nexe && (r->exe[e].time < rs->time ||
 				       (r->exe[e].time == rs->time && r->exe[e].off < rs->off)); e++)
 			uw_libunwind_flush((uint64_t)r->exe[e].pid + 1);
-		if (fin.built && rs->pid != fin.pid)
-			view_fini(r, &fin);      /* another process: its own view */
 		size_t cnt = mt_count_upto(&r->mt, rs->time);
 		if (!have_at || rs->pid != at_pid || cnt != at_count) {
 			if (mt_at(&r->mt, rs->pid, rs->time, &at)) {
@@ -709,13 +583,11 @@ static int replay_all(struct rr *r)
 			at_count = cnt;
 			have_at = true;
 		}
-		rc = replay_one(r, &fin, &tv, &at, rs, res);
+		rc = replay_one(r, &cur, &at, rs, res);
 	}
-	view_fini(r, &fin);
-	view_fini(r, &tv);
+	view_fini(r, &cur);
 	uw_libunwind_forget();
-	mt_snap_free(&fin.snap);
-	mt_snap_free(&tv.snap);
+	mt_snap_free(&cur.snap);
 	mt_snap_free(&at);
 	free(res);
 	free(r->ures);
