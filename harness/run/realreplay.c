@@ -38,6 +38,12 @@ static int cmp_smp(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 static int cmp_exec(const void *a, const void *b)
 {
 	const struct rr_exec *x = a, *y = b;
@@ -146,6 +152,7 @@ static int view_build(struct rr *r, struct rr_view *v, uint32_t pid, uint64_t t)
 	}
 	v->built = true;
 	v->pid = pid;
+	v->time = t;
 	r->nviews++;
 	r->nviews_dump += jd != NULL;
 	return 0;
@@ -389,18 +396,18 @@ static void key_first(struct rr *r, struct rr_view *cur, struct rr_key *k, const
 			 res[u].why[0] ? ": " : "", res[u].why);
 }
 
-static int replay_sample(struct rr *r, struct rr_view *cur, const struct mt_snap *at,
+static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, const struct mt_snap *at,
 			 const struct rr_sample *rs, struct uw_result *res, const struct pd_event *evp);
 
 /* One sample against perf's view of its process at its own time. */
-static int replay_one(struct rr *r, struct rr_view *cur, const struct mt_snap *at,
+static int replay_one(struct rr *r, struct rr_view *fin, struct rr_view *tv, const struct mt_snap *at,
 		      const struct rr_sample *rs, struct uw_result *res)
 {
 	struct pd_iter it = { rs->off };
 	struct pd_event ev;
 	if (pd_next(&r->pf, &it, &ev, r->err, sizeof(r->err)) != 1)
 		return -1;
-	int rc = replay_sample(r, cur, at, rs, res, &ev);
+	int rc = replay_sample(r, fin, tv, at, rs, res, &ev);
 	/* samples come in time order, close to file order: the pages behind
 	 * this one go (a later sample in them reads them back) */
 	if (rs->off > r->released + RR_RELEASE_STEP) {
@@ -410,16 +417,52 @@ static int replay_one(struct rr *r, struct rr_view *cur, const struct mt_snap *a
 	return rc;
 }
 
-/* perf's view of the sample's process as it stood at the sample's time:
- * the view of the samples before it while the process's tree is the same
- * (equal event counts, equal trees: maptree.h), else one built at this
- * time.  One view lives at a time; the jitted .so files of the loads are
- * written once for all of them (view_dir).  0, or -1 with r->err. */
-static int view_at(struct rr *r, struct rr_view *cur, const struct mt_snap *at, const struct rr_sample *rs)
+/* A view of the sample's process that answers it as perf's view at the
+ * sample's own time does: the one at the recording's end (fin) or the last
+ * one built (tv) where nothing the sample can reach changed in between
+ * (hx_rr_same_over: realreplay_exact.c), else one built at its time.  No
+ * sample is resolved against another moment's view; two views live at a
+ * time, and the jitted .so files are written once for all (view_dir).
+ * The view, or NULL with r->err. */
+static struct rr_view *view_at(struct rr *r, struct rr_view *fin, struct rr_view *tv, const struct mt_snap *at,
+			       const struct rr_sample *rs, const struct uw_sample *s)
 {
-	if (cur->built && cur->pid == rs->pid && cur->snap.applied == at->applied)
-		return 0;
-	return view_build(r, cur, rs->pid, rs->time);
+	r->nstale++;             /* undone below for the end's view */
+	if (tv->built && tv->pid == rs->pid && tv->snap.applied == at->applied)
+		return tv;
+	/* without timestamps to order loads by, or with a code_index loaded
+	 * twice (its file's bytes change under an earlier map), by state only */
+	bool by_words = r->clock_ok && !r->index_reused;
+	if (by_words) {
+		if (fin->built && fin->pid != rs->pid)
+			view_fini(r, fin);
+		if (!fin->built && view_build(r, fin, rs->pid, UINT64_MAX))
+			return NULL;
+		if (hx_rr_same_over(r, rs->pid, rs->time, UINT64_MAX, s)) {
+			r->nstale--;
+			return fin;
+		}
+		if (tv->built && tv->pid == rs->pid && hx_rr_same_over(r, rs->pid, tv->time, rs->time, s))
+			return tv;
+	}
+	if (view_build(r, tv, rs->pid, rs->time))
+		return NULL;
+	return tv;
+}
+
+/* Does a dump load one code_index twice? */
+static bool code_index_reused(const struct jd_file *jd)
+{
+	uint64_t *ix = malloc((jd->nloads + 1) * sizeof(*ix));
+	bool dup = !ix;          /* out of memory: taken to, the safe answer */
+	for (size_t i = 0; ix && i < jd->nloads; i++)
+		ix[i] = jd->loads[i].code_index;
+	if (ix)
+		qsort(ix, jd->nloads, sizeof(*ix), cmp_u64);
+	for (size_t i = 1; ix && i < jd->nloads && !dup; i++)
+		dup = ix[i] == ix[i - 1];
+	free(ix);
+	return dup;
 }
 
 /* A sample some chain of which took an earlier load's rules at a pc (perf's
@@ -475,7 +518,7 @@ void hx_rr_anon_why(const struct rr *r, char *b, size_t n)
 				    "perf inject -j then fails, \"jitted code must be sampled with perf record -k 1\")");
 }
 
-static int replay_sample(struct rr *r, struct rr_view *cur, const struct mt_snap *at,
+static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, const struct mt_snap *at,
 			 const struct rr_sample *rs, struct uw_result *res, const struct pd_event *evp)
 {
 	const struct pd_event ev = *evp;
@@ -501,14 +544,14 @@ static int replay_sample(struct rr *r, struct rr_view *cur, const struct mt_snap
 	/* --call-graph fp: the recorded chain is the only column */
 	uint64_t pc = regs ? uw_reg(&s, r->arch->perf_ip) : chain[0];
 	size_t c0 = regs ? 0 : r->nu, ncol = r->nu + kfp;
-	if (view_at(r, cur, at, rs))
+	struct rr_view *cur = view_at(r, fin, tv, at, rs, &s);
+	if (!cur)
 		return -1;
 	/* the columns that keep perf's state of the process (libunwind's
 	 * address space and cache) keep it per pid, in sample order */
 	s.lu_proc = (uint64_t)rs->pid + 1;
 	run_all(r, cur, &s, regs, kfp, res);
 	s.lu_proc = 0;
-	r->nstale++;             /* resolved at its own time: every sample now */
 	/* real perf's chain of the same sample, placed in the same tree */
 	bool pf = r->perf && hx_rp_sample(r->perf, r, cur, at, rs, regs, pc, res, &res[r->nu + 1]) == 1;
 	struct rr_jit jx;
@@ -553,7 +596,7 @@ static int replay_all(struct rr *r)
 {
 	if (r->nsmp)
 		qsort(r->smp, r->nsmp, sizeof(*r->smp), cmp_smp);
-	struct rr_view cur = { 0 };
+	struct rr_view fin = { 0 }, tv = { 0 };
 	struct mt_snap at = { 0 };
 	struct uw_result *res = calloc(RR_NCOL, sizeof(*res));
 	r->ures = calloc(RR_MAX_UW, sizeof(*r->ures));
@@ -565,6 +608,8 @@ static int replay_all(struct rr *r)
 		snprintf(r->err, sizeof(r->err), "out of memory");
 	if (r->nexe)
 		qsort(r->exe, r->nexe, sizeof(*r->exe), cmp_exec);
+	for (size_t d = 0; d < r->ndumps; d++)
+		r->index_reused |= code_index_reused(&r->jd[d]);
 	size_t e = 0;
 	for (size_t i = 0; !rc && i < r->nsmp; i++) {
 		const struct rr_sample *rs = &r->smp[i];
@@ -583,11 +628,14 @@ static int replay_all(struct rr *r)
 			at_count = cnt;
 			have_at = true;
 		}
-		rc = replay_one(r, &cur, &at, rs, res);
+		rc = replay_one(r, &fin, &tv, &at, rs, res);
 	}
-	view_fini(r, &cur);
+	view_fini(r, &fin);
+	view_fini(r, &tv);
 	uw_libunwind_forget();
-	mt_snap_free(&cur.snap);
+	mt_snap_free(&fin.snap);
+	mt_snap_free(&tv.snap);
+	hx_rr_exact_free(r);
 	mt_snap_free(&at);
 	free(res);
 	free(r->ures);

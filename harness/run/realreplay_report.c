@@ -53,9 +53,9 @@ static void note_no_stack(const struct rr *r)
 static void report_text(const struct rr *r, const struct rr_cols *cc)
 {
 	printf("replay %s: %zu samples (%" PRIu64 " in JIT code, %" PRIu64 " in native code under JIT frames, %" PRIu64 " without registers or stack), "
-	       "arch %s, %zu jitdump(s), %zu perf map(s), %" PRIu64 " view(s) built (one per "
-	       "state of a process's maps that samples met), %" PRIu64 " sample(s) resolved against perf's view at "
-	       "their own time, %" PRIu64 " against another moment's\n", r->path, r->nsmp, r->njit, r->nunder, r->nnoregs,
+	       "arch %s, %zu jitdump(s), %zu perf map(s), %" PRIu64 " view(s) built, %" PRIu64
+	       " sample(s) replayed on a view built at their own time or one alike for them, the rest on the "
+	       "recording's end's where nothing they reach changed after them; %" PRIu64 " against another moment's view\n", r->path, r->nsmp, r->njit, r->nunder, r->nnoregs,
 	       r->arch->facts->name, r->ndumps, r->npmaps, r->nviews, r->nstale, r->ninexact);
 	if (r->ninjected)
 		printf("  injected by perf inject -j: %" PRIu64 " jitted maps (taken from the dump)\n", r->ninjected);
