@@ -2,6 +2,7 @@
  * oracle and the truth, and the row cache and code memo keeping findings
  * (tests/lint.h). */
 #include "tests/lint.h"
+#include "tests/hostarch.h"
 
 /* ---- the CLI, and the harness's own dumps ---- */
 
@@ -235,6 +236,29 @@ START_TEST(golden_dump)
 			sh("cd %s && %s %s crafted.dump > %s", tmp, bin, what[k], gold);
 		int rc = sh("cd %s && %s %s crafted.dump | diff -u %s -", tmp, bin, what[k], gold);
 		ck_assert_msg(rc == 0, "%s differs from %s:\n%s", what[k], gold, out);
+	}
+}
+END_TEST
+
+/* tools/jit-reuse.c's dumps (issue 34): B written over A at one address with
+ * its own unwinding info is JD062, naming both loads; B alone is silent. */
+START_TEST(reuse_dump)
+{
+	const char *jr = getenv("JU_JIT_REUSE");
+	if (!jr || access(jr, X_OK) || runs_under_other_arch()) {
+		fprintf(stderr, "lint reuse_dump: skipped: no JU_JIT_REUSE (make unit sets it) or a qemu-user build\n");
+		return;
+	}
+	static const char *const modes[] = { "reuse", "alone" };
+	for (int m = 0; m < 2; m++) {
+		ck_assert_int_eq(sh("rm -rf %s/%s && mkdir %s/%s && %s %s/%s %s 5", tmp, modes[m], tmp, modes[m], jr, tmp,
+				    modes[m], modes[m]), 0);
+		sh("%s lint %s/%s/jit-*.dump", bin, tmp, modes[m]);
+		if (m == 0)
+			ck_assert_msg(strstr(out, "JD062 code-reused: CODE_LOAD 'B'") && strstr(out, "'B'+0x0..") &&
+				      strstr(out, "the CODE_LOAD 'A' at file offset") && strstr(out, "'A'+0x0.."), "%s", out);
+		else
+			ck_assert_msg(!strstr(out, "JD062"), "alone: %s", out);
 	}
 }
 END_TEST
@@ -843,6 +867,7 @@ void lint_add_cli(TCase *cli)
 	tcase_add_test(cli, golden_rules);
 	tcase_add_test(cli, cli_order_and_filters);
 	tcase_add_test(cli, golden_dump);
+	tcase_add_test(cli, reuse_dump);
 	tcase_add_test(cli, harness_dumps);
 	tcase_add_test(cli, dump_rows_match_oracle);
 }

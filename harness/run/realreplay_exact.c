@@ -102,31 +102,95 @@ static int chg_index(struct rr_chg *c, struct rr_chg_ev *e, size_t ne)
 	return 0;
 }
 
-/* pid's changes from the map tree (JIT loads and anonymous maps by range,
- * file maps by time alone).  0, or -1 out of memory. */
+static int cmp_ev_start(const void *a, const void *b)
+{
+	const struct rr_chg_ev *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* An anonymous mapping changes nothing where only anonymous maps or none
+ * were (perf keeps no DSO for either) unless a perf map names code there:
+ * it counts where it overlaps a JIT load's or a file's range (of any time),
+ * the pieces appended to e.  f: those ranges, sorted by start. */
+static size_t anon_pieces(const struct rr_chg_ev *f, size_t nf, const struct rr_chg_ev *a, struct rr_chg_ev *e,
+			  size_t cap)
+{
+	size_t n = 0, lo = 0, hi = nf;
+	while (lo < hi) {          /* the first range starting at or after a->start */
+		size_t mid = lo + (hi - lo) / 2;
+		if (f[mid].start < a->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* ranges overlap each other: one before may reach in, walk back over those
+	 * (bounded by nf) */
+	size_t i = lo;
+	while (i > 0 && f[i - 1].end > a->start && lo - i < nf)
+		i--;
+	for (; i < nf && f[i].start < a->end; i++) {
+		uint64_t s = f[i].start > a->start ? f[i].start : a->start, t = f[i].end < a->end ? f[i].end : a->end;
+		if (s >= t)
+			continue;
+		if (n == cap) {          /* more than cap pieces: the whole anonymous range */
+			e[0] = *a;
+			return 1;
+		}
+		e[n++] = (struct rr_chg_ev){ s, t, a->time };
+	}
+	return n;
+}
+
+/* pid's changes from the map tree (JIT loads by range, anonymous maps where
+ * they cover what was not anonymous, file maps by time alone).  0, or -1
+ * out of memory. */
 static int chg_build(const struct rr *r, uint32_t pid, struct rr_chg *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->pid = pid;
-	size_t ne = 0;
-	struct rr_chg_ev *e = malloc((r->mt.n + 1) * sizeof(*e));
+	size_t ne = 0, na = 0, nf = 0;
+	struct rr_chg_ev *e = malloc((r->mt.n + 1) * sizeof(*e)), *a = malloc((r->mt.n + 1) * sizeof(*a));
+	struct rr_chg_ev *f = malloc((r->mt.n + 1) * sizeof(*f));
 	c->ftimes = malloc((r->mt.n + 1) * sizeof(*c->ftimes));
-	if (!e || !c->ftimes) {
-		free(e);
-		return -1;
-	}
+	bool pmap = false;
+	for (size_t i = 0; i < r->npmaps; i++)
+		pmap |= r->pmaps[i].pid == pid;
+	int rc = -1;
+	if (!e || !a || !f || !c->ftimes)
+		goto out;
 	for (size_t i = 0; i < r->mt.n; i++) {
 		const struct mt_event *v = &r->mt.ev[i];
 		if (v->kind != MT_MMAP || v->pid != pid)
 			continue;
-		if (r->is_jit[v->map.seq] || hx_rr_anon_path(v->map.path))
-			e[ne++] = (struct rr_chg_ev){ v->map.start, v->map.end, v->time };
+		struct rr_chg_ev x = { v->map.start, v->map.end, v->time };
+		bool jit = r->is_jit[v->map.seq], anon = !jit && hx_rr_anon_path(v->map.path);
+		if (anon && !pmap)
+			a[na++] = x;
+		else if (jit || anon)
+			e[ne++] = x;
 		else
 			c->ftimes[c->nftimes++] = v->time;
+		if (!anon)
+			f[nf++] = x;
+	}
+	qsort(f, nf, sizeof(*f), cmp_ev_start);
+	for (size_t i = 0; i < na; i++) {
+		/* its pieces (at most 64, else the whole range): e grows for them */
+		struct rr_chg_ev tmp[64];
+		size_t k = anon_pieces(f, nf, &a[i], tmp, 64);
+		struct rr_chg_ev *g = realloc(e, (ne + k + 1) * sizeof(*e));
+		if (!g)
+			goto out;
+		e = g;
+		memcpy(e + ne, tmp, k * sizeof(*tmp));
+		ne += k;
 	}
 	qsort(c->ftimes, c->nftimes, sizeof(*c->ftimes), cmp_u64);
-	int rc = chg_index(c, e, ne);
+	rc = chg_index(c, e, ne);
+out:
 	free(e);
+	free(a);
+	free(f);
 	return rc;
 }
 
