@@ -549,7 +549,7 @@ static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, 
 		return -1;
 	/* the columns that keep perf's state of the process (libunwind's
 	 * address space and cache) keep it per pid, in sample order */
-	s.lu_proc = (uint64_t)rs->pid + 1;
+	s.lu_proc = r->lu_per_sample ? 0 : (uint64_t)rs->pid + 1;
 	run_all(r, cur, &s, regs, kfp, res);
 	s.lu_proc = 0;
 	/* real perf's chain of the same sample, placed in the same tree */

@@ -129,6 +129,7 @@ struct rr {
 	bool clock_ok;
 	uint64_t stack_size;          /* the attr's sample_stack_user */
 	uint64_t released;            /* file pages before this offset dropped (replay_one) */
+	bool lu_per_sample;           /* the perf column's libunwind path keeps nothing across samples (pv_memory_of) */
 	bool dwfl_per_sample;         /* the perf column's perf is older than 7: its libdw path
 				       * makes a Dwfl per sample (else one per process) */
 	struct hx_rp *perf;           /* the real perf column (--perf), NULL without */

@@ -92,6 +92,24 @@ int pv_profile_parse(const char *s, enum pv_profile *p)
 	return -EINVAL;
 }
 
+static const struct pv_memory pv_memories[] = {
+	{ "5.10 (Debian 11's 5.10.223)", 0, true, false,
+	  "no jitted CFI used at all (.eh_frame_hdr 0x40 off): chains end at the JIT frame, reused or not" },
+	{ "6.x (6.1.192, 6.12.117)", 6, true, false,
+	  "B's pcs answered with A's cached rules: B's caller lost in every chain through B" },
+	{ "7.x (sid's 7.2.13, libdw)", 7, true, true,
+	  "A's module kept in the process's Dwfl: B's chains are unwound in it (B alone: they end at target)" },
+};
+
+const struct pv_memory *pv_memory_of(int major)
+{
+	size_t n = sizeof(pv_memories) / sizeof(pv_memories[0]), k = n - 1;
+	if (major > 0)
+		for (k = 0; k + 1 < n && major >= pv_memories[k + 1].from_major;)
+			k++;
+	return &pv_memories[k];
+}
+
 bool pv_regs_by_name(enum pv_profile p)
 {
 	return pv_valid_profile(p) && pv_profiles[p].regs_by_name;
