@@ -438,7 +438,8 @@ static struct rr_view *view_at(struct rr *r, struct rr_view *fin, struct rr_view
 			view_fini(r, fin);
 		if (!fin->built && view_build(r, fin, rs->pid, UINT64_MAX))
 			return NULL;
-		if (hx_rr_same_over(r, rs->pid, rs->time, UINT64_MAX, s)) {
+		/* past the process's last change, the end's view is the sample's own */
+		if (fin->snap.applied == at->applied || hx_rr_same_over(r, rs->pid, rs->time, UINT64_MAX, s)) {
 			r->nstale--;
 			return fin;
 		}

@@ -5,8 +5,9 @@
  * ranges mapped in between, so a sample none of whose words (the pc, the
  * registers, every word of the stack dump, the kernel's chain) lies in such
  * a range resolves every address it can reach alike in both -- its chains,
- * and what perf's state learns from them.  A file mapped in between (a
- * library, an exec's image) moves a DSO's base and is never the same. */
+ * and what perf's state learns from them.  A file mapped at more than one
+ * base in the recording (an exec's image, the vDSO) moves that DSO's base
+ * for every map of it: mapped in between, it is never the same. */
 #include "harness/run/realreplay_int.h"
 
 #include <stdlib.h>
@@ -141,8 +142,9 @@ static size_t anon_pieces(const struct rr_chg_ev *f, size_t nf, const struct rr_
 	return n;
 }
 
-/* pid's changes from the map tree (JIT loads by range, anonymous maps where
- * they cover what was not anonymous, file maps by time alone).  0, or -1
+/* pid's changes from the map tree (JIT loads and file maps by range,
+ * anonymous maps where they cover what was not anonymous, files mapped at
+ * more than one base by time alone).  0, or -1
  * out of memory. */
 static int chg_build(const struct rr *r, uint32_t pid, struct rr_chg *c)
 {
@@ -166,7 +168,7 @@ static int chg_build(const struct rr *r, uint32_t pid, struct rr_chg *c)
 		bool jit = r->is_jit[v->map.seq], anon = !jit && hx_rr_anon_path(v->map.path);
 		if (anon && !pmap)
 			a[na++] = x;
-		else if (jit || anon)
+		else if (jit || anon || !(hx_rr_rebased(r, v->map.path) || !strcmp(v->map.path, "[vdso]")))
 			e[ne++] = x;
 		else
 			c->ftimes[c->nftimes++] = v->time;
