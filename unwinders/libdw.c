@@ -207,28 +207,37 @@ static bool dw_anon_kept(const struct uw_view *v, uint64_t addr)
 /* The jitted files perf 7's Dwfl per process had reported modules of, by
  * base: the first one at each (dw_earlier), emptied with that Dwfl. */
 struct dw_jload { uint64_t base; char *path; };
-static struct { struct dw_jload *e; size_t cap, n; } dw_jl;
+
+/* perf >= 7's Dwfl per process, kept across samples and views, and the
+ * jitted files it reported modules of (jl) */
+static struct {
+	uint64_t key;
+	Dwfl *dwfl;
+	bool attached;
+	struct dw_state *cur;         /* the state the thread callbacks read through */
+	struct { struct dw_jload *e; size_t cap, n; } jl;
+} dw_proc;
 
 static struct dw_jload *dw_jl_slot(uint64_t base)
 {
-	size_t mask = dw_jl.cap - 1, i = (size_t)((base >> 4) * 0x9e3779b97f4a7c15ull) & mask;
-	for (size_t k = 0; k < dw_jl.cap; k++, i = (i + 1) & mask)
-		if (!dw_jl.e[i].path || dw_jl.e[i].base == base)
-			return &dw_jl.e[i];
+	size_t mask = dw_proc.jl.cap - 1, i = (size_t)((base >> 4) * 0x9e3779b97f4a7c15ull) & mask;
+	for (size_t k = 0; k < dw_proc.jl.cap; k++, i = (i + 1) & mask)
+		if (!dw_proc.jl.e[i].path || dw_proc.jl.e[i].base == base)
+			return &dw_proc.jl.e[i];
 	return NULL;
 }
 
 static void dw_jl_clear(void)
 {
-	for (size_t i = 0; i < dw_jl.cap; i++)
-		free(dw_jl.e[i].path);
-	free(dw_jl.e);
-	memset(&dw_jl, 0, sizeof(dw_jl));
+	for (size_t i = 0; i < dw_proc.jl.cap; i++)
+		free(dw_proc.jl.e[i].path);
+	free(dw_proc.jl.e);
+	memset(&dw_proc.jl, 0, sizeof(dw_proc.jl));
 }
 
 static const char *dw_jl_first(uint64_t base)
 {
-	const struct dw_jload *e = dw_jl.cap ? dw_jl_slot(base) : NULL;
+	const struct dw_jload *e = dw_proc.jl.cap ? dw_jl_slot(base) : NULL;
 	return e && e->path ? e->path : NULL;
 }
 
@@ -237,14 +246,14 @@ static void dw_jl_note(uint64_t base, const char *path)
 {
 	if (dw_jl_first(base))
 		return;
-	if (2 * (dw_jl.n + 1) > dw_jl.cap) {
-		size_t cap = dw_jl.cap ? 2 * dw_jl.cap : 64;
-		struct dw_jload *old = dw_jl.e, *e = calloc(cap, sizeof(*e));
-		size_t ocap = dw_jl.cap;
+	if (2 * (dw_proc.jl.n + 1) > dw_proc.jl.cap) {
+		size_t cap = dw_proc.jl.cap ? 2 * dw_proc.jl.cap : 64;
+		struct dw_jload *old = dw_proc.jl.e, *e = calloc(cap, sizeof(*e));
+		size_t ocap = dw_proc.jl.cap;
 		if (!e)
 			return;
-		dw_jl.e = e;
-		dw_jl.cap = cap;
+		dw_proc.jl.e = e;
+		dw_proc.jl.cap = cap;
 		for (size_t i = 0; i < ocap; i++)
 			if (old[i].path)
 				*dw_jl_slot(old[i].base) = old[i];
@@ -253,7 +262,7 @@ static void dw_jl_note(uint64_t base, const char *path)
 	struct dw_jload *e = dw_jl_slot(base);
 	if (e && (e->path = strdup(path))) {
 		e->base = base;
-		dw_jl.n++;
+		dw_proc.jl.n++;
 	}
 }
 
@@ -633,13 +642,6 @@ static int dw_open(const struct uw_view *v, void **state, char *err, size_t errl
 	return 0;
 }
 
-/* perf >= 7's Dwfl per process, kept across samples and views */
-static struct {
-	uint64_t key;
-	Dwfl *dwfl;
-	bool attached;
-	struct dw_state *cur;         /* the state the thread callbacks read through */
-} dw_proc;
 
 static struct dw_state *dw_arg(void *arg)
 {
