@@ -148,6 +148,7 @@ FLUSH_SO  := $(BUILD)/libjuflush.so
 
 .PHONY: layers
 .PHONY: doctor-test
+.PHONY: reuse-gens
 .PHONY: all run check check-asan bench bench-replay bench-trace deps clean unit cases matrix cross-replay fuzz perf-e2e goldens lint-vs-run style perf-check tools-test perf-gens
 all: deps $(BIN) $(FLUSH_SO)
 
@@ -576,6 +577,11 @@ $(BUILD)/bench-lint/jit-1.dump: $(BUILD)/tools/gen-big-dump
 # replay of a real recording (node, this host's perf): rate per unwinder against perf script,
 # peak RSS on the recording grown to 10,000 and BENCH_SAMPLES samples (tools/bench-replay)
 BENCH_SAMPLES ?= 100000
+# issue 34's reproducer (tools/jit-reuse.c) under every perf generation here: what each
+# perf prints for code written over code, and the replay's agreement (docs/perf-remembers.md)
+reuse-gens: $(BIN) $(JIT_REUSE)
+	tools/reuse-gens --bin ./$(BIN) --jit-reuse $(JIT_REUSE) || test $$? = 77
+
 bench-replay: deps $(BIN)
 	$(if $(RUNNER),@echo "bench-replay: skipped: the recording is made on this host's arch",tools/bench-replay --bin ./$(BIN) --samples $(BENCH_SAMPLES) || test $$? = 77)
 

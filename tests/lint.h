@@ -158,6 +158,7 @@ void mk_dbg_name(struct jb *b, bool bad, struct ctx *c);
 void mk_dbg_tail(struct jb *b, bool bad, struct ctx *c);
 void mk_move_unknown(struct jb *b, bool bad, struct ctx *c);
 void mk_move_mismatch(struct jb *b, bool bad, struct ctx *c);
+void mk_reuse(struct jb *b, bool bad, struct ctx *c);
 void mk_dbg_after(struct jb *b, bool bad, struct ctx *c);
 void mk_dbg_noload(struct jb *b, bool bad, struct ctx *c);
 void mk_dbg_mismatch(struct jb *b, bool bad, struct ctx *c);

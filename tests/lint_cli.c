@@ -2,6 +2,7 @@
  * oracle and the truth, and the row cache and code memo keeping findings
  * (tests/lint.h). */
 #include "tests/lint.h"
+#include "tests/hostarch.h"
 
 /* ---- the CLI, and the harness's own dumps ---- */
 
@@ -239,6 +240,29 @@ START_TEST(golden_dump)
 }
 END_TEST
 
+/* tools/jit-reuse.c's dumps (issue 34): B written over A at one address with
+ * its own unwinding info is JD062, naming both loads; B alone is silent. */
+START_TEST(reuse_dump)
+{
+	const char *jr = getenv("JU_JIT_REUSE");
+	if (!jr || access(jr, X_OK) || runs_under_other_arch()) {
+		fprintf(stderr, "lint reuse_dump: skipped: no JU_JIT_REUSE (make unit sets it) or a qemu-user build\n");
+		return;
+	}
+	static const char *const modes[] = { "reuse", "alone" };
+	for (int m = 0; m < 2; m++) {
+		ck_assert_int_eq(sh("rm -rf %s/%s && mkdir %s/%s && %s %s/%s %s 5", tmp, modes[m], tmp, modes[m], jr, tmp,
+				    modes[m], modes[m]), 0);
+		sh("%s lint %s/%s/jit-*.dump", bin, tmp, modes[m]);
+		if (m == 0)
+			ck_assert_msg(strstr(out, "JD062 code-reused: CODE_LOAD 'B'") && strstr(out, "'B'+0x0..") &&
+				      strstr(out, "the CODE_LOAD 'A' at file offset") && strstr(out, "'A'+0x0.."), "%s", out);
+		else
+			ck_assert_msg(!strstr(out, "JD062"), "alone: %s", out);
+	}
+}
+END_TEST
+
 struct expect_case {
 	const char *name;
 	const char *ids;         /* rule ids (warning and error) the case's dump must yield, sorted */
@@ -283,7 +307,11 @@ static const struct expect_case expect_cases[] = {
 	{ "unwind-after-load", "JD030" },
 	/* the first generation's directives forget the CFA's offset on purpose
 	 * (docs/case-format.md "Generations"); the second's are right */
-	{ "gen-reuse-cfi-only", "JD052" },
+	{ "gen-reuse-cfi-only", "JD052 JD062" },
+	/* the second generation's load over the first's code with other CFI
+	 * (JD062: perf keeps the first's state there); the same shape is silent */
+	{ "gen-reuse-frame-shape", "JD062" },
+	{ "gen-late-load", "JD062" },
 	/* the hybrid cases run two levels of CPython's trampolines; with CPython's FDE, x86_64's never restores
 	 * rbp's rule after the pop and aarch64's names x29/x30 after the ldp
 	 * (JD057), and aarch64's rows are also checked against the code (JD052) */
@@ -843,6 +871,7 @@ void lint_add_cli(TCase *cli)
 	tcase_add_test(cli, golden_rules);
 	tcase_add_test(cli, cli_order_and_filters);
 	tcase_add_test(cli, golden_dump);
+	tcase_add_test(cli, reuse_dump);
 	tcase_add_test(cli, harness_dumps);
 	tcase_add_test(cli, dump_rows_match_oracle);
 }

@@ -964,3 +964,17 @@ void mk_tid(struct jb *b, bool bad, struct ctx *c)
 	if (bad)
 		memcpy(b->p + at + JD_LOAD_TID, tid, 4);
 }
+
+/* Code reused at one address (JD062): bad writes FB's code and CFI over F's
+ * at ADDR, as tools/jit-reuse.c writes B over A; fixed, the same code and
+ * CFI again (an identical re-load, no finding). */
+void mk_reuse(struct jb *b, bool bad, struct ctx *c)
+{
+	struct tr_unwind_opts o;
+	lt_opts_clean(&o);
+	lt_base(b);
+	if (bad)
+		jb_func(b, FB, &o, "big", ADDR, 1);
+	else
+		jb_func(b, F, &o, "tramp", ADDR, 1);
+}

@@ -2,6 +2,7 @@
  * malformed files rejected with an offset (never a read outside the buffer:
  * this suite also runs under ASan). */
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,51 @@ START_TEST(malformed)
 }
 END_TEST
 
+/* A dump whose last record (a re-load of the first load's address) is cut
+ * short: jd_open refuses it, jd_open_whole_records keeps the whole records
+ * before it, as perf inject's reader does, and names the rest; a dump that
+ * ends on a record boundary has no tail, and a bad one is still refused. */
+START_TEST(whole_records)
+{
+	char dir[] = "/tmp/jujd-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	struct jdw w;
+	ck_assert_int_eq(jdw_open(&w, dir, EM_X86_64), 0);
+	static const uint8_t code[] = { 0x55, 0x48, 0x89, 0xe5, 0xff, 0xd1, 0x5d, 0xc3 };
+	uint64_t idx;
+	ck_assert_int_eq(jdw_code_load(&w, "A", 0x7f0000001000, code, sizeof(code), &idx), 0);
+	ck_assert_int_eq(jdw_code_load(&w, "B", 0x7f0000001000, code, sizeof(code), &idx), 0);
+	char path[4096];
+	snprintf(path, sizeof(path), "%s", w.path);
+	ck_assert_int_eq(jdw_close(&w), 0);
+	struct jd_file f;
+	struct ju_err e, tail;
+	ck_assert_int_eq(jd_open_whole_records(&f, path, &e, &tail), 0);
+	ck_assert_str_eq(tail.msg, "");
+	ck_assert_uint_eq(f.nloads, 2);
+	uint64_t second = f.recs[1].file_off;
+	jd_close(&f);
+	ck_assert_int_eq(truncate(path, (off_t)second + 30), 0);
+	ck_assert_int_eq(jd_open(&f, path, &e), -EINVAL);
+	ck_assert_msg(strstr(e.msg, "runs past the end"), "%s", e.msg);
+	ck_assert_int_eq(jd_open_whole_records(&f, path, &e, &tail), 0);
+	ck_assert_uint_eq(f.nloads, 1);
+	ck_assert_str_eq(f.loads[0].name, "A");
+	ck_assert_msg(strstr(tail.msg, "runs past the end of the file (30 bytes left)"), "%s", tail.msg);
+	ck_assert_uint_ge(tail.offset, second);
+	ck_assert_uint_lt(tail.offset, second + 30);
+	jd_close(&f);
+	/* a broken header is no tail */
+	FILE *fp = fopen(path, "r+b");
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_int_eq(fwrite("XXXX", 1, 4, fp), 4);
+	fclose(fp);
+	ck_assert_int_eq(jd_open_whole_records(&f, path, &e, &tail), -EINVAL);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 START_TEST(name_not_terminated)
 {
 	uint8_t b[512];
@@ -157,6 +203,7 @@ Suite *suite_jitdump(void)
 	tcase_add_test(tc, unwind_kept_when_hdr_zero);
 	tcase_add_loop_test(tc, malformed, 0, sizeof(bad) / sizeof(bad[0]));
 	tcase_add_test(tc, name_not_terminated);
+	tcase_add_test(tc, whole_records);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -21,7 +21,7 @@ static const struct rule_case {
 	{ "JD044", mk_ehptr }, { "JD045", mk_unaligned }, { "JD046", mk_gap }, { "JD047", mk_outside },
 	{ "JD048", mk_nofde }, { "JD049", mk_ms0 }, { "JD050", mk_ms16 }, { "JD051", mk_overlap },
 	{ "JD052", mk_cfa }, { "JD052", mk_cfa_a64 }, { "JD052", mk_cfa_rv }, { "JD059", mk_ra_rv }, { "JD053", mk_ra }, { "JD054", mk_absolute }, { "JD056", mk_unwempty },
-	{ "JD060", mk_move_unknown }, { "JD061", mk_move_mismatch }, { "JD070", mk_dbg_after },
+	{ "JD060", mk_move_unknown }, { "JD061", mk_move_mismatch }, { "JD062", mk_reuse }, { "JD070", mk_dbg_after },
 	{ "JD071", mk_dbg_noload }, { "JD072", mk_dbg_mismatch }, { "JD073", mk_dbg_entries },
 	{ "JD074", mk_dbg_over }, { "JD075", mk_dbg_range }, { "JD090", mk_profile }, { "JD099", mk_limit },
 	{ "JD057", mk_below_sp }, { "JD058", mk_saved_early }, { "JD059", mk_ra_code }, { "JD080", mk_deep },

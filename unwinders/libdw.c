@@ -75,6 +75,7 @@ struct dw_state {
 	const struct uw_sample *s;
 	struct uw_result *r;
 	bool next_fallback;         /* the frame the current one unwinds to has no CFI */
+	bool next_earlier;          /* ... is found with an earlier load's module (dw_earlier) */
 	uint64_t fallback_pc;        /* the pc whose missing CFI made the next frame a fallback */
 	bool stopped;               /* the frame callback set r->stop */
 	bool mem_fail;
@@ -203,6 +204,68 @@ static bool dw_anon_kept(const struct uw_view *v, uint64_t addr)
 	return false;
 }
 
+/* The jitted files perf 7's Dwfl per process had reported modules of, by
+ * base: the first one at each (dw_earlier), emptied with that Dwfl. */
+struct dw_jload { uint64_t base; char *path; };
+
+/* perf >= 7's Dwfl per process, kept across samples and views, and the
+ * jitted files it reported modules of (jl) */
+static struct {
+	uint64_t key;
+	Dwfl *dwfl;
+	bool attached;
+	struct dw_state *cur;         /* the state the thread callbacks read through */
+	struct { struct dw_jload *e; size_t cap, n; } jl;
+} dw_proc;
+
+static struct dw_jload *dw_jl_slot(uint64_t base)
+{
+	size_t mask = dw_proc.jl.cap - 1, i = (size_t)((base >> 4) * 0x9e3779b97f4a7c15ull) & mask;
+	for (size_t k = 0; k < dw_proc.jl.cap; k++, i = (i + 1) & mask)
+		if (!dw_proc.jl.e[i].path || dw_proc.jl.e[i].base == base)
+			return &dw_proc.jl.e[i];
+	return NULL;
+}
+
+static void dw_jl_clear(void)
+{
+	for (size_t i = 0; i < dw_proc.jl.cap; i++)
+		free(dw_proc.jl.e[i].path);
+	free(dw_proc.jl.e);
+	memset(&dw_proc.jl, 0, sizeof(dw_proc.jl));
+}
+
+static const char *dw_jl_first(uint64_t base)
+{
+	const struct dw_jload *e = dw_proc.jl.cap ? dw_jl_slot(base) : NULL;
+	return e && e->path ? e->path : NULL;
+}
+
+/* remember path at base unless a file is there already (out of memory: not remembered) */
+static void dw_jl_note(uint64_t base, const char *path)
+{
+	if (dw_jl_first(base))
+		return;
+	if (2 * (dw_proc.jl.n + 1) > dw_proc.jl.cap) {
+		size_t cap = dw_proc.jl.cap ? 2 * dw_proc.jl.cap : 64;
+		struct dw_jload *old = dw_proc.jl.e, *e = calloc(cap, sizeof(*e));
+		size_t ocap = dw_proc.jl.cap;
+		if (!e)
+			return;
+		dw_proc.jl.e = e;
+		dw_proc.jl.cap = cap;
+		for (size_t i = 0; i < ocap; i++)
+			if (old[i].path)
+				*dw_jl_slot(old[i].base) = old[i];
+		free(old);
+	}
+	struct dw_jload *e = dw_jl_slot(base);
+	if (e && (e->path = strdup(path))) {
+		e->base = base;
+		dw_proc.jl.n++;
+	}
+}
+
 /* The module perf's __report_module settles on for map m: the Dwfl's module
  * at addr if it starts at the map's base, else one reported there (perf's
  * short name; the file is read where the view wrote it); NULL when that
@@ -218,6 +281,8 @@ static Dwfl_Module *dw_module_at(struct dw_state *st, const struct pv_map *m, ui
 		const char *name = dw_perf_name(m->dso), *slash = strrchr(name, '/');
 		mod = dwfl_report_elf(st->dwfl, slash ? slash + 1 : name, m->dso->path, -1, base, false);
 	}
+	if (mod && st->proc && m->dso->jitted)
+		dw_jl_note(base, m->dso->path);
 	return mod;
 }
 
@@ -286,6 +351,27 @@ static bool dw_has_cfi(struct dw_state *st, uint64_t pc)
 	return ok;
 }
 
+/* perf 7's Dwfl per process keeps the modules earlier loads reported at an
+ * address (dropped only when perf removes a map: maps__remove, never when a
+ * load's MMAP2 is inserted over another), and libdwfl's answers at that
+ * address follow from them: a chain through a load at a base an earlier
+ * load's module was reported at is unwound in a Dwfl that holds both.  true
+ * so, with r->earlier_why told once. */
+static bool dw_earlier(struct dw_state *st, uint64_t addr, struct uw_result *r)
+{
+	const struct pv_map *m = st->proc ? pv_find(st->pv, addr) : NULL;
+	const char *file = m && m->dso && m->dso->jitted ? dw_jl_first(dw_base(st->pv, m)) : NULL;
+	if (!file || !strcmp(file, m->dso->path))
+		return false;
+	if (!r->earlier_why[0]) {
+		const char *was = strrchr(file, '/'), *now = strrchr(m->dso->path, '/');
+		snprintf(r->earlier_why, sizeof(r->earlier_why),
+			 "frame %d at 0x%llx: perf's Dwfl for the process holds %s's module reported there before %s's", r->n,
+			 (unsigned long long)addr, was ? was + 1 : file, now ? now + 1 : m->dso->path);
+	}
+	return true;
+}
+
 __attribute__((format(printf, 3, 4)))
 static int dw_stop(struct dw_state *st, enum uw_stop stop, const char *fmt, ...)
 {
@@ -324,6 +410,9 @@ static int dw_frame_cb(Dwfl_Frame *state, void *arg)
 	/* perf stores pc - 1 for non-activation frames: undone */
 	r->addr[r->n] = pc;
 	r->flags[r->n] = !first && st->next_fallback ? UW_F_FALLBACK : 0;
+	if (!first && st->next_earlier)
+		r->flags[r->n] |= UW_F_EARLIER_RULES;
+	st->next_earlier = dw_earlier(st, adj, r);
 	if (!first && act)
 		r->flags[r->n] |= UW_F_ACTIVATION;
 	if ((r->flags[r->n] & UW_F_FALLBACK) && !r->fallback_why[0])
@@ -553,13 +642,6 @@ static int dw_open(const struct uw_view *v, void **state, char *err, size_t errl
 	return 0;
 }
 
-/* perf >= 7's Dwfl per process, kept across samples and views */
-static struct {
-	uint64_t key;
-	Dwfl *dwfl;
-	bool attached;
-	struct dw_state *cur;         /* the state the thread callbacks read through */
-} dw_proc;
 
 static struct dw_state *dw_arg(void *arg)
 {
@@ -574,6 +656,7 @@ static int dw_use_proc(struct dw_state *st, uint64_t key)
 			return -ENOMEM;
 		if (dw_proc.dwfl)
 			dwfl_end(dw_proc.dwfl);
+		dw_jl_clear();
 		dw_proc.dwfl = d;
 		dw_proc.key = key;
 		dw_proc.attached = false;
@@ -605,9 +688,12 @@ static int dw_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 {
 	struct dw_state *st = state;
 	r->fallback_why[0] = 0;
+	r->earlier_why[0] = 0;
 	r->n = 0;
 	r->why[0] = 0;
 	r->stop = UW_STOP_END;
+	if (st)
+		st->next_earlier = false;
 	if (!st || !st->pv || !v || v->pv != st->pv) {
 		r->stop = UW_STOP_ERROR;
 		snprintf(r->why, sizeof(r->why), "no perf view");

@@ -740,7 +740,8 @@ static const struct cli_opt replay_opts[] = {
 	{ "no-perf", 0, NULL, "(FILE.data) leave the perf column out", .set = set_data_only, .off = RP_OFF(rr.no_perf) },
 	{ "top", 0, "N", "(FILE.data) JIT symbol + offset keys shown", .def_text = "50", .set = set_data_only,
 	  .off = RP_OFF(rr.top), .lo = 0, .hi = 1000000, .example = "10" },
-	{ "max-views", 0, "N", "(FILE.data) views of perf at other times built per dump", .def_text = "16",
+	{ "max-views", 0, "N", "(FILE.data) accepted and ignored: every sample now replays exactly as\n"
+	  "against perf's view at its own time (it was a budget of such views)", .def_text = "none",
 	  .set = set_data_only, .off = RP_OFF(rr.max_views), .example = "4" },
 	{ "lint", 0, NULL, "(FILE.data) lint each dump and line its findings up with every pc where a\n"
 	  "DWARF unwinder loses a JIT frame's caller", .set = set_data_only, .off = RP_OFF(rr.lint) },

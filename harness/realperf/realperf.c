@@ -369,7 +369,8 @@ int hx_rp_open(struct hx_rp **out, struct rr *r, const char *cmd)
 	snprintf(p->emulation, sizeof(p->emulation), "%s", b->engine);
 	p->emu_col = hx_rr_column(r, p->emulation);
 	p->absolute = -1;
-	r->dwfl_per_sample = b->major < 7;
+	r->dwfl_per_sample = !pv_memory_of(b->major)->dw_per_process;
+	r->lu_per_sample = !pv_memory_of(b->major)->lu_per_process;
 	if (work_dir(p, r) || jitted_names(p, r)) {
 		snprintf(r->err, sizeof(r->err), "the perf column: %s", p->dir[0] ? strerror(errno) : "out of memory");
 		hx_rp_free(p);

@@ -38,6 +38,12 @@ static int cmp_smp(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 static int cmp_exec(const void *a, const void *b)
 {
 	const struct rr_exec *x = a, *y = b;
@@ -146,6 +152,7 @@ static int view_build(struct rr *r, struct rr_view *v, uint32_t pid, uint64_t t)
 	}
 	v->built = true;
 	v->pid = pid;
+	v->time = t;
 	r->nviews++;
 	r->nviews_dump += jd != NULL;
 	return 0;
@@ -245,88 +252,6 @@ bool hx_rr_anon_path(const char *p)
 {
 	return p[0] != '/' || !strncmp(p, "//anon", 6) || !strncmp(p, "/dev/zero", 9) ||
 	       !strncmp(p, "/anon_hugepage", 14) || !strncmp(p, "/memfd:", 7) || !strncmp(p, "/SYSV", 5);
-}
-
-/* The lowest start and the lowest start - pgoff of path's maps in s: perf's
- * libunwind takes a DSO's base from them (read_unwind_spec_eh_frame: every
- * map of the DSO in the thread's tree, the stale ones of an image before an
- * exec included).  A scan of the snapshot, remembered per snapshot state and
- * path (a replay asks for a few paths per sample, in few snapshots). */
-static void lowest_of(struct rr *r, const struct mt_snap *s, const char *path, uint64_t *start, uint64_t *base)
-{
-	for (size_t k = 0; k < RR_LOW_CACHE; k++) {
-		const struct rr_low *c = &r->low[k];
-		if (c->snap == s && c->applied == s->applied && c->n == s->n && c->pid == s->pid && c->path &&
-		    !strcmp(c->path, path)) {
-			*start = c->start;
-			*base = c->base;
-			return;
-		}
-	}
-	*start = *base = UINT64_MAX;
-	for (size_t i = 0; i < s->n; i++)
-		if (!strcmp(s->maps[i].path, path)) {
-			if (s->maps[i].start < *start)
-				*start = s->maps[i].start;
-			if (s->maps[i].start - s->maps[i].pgoff < *base)
-				*base = s->maps[i].start - s->maps[i].pgoff;
-		}
-	struct rr_low *c = &r->low[r->low_next++ % RR_LOW_CACHE];
-	*c = (struct rr_low){ .snap = s, .applied = s->applied, .n = s->n, .pid = s->pid, .path = path,
-			      .start = *start, .base = *base };
-}
-
-/* The same map, but a file (or the vDSO) mapped at another base too: the
- * DSO's base in perf's libunwind moves with the maps present (an exec's old
- * image), so the view must have the lowest maps the tree had. */
-static bool same_base(struct rr *r, const struct rr_view *v, const struct mt_snap *at, const char *path)
-{
-	if (!hx_rr_rebased(r, path))
-		return true;
-	uint64_t s0, b0, s1, b1;
-	lowest_of(r, at, path, &s0, &b0);
-	lowest_of(r, &v->snap, path, &s1, &b1);
-	return s0 == s1 && b0 == b1;
-}
-
-/* Does addr resolve in the view as in the tree at the sample's time?  A
- * load again at the same place under the same name (V8 re-announces moved
- * and copied code) counts as the same. */
-static bool same_at(struct rr *r, const struct rr_view *v, const struct mt_snap *at, uint64_t a)
-{
-	const struct mt_map *x = mt_find(at, a);
-	const struct pv_map *y = pv_find(&v->sess.pv, a);
-	if (x && y && y->dso && r->vdso[0] && !strcmp(x->path, "[vdso]")) {
-		if (strcmp(y->dso->path, r->vdso) || y->start != x->start || y->end != x->end)
-			return false;
-		return same_base(r, v, at, x->path);
-	}
-	if (x && !r->is_jit[x->seq] && hx_rr_anon_path(x->path))
-		x = NULL;
-	if (y && !y->dso)     /* [stack], [heap]: no DSO, as hx_rr_anon_path says */
-		y = NULL;
-	if (!x || !y)
-		return !x && !y;
-	if (r->is_jit[x->seq])
-		return y->dso->jitted && y->dso->load && y->start == x->start && y->end == x->end &&
-		       !strcmp(y->dso->load->name ? y->dso->load->name : "", x->path);
-	size_t sl = r->symfs ? strlen(r->symfs) : 0;
-	if (y->dso->jitted || y->start != x->start || y->end != x->end || y->pgoff != x->pgoff ||
-	    strlen(y->dso->path) < sl || strcmp(y->dso->path + sl, x->path))
-		return false;
-	return same_base(r, v, at, x->path);
-}
-
-/* Does any frame of any chain resolve otherwise in the tree as it stood
- * at the sample's time than in the view? */
-static bool stale(struct rr *r, const struct rr_view *v, const struct mt_snap *at,
-		  struct uw_result *res, size_t n)
-{
-	for (size_t u = 0; u < n; u++)
-		for (int i = 0; i < res[u].n; i++)
-			if (!same_at(r, v, at, res[u].addr[i] - (i ? 1 : 0)))
-				return true;
-	return false;
 }
 
 static struct rr_key *key_of(struct rr *r, const char *name, uint64_t off)
@@ -474,9 +399,7 @@ static void key_first(struct rr *r, struct rr_view *cur, struct rr_key *k, const
 static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, const struct mt_snap *at,
 			 const struct rr_sample *rs, struct uw_result *res, const struct pd_event *evp);
 
-/* Replay against perf's view at the end of the recording; a sample that
- * resolves differently in the tree at its own time replays against the
- * time view (rebuilt at its time while the budget lasts). */
+/* One sample against perf's view of its process at its own time. */
 static int replay_one(struct rr *r, struct rr_view *fin, struct rr_view *tv, const struct mt_snap *at,
 		      const struct rr_sample *rs, struct uw_result *res)
 {
@@ -494,57 +417,53 @@ static int replay_one(struct rr *r, struct rr_view *fin, struct rr_view *tv, con
 	return rc;
 }
 
-/* The chains against perf's view at the end of the recording; a sample
- * any of whose frames resolves differently in the tree at its own time
- * replays against the time view (rebuilt at its time while the budget
- * lasts).  The view the chains in res come from, or NULL (r->err). */
-static struct rr_view *pick_view(struct rr *r, struct rr_view *fin, struct rr_view *tv, const struct mt_snap *at,
-				 const struct rr_sample *rs, const struct uw_sample *s, bool regs, bool kfp,
-				 struct uw_result *res)
+/* A view of the sample's process that answers it as perf's view at the
+ * sample's own time does: the one at the recording's end (fin) or the last
+ * one built (tv) where nothing the sample can reach changed in between
+ * (hx_rr_same_over: realreplay_exact.c), else one built at its time.  No
+ * sample is resolved against another moment's view; two views live at a
+ * time, and the jitted .so files are written once for all (view_dir).
+ * The view, or NULL with r->err. */
+static struct rr_view *view_at(struct rr *r, struct rr_view *fin, struct rr_view *tv, const struct mt_snap *at,
+			       const struct rr_sample *rs, const struct uw_sample *s)
 {
-	size_t c0 = regs ? 0 : r->nu, ncol = r->nu + kfp;
-	run_all(r, fin, s, regs, kfp, res);
-	if (!stale(r, fin, at, res + c0, ncol - c0))
-		return fin;
-	bool ok = false;
-	if (tv->built && tv->pid == rs->pid) {
-		run_all(r, tv, s, regs, kfp, res);
-		ok = !stale(r, tv, at, res + c0, ncol - c0);
-	}
-	/* the budget is for views with a dump (each writes and reads its
-	 * jitted .so files); one of a process without is its maps alone */
-	size_t di;
-	if (!ok && (!dump_of(r, rs->pid, &di) || r->nviews_dump < r->max_views)) {
-		if (view_build(r, tv, rs->pid, rs->time))
-			return NULL;
-		run_all(r, tv, s, regs, kfp, res);
-		ok = true;
-	}
-	if (ok) {
-		r->nstale++;
+	r->nstale++;             /* undone below for the end's view */
+	if (tv->built && tv->pid == rs->pid && tv->snap.applied == at->applied)
 		return tv;
+	/* without timestamps to order loads by, or with a code_index loaded
+	 * twice (its file's bytes change under an earlier map), by state only */
+	bool by_words = r->clock_ok && !r->index_reused;
+	if (by_words) {
+		if (fin->built && fin->pid != rs->pid)
+			view_fini(r, fin);
+		if (!fin->built && view_build(r, fin, rs->pid, UINT64_MAX))
+			return NULL;
+		/* past the process's last change, the end's view is the sample's own */
+		if (fin->snap.applied == at->applied || hx_rr_same_over(r, rs->pid, rs->time, UINT64_MAX, s)) {
+			r->nstale--;
+			return fin;
+		}
+		if (tv->built && tv->pid == rs->pid && hx_rr_same_over(r, rs->pid, tv->time, rs->time, s))
+			return tv;
 	}
-	run_all(r, fin, s, regs, kfp, res);
-	r->ninexact++;
-	return fin;
+	if (view_build(r, tv, rs->pid, rs->time))
+		return NULL;
+	return tv;
 }
 
-/* The columns that keep perf's state of the process (libunwind's address
- * space and cache) run once more, with it, on the view the sample replays
- * against: the tries of pick_view ran them without, so a view the sample
- * does not belong to leaves nothing in the state. */
-static void run_stateful(struct rr *r, struct rr_view *cur, struct uw_sample *s, uint32_t pid,
-			 struct uw_result *res)
+/* Does a dump load one code_index twice? */
+static bool code_index_reused(const struct jd_file *jd)
 {
-	s->lu_proc = (uint64_t)pid + 1;
-	for (size_t u = 0; u < r->nu; u++) {
-		if (!r->uws[u]->proc_state)
-			continue;
-		struct hx_sess_sample in = { .full = s, .dump = s, .only = (int)u };
-		hx_sess_sample(&cur->sess, &in, NULL, r->ures);
-		res[u] = r->ures[u].r;
-	}
-	s->lu_proc = 0;
+	uint64_t *ix = malloc((jd->nloads + 1) * sizeof(*ix));
+	bool dup = !ix;          /* out of memory: taken to, the safe answer */
+	for (size_t i = 0; ix && i < jd->nloads; i++)
+		ix[i] = jd->loads[i].code_index;
+	if (ix)
+		qsort(ix, jd->nloads, sizeof(*ix), cmp_u64);
+	for (size_t i = 1; ix && i < jd->nloads && !dup; i++)
+		dup = ix[i] == ix[i - 1];
+	free(ix);
+	return dup;
 }
 
 /* A sample some chain of which took an earlier load's rules at a pc (perf's
@@ -552,7 +471,7 @@ static void run_stateful(struct rr *r, struct rr_view *cur, struct uw_sample *s,
 static void note_earlier(struct rr *r, struct rr_key *k, const struct uw_result *res, size_t c0)
 {
 	for (size_t u = c0; u < r->nu; u++) {
-		if (!r->uws[u]->proc_state || !res[u].earlier_why[0])
+		if (!res[u].earlier_why[0])
 			continue;
 		if (!k->earlier++)
 			snprintf(k->earlier_why, sizeof(k->earlier_why), "%s: %s", hx_rr_col_name(r, u),
@@ -626,13 +545,14 @@ static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, 
 	/* --call-graph fp: the recorded chain is the only column */
 	uint64_t pc = regs ? uw_reg(&s, r->arch->perf_ip) : chain[0];
 	size_t c0 = regs ? 0 : r->nu, ncol = r->nu + kfp;
-	if (!fin->built && view_build(r, fin, rs->pid, UINT64_MAX))
-		return -1;
-	struct rr_view *cur = pick_view(r, fin, tv, at, rs, &s, regs, kfp, res);
+	struct rr_view *cur = view_at(r, fin, tv, at, rs, &s);
 	if (!cur)
 		return -1;
-	if (regs)
-		run_stateful(r, cur, &s, rs->pid, res);
+	/* the columns that keep perf's state of the process (libunwind's
+	 * address space and cache) keep it per pid, in sample order */
+	s.lu_proc = r->lu_per_sample ? 0 : (uint64_t)rs->pid + 1;
+	run_all(r, cur, &s, regs, kfp, res);
+	s.lu_proc = 0;
 	/* real perf's chain of the same sample, placed in the same tree */
 	bool pf = r->perf && hx_rp_sample(r->perf, r, cur, at, rs, regs, pc, res, &res[r->nu + 1]) == 1;
 	struct rr_jit jx;
@@ -689,6 +609,8 @@ static int replay_all(struct rr *r)
 		snprintf(r->err, sizeof(r->err), "out of memory");
 	if (r->nexe)
 		qsort(r->exe, r->nexe, sizeof(*r->exe), cmp_exec);
+	for (size_t d = 0; d < r->ndumps; d++)
+		r->index_reused |= code_index_reused(&r->jd[d]);
 	size_t e = 0;
 	for (size_t i = 0; !rc && i < r->nsmp; i++) {
 		const struct rr_sample *rs = &r->smp[i];
@@ -696,8 +618,6 @@ static int replay_all(struct rr *r)
 		for (; e < r->nexe && (r->exe[e].time < rs->time ||
 				       (r->exe[e].time == rs->time && r->exe[e].off < rs->off)); e++)
 			uw_libunwind_flush((uint64_t)r->exe[e].pid + 1);
-		if (fin.built && rs->pid != fin.pid)
-			view_fini(r, &fin);      /* another process: its own view */
 		size_t cnt = mt_count_upto(&r->mt, rs->time);
 		if (!have_at || rs->pid != at_pid || cnt != at_count) {
 			if (mt_at(&r->mt, rs->pid, rs->time, &at)) {
@@ -716,6 +636,7 @@ static int replay_all(struct rr *r)
 	uw_libunwind_forget();
 	mt_snap_free(&fin.snap);
 	mt_snap_free(&tv.snap);
+	hx_rr_exact_free(r);
 	mt_snap_free(&at);
 	free(res);
 	free(r->ures);

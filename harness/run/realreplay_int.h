@@ -59,6 +59,7 @@ struct rr_view {
 	struct hx_sess sess;          /* perf's two views, the unwinders' states */
 	bool built;
 	uint32_t pid;
+	uint64_t time;                /* the time it stands at (UINT64_MAX: the recording's end) */
 };
 
 /* Where a frame's address lies in JIT code: a jitdump load (in perf's
@@ -81,6 +82,8 @@ struct rr_low {
 };
 
 struct hx_rp;                   /* realperf.c */
+struct rr_chg;                  /* realreplay_exact.c */
+#define RR_CHG_PROCS 8
 struct hx_rl;                   /* replaylint.c */
 
 struct rr {
@@ -126,6 +129,7 @@ struct rr {
 	bool clock_ok;
 	uint64_t stack_size;          /* the attr's sample_stack_user */
 	uint64_t released;            /* file pages before this offset dropped (replay_one) */
+	bool lu_per_sample;           /* the perf column's libunwind path keeps nothing across samples (pv_memory_of) */
 	bool dwfl_per_sample;         /* the perf column's perf is older than 7: its libdw path
 				       * makes a Dwfl per sample (else one per process) */
 	struct hx_rp *perf;           /* the real perf column (--perf), NULL without */
@@ -137,6 +141,9 @@ struct rr {
 	 * the build-id cache ($PERF_BUILDID_DIR, else ~/.debug); "" none */
 	char vdso_bid[2 * 20 + 1];    /* its build-id in hex ("" none recorded) */
 	char vdso[4200];              /* the cached file, if readable */
+	struct rr_chg *chg;           /* realreplay_exact.c: each process's changes (RR_CHG_PROCS) */
+	size_t chg_next;
+	bool index_reused;            /* a dump loads one code_index twice: a later load changes an earlier map's bytes */
 	char err[1024];
 };
 
@@ -166,6 +173,11 @@ int hx_rr_column(const struct rr *r, const char *name);
 /* why samples sat in JIT code perf cannot see (r->nanon_bare): the likely
  * cause, from what the recording holds; "" when none did */
 void hx_rr_anon_why(const struct rr *r, char *b, size_t n);
+/* Does a view of pid's maps at t0 answer the sample as one at t1 would (none
+ * of its words in a range mapped in between, no file mapped in between)?
+ * false when it cannot tell (out of memory). */
+bool hx_rr_same_over(struct rr *r, uint32_t pid, uint64_t t0, uint64_t t1, const struct uw_sample *s);
+void hx_rr_exact_free(struct rr *r);
 /* "anonymous": perf keeps no file for such a mapping */
 bool hx_rr_anon_path(const char *p);
 

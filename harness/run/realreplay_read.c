@@ -97,6 +97,12 @@ static bool perf_refuses(const struct ju_err *je)
 	return je->offset == JD_HDR_VERSION || je->offset == JD_HDR_FLAGS;
 }
 
+/* where the dump's last whole record ends (the header's 40 bytes without one) */
+static uint64_t whole_end(const struct jd_file *f)
+{
+	return f->nrecs ? f->recs[f->nrecs - 1].file_off + f->recs[f->nrecs - 1].total_size : 40;
+}
+
 static int add_dump_as(struct rr *r, const char *recorded, bool found)
 {
 	for (size_t i = 0; i < r->ndumps; i++)
@@ -111,8 +117,8 @@ static int add_dump_as(struct rr *r, const char *recorded, bool found)
 	}
 	size_t i = r->ndumps;
 	char *real = hx_rr_with_symfs(r, recorded);
-	struct ju_err je;
-	int orc = real ? jd_open(&r->jd[i], real, &je) : -1;
+	struct ju_err je, tail;
+	int orc = real ? jd_open_whole_records(&r->jd[i], real, &je, &tail) : -1;
 	if (orc) {
 		if (real && found && perf_refuses(&je) && r->nrefused < RR_MAX_DUMPS &&
 		    (r->refused[r->nrefused] = strdup(recorded))) {
@@ -131,6 +137,11 @@ static int add_dump_as(struct rr *r, const char *recorded, bool found)
 		free(real);
 		return -1;
 	}
+	if (tail.msg[0])
+		fprintf(stderr, "jitunwind: %s: offset 0x%" PRIx64 ": %s: judged up to the last whole record (%zu "
+			"records, %zu loads), as perf inject -j reads it; the %zu bytes from offset 0x%" PRIx64 " are not\n",
+			real, tail.offset, tail.msg, r->jd[i].nrecs, r->jd[i].nloads,
+			r->jd[i].size - (size_t)whole_end(&r->jd[i]), whole_end(&r->jd[i]));
 	r->dump_path[i] = real;
 	r->recorded[i] = strdup(recorded);
 	/* perf names the jitted .so files after the dump's directory as recorded */

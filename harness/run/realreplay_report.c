@@ -54,8 +54,8 @@ static void report_text(const struct rr *r, const struct rr_cols *cc)
 {
 	printf("replay %s: %zu samples (%" PRIu64 " in JIT code, %" PRIu64 " in native code under JIT frames, %" PRIu64 " without registers or stack), "
 	       "arch %s, %zu jitdump(s), %zu perf map(s), %" PRIu64 " view(s) built, %" PRIu64
-	       " sample(s) resolved at their own time, %" PRIu64 " past the view budget (resolved "
-	       "against a later view)\n", r->path, r->nsmp, r->njit, r->nunder, r->nnoregs,
+	       " sample(s) replayed on a view built at their own time or one alike for them, the rest on the "
+	       "recording's end's where nothing they reach changed after them; %" PRIu64 " against another moment's view\n", r->path, r->nsmp, r->njit, r->nunder, r->nnoregs,
 	       r->arch->facts->name, r->ndumps, r->npmaps, r->nviews, r->nstale, r->ninexact);
 	if (r->ninjected)
 		printf("  injected by perf inject -j: %" PRIu64 " jitted maps (taken from the dump)\n", r->ninjected);
@@ -76,8 +76,8 @@ static void report_text(const struct rr *r, const struct rr_cols *cc)
 	if (r->perf)
 		hx_rp_report_text(r->perf, r);
 	if (r->nearlier)
-		printf("  %" PRIu64 " JIT sample(s) unwound with the rules an earlier load had at a pc (perf's "
-		       "libunwind keeps them per process until an exec)\n", r->nearlier);
+		printf("  %" PRIu64 " JIT sample(s) unwound with what an earlier load left at a pc (perf's "
+		       "libunwind keeps its rules per process until an exec; perf 7's libdw its modules until a map is removed)\n", r->nearlier);
 	printf("  columns (reached-file/ended-in-jit/fallback/name-lost):");
 	for (size_t c = 0; c < cc->n; c++)
 		printf(" %s", hx_rr_col_name(r, cc->idx[c]));

@@ -168,7 +168,7 @@ static void replay_configs(struct replay *rp)
 	if (!rp->nsizes)
 		rp->sizes[rp->nsizes++] = 8192;
 	const struct hx_perf_build *b;
-	rp->dwfl_per_sample = hx_perf_probe(&b, NULL, 0) || b->major < 7;
+	rp->dwfl_per_sample = hx_perf_probe(&b, NULL, 0) || !pv_memory_of(b->major)->dw_per_process;
 }
 
 /* Parse the case, open the jitdump, parse the maps, build the process view.

@@ -167,6 +167,8 @@ const struct lint_rule lint_rules[LR__COUNT] = {
 		"with -g (--call-graph fp) the kernel takes the frame pointer as the address of a record {caller's frame pointer, return address}: where the code keeps anything else there (HotSpot's C2 and other JITs use rbp as an ordinary register), the walk reports whatever the two words it points at hold as callers, and goes on from there (--call-graph dwarf is not affected)." },
 	[LR_CODE_NOT_CODE] = { "JD087", "code-not-code", LINT_WARNING,
 		"perf writes a load's bytes into its jitted .so as the dump has them, so where they are not the code that ran, perf annotate and objdump of the .so show instructions the process never ran; perf's unwinders read the CFI and the stack, not these bytes." },
+	[LR_CODE_REUSED] = { "JD062", "code-reused", LINT_WARNING,
+		"perf keeps what it learned of the earlier load at these addresses (libunwind's cached rules per process until an exec, perf 7's libdw module per process until a map is removed), so chains through the new code can be unwound with the earlier load's CFI." },
 	[LR_FP_WINDOW] = { "JD086", "fp-window", LINT_WARNING,
 		"with -g (--call-graph fp) the kernel's walk skips a function's caller at every sample taken while the frame pointer still holds the caller's value: the instructions that push and set it, and those after it is restored; here the code does more work in that window than the frame's own instructions, so more samples lose the caller (--call-graph dwarf is not affected)." },
 };
@@ -450,6 +452,8 @@ static void place_mapping(struct lint_ctx *c, uint64_t rec_off, uint64_t start, 
 			break;
 		struct inode o = c->maps.n[x];
 		bool code_hit = start < o.code_end && o.code_start < cend;   /* code over code: reuse */
+		if (code_hit && name)
+			lint_reuse_check(c, rec_off, &o, start, cend, name);
 		if (!code_hit && !what[0]) {
 			if (name)
 				snprintf(what, sizeof(what), "the CODE_LOAD '%.40s'", name);
@@ -490,7 +494,8 @@ static void place_mapping(struct lint_ctx *c, uint64_t rec_off, uint64_t start, 
 		}
 	}
 	struct inode n = { .start = start, .end = end, .load_off = rec_off, .code_index = index,
-			   .code_start = start, .code_end = cend };
+			   .code_start = start, .code_end = cend, .unw_known = name != NULL,
+			   .has_unw = name && c->cur_has_unw, .unw_hash = name ? c->cur_unw_hash : 0 };
 	lint_it_insert(&c->maps, &n);
 	if (end > c->maps_end || c->maps.used == 1)
 		c->maps_end = end;
@@ -754,6 +759,9 @@ static void on_load(struct lint_ctx *c, const struct jdr_rec *r)
 		check_debug_for_load(c, r, d, doff);
 	struct pv_layout ly;
 	lint_layout(c->prof, l->code_addr, l->code_size, u, &ly);
+	c->cur_has_unw = u != NULL;
+	c->cur_unw_hash = u ? hash_code(u->data, u->avail < u->unwinding_size ? u->avail : u->unwinding_size) : 0;
+	c->reuse_said = false;
 	if (ly.map_start + ly.map_len < ly.map_start) {
 		lint_report(c, LR_ADDR_WRAP, r->off + JD_LOAD_CODE_ADDR, "CODE_LOAD '%.60s': [0x%" PRIx64 ", +0x%" PRIx64 ") wraps around",
 		       l->name, ly.map_start, ly.map_len);

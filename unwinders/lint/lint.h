@@ -104,6 +104,7 @@ enum lint_rule_id {
 	LR_FP_CLOBBERED,        /* JD085 */
 	LR_FP_WINDOW,           /* JD086 */
 	LR_CODE_NOT_CODE,       /* JD087 */
+	LR_CODE_REUSED,         /* JD062 */
 	LR__COUNT
 };
 

@@ -19,6 +19,8 @@ struct inode {
 	uint64_t load_off;        /* CODE_LOAD (or MOVE) record that made the mapping */
 	uint64_t code_index;
 	uint64_t code_start, code_end;   /* that load's code: [code_start, code_end) */
+	uint64_t unw_hash;        /* its UNWINDING_INFO's bytes hashed (unw_known: a CODE_LOAD's) */
+	bool unw_known, has_unw;
 	uint32_t prio, left, right;
 	uint32_t older, newer;    /* insertion order, for forgetting the oldest */
 };
@@ -124,6 +126,8 @@ struct lint_ctx {
 	struct cm_entry *cmemo;   /* lint_code.c's memo of whole code checks; NULL: none yet */
 	bool cm_off;              /* no memo (JU_LINT_MEMO=0, or it could not be allocated) */
 	bool code_seen;           /* check_identical: the load's code bytes are an earlier load's */
+	uint64_t cur_unw_hash;    /* the load being placed: its unwinding info hashed, whether it has one */
+	bool cur_has_unw, reuse_said;
 	struct fp_memo *fp_memo;  /* lint_fp.c's walk of the last load's code; NULL: none yet */
 	unsigned ra_col;          /* the code check's return address column */
 	unsigned lu_regs;         /* libunwind's register table size for the load's arch (JD055) */
@@ -147,6 +151,10 @@ struct lint_ctx {
 };
 
 /* One finding: counted, then passed on unless over max_per_rule. */
+/* lint_reuse.c: a CODE_LOAD whose code lies over a live earlier load's code
+ * with other unwinding information (JD062), told once per load */
+void lint_reuse_check(struct lint_ctx *c, uint64_t rec_off, const struct inode *o, uint64_t start, uint64_t cend,
+		      const char *name);
 void lint_report(struct lint_ctx *c, enum lint_rule_id id, uint64_t off, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 /* The same about some code (where: see struct lint_where). */

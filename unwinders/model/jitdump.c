@@ -146,7 +146,17 @@ static int check_record(const struct jdr_rec *r, struct ju_err *err)
 	}
 }
 
+static int parse_mem(struct jd_file *f, const uint8_t *data, size_t size, struct ju_err *err, struct ju_err *tail);
+
 int jd_parse_mem(struct jd_file *f, const uint8_t *data, size_t size, struct ju_err *err)
+{
+	return parse_mem(f, data, size, err, NULL);
+}
+
+/* tail: a record cut short by the end of the file (perf inject's reader
+ * stops there, having used every record before) ends the walk with tail
+ * set, not an error; NULL: it is one. */
+static int parse_mem(struct jd_file *f, const uint8_t *data, size_t size, struct ju_err *err, struct ju_err *tail)
 {
 	size_t rcap = 0, lcap = 0;
 	f->data = data;
@@ -178,7 +188,9 @@ int jd_parse_mem(struct jd_file *f, const uint8_t *data, size_t size, struct ju_
 		if (r.id == JD_CODE_LOAD && (rc = take_load(f, &lcap, &r, u, uoff, err)))
 			return rc;
 	}
-	if (rc < 0)
+	if (rc < 0 && tail && (we.kind == JDR_PAST_END || we.kind == JDR_PREFIX_TRUNCATED))
+		walk_fail(tail, &we, data, size);
+	else if (rc < 0)
 		return walk_fail(err, &we, data, size);
 	if (ps.unw_set && (!f->nloads || f->loads[f->nloads - 1].unwind_file_off != ps.unw_off ||
 			   !f->loads[f->nloads - 1].has_unwind))
@@ -210,7 +222,21 @@ static void *jd_read_fd(int fd, size_t *size)
 	return p;
 }
 
+static int open_ex(struct jd_file *f, const char *path, struct ju_err *err, struct ju_err *tail);
+
 int jd_open(struct jd_file *f, const char *path, struct ju_err *err)
+{
+	return open_ex(f, path, err, NULL);
+}
+
+int jd_open_whole_records(struct jd_file *f, const char *path, struct ju_err *err, struct ju_err *tail)
+{
+	tail->offset = 0;
+	tail->msg[0] = 0;
+	return open_ex(f, path, err, tail);
+}
+
+static int open_ex(struct jd_file *f, const char *path, struct ju_err *err, struct ju_err *tail)
 {
 	memset(f, 0, sizeof(*f));
 	snprintf(f->path, sizeof(f->path), "%s", path);
@@ -242,7 +268,7 @@ int jd_open(struct jd_file *f, const char *path, struct ju_err *err)
 		if (m == MAP_FAILED)
 			return ju_errf(err, errno, 0, "cannot mmap: %s", strerror(errno));
 	}
-	int rc = jd_parse_mem(f, m, size, err);
+	int rc = parse_mem(f, m, size, err, tail);
 	f->data = m;
 	f->size = size;
 	f->heap = heap;

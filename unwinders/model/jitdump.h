@@ -48,6 +48,11 @@ struct jd_file {
 /* 0, or a negative errno with err (offset + what was expected): -EINVAL not a
  * valid jitdump, -ENOMEM, or the errno of open/fstat/read/mmap. */
 int jd_open(struct jd_file *f, const char *path, struct ju_err *err);
+/* jd_open, but a last record cut short by the end of the file (a JIT still
+ * writing, a copy cut off) ends the dump as perf inject's reader ends it,
+ * after the whole records before it: 0 with tail->msg naming it (offset,
+ * what was expected), "" when the file ends on a record boundary. */
+int jd_open_whole_records(struct jd_file *f, const char *path, struct ju_err *err, struct ju_err *tail);
 int jd_parse_mem(struct jd_file *f, const uint8_t *data, size_t size, struct ju_err *err);
 void jd_close(struct jd_file *f);
 

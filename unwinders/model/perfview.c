@@ -92,6 +92,24 @@ int pv_profile_parse(const char *s, enum pv_profile *p)
 	return -EINVAL;
 }
 
+static const struct pv_memory pv_memories[] = {
+	{ "5.10 (Debian 11's 5.10.223)", 0, true, false,
+	  "no jitted CFI used at all (.eh_frame_hdr 0x40 off): chains end at the JIT frame, reused or not" },
+	{ "6.x (6.1.192, 6.12.117)", 6, true, false,
+	  "B's pcs answered with A's cached rules: B's caller lost in every chain through B" },
+	{ "7.x (sid's 7.2.13, libdw)", 7, true, true,
+	  "A's module kept in the process's Dwfl: B's chains are unwound in it (B alone: they end at target)" },
+};
+
+const struct pv_memory *pv_memory_of(int major)
+{
+	size_t n = sizeof(pv_memories) / sizeof(pv_memories[0]), k = n - 1;
+	if (major > 0)
+		for (k = 0; k + 1 < n && major >= pv_memories[k + 1].from_major;)
+			k++;
+	return &pv_memories[k];
+}
+
 bool pv_regs_by_name(enum pv_profile p)
 {
 	return pv_valid_profile(p) && pv_profiles[p].regs_by_name;
@@ -166,6 +184,10 @@ void pv_layout_load(enum pv_profile prof, const struct jd_load *l, struct pv_lay
 struct pv_builder {
 	struct pv_view *pv;
 	size_t cap_dsos, cap_maps;
+	/* the jitted DSOs by code_index (open addressing, index + 1; 0 empty):
+	 * a long dump's thousands of loads each look theirs up */
+	uint32_t *jix;
+	size_t njix;
 	const char *dump_dir;       /* where perf takes the jitdump to be; NULL: its own path */
 };
 
@@ -178,8 +200,27 @@ static struct pv_dso *find_file_dso(struct pv_view *pv, const char *path)
 }
 
 /* The jitted file's name is a function of (pid, code_index): compare those. */
-static struct pv_dso *find_jitted_dso(struct pv_view *pv, const struct jd_load *l)
+static uint32_t *jix_slot(struct pv_builder *b, const struct jd_load *l)
 {
+	size_t mask = b->njix - 1, i = (size_t)((l->code_index ^ (uint64_t)l->pid << 40) * 0x9e3779b97f4a7c15ull >> 20) & mask;
+	for (size_t k = 0; k < b->njix; k++, i = (i + 1) & mask) {
+		uint32_t x = b->jix[i];
+		if (!x)
+			return &b->jix[i];
+		const struct pv_dso *d = &b->pv->dsos[x - 1];
+		if (d->load->code_index == l->code_index && d->load->pid == l->pid)
+			return &b->jix[i];
+	}
+	return NULL;
+}
+
+static struct pv_dso *find_jitted_dso(struct pv_builder *b, const struct jd_load *l)
+{
+	struct pv_view *pv = b->pv;
+	if (b->jix) {
+		uint32_t *x = jix_slot(b, l);
+		return x && *x ? &pv->dsos[*x - 1] : NULL;
+	}
 	for (size_t i = pv->ndsos; i-- > 0;) {
 		const struct pv_dso *d = &pv->dsos[i];
 		if (d->jitted && d->load->code_index == l->code_index && d->load->pid == l->pid)
@@ -394,13 +435,17 @@ static int add_jit_loads(struct pv_builder *b, const struct jd_file *jd, char *e
 		}
 		/* the same code_index again overwrites the file: perf's DSO of that
 		 * name then has the last load's bytes for every map of it */
-		struct pv_dso *d = find_jitted_dso(pv, l);
+		struct pv_dso *d = find_jitted_dso(b, l);
+		bool fresh = !d;
 		if (!d && !(d = new_dso(b, path, true, why, sizeof(why)))) {
 			rc = -errno;
 			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": %s", l->file_off, why);
 			return rc;
 		}
 		d->load = l;
+		uint32_t *slot = fresh && b->jix ? jix_slot(b, l) : NULL;
+		if (slot)
+			*slot = (uint32_t)(d - pv->dsos) + 1;
 		if (!d->perf_name && !(d->perf_name = perf_jitted_name(jd, b->dump_dir, l, path))) {
 			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": out of memory", l->file_off);
 			return -ENOMEM;
@@ -476,13 +521,19 @@ int pv_build_at(struct pv_view *pv, enum pv_profile prof, const struct uw_map *m
 			goto fail;
 		}
 	}
+	/* a table twice the loads (a power of two); without one, the scan */
+	for (b.njix = 64; b.njix < 2 * nl; b.njix *= 2)
+		;
+	b.jix = nl > 64 ? calloc(b.njix, sizeof(*b.jix)) : NULL;
 	/* perf sees the process's file maps first, then the MMAP2s it injects in load order */
 	if ((rc = add_file_maps(&b, maps, nmaps, err, errlen)))
 		goto fail;
 	if (jd && (rc = add_jit_loads(&b, jd, err, errlen)))
 		goto fail;
+	free(b.jix);
 	return 0;
 fail:
+	free(b.jix);
 	pv_fini(pv);
 	return rc;
 }

@@ -28,6 +28,24 @@ enum pv_profile {
 #define PV_PROFILE_LIST "current, v6.1, 5.x-0x40, 5.10.y, v6.12"
 /* whether the profile finds perf registers by the arch's name (PV_V612) */
 bool pv_regs_by_name(enum pv_profile p);
+
+/* What a perf generation remembers of a process across samples: the one
+ * place its lifetimes are kept (measured with tools/jit-reuse.c under each
+ * generation, docs/perf-remembers.md).  The replay of a recording keeps
+ * the emulations' state so; a case's generations are one process to it. */
+struct pv_memory {
+	const char *gens;             /* the perf versions it stands for */
+	int from_major;               /* this row holds from this perf major on (the next row's ends it) */
+	/* libunwind: one address space per process, UNW_CACHE_GLOBAL, flushed only
+	 * at an exec (unwind-libunwind-local.c, thread.c __thread__set_comm) */
+	bool lu_per_process;
+	/* libdw: one Dwfl per process, dropped only by maps__remove (perf >= 7,
+	 * unwind-libdw.c libdw__invalidate_dwfl); else one per sample */
+	bool dw_per_process;
+	const char *measured;         /* what tools/jit-reuse.c showed under it */
+};
+/* the row of perf major version `major` (0 or unknown: the newest) */
+const struct pv_memory *pv_memory_of(int major);
 const char *pv_profile_name(enum pv_profile p);
 /* "current, v6.1, 5.x-0x40 or 5.10.y": every profile, for messages */
 const char *pv_profile_choices(void);
