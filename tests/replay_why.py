@@ -40,20 +40,46 @@ def record(perf, prog, which, out, args, d):
     return os.path.join(d, new)
 
 
+def is_anon(dso):
+    return dso.startswith('(//anon') or dso.startswith('(/tmp/perf-')
+
+
 def anon_samples(perf, data, d):
     """samples whose first user frame perf script places in an anonymous map (its
     own reading: perf names an anonymous executable map's DSO /tmp/perf-PID.map,
     whether or not that file exists); a sample taken in the kernel counts by the
-    user frame under it, as replay takes the user registers' pc"""
-    r = sh([perf, 'script', '-i', data, '-F', 'ip,dso'], cwd=d)
+    user frame under it, as replay takes the user registers' pc.  Where perf
+    prints no chain for a sample (perf 7.x's libdw stops before the first frame
+    when it sits in a map with no file), the sample's own ip is read instead
+    (`perf script -G`: the sample without its chain), by the sample's time."""
+    r = sh([perf, 'script', '-i', data, '-F', 'time,ip,dso'], cwd=d)
+    g = sh([perf, 'script', '-G', '-i', data, '-F', 'time,ip,dso'], cwd=d)
+    own = {}
+    for line in g.stdout.splitlines():
+        f = line.split()
+        if len(f) >= 3 and f[0].endswith(':'):
+            own[f[0]] = f[2]
     n = 0
-    for block in r.stdout.split('\n\n'):
-        for line in block.strip().splitlines():
-            f = line.split()
-            if len(f) < 2 or f[1] == '([kernel.kallsyms])':
-                continue
-            n += f[1].startswith('(//anon') or f[1].startswith('(/tmp/perf-')
-            break
+    when, user = None, None
+
+    def close():
+        if when is None:
+            return 0
+        if user is not None:
+            return is_anon(user)
+        dso = own.get(when, '')
+        return dso != '([kernel.kallsyms])' and is_anon(dso)
+    for line in r.stdout.splitlines():
+        f = line.split()
+        if not f:
+            continue
+        if f[0].endswith(':') and not line.startswith('\t'):
+            n += close()
+            when, user = f[0], None
+            continue
+        if user is None and len(f) >= 2 and f[1] != '([kernel.kallsyms])':
+            user = f[1]
+    n += close()
     return n
 
 
