@@ -50,15 +50,21 @@ def anon_samples(perf, data, d):
     whether or not that file exists); a sample taken in the kernel counts by the
     user frame under it, as replay takes the user registers' pc.  Where perf
     prints no chain for a sample (perf 7.x's libdw stops before the first frame
-    when it sits in a map with no file), the sample's own ip is read instead
-    (`perf script -G`: the sample without its chain), by the sample's time."""
+    when it sits in a map with no file), the sample itself is read (`perf script
+    -G`, matched by time): its ip and DSO, or for a sample in the kernel its user
+    registers' IP, counted when perf placed another sample's ip on that page in
+    an anonymous map."""
     r = sh([perf, 'script', '-i', data, '-F', 'time,ip,dso'], cwd=d)
-    g = sh([perf, 'script', '-G', '-i', data, '-F', 'time,ip,dso'], cwd=d)
-    own = {}
+    g = sh([perf, 'script', '-G', '-i', data, '-F', 'time,ip,dso,uregs'], cwd=d)
+    own, anon_pages = {}, set()
     for line in g.stdout.splitlines():
         f = line.split()
-        if len(f) >= 3 and f[0].endswith(':'):
-            own[f[0]] = f[2]
+        if len(f) < 3 or not f[0].endswith(':'):
+            continue
+        uip = [x[3:] for x in f[3:] if x.startswith('IP:0x')]
+        own[f[0]] = (f[2], int(uip[0], 16) if uip else None)
+        if is_anon(f[2]):
+            anon_pages.add(int(f[1], 16) >> 12)
     n = 0
     when, user = None, None
 
@@ -67,8 +73,10 @@ def anon_samples(perf, data, d):
             return 0
         if user is not None:
             return is_anon(user)
-        dso = own.get(when, '')
-        return dso != '([kernel.kallsyms])' and is_anon(dso)
+        dso, uip = own.get(when, ('', None))
+        if dso == '([kernel.kallsyms])':
+            return uip is not None and uip >> 12 in anon_pages
+        return is_anon(dso)
     for line in r.stdout.splitlines():
         f = line.split()
         if not f:
