@@ -282,7 +282,7 @@ static int work_dir(struct hx_rp *p, const struct rr *r)
 	snprintf(home, sizeof(home), "%s/home", p->dir);
 	if (mkdir(home, 0700))
 		return -1;
-	return r->vdso[0] ? seed_vdso(p, r) : 0;
+	return r->vdso[0] && r->vdso_bid[0] ? seed_vdso(p, r) : 0;
 }
 
 /* inject when the recording has dumps and no injected maps; then script */

@@ -489,6 +489,9 @@ static void note_anon(struct rr *r, const struct mt_snap *at, uint32_t pid, uint
 	const struct mt_map *m = mt_find(at, pc);
 	if (!m || !(m->prot & PROT_EXEC) || !hx_rr_anon_path(m->path))
 		return;
+	/* the kernel's own code pages: DSOs to perf, never a JIT's */
+	if (!strcmp(m->path, "[vdso]") || !strcmp(m->path, "[vsyscall]") || !strcmp(m->path, "[uprobes]"))
+		return;
 	r->nanon++;
 	size_t di;
 	if (dump_of(r, pid, &di))
@@ -700,6 +703,8 @@ static void rr_free(struct rr *r)
 	}
 	if (r->pvdir[0])
 		nftw(r->pvdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	if (r->vdso_own)
+		unlink(r->vdso);
 	hx_rp_free(r->perf);
 	hx_rl_free(r->lint);
 	pd_close(&r->pf);

@@ -140,7 +140,8 @@ struct rr {
 	/* the recording's vDSO as perf finds it: HEADER_BUILD_ID's [vdso] entry in
 	 * the build-id cache ($PERF_BUILDID_DIR, else ~/.debug); "" none */
 	char vdso_bid[2 * 20 + 1];    /* its build-id in hex ("" none recorded) */
-	char vdso[4200];              /* the cached file, if readable */
+	char vdso[4200];              /* the cached file, if readable; or this process's own copy */
+	bool vdso_own;                /* vdso is this process's vDSO (no build-id recorded), removed at the end */
 	struct rr_chg *chg;           /* realreplay_exact.c: each process's changes (RR_CHG_PROCS) */
 	size_t chg_next;
 	bool index_reused;            /* a dump loads one code_index twice: a later load changes an earlier map's bytes */

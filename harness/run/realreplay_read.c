@@ -443,21 +443,60 @@ bool hx_rr_rebased(const struct rr *r, const char *path)
 	return r->nrebased && bsearch(&path, r->rebased, r->nrebased, sizeof(*r->rebased), cmp_path);
 }
 
+/* perf script reads [vdso] frames of a recording that names no vDSO
+ * build-id from its own vDSO (tools/perf/util/vdso.c copies the reading
+ * process's vDSO map to /tmp/perf-vdso.so-XXXXXX): perf >= 7 writes build-ids
+ * into the MMAP2 events and no HEADER_BUILD_ID, and its vDSO map carries none
+ * (sid's 7.2.13, measured; under --symfs, even `--symfs /`, too).  The replay
+ * does the same with its own vDSO, on the recording's arch only; the file is
+ * removed with the views. */
+static int own_vdso(struct rr *r)
+{
+	FILE *m = fopen("/proc/self/maps", "r");
+	char line[512];
+	unsigned long lo = 0, hi = 0;
+	while (m && fgets(line, sizeof(line), m))   /* bounded by the maps file */
+		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+			break;
+	if (m)
+		fclose(m);
+	if (!lo || hi <= lo || hi - lo > 1u << 20)
+		return 0;                   /* none (qemu-user may give none): chains end at [vdso] */
+	snprintf(r->vdso, sizeof(r->vdso), "/dev/shm/jitunwind-vdso-XXXXXX");
+	int fd = mkstemp(r->vdso);
+	if (fd < 0) {
+		r->vdso[0] = 0;
+		return 0;
+	}
+	bool ok = write(fd, (const void *)lo, hi - lo) == (ssize_t)(hi - lo);
+	if (close(fd) || !ok) {
+		unlink(r->vdso);
+		r->vdso[0] = 0;
+		return 0;
+	}
+	r->vdso_own = true;
+	return 0;
+}
+
 /* perf records the vDSO's build-id (HEADER_BUILD_ID, "[vdso]") and copies the
- * vDSO into its build-id cache; perf report and script read [vdso] frames from
- * there (without it, the [vdso] DSO has no data: libunwind and libdw stop at its
- * frame).  The emulation takes the same file; the perf column's private cache
- * gets a copy (realperf.c). */
+ * vDSO into its build-id cache, as [vdso]/<build-id>/vdso; perf report and
+ * script read [vdso] frames from there (without it, the [vdso] DSO has no
+ * data: libunwind and libdw stop at its frame).  The emulation takes the same
+ * file; the perf column's private cache gets a copy (realperf.c).  With no
+ * [vdso] entry: own_vdso. */
 static int find_vdso(struct rr *r)
 {
 	struct pd_build_id b;
 	uint16_t misc;
+	bool here = r->arch && r->arch == uw_arch_host();   /* --symfs too: 7.2.13 reads its own there */
 	for (size_t n = 0; n < 1u << 20; n++) {
 		int rc = pd_feat_build_id(&r->pf, n, &b, &misc, r->err, sizeof(r->err));
-		if (rc < 0)
-			return rc == -ENOENT ? (r->err[0] = 0, 0) : -1;
-		if (rc == 0)
-			return 0;
+		if (rc < 0 && rc != -ENOENT)
+			return -1;
+		if (rc <= 0) {
+			r->err[0] = 0;
+			return here ? own_vdso(r) : 0;
+		}
 		if (strcmp(b.path, "[vdso]") || !b.size || b.size > PD_BUILD_ID_MAX)
 			continue;
 		for (unsigned i = 0; i < b.size; i++)

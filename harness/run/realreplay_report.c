@@ -69,6 +69,9 @@ static void report_text(const struct rr *r, const struct rr_cols *cc)
 		printf("  JIT code unseen: %s\n", anon);
 	if (r->vdso_bid[0] && r->vdso[0])
 		printf("  vDSO %s: %s (perf's build-id cache)\n", r->vdso_bid, r->vdso);
+	else if (r->vdso_own)
+		printf("  vDSO: the recording names no build-id for it (perf >= 7 keeps build-ids in its MMAP2 events, "
+		       "none for the vDSO); read from this process's own, as perf script reads its own\n");
 	else if (r->vdso_bid[0])
 		printf("  vDSO %s: %s: [vdso] frames have no DSO, and chains end there, as perf's do\n", r->vdso_bid,
 		       r->symfs ? "not read under --symfs (perf reads none there)"
@@ -159,6 +162,8 @@ static int report_json(const struct rr *r, const struct rr_cols *cc)
 		fprintf(f, "{\"build_id\":\"%s\",\"file\":", r->vdso_bid);
 		hx_jsonw_str(f, r->vdso[0] ? r->vdso : NULL, HX_JSONW_LATIN1);
 		fprintf(f, "}");
+	} else if (r->vdso_own) {
+		fprintf(f, "{\"build_id\":null,\"file\":\"own\"}");
 	} else {
 		fprintf(f, "null");
 	}
