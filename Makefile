@@ -339,10 +339,10 @@ trace-erlang: deps $(BIN) $(FLUSH_SO)
 
 .PHONY: trace-test trace-node trace-hotspot trace-cpython trace-node24 trace-erlang
 check: trace-test
-trace-test: deps $(BIN) $(FLUSH_SO) $(TRACEPROG) $(CASEPROG) $(HAZARDPROG)
+trace-test: deps $(BIN) $(FLUSH_SO) $(TRACEPROG) $(CASEPROG) $(HAZARDPROG) $(JIT_REUSE)
 	rm -rf $(BUILD)/install-test && $(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(BUILD)/install-test \
 	  PREFIX=/usr >/dev/null
-	JU_INSTALLED=$(BUILD)/install-test/usr/bin/jitunwind RUNNER="$(RUNNER)" tests/trace/trace_test.py ./$(BIN) $(TRACEPROG) $(CASEPROG) $(HAZARDPROG) >$(BUILD)/trace-test.txt; rc=$$?; \
+	JU_INSTALLED=$(BUILD)/install-test/usr/bin/jitunwind JU_JIT_REUSE=$(JIT_REUSE) RUNNER="$(RUNNER)" tests/trace/trace_test.py ./$(BIN) $(TRACEPROG) $(CASEPROG) $(HAZARDPROG) >$(BUILD)/trace-test.txt; rc=$$?; \
 	  if [ $$rc = 77 ]; then cat $(BUILD)/trace-test.txt; echo "trace-test: skipped (the reason above)"; \
 	  elif [ $$rc != 0 ]; then cat $(BUILD)/trace-test.txt; exit $$rc; \
 	  else tail -n 1 $(BUILD)/trace-test.txt; fi

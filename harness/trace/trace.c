@@ -293,6 +293,7 @@ static int take_sample(struct tr_state *t, pid_t tid, uint64_t addr)
 	if (e)
 		return e;
 	s->pc = addr;               /* where the thread stopped: the boundary */
+	s->nloads_seen = res->nloads;
 	s->regs[uw_arch_host()->perf_ip] = addr;
 	s->tid = (uint64_t)tid;
 	s->stack = malloc(t->cfg->stack_size);

@@ -67,6 +67,8 @@ struct hx_trace_sample {
 	bool jit_end;           /* the truth ends at a return address into JIT code no activation
 				 * accounts for (an interpreter, a stub): judged up to that frame */
 	size_t load;            /* the load (index in the result) pc lies in */
+	size_t nloads_seen;     /* the dump's loads read when it was taken: perf's view of its moment
+				 * holds these (0: taken before any, or by a path that does not say) */
 };
 
 /* One instruction boundary of a load. */

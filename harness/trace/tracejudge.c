@@ -11,6 +11,7 @@
 #include "harness/trace/trace.h"
 #include "harness/capture/samples.h"
 #include "harness/report/report.h"
+#include "harness/realperf/perfrun.h"
 #include "harness/run/cfarow.h"
 #include "harness/run/runner.h"
 #include "harness/run/session.h"
@@ -32,6 +33,8 @@ struct tj {
 	struct hx_sess sess;
 	bool have_sess;
 	const char *maps_of;            /* the maps text the session was built from */
+	size_t nloads_of;               /* ... and the loads its view holds (tj_loads) */
+	struct jd_file jd_at;           /* jd with those loads only */
 	struct uw_map *maps;
 	size_t nmaps;
 	char dir[4096];
@@ -43,6 +46,9 @@ struct tj {
 	bool said[HX_SESS_MAX_UW];      /* a column's skip or open error told */
 	size_t *judged;                 /* per column: samples judged by the gate (--expect) */
 	struct hx_trace_agree *agree;   /* the samples without a truth */
+	/* perf's memory across the samples of the process, as this machine's perf
+	 * keeps it (pv_memory_of): libunwind's address space, perf >= 7's Dwfl */
+	bool lu_keep, dw_keep;
 };
 
 static void tj_close(struct tj *j)
@@ -62,8 +68,18 @@ static bool judged(const struct tj *j, const struct hx_trace_sample *s)
 	return s->load < j->res->nloads;
 }
 
+/* the loads perf's view holds at a sample's moment: those the tracer had
+ * read from the dump when it was taken, as perf inject -j adds them in time
+ * order (a load over an earlier one replaces it from then on: the earlier
+ * load's samples keep their own rules).  0 (a path that does not say): all */
+static size_t tj_loads(const struct tj *j, const struct hx_trace_sample *s)
+{
+	size_t n = s->nloads_seen && s->nloads_seen < j->jd.nloads ? s->nloads_seen : j->jd.nloads;
+	return getenv("JU_TRACE_END_VIEW") ? j->jd.nloads : n;   /* tests only: the negative control */
+}
+
 /* the group real perf replays: the judged samples from smp[i] on that share
- * its maps (one session), the loads as its functions (where the arena is) */
+ * its maps and its loads (one session), the loads as its functions (where the arena is) */
 static void tj_group(struct tj *j, size_t i)
 {
 	const struct hx_trace_result *res = j->res;
@@ -77,11 +93,19 @@ static void tj_group(struct tj *j, size_t i)
 		g->funcs[g->nfuncs].size = res->loads[l].size;
 	}
 	g->samples = j->gs;
+	/* samples of a moment before the dump's last load: real perf is told they
+	 * were taken after the last load they saw (toperf's generation time), so
+	 * perf inject -j has the later loads' maps come after them */
+	bool before_last = j->nloads_of && j->nloads_of < j->jd.nloads;
+	if (before_last) {
+		g->ngens = 1;
+		g->gen_time[1] = j->jd.loads[j->nloads_of - 1].timestamp;
+	}
 	for (size_t k = i; k < res->nsmp; k++) {
 		const struct hx_trace_sample *s = &res->smp[k];
 		if (!judged(j, s))
 			continue;
-		if (!s->maps || strcmp(s->maps, g->maps))
+		if (!s->maps || strcmp(s->maps, g->maps) || tj_loads(j, s) != j->nloads_of)
 			break;
 		struct hx_sample *h = &j->gs[g->nsamples++];
 		memset(h, 0, sizeof(*h));
@@ -91,6 +115,7 @@ static void tj_group(struct tj *j, size_t i)
 		h->stack_addr = s->sp;
 		h->stack_size = s->stack_len;
 		h->stack = s->stack;              /* the perf column finds a sample by its stack */
+		h->gen = before_last ? 1 : 0;
 		h->ntruth = (uint32_t)s->ncopy;
 		memcpy(h->truth, s->truth, sizeof(uint64_t) * (size_t)s->ncopy);
 	}
@@ -100,13 +125,16 @@ static void tj_group(struct tj *j, size_t i)
 static int tj_session(struct tj *j, size_t i, struct hx_report *rep, char *err, size_t n)
 {
 	const struct hx_trace_sample *s = &j->res->smp[i];
-	if (j->have_sess && j->maps_of && s->maps && !strcmp(j->maps_of, s->maps))
+	if (j->have_sess && j->maps_of && s->maps && !strcmp(j->maps_of, s->maps) && tj_loads(j, s) == j->nloads_of)
 		return 0;
 	tj_close(j);
 	if (!s->maps || uw_maps_parse(s->maps, strlen(s->maps), &j->maps, &j->nmaps, err, n))
 		return -EINVAL;
+	j->nloads_of = tj_loads(j, s);
+	j->jd_at = j->jd;
+	j->jd_at.nloads = j->nloads_of;
 	tj_group(j, i);
-	struct hx_sess_cfg c = { .arch = j->arch, .maps = j->maps, .nmaps = j->nmaps, .jd = &j->jd,
+	struct hx_sess_cfg c = { .arch = j->arch, .maps = j->maps, .nmaps = j->nmaps, .jd = &j->jd_at,
 				 .profile = j->cfg->profile, .dump_dir = j->dir, .capture = &j->grp,
 				 .dump_sizes = &j->dump_size, .ndump_sizes = 1 };
 	for (int u = 0; u < rep->o->nuw; u++) {
@@ -251,7 +279,8 @@ static void tj_sample(struct tj *j, const struct hx_trace_sample *s, struct hx_c
 	const struct hx_trace_load *l = &j->res->loads[s->load];
 	struct uw_sample full = { .arch = j->arch, .abi = s->abi, .mask = s->mask, .stack_addr = s->sp,
 				  .stack = s->stack, .stack_size = s->stack_len,
-				  .dwfl_proc = (uint64_t)j->res->pid + 1 };
+				  .dwfl_proc = j->dw_keep ? (uint64_t)j->res->pid + 1 : 0, .dwfl_fresh = !j->dw_keep,
+				  .lu_proc = j->lu_keep ? (uint64_t)j->res->pid + 1 : 0 };
 	memcpy(full.regs, s->regs, sizeof(full.regs));
 	uint8_t fl[HX_TRACE_MAX_TRUTH];
 	uint64_t ref[HX_TRACE_MAX_TRUTH];
@@ -356,6 +385,14 @@ int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result 
 {
 	struct tj j = { .cfg = cfg, .res = res, .arch = uw_arch_host(), .dump_size = (int)cfg->stack_size,
 			.judged = gate_judged, .agree = agree };
+	/* the samples come in the order they were taken: the state perf keeps
+	 * carries from one to the next as in perf script, as this machine's perf
+	 * keeps it (run's and replay's rule; no perf: none kept) */
+	const struct hx_perf_build *b;
+	if (!hx_perf_probe(&b, NULL, 0) && !getenv("JU_NO_PERF_MEMORY")) {
+		j.lu_keep = pv_memory_of(b->major)->lu_per_process;
+		j.dw_keep = pv_memory_of(b->major)->dw_per_process;
+	}
 	struct ju_err je;
 	if (hx_trace_jd_open(res, &j.jd, &je)) {
 		snprintf(err, n, "%s: offset 0x%" PRIx64 ": %s", res->jitdump, (uint64_t)je.offset, je.msg);

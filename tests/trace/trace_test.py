@@ -22,6 +22,7 @@ and every verdict must equal run's there.  A planted wrong CFI byte (the CFA
 offset 8 more in level 1's FDE) must make libunwind and libdw non-ok exactly
 where that offset applies.
 """
+import json
 import os
 import platform
 import re
@@ -1126,6 +1127,38 @@ def test_bounds(binary, prog, d):
     check(rc == 2, "bounds: --max-samples 0 is refused (rc %d)" % rc)
 
 
+def test_reuse(binary, d):
+    """code reused at one address (tools/jit-reuse: A, a frame record, at X, run; then B, no
+    frame record, written over X and announced anew, run): each sample is judged against
+    perf's view of its own moment, the loads the tracer had read when it was taken, as
+    perf inject -j adds them in time order.  A's samples unwind with A's rules: libunwind
+    and the oracle right at each against the truth by execution, real perf (told the
+    samples came before B's load) too.  Negative control: JU_TRACE_END_VIEW=1 judges every
+    sample against the end's view, where B's rules cover A's pcs: A is wrong at +0x1."""
+    reuse = os.environ.get("JU_JIT_REUSE")
+    if not reuse or not os.path.exists(reuse):
+        print("SKIP reuse: no tools/jit-reuse build (JU_JIT_REUSE)")
+        return
+
+    def a_verdicts(env):
+        js = os.path.join(d, "reuse.json")
+        if os.path.exists(js):
+            os.unlink(js)
+        p = subprocess.run([binary, "trace", "--json", js, "--", reuse, d, "reuse", "200"], capture_output=True,
+                           text=True, timeout=120, env=dict(os.environ, **env))
+        cases = json.load(open(js))["cases"] if os.path.exists(js) else []
+        a = [s for c in cases if c["name"] == "A" for s in c["samples"]]
+        return p.returncode, a, {u: [s["unwinders"][u]["verdict"] for s in a if u in s["unwinders"]]
+                                 for u in ("libunwind", "oracle", "perf")}
+    rc, a, v = a_verdicts({})
+    check(rc == 0 and len(a) >= 4 and v["libunwind"] and set(v["libunwind"]) == {"ok"} and set(v["oracle"]) == {"ok"},
+          "reuse: A's samples on A's own view: libunwind and oracle ok at each (%d samples, %s)" % (len(a), v))
+    if v["perf"]:
+        check(set(v["perf"]) == {"ok"}, "reuse: real perf, told A's samples came before B's load, ok (%s)" % v["perf"])
+    rc, a, v = a_verdicts({"JU_TRACE_END_VIEW": "1"})
+    check("wrong" in v["libunwind"], "reuse, negative control: the end's view (B's rules) makes A wrong (%s)" % v)
+
+
 def main():
     binary, prog = sys.argv[1], sys.argv[2]
     cprog = sys.argv[3] if len(sys.argv) > 3 else None
@@ -1162,6 +1195,7 @@ def main():
             test_vfork(binary, hprog, d)
             test_half(binary, hprog, d)
             test_unlocked(binary, hprog, d)
+        test_reuse(binary, d)
         if cprog:
             test_generated(binary, cprog, d)
             test_planted(binary, cprog, d)
