@@ -111,6 +111,11 @@ static const struct cli_opt trace_opts[] = {
 	{ "no-flush", 0, NULL, "leave CMD's jitdump writes buffered as it makes them (by default an LD_PRELOAD shim "
 	  "flushes each fwrite to a jit-*.dump at once, so a load is read before its code runs)",
 	  .set = cli_set_true, .off = T_OFF(no_flush) },
+	{ "hw-breakpoints", 0, NULL, "sample boundaries with the kernel's hardware execute breakpoints "
+	  "(perf_event_open, 4 per thread on x86_64, moved over the unsampled boundaries of the function entered "
+	  "last) where it gives them: no ptrace stop per hit; the rest, and every entry and return, by int3. "
+	  "Refused (perf_event_paranoid, debug registers taken, no hardware): int3 alone, said",
+	  .set = cli_set_true, .off = T_OFF(hw_bp) },
 	{ "unwinders", 0, "LIST", "the unwinders (columns) that judge each sample, comma-separated",
 	  .def_text = "run's on this machine that read user samples", .set = cli_set_str, .off = T_OFF(unwinders),
 	  .example = "oracle" },

@@ -41,6 +41,7 @@ static struct tr_thread *tid_get(struct tr_state *t, pid_t tid)
 	}
 	t->tids[t->ntids] = (struct tr_thread){ .tid = tid };
 	t->res->threads_seen++;
+	tr_hw_thread_new(t, tid);       /* before it runs: it watches what the others watch */
 	return &t->tids[t->ntids++];
 }
 
@@ -56,6 +57,7 @@ static void tid_del(struct tr_state *t, pid_t tid)
 {
 	for (size_t i = 0; i < t->ntids; i++)
 		if (t->tids[i].tid == tid) {
+			tr_hw_thread_gone(t, tid);
 			tr_act_thread_gone(t, &t->tids[i]);
 			t->tids[i] = t->tids[--t->ntids];
 			return;
@@ -209,6 +211,7 @@ static void detach_one(struct tr_state *t, pid_t tid, int st)
  * process runs on.  stopped: a thread the loop holds stopped (status st), or 0 */
 static void end_detach(struct tr_state *t, pid_t stopped, int st)
 {
+	tr_hw_end(t);
 	tr_bp_remove_all(t);
 	size_t left = t->ntids;
 	for (size_t i = 0; i < t->ntids; i++)
@@ -275,36 +278,26 @@ static char *read_maps(pid_t pid)
 /* the maps texts kept, at most (memory: node changes its maps between most samples) */
 #define TR_MAPS_MAX (2ull << 30)
 
-/* a sample exactly as perf would take it: registers, the stack from SP, the maps */
-static int take_sample(struct tr_state *t, pid_t tid, uint64_t addr)
+struct hx_trace_sample *tr_sample_new(struct tr_state *t)
 {
 	struct hx_trace_result *res = t->res;
 	if (res->nsmp == res->capsmp) {
 		size_t nc = res->capsmp ? res->capsmp * 2 : 256;
 		struct hx_trace_sample *p = realloc(res->smp, nc * sizeof(*p));
 		if (!p)
-			return -ENOMEM;
+			return NULL;
 		res->smp = p;
 		res->capsmp = nc;
 	}
 	struct hx_trace_sample *s = &res->smp[res->nsmp];
 	memset(s, 0, sizeof(*s));
-	int e = t->arch->sample_regs(tid, s);
-	if (e)
-		return e;
-	s->pc = addr;               /* where the thread stopped: the boundary */
-	s->nloads_seen = res->nloads;
-	s->regs[uw_arch_host()->perf_ip] = addr;
-	s->tid = (uint64_t)tid;
-	s->stack = malloc(t->cfg->stack_size);
-	size_t got = 0;
-	/* perf copies what is mapped: fewer bytes near the stack's top */
-	for (size_t chunk = t->cfg->stack_size; s->stack && chunk >= 64; chunk /= 2)
-		if (!tr_mem_read(t, s->sp, s->stack, chunk)) {
-			got = chunk;
-			break;
-		}
-	s->stack_len = got;
+	return s;
+}
+
+int tr_sample_commit(struct tr_state *t, struct hx_trace_sample *s)
+{
+	struct hx_trace_result *res = t->res;
+	s->nloads_seen = res->nloads;   /* the loads read before it was taken: no stop between */
 	s->maps = read_maps(t->pid);
 	/* the maps text of the last sample when unchanged: a JIT of thousands
 	 * of loads has maps of hundreds of KB, a copy per sample ran a node
@@ -332,6 +325,53 @@ static int take_sample(struct tr_state *t, pid_t tid, uint64_t addr)
 	res->nsmp++;
 	res->samples++;
 	return 0;
+}
+
+/* a sample exactly as perf would take it: registers, the stack from SP, the maps */
+static int take_sample(struct tr_state *t, pid_t tid, uint64_t addr)
+{
+	struct hx_trace_sample *s = tr_sample_new(t);
+	if (!s)
+		return -ENOMEM;
+	int e = t->arch->sample_regs(tid, s);
+	if (e)
+		return e;
+	s->pc = addr;               /* where the thread stopped: the boundary */
+	s->regs[uw_arch_host()->perf_ip] = addr;
+	s->tid = (uint64_t)tid;
+	s->stack = malloc(t->cfg->stack_size);
+	size_t got = 0;
+	/* perf copies what is mapped: fewer bytes near the stack's top */
+	for (size_t chunk = t->cfg->stack_size; s->stack && chunk >= 64; chunk /= 2)
+		if (!tr_mem_read(t, s->sp, s->stack, chunk)) {
+			got = chunk;
+			break;
+		}
+	s->stack_len = got;
+	return tr_sample_commit(t, s);
+}
+
+void tr_sample_cap(struct tr_state *t)
+{
+	bool full = t->cfg->max_samples && t->res->nsmp >= t->cfg->max_samples;
+	if (t->res->capped)
+		return;
+	if (!full && t->res->maps_bytes > TR_MAPS_MAX) {
+		/* a JIT whose maps change between most samples (node: a new
+		 * code page at a time) keeps a maps text of hundreds of KB each */
+		fprintf(t->cfg->log, "trace: the maps texts kept reached %" PRIu64 " MiB (the process's maps "
+			"changed between most samples): sampling stopped as at --max-samples\n",
+			t->res->maps_bytes >> 20);
+		full = true;
+	}
+	if (full) {
+		/* memory is bounded: each sample keeps its stack copy, and a
+		 * JIT whose maps change often a maps text each */
+		t->res->capped = true;
+		tr_bp_remove_all(t);
+		fprintf(t->cfg->log, "trace: sampling stopped at %zu samples (--max-samples %zu): every "
+			"breakpoint removed; the process runs on untraced\n", t->res->nsmp, t->cfg->max_samples);
+	}
 }
 
 /* step tid over the instruction at addr (its own byte back for the step),
@@ -415,7 +455,9 @@ static int on_trap(struct tr_state *t, pid_t tid)
 				    : "no breakpoint of ours at that address");
 	/* a boundary's hit; one whose byte another thread's hit already put
 	 * back is a hit too (not while a user still keeps it) */
-	bool sample = b && (b->planted || !tr_bp_wanted(t, at)) && !t->res->capped;
+	bool sample = b && !b->hw && (b->planted || !tr_bp_wanted(t, at)) && !t->res->capped;
+	if (k->entry)
+		tr_hw_entry(t, tr_load_at(t, at));   /* its boundaries the hardware's next */
 	uint8_t word[8];
 	struct hx_trace_sample regs;
 	int e = trap_regs(t, tid, at, &regs, word);
@@ -426,23 +468,8 @@ static int on_trap(struct tr_state *t, pid_t tid)
 		t->res->unknown += !t->res->smp[t->res->nsmp - 1].truth_known;
 		if (++b->hits >= t->cfg->hits)
 			e = tr_bp_remove(t, b);
-		bool full = t->cfg->max_samples && t->res->nsmp >= t->cfg->max_samples;
-		if (!e && !t->res->capped && !full && t->res->maps_bytes > TR_MAPS_MAX) {
-			/* a JIT whose maps change between most samples (node: a new
-			 * code page at a time) keeps a maps text of hundreds of KB each */
-			fprintf(t->cfg->log, "trace: the maps texts kept reached %" PRIu64 " MiB (the process's maps "
-				"changed between most samples): sampling stopped as at --max-samples\n",
-				t->res->maps_bytes >> 20);
-			full = true;
-		}
-		if (!e && full && !t->res->capped) {
-			/* memory is bounded: each sample keeps its stack copy, and a
-			 * JIT whose maps change often a maps text each */
-			t->res->capped = true;
-			tr_bp_remove_all(t);
-			fprintf(t->cfg->log, "trace: sampling stopped at %zu samples (--max-samples %zu): every "
-				"breakpoint removed; the process runs on untraced\n", t->res->nsmp, t->cfg->max_samples);
-		}
+		if (!e)
+			tr_sample_cap(t);
 	}
 	if (e || (e = t->arch->set_pc(tid, at)))
 		return e;
@@ -567,6 +594,7 @@ static int on_stop(struct tr_state *t, pid_t tid, int st, bool *done)
 /* the deadline: breakpoints out, the process ended */
 static void end_at_deadline(struct tr_state *t)
 {
+	tr_hw_end(t);
 	tr_bp_remove_all(t);
 	kill(t->pid, SIGKILL);
 	int st;
@@ -601,6 +629,9 @@ static int loop(struct tr_state *t)
 	while (!done) {
 		int st;
 		pid_t tid = waitpid(-1, &st, __WALL);
+		/* the hardware's hits since each thread's last stop, under the
+		 * activations that stop left, before this stop changes them */
+		tr_hw_drain(t);
 		if ((deadline && now_s() >= deadline) || stop_req) {
 			bool held = tid > 0 && WIFSTOPPED(st);
 			if (held)
@@ -643,6 +674,7 @@ static int loop(struct tr_state *t)
 			ptrace(PTRACE_DETACH, tid, NULL, NULL);
 			break;
 		}
+		tr_hw_place(t);
 		if (sig == -1)
 			continue;                 /* kept stopped (a group stop) */
 		ptrace(PTRACE_SYSCALL, tid, NULL, (void *)(long)(sig > 0 ? sig : 0));
@@ -674,6 +706,7 @@ static void state_free(struct tr_state *t)
 	if (t->jdfd >= 0)
 		close(t->jdfd);
 	free(t->jd);
+	tr_hw_free(t);
 	tr_act_free(t);
 	free(t->tids);
 	free(t->skh);
@@ -701,6 +734,7 @@ static int trace_all(struct tr_state *t)
 			end_at_deadline(t);
 		return e;
 	}
+	tr_hw_begin(t);          /* refused or not asked for: int3 alone (said) */
 	if (t->attached)
 		tr_jd_poll(t);       /* its dump and loads so far, before it runs on */
 	return loop(t);

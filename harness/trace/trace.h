@@ -44,6 +44,8 @@ struct hx_trace_cfg {
 	const char *expect[HX_TRACE_MAX_EXPECT];
 	int nexpect;
 	struct hx_case *gate;   /* NULL: no --expect (the exit status does not judge) */
+	bool hw_bp;             /* --hw-breakpoints: boundaries sampled by hardware execute
+				 * breakpoints where the kernel gives them (tracehw.c) */
 };
 
 /* One sample as perf would take it. */
@@ -69,6 +71,7 @@ struct hx_trace_sample {
 	size_t load;            /* the load (index in the result) pc lies in */
 	size_t nloads_seen;     /* the dump's loads read when it was taken: perf's view of its moment
 				 * holds these (0: taken before any, or by a path that does not say) */
+	bool hw;                /* taken by a hardware breakpoint (the kernel's copy), not at an int3 stop */
 };
 
 /* One instruction boundary of a load. */
@@ -76,6 +79,7 @@ struct hx_trace_bp {
 	uint64_t addr;
 	bool planted;           /* a user of the site at addr (tracebp.c keeps its byte) */
 	bool foreign;           /* a breakpoint instruction of the program's own is there: none of ours */
+	bool hw;                /* a hardware breakpoint watches it (its int3 lifted) */
 	unsigned hits;
 	char insn[40];          /* the instruction there, as capstone writes it */
 };
@@ -147,6 +151,12 @@ struct hx_trace_result {
 	uint64_t late_acts;     /* activations whose chain went through code announced after (no truth) */
 	bool capped;            /* --max-samples (or the maps' memory bound) reached: sampling stopped */
 	uint64_t maps_bytes;    /* bytes of the distinct maps texts kept */
+	/* --hw-breakpoints: the debug registers used per thread (0: int3 only),
+	 * why not where refused, the samples they took, hits dropped (a boundary
+	 * done or moved, an entry's), rings overflowed, ioctls refused */
+	unsigned hw_slots;
+	char hw_note[256];
+	uint64_t hw_samples, hw_dropped, hw_lost, hw_errors;
 	struct hx_trace_sample *smp;   /* every sample, in order */
 	size_t nsmp, capsmp;
 	char why[512];          /* what failed, for a negative return */
@@ -231,6 +241,7 @@ struct hx_trace_arch {
 	const char *call_regs;  /* those registers, for messages */
 	bool (*call_rel)(const struct cs_insn *in);   /* a direct call (call rel32) */
 	int target_reg;         /* call_target's register (capstone's id): a direct call's thunk jumps through it */
+	unsigned hw_bp_len;     /* a hardware execute breakpoint's bp_len (0: the tracer uses none) */
 };
 extern const struct hx_trace_arch hx_trace_host;
 

@@ -38,6 +38,7 @@ struct tr_site {
 };
 
 struct tr_dw;                   /* traceact.c: the native unwinder's state */
+struct tr_hw;
 
 /* tr_bp_find's answers by address (a JIT of thousands of loads traps at the
  * same entries and return addresses over and over): valid while gen is the
@@ -71,7 +72,27 @@ struct tr_state {
 	struct tr_bpc *bpc;     /* TR_BPC_SIZE entries, or NULL (then every lookup walks the loads) */
 	struct tr_dw *dw;
 	size_t cs;              /* capstone's handle for the return-address check (0: not open) */
+	bool bp_off;            /* every breakpoint removed for good (tr_bp_remove_all) */
+	struct tr_hw *hw;       /* tracehw.c: the hardware breakpoints, or NULL */
 };
+
+/* trace.c: a sample's slot in the result (zeroed, not counted yet), or NULL */
+struct hx_trace_sample *tr_sample_new(struct tr_state *t);
+/* the slot's maps read (shared with the sample before while unchanged) and
+ * the sample counted; 0 or -ENOMEM (its stack freed) */
+int tr_sample_commit(struct tr_state *t, struct hx_trace_sample *s);
+/* --max-samples or the maps' bound reached: sampling stopped (said) */
+void tr_sample_cap(struct tr_state *t);
+
+/* tracehw.c: --hw-breakpoints */
+int tr_hw_begin(struct tr_state *t);                 /* after the start or attach; 0 or -ENOMEM */
+int tr_hw_thread_new(struct tr_state *t, pid_t tid);
+void tr_hw_thread_gone(struct tr_state *t, pid_t tid);   /* its ring read, its events closed */
+void tr_hw_drain(struct tr_state *t);                /* every ring read: before a stop is handled */
+void tr_hw_entry(struct tr_state *t, long load);     /* a load's entry trapped */
+void tr_hw_place(struct tr_state *t);                /* after a stop: the slots moved and armed */
+void tr_hw_end(struct tr_state *t);                  /* the rings read, every event closed */
+void tr_hw_free(struct tr_state *t);
 
 /* tracejd.c */
 int tr_jd_poll(struct tr_state *t);                  /* find / read more; 0 or -errno */

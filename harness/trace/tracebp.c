@@ -217,6 +217,7 @@ int tr_entry_add(struct tr_state *t, uint64_t addr)
 
 void tr_bp_remove_all(struct tr_state *t)
 {
+	t->bp_off = true;
 	for (size_t i = 0; i < t->res->nloads; i++)
 		for (size_t j = 0; j < t->res->loads[i].nbps; j++)
 			t->res->loads[i].bps[j].planted = false;

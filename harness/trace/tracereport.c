@@ -52,6 +52,18 @@ static void load_row(FILE *f, const struct hx_trace_load *l)
 	fprintf(f, "%s\n", hit + foreign + shown < l->nbps ? " ..." : "");
 }
 
+/* which path took the samples: --hw-breakpoints, or int3 alone */
+static void hw_line(FILE *f, const struct hx_trace_result *r)
+{
+	if (r->hw_slots)
+		fprintf(f, "  sampling: hardware breakpoints (%u per thread) took %" PRIu64 " samples, int3 stops %" PRIu64
+			"; %" PRIu64 " hits dropped (boundary done, moved or an entry), %" PRIu64 " ring overflows, %" PRIu64
+			" moves refused\n", r->hw_slots, r->hw_samples, r->samples - r->hw_samples, r->hw_dropped, r->hw_lost,
+			r->hw_errors);
+	else if (r->hw_note[0])
+		fprintf(f, "  sampling: int3 stops only (hardware breakpoints not used: %s)\n", r->hw_note);
+}
+
 void hx_trace_report(FILE *f, const struct hx_trace_result *r)
 {
 	char buf[128];
@@ -61,6 +73,7 @@ void hx_trace_report(FILE *f, const struct hx_trace_result *r)
 	fprintf(f, "  %zu loads, %" PRIu64 " samples, %" PRIu64 " threads, %" PRIu64 " traps not ours, %" PRIu64
 		" execs followed before any JIT code\n", r->nloads, r->samples, r->threads_seen, r->foreign_traps,
 		r->execs);
+	hw_line(f, r);
 	fprintf(f, "truth by execution: %" PRIu64 " activations, %" PRIu64 " native unwinds that failed at an "
 		"entry\n", r->activations, r->native_fail);
 	fprintf(f, "  %" PRIu64 " entries by a jump ([sp] follows no call: no activation), %" PRIu64

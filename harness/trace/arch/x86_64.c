@@ -175,5 +175,6 @@ const struct hx_trace_arch hx_trace_host = {
 	.set_pc = x86_set_pc, .get_pc = x86_get_pc, .entry_state = x86_entry_state,
 	.inert = x86_inert, .call_reg = x86_call_reg, .writes_reg = x86_writes_reg,
 	.call_rel = x86_call_rel, .target_reg = X86_REG_RCX,
+	.hw_bp_len = 8,          /* HW_BREAKPOINT_X takes sizeof(long) on x86 */
 	.call_regs = "rax, rcx, rdx, r8-r11",
 };
