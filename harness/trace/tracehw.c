@@ -4,8 +4,10 @@
  * x86_64) as one perf event each, all writing to one ring buffer per thread;
  * the events watch the same few boundaries in every thread (the unsampled
  * ones of the load whose entry trapped last), moved with
- * PERF_EVENT_IOC_MODIFY_ATTRIBUTES and armed for the hits still wanted
- * (PERF_EVENT_IOC_REFRESH), the int3 at those boundaries lifted.  The
+ * PERF_EVENT_IOC_MODIFY_ATTRIBUTES, the int3 at those boundaries lifted.
+ * Not armed for a count (PERF_EVENT_IOC_REFRESH): on this kernel (6.18) an
+ * event its count disabled never fires again, whatever is asked; hits past
+ * --hits before the next stop are dropped, counted.  The
  * kernel writes each hit as perf record does (IP, TID, TIME, REGS_USER,
  * STACK_USER) and the thread runs on.
  *
@@ -37,8 +39,7 @@
 struct hw_thread {
 	pid_t tid;
 	int fd[HW_SLOTS];       /* fd[0] owns the ring, the others write into it */
-	unsigned armed[HW_SLOTS];   /* hits the kernel will still write for the slot's address */
-	uint64_t at[HW_SLOTS];  /* the address each event watches now (0: none) */
+	uint64_t at[HW_SLOTS];  /* the address each event watches now (0: disabled) */
 	void *ring;
 	size_t ring_len;
 };
@@ -110,22 +111,49 @@ static void thread_close(struct hw_thread *w)
 		w->fd[s] = -1;
 }
 
+/* does b still want samples: a traced, open load's boundary with fewer than
+ * --hits, no byte of the program's own or the JIT's patch there, sampling
+ * not stopped */
+static bool bp_wants(struct tr_state *t, const struct hx_trace_load *l, const struct hx_trace_bp *b)
+{
+	if (!l->traced || l->closed || b->foreign || b->hits >= t->cfg->hits || t->res->capped || t->bp_off)
+		return false;
+	const struct tr_site *k = tr_site_find(t, b->addr);
+	return !k || !k->lost;
+}
+
+/* may a slot watch b: it wants samples and no other user of an int3 is
+ * there (an entry, a live activation's return): the hit and the trap of one
+ * execution would both count, and an entry's activation starts at its trap */
+static bool hw_fit(struct tr_state *t, const struct hx_trace_load *l, const struct hx_trace_bp *b)
+{
+	if (!bp_wants(t, l, b) || b->addr == l->addr)
+		return false;
+	const struct tr_site *k = tr_site_find(t, b->addr);
+	return !k || (!k->entry && !k->refs);
+}
+
+/* slot s watches nothing; its boundary, still wanting samples, gets its int3 back */
+static void slot_free(struct tr_state *t, int s)
+{
+	struct tr_hw *h = t->hw;
+	struct hx_trace_load *l;
+	struct hx_trace_bp *b = h->slot[s] ? tr_bp_find(t, h->slot[s], &l) : NULL;
+	if (b) {
+		b->hw = false;
+		if (bp_wants(t, l, b))
+			tr_bp_plant(t, b);
+	}
+	h->slot[s] = 0;
+}
+
 /* hardware breakpoints off for good: every boundary they held gets its int3 back */
 static void hw_off(struct tr_state *t)
 {
 	struct tr_hw *h = t->hw;
 	tr_hw_drain(t);
 	for (int s = 0; s < h->nslots; s++)
-		if (h->slot[s]) {
-			struct hx_trace_load *l;
-			struct hx_trace_bp *b = tr_bp_find(t, h->slot[s], &l);
-			if (b) {
-				b->hw = false;
-				if (b->hits < t->cfg->hits && l->traced && !t->res->capped)
-					tr_bp_plant(t, b);
-			}
-			h->slot[s] = 0;
-		}
+		slot_free(t, s);
 	for (size_t i = 0; i < h->nth; i++)
 		thread_close(&h->th[i]);
 	h->nth = 0;
@@ -165,13 +193,7 @@ int tr_hw_thread_new(struct tr_state *t, pid_t tid)
 	if (got < h->nslots) {
 		/* every thread watches the same boundaries: the fewest decide */
 		for (int s = got; s < h->nslots; s++)
-			if (h->slot[s]) {
-				struct hx_trace_load *l;
-				struct hx_trace_bp *b = tr_bp_find(t, h->slot[s], &l);
-				if (b && (b->hw = false, b->hits < t->cfg->hits) && l->traced && !t->res->capped)
-					tr_bp_plant(t, b);
-				h->slot[s] = 0;
-			}
+			slot_free(t, s);
 		h->nslots = got;
 		t->res->hw_slots = (unsigned)got;
 	}
@@ -298,7 +320,6 @@ static void on_record(struct tr_state *t, struct hw_thread *w, const struct perf
 	struct tr_hw *h = t->hw;
 	if (hd->type == PERF_RECORD_LOST) {
 		t->res->hw_lost++;
-		memset(w->armed, 0, sizeof(w->armed));  /* armed again at the next placement */
 		return;
 	}
 	if (hd->type != PERF_RECORD_SAMPLE)
@@ -310,9 +331,6 @@ static void on_record(struct tr_state *t, struct hw_thread *w, const struct perf
 		t->res->hw_dropped++;
 		return;
 	}
-	for (int k = 0; k < h->nslots; k++)
-		if (w->at[k] == s.pc && w->armed[k])
-			w->armed[k]--;
 	s.sp = s.regs[uw_arch_host()->perf_sp];
 	struct hx_trace_load *l;
 	struct hx_trace_bp *b = tr_bp_find(t, s.pc, &l);
@@ -372,46 +390,27 @@ void tr_hw_entry(struct tr_state *t, long load)
 		t->hw->want_load = load;
 }
 
-/* may a slot watch b: a traced, open load's boundary still wanted, no byte
- * of the program's own or the JIT's patch there, sampling not stopped */
-static bool hw_fit(struct tr_state *t, const struct hx_trace_load *l, const struct hx_trace_bp *b)
-{
-	if (!l->traced || l->closed || b->foreign || b->hits >= t->cfg->hits || b->addr == l->addr ||
-	    t->res->capped || t->bp_off)
-		return false;
-	/* no other user of an int3 there (an entry, a live activation's
-	 * return): the hit and the trap of one execution would both count */
-	const struct tr_site *k = tr_site_find(t, b->addr);
-	return !k || (!k->lost && !k->entry && !k->refs);
-}
-
-/* every thread's event s onto the slot's address, armed for the hits wanted */
-static void slot_arm(struct tr_state *t, int s, unsigned want)
+/* every thread's event s onto the slot's address, or off */
+static int slot_arm(struct tr_state *t, int s)
 {
 	struct tr_hw *h = t->hw;
 	for (size_t i = 0; i < h->nth; i++) {
 		struct hw_thread *w = &h->th[i];
-		if (w->fd[s] < 0)
+		if (w->fd[s] < 0 || w->at[s] == h->slot[s])
 			continue;
-		if (w->at[s] != h->slot[s]) {
-			if (!h->slot[s]) {
-				ioctl(w->fd[s], PERF_EVENT_IOC_DISABLE, 0);
-				w->at[s] = 0;
-				w->armed[s] = 0;
-				continue;
-			}
-			struct perf_event_attr a = h->attr;
-			a.bp_addr = h->slot[s];
-			if (ioctl(w->fd[s], PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &a) < 0) {
-				t->res->hw_errors++;
-				continue;
-			}
-			w->at[s] = h->slot[s];
-			w->armed[s] = 0;
+		if (!h->slot[s]) {
+			ioctl(w->fd[s], PERF_EVENT_IOC_DISABLE, 0);
+			w->at[s] = 0;
+			continue;
 		}
-		if (h->slot[s] && w->armed[s] < want && !ioctl(w->fd[s], PERF_EVENT_IOC_REFRESH, (int)(want - w->armed[s])))
-			w->armed[s] = want;
+		struct perf_event_attr a = h->attr;
+		a.bp_addr = h->slot[s];
+		a.disabled = 0;         /* moved and enabled in one */
+		if (ioctl(w->fd[s], PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &a) < 0)
+			return -errno;  /* before Linux 4.17 there is no moving them */
+		w->at[s] = h->slot[s];
 	}
+	return 0;
 }
 
 /* after a stop: slots whose boundary is done or gone freed, the others kept;
@@ -431,12 +430,7 @@ void tr_hw_place(struct tr_state *t)
 		struct hx_trace_bp *b = tr_bp_find(t, h->slot[s], &l);
 		if (b && hw_fit(t, l, b) && (!want || l == want))
 			continue;
-		if (b) {
-			b->hw = false;
-			if (hw_fit(t, l, b))
-				tr_bp_plant(t, b);      /* moved away unsampled: int3 again */
-		}
-		h->slot[s] = 0;
+		slot_free(t, s);        /* done, or moved away unsampled: int3 again */
 	}
 	for (size_t j = 0, s = 0; want && !t->res->capped && j < want->nbps && (int)s < h->nslots; j++) {
 		struct hx_trace_bp *b = &want->bps[j];
@@ -450,10 +444,13 @@ void tr_hw_place(struct tr_state *t)
 		b->hw = true;
 		tr_bp_remove(t, b);
 	}
-	for (int s = 0; s < h->nslots; s++) {
-		struct hx_trace_load *l;
-		struct hx_trace_bp *b = h->slot[s] ? tr_bp_find(t, h->slot[s], &l) : NULL;
-		slot_arm(t, s, b ? t->cfg->hits - b->hits : 0);
+	int e = 0;
+	for (int s = 0; s < h->nslots && !e; s++)
+		e = slot_arm(t, s);
+	if (e) {
+		t->res->hw_errors++;
+		say_off(t, "PERF_EVENT_IOC_MODIFY_ATTRIBUTES", -e);
+		hw_off(t);
 	}
 }
 

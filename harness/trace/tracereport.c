@@ -142,6 +142,8 @@ int hx_trace_samples_text(FILE *f, const struct hx_trace_result *r)
 			fprintf(f, " copy_ends_after=%d", s->ncopy);
 		if (s->jit_end)
 			fprintf(f, " truth_ends_in_jit=1");
+		if (s->hw)
+			fprintf(f, " hw=1");    /* the kernel's hardware breakpoint took it */
 		fprintf(f, " truth=");
 		if (!s->truth_known)
 			fprintf(f, "unknown");

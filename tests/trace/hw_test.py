@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""jitunwind trace --hw-breakpoints: the same verdicts as int3 sampling.
+
+Usage: hw_test.py JITUNWIND JITPROG CASEPROG.  Exit 0 all checks pass, 1 a check failed,
+77 trace cannot run here (the reason printed).
+
+Every program of the trace tests is traced twice, with int3 stops alone and with
+--hw-breakpoints (the boundaries past a function's entry sampled by the kernel's
+execute breakpoints, the thread never stopped there): the matrix rows and, per sample
+in the JSON, its where, each column's verdict and the truth's symbols must be the same,
+and the hardware must have taken samples (else the comparison proves nothing: a visible
+SKIP when the kernel refuses them).  The truth of hardware samples is checked against
+what the program knows (the return address its callee saw), every sample with hw=1 at
+the boundaries past the entry.  A refusal (--stack-size above what a kernel sample
+holds) falls back to int3 with the reason said, and samples every boundary.
+"""
+import json
+import os
+import re
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import trace_test as tt  # noqa: E402  (its check(), trace(), samples(), prog_out())
+
+COLS = "fp,libunwind,libdw,oracle"
+
+
+def matrix(so):
+    """the matrix's rows: a function's name, then its cells"""
+    return sorted(l.strip() for l in so.splitlines() if " | " in l and not l.startswith("case "))
+
+
+def per_sample(js):
+    """(case, where, verdicts, truth symbols) of each judged sample, sorted"""
+    with open(js) as f:
+        r = json.load(f)
+    res = []
+    for c in r["cases"]:
+        for x in c["samples"]:
+            v = tuple(sorted((k, str(u.get("verdict")), str(u.get("consistent"))) for k, u in x["unwinders"].items()))
+            res.append((c["name"], x["where"], v, tuple(x.get("truth_symbols") or ())))
+    return sorted(res)
+
+
+def hw_taken(so):
+    m = re.search(r"sampling: hardware breakpoints \((\d+) per thread\) took (\d+) samples", so)
+    return int(m.group(2)) if m else 0
+
+
+def both(binary, d, name, args, cmd):
+    """trace cmd with int3 alone and with --hw-breakpoints; compare; the hardware's samples"""
+    out = {}
+    for hw in (False, True):
+        js = os.path.join(d, "%s-%d.json" % (name, hw))
+        rc, so, se = tt.trace(binary, args + (["--hw-breakpoints"] if hw else []) + ["--json", js, "--"] + cmd,
+                              timeout=300)
+        m = re.search(r"trace: pid (\d+)", so)
+        for n in ("jit-%s.dump", "perf-%s.map"):
+            if m and os.path.exists("/tmp/" + n % m.group(1)):
+                os.unlink("/tmp/" + n % m.group(1))
+        tt.check(rc == 0 and os.path.exists(js), "%s%s: traced (rc %d: %s)" % (name, " hw" if hw else "", rc,
+                                                                               se.strip()[-300:]))
+        out[hw] = (so, per_sample(js) if os.path.exists(js) else [])
+    (so0, s0), (so1, s1) = out[False], out[True]
+    tt.check("sampling:" not in so0, "%s: int3 alone says no sampling line" % name)
+    tt.check(matrix(so0) == matrix(so1) and matrix(so0), "%s: the same matrix (%s vs %s)"
+             % (name, matrix(so0), matrix(so1)))
+    diff = [a for a in s0 if a not in s1][:2] + [b for b in s1 if b not in s0][:2]
+    tt.check(s0 == s1 and s0, "%s: the same verdicts and truth per sample (%d vs %d samples; differing: %s)"
+             % (name, len(s0), len(s1), diff))
+    return hw_taken(so1), so1
+
+
+def test_same(binary, prog, cprog, d):
+    """every program: the same matrix and per-sample verdicts with and without"""
+    n, so = both(binary, d, "jitprog", ["--unwinders", COLS, "--hits", "3"], [prog, d, "5", os.path.join(d, "o")])
+    if not n:
+        m = re.search(r"sampling: int3 stops only \(hardware breakpoints not used: (.*)\)", so)
+        print("SKIP hw: the kernel gives no hardware breakpoints here (%s): int3 against int3 only"
+              % (m.group(1) if m else "no sampling line"))
+        tt.check(m, "hw refused: the header says why (%s)" % so[:300])
+    else:
+        tt.check(n == 12, "jitprog: the hardware took the 4 boundaries past the entry, 3 hits each (%d)" % n)
+    # two threads: every execution sampled (4 calls in each), so which thread a sample
+    # comes from does not depend on the scheduling
+    for mode, hits in (("thread", "8"), ("movedra", "2"), ("popret", "2")):
+        taken, _ = both(binary, d, "jitprog " + mode, ["--unwinders", COLS, "--hits", hits],
+                        [prog, d, "4", os.path.join(d, "o"), mode])
+        tt.check(taken > 0 or not n, "jitprog %s: the hardware took samples (%d)" % (mode, taken))
+    for name in tt.CASES:
+        case = os.path.join(tt.CASEDIR, name + ".case")
+        taken, _ = both(binary, d, name, [], [cprog, case, "/tmp", "2", os.path.join(d, "g")])
+        tt.check(taken > 0 or not n, "%s: the hardware took samples (%d)" % (name, taken))
+    for name, extra in (("cpython-3.13-fp", "plant"), ("cpython-3.14-perf-jit", "main")):
+        case = os.path.join(tt.CASEDIR, name + ".case")
+        taken, _ = both(binary, d, name + " " + extra, [], [cprog, case, "/tmp", "2", os.path.join(d, "g"), extra])
+        tt.check(taken > 0 or not n, "%s %s: the hardware took samples (%d)" % (name, extra, taken))
+    return n
+
+
+def test_truth(binary, prog, d):
+    """a hardware sample's truth against what the program knows: [pc, the
+    trampoline's return address its callee read through the frame record]"""
+    out, st = os.path.join(d, "o.txt"), os.path.join(d, "s.txt")
+    rc, so, se = tt.trace(binary, ["--hw-breakpoints", "--unwinders", "fp", "--hits", "3", "--samples-text", st,
+                                   "--", prog, d, "3", out])
+    facts = tt.prog_out(out)
+    ra, t = set(facts["tramp_ra"]), facts["tramp"]
+    ss = tt.samples(st)
+    hw = [s for s in ss if s.get("hw") == "1"]
+    tt.check(rc == 0 and len(ss) == 15 and len(ra) == 1, "hw truth: 15 samples, one return address (%d, %s)"
+             % (len(ss), ra))
+    tt.check(sorted(set(s["pc"] - t for s in hw)) == tt.BOUNDARIES[1:] and len(hw) == 12,
+             "hw truth: the hardware's samples at every boundary past the entry, 3 each (%s)"
+             % sorted(s["pc"] - t for s in hw))
+    tt.check(all(s["truth"].split(",")[:2] == ["0x%x" % s["pc"], "0x%x" % min(ra)] for s in hw) and hw,
+             "hw truth: each starts [pc, the return address the program saw] (%s)" % [s["truth"] for s in hw[:2]])
+    tt.check(all(s["stack"] == "8192" for s in hw), "hw truth: the kernel copied 8192 stack bytes each")
+
+
+def test_refused(binary, prog, d):
+    """refused: int3 alone, the reason said on stderr and in the header, every boundary sampled"""
+    out = os.path.join(d, "o.txt")
+    rc, so, se = tt.trace(binary, ["--hw-breakpoints", "--unwinders", "fp", "--stack-size", "65536", "--",
+                                   prog, d, "2", out])
+    tt.check(rc == 0 and "hardware breakpoints not used (--stack-size" in se and
+             "sampling: int3 stops only (hardware breakpoints not used" in so and
+             re.search(r"\b5/5\s+py::tramp:jitprog", so),
+             "hw refused: int3 alone, said, 5/5 sampled (rc %d, %s, %s)" % (rc, se[:300], so[:400]))
+
+
+def main():
+    binary, prog, cprog = sys.argv[1], sys.argv[2], sys.argv[3]
+    os.environ["ASAN_OPTIONS"] = "detect_leaks=0:" + os.environ.get("ASAN_OPTIONS", "")
+    if os.environ.get("RUNNER"):
+        print("SKIP hw: under %s (qemu-user has no ptrace and no hardware breakpoints)" % os.environ["RUNNER"])
+        return 77
+    if os.uname().machine != "x86_64":
+        print("SKIP hw: no tracer for %s yet (x86_64 only)" % os.uname().machine)
+        return 77
+    with tempfile.TemporaryDirectory() as d:
+        rc, so, se = tt.trace(binary, ["--unwinders", "fp", "--", prog, d, "1", os.path.join(d, "o")])
+        if rc == 77:
+            print((so.strip() or se.strip()).splitlines()[-1])
+            return 77
+        if test_same(binary, prog, cprog, d):
+            test_truth(binary, prog, d)
+        test_refused(binary, prog, d)
+    print("hw-test: %d checks, %d failed" % (tt.checks, len(tt.fails)))
+    return 1 if tt.fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
