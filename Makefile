@@ -346,6 +346,10 @@ trace-test: deps $(BIN) $(FLUSH_SO) $(TRACEPROG) $(CASEPROG) $(HAZARDPROG) $(JIT
 	  if [ $$rc = 77 ]; then cat $(BUILD)/trace-test.txt; echo "trace-test: skipped (the reason above)"; \
 	  elif [ $$rc != 0 ]; then cat $(BUILD)/trace-test.txt; exit $$rc; \
 	  else tail -n 1 $(BUILD)/trace-test.txt; fi
+	RUNNER="$(RUNNER)" tests/trace/hw_test.py ./$(BIN) $(TRACEPROG) $(CASEPROG) >$(BUILD)/hw-test.txt; rc=$$?; \
+	  if [ $$rc = 77 ]; then cat $(BUILD)/hw-test.txt; echo "hw-test: skipped (the reason above)"; \
+	  elif [ $$rc != 0 ]; then cat $(BUILD)/hw-test.txt; exit $$rc; \
+	  else grep -h '^SKIP' $(BUILD)/hw-test.txt; tail -n 1 $(BUILD)/hw-test.txt; fi
 
 # The corpus of real producers (tests/corpus/run.py, docs/found-in-real-jits.md): lint and dump of
 # each committed trimmed dump against its goldens; with a recording in the corpus cache

@@ -341,6 +341,7 @@ static void on_record(struct tr_state *t, struct hw_thread *w, const struct perf
 		t->res->hw_dropped++;
 		return;
 	}
+	s.stack = (uint8_t *)stack;     /* the record's copy, until the sample keeps its own */
 	if (tr_act_on_trap(t, w->tid, s.pc, &s))
 		return;
 	struct hx_trace_sample *o = tr_sample_new(t);
