@@ -294,10 +294,48 @@ struct hx_trace_sample *tr_sample_new(struct tr_state *t)
 	return s;
 }
 
+/* /proc/PID/statm as it reads now (its first field the process's size:
+ * a stack grown by a fault changes it, with no syscall); 0 or -1 */
+static int statm_now(struct tr_state *t, char *buf, size_t n)
+{
+	if (t->statm_fd < 0) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/statm", (int)t->pid);
+		t->statm_fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	ssize_t r = t->statm_fd < 0 ? -1 : pread(t->statm_fd, buf, n - 1, 0);
+	if (r <= 0)
+		return -1;
+	buf[r] = 0;
+	return 0;
+}
+
+/* the maps text now: the last one kept while nothing that changes it
+ * happened since it was read (NULL: read it) */
+static char *maps_cached(struct tr_state *t)
+{
+	struct hx_trace_result *res = t->res;
+	char st[sizeof(t->statm)];
+	bool quiet = res->nmaps_pool && t->maps_gen == t->maps_read_gen;
+	for (size_t i = 0; quiet && i < t->ntids; i++)
+		quiet = t->tids[i].out_of_sys;
+	if (statm_now(t, st, sizeof(st)))
+		st[0] = 0;
+	quiet = quiet && st[0] && !strcmp(st, t->statm);
+	snprintf(t->statm, sizeof(t->statm), "%s", st);
+	t->maps_read_gen = t->maps_gen;
+	return quiet ? res->maps_pool[res->nmaps_pool - 1] : NULL;
+}
+
 int tr_sample_commit(struct tr_state *t, struct hx_trace_sample *s)
 {
 	struct hx_trace_result *res = t->res;
 	s->nloads_seen = res->nloads;   /* the loads read before it was taken: no stop between */
+	if ((s->maps = maps_cached(t))) {
+		res->nsmp++;
+		res->samples++;
+		return 0;
+	}
 	s->maps = read_maps(t->pid);
 	/* the maps text of the last sample when unchanged: a JIT of thousands
 	 * of loads has maps of hundreds of KB, a copy per sample ran a node
@@ -384,6 +422,7 @@ static int step_replant(struct tr_state *t, pid_t tid, uint64_t addr)
 		return e;
 	if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) < 0)
 		return -errno;
+	t->maps_gen++;              /* a syscall stepped over makes no syscall stop */
 	int st;
 	for (;;) {
 		if (waitpid(tid, &st, __WALL) < 0) {
@@ -519,7 +558,20 @@ static void fork_child(struct tr_state *t, pid_t child)
 static int on_stop(struct tr_state *t, pid_t tid, int st, bool *done)
 {
 	int sig = WSTOPSIG(st), ev = st >> 16;
+	if (ev && ev != PTRACE_EVENT_STOP) {
+		/* clone, fork, exec, exit: inside a syscall */
+		struct tr_thread *th = tid_get(t, tid);
+		if (th)
+			th->out_of_sys = false;
+		t->maps_gen++;
+	}
 	if (sig == (SIGTRAP | 0x80)) {              /* a syscall stop */
+		uint8_t info[128];
+		struct tr_thread *th = tid_get(t, tid);
+		if (th)
+			th->out_of_sys = ptrace(PTRACE_GET_SYSCALL_INFO, tid, (void *)sizeof(info), info) > 0 &&
+					 info[0] == PTRACE_SYSCALL_INFO_EXIT;
+		t->maps_gen++;
 		int e = tr_jd_poll(t);
 		return e < 0 ? e : 0;
 	}
@@ -705,6 +757,8 @@ static void state_free(struct tr_state *t)
 {
 	if (t->memfd >= 0)
 		close(t->memfd);
+	if (t->statm_fd >= 0)
+		close(t->statm_fd);
 	if (t->jdfd >= 0)
 		close(t->jdfd);
 	free(t->jd);
@@ -745,7 +799,7 @@ static int trace_all(struct tr_state *t)
 int hx_trace_run(const struct hx_trace_cfg *cfg, struct hx_trace_result *res)
 {
 	memset(res, 0, sizeof(*res));
-	struct tr_state t = { .cfg = cfg, .res = res, .arch = &hx_trace_host, .memfd = -1, .jdfd = -1 };
+	struct tr_state t = { .cfg = cfg, .res = res, .arch = &hx_trace_host, .memfd = -1, .jdfd = -1, .statm_fd = -1 };
 	int e = check_cfg(cfg, res, t.arch);
 	if (e)
 		return e;

@@ -20,6 +20,7 @@ struct tr_act {
 struct tr_thread {
 	pid_t tid;
 	bool started;
+	bool out_of_sys;        /* its last syscall stop was an exit: no syscall of its own runs now */
 	struct tr_act *acts;    /* the shadow stack, outermost first */
 	size_t nacts, capacts;
 };
@@ -73,6 +74,13 @@ struct tr_state {
 	struct tr_dw *dw;
 	size_t cs;              /* capstone's handle for the return-address check (0: not open) */
 	bool bp_off;            /* every breakpoint removed for good (tr_bp_remove_all) */
+	/* the maps text is read again only when it may have changed: a syscall
+	 * stop (the syscalls change it), a thread possibly inside a syscall, a
+	 * single-step (no syscall stop for a syscall stepped over), the size in
+	 * /proc/PID/statm (a stack grown by a fault) */
+	uint64_t maps_gen, maps_read_gen;
+	int statm_fd;
+	char statm[96];
 	struct tr_hw *hw;       /* tracehw.c: the hardware breakpoints, or NULL */
 };
 

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *end_text(const struct hx_trace_result *r, char *buf, size_t n)
@@ -137,7 +138,12 @@ int hx_trace_samples_text(FILE *f, const struct hx_trace_result *r)
 			memcpy(&w, s->stack + j * 8, 8);
 			fprintf(f, " w%zu=0x%" PRIx64, j, w);
 		}
-		fprintf(f, " maps=%s", s->maps && strstr(s->maps, "[stack]") ? "yes" : "no");
+		const char *stk = s->maps ? strstr(s->maps, "[stack]") : NULL;
+		fprintf(f, " maps=%s", stk ? "yes" : "no");
+		while (stk && stk > s->maps && stk[-1] != '\n')
+			stk--;          /* the [stack] line's start: where the maps say the stack begins */
+		if (stk)
+			fprintf(f, " stack_vma=0x%" PRIx64, (uint64_t)strtoull(stk, NULL, 16));
 		if (s->truth_known && s->ncopy < s->ntruth)
 			fprintf(f, " copy_ends_after=%d", s->ncopy);
 		if (s->jit_end)

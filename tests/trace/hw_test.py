@@ -12,7 +12,9 @@ and the hardware must have taken samples (else the comparison proves nothing: a 
 SKIP when the kernel refuses them).  The truth of hardware samples is checked against
 what the program knows (the return address its callee saw), every sample with hw=1 at
 the boundaries past the entry.  A refusal (--stack-size above what a kernel sample
-holds) falls back to int3 with the reason said, and samples every boundary.
+holds) falls back to int3 with the reason said, and samples every boundary.  The maps
+text is read again only when it may have changed: a stack grown by faults alone must
+show in every sample's maps, with int3 and with the hardware.
 """
 import json
 import os
@@ -119,6 +121,25 @@ def test_truth(binary, prog, d):
     tt.check(all(s["stack"] == "8192" for s in hw), "hw truth: the kernel copied 8192 stack bytes each")
 
 
+def test_maps(binary, prog, d, hw):
+    """the maps text is read again only when it may have changed (a syscall stop, a
+    thread inside a syscall, a single-step, the size in /proc/PID/statm): a stack grown
+    by faults alone (jitprog grow: each call 32 KiB deeper, no syscall between) must show
+    in every sample's maps, its SP inside the [stack] mapping they give"""
+    out, st = os.path.join(d, "o.txt"), os.path.join(d, "s.txt")
+    rc, so, se = tt.trace(binary, ["--unwinders", "fp", "--hits", "30", "--samples-text", st] + hw +
+                          ["--", prog, d, "30", out, "grow"])
+    ss = tt.samples(st) if os.path.exists(st) else []
+    vmas = set(s.get("stack_vma") for s in ss)
+    bad = [s for s in ss if not isinstance(s.get("stack_vma"), int) or s["sp"] < s["stack_vma"]]
+    what = "maps%s" % (" hw" if hw else "")
+    tt.check(rc == 0 and len(ss) == 150 and len(vmas) > 10,
+             "%s: 150 samples, the stack's mapping seen growing (rc %d, %d samples, %d starts)"
+             % (what, rc, len(ss), len(vmas)))
+    tt.check(not bad, "%s: every sample's SP inside the [stack] of its maps (%s)"
+             % (what, ["sp 0x%x [stack] at %s" % (s["sp"], s.get("stack_vma")) for s in bad[:2]]))
+
+
 def test_refused(binary, prog, d):
     """refused: int3 alone, the reason said on stderr and in the header, every boundary sampled"""
     out = os.path.join(d, "o.txt")
@@ -144,8 +165,10 @@ def main():
         if rc == 77:
             print((so.strip() or se.strip()).splitlines()[-1])
             return 77
+        test_maps(binary, prog, d, [])
         if test_same(binary, prog, cprog, d):
             test_truth(binary, prog, d)
+            test_maps(binary, prog, d, ["--hw-breakpoints"])
         test_refused(binary, prog, d)
     print("hw-test: %d checks, %d failed" % (tt.checks, len(tt.fails)))
     return 1 if tt.fails else 0

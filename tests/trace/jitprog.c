@@ -27,6 +27,8 @@
  *               as `raw 41 ff d0 ; call_target`
  *       relcall the trampoline calls a thunk (jmp *%rcx) 0xc0 into the page with call rel32:
  *               --write-cases writes it as `call_target rel32`
+ *       grow    each call 32 KiB deeper in the stack than the one before (alloca): the
+ *               stack's mapping grows by faults, with no syscall
  *       slow    2 ms between calls, so `trace --pid` can attach to it running; at the
  *               end "code_intact 1" when the code is byte for byte what it wrote
  *               (no breakpoint left behind by a detach)
@@ -40,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <alloca.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -119,7 +122,7 @@ __attribute__((noinline)) static uint64_t callee(uint64_t a)
 static uint8_t *code;
 static size_t tramp_len;
 static int ncalls;
-static bool slow;
+static bool slow, grow;
 
 static uint64_t calls(void)
 {
@@ -127,6 +130,10 @@ static uint64_t calls(void)
 	tramp6_fn f6 = (tramp6_fn)(uintptr_t)code;
 	uint64_t sum = 0;
 	for (int i = 0; i < ncalls; i++) {
+		if (grow) {
+			volatile char *deeper = alloca(32768);     /* freed when calls returns */
+			deeper[0] = 1;
+		}
 		sum += movedra ? f6((uint64_t)i, 0, 0, code + MOVRA_AT, code + TRAMP2_AT, callee)
 		       : regcall ? f6((uint64_t)i, 0, 0, NULL, (void *)callee, NULL)
 				 : f((uint64_t)i, 0, 0, callee);
@@ -235,6 +242,7 @@ int main(int argc, char **argv)
 	}
 	movedra = !strcmp(mode, "movedra");
 	slow = !strcmp(mode, "slow");
+	grow = !strcmp(mode, "grow");
 	place_code(mode);
 	if (mprotect(code, 4096, PROT_READ | PROT_EXEC)) {
 		perror("mprotect");
