@@ -420,9 +420,12 @@ static int step_replant(struct tr_state *t, pid_t tid, uint64_t addr)
 	int e = k ? tr_site_lift(t, k) : 0;
 	if (e || !k || k->lost)
 		return e;
+	uint8_t insn[16];
+	if (!t->arch->syscall_insn || tr_mem_read(t, addr, insn, sizeof(insn)) ||
+	    t->arch->syscall_insn(insn, sizeof(insn)))
+		t->maps_gen++;      /* a syscall stepped over makes no syscall stop */
 	if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) < 0)
 		return -errno;
-	t->maps_gen++;              /* a syscall stepped over makes no syscall stop */
 	int st;
 	for (;;) {
 		if (waitpid(tid, &st, __WALL) < 0) {

@@ -242,6 +242,9 @@ struct hx_trace_arch {
 	bool (*call_rel)(const struct cs_insn *in);   /* a direct call (call rel32) */
 	int target_reg;         /* call_target's register (capstone's id): a direct call's thunk jumps through it */
 	unsigned hw_bp_len;     /* a hardware execute breakpoint's bp_len (0: the tracer uses none) */
+	/* do the bytes at a pc begin an instruction that enters the kernel
+	 * (stepped over, it makes no syscall stop); NULL: any may */
+	bool (*syscall_insn)(const uint8_t *code, size_t n);
 };
 extern const struct hx_trace_arch hx_trace_host;
 

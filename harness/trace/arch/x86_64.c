@@ -167,6 +167,12 @@ static bool x86_writes_reg(const cs_insn *in, int reg)
 /* RIP is one past the int3 */
 static uint64_t x86_trap_addr(uint64_t pc_after) { return pc_after - 1; }
 
+/* syscall (0f 05), sysenter (0f 34), int $0x80 (cd 80) */
+static bool x86_syscall_insn(const uint8_t *c, size_t n)
+{
+	return n >= 2 && ((c[0] == 0x0f && (c[1] == 0x05 || c[1] == 0x34)) || (c[0] == 0xcd && c[1] == 0x80));
+}
+
 const struct hx_trace_arch hx_trace_host = {
 	.supported = true, .bp = { 0xcc }, .bp_len = 1,
 	.cs_arch = CS_ARCH_X86, .cs_mode = CS_MODE_64, .cs_syntax = CS_OPT_SYNTAX_ATT,
@@ -176,5 +182,6 @@ const struct hx_trace_arch hx_trace_host = {
 	.inert = x86_inert, .call_reg = x86_call_reg, .writes_reg = x86_writes_reg,
 	.call_rel = x86_call_rel, .target_reg = X86_REG_RCX,
 	.hw_bp_len = 8,          /* HW_BREAKPOINT_X takes sizeof(long) on x86 */
+	.syscall_insn = x86_syscall_insn,
 	.call_regs = "rax, rcx, rdx, r8-r11",
 };
