@@ -135,12 +135,17 @@ def main():
     with open(os.path.join(d, "fib.js"), "w") as f:
         f.write(SCRIPT)
     js = os.path.join(d, "t.json")
-    p = subprocess.run([binary, "trace", "--only", "JS:*fib*", "--json", js, "--"] + wrap(["--perf-prof",
+    # JU_TRACE_HW=1: the boundaries past an entry sampled by hardware breakpoints (the same checks)
+    hw = ["--hw-breakpoints"] if os.environ.get("JU_TRACE_HW") == "1" else []
+    p = subprocess.run([binary, "trace", "--only", "JS:*fib*", "--json", js] + hw + ["--"] + wrap(["--perf-prof",
                         "--perf-prof-unwinding-info", "--interpreted-frames-native-stack", "fib.js"]),
                        capture_output=True, text=True, timeout=1800, cwd=d)
     if p.returncode == 77:
         print((p.stdout + p.stderr).strip()[-400:])
         return 77
+    for line in p.stdout.splitlines():     # which path sampled, and the matrix's rows
+        if "sampling:" in line or (" | " in line and "fib" in line):
+            print("  " + line.strip())
     check(p.returncode in (0, 1) and "exited with status 0" in p.stdout,
           "node %s traced to its end (exit %d: %s)" % (ver, p.returncode, (p.stdout + p.stderr)[-600:]))
     dump = re.search(r"jitdump (\S+) \(", p.stdout)

@@ -115,10 +115,15 @@ def main():
     with open(script, "w") as f:
         f.write("def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n\nprint(fib(12))\n")
     js, st, wc = os.path.join(d, "t.json"), os.path.join(d, "s.txt"), os.path.join(d, "wc")
-    cmd = [binary, "trace", "--json", js, "--samples-text", st, "--write-cases", wc, "--",
+    # JU_TRACE_HW=1: the boundaries past an entry sampled by hardware breakpoints (the same checks)
+    hw = ["--hw-breakpoints"] if os.environ.get("JU_TRACE_HW") == "1" else []
+    cmd = [binary, "trace", "--json", js, "--samples-text", st, "--write-cases", wc] + hw + ["--",
            os.path.join(ROOT, "tools", "in-root"), "--only", "python3.14", "sid", "python3.14", "-X", "perf_jit",
            script]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, cwd=d)
+    for line in p.stdout.splitlines():     # which path sampled
+        if "sampling:" in line:
+            print("  " + line.strip())
     if p.returncode == 77 or "SKIP trace" in p.stdout:
         print((p.stdout + p.stderr).strip()[-400:])
         return 77
