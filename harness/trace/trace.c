@@ -558,23 +558,25 @@ static void fork_child(struct tr_state *t, pid_t child)
 }
 
 /* what a stop means, and the signal to resume tid with (-1: do not resume) */
+/* a stop inside a syscall (sysstop: a syscall stop; else a clone, fork,
+ * exec or exit event): the maps may change there; out of it only after an
+ * exit stop */
+static void sys_seen(struct tr_state *t, pid_t tid, bool sysstop)
+{
+	uint8_t info[128];
+	struct tr_thread *th = tid_get(t, tid);
+	if (th)
+		th->out_of_sys = sysstop && ptrace(PTRACE_GET_SYSCALL_INFO, tid, (void *)sizeof(info), info) > 0 &&
+				 info[0] == PTRACE_SYSCALL_INFO_EXIT;
+	t->maps_gen++;
+}
+
 static int on_stop(struct tr_state *t, pid_t tid, int st, bool *done)
 {
 	int sig = WSTOPSIG(st), ev = st >> 16;
-	if (ev && ev != PTRACE_EVENT_STOP) {
-		/* clone, fork, exec, exit: inside a syscall */
-		struct tr_thread *th = tid_get(t, tid);
-		if (th)
-			th->out_of_sys = false;
-		t->maps_gen++;
-	}
+	if ((ev && ev != PTRACE_EVENT_STOP) || sig == (SIGTRAP | 0x80))
+		sys_seen(t, tid, sig == (SIGTRAP | 0x80));
 	if (sig == (SIGTRAP | 0x80)) {              /* a syscall stop */
-		uint8_t info[128];
-		struct tr_thread *th = tid_get(t, tid);
-		if (th)
-			th->out_of_sys = ptrace(PTRACE_GET_SYSCALL_INFO, tid, (void *)sizeof(info), info) > 0 &&
-					 info[0] == PTRACE_SYSCALL_INFO_EXIT;
-		t->maps_gen++;
 		int e = tr_jd_poll(t);
 		return e < 0 ? e : 0;
 	}
