@@ -496,10 +496,9 @@ static int on_trap(struct tr_state *t, pid_t tid)
 		return foreign_trap(t, tid, pc, si.si_code, k ? "a site of ours whose byte was lost"
 				    : "no breakpoint of ours at that address");
 	/* a boundary's hit; one whose byte another thread's hit already put
-	 * back is a hit too while it has fewer than --hits (not while a user
-	 * still keeps it: a return address trapping at a boundary sampled enough) */
-	bool sample = b && !b->hw && (b->planted || (!tr_bp_wanted(t, at) && b->hits < t->cfg->hits)) &&
-		      !t->res->capped;
+	 * back is a hit too (not while a user still keeps it); one a hardware
+	 * breakpoint watches is the ring's */
+	bool sample = b && !b->hw && (b->planted || !tr_bp_wanted(t, at)) && !t->res->capped;
 	if (k->entry)
 		tr_hw_entry(t, tr_load_at(t, at));   /* its boundaries the hardware's next */
 	uint8_t word[8];
