@@ -64,7 +64,9 @@ static void say_off(struct tr_state *t, const char *what, int e)
 	snprintf(t->res->hw_note, sizeof(t->res->hw_note), "%s: %s%s", what, strerror(e),
 		 e == EACCES || e == EPERM ? " (kernel.perf_event_paranoid, or no CAP_PERFMON)"
 		 : e == ENOSPC ? " (the thread's debug registers are taken: a debugger, or ptrace's own)"
-		 : e == ENODEV || e == ENOENT || e == EOPNOTSUPP ? " (no hardware breakpoints here: qemu-user, a VM)" : "");
+		 : e == ENODEV || e == ENOENT || e == EOPNOTSUPP ? " (no hardware breakpoints here: qemu-user, a VM)"
+		 : e == EINVAL ? " (--stack-size above what a kernel sample holds, about 65,000 bytes, or a kernel "
+		   "without execute breakpoints or PERF_EVENT_IOC_MODIFY_ATTRIBUTES, before 4.17)" : "");
 	fprintf(t->cfg->log, "trace: hardware breakpoints not used (%s): every boundary sampled by int3\n",
 		t->res->hw_note);
 }
@@ -208,11 +210,6 @@ int tr_hw_begin(struct tr_state *t)
 		snprintf(t->res->hw_note, sizeof(t->res->hw_note), "the tracer has no hardware breakpoints for this arch");
 		fprintf(t->cfg->log, "trace: hardware breakpoints not used (%s): every boundary sampled by int3\n",
 			t->res->hw_note);
-		return 0;
-	}
-	/* the kernel's copy is capped below 64 KiB (a sample's 16-bit size) */
-	if (t->cfg->stack_size > 65000) {
-		say_off(t, "--stack-size above 65000 (a sample's size is 16 bits)", EINVAL);
 		return 0;
 	}
 	struct tr_hw *h = calloc(1, sizeof(*h));
