@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #define HW_SLOTS 4              /* x86_64's DR0-DR3 */
-#define HW_PAGES 128            /* ring data pages per thread (512 KiB: ~60 hits of 8 KiB) */
+#define HW_PAGES 64             /* ring data pages per thread (256 KiB: ~30 hits of 8 KiB) */
 
 struct hw_thread {
 	pid_t tid;

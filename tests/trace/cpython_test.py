@@ -38,6 +38,16 @@ SUITE = {"3.13": "trixie", "3.15": "sid"}
 fails = []
 checks = 0
 
+# JU_TRACE_HW=1: the boundaries past an entry sampled by hardware breakpoints (the same checks)
+HW = ["--hw-breakpoints"] if os.environ.get("JU_TRACE_HW") == "1" else []
+
+
+def said_sampling(out):
+    """which path sampled (the header's line), shown"""
+    for line in out.splitlines():
+        if "sampling:" in line:
+            print("  " + line.strip())
+
 
 def check(cond, what):
     global checks
@@ -91,9 +101,10 @@ def one(binary, ver, d):
     with open(script, "w") as f:
         f.write("def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n\nprint(fib(12))\n")
     js = os.path.join(d, "t%s.json" % ver)
-    cmd = [binary, "trace", "--json", js, "--", os.path.join(ROOT, "tools", "in-root"), "--only",
+    cmd = [binary, "trace", "--json", js] + HW + ["--", os.path.join(ROOT, "tools", "in-root"), "--only",
            "python" + ver, SUITE[ver], "python" + ver, "-X", "perf_jit", script]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, cwd=d)
+    said_sampling(p.stdout)
     if p.returncode == 77 or ("tools/in-root" in p.stderr or "tools/rootfs" in p.stderr) and \
             "exited with status 0" not in p.stdout:
         return "SKIP CPython %s: %s" % (ver, (p.stdout + p.stderr).strip()[-300:])

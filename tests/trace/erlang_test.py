@@ -41,6 +41,16 @@ main([A]) ->
     halt(0).
 """
 
+# JU_TRACE_HW=1: the boundaries past an entry sampled by hardware breakpoints (the same checks)
+HW = ["--hw-breakpoints"] if os.environ.get("JU_TRACE_HW") == "1" else []
+
+
+def said_sampling(out):
+    """which path sampled (the header's line), shown"""
+    for line in out.splitlines():
+        if "sampling:" in line:
+            print("  " + line.strip())
+
 
 def check(cond, what):
     global checks
@@ -95,8 +105,9 @@ def main():
         f.write(SRC)
     subprocess.run([erlc, "-o", d, os.path.join(d, "fib.erl")], check=True, timeout=300)
     js = os.path.join(d, "t.json")
-    p = subprocess.run([binary, "trace", "--only", "fib:fib/1", "--time", "120", "--json", js, "--"] +
+    p = subprocess.run([binary, "trace", "--only", "fib:fib/1", "--time", "120", "--json", js] + HW + ["--"] +
                        erl_cmd(erl, d, 22), capture_output=True, text=True, timeout=600, cwd=d)
+    said_sampling(p.stdout)
     if p.returncode == 77:
         print((p.stdout + p.stderr).strip()[-300:])
         return 77

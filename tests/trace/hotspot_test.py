@@ -49,6 +49,16 @@ JAVA = """public class Fib {
 """
 FLAGS = ["-Xbatch", "-XX:-TieredCompilation"]
 
+# JU_TRACE_HW=1: the boundaries past an entry sampled by hardware breakpoints (the same checks)
+HW = ["--hw-breakpoints"] if os.environ.get("JU_TRACE_HW") == "1" else []
+
+
+def said_sampling(out):
+    """which path sampled (the header's line), shown"""
+    for line in out.splitlines():
+        if "sampling:" in line:
+            print("  " + line.strip())
+
 
 def check(cond, what):
     global checks
@@ -95,9 +105,10 @@ def perf_second_frame(java, agent, pfp, cg, d):
 def traced(binary, java, agent, pfp, d, rounds, n, long):
     js = os.path.join(d, "t%s.json" % pfp[4])
     before = set(glob.glob(os.path.expanduser("~/.debug/jit/java-jit-*")))
-    cmd = [binary, "trace", "--only", "*fib*", "--time", "60", "--hits", "20" if long else "3", "--json", js,
+    cmd = [binary, "trace", "--only", "*fib*", "--time", "60", "--hits", "20" if long else "3", "--json", js] + HW + [
            "--", java, "-agentpath:" + agent, pfp] + FLAGS + ["-cp", d, "Fib", str(rounds), str(n)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=d)
+    said_sampling(p.stdout)
     made = set(glob.glob(os.path.expanduser("~/.debug/jit/java-jit-*"))) - before
     return p, js, made
 
