@@ -289,6 +289,8 @@ static int parse_sample(const struct perf_event_header *hd, uint64_t mask, struc
 		return -EBADMSG;
 	memcpy(&s->abi, p, 8);
 	p += 8;
+	if (!s->abi)
+		return -EBADMSG;        /* no user registers (not a user hit) */
 	s->mask = mask;
 	for (int r = 0; r < 64 && s->abi; r++) {
 		if (!(mask >> r & 1))
