@@ -506,6 +506,10 @@ static int on_trap(struct tr_state *t, pid_t tid)
 	int e = trap_regs(t, tid, at, &regs, word);
 	if (!e)
 		e = tr_act_on_trap(t, tid, at, &regs);
+	/* a hardware hit of this very execution (the int3 and the event both
+	 * there while the slots moved, another thread running) took it */
+	if (!e && sample && tr_hw_fresh(t, tid, at, regs.sp))
+		sample = false;
 	if (!e && sample && !(e = take_sample(t, tid, at))) {
 		tr_act_truth(t, tid, &t->res->smp[t->res->nsmp - 1]);
 		t->res->unknown += !t->res->smp[t->res->nsmp - 1].truth_known;
@@ -516,6 +520,7 @@ static int on_trap(struct tr_state *t, pid_t tid)
 	}
 	if (e || (e = t->arch->set_pc(tid, at)))
 		return e;
+	tr_hw_resume_at(t, tid, at);   /* a hit there next is this execution's again */
 	if (tr_bp_wanted(t, at))
 		return step_replant(t, tid, at);
 	return tr_bp_sync(t, at);

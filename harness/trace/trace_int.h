@@ -98,6 +98,12 @@ int tr_hw_thread_new(struct tr_state *t, pid_t tid);
 void tr_hw_thread_gone(struct tr_state *t, pid_t tid);   /* its ring read, its events closed */
 void tr_hw_drain(struct tr_state *t);                /* every ring read: before a stop is handled */
 void tr_hw_entry(struct tr_state *t, long load);     /* a load's entry trapped */
+/* did the hardware take tid's hit at addr with this SP in this stop's read
+ * (the same execution as its int3 trap there)? */
+bool tr_hw_fresh(struct tr_state *t, pid_t tid, uint64_t addr, uint64_t sp);
+/* tid resumes at addr after its int3 trap there: a hit at addr next is the
+ * same execution's, dropped */
+void tr_hw_resume_at(struct tr_state *t, pid_t tid, uint64_t addr);
 void tr_hw_place(struct tr_state *t);                /* after a stop: the slots moved and armed */
 void tr_hw_end(struct tr_state *t);                  /* the rings read, every event closed */
 void tr_hw_free(struct tr_state *t);

@@ -40,6 +40,10 @@ struct hw_thread {
 	pid_t tid;
 	int fd[HW_SLOTS];       /* fd[0] owns the ring, the others write into it */
 	uint64_t at[HW_SLOTS];  /* the address each event watches now (0: disabled) */
+	uint64_t last_pc, last_sp;      /* its latest hit read at this stop (fresh) */
+	bool fresh;
+	uint64_t refire;        /* resumed at this address after its int3 trap: the hit next there is
+				 * the same execution's (0: none) */
 	void *ring;
 	size_t ring_len;
 };
@@ -331,6 +335,15 @@ static void on_record(struct tr_state *t, struct hw_thread *w, const struct perf
 		return;
 	}
 	s.sp = s.regs[uw_arch_host()->perf_sp];
+	w->last_pc = s.pc;
+	w->last_sp = s.sp;
+	w->fresh = true;
+	if (w->refire && w->refire == s.pc) {
+		w->refire = 0;          /* the execution its int3 trap already counted */
+		t->res->hw_dropped++;
+		return;
+	}
+	w->refire = 0;
 	struct hx_trace_load *l;
 	struct hx_trace_bp *b = tr_bp_find(t, s.pc, &l);
 	struct tr_site *k = tr_site_find(t, s.pc);
@@ -384,6 +397,28 @@ void tr_hw_thread_gone(struct tr_state *t, pid_t tid)
 		}
 }
 
+static struct hw_thread *hw_thread_of(struct tr_state *t, pid_t tid)
+{
+	for (size_t i = 0; t->hw && i < t->hw->nth; i++)
+		if (t->hw->th[i].tid == tid)
+			return &t->hw->th[i];
+	return NULL;
+}
+
+bool tr_hw_fresh(struct tr_state *t, pid_t tid, uint64_t addr, uint64_t sp)
+{
+	struct hw_thread *w = hw_thread_of(t, tid);
+	return w && w->fresh && w->last_pc == addr && w->last_sp == sp;
+}
+
+void tr_hw_resume_at(struct tr_state *t, pid_t tid, uint64_t addr)
+{
+	struct hw_thread *w = hw_thread_of(t, tid);
+	for (int s = 0; w && s < t->hw->nslots; s++)
+		if (w->at[s] == addr)
+			w->refire = addr;
+}
+
 void tr_hw_entry(struct tr_state *t, long load)
 {
 	if (t->hw && load >= 0)
@@ -398,6 +433,8 @@ static int slot_arm(struct tr_state *t, int s)
 		struct hw_thread *w = &h->th[i];
 		if (w->fd[s] < 0 || w->at[s] == h->slot[s])
 			continue;
+		if (w->refire == w->at[s])
+			w->refire = 0;  /* moved away before the thread ran on */
 		if (!h->slot[s]) {
 			ioctl(w->fd[s], PERF_EVENT_IOC_DISABLE, 0);
 			w->at[s] = 0;
@@ -442,11 +479,21 @@ void tr_hw_place(struct tr_state *t)
 			break;
 		h->slot[s] = b->addr;
 		b->hw = true;
-		tr_bp_remove(t, b);
 	}
+	/* the events moved before the int3 lifted, the int3 planted (slot_free)
+	 * before the events moved away: a thread running meanwhile meets one of
+	 * them or both (both: tr_hw_fresh, the refire), never neither */
 	int e = 0;
 	for (int s = 0; s < h->nslots && !e; s++)
 		e = slot_arm(t, s);
+	for (int s = 0; s < h->nslots && !e; s++) {
+		struct hx_trace_load *l;
+		struct hx_trace_bp *b = h->slot[s] ? tr_bp_find(t, h->slot[s], &l) : NULL;
+		if (b && b->planted)
+			tr_bp_remove(t, b);
+	}
+	for (size_t i = 0; i < h->nth; i++)
+		h->th[i].fresh = false;     /* this stop's reading is spent */
 	if (e) {
 		t->res->hw_errors++;
 		say_off(t, "PERF_EVENT_IOC_MODIFY_ATTRIBUTES", -e);

@@ -50,8 +50,19 @@ def hw_taken(so):
     return int(m.group(2)) if m else 0
 
 
-def both(binary, d, name, args, cmd):
-    """trace cmd with int3 alone and with --hw-breakpoints; compare; the hardware's samples"""
+def by_key(samples):
+    """per (case, where, truth symbols): the verdicts seen"""
+    res = {}
+    for c, w, v, t in samples:
+        res.setdefault((c, w, t), set()).add(v)
+    return res
+
+
+def both(binary, d, name, args, cmd, threads=False):
+    """trace cmd with int3 alone and with --hw-breakpoints; compare; the hardware's samples.
+    threads: which executions get sampled depends on the scheduling (with int3 too: another
+    thread passes a boundary while one steps over it), so the samples of each (where, truth)
+    that both runs took must have the same verdicts, and the matrices are not compared"""
     out = {}
     for hw in (False, True):
         js = os.path.join(d, "%s-%d.json" % (name, hw))
@@ -66,6 +77,13 @@ def both(binary, d, name, args, cmd):
         out[hw] = (so, per_sample(js) if os.path.exists(js) else [])
     (so0, s0), (so1, s1) = out[False], out[True]
     tt.check("sampling:" not in so0, "%s: int3 alone says no sampling line" % name)
+    if threads:
+        k0, k1 = by_key(s0), by_key(s1)
+        common = set(k0) & set(k1)
+        tt.check(common and all(k0[k] == k1[k] for k in common),
+                 "%s: the same verdicts per where and truth taken by both (%d in common; differing: %s)"
+                 % (name, len(common), [(k, k0[k], k1[k]) for k in common if k0[k] != k1[k]][:2]))
+        return hw_taken(so1), so1
     tt.check(matrix(so0) == matrix(so1) and matrix(so0), "%s: the same matrix (%s vs %s)"
              % (name, matrix(so0), matrix(so1)))
     diff = [a for a in s0 if a not in s1][:2] + [b for b in s1 if b not in s0][:2]
@@ -84,11 +102,9 @@ def test_same(binary, prog, cprog, d):
         tt.check(m, "hw refused: the header says why (%s)" % so[:300])
     else:
         tt.check(n == 12, "jitprog: the hardware took the 4 boundaries past the entry, 3 hits each (%d)" % n)
-    # two threads: every execution sampled (4 calls in each), so which thread a sample
-    # comes from does not depend on the scheduling
     for mode, hits in (("thread", "8"), ("movedra", "2"), ("popret", "2")):
         taken, _ = both(binary, d, "jitprog " + mode, ["--unwinders", COLS, "--hits", hits],
-                        [prog, d, "4", os.path.join(d, "o"), mode])
+                        [prog, d, "4", os.path.join(d, "o"), mode], threads=mode == "thread")
         tt.check(taken > 0 or not n, "jitprog %s: the hardware took samples (%d)" % (mode, taken))
     for name in tt.CASES:
         case = os.path.join(tt.CASEDIR, name + ".case")
@@ -119,6 +135,21 @@ def test_truth(binary, prog, d):
     tt.check(all(s["truth"].split(",")[:2] == ["0x%x" % s["pc"], "0x%x" % min(ra)] for s in hw) and hw,
              "hw truth: each starts [pc, the return address the program saw] (%s)" % [s["truth"] for s in hw[:2]])
     tt.check(all(s["stack"] == "8192" for s in hw), "hw truth: the kernel copied 8192 stack bytes each")
+    # two threads (one call site in calls(), so one return address): each hardware sample's truth
+    # the return address the callees saw, from both threads
+    rc, so, se = tt.trace(binary, ["--hw-breakpoints", "--unwinders", "fp", "--hits", "8", "--samples-text", st,
+                                   "--", prog, d, "4", out, "thread"])
+    facts = tt.prog_out(out)
+    ra = set(facts["tramp_ra"])
+    ss = tt.samples(st)
+    hw = [s for s in ss if s.get("hw") == "1"]
+    tt.check(rc == 0 and len(ra) == 1 and len(set(s["tid"] for s in hw)) == 2,
+             "hw truth, two threads: both threads' hits taken by the hardware (%d, %s)"
+             % (len(hw), set(s["tid"] for s in hw)))
+    tt.check(all(s["truth"].split(",")[0] == "0x%x" % s["pc"] and int(s["truth"].split(",")[1], 16) in ra
+                 for s in hw) and hw,
+             "hw truth, two threads: each starts [pc, a return address a callee saw] (%s)"
+             % [s["truth"] for s in hw[:2]])
 
 
 def test_maps(binary, prog, d, hw):
