@@ -255,7 +255,7 @@ static void region_elf(struct uw_region *r, const struct uw_map *m, int ptr_size
 
 /* JIT region: .eh_frame is the first (unwinding_size - eh_frame_hdr_size)
  * bytes of the unwinding info, resolved in genelf's layout. */
-static void region_jit(struct uw_region *r, const struct jd_load *l, int ptr_size)
+static void region_jit(struct uw_region *r, const struct jd_load *l, uint64_t code_addr, int ptr_size)
 {
 	if (!l->has_unwind) {
 		snprintf(r->cfi_err, sizeof(r->cfi_err), "no CODE_UNWINDING_INFO precedes this CODE_LOAD");
@@ -269,7 +269,7 @@ static void region_jit(struct uw_region *r, const struct jd_load *l, int ptr_siz
 	/* mapped_size only decides what perf's mapping covers: how an unwinder
 	 * reaches the data (libunwind through the map, libdw from the ELF file),
 	 * not what the data says; the oracle reads what was emitted */
-	struct ehf_bases b = { .section = l->code_addr + uw_jit_eh_off(l), .ptr_size = ptr_size };
+	struct ehf_bases b = { .section = code_addr + uw_jit_eh_off(l), .ptr_size = ptr_size };
 	struct ju_err ee;
 	if (ehf_parse(&r->cfi, l->unwind, eh_size, &b, &ee)) {
 		snprintf(r->cfi_err, sizeof(r->cfi_err), "jitdump+0x%llx: .eh_frame+0x%llx: %s",
@@ -286,9 +286,21 @@ static int cmp_region(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* What perf has mapped where: the executable file maps, then the loads in
- * file order, each cutting what it overlaps (mt_insert).  A piece's seq
- * names its source: below nmaps a file map, else load seq - nmaps. */
+/* The load a CODE_MOVE moves: the last one of its pid and code_index
+ * before it (perf maps that load's file), or NULL. */
+static const struct jd_load *moved_load(const struct jd_file *jd, const struct jd_move *m)
+{
+	for (size_t i = m->nloads_before < jd->nloads ? m->nloads_before : jd->nloads; i-- > 0;)
+		if (jd->loads[i].code_index == m->code_index && jd->loads[i].pid == m->pid)
+			return &jd->loads[i];
+	return NULL;
+}
+
+/* What perf has mapped where: the executable file maps, then the loads and
+ * moves in file order, each cutting what it overlaps (mt_insert).  A
+ * piece's seq names its source: below nmaps a file map, below nmaps +
+ * nloads load seq - nmaps, else move seq - nmaps - nloads (the moved code,
+ * its emitted CFI read at the new address as perf's map of the file puts it). */
 static int view_layout(const struct uw_map *maps, size_t nmaps, const struct jd_file *jd,
 		       struct mt_snap *s)
 {
@@ -300,7 +312,21 @@ static int view_layout(const struct uw_map *maps, size_t nmaps, const struct jd_
 		if (mt_insert(s, &p))
 			return -ENOMEM;
 	}
-	for (size_t i = 0; jd && i < jd->nloads; i++) {
+	size_t k = 0;
+	for (size_t i = 0; jd && i <= jd->nloads; i++) {
+		/* the moves before load i, then it */
+		for (; k < jd->nmoves && jd->moves[k].nloads_before <= i; k++) {
+			const struct jd_move *m = &jd->moves[k];
+			if (!moved_load(jd, m))
+				continue;     /* no file of that code_index: nothing perf could read */
+			uint64_t len = m->mapped_size ? ((m->code_size + 7) & ~(uint64_t)7) + m->mapped_size : m->code_size;
+			struct mt_map p = { .start = m->new_code_addr, .end = m->new_code_addr + len,
+					    .seq = nmaps + jd->nloads + k };
+			if (p.end > p.start && mt_insert(s, &p))
+				return -ENOMEM;
+		}
+		if (i == jd->nloads)
+			break;
 		const struct jd_load *l = &jd->loads[i];
 		struct mt_map p = { .start = l->code_addr, .end = l->code_addr + uw_jit_map_len(l),
 				    .seq = nmaps + i };
@@ -336,12 +362,19 @@ int uw_view_init(struct uw_view *v, const struct uw_arch *arch,
 			r->kind = UW_REGION_ELF;
 			r->name = maps[p->seq].path;
 			region_elf(r, &maps[p->seq], 8);     /* the bias of the whole map */
-		} else {
+		} else if (p->seq < nmaps + jd->nloads) {
 			const struct jd_load *l = &jd->loads[p->seq - nmaps];
 			r->kind = UW_REGION_JIT;
 			r->name = l->name;
 			r->load = l;
-			region_jit(r, l, 8);
+			region_jit(r, l, l->code_addr, 8);
+		} else {
+			const struct jd_move *m = &jd->moves[p->seq - nmaps - jd->nloads];
+			const struct jd_load *l = moved_load(jd, m);
+			r->kind = UW_REGION_JIT;
+			r->name = l->name;
+			r->load = l;
+			region_jit(r, l, m->new_code_addr, 8);
 		}
 		r->start = p->start;
 		r->end = p->end;

@@ -469,8 +469,8 @@ static int open_session(struct replay *rp, int pi, struct hx_case_res *res, char
 }
 
 /* The session as perf has the process in generation gen of the case's
- * code: the jitdump's loads up to that generation's GEN record (a late
- * load's come after its samples, a patch has none), as perf inject -j
+ * code: the jitdump's loads and moves up to that generation's GEN record (a
+ * late load's come after its samples, a patch has none), as perf inject -j
  * adds them in time order. */
 static int gen_session(struct replay *rp, int pi, uint32_t gen, struct hx_case_res *res, char *err, size_t errlen)
 {
@@ -486,6 +486,10 @@ static int gen_session(struct replay *rp, int pi, uint32_t gen, struct hx_case_r
 		while (k < rp->jd.nloads && gen <= HX_GROUP_MAX_GENS && rp->jd.loads[k].timestamp <= rp->g->gen_time[gen])
 			k++;
 		rp->jd_gen.nloads = k;
+		k = 0;
+		while (k < rp->jd.nmoves && gen <= HX_GROUP_MAX_GENS && rp->jd.moves[k].timestamp <= rp->g->gen_time[gen])
+			k++;
+		rp->jd_gen.nmoves = k;
 	}
 	return open_session(rp, pi, res, err, errlen);
 }

@@ -116,6 +116,24 @@ static int take_load(struct jd_file *f, size_t *lcap, const struct jdr_rec *r, c
 	return 0;
 }
 
+/* A CODE_MOVE with the mapped_size perf sizes its map by (the pending
+ * UNWINDING_INFO's: jit_repipe_code_move reads jd->unwinding_mapped_size). */
+static int take_move(struct jd_file *f, size_t *mcap, const struct jdr_rec *r, const struct jdr_pending *ps,
+		     struct ju_err *err)
+{
+	const struct jdr_move *w = &r->u.move;
+	if (w->new_code_addr + w->code_size < w->new_code_addr)
+		return jd_fail(err, r->off + JD_MOVE_NEW_CODE_ADDR, "CODE_MOVE new_code_addr + code_size overflows");
+	struct jd_move m = { .file_off = r->off, .timestamp = r->timestamp, .pid = w->pid, .tid = w->tid,
+			     .vma = w->vma, .old_code_addr = w->old_code_addr, .new_code_addr = w->new_code_addr,
+			     .code_size = w->code_size, .code_index = w->code_index,
+			     .mapped_size = ps->unw_set ? ps->unw.mapped_size : 0, .nloads_before = f->nloads };
+	if (jd_push((void **)&f->moves, &f->nmoves, mcap, sizeof(m)))
+		return ju_errf(err, ENOMEM, r->off, "out of memory");
+	f->moves[f->nmoves++] = m;
+	return 0;
+}
+
 /* What perf stops at in a record the walk decoded (fixed parts, sizes). */
 static int check_record(const struct jdr_rec *r, struct ju_err *err)
 {
@@ -158,7 +176,7 @@ int jd_parse_mem(struct jd_file *f, const uint8_t *data, size_t size, struct ju_
  * set, not an error; NULL: it is one. */
 static int parse_mem(struct jd_file *f, const uint8_t *data, size_t size, struct ju_err *err, struct ju_err *tail)
 {
-	size_t rcap = 0, lcap = 0;
+	size_t rcap = 0, lcap = 0, mcap = 0;
 	f->data = data;
 	f->size = size;
 	struct jdr_iter it;
@@ -182,6 +200,8 @@ static int parse_mem(struct jd_file *f, const uint8_t *data, size_t size, struct
 			return rc;
 		if (r.id == JD_CODE_UNWINDING_INFO && ps.unw_set)
 			f->nunwind_lost++;    /* replaced, or a sticky one (eh_frame_hdr_size 0) ends */
+		if (r.id == JD_CODE_MOVE && (rc = take_move(f, &mcap, &r, &ps, err)))
+			return rc;
 		const struct jdr_unw *u;
 		uint64_t uoff = 0;
 		jdr_pending_step(&ps, &r, &u, &uoff, NULL, NULL);
@@ -288,7 +308,9 @@ void jd_close(struct jd_file *f)
 	f->heap = false;
 	free(f->recs);
 	free(f->loads);
+	free(f->moves);
 	f->recs = NULL;
 	f->loads = NULL;
+	f->moves = NULL;
 	f->data = NULL;
 }

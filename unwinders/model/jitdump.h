@@ -25,6 +25,21 @@ struct jd_load {
 	uint64_t unwinding_size, eh_frame_hdr_size, mapped_size;
 };
 
+/* A CODE_MOVE as perf inject takes it (jit_repipe_code_move): no new file,
+ * an MMAP2 of jitted-<pid>-<code_index>.so at new_code_addr, pgoff
+ * GEN_ELF_TEXT_OFFSET, its length from the UNWINDING_INFO still PENDING
+ * then (ALIGN_8(code_size) + its mapped_size, else code_size alone: the
+ * moved map then ends with the code, its .eh_frame outside it).  The old
+ * map stays in perf's tree (a move writes no unmap). */
+struct jd_move {
+	uint64_t file_off;
+	uint64_t timestamp;
+	uint32_t pid, tid;
+	uint64_t vma, old_code_addr, new_code_addr, code_size, code_index;
+	uint64_t mapped_size;         /* the pending UNWINDING_INFO's, 0 if none was pending */
+	size_t nloads_before;         /* CODE_LOADs before it in the file: where it falls among them */
+};
+
 struct jd_record {
 	uint64_t file_off;
 	uint32_t id, total_size;
@@ -41,6 +56,8 @@ struct jd_file {
 	size_t nrecs;
 	struct jd_load *loads;
 	size_t nloads;
+	struct jd_move *moves;        /* in file order */
+	size_t nmoves;
 	size_t nunwind_lost;          /* UNWINDING_INFO records no load picked up */
 	bool heap;                    /* jd_open read data into memory (else mapped it) */
 };

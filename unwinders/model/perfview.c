@@ -404,62 +404,99 @@ static char *perf_jitted_name(const struct jd_file *jd, const char *dump_dir,
 	return strdup(name);
 }
 
-static int add_jit_loads(struct pv_builder *b, const struct jd_file *jd, char *err, size_t errlen)
+static int add_jit_load(struct pv_builder *b, const struct jd_file *jd, const struct jd_load *l,
+			char *err, size_t errlen)
 {
 	struct pv_view *pv = b->pv;
+	int rc;
+	char path[sizeof(pv->dsos[0].path)], why[600];
+	if (pv_jitted_path(path, sizeof(path), pv->dir, l)) {
+		snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": jitted file path too long", l->file_off);
+		return -ENAMETOOLONG;
+	}
+	struct pv_layout ly;
+	pv_layout_load(pv->profile, l, &ly);
+	uint64_t len = ly.map_len;
+	if (l->code_size > UINT64_MAX - 8 || len < l->code_size || l->code_addr > UINT64_MAX - len) {
+		snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": CODE_LOAD '%s' at 0x%" PRIx64
+			 " + 0x%" PRIx64 " wraps around the address space", l->file_off,
+			 l->name ? l->name : "", l->code_addr, len);
+		return -EINVAL;
+	}
+	if ((rc = pv_write_jitted_elf(path, pv->profile, l, (uint16_t)jd->elf_mach, why, sizeof(why)))) {
+		snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": CODE_LOAD '%s': %s", l->file_off,
+			 l->name ? l->name : "", why);
+		return rc;
+	}
+	/* the same code_index again overwrites the file: perf's DSO of that
+	 * name then has the last load's bytes for every map of it */
+	struct pv_dso *d = find_jitted_dso(b, l);
+	bool fresh = !d;
+	if (!d && !(d = new_dso(b, path, true, why, sizeof(why)))) {
+		rc = -errno;
+		snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": %s", l->file_off, why);
+		return rc;
+	}
+	d->load = l;
+	uint32_t *slot = fresh && b->jix ? jix_slot(b, l) : NULL;
+	if (slot)
+		*slot = (uint32_t)(d - pv->dsos) + 1;
+	if (!d->perf_name && !(d->perf_name = perf_jitted_name(jd, b->dump_dir, l, path))) {
+		snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": out of memory", l->file_off);
+		return -ENOMEM;
+	}
+	if ((rc = pv_dso_load(d, false, why, sizeof(why)))) {
+		snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": %s", l->file_off, why);
+		return rc;
+	}
+	struct pv_map pm = { .start = ly.map_start, .end = ly.map_start + len, .pgoff = ly.map_pgoff, .dso = d };
+	if ((rc = insert_map(b, &pm, why, sizeof(why)))) {
+		snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": %s", l->file_off, why);
+		return rc;
+	}
+	return 0;
+}
+
+/* jit_repipe_code_move: no file written; the MMAP2 of the load's file
+ * (jitted-<pid>-<code_index>.so) at the new address, pgoff the text offset,
+ * sized by the UNWINDING_INFO pending then (jd_move.mapped_size), over the
+ * tree as any map; the old map stays.  A code_index no load wrote names a
+ * file perf cannot open: a map without data. */
+static int add_jit_move(struct pv_builder *b, const struct jd_move *m, char *err, size_t errlen)
+{
+	if (getenv("JU_NO_PERF_MOVE"))   /* tests only: the negative control */
+		return 0;
+	struct jd_load key = { .pid = m->pid, .code_index = m->code_index };
+	uint64_t len = m->mapped_size ? align_up(m->code_size, 8) + m->mapped_size : m->code_size;
+	if (m->code_size > UINT64_MAX - 8 || len < m->code_size || m->new_code_addr > UINT64_MAX - len) {
+		snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": CODE_MOVE to 0x%" PRIx64 " + 0x%" PRIx64
+			 " wraps around the address space", m->file_off, m->new_code_addr, len);
+		return -EINVAL;
+	}
+	struct pv_map pm = { .start = m->new_code_addr, .end = m->new_code_addr + len,
+			     .pgoff = pv_text_addr(b->pv->profile), .dso = find_jitted_dso(b, &key) };
+	char why[600];
+	int rc = insert_map(b, &pm, why, sizeof(why));
+	if (rc)
+		snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": %s", m->file_off, why);
+	return rc;
+}
+
+/* The loads and moves in file order, as perf inject -j injects them. */
+static int add_jit_loads(struct pv_builder *b, const struct jd_file *jd, char *err, size_t errlen)
+{
 	int rc;
 	if (jd->elf_mach > UINT16_MAX) {
 		snprintf(err, errlen, "jitdump offset 0xc: elf_mach %u is not an ELF machine", jd->elf_mach);
 		return -EINVAL;
 	}
-	for (size_t i = 0; i < jd->nloads; i++) {
-		const struct jd_load *l = &jd->loads[i];
-		char path[sizeof(pv->dsos[0].path)], why[600];
-		if (pv_jitted_path(path, sizeof(path), pv->dir, l)) {
-			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": jitted file path too long", l->file_off);
-			return -ENAMETOOLONG;
-		}
-		struct pv_layout ly;
-		pv_layout_load(pv->profile, l, &ly);
-		uint64_t len = ly.map_len;
-		if (l->code_size > UINT64_MAX - 8 || len < l->code_size || l->code_addr > UINT64_MAX - len) {
-			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": CODE_LOAD '%s' at 0x%" PRIx64
-				 " + 0x%" PRIx64 " wraps around the address space", l->file_off,
-				 l->name ? l->name : "", l->code_addr, len);
-			return -EINVAL;
-		}
-		if ((rc = pv_write_jitted_elf(path, pv->profile, l, (uint16_t)jd->elf_mach, why, sizeof(why)))) {
-			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": CODE_LOAD '%s': %s", l->file_off,
-				 l->name ? l->name : "", why);
+	size_t k = 0;
+	for (size_t i = 0; i <= jd->nloads; i++) {
+		for (; k < jd->nmoves && jd->moves[k].nloads_before <= i; k++)
+			if ((rc = add_jit_move(b, &jd->moves[k], err, errlen)))
+				return rc;
+		if (i < jd->nloads && (rc = add_jit_load(b, jd, &jd->loads[i], err, errlen)))
 			return rc;
-		}
-		/* the same code_index again overwrites the file: perf's DSO of that
-		 * name then has the last load's bytes for every map of it */
-		struct pv_dso *d = find_jitted_dso(b, l);
-		bool fresh = !d;
-		if (!d && !(d = new_dso(b, path, true, why, sizeof(why)))) {
-			rc = -errno;
-			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": %s", l->file_off, why);
-			return rc;
-		}
-		d->load = l;
-		uint32_t *slot = fresh && b->jix ? jix_slot(b, l) : NULL;
-		if (slot)
-			*slot = (uint32_t)(d - pv->dsos) + 1;
-		if (!d->perf_name && !(d->perf_name = perf_jitted_name(jd, b->dump_dir, l, path))) {
-			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": out of memory", l->file_off);
-			return -ENOMEM;
-		}
-		if ((rc = pv_dso_load(d, false, why, sizeof(why)))) {
-			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": %s", l->file_off, why);
-			return rc;
-		}
-		struct pv_map pm = { .start = ly.map_start, .end = ly.map_start + len,
-				     .pgoff = ly.map_pgoff, .dso = d };
-		if ((rc = insert_map(b, &pm, why, sizeof(why)))) {
-			snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": %s", l->file_off, why);
-			return rc;
-		}
 	}
 	return 0;
 }
@@ -493,7 +530,7 @@ int pv_build_at(struct pv_view *pv, enum pv_profile prof, const struct uw_map *m
 			return serr ? -serr : -ENOTDIR;
 		}
 		snprintf(pv->dir, sizeof(pv->dir), "%s", outdir);
-	} else if (jd && jd->nloads) {
+	} else if (jd && (jd->nloads || jd->nmoves)) {
 		/* only when there is a file to write: no empty directories left behind */
 		snprintf(pv->dir, sizeof(pv->dir), "/tmp/jitunwind-pv-XXXXXX");
 		if (!mkdtemp(pv->dir)) {
@@ -505,8 +542,8 @@ int pv_build_at(struct pv_view *pv, enum pv_profile prof, const struct uw_map *m
 		pv->private_dir = true;
 	}
 	struct pv_builder b = { .pv = pv, .dump_dir = dump_dir };
-	size_t nl = jd ? jd->nloads : 0;
-	if (nmaps > PV_MAX_MAPS || nl > PV_MAX_MAPS) {
+	size_t nl = jd ? jd->nloads : 0, nmv = jd ? jd->nmoves : 0;
+	if (nmaps > PV_MAX_MAPS || nl > PV_MAX_MAPS || nmv > PV_MAX_MAPS) {
 		snprintf(err, errlen, "too many maps (%zu) or loads (%zu)", nmaps, nl);
 		rc = -ERANGE;
 		goto fail;
