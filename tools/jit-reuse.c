@@ -2,8 +2,12 @@
  * written at X with its unwinding info, announced (UNWINDING_INFO +
  * CODE_LOAD), run; then B (no frame record, the call at A's call offset) is
  * written over X, announced anew, run.  main -> driver -> X -> target.
- *   jit-reuse DUMPDIR reuse|alone MS
- * reuse: A then B, MS milliseconds each; alone: B only (the control).
+ *   jit-reuse DUMPDIR reuse|alone|move MS
+ * reuse: A then B, MS milliseconds each; alone: B only (the control);
+ * move: B at X, then its code copied to X + 0x1000 and announced with a
+ * JIT_CODE_MOVE (no new UNWINDING_INFO), run there: MS milliseconds each;
+ * DUMPDIR/addrs gets "X Y T": the two addresses and the move's
+ * CLOCK_MONOTONIC time in ns (perf's clock under -k 1).
  * Built on the project's JIT side (trampolines/): emitter, unwinding data
  * and jitdump writer.  Exit 0, or 1 with a message. */
 #include "trampolines/tramp.h"
@@ -92,10 +96,33 @@ static int load(const char *name, uint8_t *x)
 	return 0;
 }
 
+#define MOVE_BY 0x1000
+
+/* B's code (fn), announced at x, copied to x + MOVE_BY: the move as a JIT
+ * writes it (the code alone; perf keeps the load's file for its CFI). */
+static int move(const char *dir, uint8_t *x)
+{
+	uint8_t *y = x + MOVE_BY;
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/addrs", dir);
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return fprintf(stderr, "jit-reuse: cannot write %s\n", path), -1;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	fprintf(f, "%lx %lx %lld\n", (unsigned long)(uintptr_t)x, (unsigned long)(uintptr_t)y,
+		(long long)ts.tv_sec * 1000000000ll + ts.tv_nsec);
+	fclose(f);
+	if (tr_patch(&arena, y, fn.code, fn.code_size) ||
+	    jdw_code_move(&dump, (uint64_t)(uintptr_t)x, (uint64_t)(uintptr_t)y, fn.code_size, dump.next_index - 1))
+		return fprintf(stderr, "jit-reuse: cannot move B\n"), -1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 4 || (strcmp(argv[2], "reuse") && strcmp(argv[2], "alone")))
-		return fprintf(stderr, "usage: jit-reuse DUMPDIR reuse|alone MS\n"), 1;
+	if (argc != 4 || (strcmp(argv[2], "reuse") && strcmp(argv[2], "alone") && strcmp(argv[2], "move")))
+		return fprintf(stderr, "usage: jit-reuse DUMPDIR reuse|alone|move MS\n"), 1;
 	double ms = atof(argv[3]);
 	uint8_t *x;
 	if (jdw_open(&dump, argv[1], tr_arch_host()->facts->elf_mach) || tr_arena_init(&arena, 65536) ||
@@ -118,6 +145,11 @@ int main(int argc, char **argv)
 	if (load("B", x))
 		return 1;
 	driver(x, ms);
+	if (!strcmp(argv[2], "move")) {
+		if (move(argv[1], x))
+			return 1;
+		driver(x + MOVE_BY, ms);
+	}
 	jdw_close(&dump);
 	printf("%lu\n", spins);
 	return 0;

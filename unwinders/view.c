@@ -319,9 +319,9 @@ static int view_layout(const struct uw_map *maps, size_t nmaps, const struct jd_
 			const struct jd_move *m = &jd->moves[k];
 			if (!moved_load(jd, m))
 				continue;     /* no file of that code_index: nothing perf could read */
-			uint64_t len = m->mapped_size ? ((m->code_size + 7) & ~(uint64_t)7) + m->mapped_size : m->code_size;
-			struct mt_map p = { .start = m->new_code_addr, .end = m->new_code_addr + len,
-					    .seq = nmaps + jd->nloads + k };
+			uint64_t start, len, pgoff;
+			pv_layout_move(PV_CURRENT, m, &start, &len, &pgoff);
+			struct mt_map p = { .start = start, .end = start + len, .seq = nmaps + jd->nloads + k };
 			if (p.end > p.start && mt_insert(s, &p))
 				return -ENOMEM;
 		}

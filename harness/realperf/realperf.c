@@ -30,7 +30,8 @@
 
 struct rp_frame { uint64_t v; uint32_t dso; };
 struct rp_smp { uint64_t time; uint32_t pid, tid, n; size_t first; };
-struct rp_jname { char *name; uint64_t ts; const struct jd_load *l; };
+/* a jitted .so's name, when perf mapped it (a load, or a move of it: m) */
+struct rp_jname { char *name; uint64_t ts; const struct jd_load *l; const struct jd_move *m; };
 struct rp_diff {
 	uint64_t time, perf, emu;
 	uint32_t tid, np, ne;
@@ -199,7 +200,7 @@ static int jitted_names(struct hx_rp *p, const struct rr *r)
 {
 	size_t n = 0;
 	for (size_t d = 0; d < r->ndumps; d++)
-		n += r->jd[d].nloads;
+		n += r->jd[d].nloads + r->jd[d].nmoves;
 	if (!(p->jn = calloc(n ? n : 1, sizeof(*p->jn))))
 		return -1;
 	for (size_t d = 0; d < r->ndumps; d++)
@@ -213,6 +214,20 @@ static int jitted_names(struct hx_rp *p, const struct rr *r)
 				return -1;
 			p->jn[p->njn].ts = r->clock_ok ? l->timestamp : 0;
 			p->jn[p->njn++].l = l;
+		}
+	/* a move maps the file of its code_index again, at the new address */
+	for (size_t d = 0; d < r->ndumps; d++)
+		for (size_t i = 0; i < r->jd[d].nmoves; i++) {
+			char b[PD_PATH_MAX + 64];
+			const char *dir = r->dump_dir[d];
+			const struct jd_move *m = &r->jd[d].moves[i];
+			struct jd_load key = { .pid = m->pid, .code_index = m->code_index };
+			if (pv_jitted_path(b, sizeof(b), strcmp(dir, "/") ? dir : "", &key))
+				continue;
+			if (!(p->jn[p->njn].name = strdup(b)))
+				return -1;
+			p->jn[p->njn].ts = r->clock_ok ? m->timestamp : 0;
+			p->jn[p->njn++].m = m;
 		}
 	qsort(p->jn, p->njn, sizeof(*p->jn), cmp_jn);
 	return 0;
@@ -442,7 +457,9 @@ static bool place_file(const struct hx_rp *p, const struct mt_snap *at, const ch
 	return best != NULL;
 }
 
-/* a jitted .so: the newest load of that name made by the sample's time */
+/* a jitted .so: the newest load of that name (or move of it) made by the
+ * sample's time: perf prints an address in the file, the same for the old
+ * map and the moved one; the code ran where it was last put */
 static bool place_jitted(const struct hx_rp *p, const struct rr *r, const char *dso, uint64_t t, uint64_t v,
 			 uint64_t *a)
 {
@@ -461,7 +478,12 @@ static bool place_jitted(const struct hx_rp *p, const struct rr *r, const char *
 	if (!best)
 		return false;
 	struct pv_layout ly;
-	pv_layout_load(r->prof, best->l, &ly);
+	if (best->m) {
+		uint64_t len;
+		pv_layout_move(r->prof, best->m, &ly.map_start, &len, &ly.map_pgoff);
+	} else {
+		pv_layout_load(r->prof, best->l, &ly);
+	}
 	*a = ly.map_start + v - ly.map_pgoff;
 	return true;
 }

@@ -94,7 +94,7 @@ static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *
 }
 
 /* perf's view of pid at time t: the file maps of the tree, then the loads
- * with a timestamp up to t (as perf inject adds them, in dump order). */
+ * and moves with a timestamp up to t (as perf inject adds them, in dump order). */
 static int view_build(struct rr *r, struct rr_view *v, uint32_t pid, uint64_t t)
 {
 	view_fini(r, v);
@@ -129,6 +129,9 @@ static int view_build(struct rr *r, struct rr_view *v, uint32_t pid, uint64_t t)
 		while (k < jd->nloads && (!r->clock_ok || jd->loads[k].timestamp <= t))
 			k++;
 		v->jd.nloads = k;
+		for (k = 0; k < jd->nmoves && (!r->clock_ok || jd->moves[k].timestamp <= t);)
+			k++;
+		v->jd.nmoves = k;
 	}
 	struct hx_sess_cfg cfg = { .arch = r->arch, .maps = v->maps, .nmaps = v->nmaps, .jd = jd ? &v->jd : NULL,
 				   .profile = r->prof, .jitted_dir = view_dir(r), .dump_dir = jd ? r->dump_dir[di] : NULL,

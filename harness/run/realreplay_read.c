@@ -253,8 +253,8 @@ static int on_event(struct rr *r, const struct pd_event *ev, const char *const *
 	return 0;
 }
 
-/* Each CODE_LOAD as the MMAP2 perf inject adds for it, at its timestamp
- * (all at 0 when perf's clock is not the dump's CLOCK_MONOTONIC). */
+/* Each CODE_LOAD and CODE_MOVE as the MMAP2 perf inject adds for it, at its
+ * timestamp (all at 0 when perf's clock is not the dump's CLOCK_MONOTONIC). */
 static int add_loads(struct rr *r)
 {
 	for (size_t d = 0; d < r->ndumps; d++)
@@ -266,6 +266,25 @@ static int add_loads(struct rr *r)
 					     l->name, r->clock_ok ? l->timestamp : 0);
 			if (rc == -EINVAL)
 				continue;     /* pv_build reports it with the dump offset */
+			if (rc || note_seq(r, true)) {
+				snprintf(r->err, sizeof(r->err), "out of memory");
+				return -1;
+			}
+		}
+	for (size_t d = 0; d < r->ndumps; d++)
+		for (size_t i = 0; i < r->jd[d].nmoves; i++) {
+			const struct jd_move *m = &r->jd[d].moves[i];
+			uint64_t start, len, pgoff;
+			pv_layout_move(r->prof, m, &start, &len, &pgoff);
+			/* named as the load it moves (the last of its code_index before it) */
+			const char *name = "";
+			for (size_t k = m->nloads_before; k-- > 0 && !name[0];)
+				if (r->jd[d].loads[k].code_index == m->code_index && r->jd[d].loads[k].name)
+					name = r->jd[d].loads[k].name;
+			int rc = mt_add_mmap(&r->mt, r->jd[d].pid, start, len, pgoff, 5, name,
+					     r->clock_ok ? m->timestamp : 0);
+			if (rc == -EINVAL)
+				continue;
 			if (rc || note_seq(r, true)) {
 				snprintf(r->err, sizeof(r->err), "out of memory");
 				return -1;

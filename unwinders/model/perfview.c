@@ -179,6 +179,13 @@ void pv_layout_load(enum pv_profile prof, const struct jd_load *l, struct pv_lay
 	pv_layout(prof, l->code_addr, l->code_size, l->has_unwind ? &u : NULL, out);
 }
 
+void pv_layout_move(enum pv_profile prof, const struct jd_move *m, uint64_t *start, uint64_t *len, uint64_t *pgoff)
+{
+	*start = m->new_code_addr;
+	*pgoff = pv_text_addr(prof);
+	*len = m->mapped_size ? align_up(m->code_size, 8) + m->mapped_size : m->code_size;
+}
+
 /* ---- perf's map tree for the pid ---- */
 
 struct pv_builder {
@@ -467,14 +474,14 @@ static int add_jit_move(struct pv_builder *b, const struct jd_move *m, char *err
 	if (getenv("JU_NO_PERF_MOVE"))   /* tests only: the negative control */
 		return 0;
 	struct jd_load key = { .pid = m->pid, .code_index = m->code_index };
-	uint64_t len = m->mapped_size ? align_up(m->code_size, 8) + m->mapped_size : m->code_size;
-	if (m->code_size > UINT64_MAX - 8 || len < m->code_size || m->new_code_addr > UINT64_MAX - len) {
+	uint64_t start, len, pgoff;
+	pv_layout_move(b->pv->profile, m, &start, &len, &pgoff);
+	if (m->code_size > UINT64_MAX - 8 || len < m->code_size || start > UINT64_MAX - len) {
 		snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": CODE_MOVE to 0x%" PRIx64 " + 0x%" PRIx64
 			 " wraps around the address space", m->file_off, m->new_code_addr, len);
 		return -EINVAL;
 	}
-	struct pv_map pm = { .start = m->new_code_addr, .end = m->new_code_addr + len,
-			     .pgoff = pv_text_addr(b->pv->profile), .dso = find_jitted_dso(b, &key) };
+	struct pv_map pm = { .start = start, .end = start + len, .pgoff = pgoff, .dso = find_jitted_dso(b, &key) };
 	char why[600];
 	int rc = insert_map(b, &pm, why, sizeof(why));
 	if (rc)

@@ -170,6 +170,12 @@ void pv_layout(enum pv_profile prof, uint64_t code_addr, uint64_t code_size,
 /* The same for a load of the strict reader. */
 void pv_layout_load(enum pv_profile prof, const struct jd_load *l, struct pv_layout *out);
 
+/* The MMAP2 perf inject writes for a CODE_MOVE under prof (jit_repipe_code_move):
+ * start new_code_addr, pgoff the text offset, len ALIGN_8(code_size) + the
+ * pending UNWINDING_INFO's mapped_size, else code_size.  The one place these
+ * are computed: the view, the process view and the replay's map tree read them. */
+void pv_layout_move(enum pv_profile prof, const struct jd_move *m, uint64_t *start, uint64_t *len, uint64_t *pgoff);
+
 /* Write one jitted ELF exactly as `perf inject -j` would under prof. */
 int pv_write_jitted_elf(const char *path, enum pv_profile prof, const struct jd_load *l,
 			uint16_t elf_mach, char *err, size_t errlen);
