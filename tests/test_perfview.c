@@ -952,6 +952,7 @@ Suite *suite_perfview(void)
 	tcase_add_test(tc, self_symbols);
 	tcase_add_test(tc, profiles);
 	tcase_add_test(tc, errors);
+	perfview_add_move(tc);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("perf");
 	tcase_set_timeout(tc, 120);
