@@ -224,7 +224,7 @@ END_TEST
  * with nothing pending (mapped_size 0: perf's moved map ends with the code).
  * Replayed, it meets its [expect]; with the move left out of perf's view
  * (JU_NO_PERF_MOVE, the negative control) the moved code has no map there,
- * the sample in the C target under it unwinds otherwise and the case fails. */
+ * samples of the moved generation unwind otherwise and the case fails. */
 START_TEST(gen_move_and_control)
 {
 	struct hx_case c;
@@ -251,16 +251,23 @@ START_TEST(gen_move_and_control)
 	struct hx_opts o = { .unwinders = { "libunwind" }, .nuw = 1, .jitted_dir = dir };
 	struct hx_case_res res;
 	char err[512];
-	int v[2];
+	int v[2][64] = { { 0 } };
+	size_t n = 0;
 	for (int control = 0; control < 2; control++) {
 		if (control)
 			setenv("JU_NO_PERF_MOVE", "1", 1);
 		ck_assert_msg(hx_replay_group(g, s.elf_mach, &o, &res, err, sizeof(err)) == 0, "%s", err);
-		v[control] = at(&res, "callee@g2")->uw[0].j.v;
+		n = res.nsamples < 64 ? res.nsamples : 64;
+		for (size_t i = 0; i < n; i++)
+			v[control][i] = res.samples[i].uw[0].j.v;
 		ck_assert_int_eq(res.pass, !control);
 		hx_case_res_free(&res);
 	}
-	ck_assert_int_ne(v[0], v[1]);
+	/* the first generation's samples unwind alike; some of the moved one's do not */
+	size_t differ = 0;
+	for (size_t i = 0; i < n; i++)
+		differ += v[0][i] != v[1][i];
+	ck_assert_uint_gt(differ, 0);
 	hx_samples_free(&s);
 	hx_case_free(&c);
 }
