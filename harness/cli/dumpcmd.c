@@ -372,7 +372,7 @@ static void dump_record(struct dump *d, const struct jdr_rec *r, struct jdr_pend
 			dump_load(d, r, u, uoff, again, g, goff);
 			break;
 		case JD_CODE_MOVE:
-			d->em->move(d, &r->u.move);
+			d->em->move(d, &r->u.move, ps->unw_set ? ps->unw.mapped_size : 0);
 			break;
 		case JD_CODE_DEBUG_INFO:
 			dump_debug(d, &r->u.debug);

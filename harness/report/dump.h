@@ -59,7 +59,9 @@ struct dump_emitter {
 	void (*unwind_none)(struct dump *d);
 	void (*view)(struct dump *d, const struct jdr_load *l, const struct pv_layout *ly);
 	/* the other records */
-	void (*move)(struct dump *d, const struct jdr_move *m);
+	/* CODE_MOVE; pending_mapped: the mapped_size of the UNWINDING_INFO pending then (0: none),
+	 * which sizes perf's map of the move */
+	void (*move)(struct dump *d, const struct jdr_move *m, uint64_t pending_mapped);
 	void (*debug_begin)(struct dump *d, const struct jdr_debug *g);
 	void (*debug_entry)(struct dump *d, uint64_t i, uint64_t addr, int32_t line, int32_t disc,
 			    const char *file, size_t len);

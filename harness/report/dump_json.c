@@ -124,11 +124,18 @@ static void view(struct dump *d, const struct jdr_load *l, const struct pv_layou
 	fputs(" } }", d->f);
 }
 
-static void move(struct dump *d, const struct jdr_move *m)
+static void move(struct dump *d, const struct jdr_move *m, uint64_t pending_mapped)
 {
 	fprintf(d->f, ", \"pid\": %u, \"tid\": %u, \"vma\": \"0x%" PRIx64 "\", \"old_code_addr\": \"0x%" PRIx64
 		"\", \"new_code_addr\": \"0x%" PRIx64 "\", \"code_size\": %" PRIu64 ", \"code_index\": %" PRIu64,
 		m->pid, m->tid, m->vma, m->old_code_addr, m->new_code_addr, m->code_size, m->code_index);
+	struct jd_move jm = { .new_code_addr = m->new_code_addr, .code_size = m->code_size,
+			      .mapped_size = pending_mapped };
+	uint64_t start, len, pgoff;
+	pv_layout_move(d->prof, &jm, &start, &len, &pgoff);
+	fprintf(d->f, ", \"perf\": { \"profile\": \"%s\", \"so\": \"jitted-%u-%" PRIu64 ".so\", \"mmap2\": { \"start\": \"0x%"
+		PRIx64 "\", \"len\": \"0x%" PRIx64 "\", \"pgoff\": \"0x%" PRIx64 "\" } }", pv_profile_name(d->prof), m->pid,
+		m->code_index, start, len, pgoff);
 }
 
 static void debug_begin(struct dump *d, const struct jdr_debug *g)
