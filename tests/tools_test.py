@@ -4,7 +4,8 @@
 - tools/containers/leg-summary: the cases of a leg are make cases' own, never the "cases:"
   line kernel-fp prints after it (the matrix once reported kernel-fp's 3 cases); from the
   leg's report when there is one, with the perf columns' agreement.
-- tools/perf-agree: counts only replays with a faithful flag, lists each disagreement with
+- tools/perf-agree: counts only replays with a faithful flag (and where perf itself ran
+  through: a failed inject is counted apart), lists each disagreement with
   the first divergent frame, and fails (exit 1) when a perf column was compared nowhere.
 - tools/perf-gens: which generation's emulation runs on its root's libraries (trixie-arm64's
   under qemu too).
@@ -77,6 +78,17 @@ def main():
     json.dump({'cases': [{'name': 'c', 'samples': [sample('perf', None)]}]}, open(none, 'w'))
     check('perf-agree: exit 1 when nothing was compared', run([pa, none])[0], 1)
     check('perf-agree: exit 2 on an unreadable report', run([pa, os.path.join(d, 'missing.json')])[0], 2)
+    pfail = sample('perf', False)
+    pfail['unwinders']['perf'].update(verdict='error', frames=[], why='perf inject: killed by signal 11 '
+                                       '(Segmentation fault) (ran \'perf inject -j -i p.data ...\')')
+    fr = os.path.join(d, 'perf-failed.json')
+    json.dump({'cases': [{'name': 'c', 'samples': [sample('perf', True), pfail]}]}, open(fr, 'w'))
+    rc, out = run([pa, fr])
+    check('perf-agree: a replay where perf failed is not compared, and is counted with its reason',
+          rc == 0 and 'total: 2 replays, 1 compared, 1 the same chain (100.0 %), 0 differ' in out and
+          '1 replay(s) without a chain: perf itself failed (first: perf inject: killed by signal 11' in out, True)
+    json.dump({'cases': [{'name': 'c', 'samples': [pfail]}]}, open(fr, 'w'))
+    check('perf-agree: exit 1 when perf failed everywhere (nothing compared)', run([pa, fr])[0], 1)
     ir = os.path.join(ROOT, 'tools/in-root')
     rc, out = run([ir, 'wheezy', 'perf'])
     check('in-root: an unknown suite is bad usage (exit 2)', rc, 2)

@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#define PR_SIGNALED 1000   /* run(): a status from here on is a death by signal */
+
 #define PR_MAX_ARGS 512
 #define PR_ZERO UINT64_MAX      /* perf prints a zero return address as ip - 1 */
 
@@ -60,7 +62,8 @@ static void perf_argv(char *buf, size_t len, char **argv, const char *const *ext
 	argv[n] = NULL;
 }
 
-/* Run argv with stdout and stderr to files, HOME and env set; exit status, or -1. */
+/* Run argv with stdout and stderr to files, HOME and env set; exit status,
+ * PR_SIGNALED + the signal that killed it, or -1. */
 static int run(char *const *argv, const char *out, const char *errf, const char *home,
 	       const char *const *env)
 {
@@ -89,7 +92,7 @@ static int run(char *const *argv, const char *out, const char *errf, const char 
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? PR_SIGNALED + WTERMSIG(st) : -1;
 }
 
 char *hx_slurp(const char *path, size_t *n)
@@ -164,6 +167,9 @@ static void probe_fail(int rc, const char *t, const char *errf)
 	else if (rc == 127 || rc < 0)
 		snprintf(pr.why, sizeof(pr.why), "'%s' cannot be run: no such program (a wrong path, or perf not installed); "
 			 PR_FIX, pr.cmd);
+	else if (rc >= PR_SIGNALED)
+		snprintf(pr.why, sizeof(pr.why), "'%s version --build-options' was killed by signal %d (%s); " PR_FIX,
+			 pr.cmd, rc - PR_SIGNALED, strsignal(rc - PR_SIGNALED));
 	else if (!t)
 		snprintf(pr.why, sizeof(pr.why), "'%s version --build-options' failed (exit %d%s%s)%s; " PR_FIX,
 			 pr.cmd, rc, e && e[0] ? ": " : "", e ? e : "",
@@ -270,8 +276,10 @@ int hx_perf_run(const char *dir, const char *const *args, const char *const *env
 		return 0;
 	size_t len = 0;
 	char *all = hx_slurp(errf, &len), *e = all;
-	char fix[320];
-	hx_perf_advice(sub, all ? all : "", fix, sizeof(fix));
+	char fix[320] = "";
+	/* a crash is perf's own: no advice about files it could not find */
+	if (rc < PR_SIGNALED)
+		hx_perf_advice(sub, all ? all : "", fix, sizeof(fix));
 	/* perf's first line that says something ("  Error:" alone does not) */
 	for (int k = 0; e && k < 8; k++) {
 		size_t sp = strspn(e, " \t\n");
@@ -291,7 +299,12 @@ int hx_perf_run(const char *dir, const char *const *args, const char *const *env
 	size_t off = (size_t)snprintf(what, sizeof(what), "%s", pr.cmd);
 	for (int i = 2; i < n && i < 6 && off < sizeof(what); i++)
 		off += (size_t)snprintf(what + off, sizeof(what) - off, " %s", extra[i]);
-	snprintf(why, wl, "perf %s: exit %d%s%s (ran '%s%s')%s%s", sub, rc, e && e[0] ? ": " : "", e ? e : "", what,
+	char how[64];
+	if (rc >= PR_SIGNALED)
+		snprintf(how, sizeof(how), "killed by signal %d (%s)", rc - PR_SIGNALED, strsignal(rc - PR_SIGNALED));
+	else
+		snprintf(how, sizeof(how), "exit %d", rc);
+	snprintf(why, wl, "perf %s: %s%s%s (ran '%s%s')%s%s", sub, how, e && e[0] ? ": " : "", e ? e : "", what,
 		 n > 6 ? " ..." : "", fix[0] ? "; " : "", fix);
 	free(all);
 	return -1;
