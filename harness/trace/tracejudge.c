@@ -133,6 +133,12 @@ static int tj_session(struct tj *j, size_t i, struct hx_report *rep, char *err, 
 	j->nloads_of = tj_loads(j, s);
 	j->jd_at = j->jd;
 	j->jd_at.nloads = j->nloads_of;
+	/* the moves read by then: those a load the sample's moment saw came after
+	 * (all of them at the end view) */
+	size_t k = 0;
+	while (k < j->jd.nmoves && (j->nloads_of == j->jd.nloads || j->jd.moves[k].nloads_before < j->nloads_of))
+		k++;
+	j->jd_at.nmoves = k;
 	tj_group(j, i);
 	struct hx_sess_cfg c = { .arch = j->arch, .maps = j->maps, .nmaps = j->nmaps, .jd = &j->jd_at,
 				 .profile = j->cfg->profile, .dump_dir = j->dir, .capture = &j->grp,
