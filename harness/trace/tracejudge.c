@@ -34,6 +34,9 @@ struct tj {
 	bool have_sess;
 	const char *maps_of;            /* the maps text the session was built from */
 	size_t nloads_of;               /* ... and the loads its view holds (tj_loads) */
+	size_t *change_at;              /* by loads seen k: the first load index >= k where the view
+					 * changes what was there (a load over an earlier one, a move);
+					 * jd.nloads: none (NULL: every sample on the end's view) */
 	struct jd_file jd_at;           /* jd with those loads only */
 	struct uw_map *maps;
 	size_t nmaps;
@@ -75,7 +78,38 @@ static bool judged(const struct tj *j, const struct hx_trace_sample *s)
 static size_t tj_loads(const struct tj *j, const struct hx_trace_sample *s)
 {
 	size_t n = s->nloads_seen && s->nloads_seen < j->jd.nloads ? s->nloads_seen : j->jd.nloads;
-	return getenv("JU_TRACE_END_VIEW") ? j->jd.nloads : n;   /* tests only: the negative control */
+	if (getenv("JU_TRACE_END_VIEW") || !j->change_at)   /* tests only: the negative control */
+		return j->jd.nloads;
+	/* loads read later that change nothing already there (code at fresh
+	 * addresses) are in the view too, as they were before this rule: one
+	 * session (one real perf run) per change, not per load */
+	return j->change_at[n];
+}
+
+/* change_at (see struct tj): a load whose range meets an earlier load's, and
+ * a move (after the loads before it), each a change; O(loads^2) address
+ * comparisons, bounded by the dump's loads */
+static size_t *tj_changes(const struct jd_file *jd)
+{
+	size_t n = jd->nloads, *at = calloc(n + 1, sizeof(*at));
+	bool *chg = calloc(n + 1, sizeof(*chg));
+	if (!at || !chg) {
+		free(at);
+		free(chg);
+		return NULL;
+	}
+	for (size_t m = 1; m < n; m++)
+		for (size_t i = 0; i < m && !chg[m]; i++)
+			chg[m] = jd->loads[m].code_addr < jd->loads[i].code_addr + jd->loads[i].code_size &&
+				 jd->loads[i].code_addr < jd->loads[m].code_addr + jd->loads[m].code_size;
+	for (size_t k = 0; k < jd->nmoves; k++)
+		if (jd->moves[k].nloads_before <= n)
+			chg[jd->moves[k].nloads_before] = true;
+	at[n] = n;
+	for (size_t k = n; k-- > 0;)
+		at[k] = chg[k] ? k : at[k + 1];
+	free(chg);
+	return at;
 }
 
 /* the group real perf replays: the judged samples from smp[i] on that share
@@ -404,6 +438,7 @@ int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result 
 		snprintf(err, n, "%s: offset 0x%" PRIx64 ": %s", res->jitdump, (uint64_t)je.offset, je.msg);
 		return -EINVAL;
 	}
+	j.change_at = tj_changes(&j.jd);
 	char path[sizeof(j.dir)];
 	snprintf(path, sizeof(path), "%s", res->jitdump);
 	snprintf(j.dir, sizeof(j.dir), "%s", dirname(path));
@@ -443,6 +478,7 @@ int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result 
 	if (!e && cases)
 		gate_cases(&j, rep, cases, ncases);
 	tj_close(&j);
+	free(j.change_at);
 	jd_close(&j.jd);
 	free(j.gs);
 	rep->cases = cases;
