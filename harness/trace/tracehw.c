@@ -309,8 +309,8 @@ static int parse_sample(const struct perf_event_header *hd, uint64_t mask, struc
 		return -EBADMSG;
 	memcpy(&size, p, 8);
 	p += 8;
-	if ((uint64_t)(end - p) < size + (size ? 8 : 0))
-		return -EBADMSG;
+	if (size > (uint64_t)(end - p) || (uint64_t)(end - p) - size < (size ? 8u : 0u))
+		return -EBADMSG;        /* no overflow of size + 8 whatever the record says */
 	*stack = p;
 	if (size)
 		memcpy(&dyn, p + size, 8);
