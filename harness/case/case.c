@@ -753,19 +753,6 @@ static int sample_depth(struct pstate *ps, char *val, int line)
 	return 0;
 }
 
-const char hx_host_names[] = "fp, nofp, nofp-leaf";
-
-int hx_host_parse(const char *name)
-{
-	static const char *const names[HX_HOST_N] = {
-		[HX_HOST_FP] = "fp", [HX_HOST_NOFP] = "nofp", [HX_HOST_NOFP_LEAF] = "nofp-leaf",
-	};
-	for (int k = 0; k < HX_HOST_N; k++)
-		if (!strcmp(name, names[k]))
-			return k;
-	return -1;
-}
-
 static int sample_host(struct pstate *ps, char *val, int line)
 {
 	if ((ps->c->host = hx_host_parse(val)) < 0)

@@ -1,5 +1,7 @@
-/* The column names a case may key expectations by (columns.h). */
+/* The names a case may give: the columns it keys expectations by (columns.h),
+ * the host builds it samples under ([sample] host, case.h). */
 #include "harness/case/columns.h"
+#include "harness/case/case.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -58,4 +60,17 @@ size_t hx_case_ncolumns(void)
 	size_t n;
 	uw_unwinders(&n);
 	return n + NPERF;
+}
+
+const char hx_host_names[] = "fp, nofp, nofp-leaf";
+
+int hx_host_parse(const char *name)
+{
+	static const char *const names[HX_HOST_N] = {
+		[HX_HOST_FP] = "fp", [HX_HOST_NOFP] = "nofp", [HX_HOST_NOFP_LEAF] = "nofp-leaf",
+	};
+	for (int k = 0; k < HX_HOST_N; k++)
+		if (!strcmp(name, names[k]))
+			return k;
+	return -1;
 }
