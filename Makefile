@@ -84,37 +84,59 @@ ALL_LDFLAGS := $(LDFLAGS) $(SAN)
 
 # Layers (docs/HACKING.md), lowest first; each is one static library and may
 # link only against the ones it names below it, so an upward reference fails
-# to link (make layers).  trampolines/ (the JIT side) and unwinders/ (the
-# profiler side) never reach each other; harness/ sits on both.
+# to link, and its files may include only headers of its own folders and of
+# the layers below (make layers).  trampolines/ (the JIT side) and unwinders/
+# (the profiler side) never reach each other; harness/ sits on both.
 #   trampolines        the JIT side: ops, encoders (trampolines/arch/<arch>.c), CFI, jitdump writer
 #   model              what perf sees: jitdump walk, eh_frame reader, perf.data, map tree, views
 #   unwinders          the unwinders, their registry, the arch table and the per-arch
 #                      instruction decoders (unwinders/arch/<arch>.c) (on model)
 #   lint               lint rules and code checks (on unwinders, model)
-#   harness            cli, capture, run, realperf, report, fuzz, bench (on all)
+#   case               harness/case (and harness/*.h): the case model, the column names,
+#                      the JSON writer, the CFA-row text (on the sides)
+#   capture            harness/capture: the capture in a forked child, samples files
+#   run                harness/run: the session, the run of cases, the column table, perf runs
+#   report             harness/report: the reporters, dump's walk, lint's output
+#   replay realperf trace fuzz bench   the commands, siblings: replay of recordings,
+#                      perf-check and doctor, trace, fuzz-cfi, bench (each on report and below)
+#   cli                harness/cli: options and printing (on everything)
 # Capture's and trace's arch files (harness/{capture,trace}/arch/<arch>.c, capture's <arch>.h and stubs_<arch>.S) are
 # built only for that arch; the encoders and the decoders are plain code
 # over bytes and always built (a dump of any arch is linted on any host).
 OTHER     := $(filter-out $(ARCH),$(ARCHES))
-LAYERS    := trampolines model unwinders lint harness
+HX_CMDS   := replay realperf trace fuzz bench
+LAYERS    := trampolines model unwinders lint case capture run report $(HX_CMDS) cli
 SRC_trampolines := $(wildcard trampolines/*.c trampolines/arch/*.c)
 SRC_model       := $(wildcard unwinders/model/*.c)
 SRC_unwinders   := $(wildcard unwinders/*.c unwinders/arch/*.c)
 SRC_lint        := $(wildcard unwinders/lint/*.c)
 ARCH_ONLY := $(foreach a,$(OTHER),harness/capture/arch/$(a).c harness/trace/arch/$(a).c)
-SRC_harness     := $(filter-out harness/cli/main.c $(ARCH_ONLY),$(wildcard harness/*/*.c harness/*/arch/*.c))
-ASM_harness     := $(wildcard harness/capture/arch/*_$(ARCH).S)
+$(foreach l,case capture run report $(HX_CMDS) cli,$(eval SRC_$(l) := \
+  $(filter-out harness/cli/main.c $(ARCH_ONLY),$(wildcard harness/$(l)/*.c harness/$(l)/arch/*.c))))
+ASM_capture     := $(wildcard harness/capture/arch/*_$(ARCH).S)
 $(foreach l,$(LAYERS),$(eval OBJ_$(l) := $(patsubst %.c,$(BUILD)/%.o,$(SRC_$(l)))))
-OBJ_harness     += $(patsubst %.S,$(BUILD)/%.o,$(ASM_harness))
-# what each layer may link against (itself first; the order is the link order)
+OBJ_capture     += $(patsubst %.S,$(BUILD)/%.o,$(ASM_capture))
+# what each layer may link against and include from (the order is the link order)
 BELOW_trampolines :=
 BELOW_model       :=
 BELOW_unwinders   := model
 BELOW_lint        := unwinders model
-BELOW_harness     := lint unwinders model trampolines
+BELOW_case        := lint unwinders model trampolines
+BELOW_capture     := case $(BELOW_case)
+BELOW_run         := capture $(BELOW_capture)
+BELOW_report      := run $(BELOW_run)
+$(foreach l,$(HX_CMDS),$(eval BELOW_$(l) := report $(BELOW_report)))
+BELOW_cli         := $(HX_CMDS) $(BELOW_bench)
+# each layer's folders, for the include check (a subfolder arch/ or shim/ is its folder's)
+DIRS_trampolines  := trampolines
+DIRS_model        := unwinders/model
+DIRS_unwinders    := unwinders
+DIRS_lint         := unwinders/lint
+DIRS_case         := harness/case harness
+$(foreach l,capture run report $(HX_CMDS) cli,$(eval DIRS_$(l) := harness/$(l)))
 LAYER_LIB  = $(BUILD)/libju_$(1).a
 LIB_OBJ   := $(foreach l,$(LAYERS),$(OBJ_$(l)))
-ALL_LIBS  := $(foreach l,harness lint unwinders model trampolines,$(call LAYER_LIB,$(l)))
+ALL_LIBS  := $(foreach l,cli $(BELOW_cli),$(call LAYER_LIB,$(l)))
 # Unit tests per layer: a layer's suites link only against it and the layers below.
 # "sides" are the tests of one side against the other (the jitdump writer against the
 # reader): both sides, no harness.
@@ -127,7 +149,7 @@ TIER_LIBS_trampolines := trampolines
 TIER_LIBS_model       := model
 TIER_LIBS_unwinders   := unwinders model
 TIER_LIBS_sides       := lint unwinders model trampolines
-TIER_LIBS_harness     := harness lint unwinders model trampolines
+TIER_LIBS_harness     := cli $(BELOW_cli)
 TEST_ALL  := $(patsubst tests/test_%.c,%,$(wildcard tests/test_*.c))
 SUITES_harness := $(filter-out $(foreach t,$(filter-out harness,$(TIERS)),$(SUITES_$(t))),$(TEST_ALL))
 TEST_SRC  := $(wildcard tests/*.c)
@@ -225,9 +247,13 @@ unit: deps $(TIER_BINS) $(BIN) $(JIT_REUSE)
 # Layers enforced by the linker: each layer's library, whole, linked with only the
 # layers below it (tools/layercheck); tests/layers.sh shows it failing on a planted
 # upward call first.
+# The includes likewise (tools/includecheck): a layer's files include headers of its
+# own folders and of the layers below only, and no two folders include each other.
+plus = $(subst $(eval) ,+,$(strip $(1)))
 layers: deps $(foreach l,$(LAYERS),$(call LAYER_LIB,$(l)))
 	@CC="$(CC)" LDFLAGS="$(ALL_LDFLAGS)" LIBS="$(PKG_LIBS) -lm" tests/layers.sh $(BUILD) \
-	  $(foreach l,$(LAYERS),$(l):$(subst $(eval) ,+,$(strip $(BELOW_$(l)))))
+	  $(foreach l,$(LAYERS),$(l):$(call plus,$(BELOW_$(l)))) -- \
+	  $(foreach l,$(LAYERS),$(l)=$(call plus,$(DIRS_$(l))):$(call plus,$(BELOW_$(l))))
 
 cases: deps $(BIN)
 	$(RUNNER) ./$(BIN) run --json $(BUILD)/report.json cases/$(ARCH)

@@ -1,4 +1,4 @@
-/* libFuzzer target: the case-file parser (harness/run/case.c) and what the
+/* libFuzzer target: the case-file parser (harness/case/case.c) and what the
  * harness derives from a case before any of it runs: the trampoline's and
  * the [leaf]'s code and truth rows, the .eh_frame/.eh_frame_hdr its [unwind]
  * section asks for, read back by the project's own CFI reader, and every
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/run/case.h"
+#include "harness/case/case.h"
 #include "harness/run/session.h"
 #include "trampolines/tramp.h"
 #include "unwinders/model/ehframe.h"

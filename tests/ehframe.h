@@ -11,7 +11,7 @@
 #include "unwinders/model/leb.h"
 #include "trampolines/buf.h"
 #include "unwinders/uwarch.h"
-#include "harness/run/cfarow.h"
+#include "harness/case/cfarow.h"
 
 #include <check.h>
 #include <dwarf.h>

@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "harness/run/case.h"
+#include "harness/case/case.h"
 #include "trampolines/tramp.h"
 #include "unwinders/model/ehframe.h"
 #include "unwinders/model/jitdump.h"

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "harness/capture/capture.h"
-#include "harness/run/case.h"
-#include "harness/run/judge.h"
+#include "harness/case/case.h"
+#include "harness/case/judge.h"
 #include "harness/run/runner.h"
 #include "harness/capture/samples.h"
 #include "trampolines/tramp.h"

@@ -1,4 +1,4 @@
-/* Batch capture (harness/capture/batch.c): the jitdump directories it
+/* Batch capture (harness/run/batch.c): the jitdump directories it
  * makes, and how many processes capture a batch, checked against the file
  * system (the directories, and the jit-<pid>.dump files each child leaves:
  * one pid per process, perf's naming) rather than the batch's own counts

@@ -8,7 +8,7 @@
 #include <string.h>
 #include "harness/capture/capture.h"
 #include "harness/capture/samples.h"
-#include "harness/run/casegen.h"
+#include "harness/case/casegen.h"
 #include "harness/run/runner.h"
 #include "unwinders/model/jitdump.h"
 

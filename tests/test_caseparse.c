@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
-#include "harness/run/case.h"
+#include "harness/case/case.h"
 
 #define GOOD \
 	"[case]\nname = t\narch = x86_64\nabout = a test\n" \

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "tests/hostarch.h"
-#include "harness/cli/lintcmd.h"
+#include "harness/report/dump.h"
 #include "unwinders/model/jitdump.h"
 
 #define GOLD "tests/golden/perfview/"

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "harness/run/case.h"
+#include "harness/case/case.h"
 #include "harness/run/session.h"
 
 /* code: push_fp 0, set_fp 1, call_target 4, pop_fp 6, ret 7; [expect] on line 14 */

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "tests/hostarch.h"
-#include "harness/run/case.h"
+#include "harness/case/case.h"
 #include "harness/fuzz/fuzzcfi.h"
 #include "trampolines/tramp.h"
 #include "unwinders/model/ehframe.h"

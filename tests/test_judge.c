@@ -1,7 +1,7 @@
 /* Judge classification, table-driven (DESIGN vocabulary). */
 #include <check.h>
 #include <string.h>
-#include "harness/run/judge.h"
+#include "harness/case/judge.h"
 
 #define T0 0x1000
 #define T1 0x2000

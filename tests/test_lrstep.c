@@ -6,7 +6,7 @@
 #include <elf.h>
 #include <stdio.h>
 #include <string.h>
-#include "harness/run/judge.h"
+#include "harness/case/judge.h"
 #include "unwinders/lrstep.h"
 #include "trampolines/arch.h"
 

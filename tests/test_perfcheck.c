@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "harness/realperf/perfrun.h"
+#include "harness/run/perfrun.h"
 
 #include "tests/hostarch.h"
 

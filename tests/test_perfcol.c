@@ -1,4 +1,4 @@
-/* The real-perf columns (harness/realperf/perfcol.c): which perf layout a
+/* The real-perf columns (harness/run/perfcol.c): which perf layout a
  * jitted .so has, read from files real `perf inject -j` wrote (perf
  * 6.1.187 with the 6.8 PT_LOAD fix: the current layout, per
  * tests/golden/perfview/README) and checked against readelf's .text
@@ -11,8 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "harness/realperf/perfcol.h"
+#include "harness/run/perfcol.h"
 #include "harness/run/session.h"
+#include "harness/case/columns.h"
+#include "arches.h"
 #include "unwinders/model/perfview.h"
 
 #define GOLD "tests/golden/perfview/"
@@ -133,6 +135,45 @@ START_TEST(sample_goes_to_its_run)
 }
 END_TEST
 
+
+/* The case layer checks [expect] keys against its own description of the
+ * columns (harness/case/columns.c): every column of the run's table is there
+ * with the same name, reference, default arches, machine dependence and
+ * version keying, and nothing else is; the lists the messages print agree. */
+START_TEST(case_layer_knows_the_columns)
+{
+	size_t n;
+	const struct uw_unwinder *const *cols = hx_columns(&n);
+	ck_assert_uint_gt(n, 2);
+	for (size_t i = 0; i < n; i++) {
+		const struct uw_unwinder *c = hx_case_column(cols[i]->name);
+		ck_assert_msg(c != NULL, "%s: unknown to the case layer", cols[i]->name);
+		ck_assert_str_eq(c->name, cols[i]->name);
+		ck_assert_int_eq(hx_case_column_index(cols[i]->name), (int)i);
+		ck_assert_int_eq(c->ref, cols[i]->ref);
+		ck_assert_int_eq(c->sees, cols[i]->sees);
+		ck_assert_int_eq(!c->probe, !cols[i]->probe);
+		ck_assert_int_eq(!c->lib_version, !cols[i]->lib_version);
+		for (int a = 0; a < ARCH_COUNT; a++)
+			ck_assert_int_eq(uw_unwinder_default_on(c, arch_facts[a].name),
+					 uw_unwinder_default_on(cols[i], arch_facts[a].name));
+	}
+	ck_assert_uint_eq(hx_case_ncolumns(), n);
+	ck_assert_int_eq(hx_case_column_index("perf2"), -1);
+	ck_assert_ptr_null(hx_case_column("perf2"));
+	ck_assert_ptr_null(hx_case_column(""));
+	char want[256], got[256];
+	hx_column_list(NULL, want, sizeof(want));
+	hx_case_column_list(NULL, got, sizeof(got));
+	ck_assert_str_eq(got, want);
+	for (int a = 0; a < ARCH_COUNT; a++) {
+		hx_column_list(arch_facts[a].name, want, sizeof(want));
+		hx_case_column_list(arch_facts[a].name, got, sizeof(got));
+		ck_assert_str_eq(got, want);
+	}
+}
+END_TEST
+
 Suite *suite_perfcol(void);
 Suite *suite_perfcol(void)
 {
@@ -143,6 +184,7 @@ Suite *suite_perfcol(void)
 	tcase_add_test(tc, other_files_name_none);
 	tcase_add_test(tc, stale_jitted_files_name_none);
 	tcase_add_test(tc, columns_registered);
+	tcase_add_test(tc, case_layer_knows_the_columns);
 	tcase_add_test(tc, sample_goes_to_its_run);
 	suite_add_tcase(s, tc);
 	return s;

@@ -19,7 +19,7 @@
 #include "harness/capture/samples.h"
 #include "tests/hostarch.h"
 #include "unwinders/uwarch.h"
-#include "harness/realperf/toperf.h"
+#include "harness/run/toperf.h"
 #include "unwinders/model/perfdata.h"
 
 #define X86_MASK 0xff0fffull

@@ -1,4 +1,4 @@
-/* Reading real perf (harness/realperf/perfrun.c): `perf script` text in the
+/* Reading real perf (harness/run/perfrun.c): `perf script` text in the
  * format perf 6.1 prints (a DSO frame as its file offset) and 6.12 prints
  * (its address), placed by hand-computed arithmetic from the MMAP2 lines;
  * a frame no mapping of its time holds is left out and named; real perf
@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "harness/capture/capture.h"
-#include "harness/realperf/perfrun.h"
-#include "harness/realperf/toperf.h"
+#include "harness/run/perfrun.h"
+#include "harness/run/toperf.h"
 #include "unwinders/model/perfdata.h"
 #include "unwinders/uwarch.h"
 #include "tests/hostarch.h"

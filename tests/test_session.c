@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "harness/capture/capture.h"
-#include "harness/run/case.h"
+#include "harness/case/case.h"
 #include "harness/capture/samples.h"
 #include "harness/run/session.h"
 #include "tests/uwt.h"

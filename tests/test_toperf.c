@@ -1,4 +1,4 @@
-/* Samples to perf.data (harness/realperf/toperf.c): a captured case written
+/* Samples to perf.data (harness/run/toperf.c): a captured case written
  * as perf.data is read back by real `perf script` (where perf is installed;
  * a visible skip otherwise): one sample per captured sample, at the
  * captured pc and pid.  The ABI names map to the kernel's documented
@@ -16,7 +16,7 @@
 
 #include "harness/capture/capture.h"
 #include "harness/capture/samples.h"
-#include "harness/realperf/toperf.h"
+#include "harness/run/toperf.h"
 #include "unwinders/model/perfdata.h"
 #include "unwinders/uwarch.h"
 #include "tests/hostarch.h"

@@ -10,12 +10,6 @@
 #include "unwinders/model/perfview.h"
 #include "unwinders/model/files.h"
 
-struct uw_map {
-	uint64_t start, end, pgoff;
-	char prot[5];
-	char *path;
-};
-
 enum uw_region_kind { UW_REGION_JIT, UW_REGION_ELF };
 
 struct uw_region {

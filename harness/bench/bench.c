@@ -22,12 +22,12 @@
 #include <unistd.h>
 
 #include "harness/capture/capture.h"
-#include "harness/run/case.h"
-#include "harness/run/judge.h"
+#include "harness/case/case.h"
+#include "harness/case/judge.h"
 #include "harness/capture/ksampler.h"
 #include "harness/run/runner.h"
 #include "harness/capture/samples.h"
-#include "harness/realperf/toperf.h"
+#include "harness/run/toperf.h"
 #include "trampolines/tramp.h"
 #include "unwinders/lint/lint.h"
 #include "unwinders/view.h"

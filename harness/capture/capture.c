@@ -5,7 +5,7 @@
 #include "harness/capture/capture.h"
 #include "harness/capture/host.h"
 #include "harness/capture/samples.h"
-#include "harness/run/casegen.h"
+#include "harness/case/casegen.h"
 #include "trampolines/tramp.h"
 
 #include <errno.h>

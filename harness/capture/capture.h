@@ -38,7 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <ucontext.h>
-#include "harness/run/case.h"
+#include "harness/case/case.h"
 #include "harness/capture/ksampler.h"
 #include "harness/capture/samples.h"
 #include "trampolines/tramp.h"

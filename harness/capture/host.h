@@ -15,8 +15,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "harness/case/case.h"   /* enum hx_host_kind, the names a case selects by */
 
-enum hx_host_kind { HX_HOST_FP, HX_HOST_NOFP, HX_HOST_NOFP_LEAF, HX_HOST_N };
 
 /* The interpreter state the nofp build keeps in rbp/x29: a tagged (odd)
  * counter where a frame record has the caller's frame pointer, an opcode word
@@ -28,7 +28,6 @@ struct hx_ctx;
 typedef void hx_call_fn(void *ctx, void *tramp, uint64_t *slot, void *target);
 
 struct hx_host {
-	const char *name;
 	void (*target)(struct hx_ctx *);   /* the C target the trampoline calls */
 	hx_call_fn *call;                  /* the function that calls the trampoline */
 	const char *call_ret;              /* its return address after the trampoline */
@@ -39,9 +38,6 @@ struct hx_host {
 };
 
 const struct hx_host *hx_host_get(int kind);
-/* kind, or -1 when name is none of hx_host_names */
-int hx_host_parse(const char *name);
-extern const char hx_host_names[];
 
 /* capture.c: the C target's bookkeeping, shared by every host build.
  * hx_host_enter records the target's return address and returns the next

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "harness/outcome.h"
-#include "harness/run/case.h"
+#include "harness/case/case.h"
 #include "trampolines/tramp.h"
 
 #define HX_FZ_MAX_OPS 48

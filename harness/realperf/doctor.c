@@ -10,9 +10,9 @@
  * which step, if any, lost the JIT's names or its chains. */
 #include "harness/realperf/doctor.h"
 #include "harness/realperf/perfcheck.h"
-#include "harness/realperf/perfcol.h"
-#include "harness/realperf/perfrun.h"
-#include "harness/report/jsonw.h"
+#include "harness/run/perfcol.h"
+#include "harness/run/perfrun.h"
+#include "harness/case/jsonw.h"
 #include "trampolines/tramp.h"
 #include "unwinders/model/perfview.h"
 
@@ -385,11 +385,11 @@ static const struct dr_pitfall pitfalls[] = {
 	{ "libdw-only", libdw_only,
 	  "no libunwind built in (perf >= 6.13 builds it only on request): dwarf mode unwinds with libdw alone, so "
 	  "the /tmp/jitted- rule decides every JIT chain (a perf with libunwind has no such rule)",
-	  "harness/realperf/perfcol.c ?perf@6.13+ keys, unwinders/libunwind.c" },
+	  "harness/run/perfcol.c ?perf@6.13+ keys, unwinders/libunwind.c" },
 	{ "addr2line-abort", addr2line_abort,
 	  "perf >= 7 without libbfd/llvm and without binutils' addr2line aborts `perf inject`; put "
 	  "'[addr2line] style = libdw' in ~/.perfconfig or install binutils",
-	  "harness/realperf/perfrun.c hx_perf_workdir" },
+	  "harness/run/perfrun.c hx_perf_workdir" },
 	{ "regs-by-name", regs_by_name,
 	  "perf 6.5-6.x (profile v6.12) finds sample registers by the arch's name, which it does not know as this "
 	  "arch's (riscv64): the stack pointer's lookup gives register 0, the pc, so the libdw path reads the stack "

@@ -11,11 +11,11 @@
  * jitunwind's emulation of that perf replayed on the breakpoint sample (the
  * perf build's DWARF engine in dwarf mode, `fp` in fp mode). */
 #include "harness/realperf/perfcheck.h"
-#include "harness/run/case.h"
-#include "harness/report/jsonw.h"
-#include "harness/run/judge.h"
-#include "harness/realperf/perfrun.h"
-#include "harness/realperf/perfcol.h"
+#include "harness/case/case.h"
+#include "harness/case/jsonw.h"
+#include "harness/case/judge.h"
+#include "harness/run/perfrun.h"
+#include "harness/run/perfcol.h"
 #include "harness/run/runner.h"
 #include "harness/capture/samples.h"
 #include "trampolines/tramp.h"

@@ -5,8 +5,8 @@
 
 #include "harness/realperf/perfcheck.h"
 #include "harness/capture/samples.h"
-#include "harness/realperf/perfrun.h"
-#include "harness/run/judge.h"
+#include "harness/run/perfrun.h"
+#include "harness/case/judge.h"
 #include "harness/run/runner.h"
 #include "unwinders/model/perfview.h"
 #include "unwinders/unwind.h"

@@ -1,6 +1,6 @@
 /* perf-check's report: each mode's agreement as text, every mode as JSON. */
 #include "harness/realperf/perfcheck_int.h"
-#include "harness/report/jsonw.h"
+#include "harness/case/jsonw.h"
 
 #include <errno.h>
 #include <stdio.h>

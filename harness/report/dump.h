@@ -99,4 +99,12 @@ extern const struct dump_emitter hx_dump_text, hx_dump_json;
 const char *hx_dump_rec_type(uint32_t id);
 const char *hx_dump_arch(uint32_t mach);
 
+/* Decode data (named name in messages) to out; 0 to the end, 1 stopped at a
+ * broken record, 2 not a jitdump. */
+int hx_dump_mem(FILE *out, const char *name, const uint8_t *data, size_t size, bool json,
+		enum pv_profile prof, bool code);
+/* The same, showing only the records filter selects (NULL: all). */
+int hx_dump_mem_filtered(FILE *out, const char *name, const uint8_t *data, size_t size, bool json,
+			 enum pv_profile prof, bool code, const struct dump_filter *filter);
+
 #endif

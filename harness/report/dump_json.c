@@ -3,8 +3,7 @@
 #include <stdio.h>
 
 #include "harness/report/dump.h"
-#include "harness/report/jsonw.h"
-#include "harness/cli/lintcmd.h"
+#include "harness/case/jsonw.h"
 
 static void nothing(struct dump *d)
 {

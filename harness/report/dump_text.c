@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "harness/report/dump.h"
-#include "harness/cli/lintcmd.h"
+#include "harness/report/lintout.h"
 
 #define IND "          "
 

@@ -1,9 +1,10 @@
 /* Terminal table (case x unwinder) with each failure spelled out, and the
  * JSON report, schema 1 (DESIGN, CONTRACT). */
 #include "harness/report/report.h"
+#include "harness/case/cfarow.h"
 #include "harness/run/session.h"
-#include "harness/report/jsonw.h"
-#include "harness/cli/version.h"
+#include "harness/case/jsonw.h"
+#include "harness/version.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -34,8 +34,6 @@ void hx_term_matrix(FILE *out, const struct hx_case_res *cases, size_t n, const 
 bool hx_term_default_sample(const struct hx_case_res *c, const struct hx_sample_res *sr);
 /* text wrapped at cols (at blanks; a longer word is cut), continuation lines indented */
 void hx_term_wrap(FILE *out, const char *text, int cols, int indent);
-/* DWARF register numbers in a message ("r6") followed by perf's name ("r6 (bp)") */
-void hx_term_regnames(const struct uw_arch *a, const char *in, char *out, size_t n);
 /* the verdicts, flags and stop reasons, for --help */
 void hx_vocab_print(FILE *f);
 void hx_version_print(FILE *f);

@@ -12,7 +12,7 @@
  * load, "&f=missed,nonok" sets the filters (tests/html_dom_check.py reads
  * the DOM). */
 #include "harness/report/report.h"
-#include "harness/cli/version.h"
+#include "harness/version.h"
 
 #include <errno.h>
 #include <string.h>

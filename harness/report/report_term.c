@@ -5,7 +5,7 @@
  * table of their own), colours only on a tty without NO_COLOR; text wrapped
  * at the width; the report vocabulary for --help; the progress line. */
 #include "harness/report/report.h"
-#include "harness/cli/version.h"
+#include "harness/version.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -449,33 +449,6 @@ void hx_term_wrap(FILE *out, const char *text, int cols, int indent)
 		p += wl;
 	}
 	fputc('\n', out);
-}
-
-/* "r6" in an unwinder's message as "r6 (bp)": DWARF numbers with perf's names */
-void hx_term_regnames(const struct uw_arch *a, const char *in, char *out, size_t n)
-{
-	size_t o = 0;
-	for (const char *p = in; *p && o + 1 < n; p++) {
-		out[o++] = *p;
-		bool word_start = p == in || !isalnum((unsigned char)p[-1]);
-		if (!a || *p != 'r' || !word_start || !isdigit((unsigned char)p[1]))
-			continue;
-		char *end;
-		long reg = strtol(p + 1, &end, 10);
-		if (isalnum((unsigned char)*end) || reg < 0 || reg >= 40)
-			continue;
-		int perf = a->perf_of_dw[reg];
-		const char *name = reg == a->facts->dw_pc ? "return address" :
-				   perf >= 0 && perf < UW_PERF_REGS ? a->perf_reg_names[perf] : NULL;
-		for (p++; p < end && o + 1 < n; p++)
-			out[o++] = *p;
-		p--;
-		if (name && o + 1 < n)
-			o += (size_t)snprintf(out + o, n - o, " (%s)", name);
-		if (o >= n)
-			o = n - 1;
-	}
-	out[o] = 0;
 }
 
 void hx_vocab_print(FILE *f)

@@ -1,9 +1,10 @@
 /* The parsed cases in use: the set's names checked unique, an [expect]
  * compiled at load into a table by column, profile and stack size and looked
  * up per sample, and the case files a run is given listed. */
-#include "harness/run/case.h"
+#include "harness/case/case.h"
 #include "harness/run/session.h"
-#include "harness/realperf/perfrun.h"
+#include "harness/case/columns.h"
+#include "harness/run/perfrun.h"
 #include "unwinders/unwind.h"
 #include "unwinders/model/perfview.h"
 
@@ -65,76 +66,9 @@ void hx_case_free(struct hx_case *c)
 	c->text = NULL;
 }
 
-int hx_case_fn_id(const char *name)
-{
-	if (!strcmp(name, "callee"))
-		return HX_FN_CALLEE;
-	if (!strcmp(name, "leaf"))
-		return HX_FN_LEAF;
-	if (!strcmp(name, "tramp"))
-		return 0;
-	/* tramp2 .. tramp8, no leading zero */
-	if (!strncmp(name, "tramp", 5) && name[5] >= '2' && name[5] <= '9' && !name[6] &&
-	    name[5] - '0' <= HX_MAX_DEPTH)
-		return name[5] - '1';
-	return HX_FN_NONE;
-}
-
-/* 3: profile and size, 2: profile, 1: size, 0: neither (the most specific wins) */
-static int form_rank(const struct hx_expect *x)
-{
-	return (x->profile >= 0) * 2 + (x->stack_size != 0);
-}
-
 static int column_of(const char *name)
 {
-	size_t n;
-	const struct uw_unwinder *const *all = hx_columns(&n);
-	const struct uw_unwinder *u = hx_column_by_name(name);
-	for (size_t i = 0; u && i < n; i++)
-		if (all[i] == u)
-			return (int)i;
-	return -1;
-}
-
-/* Each expectation into the slots of its column and of every profile its key
- * allows, most specific form first, then the highest version (a key without
- * one last): a lookup takes the first that fits its size and version. */
-int hx_case_compile(struct hx_case *c, char *err, size_t errlen)
-{
-	size_t ncol;
-	hx_columns(&ncol);
-	memset(c->nxtab, 0, sizeof(c->nxtab));
-	if (ncol > HX_MAX_COLS) {
-		snprintf(err, errlen, "%s: %zu columns, more than HX_MAX_COLS (%d)", c->path, ncol, HX_MAX_COLS);
-		return -1;
-	}
-	for (int i = 0; i < c->nexpect; i++) {
-		const struct hx_expect *x = &c->expect[i];
-		int col = column_of(x->uw);
-		if (col < 0 || x->profile >= HX_MAX_PROFILES) {
-			snprintf(err, errlen, "%s:%d: '%s' names no column or profile of this build", c->path, x->line,
-				 x->unwinder);
-			return -1;
-		}
-		for (int p = 0; p < HX_MAX_PROFILES; p++) {
-			if (x->profile >= 0 && x->profile != p)
-				continue;
-			unsigned char *slot = c->xtab[col][p];
-			int n = c->nxtab[col][p]++, k = n;
-			/* insertion: after every entry at least as specific (stable for equals) */
-			while (k > 0) {
-				const struct hx_expect *y = &c->expect[slot[k - 1]];
-				int ry = form_rank(y), rx = form_rank(x);
-				if (ry > rx || (ry == rx && y->min_version >= x->min_version))
-					break;
-				slot[k] = slot[k - 1];
-				k--;
-			}
-			slot[k] = (unsigned char)i;
-		}
-	}
-	return 0;
+	return hx_case_column_index(name);
 }
 
 const struct hx_expect *hx_case_find(const struct hx_case *c, int col, int profile, int stack_size)

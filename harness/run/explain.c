@@ -5,8 +5,7 @@
  * next to the true chain, with perf's symbols, its stop reason and the first
  * divergent frame. */
 #include "harness/run/explain.h"
-#include "harness/run/cfarow.h"
-#include "harness/report/report.h"
+#include "harness/case/cfarow.h"
 #include "harness/capture/capture.h"
 
 #include <errno.h>

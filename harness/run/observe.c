@@ -4,8 +4,7 @@
  * other line (comments included). */
 #include "harness/run/observe.h"
 #include "harness/run/session.h"
-#include "harness/run/cfarow.h"
-#include "harness/report/report.h"
+#include "harness/case/cfarow.h"
 #include "trampolines/arch.h"
 #include "unwinders/unwind.h"
 

@@ -13,8 +13,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "harness/run/cfarow.h"
-#include "harness/realperf/perfrun.h"
+#include "harness/case/cfarow.h"
+#include "harness/run/perfrun.h"
 
 void hx_case_res_free(struct hx_case_res *r)
 {

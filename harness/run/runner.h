@@ -4,9 +4,9 @@
 #define HX_RUNNER_H
 
 #include <stdio.h>
-#include "harness/run/case.h"
+#include "harness/case/case.h"
 #include "harness/capture/capture.h"
-#include "harness/run/judge.h"
+#include "harness/case/judge.h"
 #include "harness/capture/samples.h"
 #include "harness/run/session.h"
 #include "unwinders/unwind.h"
@@ -50,7 +50,7 @@ struct hx_sample_res {
 	uint32_t src;                       /* index of the group's sample it replays */
 	const char *truth_of;               /* NULL: a truth; else the column whose chain it is (trace:
 					     * a sample without a truth, judged for agreement with it) */
-	char cfa_row[160];                  /* the emitted CFI's row at pc (harness/run/cfarow.c) */
+	char cfa_row[160];                  /* the emitted CFI's row at pc (harness/case/cfarow.c) */
 	char true_row[160];                 /* the generator's row there (hx_true_row_text) */
 	struct hx_uw_res uw[HX_MAX_UW];
 	int nuw;

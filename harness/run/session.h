@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "harness/run/judge.h"
+#include "harness/case/judge.h"
 #include "unwinders/unwind.h"
 #include "unwinders/view.h"
 #include "unwinders/model/perfview.h"

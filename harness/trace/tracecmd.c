@@ -2,9 +2,9 @@
  * --junit, --html, --tap; the samples judged (tracejudge.c) and written
  * through harness/report as `run` writes its cases. */
 #include "harness/trace/trace.h"
-#include "harness/realperf/perfcol.h"
+#include "harness/run/perfcol.h"
 #include "harness/report/report.h"
-#include "harness/run/case.h"
+#include "harness/case/case.h"
 #include "harness/run/session.h"
 #include "unwinders/model/perfview.h"
 #include "unwinders/uwarch.h"

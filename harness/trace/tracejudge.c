@@ -5,14 +5,14 @@
  * the run report (where = SYMBOL+0xOFF), written through harness/report.
  * What a trace expects everywhere: perf's unwind is right ("ok"; the oracle
  * "consistent"), so a sample that is not counts as a miss.  Real perf (the
- * run layer's `perf` column, harness/realperf/perfcol.c) gets the samples of
+ * run layer's `perf` column, harness/run/perfcol.c) gets the samples of
  * each session as a capture group: written as a perf.data over the maps of
  * their moment and the jitdump, perf inject -j, perf script. */
 #include "harness/trace/trace.h"
 #include "harness/capture/samples.h"
 #include "harness/report/report.h"
-#include "harness/realperf/perfrun.h"
-#include "harness/run/cfarow.h"
+#include "harness/run/perfrun.h"
+#include "harness/case/cfarow.h"
 #include "harness/run/runner.h"
 #include "harness/run/session.h"
 #include "unwinders/model/jitdump.h"

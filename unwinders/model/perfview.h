@@ -103,7 +103,13 @@ struct pv_view {
 	size_t nmaps;
 };
 
-struct uw_map;  /* view.h */
+/* one map of the process (its /proc/PID/maps line, or perf's MMAP2 record):
+ * what perf's view starts from; the unwinders' process view (view.h) holds them too */
+struct uw_map {
+	uint64_t start, end, pgoff;
+	char prot[5];
+	char *path;
+};
 struct uw_file; /* files.h */
 
 /* Build perf's view from the process maps and the jitdump (jd may be NULL).

@@ -5,7 +5,6 @@
 #include "unwinders/model/perfview_int.h"
 #include "unwinders/model/maptree.h"
 #include "unwinders/model/files.h"
-#include "unwinders/view.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /* Running the real perf tool and reading `perf script`'s output (perfrun.h).
  * perf always runs with a private HOME and --buildid-dir, so nothing of the
  * user's perf configuration or build-id cache takes part. */
-#include "harness/realperf/perfrun.h"
+#include "harness/run/perfrun.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,10 +7,10 @@
  * perf runs with a private HOME and --buildid-dir in a work directory next
  * to the recording (a perf in a Debian root sees the tree only), removed
  * after (JU_PERF_KEEP=1 keeps it). */
-#include "harness/realperf/realperf.h"
-#include "harness/realperf/perfrun.h"
-#include "harness/run/realreplay_int.h"
-#include "harness/report/jsonw.h"
+#include "harness/replay/realperf.h"
+#include "harness/run/perfrun.h"
+#include "harness/replay/realreplay_int.h"
+#include "harness/case/jsonw.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "unwinders/view.h"
-#include "harness/run/case.h"
+#include "harness/case/case.h"
 
 /* A row as text (ehf_row_text) in a report's style, registers by perf's names:
  * REPORT "CFA=sp+16 bp=[CFA-16] ra=[CFA-8]" (run's sample details),
@@ -25,5 +25,8 @@ void hx_true_row_text(const struct hx_case *c, const char *where, int offset, co
 		      char *buf, size_t n);
 /* "emitted only: bp=[CFA-16]; true only: ...", or "" when the rows agree or no true row */
 void hx_row_diff_text(const char *emitted, const char *truth, char *buf, size_t n);
+
+/* DWARF register numbers in a message ("r6") followed by perf's name ("r6 (bp)") */
+void hx_term_regnames(const struct uw_arch *a, const char *in, char *out, size_t n);
 
 #endif

@@ -6,9 +6,9 @@
  * explains it when it is about that load (one of the loads of that name) and
  * names that instruction offset, or every instruction of the load, or of
  * every load. */
-#include "harness/run/replaylint.h"
-#include "harness/run/realreplay_int.h"
-#include "harness/report/jsonw.h"
+#include "harness/replay/replaylint.h"
+#include "harness/replay/realreplay_int.h"
+#include "harness/case/jsonw.h"
 #include "unwinders/model/ehframe.h"
 #include "unwinders/lint/lint.h"
 #include "unwinders/uwarch.h"

@@ -1,8 +1,7 @@
 /* Case file parser: INI-like sections, strict, file:line in every error. */
-#include "harness/run/case.h"
-#include "harness/run/casegen.h"
-#include "harness/run/session.h"
-#include "harness/capture/host.h"
+#include "harness/case/case.h"
+#include "harness/case/casegen.h"
+#include "harness/case/columns.h"
 #include "unwinders/model/perfview.h"
 #include "unwinders/unwind.h"
 
@@ -321,12 +320,12 @@ static int parse_key(struct hx_case *c, struct hx_expect *x, const char *key, in
 	if (np > 3 || (np > 1 && !parts[np - 1][0]))
 		return cfail(err, errlen, c->path, line, "expectation key '%s': expected " KEY_FORMS, key);
 	char names[256];
-	if (!hx_column_by_name(parts[0])) {
-		hx_column_list(NULL, names, sizeof(names));
+	if (!hx_case_column(parts[0])) {
+		hx_case_column_list(NULL, names, sizeof(names));
 		return cfail(err, errlen, c->path, line, "no unwinder '%s' (expected one of %s)", parts[0], names);
 	}
 	snprintf(x->uw, sizeof(x->uw), "%s", parts[0]);
-	if (x->min_version && !x->by_perf && !hx_column_by_name(parts[0])->lib_version)
+	if (x->min_version && !x->by_perf && !hx_case_column(parts[0])->lib_version)
 		return cfail(err, errlen, c->path, line, "'%s': %s unwinds with no library a version could key", key, parts[0]);
 	x->profile = -1;
 	for (int i = 1; i < np; i++) {
@@ -577,7 +576,7 @@ static int check_verdict(const struct hx_case *c, const struct uw_unwinder *u, c
 /* An expectation's key against the case's arch, profiles and sizes. */
 static int check_key(const struct hx_case *c, const struct hx_expect *x, char *err, size_t errlen)
 {
-	const struct uw_unwinder *u = hx_column_by_name(x->uw);
+	const struct uw_unwinder *u = hx_case_column(x->uw);
 	if (x->optional)
 		return 0;
 	if (u->probe)
@@ -585,7 +584,7 @@ static int check_key(const struct hx_case *c, const struct hx_expect *x, char *e
 			     "%s runs only where this machine has it (real perf); write '?%s'", x->uw, x->unwinder);
 	if (!uw_unwinder_default_on(u, c->arch)) {
 		char names[256];
-		hx_column_list(c->arch, names, sizeof(names));
+		hx_case_column_list(c->arch, names, sizeof(names));
 		return cfail(err, errlen, c->path, x->line,
 			     "%s does not run on %s by default (there: %s); write '?%s' to keep it for --unwinders",
 			     x->uw, c->arch, names, x->unwinder);
@@ -620,7 +619,7 @@ static int check_expects(const struct hx_case *c, char *err, size_t errlen)
 		       (!m.leaf || !tr_emit(a, c->leaf_ops, c->nleaf, m.leaf, eerr, sizeof(eerr)));
 	for (int i = 0; i < c->nexpect && !rc; i++) {
 		const struct hx_expect *x = &c->expect[i];
-		const struct uw_unwinder *u = hx_column_by_name(x->uw);
+		const struct uw_unwinder *u = hx_case_column(x->uw);
 		rc = check_key(c, x, err, errlen);
 		if (!rc)
 			rc = check_verdict(c, u, x->verdict, x->line, err, errlen);
@@ -906,7 +905,7 @@ static int check_case(struct pstate *ps, int line)
 		return PFAIL(ps, line, "missing [expect]");
 	if (!c->nexpect && !ps->expect_optional) {
 		char names[256];
-		hx_column_list(c->arch, names, sizeof(names));
+		hx_case_column_list(c->arch, names, sizeof(names));
 		return PFAIL(ps, ps->expect_line,
 			     "[expect] is empty: give each unwinder that runs on %s a verdict (%s), e.g. 'fp = ok'",
 			     c->arch, names);

@@ -2,7 +2,7 @@
  * case parser and checked whole before any capture (docs/case-format.md
  * "Generations"): what each does to the code (reload, patch, late, move),
  * that it fits where it goes, and that "@gN" items name its instructions. */
-#include "harness/run/casegen.h"
+#include "harness/case/casegen.h"
 
 #include <stdarg.h>
 #include <stdio.h>

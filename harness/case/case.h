@@ -21,6 +21,13 @@
 #define HX_FN_NONE (-3)          /* a name that is no generated function */
 #define HX_FN_LEAF HX_MAX_DEPTH  /* "leaf+0xN"; 0..HX_MAX_DEPTH-1: tramp, tramp2, .. */
 
+/* The builds of the C around a trampoline a case selects ([sample] host); what
+ * each is: harness/capture/host.h. */
+enum hx_host_kind { HX_HOST_FP, HX_HOST_NOFP, HX_HOST_NOFP_LEAF, HX_HOST_N };
+/* kind, or -1 when name is none of hx_host_names */
+int hx_host_parse(const char *name);
+extern const char hx_host_names[];
+
 struct hx_where {            /* one item of an "at" list */
 	int offset;              /* the offset in the function (-1 for callee) */
 	int gen;                 /* "@g2": only in that generation of the code; 0: in every one */
@@ -92,7 +99,7 @@ struct hx_case {
 	bool every_insn, in_callee;
 	int depth;
 	bool unwind_after_load;  /* [unwind] order = after-load: UNWINDING_INFO follows its CODE_LOAD */
-	int host;                /* [sample] host: enum hx_host_kind (harness/capture/host.h) */
+	int host;                /* [sample] host: enum hx_host_kind (the builds: harness/capture/host.h) */
 	int stride;              /* [sample] stride: bytes between trampolines (0: no overlap) */
 	int profiles[3];         /* [sample] profiles: perf generations to replay under (enum pv_profile) */
 	int nprofiles;

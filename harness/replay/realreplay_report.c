@@ -1,11 +1,11 @@
 /* `jitunwind replay FILE.data`: the report of the replayed keys (text,
  * JSON, stats; realreplay_int.h). */
-#include "harness/run/realreplay.h"
+#include "harness/replay/realreplay.h"
 #include "harness/run/session.h"
-#include "harness/run/realreplay_int.h"
-#include "harness/realperf/realperf.h"
-#include "harness/run/replaylint.h"
-#include "harness/report/jsonw.h"
+#include "harness/replay/realreplay_int.h"
+#include "harness/replay/realperf.h"
+#include "harness/replay/replaylint.h"
+#include "harness/case/jsonw.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -8,7 +8,7 @@
  * and what perf's state learns from them.  A file mapped at more than one
  * base in the recording (an exec's image, the vDSO) moves that DSO's base
  * for every map of it: mapped in between, it is never the same. */
-#include "harness/run/realreplay_int.h"
+#include "harness/replay/realreplay_int.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,13 +6,13 @@
  * as it stood at its own time (a stale or not-yet-made map) replays again
  * against a view built at that time.  The recording is read by
  * realreplay_read.c, the report written by realreplay_report.c. */
-#include "harness/run/realreplay.h"
+#include "harness/replay/realreplay.h"
 #include "harness/run/session.h"
-#include "harness/run/realreplay_int.h"
-#include "harness/realperf/realperf.h"
-#include "harness/run/replaylint.h"
-#include "harness/report/jsonw.h"
-#include "harness/run/cfarow.h"
+#include "harness/replay/realreplay_int.h"
+#include "harness/replay/realperf.h"
+#include "harness/replay/replaylint.h"
+#include "harness/case/jsonw.h"
+#include "harness/case/cfarow.h"
 
 #include <errno.h>
 #include <inttypes.h>

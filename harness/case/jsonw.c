@@ -1,5 +1,5 @@
 /* JSON string writer: quotes, backslashes and control bytes escaped. */
-#include "harness/report/jsonw.h"
+#include "harness/case/jsonw.h"
 
 #include <string.h>
 

@@ -3,7 +3,7 @@
 #ifndef HX_CASEGEN_H
 #define HX_CASEGEN_H
 
-#include "harness/run/case.h"
+#include "harness/case/case.h"
 
 /* Bytes from the first generation's address a move may put the code in
  * (the capture maps them all: past them nothing is mapped for the code). */

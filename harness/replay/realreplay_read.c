@@ -3,9 +3,9 @@
  * (or perf inject -j's maps, or --jitdump) name, their CODE_LOADs as the
  * MMAP2s perf inject would add at their timestamps, and the perf maps of
  * anonymous code: one map tree over time and the samples to replay. */
-#include "harness/run/realreplay.h"
+#include "harness/replay/realreplay.h"
 #include "harness/run/session.h"
-#include "harness/run/realreplay_int.h"
+#include "harness/replay/realreplay_int.h"
 
 #include <errno.h>
 #include <inttypes.h>

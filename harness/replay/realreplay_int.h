@@ -3,7 +3,7 @@
 #ifndef HX_REALREPLAY_INT_H
 #define HX_REALREPLAY_INT_H
 
-#include "harness/run/realreplay.h"
+#include "harness/replay/realreplay.h"
 #include "unwinders/model/jitdump.h"
 #include "unwinders/model/maptree.h"
 #include "unwinders/model/perfdata.h"

@@ -6,11 +6,12 @@
  * goes back to its sample point by sample order.  perf runs with a private
  * HOME and --buildid-dir in a temporary directory, removed after.
  * `perf-fp` is the same over arm64's --call-graph fp with the LR record. */
-#include "harness/realperf/perfcol.h"
+#include "harness/run/perfcol.h"
+#include "harness/case/columns.h"
 #include "harness/run/session.h"
-#include "harness/realperf/perfrun.h"
+#include "harness/run/perfrun.h"
 #include "harness/capture/samples.h"
-#include "harness/realperf/toperf.h"
+#include "harness/run/toperf.h"
 #include "unwinders/model/jitdump.h"
 #include "unwinders/model/perfdata.h"
 #include "unwinders/model/perfview.h"
@@ -565,12 +566,7 @@ static const char *perf_lib_version(void)
 }
 
 static const struct uw_unwinder uw_perf = {
-	.name = "perf",
-	.about = "real perf (--perf CMD): perf inject -j + perf script over the case's samples as a perf.data",
-	.sees = UW_SEES_DUMP,
-	.ref = UW_REF_EMULATION,
-	.default_arches = uw_arches_perf_cases,   /* where the cases carry perf's expectations */
-	.quiet_why = true,
+	HX_COL_PERF_META,
 	.unwind = pc_unwind,            /* opened over the capture: columns[] */
 	.close = pc_close,
 	.probe = probe,
@@ -582,16 +578,9 @@ static const struct uw_unwinder uw_perf = {
  * the user registers, perf script's one-step leaf record).  Named with
  * --unwinders: a run under emulation finds this machine's perf, which cannot
  * unwind arm64, so it is never on by default, and has no probe (pc_open
- * probes) so no default selection names it. */
-static const char *const perf_fp_arches[] = { NULL };
-
+ * probes) so no default selection names it (hx_col_no_arches). */
 static const struct uw_unwinder uw_perf_fp = {
-	.name = "perf-fp",
-	.about = "real perf (--perf CMD), arm64 --call-graph fp with the LR record: perf script over the kernel's FP chain",
-	.sees = UW_SEES_WHOLE,
-	.ref = UW_REF_EMULATION,
-	.default_arches = perf_fp_arches,
-	.quiet_why = true,
+	HX_COL_PERF_FP_META,
 	.unwind = pc_unwind,
 	.close = pc_close,
 	.emulated_by = emulated_by_fp,

@@ -1,6 +1,6 @@
 /* Verdicts by aligning the chain with the truth, frame by frame. Frames
  * below the anchor (after the truth's last frame) are not compared. */
-#include "harness/run/judge.h"
+#include "harness/case/judge.h"
 
 const char *hx_verdict_name(enum hx_verdict v)
 {

@@ -4,7 +4,7 @@
  * dump through it) and the code arena (//anon, after the marker, as the
  * capture created them), then one SAMPLE per sample point, stamped after the
  * jitdump's last record so every CODE_LOAD precedes the samples that hit it. */
-#include "harness/realperf/toperf.h"
+#include "harness/run/toperf.h"
 #include "harness/capture/samples.h"
 #include "unwinders/model/jitdump.h"
 #include "unwinders/model/perfdata.h"
