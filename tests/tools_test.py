@@ -9,6 +9,9 @@
   the first divergent frame, and fails (exit 1) when a perf column was compared nowhere.
 - tools/perf-gens: which generation's emulation runs on its root's libraries (trixie-arm64's
   under qemu too).
+- tools/goldens: the frames past the anchor (the harness's callers) are one token, so moving
+  or renaming harness code above the anchor changes no golden line, while a changed verdict,
+  a changed or missing frame down to the anchor, or a chain that jumped over it does.
 - tools/in-root and tools/rootfs: bad usage (a suite or arch they do not know, bullseye as a
   build root) exits 2 before anything is built; so does tools/bench-trace's.
 Every check names what it expected.  Exit 0 all passed, 1 a check failed.
@@ -47,6 +50,43 @@ def sample(name, faithful):
                           name: {'frames': ['0x1000', '0x2001'] if faithful is False else ['0x1000', '0x2000'],
                                  'faithful': faithful, 'verdict': 'ok',
                                  'why': 'perf 9.9 script printed 2 frames; compared with libunwind under profile current'}}}
+
+
+def golden_case(callers=('0x40000', '0x50000'), caller_name='hx_capture_case', libdw=None, fp_verdict='wrong'):
+    """One case of a run --json report: truth tramp, hx_call, hx_anchor; libdw and the
+    oracle go on past the anchor into the harness's callers, fp jumps over the anchor."""
+    truth = ['0x10000', '0x20000', '0x30000']
+    up = list(callers)
+    uw = {'libdw': {'verdict': 'ok', 'frames': libdw or truth + up, 'stop': 'outside-snapshot',
+                    'why': 'unwinding %s: read of 0x7ffd00 outside the stack copy' % up[-1],
+                    'symbols': ['tramp', 'hx_call', 'hx_anchor'], 'match': True},
+          'fp': {'verdict': fp_verdict, 'frames': truth[:2] + up + ['0x5'], 'stop': 'end',
+                 'symbols': ['tramp', 'hx_call', caller_name], 'match': True},
+          'oracle': {'verdict': 'ok', 'frames': truth + up + ['0x7f0000'], 'stop': 'end',
+                     'why': 'return address undefined at %s' % up[-1], 'match': True},
+          'perf': {'verdict': 'ok', 'frames': truth + ['0x99999'], 'stop': 'end'}}
+    return {'cases': [{'name': 'c', 'file': 'cases/x86_64/c.case', 'result': 'pass', 'emitted': 'consistent',
+                       'samples': [{'where': 'tramp+0x0', 'offset': 0, 'insn': 'push %rbp', 'stack_size': 8192,
+                                    'truth': truth, 'unwinders': uw}]}]}
+
+
+def goldens_checks():
+    from importlib.machinery import SourceFileLoader
+    g = SourceFileLoader('goldens', os.path.join(ROOT, 'tools/goldens')).load_module()
+    base = g.run_lines(golden_case())
+    text = '\n'.join(base)
+    check('goldens: no caller of the anchor in the lines', 'hx_capture_case' in text or '0x7ffd00' in text, False)
+    check('goldens: the chain past the anchor is one token', '    libdw ok [T0 T1 T2 ...]' in text, True)
+    check('goldens: a chain that jumped over the anchor is cut at the caller, its verdict kept',
+          '    fp wrong [T0 T1 ...]' in text, True)
+    moved = g.run_lines(golden_case(callers=('0x41000', '0x52000', '0x63000'), caller_name='hx_capture_one'))
+    check('goldens: harness code moved, renamed and one frame deeper above the anchor: the same lines',
+          moved, base)
+    for what, case in (('a changed verdict', golden_case(fp_verdict='skipped')),
+                       ('a changed frame below the anchor', golden_case(libdw=['0x10000', '0x21000', '0x30000', '0x40000'])),
+                       ('a missing frame below the anchor', golden_case(libdw=['0x10000', '0x30000', '0x40000'])),
+                       ('a chain that jumps over the anchor', golden_case(libdw=['0x10000', '0x20000', '0x40000']))):
+        check('goldens: %s changes the lines' % what, g.run_lines(case) != base, True)
 
 
 def main():
@@ -138,6 +178,7 @@ def main():
             check('.ci/run budget: %d min neither warns nor fails' % (total // 60), p.stderr, '')
     rc, out = run([ci, '--summary', os.path.join(d, 'none.tsv'), '10'])
     check('.ci/run --summary: a missing steps file is bad usage (exit 2)', rc, 2)
+    goldens_checks()
     print('tools-test: %d failed' % failed)
     # perf-gens compares like with like: the emulation runs on the libraries of the perf's own
     # root wherever the binary is of that root's arch, trixie-arm64 under qemu too (it once ran
