@@ -10,7 +10,4 @@ extern const struct cli_cmd cli_run, cli_record, cli_replay, cli_explain, cli_li
 int hx_dump_main(int argc, char **argv);
 int hx_lint_main(int argc, char **argv);
 
-/* The default cases: cases/<arch> here, else the installed ones (runcmd.c). */
-void cli_default_cases(char *buf, size_t n);
-
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "harness/cli/cmds.h"
+#include "harness/run/runcases.h"
 #include "harness/realperf/doctor.h"
 #include "harness/realperf/perfcheck.h"
 #include "harness/run/session.h"
@@ -150,7 +151,7 @@ static int cmd_doctor(int argc, char **argv)
 	int first, rc = cli_parse(&cli_doctor, argc, argv, &o, &first);
 	if (rc)
 		return rc == CLI_HELP ? 0 : 2;
-	cli_default_cases(dir, sizeof(dir));
+	hx_default_cases(dir, sizeof(dir));
 	struct hx_cmd_outcome out;
 	return cli_exit_code(hx_doctor_run(&o, &out), &out);
 }

@@ -22,6 +22,7 @@
 #include "harness/capture/samples.h"
 #include "harness/run/toperf.h"
 #include "harness/run/perfcol.h"
+#include "harness/run/runcases.h"
 #include "trampolines/tramp.h"
 #include "unwinders/unwind.h"
 #include "harness/capture/ksampler.h"
@@ -54,7 +55,6 @@ struct replay_set {
 };
 _Static_assert(offsetof(struct replay_set, c) == 0, "the common options' offsets");
 
-static const char *host_arch(void);
 
 /* "  --unwinders LIST ...": every unwinder of the table, one line each */
 static void usage_unwinders(FILE *f)
@@ -62,7 +62,7 @@ static void usage_unwinders(FILE *f)
 	size_t n;
 	const struct uw_unwinder *const *all = hx_columns(&n);
 	char def[256];
-	hx_column_defaults(host_arch(), def, sizeof(def));
+	hx_column_defaults(hx_host_arch(), def, sizeof(def));
 	fprintf(f, "      default here: %s; the unwinders:\n", def);
 	for (size_t i = 0; i < n; i++) {
 		fprintf(f, "        %-12s %s", all[i]->name, all[i]->about ? all[i]->about : "");
@@ -123,11 +123,11 @@ static int check_perf_asked(struct common *c)
 	struct common t = *c;
 	if (!c->uw_arg) {
 		t.o.nuw = 0;
-		hx_column_list(host_arch(), all, sizeof(all));
+		hx_column_list(hx_host_arch(), all, sizeof(all));
 		if (parse_unwinders(&t, all, why, sizeof(why)))
 			return 0;
 	}
-	switch (hx_perfcol_check(t.o.unwinders, t.o.nuw, c->uw_arg != NULL, host_arch(), pwhy, sizeof(pwhy))) {
+	switch (hx_perfcol_check(t.o.unwinders, t.o.nuw, c->uw_arg != NULL, hx_host_arch(), pwhy, sizeof(pwhy))) {
 	case HX_PERFCOL_UNUSABLE: fprintf(stderr, "jitunwind: the perf column: %s\n", pwhy); return 77;
 	case HX_PERFCOL_BAD_CMD: fprintf(stderr, "jitunwind: --perf: %s\n", pwhy); return 2;
 	case HX_PERFCOL_OK: break;
@@ -148,12 +148,12 @@ static int pick_columns(struct common *c)
 	if (rc)
 		return rc;
 	if (!c->uw_arg) {
-		hx_column_defaults(host_arch(), def, sizeof(def));
+		hx_column_defaults(hx_host_arch(), def, sizeof(def));
 		size_t n;
 		const struct uw_unwinder *const *all = hx_columns(&n);
 		for (size_t i = 0; i < n; i++)
 			if (all[i]->probe && all[i]->default_arches && all[i]->probe(why, sizeof(why)) &&
-			    !strcmp(all[i]->default_arches[0], host_arch() ? host_arch() : ""))
+			    !strcmp(all[i]->default_arches[0], hx_host_arch() ? hx_host_arch() : ""))
 				fprintf(stderr, "jitunwind: skip: the %s column: %s\n", all[i]->name, why);
 		if (parse_unwinders(c, def, why, sizeof(why))) {
 			fprintf(stderr, "jitunwind: the default unwinders %s: %s\n", def, why);
@@ -219,111 +219,13 @@ static int set_abi(void *s, const struct cli_opt *o, const char *arg, char *why,
 		    "and what perf does in plain words (cases need no [expect])", .set = cli_set_true, .off = C_OFF(o.observe) }
 #define O_OUTPUT(what) { "output", 'o', "FILE", what, .set = cli_set_str, .off = C_OFF(out), .example = "/dev/null" }
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static const char *host_arch(void)
-{
-	const struct tr_arch *a = tr_arch_host();
-	return a ? a->facts->name : "unknown";
-}
-
-static int make_dir(const struct common *c, char *dir, size_t n, bool *private_dir)
-{
-	if (c->o.jitdump_dir) {
-		snprintf(dir, n, "%s", c->o.jitdump_dir);
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-			fprintf(stderr, "jitunwind: %s: %s\n", dir, strerror(errno));
-			return -1;
-		}
-		*private_dir = false;
-		return 0;
-	}
-	snprintf(dir, n, "/tmp/jitunwind-XXXXXX");
-	if (!mkdtemp(dir)) {
-		fprintf(stderr, "jitunwind: mkdtemp: %s\n", strerror(errno));
-		return -1;
-	}
-	*private_dir = true;
-	return 0;
-}
-
-/* The default cases: cases/<arch> here (a source tree), else the installed
- * ones, <bindir>/../share/jitunwind/cases/<arch> (make install), else the
- * ones beside the binary (a source tree's binary run from elsewhere). */
-void cli_default_cases(char *buf, size_t n)
-{
-	struct stat st;
-	snprintf(buf, n, "cases/%s", host_arch());
-	if (stat(buf, &st) == 0)
-		return;
-	char exe[4096];
-	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (len <= 0)
-		return;
-	exe[len] = 0;
-	char *slash = strrchr(exe, '/');
-	if (!slash)
-		return;
-	*slash = 0;
-	static const char *const rel[] = { "../share/jitunwind/cases", "cases" };
-	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		snprintf(buf, n, "%s/%s/%s", exe, rel[i], host_arch());
-		if (stat(buf, &st) == 0)
-			return;
-	}
-	snprintf(buf, n, "cases/%s", host_arch());
-}
-
 /* Load every case first: a malformed one stops everything with exit 2. */
-static int load_cases(struct common *c, struct hx_case **cases, char ***paths, int *n)
+static int load_cases(struct common *c, struct hx_runset *r)
 {
-	char err[1024];
-	const char *defp[1];
-	char def[4200];
-	const char *const *pp = (const char *const *)c->paths;
-	int np = c->npaths;
-	if (!np) {
-		cli_default_cases(def, sizeof(def));
-		defp[0] = def;
-		pp = defp;
-		np = 1;
-	}
-	if (hx_case_glob(pp, np, paths, n, err, sizeof(err))) {
-		fprintf(stderr, "jitunwind: %s\n", err);
-		for (int k = 0; k < *n; k++)
-			free((*paths)[k]);
-		free(*paths);
-		return 2;
-	}
-	*cases = calloc(*n ? (size_t)*n : 1, sizeof(**cases));
-	if (!*cases)
-		return 2;
-	for (int i = 0; i < *n; i++) {
-		if (hx_case_load_ex(&(*cases)[i], (*paths)[i], c->o.observe ? HX_CASE_NO_EXPECT : 0, err, sizeof(err))) {
-			fprintf(stderr, "jitunwind: %s\n", err);
-			for (int k = 0; k < *n; k++) {
-				if (k <= i)
-					hx_case_free(&(*cases)[k]);
-				free((*paths)[k]);
-			}
-			free(*cases);
-			free(*paths);
-			return 2;
-		}
-	}
-	if (hx_case_unique(*cases, *n, err, sizeof(err))) {
-		fprintf(stderr, "jitunwind: %s\n", err);
-		for (int k = 0; k < *n; k++) {
-			hx_case_free(&(*cases)[k]);
-			free((*paths)[k]);
-		}
-		free(*cases);
-		free(*paths);
+	struct ju_err je;
+	r->o = &c->o;
+	if (hx_runset_load(r, (const char *const *)c->paths, c->npaths, &je)) {
+		fprintf(stderr, "jitunwind: %s\n", je.msg);
 		return 2;
 	}
 	return 0;
@@ -335,7 +237,7 @@ static int finish(struct hx_case_res *res, size_t n, const struct common *c, dou
 	size_t pass = 0, fail = 0, skip = 0;
 	for (size_t i = 0; i < n; i++)
 		res[i].skipped ? skip++ : res[i].pass ? pass++ : fail++;
-	double secs = now() - t0;
+	double secs = hx_now() - t0;
 	rep.seconds = secs;
 	/* --tap: stdout is TAP only, the summary a TAP comment */
 	hx_report_write(hx_reporter_by_name(c->tap ? "tap" : "terminal"), NULL, &rep);
@@ -360,119 +262,9 @@ static int finish(struct hx_case_res *res, size_t n, const struct common *c, dou
 	return 0;
 }
 
-/* a case of another arch is a visible skip, not a failure */
-static bool skip_other_arch(const struct hx_case *c, const char *path, struct hx_case_res *r)
-{
-	if (!strcmp(c->arch, host_arch()))
-		return false;
-	r->skipped = true;
-	snprintf(r->name, sizeof(r->name), "%s", c->name);
-	snprintf(r->file, sizeof(r->file), "%s", path);
-	snprintf(r->problem, sizeof(r->problem), "case arch %s cannot run on this %s host (use make check ARCH=%s)",
-		 c->arch, host_arch(), c->arch);
-	return true;
-}
-
-/* One run or record: its cases and where their results go. */
-struct run_ctx {
-	struct common c;
-	bool record;
-	double t0;
-	struct hx_case *cases;
-	char **paths;
-	int n;
-	char dir[4096];
-	struct hx_case_res *res;
-	struct hx_batch_case *batch;     /* the cases of this host's arch, in order */
-	size_t nb;
-	struct hx_samples s;             /* run: what the batch captured */
-	size_t shown_k;                  /* the case the progress line shows, + 1 (0: none yet) */
-};
-
-/* hx_batch_run.progress: the case the capture is on, as "[i/n] name" */
-static void run_progress(void *arg, size_t k)
-{
-	struct run_ctx *r = arg;
-	if (r->shown_k == k + 1)
-		return;   /* drawn already: redrawn when the capture moves on */
-	size_t i = (size_t)(r->batch[k].c - r->cases);
-	double t = now() - r->t0;
-	hx_progress(i, (size_t)r->n, r->cases[i].name, t);
-	if (t >= 1.0)   /* hx_progress draws from the first second on */
-		r->shown_k = k + 1;
-}
-
-/* The batch of this host's arch's cases; the others become visible skips. */
-static int run_batch(struct run_ctx *r)
-{
-	r->res = calloc((size_t)r->n, sizeof(*r->res));
-	r->batch = calloc((size_t)r->n, sizeof(*r->batch));
-	if (!r->res || !r->batch) {
-		fprintf(stderr, "jitunwind: out of memory\n");
-		return 2;
-	}
-	for (int i = 0; i < r->n; i++)
-		if (!skip_other_arch(&r->cases[i], r->paths[i], &r->res[i]))
-			r->batch[r->nb++] = (struct hx_batch_case){ .c = &r->cases[i], .path = r->paths[i] };
-	return 0;
-}
-
-/* One batch: run's child captures every case in turn into a samples file
- * read back here; record's children (a process per case, as separate
- * programs: its perf.data, its dumps) capture into -o.  0 or 2.  Inlined:
- * cmd_run calls the batch directly, so the capture's stack has the callers
- * above its anchor the goldens list (capture.c, HX_ABOVE_ANCHOR). */
-static inline __attribute__((always_inline)) int run_capture(struct run_ctx *r)
-{
-	char err[1024], sp[4352];
-	snprintf(sp, sizeof(sp), "%s/all.samples", r->dir);
-	struct hx_batch_run br = { .per_child = r->record ? 1 : 0, .kcfg = &r->c.o.kcfg };
-	if (isatty(2)) {
-		br.progress = run_progress;
-		br.progress_arg = r;
-	}
-	int status = 0;
-	if (hx_batch_dirs(r->batch, r->nb, r->dir, br.per_child, err, sizeof(err)) ||
-	    hx_capture_to_file(r->batch, r->nb, r->record ? r->c.out : sp, &br, err, sizeof(err)) ||
-	    (!r->record && hx_samples_read(&r->s, sp, err, sizeof(err)))) {
-		fprintf(stderr, "jitunwind: %s\n", err);
-		status = 2;
-	}
-	if (!r->record)
-		unlink(sp);
-	return status;
-}
-
-/* Replay the groups in case order (a case whose child never started it has
- * none); each case's time is its replay plus its share of the capture.  0 or 2. */
-static int run_replay(struct run_ctx *r, double capture_per_case)
-{
-	char err[1024];
-	for (int i = 0, g = 0; i < r->n; i++) {
-		double t1 = now();
-		hx_progress((size_t)i, (size_t)r->n, r->cases[i].name, t1 - r->t0);
-		struct hx_case_res *res = &r->res[i];
-		if (res->skipped)
-			continue;
-		if ((size_t)g >= r->s.ngroups || strcmp(r->s.groups[g].case_path, r->paths[i])) {
-			snprintf(res->name, sizeof(res->name), "%s", r->cases[i].name);
-			snprintf(res->file, sizeof(res->file), "%s", r->paths[i]);
-			snprintf(res->problem, sizeof(res->problem), "the capture did not start");
-			continue;
-		}
-		if (hx_replay_group(&r->s.groups[g++], r->s.elf_mach, &r->c.o, res, err, sizeof(err))) {
-			fprintf(stderr, "jitunwind: %s\n", err);
-			return 2;
-		}
-		res->seconds = capture_per_case + now() - t1;
-	}
-	return 0;
-}
-
 /* record's last words, and -o's perf.data (--perf-data).  0 or 2. */
-static int record_finish(struct run_ctx *r)
+static int record_finish(struct common *c, const struct hx_runset *r)
 {
-	struct common *c = &r->c;
 	printf("recorded %d case(s) into %s; jitdumps in %s\n", r->n, c->out, r->dir);
 	if (!c->perf_data)
 		return 0;
@@ -487,75 +279,53 @@ static int record_finish(struct run_ctx *r)
 }
 
 /* run's report: --observe's [expect] blocks, else the reporters. */
-static int run_report(struct run_ctx *r)
+static int run_report(struct common *c, struct hx_runset *r)
 {
-	if (!r->c.o.observe)
-		return finish(r->res, (size_t)r->n, &r->c, r->t0, host_arch());
+	if (!c->o.observe)
+		return finish(r->res, (size_t)r->n, c, r->t0, hx_host_arch());
 	char err[1024];
-	if (hx_observe_run(stdout, r->res, (size_t)r->n, &r->c.o, host_arch(), r->c.write, err, sizeof(err))) {
+	if (hx_observe_run(stdout, r->res, (size_t)r->n, &c->o, hx_host_arch(), c->write, err, sizeof(err))) {
 		fprintf(stderr, "jitunwind: %s\n", err);
 		return 2;
 	}
 	return 0;
 }
 
-static void run_free(struct run_ctx *r)
+static int cmd_run_or_record(int argc, char **argv, const struct cli_cmd *cmd, bool record)
 {
-	hx_samples_free(&r->s);
-	if (r->batch)
-		hx_batch_dirs_free(r->batch, r->nb);
-	free(r->batch);
-	for (int i = 0; i < r->n; i++) {
-		if (r->res)
-			hx_case_res_free(&r->res[i]);
-		hx_case_free(&r->cases[i]);
-		free(r->paths[i]);
-	}
-	free(r->res);
-	free(r->cases);
-	free(r->paths);
-}
-
-static inline __attribute__((always_inline)) int cmd_run_or_record(int argc, char **argv, const struct cli_cmd *cmd,
-								    bool record)
-{
-	struct run_ctx r = { .record = record };
-	int first, rc = cli_parse(cmd, argc, argv, &r.c, &first);
+	struct common c = { 0 };
+	struct hx_runset r = { .record = record, .progress = hx_progress, .progress_tty = isatty(2) };
+	struct ju_err je;
+	int first, rc = cli_parse(cmd, argc, argv, &c, &first);
 	if (rc)
 		return rc == CLI_HELP ? 0 : 2;
-	r.c.paths = argv + first;
-	r.c.npaths = argc - first;
-	if (record && !r.c.out)
+	c.paths = argv + first;
+	c.npaths = argc - first;
+	if (record && !c.out)
 		return cli_usage_error(cmd, "-o SAMPLES is required");
-	if ((rc = pick_columns(&r.c)))
+	if ((rc = pick_columns(&c)))
 		return rc;
-	r.t0 = now();
-	if ((rc = load_cases(&r.c, &r.cases, &r.paths, &r.n)))
+	r.out = c.out;
+	if ((rc = load_cases(&c, &r)))
 		return rc;
 	if (r.n == 0) {
 		fprintf(stderr, "jitunwind: no .case files found\n");
 		return 2;
 	}
-	bool priv;
-	if (make_dir(&r.c, r.dir, sizeof(r.dir), &priv))
-		return 2;
-	if (record)
-		priv = false;
-	int status = run_batch(&r);
-	double tc = now();
-	if (!status)
-		status = run_capture(&r);
-	tc = r.nb ? (now() - tc) / (double)r.nb : 0;
-	if (!status && !record)
-		status = run_replay(&r, tc);
+	int status = 0;
+	double per_case;
+	if (hx_runset_dir(&r, &je) || hx_runset_capture(&r, &per_case, &je) ||
+	    (!record && hx_runset_replay(&r, per_case, &je))) {
+		fprintf(stderr, "jitunwind: %s\n", je.msg);
+		status = 2;
+	}
 	hx_progress(0, 0, NULL, 0);
 	if (!status && record)
-		status = record_finish(&r);
-	if (priv)
-		hx_dumpdir_remove(r.dir);
+		status = record_finish(&c, &r);
+	hx_runset_remove_dir(&r);
 	if (!status && !record)
-		status = run_report(&r);
-	run_free(&r);
+		status = run_report(&c, &r);
+	hx_runset_free(&r);
 	return status;
 }
 
@@ -565,7 +335,7 @@ static int replay_samples(struct common *c)
 	int rc;
 	if ((rc = pick_columns(c)))
 		return rc;
-	double t0 = now();
+	double t0 = hx_now();
 	char err[1024];
 	struct hx_samples s;
 	if (hx_samples_read(&s, c->paths[0], err, sizeof(err))) {
@@ -615,18 +385,12 @@ static int cmd_list(int argc, char **argv)
 		return rc == CLI_HELP ? 0 : 2;
 	c.paths = argv + first;
 	c.npaths = argc - first;
-	struct hx_case *cases;
-	char **paths;
-	int n;
-	if ((rc = load_cases(&c, &cases, &paths, &n)))
+	struct hx_runset r = { 0 };
+	if ((rc = load_cases(&c, &r)))
 		return rc;
-	for (int i = 0; i < n; i++) {
-		printf("%-26s %-8s %s\n", cases[i].name, cases[i].arch, cases[i].about);
-		hx_case_free(&cases[i]);
-		free(paths[i]);
-	}
-	free(cases);
-	free(paths);
+	for (int i = 0; i < r.n; i++)
+		printf("%-26s %-8s %s\n", r.cases[i].name, r.cases[i].arch, r.cases[i].about);
+	hx_runset_free(&r);
 	return 0;
 }
 
