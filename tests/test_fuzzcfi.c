@@ -107,11 +107,11 @@ static int check_gen(struct hx_fz_gen *g, char *msg, size_t len)
 	static bool dead[TR_MAX_INSNS];
 	static struct tr_unwind u;
 	size_t n;
-	char err[256];
-	ck_assert_msg(!hx_fz_exec_ops(g, ops, &n, err, sizeof(err)), "%s", err);
-	ck_assert_msg(!tr_emit(g->arch, ops, n, &truth, err, sizeof(err)), "%s", err);
-	ck_assert_msg(!hx_fz_encode(g, &truth, &p, err, sizeof(err)), "%s", err);
-	ck_assert_msg(!hx_fz_cfi_rows(g, &truth, rows, dead, err, sizeof(err)), "%s", err);
+	struct ju_err err;
+	ck_assert_msg(!hx_fz_exec_ops(g, ops, &n, err.msg, sizeof(err.msg)), "%s", err.msg);
+	ck_assert_msg(!tr_emit(g->arch, ops, n, &truth, &err), "%s", err.msg);
+	ck_assert_msg(!hx_fz_encode(g, &truth, &p, err.msg, sizeof(err.msg)), "%s", err.msg);
+	ck_assert_msg(!hx_fz_cfi_rows(g, &truth, rows, dead, err.msg, sizeof(err.msg)), "%s", err.msg);
 	struct tr_unwind_opts o = g->unw;
 	o.prog_len = 0;
 	for (size_t i = 0; i < p.n; i++) {
@@ -119,7 +119,7 @@ static int check_gen(struct hx_fz_gen *g, char *msg, size_t len)
 		o.prog_len += p.insn[i].len;
 	}
 	const uint64_t code = 0x7f0000100000ull;
-	ck_assert_msg(!tr_unwind_build(&truth, &o, code, &u, err, sizeof(err)), "%s", err);
+	ck_assert_msg(!tr_unwind_build(&truth, &o, code, &u, &err), "%s", err.msg);
 	struct ehf_table t;
 	struct ju_err e;
 	struct ehf_bases b = { .section = code + u.eh_off, .ptr_size = 8 };

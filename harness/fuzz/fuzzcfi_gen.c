@@ -493,7 +493,11 @@ static int encoded(const struct tr_arch *a, const struct tr_op *op, uint8_t *buf
 	char text[48];
 	struct tr_eff eff[TR_MAX_EFF];
 	int neff;
-	return a->encode(op, buf, cap, text, sizeof(text), eff, &neff, err, errlen);
+	struct ju_err je;
+	int n = a->encode(op, buf, cap, text, sizeof(text), eff, &neff, &je);
+	if (n < 0)
+		snprintf(err, errlen, "%s", je.msg);
+	return n;
 }
 
 static void raw_op(struct tr_op *o, const uint8_t *b, size_t n)
@@ -542,8 +546,9 @@ static int dead_rows(const struct hx_fz_gen *g, const struct tr_func *truth, siz
 	for (size_t i = 0; i <= last; i++)
 		if (g->place[i] == HX_FZ_DEAD)
 			ops[i] = g->ops[i];
-	if (tr_emit(g->arch, ops, last + 1, fp, err, errlen))
-		return -1;
+	struct ju_err je;
+	if (tr_emit(g->arch, ops, last + 1, fp, &je))
+		return snprintf(err, errlen, "%s", je.msg), -1;
 	for (size_t i = 0; i <= last && i < truth->nrows; i++) {
 		if (g->place[i] != HX_FZ_DEAD)
 			continue;

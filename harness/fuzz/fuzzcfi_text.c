@@ -114,12 +114,13 @@ static void code_section(struct out *o, const struct hx_fz_gen *g, const struct 
 		char line[128];
 		hx_fz_op_line(g->arch, &ops[i], line, sizeof(line));
 		if (g->place[i] == HX_FZ_DEAD) {
-			char real[64], insn[48] = "", err[64];
+			struct ju_err err;
+			char real[64], insn[48] = "";
 			uint8_t b[TR_RAW_MAX];
 			struct tr_eff eff[TR_MAX_EFF];
 			int neff;
 			hx_fz_op_line(g->arch, &g->ops[i], real, sizeof(real));
-			g->arch->encode(&g->ops[i], b, sizeof(b), insn, sizeof(insn), eff, &neff, err, sizeof(err));
+			g->arch->encode(&g->ops[i], b, sizeof(b), insn, sizeof(insn), eff, &neff, &err);
 			o_printf(o, "%-24s # skipped exit: %s (%s)\n", line, real, insn);
 		} else if (g->place[i] == HX_FZ_JUMP) {
 			o_printf(o, "%-24s # jumps over the skipped exit to the landing pad\n", line);
@@ -179,8 +180,12 @@ static int case_text(struct text_work *w, struct hx_fz_gen *g, const char *name,
 	struct tr_func *truth = &w->truth;
 	struct hx_fz_prog *prog = &w->prog;
 	size_t n;
-	if (hx_fz_exec_ops(g, ops, &n, err, errlen) || tr_emit(g->arch, ops, n, truth, err, errlen) ||
-	    hx_fz_encode(g, truth, prog, err, errlen))
+	struct ju_err je;
+	if (hx_fz_exec_ops(g, ops, &n, err, errlen))
+		return -1;
+	if (tr_emit(g->arch, ops, n, truth, &je))
+		return snprintf(err, errlen, "%s", je.msg), -1;
+	if (hx_fz_encode(g, truth, prog, err, errlen))
 		return -1;
 	bool call = truth->ret_off >= 0;
 	struct out o = { .p = buf, .cap = cap };
@@ -227,10 +232,13 @@ int hx_fz_program(struct hx_fz_gen *g, bool plain, struct hx_fz_prog *p, char *e
 	struct text_work *w = calloc(1, sizeof(*w));
 	size_t n;
 	int rc = -1;
+	struct ju_err je;
 	if (!w)
 		snprintf(err, errlen, "out of memory");
-	else if (hx_fz_exec_ops(g, w->ops, &n, err, errlen) || tr_emit(g->arch, w->ops, n, &w->truth, err, errlen))
+	else if (hx_fz_exec_ops(g, w->ops, &n, err, errlen))
 		rc = -1;
+	else if (tr_emit(g->arch, w->ops, n, &w->truth, &je))
+		rc = -1, snprintf(err, errlen, "%s", je.msg);
 	else if (!plain)
 		rc = hx_fz_encode(g, &w->truth, p, err, errlen);
 	else {

@@ -83,8 +83,8 @@ static const struct jd_load *jd_load_of(const struct wc *w, const struct hx_trac
 static int encode_line(const struct wc *w, const char *line, uint8_t *out, size_t cap)
 {
 	struct tr_op op = { 0 };
-	char err[256];
-	if (tr_op_parse(line, &op, err, sizeof(err)) || tr_emit(w->ta, &op, 1, w->f, err, sizeof(err)))
+	struct ju_err err;
+	if (tr_op_parse(line, &op, &err) || tr_emit(w->ta, &op, 1, w->f, &err))
 		return -1;
 	if (w->f->code_size > cap)
 		return -1;
@@ -295,15 +295,15 @@ static int code_lines(struct wc *w, const struct hx_trace_load *l, const struct 
 		w->nlines++;
 	}
 	struct tr_op *ops = calloc(w->nlines, sizeof(*ops));
-	char err[256] = "";
+	struct ju_err err = { 0 };
 	int rc = ops ? 0 : -1;
 	for (size_t i = 0; i < w->nlines && !rc; i++)
-		rc = tr_op_parse(w->lines[i], &ops[i], err, sizeof(err));
+		rc = tr_op_parse(w->lines[i], &ops[i], &err);
 	if (!rc)
-		rc = tr_emit(w->ta, ops, w->nlines, w->f, err, sizeof(err));
+		rc = tr_emit(w->ta, ops, w->nlines, w->f, &err);
 	free(ops);
 	if (rc) {
-		snprintf(why, wn, "the generator refused its ops: %s", err[0] ? err : "out of memory");
+		snprintf(why, wn, "the generator refused its ops: %s", err.msg[0] ? err.msg : "out of memory");
 		return -1;
 	}
 	if (w->f->code_size != jl->code_size || !same_code(w->f, jl->code)) {
@@ -470,21 +470,21 @@ static int unwind_lines(struct wc *w, const struct jd_load *jl, char *out, size_
 	o.terminator = want.term;
 	const char *diff = "the generator refused it";
 	struct tr_unwind *u = calloc(1, sizeof(*u));
-	char err[256] = "";
+	struct ju_err err = { 0 };
 	for (int pass = 0; pass < 4 && u && diff; pass++) {
 		o.eh_unaligned = pass & 1;
 		o.mapped = pass < 2 ? -1 : (long long)want.mapped;
-		if (tr_unwind_build(w->f, &o, jl->code_addr, u, err, sizeof(err)))
+		if (tr_unwind_build(w->f, &o, jl->code_addr, u, &err))
 			continue;
 		if (describe(prof, jl->code_addr, w->f->code_size, u->data, u->size, u->hdr_size, u->mapped_size, &got,
-			     err, sizeof(err)))
+			     err.msg, sizeof(err.msg)))
 			continue;
 		diff = unw_diff(&got, &want);
 	}
 	free(u);
 	if (diff) {
 		snprintf(why, wn, "the case's unwinding info would differ from the dump's in %s%s%s", diff,
-			 err[0] ? ": " : "", err);
+			 err.msg[0] ? ": " : "", err.msg);
 		return -1;
 	}
 	char fde[48], tab[48], prog[3 * TR_MAX_PROG + 1] = "";
