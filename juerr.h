@@ -40,6 +40,12 @@ static inline int ju_errf(struct ju_err *err, int errnum, uint64_t offset, const
 	return errnum > 0 ? -errnum : -EIO;   /* a system call that failed without errno */
 }
 
+/* -errno of the system call that just failed (-EIO if it left errno 0). */
+static inline int ju_errno(void)
+{
+	return errno > 0 ? -errno : -EIO;
+}
+
 /* ju_errf with a va_list (a reader's own formatter around it). */
 static inline int ju_verrf(struct ju_err *err, int errnum, uint64_t offset, const char *fmt, va_list ap)
 {
@@ -71,6 +77,39 @@ static inline void ju_err_prefix(struct ju_err *err, const char *fmt, ...)
 	memmove(err->msg + pl, err->msg, ml);
 	memcpy(err->msg + 0, pre, pl);
 	err->msg[pl + ml] = 0;
+}
+
+/* "PATH: offset 0x1c: what" (a binary input) with file and offset set:
+ * the one formatter of the readers (perf.data, the samples file). */
+__attribute__((format(printf, 5, 6)))
+static inline int ju_err_at(struct ju_err *err, int errnum, const char *file, uint64_t offset,
+			    const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = ju_verrf(err, errnum, offset, fmt, ap);
+	va_end(ap);
+	ju_err_prefix(err, "%s: offset 0x%llx: ", file, (unsigned long long)offset);
+	if (err)
+		snprintf(err->file, sizeof(err->file), "%s", file);
+	return rc;
+}
+
+/* "PATH:12: what" (a text input) with file and line set: the case parsers' one. */
+__attribute__((format(printf, 5, 6)))
+static inline int ju_err_line(struct ju_err *err, int errnum, const char *file, int line,
+			      const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = ju_verrf(err, errnum, 0, fmt, ap);
+	va_end(ap);
+	ju_err_prefix(err, "%s:%d: ", file, line);
+	if (err) {
+		snprintf(err->file, sizeof(err->file), "%s", file);
+		err->line = line;
+	}
+	return rc;
 }
 
 /* Name the file of an error filled further down (a reader that knows it). */

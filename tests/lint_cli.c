@@ -393,14 +393,15 @@ START_TEST(harness_dumps)
 	ck_assert_uint_gt(nn, 5);
 	size_t checked = 0;
 	for (size_t i = 0; i < nn; i++) {
-		char cf[512], dump[1024], e2[512];
+		struct ju_err e2;
+		char cf[512], dump[1024];
 		snprintf(cf, sizeof(cf), "%s/%s.case", cdir, names[i]);
 		if (!case_dump(cf, names[i], dump, sizeof(dump)))
 			continue;
 		struct lint_opts o = { PV_CURRENT, dump, 0, 8192, NULL };
 		struct lint_summary s;
 		memset(&lt_G, 0, sizeof(lt_G));
-		ck_assert_msg(lint_file(dump, &o, lt_collect, &lt_G, &s, e2, sizeof(e2)) == 0, "%s", e2);
+		ck_assert_msg(lint_file(dump, &o, lt_collect, &lt_G, &s, &e2) == 0, "%s", e2.msg);
 		/* the warning and error ids, sorted and unique */
 		const char *ids[64];
 		size_t ni = 0;

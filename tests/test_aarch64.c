@@ -342,16 +342,16 @@ START_TEST(lrstep_over_oracle)
 	struct hx_samples s;
 	capture(leaf_case, &s);
 	struct hx_group *g = &s.groups[0];
-	char err[512];
+	struct ju_err err;
 	struct uw_map *maps = NULL;
 	size_t nmaps = 0;
-	ck_assert_msg(uw_maps_parse(g->maps, g->maps_len, &maps, &nmaps, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(uw_maps_parse(g->maps, g->maps_len, &maps, &nmaps, &err) == 0, "%s", err.msg);
 	struct jd_file jd;
 	struct ju_err je;
 	ck_assert_int_eq(jd_open(&jd, g->dump_path, &je), 0);
 	const struct uw_arch *a = uw_arch_by_mach(EM_AARCH64);
 	struct uw_view view;
-	uw_view_init(&view, a, maps, nmaps, &jd, err, sizeof(err));
+	uw_view_init(&view, a, maps, nmaps, &jd, &err);
 	for (size_t i = 0; i < g->nsamples; i++) {
 		const struct hx_sample *x = &g->samples[i];
 		struct uw_sample us = { .arch = a, .abi = x->abi, .mask = x->mask, .stack_addr = x->stack_addr,

@@ -140,13 +140,12 @@ static void uwt_rm_dir(const char *dir)
 
 static void uwt_view_build(struct uwt_view *w, const struct uwt_self *c, enum pv_profile prof)
 {
-	char err[600];
-	ck_assert_msg(uw_maps_parse(c->maps, c->maps_len, &w->maps, &w->nmaps, err, sizeof(err)) == 0,
-		      "%s", err);
+	struct ju_err err;
+	ck_assert_msg(uw_maps_parse(c->maps, c->maps_len, &w->maps, &w->nmaps, &err) == 0,
+		      "%s", err.msg);
 	ck_assert_msg(pv_build(&w->pv, prof, w->maps, w->nmaps, w->have_jd ? &w->jd : NULL, NULL,
-			       err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(uw_view_init(&w->v, uwt_arch(), w->maps, w->nmaps, w->have_jd ? &w->jd : NULL, err,
-				   sizeof(err)) == 0, "%s", err);
+			       &err) == 0, "%s", err.msg);
+	ck_assert_msg(uw_view_init(&w->v, uwt_arch(), w->maps, w->nmaps, w->have_jd ? &w->jd : NULL, &err) == 0, "%s", err.msg);
 	w->oracle = true;
 	w->v.pv = &w->pv;
 }
@@ -249,7 +248,7 @@ size_t uwt_tramp(struct uwt_tramp *t, struct uwt_self *c, const char *const *ops
 	/* an address no map of this process covers */
 	struct uw_map *maps;
 	size_t nmaps;
-	ck_assert_msg(uw_maps_parse(c->maps, c->maps_len, &maps, &nmaps, err.msg, sizeof(err.msg)) == 0, "%s", err.msg);
+	ck_assert_msg(uw_maps_parse(c->maps, c->maps_len, &maps, &nmaps, &err) == 0, "%s", err.msg);
 	uint64_t code = 0x10000000;
 	for (int k = 0; k < 64 && !uwt_free_at(maps, nmaps, code, 0x10000); k++)
 		code += 0x1000000;
@@ -314,8 +313,8 @@ static void uwt_run(const struct uw_unwinder *u, const struct uw_view *v, const 
 		    struct uw_result *r)
 {
 	void *st = NULL;
-	char err[256] = "";
-	ck_assert_msg(!u->open || u->open(v, &st, err, sizeof(err)) == 0, "%s open: %s", u->name, err);
+	struct ju_err err = { 0 };
+	ck_assert_msg(!u->open || u->open(v, &st, &err) == 0, "%s open: %s", u->name, err.msg);
 	u->unwind(st, v, s, r);
 	if (u->close)
 		u->close(st);

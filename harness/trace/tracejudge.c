@@ -162,8 +162,11 @@ static int tj_session(struct tj *j, size_t i, struct hx_report *rep, char *err, 
 	if (j->have_sess && j->maps_of && s->maps && !strcmp(j->maps_of, s->maps) && tj_loads(j, s) == j->nloads_of)
 		return 0;
 	tj_close(j);
-	if (!s->maps || uw_maps_parse(s->maps, strlen(s->maps), &j->maps, &j->nmaps, err, n))
+	struct ju_err je;
+	if (!s->maps)
 		return -EINVAL;
+	if (uw_maps_parse(s->maps, strlen(s->maps), &j->maps, &j->nmaps, &je))
+		return snprintf(err, n, "%s", je.msg), -EINVAL;
 	j->nloads_of = tj_loads(j, s);
 	j->jd_at = j->jd;
 	j->jd_at.nloads = j->nloads_of;
@@ -275,7 +278,7 @@ static int chain_len(const struct uw_result *r)
 /* A sample without a truth by execution: real perf's chain (the session's
  * first real-profiler column that runs here) is what every other column is
  * judged against, for agreement, up to where perf's chain ends; that column
- * is the reference and carries no expectation.  Its index, or -1: none. */
+ * is the reference and carries no expectation.  Its index, or -ENOENT: none. */
 static int tj_agree_ref(struct tj *j, struct hx_sess_sample *in, struct hx_uw_res *out, uint64_t *ref)
 {
 	for (int u = 0; u < j->sess.cfg.nuw; u++) {
@@ -290,13 +293,13 @@ static int tj_agree_ref(struct tj *j, struct hx_sess_sample *in, struct hx_uw_re
 		const struct uw_result *r = &out[u].r;
 		int n = chain_len(r) < HX_TRACE_MAX_TRUTH ? chain_len(r) : HX_TRACE_MAX_TRUTH;
 		if (n <= 0)
-			return -1;
+			return -EINVAL;
 		memcpy(ref, r->addr, sizeof(uint64_t) * (size_t)n);
 		in->truth.addr = ref;
 		in->truth.n = n;
 		return u;
 	}
-	return -1;
+	return -ENOENT;
 }
 
 /* a sample without a truth: each pair of columns that ran here, their
