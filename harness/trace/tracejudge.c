@@ -156,17 +156,14 @@ static void tj_group(struct tj *j, size_t i)
 }
 
 /* the session over the maps of smp[i]'s moment (rebuilt when they changed) */
-static int tj_session(struct tj *j, size_t i, struct hx_report *rep, char *err, size_t n)
+static int tj_session(struct tj *j, size_t i, struct hx_report *rep, struct ju_err *err)
 {
 	const struct hx_trace_sample *s = &j->res->smp[i];
 	if (j->have_sess && j->maps_of && s->maps && !strcmp(j->maps_of, s->maps) && tj_loads(j, s) == j->nloads_of)
 		return 0;
 	tj_close(j);
-	struct ju_err je;
-	if (!s->maps)
+	if (!s->maps || uw_maps_parse(s->maps, strlen(s->maps), &j->maps, &j->nmaps, err))
 		return -EINVAL;
-	if (uw_maps_parse(s->maps, strlen(s->maps), &j->maps, &j->nmaps, &je))
-		return snprintf(err, n, "%s", je.msg), -EINVAL;
 	j->nloads_of = tj_loads(j, s);
 	j->jd_at = j->jd;
 	j->jd_at.nloads = j->nloads_of;
@@ -187,8 +184,7 @@ static int tj_session(struct tj *j, size_t i, struct hx_report *rep, char *err, 
 	c.nuw = rep->o->nuw;
 	struct hx_sess_err e;
 	if (hx_sess_open(&j->sess, &c, &e)) {
-		snprintf(err, n, "%s", e.msg);
-		return e.code;
+		return ju_errf(err, -e.code, 0, "%s", e.msg);
 	}
 	j->have_sess = true;
 	j->maps_of = s->maps;
@@ -424,7 +420,7 @@ static void gate_cases(const struct tj *j, const struct hx_report *rep, struct h
 
 /* every sample judged into one case per load; 0 or -errno (err set) */
 int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result *res, struct hx_report *rep,
-		   size_t *gate_judged, struct hx_trace_agree *agree, char *err, size_t n)
+		   size_t *gate_judged, struct hx_trace_agree *agree, struct ju_err *err)
 {
 	struct tj j = { .cfg = cfg, .res = res, .arch = uw_arch_host(), .dump_size = (int)cfg->stack_size,
 			.judged = gate_judged, .agree = agree };
@@ -438,8 +434,8 @@ int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result 
 	}
 	struct ju_err je;
 	if (hx_trace_jd_open(res, &j.jd, &je)) {
-		snprintf(err, n, "%s: offset 0x%" PRIx64 ": %s", res->jitdump, (uint64_t)je.offset, je.msg);
-		return -EINVAL;
+		return ju_errf(err, EINVAL, je.offset, "%s: offset 0x%" PRIx64 ": %s", res->jitdump,
+			       (uint64_t)je.offset, je.msg);
 	}
 	j.change_at = tj_changes(&j.jd);
 	char path[sizeof(j.dir)];
@@ -473,7 +469,7 @@ int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result 
 		const struct hx_trace_sample *s = &res->smp[i];
 		if (!judged(&j, s) || cix[s->load] == SIZE_MAX)
 			continue;          /* counted in the header: no truth to judge by */
-		if ((e = tj_session(&j, i, rep, err, n)))
+		if ((e = tj_session(&j, i, rep, err)))
 			break;
 		tj_sample(&j, s, &cases[cix[s->load]], rep->o->nuw);
 	}
