@@ -87,16 +87,16 @@ static void derive(const struct hx_case *c)
 {
 	static struct tr_func f;
 	static struct tr_unwind u;
-	char err[512];
+	struct ju_err err;
 	const struct tr_arch *a = tr_arch_by_name(c->arch);
-	if (!a || tr_emit(a, c->ops, c->nops, &f, err, sizeof(err)))
+	if (!a || tr_emit(a, c->ops, c->nops, &f, &err))
 		return;
 	static const uint64_t at[] = { 0x10000, 0x7f3a12345000 };
 	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++)
-		if (!tr_unwind_build(&f, &c->unw, at[i], &u, err, sizeof(err)))
+		if (!tr_unwind_build(&f, &c->unw, at[i], &u, &err))
 			read_back(&f, &u, c->unw.hdr == TR_HDR_BEFORE, at[i]);
-	if (c->has_leaf && !tr_emit(a, c->leaf_ops, c->nleaf, &f, err, sizeof(err)) &&
-	    !tr_unwind_build(&f, &c->unw, at[0], &u, err, sizeof(err)))
+	if (c->has_leaf && !tr_emit(a, c->leaf_ops, c->nleaf, &f, &err) &&
+	    !tr_unwind_build(&f, &c->unw, at[0], &u, &err))
 		read_back(&f, &u, c->unw.hdr == TR_HDR_BEFORE, at[0]);
 }
 

@@ -62,8 +62,8 @@ static void replay(const struct hx_group *g, uint32_t elf_mach)
 {
 	struct uw_map *maps;
 	size_t nmaps;
-	char err[1024];
-	if (g->maps && uw_maps_parse(g->maps, g->maps_len, &maps, &nmaps, err, sizeof(err)) == 0)
+	struct ju_err err;
+	if (g->maps && uw_maps_parse(g->maps, g->maps_len, &maps, &nmaps, &err) == 0)
 		uw_maps_free(maps, nmaps);
 	struct hx_group q = *g;
 	q.dump_path = NULL;
@@ -73,7 +73,7 @@ static void replay(const struct hx_group *g, uint32_t elf_mach)
 	struct hx_opts o = { .unwinders = { "fp", "kernel-fp", "lr-step", "oracle" }, .nuw = 4,
 			     .stack_size = 8192, .profile = PV_CURRENT, .profile_set = true };
 	static struct hx_case_res res;
-	hx_replay_group(&q, elf_mach, &o, &res, err, sizeof(err));
+	hx_replay_group(&q, elf_mach, &o, &res, err.msg, sizeof(err.msg));
 	hx_case_res_free(&res);
 }
 

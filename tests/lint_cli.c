@@ -393,14 +393,15 @@ START_TEST(harness_dumps)
 	ck_assert_uint_gt(nn, 5);
 	size_t checked = 0;
 	for (size_t i = 0; i < nn; i++) {
-		char cf[512], dump[1024], e2[512];
+		struct ju_err e2;
+		char cf[512], dump[1024];
 		snprintf(cf, sizeof(cf), "%s/%s.case", cdir, names[i]);
 		if (!case_dump(cf, names[i], dump, sizeof(dump)))
 			continue;
 		struct lint_opts o = { PV_CURRENT, dump, 0, 8192, NULL };
 		struct lint_summary s;
 		memset(&lt_G, 0, sizeof(lt_G));
-		ck_assert_msg(lint_file(dump, &o, lt_collect, &lt_G, &s, e2, sizeof(e2)) == 0, "%s", e2);
+		ck_assert_msg(lint_file(dump, &o, lt_collect, &lt_G, &s, &e2) == 0, "%s", e2.msg);
 		/* the warning and error ids, sorted and unique */
 		const char *ids[64];
 		size_t ni = 0;
@@ -607,18 +608,19 @@ START_TEST(dump_rows_match_oracle)
 		size_t l = strlen(de->d_name);
 		if (l <= 5 || strcmp(de->d_name + l - 5, ".case"))
 			continue;
-		char cf[512], name[256], dump[1024], e2[512];
+		struct ju_err e2;
+		char cf[512], name[256], dump[1024];
 		snprintf(name, sizeof(name), "%.*s", (int)(l - 5), de->d_name);
 		snprintf(cf, sizeof(cf), "%s/%s", cdir, de->d_name);
 		if (!case_dump(cf, name, dump, sizeof(dump)))
 			continue;
 		struct hx_case hc;
 		struct tr_func *truth = NULL;
-		ck_assert_msg(hx_case_load(&hc, cf, e2, sizeof(e2)) == 0, "%s", e2);
+		ck_assert_msg(hx_case_load(&hc, cf, e2.msg, sizeof(e2.msg)) == 0, "%s", e2.msg);
 		if (hc.unw.cfi == TR_CFI_DERIVED && !hc.unw.eh_unaligned && host) {
 			truth = calloc(1, sizeof(*truth));
 			ck_assert_ptr_nonnull(truth);
-			ck_assert_msg(tr_emit(host, hc.ops, hc.nops, truth, e2, sizeof(e2)) == 0, "%s", e2);
+			ck_assert_msg(tr_emit(host, hc.ops, hc.nops, truth, &e2) == 0, "%s", e2.msg);
 			truths++;
 		}
 		hx_case_free(&hc);

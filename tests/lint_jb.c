@@ -2,7 +2,7 @@
  * linting a buffer (tests/lint.h). */
 #include "tests/lint.h"
 
-static char err[1024];
+static struct ju_err err;
 
 /* ---- a jitdump builder ---- */
 
@@ -152,11 +152,11 @@ struct tr_func *lt_emit_for(const struct tr_arch *a, const char *const *lines, s
 	for (size_t i = 0; i < n; i++) {
 		memset(&ops[i], 0, sizeof(ops[i]));
 		ops[i].line = (int)i + 1;
-		ck_assert_msg(tr_op_parse(lines[i], &ops[i], err, sizeof(err)) == 0, "%s: %s", lines[i], err);
+		ck_assert_msg(tr_op_parse(lines[i], &ops[i], &err) == 0, "%s: %s", lines[i], err.msg);
 	}
 	struct tr_func *f = calloc(1, sizeof(*f));
 	ck_assert_ptr_nonnull(f);
-	ck_assert_msg(tr_emit(a, ops, n, f, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_emit(a, ops, n, f, &err) == 0, "%s", err.msg);
 	return f;
 }
 
@@ -180,7 +180,7 @@ void lt_opts_clean(struct tr_unwind_opts *o)
 
 void lt_unw(const struct tr_func *f, const struct tr_unwind_opts *o, uint64_t addr, struct tr_unwind *u)
 {
-	ck_assert_msg(tr_unwind_build(f, o, addr, u, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_unwind_build(f, o, addr, u, &err) == 0, "%s", err.msg);
 }
 
 /* UNWINDING_INFO + CODE_LOAD of f at addr, as the harness writes them */

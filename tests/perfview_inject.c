@@ -17,7 +17,7 @@
 
 #define GOLDEN "tests/golden/perfview/"
 
-static char err[1024];
+static struct ju_err err;
 
 /* Byte-compare ours with perf's file except the 20 build-id bytes (perf 6.1
  * without libcrypto fills them from /dev/urandom). */
@@ -76,7 +76,7 @@ START_TEST(golden_perf_inject)
 				continue;
 			ck_assert_int_eq(pv_jitted_path(ours, sizeof(ours), tmp, &jd.loads[i]), 0);
 			ck_assert_msg(pv_write_jitted_elf(ours, PV_CURRENT, &jd.loads[i], (uint16_t)jd.elf_mach,
-							  err, sizeof(err)) == 0, "%s", err);
+							  &err) == 0, "%s", err.msg);
 			compare_with_perf(perfso, ours);
 			nfiles++;
 		}
@@ -137,7 +137,7 @@ START_TEST(live_perf_inject)
 			ck_assert_msg(access(perfso, R_OK) == 0, "perf wrote no %s", perfso);
 			snprintf(ours, sizeof(ours), "%s.ours", perfso);
 			ck_assert_msg(pv_write_jitted_elf(ours, PV_CURRENT, &jd.loads[i], (uint16_t)jd.elf_mach,
-							  err, sizeof(err)) == 0, "%s", err);
+							  &err) == 0, "%s", err.msg);
 			compare_with_perf(perfso, ours);
 			nfiles++;
 		}

@@ -16,7 +16,7 @@
 #define X 0x7f1234560000ull
 #define Y (X + 0x1000)
 
-static char err[1024];
+static struct ju_err err;
 
 /* The dump: UNWINDING_INFO + CODE_LOAD "tramp" at X, then (pending) an
  * UNWINDING_INFO with eh_frame_hdr_size 0, which perf keeps after a load,
@@ -37,11 +37,11 @@ static void mv_make(struct mv *m, bool pending, uint64_t index)
 	struct tr_op ops[4];
 	memset(ops, 0, sizeof(ops));
 	for (int i = 0; i < 4; i++)
-		ck_assert_int_eq(tr_op_parse(lines[i], &ops[i], err, sizeof(err)), 0);
-	ck_assert_msg(tr_emit(tr_arch_host(), ops, 4, &m->f, err, sizeof(err)) == 0, "%s", err);
+		ck_assert_int_eq(tr_op_parse(lines[i], &ops[i], &err), 0);
+	ck_assert_msg(tr_emit(tr_arch_host(), ops, 4, &m->f, &err) == 0, "%s", err.msg);
 	struct tr_unwind_opts o;
 	tr_unwind_opts_default(&o);
-	ck_assert_msg(tr_unwind_build(&m->f, &o, X, &m->u, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_unwind_build(&m->f, &o, X, &m->u, &err) == 0, "%s", err.msg);
 	struct jdw w;
 	ck_assert_int_eq(jdw_open(&w, m->dir, tr_arch_host()->facts->elf_mach), 0);
 	char path[4096];
@@ -81,7 +81,7 @@ START_TEST(move_maps_the_file_again)
 	ck_assert_uint_eq(mo->mapped_size, 0);
 	ck_assert_uint_eq(mo->nloads_before, 1);
 	struct pv_view pv;
-	ck_assert_msg(pv_build(&pv, PV_CURRENT, NULL, 0, &m.jd, m.dir, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(pv_build(&pv, PV_CURRENT, NULL, 0, &m.jd, m.dir, &err) == 0, "%s", err.msg);
 	ck_assert_uint_eq(pv.ndsos, 1);     /* no file for the move */
 	ck_assert_uint_eq(pv.nmaps, 2);
 	ck_assert_uint_eq(pv.maps[0].start, X);
@@ -96,7 +96,7 @@ START_TEST(move_maps_the_file_again)
 	ck_assert_ptr_null(pv_find(&pv, Y + al8(m.f.code_size)));   /* where its .eh_frame would be */
 	pv_fini(&pv);
 	/* 5.x-0x40: the text offset of that generation */
-	ck_assert_msg(pv_build(&pv, PV_5X_0X40, NULL, 0, &m.jd, m.dir, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(pv_build(&pv, PV_5X_0X40, NULL, 0, &m.jd, m.dir, &err) == 0, "%s", err.msg);
 	ck_assert_uint_eq(pv.maps[1].pgoff, 0x40);
 	pv_fini(&pv);
 	mv_free(&m);
@@ -111,7 +111,7 @@ START_TEST(move_sized_by_pending)
 	mv_make(&m, true, 0);
 	ck_assert_uint_eq(m.jd.moves[0].mapped_size, 0x200);
 	struct pv_view pv;
-	ck_assert_msg(pv_build(&pv, PV_CURRENT, NULL, 0, &m.jd, m.dir, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(pv_build(&pv, PV_CURRENT, NULL, 0, &m.jd, m.dir, &err) == 0, "%s", err.msg);
 	ck_assert_uint_eq(pv.nmaps, 2);
 	ck_assert_uint_eq(pv.maps[1].start, Y);
 	ck_assert_uint_eq(pv.maps[1].end, Y + al8(m.f.code_size) + 0x200);
@@ -127,7 +127,7 @@ START_TEST(move_of_unknown_index)
 	struct mv m;
 	mv_make(&m, false, 7);
 	struct pv_view pv;
-	ck_assert_msg(pv_build(&pv, PV_CURRENT, NULL, 0, &m.jd, m.dir, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(pv_build(&pv, PV_CURRENT, NULL, 0, &m.jd, m.dir, &err) == 0, "%s", err.msg);
 	ck_assert_uint_eq(pv.nmaps, 2);
 	ck_assert_uint_eq(pv.maps[1].start, Y);
 	ck_assert_ptr_null(pv.maps[1].dso);

@@ -153,6 +153,42 @@ done
 [ "$(grep -c '^[a-z]*/[^:]*:[0-9]' "$t/out")" = 12 ] || fail "tablecheck reports more than the planted violations: $(cat "$t/out")"
 tools/tablecheck || fail "tools/tablecheck on the tree"
 
+# --- tools/tablecheck rule 4: the error convention's ratchet (ERR_LIMITS, issue 37) ---
+# a folder without a limit may have no `return -1;` and no `char *err, size_t`; comments,
+# tests/ and tools/ are not counted; each excess is named by file:line
+rm -rf "$t/tree" && mkdir -p "$t/tree"
+mk arches.def </dev/null
+mk harness/zz/ok.c <<'EOF'
+/* return -1; and (char *err, size_t errlen) in a comment are no violation */
+int ok(struct ju_err *err) { return ju_errf(err, EINVAL, 0, "offset 0x%x: expected a byte", 4); }
+EOF
+mk tests/t.c <<'EOF'
+int t(char *err, size_t n) { return -1; }
+EOF
+mk tools/x.c <<'EOF'
+int x(char *err, size_t n) { return -1; }
+EOF
+(cd "$t/tree" && "$OLDPWD/tools/tablecheck" --root .) >"$t/out" ||
+	fail "tablecheck counts comments, tests/ or tools/: $(cat "$t/out")"
+mk harness/zz/bad.c <<'EOF'
+int bad(int x)
+{
+	if (x)
+		return -1;
+	return x ? 0 : (fprintf(stderr, "x\n"), -1);
+}
+int also(int x) { if (x) return fprintf(stderr, "x\n"), -1; return 0; }
+int parse(const char *s, char *err,
+	  size_t errlen);
+EOF
+(cd "$t/tree" && "$OLDPWD/tools/tablecheck" --root .) >"$t/out" && fail "tablecheck passes a planted return -1;"
+for want in 'harness/zz/bad.c:4: `return -1;`: harness/zz has 2, limit 0' \
+	'harness/zz/bad.c:7: `return -1;`' \
+	'harness/zz/bad.c:8: `char *err, size_t` parameter: harness/zz has 1, limit 0'; do
+	grep -qF "$want" "$t/out" || fail "tablecheck misses '$want': $(cat "$t/out")"
+done
+[ "$(grep -c '^[a-z]*/[^:]*:[0-9]' "$t/out")" = 3 ] || fail "tablecheck's ratchet reports more than the planted: $(cat "$t/out")"
+
 # --- tools/mutstate: every writable object of the layer libraries is on the allowlist ---
 # (BUILD, the first argument, holds the libraries: make style builds them first)
 build=${1:-}

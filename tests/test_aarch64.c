@@ -28,15 +28,15 @@ static const char *const all_ops[] = {
 static struct tr_func *emit(const char *const *lines, size_t n)
 {
 	static struct tr_op ops[64];
-	char err[256];
+	struct ju_err err;
 	ck_assert_uint_le(n, 64);
 	for (size_t i = 0; i < n; i++) {
 		memset(&ops[i], 0, sizeof(ops[i]));
-		ck_assert_msg(tr_op_parse(lines[i], &ops[i], err, sizeof(err)) == 0, "%s: %s", lines[i], err);
+		ck_assert_msg(tr_op_parse(lines[i], &ops[i], &err) == 0, "%s: %s", lines[i], err.msg);
 	}
 	struct tr_func *f = calloc(1, sizeof(*f));
 	ck_assert_ptr_nonnull(f);
-	ck_assert_msg(tr_emit(&tr_arch_aarch64, ops, n, f, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_emit(&tr_arch_aarch64, ops, n, f, &err) == 0, "%s", err.msg);
 	return f;
 }
 
@@ -97,17 +97,17 @@ START_TEST(words_match_objdump)
 	struct tr_func *f = calloc(1, sizeof(*f));
 	ck_assert_ptr_nonnull(f);
 	{
-		char err[256];
+		struct ju_err err;
 		static struct tr_op ops[64];
 		for (size_t i = 0; i < n; i++) {
 			memset(&ops[i], 0, sizeof(ops[i]));
-			ck_assert_int_eq(tr_op_parse(all_ops[i], &ops[i], err, sizeof(err)), 0);
+			ck_assert_int_eq(tr_op_parse(all_ops[i], &ops[i], &err), 0);
 			uint8_t w[4];
 			char t[48];
 			struct tr_eff eff[TR_MAX_EFF];
 			int ne;
-			int len = tr_arch_aarch64.encode(&ops[i], w, sizeof(w), t, sizeof(t), eff, &ne, err, sizeof(err));
-			ck_assert_msg(len == 4, "%s: %s", all_ops[i], err);
+			int len = tr_arch_aarch64.encode(&ops[i], w, sizeof(w), t, sizeof(t), eff, &ne, &err);
+			ck_assert_msg(len == 4, "%s: %s", all_ops[i], err.msg);
 			memcpy(f->code + f->code_size, w, 4);
 			snprintf(f->rows[f->nrows].insn, sizeof(f->rows[0].insn), "%s", t);
 			f->rows[f->nrows].offset = (uint32_t)f->code_size;
@@ -342,16 +342,16 @@ START_TEST(lrstep_over_oracle)
 	struct hx_samples s;
 	capture(leaf_case, &s);
 	struct hx_group *g = &s.groups[0];
-	char err[512];
+	struct ju_err err;
 	struct uw_map *maps = NULL;
 	size_t nmaps = 0;
-	ck_assert_msg(uw_maps_parse(g->maps, g->maps_len, &maps, &nmaps, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(uw_maps_parse(g->maps, g->maps_len, &maps, &nmaps, &err) == 0, "%s", err.msg);
 	struct jd_file jd;
 	struct ju_err je;
 	ck_assert_int_eq(jd_open(&jd, g->dump_path, &je), 0);
 	const struct uw_arch *a = uw_arch_by_mach(EM_AARCH64);
 	struct uw_view view;
-	uw_view_init(&view, a, maps, nmaps, &jd, err, sizeof(err));
+	uw_view_init(&view, a, maps, nmaps, &jd, &err);
 	for (size_t i = 0; i < g->nsamples; i++) {
 		const struct hx_sample *x = &g->samples[i];
 		struct uw_sample us = { .arch = a, .abi = x->abi, .mask = x->mask, .stack_addr = x->stack_addr,

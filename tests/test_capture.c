@@ -238,15 +238,16 @@ static size_t nrows_of(const char *code)
 {
 	struct tr_op ops[16];
 	size_t n = 0;
-	char buf[512], err[256];
+	struct ju_err err;
+	char buf[512];
 	snprintf(buf, sizeof(buf), "%s", code);
 	for (char *sv, *l = strtok_r(buf, "\n", &sv); l && n < 16; l = strtok_r(NULL, "\n", &sv)) {
 		memset(&ops[n], 0, sizeof(ops[n]));
-		ck_assert_msg(tr_op_parse(l, &ops[n], err, sizeof(err)) == 0, "%s: %s", l, err);
+		ck_assert_msg(tr_op_parse(l, &ops[n], &err) == 0, "%s: %s", l, err.msg);
 		n++;
 	}
 	static struct tr_func f;
-	ck_assert_msg(tr_emit(tr_arch_host(), ops, n, &f, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_emit(tr_arch_host(), ops, n, &f, &err) == 0, "%s", err.msg);
 	return f.nrows;
 }
 

@@ -44,13 +44,13 @@ static void emit(const struct seq *s)
 	const struct tr_arch *a = !strcmp(s->arch, "x86_64") ? &tr_arch_x86_64 :
 				  !strcmp(s->arch, "aarch64") ? &tr_arch_aarch64 : &tr_arch_riscv64;
 	struct tr_op ops[12];
-	char err[256];
+	struct ju_err err;
 	size_t n = 0;
 	for (; n < 12 && s->ops[n]; n++) {
 		memset(&ops[n], 0, sizeof(ops[n]));
-		ck_assert_msg(tr_op_parse(s->ops[n], &ops[n], err, sizeof(err)) == 0, "%s: %s", s->ops[n], err);
+		ck_assert_msg(tr_op_parse(s->ops[n], &ops[n], &err) == 0, "%s: %s", s->ops[n], err.msg);
 	}
-	ck_assert_msg(tr_emit(a, ops, n, &fn, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_emit(a, ops, n, &fn, &err) == 0, "%s", err.msg);
 }
 
 /* Walk fn's code from entry with the decoder; count boundaries where the

@@ -19,7 +19,7 @@
 
 #define MAXOPS 300
 
-static char err[512];
+static struct ju_err err;
 
 static struct tr_func *emit_lines(const struct tr_arch *a, const char *const *lines, size_t n)
 {
@@ -28,12 +28,12 @@ static struct tr_func *emit_lines(const struct tr_arch *a, const char *const *li
 	for (size_t i = 0; i < n; i++) {
 		memset(&ops[i], 0, sizeof(ops[i]));
 		ops[i].line = (int)i + 1;
-		ck_assert_msg(tr_op_parse(lines[i], &ops[i], err, sizeof(err)) == 0,
-			      "parse '%s': %s", lines[i], err);
+		ck_assert_msg(tr_op_parse(lines[i], &ops[i], &err) == 0,
+			      "parse '%s': %s", lines[i], err.msg);
 	}
 	struct tr_func *f = calloc(1, sizeof(*f));
 	ck_assert_ptr_nonnull(f);
-	ck_assert_msg(tr_emit(a, ops, n, f, err, sizeof(err)) == 0, "emit: %s", err);
+	ck_assert_msg(tr_emit(a, ops, n, f, &err) == 0, "emit: %s", err.msg);
 	return f;
 }
 
@@ -82,7 +82,7 @@ START_TEST(test_derive_cpython_fp)
 	struct tr_func *f = emit_lines(&tr_arch_x86_64, cpy313, 5);
 	uint8_t p[256];
 	size_t n;
-	ck_assert_msg(tr_cfi_derive(f, p, sizeof(p), &n, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_cfi_derive(f, p, sizeof(p), &n, &err) == 0, "%s", err.msg);
 	ASSERT_BYTES(p, n, 0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06, 0x43, 0x0c, 0x07, 0x08, 0xc6);
 	free(f);
 }
@@ -93,26 +93,26 @@ START_TEST(test_derive_others)
 	uint8_t p[256];
 	size_t n;
 	struct tr_func *f = emit_lines(&tr_arch_x86_64, cpy312, 4);
-	ck_assert_msg(tr_cfi_derive(f, p, sizeof(p), &n, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_cfi_derive(f, p, sizeof(p), &n, &err) == 0, "%s", err.msg);
 	/* advance 4; def_cfa_offset 16; advance 6; def_cfa_offset 8 */
 	ASSERT_BYTES(p, n, 0x44, 0x0e, 0x10, 0x46, 0x0e, 0x08);
 	free(f);
 
 	f = emit_lines(&tr_arch_x86_64, bigframe, 6);
-	ck_assert_msg(tr_cfi_derive(f, p, sizeof(p), &n, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_cfi_derive(f, p, sizeof(p), &n, &err) == 0, "%s", err.msg);
 	/* ... advance 10 (to leave's end at 14); def_cfa rsp+8; restore rbp */
 	ASSERT_BYTES(p, n, 0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06, 0x4a, 0x0c, 0x07, 0x08, 0xc6);
 	free(f);
 
 	f = emit_lines(&tr_arch_x86_64, saves, 11);
-	ck_assert_msg(tr_cfi_derive(f, p, sizeof(p), &n, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_cfi_derive(f, p, sizeof(p), &n, &err) == 0, "%s", err.msg);
 	/* rbx at cfa-24 (83 03) at 5, r12 at cfa-32 (8c 04) at 7, restored at 19 and 20 */
 	ASSERT_BYTES(p, n, 0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06, 0x41, 0x83, 0x03,
 		     0x42, 0x8c, 0x04, 0x4c, 0xcc, 0x41, 0xc3, 0x41, 0x0c, 0x07, 0x08, 0xc6);
 	free(f);
 
 	f = emit_lines(&tr_arch_x86_64, rareg, 7);
-	ck_assert_msg(tr_cfi_derive(f, p, sizeof(p), &n, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_cfi_derive(f, p, sizeof(p), &n, &err) == 0, "%s", err.msg);
 	/* after pop %r10 (at 9): def_cfa_offset 0, register rip r10 (09 10 0a); after
 	 * push %r10 (at 11): def_cfa_offset 8, restore rip (d0: the CIE's cfa-8) */
 	ASSERT_BYTES(p, n, 0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06, 0x43, 0x0c, 0x07, 0x08, 0xc6,
@@ -120,7 +120,7 @@ START_TEST(test_derive_others)
 	free(f);
 
 	f = emit_lines(&tr_arch_aarch64, a64_cpy, 5);
-	ck_assert_msg(tr_cfi_derive(f, p, sizeof(p), &n, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_cfi_derive(f, p, sizeof(p), &n, &err) == 0, "%s", err.msg);
 	/* advance 1 (x4); def_cfa_offset 16; x29 at cfa-16; x30 at cfa-8; advance 1;
 	 * def_cfa_register x29; advance 2; def_cfa sp+0; restore x29, x30 */
 	ASSERT_BYTES(p, n, 0x41, 0x0e, 0x10, 0x9d, 0x02, 0x9e, 0x01, 0x41, 0x0d, 0x1d,
@@ -154,7 +154,7 @@ START_TEST(test_advance_forms)
 	struct tr_func *f = emit_lines(&tr_arch_x86_64, l, n);
 	uint8_t p[256];
 	size_t pn;
-	ck_assert_msg(tr_cfi_derive(f, p, sizeof(p), &pn, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_cfi_derive(f, p, sizeof(p), &pn, &err) == 0, "%s", err.msg);
 	ASSERT_BYTES(p, pn, 0x02, 71, 0x0e, 0x10, 0x86, 0x02, 0x41, 0x0e, 0x08, 0xc6);
 	free(f);
 
@@ -165,9 +165,9 @@ START_TEST(test_advance_forms)
 	l[n++] = ".cfi_adjust_cfa_offset 8";
 	l[n++] = "ret";
 	f = emit_lines(&tr_arch_x86_64, l, n);
-	ck_assert_msg(tr_cfi_derive(f, p, sizeof(p), &pn, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_cfi_derive(f, p, sizeof(p), &pn, &err) == 0, "%s", err.msg);
 	ASSERT_BYTES(p, pn, 0x03, 0x31, 0x01, 0x0e, 0x10, 0x86, 0x02);   /* advance_loc2 305 */
-	ck_assert_msg(tr_cfi_compile(f, p, sizeof(p), &pn, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_cfi_compile(f, p, sizeof(p), &pn, &err) == 0, "%s", err.msg);
 	ASSERT_BYTES(p, pn, 0x03, 0x31, 0x01, 0x0e, 0x10);
 	free(f);
 }
@@ -179,7 +179,7 @@ START_TEST(test_compile_cpython)
 	struct tr_func *f = emit_lines(&tr_arch_x86_64, cpy313_dir, 9);
 	uint8_t p[256];
 	size_t n;
-	ck_assert_msg(tr_cfi_compile(f, p, sizeof(p), &n, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_cfi_compile(f, p, sizeof(p), &n, &err) == 0, "%s", err.msg);
 	ASSERT_BYTES(p, n, 0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06, 0x43, 0x0c, 0x07, 0x08);
 	free(f);
 }
@@ -218,7 +218,7 @@ START_TEST(test_compile_all)
 	struct tr_func *f = emit_lines(&tr_arch_x86_64, l, sizeof(l) / sizeof(l[0]));
 	uint8_t p[256];
 	size_t n;
-	ck_assert_msg(tr_cfi_compile(f, p, sizeof(p), &n, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_cfi_compile(f, p, sizeof(p), &n, &err) == 0, "%s", err.msg);
 	ASSERT_BYTES(p, n,
 		     0x41, 0x0e, 0x10, 0x86, 0x02,
 		     0x41, 0x0e, 0x18, 0x83, 0x03, 0x0a, 0x14, 0x0c, 0x01, 0x15, 0x0d, 0x7e,
@@ -230,7 +230,7 @@ START_TEST(test_compile_all)
 	static const char *const a64[] = { "paciasp", ".cfi_negate_ra_state", "push_fp", ".cfi_def_cfa_offset 16",
 		".cfi_offset x29, -16", ".cfi_offset x30, -8", "ret" };
 	f = emit_lines(&tr_arch_aarch64, a64, 7);
-	ck_assert_msg(tr_cfi_compile(f, p, sizeof(p), &n, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_cfi_compile(f, p, sizeof(p), &n, &err) == 0, "%s", err.msg);
 	ASSERT_BYTES(p, n, 0x41, 0x2d, 0x41, 0x0e, 0x10, 0x9d, 0x02, 0x9e, 0x01);
 	free(f);
 }
@@ -256,8 +256,8 @@ START_TEST(test_compile_errors)
 	struct tr_func *f = emit_lines(&tr_arch_x86_64, l, 3);
 	uint8_t p[256];
 	size_t n;
-	ck_assert_int_eq(tr_cfi_compile(f, p, sizeof(p), &n, err, sizeof(err)), -EINVAL);
-	ck_assert_msg(strstr(err, compile_errors[_i].msg), "got '%s', want '%s'", err, compile_errors[_i].msg);
+	ck_assert_int_eq(tr_cfi_compile(f, p, sizeof(p), &n, &err), -EINVAL);
+	ck_assert_msg(strstr(err.msg, compile_errors[_i].msg), "got '%s', want '%s'", err.msg, compile_errors[_i].msg);
 	free(f);
 }
 END_TEST
@@ -679,7 +679,7 @@ START_TEST(test_encodings)
 	tr_unwind_opts_default(&o);
 	c->opts(&o);
 	struct tr_unwind *u = calloc(1, sizeof(*u));
-	ck_assert_msg(tr_unwind_build(f, &o, code_addr, u, err, sizeof(err)) == 0, "%s: %s", c->name, err);
+	ck_assert_msg(tr_unwind_build(f, &o, code_addr, u, &err) == 0, "%s: %s", c->name, err.msg);
 	ck_assert_uint_eq(u->size, u->eh_frame_size + u->hdr_size);
 	ck_assert_uint_eq(u->eh_off, o.eh_unaligned ? f->code_size : (f->code_size + 7) / 8 * 8);
 	ck_assert_uint_eq(u->mapped_size, o.mapped >= 0 ? (uint64_t)o.mapped : (u->size + 15) / 16 * 16);
@@ -715,7 +715,7 @@ START_TEST(test_bytes_cpython)
 	struct tr_unwind_opts o;
 	tr_unwind_opts_default(&o);
 	struct tr_unwind u;
-	ck_assert_msg(tr_unwind_build(f, &o, 0x7f1000, &u, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_unwind_build(f, &o, 0x7f1000, &u, &err) == 0, "%s", err.msg);
 	ck_assert_uint_eq(u.eh_off, 8);
 	ck_assert_uint_eq(u.eh_frame_size, 56);
 	ck_assert_uint_eq(u.hdr_size, 20);
@@ -745,7 +745,7 @@ START_TEST(test_bytes_variants)
 	strcpy(o.cie_aug, "zLR");
 	o.cie_version = 3;
 	o.terminator = true;
-	ck_assert_msg(tr_unwind_build(f, &o, 0x7f1000, &u, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_unwind_build(f, &o, 0x7f1000, &u, &err) == 0, "%s", err.msg);
 	ASSERT_BYTES(u.data, 24,
 		0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x7a, 0x4c, 0x52, 0x00, 0x01, 0x78, 0x10,
 		0x02, 0xff, 0x1b, 0x0c, 0x07, 0x08, 0x90, 0x01);
@@ -754,7 +754,7 @@ START_TEST(test_bytes_variants)
 	/* no augmentation: pc_begin/pc_range absptr, no aug data length */
 	tr_unwind_opts_default(&o);
 	strcpy(o.cie_aug, "");
-	ck_assert_msg(tr_unwind_build(f, &o, 0x7f1000, &u, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_unwind_build(f, &o, 0x7f1000, &u, &err) == 0, "%s", err.msg);
 	ASSERT_BYTES(u.data, 48,
 		0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 0x78, 0x10, 0x0c, 0x07, 0x08,
 		0x90, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
@@ -764,7 +764,7 @@ START_TEST(test_bytes_variants)
 	tr_unwind_opts_default(&o);
 	strcpy(o.cie_aug, "zPLR");
 	o.lsda_enc = DW_EH_PE_udata4;
-	ck_assert_msg(tr_unwind_build(f, &o, 0x7f1000, &u, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_unwind_build(f, &o, 0x7f1000, &u, &err) == 0, "%s", err.msg);
 	ASSERT_BYTES(u.data, 32,
 		0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x7a, 0x50, 0x4c, 0x52, 0x00, 0x01, 0x78,
 		0x10, 0x0b, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x1b, 0x0c, 0x07, 0x08);
@@ -772,7 +772,7 @@ START_TEST(test_bytes_variants)
 	/* header first (LLVM ORC): eh_frame_ptr +16 (eh_frame right after the 20 bytes), fde +44 */
 	tr_unwind_opts_default(&o);
 	o.hdr = TR_HDR_BEFORE;
-	ck_assert_msg(tr_unwind_build(f, &o, 0x7f1000, &u, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_unwind_build(f, &o, 0x7f1000, &u, &err) == 0, "%s", err.msg);
 	ASSERT_BYTES(u.data, 20, 0x01, 0x1b, 0x03, 0x3b, 0x10, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,
 		     0xf8, 0xff, 0xff, 0xff, 0x2c, 0x00, 0x00, 0x00);
 	/* no CFI, V8 style: only the terminator, a header with fde_count 0, mapped 0 */
@@ -780,14 +780,14 @@ START_TEST(test_bytes_variants)
 	o.cfi = TR_CFI_NONE;
 	o.terminator = true;
 	o.mapped = 0;
-	ck_assert_msg(tr_unwind_build(f, &o, 0x7f1000, &u, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_unwind_build(f, &o, 0x7f1000, &u, &err) == 0, "%s", err.msg);
 	ck_assert_uint_eq(u.mapped_size, 0);
 	ASSERT_BYTES(u.data, u.size, 0x00, 0x00, 0x00, 0x00,
 		     0x01, 0x1b, 0x03, 0x3b, 0xf8, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00);
 	/* mapped given */
 	tr_unwind_opts_default(&o);
 	o.mapped = 4096;
-	ck_assert_msg(tr_unwind_build(f, &o, 0x7f1000, &u, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_unwind_build(f, &o, 0x7f1000, &u, &err) == 0, "%s", err.msg);
 	ck_assert_uint_eq(u.mapped_size, 4096);
 	free(f);
 }
@@ -800,12 +800,12 @@ START_TEST(test_unaligned_layout)
 	struct tr_unwind_opts o;
 	tr_unwind_opts_default(&o);
 	struct tr_unwind u;
-	ck_assert_msg(tr_unwind_build(f, &o, 0x7f1000, &u, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_unwind_build(f, &o, 0x7f1000, &u, &err) == 0, "%s", err.msg);
 	ck_assert_uint_eq(u.eh_off, 16);
 	int32_t aligned;
 	memcpy(&aligned, u.data + 24 + 8, 4);
 	o.eh_unaligned = true;
-	ck_assert_msg(tr_unwind_build(f, &o, 0x7f1000, &u, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_unwind_build(f, &o, 0x7f1000, &u, &err) == 0, "%s", err.msg);
 	ck_assert_uint_eq(u.eh_off, 11);
 	int32_t unaligned;
 	memcpy(&unaligned, u.data + 24 + 8, 4);
@@ -822,35 +822,35 @@ START_TEST(test_build_errors)
 	struct tr_unwind u;
 	tr_unwind_opts_default(&o);
 	o.fde_enc = DW_EH_PE_pcrel | DW_EH_PE_uleb128;
-	ck_assert_int_lt(tr_unwind_build(f, &o, 0x7f1000, &u, err, sizeof(err)), 0);
-	ck_assert_msg(strstr(err, "encoding 0x11 not supported"), "%s", err);
+	ck_assert_int_lt(tr_unwind_build(f, &o, 0x7f1000, &u, &err), 0);
+	ck_assert_msg(strstr(err.msg, "encoding 0x11 not supported"), "%s", err.msg);
 	tr_unwind_opts_default(&o);
 	o.fde_enc = DW_EH_PE_datarel | DW_EH_PE_sdata4;
-	ck_assert_int_lt(tr_unwind_build(f, &o, 0x7f1000, &u, err, sizeof(err)), 0);
-	ck_assert_msg(strstr(err, "fde_enc 0x3b not supported"), "%s", err);
+	ck_assert_int_lt(tr_unwind_build(f, &o, 0x7f1000, &u, &err), 0);
+	ck_assert_msg(strstr(err.msg, "fde_enc 0x3b not supported"), "%s", err.msg);
 	tr_unwind_opts_default(&o);
 	o.fde_enc = DW_EH_PE_udata4;
-	ck_assert_int_lt(tr_unwind_build(f, &o, 0x7f0000001000ull, &u, err, sizeof(err)), 0);
-	ck_assert_msg(strstr(err, "does not fit"), "%s", err);
+	ck_assert_int_lt(tr_unwind_build(f, &o, 0x7f0000001000ull, &u, &err), 0);
+	ck_assert_msg(strstr(err.msg, "does not fit"), "%s", err.msg);
 	tr_unwind_opts_default(&o);
 	strcpy(o.cie_aug, "zX");
-	ck_assert_int_lt(tr_unwind_build(f, &o, 0x7f1000, &u, err, sizeof(err)), 0);
-	ck_assert_msg(strstr(err, "augmentation 'zX' not supported"), "%s", err);
+	ck_assert_int_lt(tr_unwind_build(f, &o, 0x7f1000, &u, &err), 0);
+	ck_assert_msg(strstr(err.msg, "augmentation 'zX' not supported"), "%s", err.msg);
 	tr_unwind_opts_default(&o);
 	o.cie_version = 2;
-	ck_assert_int_lt(tr_unwind_build(f, &o, 0x7f1000, &u, err, sizeof(err)), 0);
-	ck_assert_msg(strstr(err, "version 2"), "%s", err);
+	ck_assert_int_lt(tr_unwind_build(f, &o, 0x7f1000, &u, &err), 0);
+	ck_assert_msg(strstr(err.msg, "version 2"), "%s", err.msg);
 	tr_unwind_opts_default(&o);
 	o.table_enc = DW_EH_PE_udata4;
-	ck_assert_int_lt(tr_unwind_build(f, &o, 0x7f1000, &u, err, sizeof(err)), 0);
-	ck_assert_msg(strstr(err, "table_enc"), "%s", err);
+	ck_assert_int_lt(tr_unwind_build(f, &o, 0x7f1000, &u, &err), 0);
+	ck_assert_msg(strstr(err.msg, "table_enc"), "%s", err.msg);
 	tr_unwind_opts_default(&o);
 	o.cfi = TR_CFI_DIRECTIVES;
 	free(f);
 	static const char *const bad[] = { "push_fp", ".cfi_offset %rbp, -12", "ret" };
 	f = emit_lines(&tr_arch_x86_64, bad, 3);
-	ck_assert_int_lt(tr_unwind_build(f, &o, 0x7f1000, &u, err, sizeof(err)), 0);
-	ck_assert_msg(strstr(err, "line 2: .cfi_offset"), "%s", err);
+	ck_assert_int_lt(tr_unwind_build(f, &o, 0x7f1000, &u, &err), 0);
+	ck_assert_msg(strstr(err.msg, "line 2: .cfi_offset"), "%s", err.msg);
 	free(f);
 }
 END_TEST

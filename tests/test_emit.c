@@ -14,7 +14,7 @@
 #define GOLDEN "tests/golden/trampolines/"
 #define MAXOPS 300
 
-static char err[512];
+static struct ju_err err;
 
 /* Parses lines into ops (line numbers 1..n) and emits them for arch. */
 static struct tr_func *emit_lines(const struct tr_arch *a, const char *const *lines, size_t n)
@@ -24,12 +24,12 @@ static struct tr_func *emit_lines(const struct tr_arch *a, const char *const *li
 	for (size_t i = 0; i < n; i++) {
 		memset(&ops[i], 0, sizeof(ops[i]));
 		ops[i].line = (int)i + 1;
-		ck_assert_msg(tr_op_parse(lines[i], &ops[i], err, sizeof(err)) == 0,
-			      "parse '%s': %s", lines[i], err);
+		ck_assert_msg(tr_op_parse(lines[i], &ops[i], &err) == 0,
+			      "parse '%s': %s", lines[i], err.msg);
 	}
 	struct tr_func *f = calloc(1, sizeof(*f));
 	ck_assert_ptr_nonnull(f);
-	ck_assert_msg(tr_emit(a, ops, n, f, err, sizeof(err)) == 0, "emit: %s", err);
+	ck_assert_msg(tr_emit(a, ops, n, f, &err) == 0, "emit: %s", err.msg);
 	return f;
 }
 
@@ -40,15 +40,15 @@ static const char *emit_error(const struct tr_arch *a, const char *const *lines,
 	for (size_t i = 0; i < n; i++) {
 		memset(&ops[i], 0, sizeof(ops[i]));
 		ops[i].line = (int)i + 1;
-		ck_assert_msg(tr_op_parse(lines[i], &ops[i], err, sizeof(err)) == 0,
-			      "parse '%s': %s", lines[i], err);
+		ck_assert_msg(tr_op_parse(lines[i], &ops[i], &err) == 0,
+			      "parse '%s': %s", lines[i], err.msg);
 	}
 	struct tr_func *f = calloc(1, sizeof(*f));
 	ck_assert_ptr_nonnull(f);
-	int rc = tr_emit(a, ops, n, f, err, sizeof(err));
+	int rc = tr_emit(a, ops, n, f, &err);
 	free(f);
 	ck_assert_msg(rc < 0, "emit should fail");
-	return err;
+	return err.msg;
 }
 
 static char *read_text(const char *path)
@@ -306,9 +306,9 @@ START_TEST(test_call_rel32)
 	const char *m = emit_error(&tr_arch_aarch64, bad, 1);
 	ck_assert_msg(strstr(m, "x86_64 only"), "%s", m);
 	struct tr_op op = { 0 };
-	char msg[256];
-	ck_assert_int_ne(tr_op_parse("call_target rel8", &op, msg, sizeof(msg)), 0);
-	ck_assert_msg(strstr(msg, "expected nothing or rel32"), "%s", msg);
+	struct ju_err msg;
+	ck_assert_int_ne(tr_op_parse("call_target rel8", &op, &msg), 0);
+	ck_assert_msg(strstr(msg.msg, "expected nothing or rel32"), "%s", msg.msg);
 }
 END_TEST
 
@@ -439,35 +439,35 @@ START_TEST(test_parse_ok)
 {
 	struct tr_op op;
 	memset(&op, 0, sizeof(op));
-	ck_assert_int_eq(tr_op_parse("alloc 0x10", &op, err, sizeof(err)), 0);
+	ck_assert_int_eq(tr_op_parse("alloc 0x10", &op, &err), 0);
 	ck_assert_int_eq(op.kind, TR_OP_ALLOC);
 	ck_assert_int_eq(op.n, 16);
-	ck_assert_int_eq(tr_op_parse("  free 24   ", &op, err, sizeof(err)), 0);
+	ck_assert_int_eq(tr_op_parse("  free 24   ", &op, &err), 0);
 	ck_assert_int_eq(op.kind, TR_OP_FREE);
 	ck_assert_int_eq(op.n, 24);
-	ck_assert_int_eq(tr_op_parse("save_reg %rbx", &op, err, sizeof(err)), 0);
+	ck_assert_int_eq(tr_op_parse("save_reg %rbx", &op, &err), 0);
 	ck_assert_int_eq(op.kind, TR_OP_SAVE_REG);
 	ck_assert_int_eq(op.n, 3);
 	ck_assert_str_eq(op.reg_name, "%rbx");
-	ck_assert_int_eq(tr_op_parse("restore_reg x19", &op, err, sizeof(err)), 0);
+	ck_assert_int_eq(tr_op_parse("restore_reg x19", &op, &err), 0);
 	ck_assert_int_eq(op.kind, TR_OP_RESTORE_REG);
 	ck_assert_int_eq(op.n, 19);
-	ck_assert_int_eq(tr_op_parse("raw 48 83 ec 08 ; alloc 8", &op, err, sizeof(err)), 0);
+	ck_assert_int_eq(tr_op_parse("raw 48 83 ec 08 ; alloc 8", &op, &err), 0);
 	ck_assert_int_eq(op.kind, TR_OP_RAW);
 	ck_assert_uint_eq(op.raw_len, 4);
 	ck_assert_uint_eq(op.raw[3], 8);
 	ck_assert_int_eq(op.effect, TR_OP_ALLOC);
 	ck_assert_int_eq(op.effect_n, 8);
-	ck_assert_int_eq(tr_op_parse("raw 90 ; none", &op, err, sizeof(err)), 0);
+	ck_assert_int_eq(tr_op_parse("raw 90 ; none", &op, &err), 0);
 	ck_assert_int_eq(op.effect, TR_OP_NOP);
-	ck_assert_int_eq(tr_op_parse("raw 0x41 0x53;save_reg %rbx", &op, err, sizeof(err)), 0);
+	ck_assert_int_eq(tr_op_parse("raw 0x41 0x53;save_reg %rbx", &op, &err), 0);
 	ck_assert_int_eq(op.effect, TR_OP_SAVE_REG);
 	ck_assert_int_eq(op.effect_n, 3);
-	ck_assert_int_eq(tr_op_parse(".cfi_offset %rbp, -16  ", &op, err, sizeof(err)), 0);
+	ck_assert_int_eq(tr_op_parse(".cfi_offset %rbp, -16  ", &op, &err), 0);
 	ck_assert_int_eq(op.kind, TR_OP_CFI);
 	ck_assert_str_eq(op.cfi, ".cfi_offset %rbp, -16");
 	op.line = 42;
-	ck_assert_int_eq(tr_op_parse("ret", &op, err, sizeof(err)), 0);
+	ck_assert_int_eq(tr_op_parse("ret", &op, &err), 0);
 	ck_assert_int_eq(op.line, 42);
 	for (int k = 0; k < TR_OP__COUNT; k++)
 		ck_assert_str_ne(tr_op_name((enum tr_op_kind)k), "?");
@@ -499,9 +499,9 @@ START_TEST(test_parse_errors)
 {
 	struct tr_op op;
 	memset(&op, 0, sizeof(op));
-	ck_assert_int_lt(tr_op_parse(parse_errors[_i].line, &op, err, sizeof(err)), 0);
-	ck_assert_msg(strstr(err, parse_errors[_i].msg), "'%s': got '%s', want '%s'",
-		      parse_errors[_i].line, err, parse_errors[_i].msg);
+	ck_assert_int_lt(tr_op_parse(parse_errors[_i].line, &op, &err), 0);
+	ck_assert_msg(strstr(err.msg, parse_errors[_i].msg), "'%s': got '%s', want '%s'",
+		      parse_errors[_i].line, err.msg, parse_errors[_i].msg);
 }
 END_TEST
 
@@ -557,7 +557,7 @@ START_TEST(test_emit_programmatic)
 	ops[1].n = 15;
 	ops[2].kind = TR_OP_RET;
 	struct tr_func *f = calloc(1, sizeof(*f));
-	ck_assert_int_eq(tr_emit(&tr_arch_x86_64, ops, 3, f, err, sizeof(err)), 0);
+	ck_assert_int_eq(tr_emit(&tr_arch_x86_64, ops, 3, f, &err), 0);
 	static const uint8_t want[] = { 0x41, 0x57, 0x41, 0x5f, 0xc3 };  /* push %r15; pop %r15; ret */
 	ck_assert_uint_eq(f->code_size, sizeof(want));
 	ck_assert_mem_eq(f->code, want, sizeof(want));

@@ -187,8 +187,8 @@ static size_t self_maps(struct uw_map **maps)
 	close(fd);
 	ck_assert_int_gt(n, 0);
 	size_t nm;
-	char err[256];
-	ck_assert_msg(uw_maps_parse(text, (size_t)n, maps, &nm, err, sizeof(err)) == 0, "%s", err);
+	struct ju_err err;
+	ck_assert_msg(uw_maps_parse(text, (size_t)n, maps, &nm, &err) == 0, "%s", err.msg);
 	return nm;
 }
 
@@ -201,14 +201,14 @@ START_TEST(views_share)
 		a = uw_arch_by_mach(EM_AARCH64);
 	struct uw_view v1, v2;
 	struct pv_view p1, p2;
-	char err[512];
+	struct ju_err err;
 	unsigned long n0 = uw_files_opened();
-	ck_assert_int_eq(uw_view_init(&v1, a, maps, nm, NULL, err, sizeof(err)), 0);
-	ck_assert_int_eq(pv_build(&p1, PV_CURRENT, maps, nm, NULL, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(uw_view_init(&v1, a, maps, nm, NULL, &err), 0);
+	ck_assert_int_eq(pv_build(&p1, PV_CURRENT, maps, nm, NULL, NULL, &err), 0);
 	unsigned long n1 = uw_files_opened();
 	ck_assert_uint_gt(n1, n0);
-	ck_assert_int_eq(uw_view_init(&v2, a, maps, nm, NULL, err, sizeof(err)), 0);
-	ck_assert_int_eq(pv_build(&p2, PV_CURRENT, maps, nm, NULL, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(uw_view_init(&v2, a, maps, nm, NULL, &err), 0);
+	ck_assert_int_eq(pv_build(&p2, PV_CURRENT, maps, nm, NULL, NULL, &err), 0);
 	ck_assert_uint_eq(uw_files_opened(), n1);
 	/* the same regions, sharing one parsed table each */
 	ck_assert_uint_eq(v1.nregions, v2.nregions);

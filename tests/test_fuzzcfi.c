@@ -107,11 +107,11 @@ static int check_gen(struct hx_fz_gen *g, char *msg, size_t len)
 	static bool dead[TR_MAX_INSNS];
 	static struct tr_unwind u;
 	size_t n;
-	char err[256];
-	ck_assert_msg(!hx_fz_exec_ops(g, ops, &n, err, sizeof(err)), "%s", err);
-	ck_assert_msg(!tr_emit(g->arch, ops, n, &truth, err, sizeof(err)), "%s", err);
-	ck_assert_msg(!hx_fz_encode(g, &truth, &p, err, sizeof(err)), "%s", err);
-	ck_assert_msg(!hx_fz_cfi_rows(g, &truth, rows, dead, err, sizeof(err)), "%s", err);
+	struct ju_err err;
+	ck_assert_msg(!hx_fz_exec_ops(g, ops, &n, &err), "%s", err.msg);
+	ck_assert_msg(!tr_emit(g->arch, ops, n, &truth, &err), "%s", err.msg);
+	ck_assert_msg(!hx_fz_encode(g, &truth, &p, &err), "%s", err.msg);
+	ck_assert_msg(!hx_fz_cfi_rows(g, &truth, rows, dead, &err), "%s", err.msg);
 	struct tr_unwind_opts o = g->unw;
 	o.prog_len = 0;
 	for (size_t i = 0; i < p.n; i++) {
@@ -119,7 +119,7 @@ static int check_gen(struct hx_fz_gen *g, char *msg, size_t len)
 		o.prog_len += p.insn[i].len;
 	}
 	const uint64_t code = 0x7f0000100000ull;
-	ck_assert_msg(!tr_unwind_build(&truth, &o, code, &u, err, sizeof(err)), "%s", err);
+	ck_assert_msg(!tr_unwind_build(&truth, &o, code, &u, &err), "%s", err.msg);
 	struct ehf_table t;
 	struct ju_err e;
 	struct ehf_bases b = { .section = code + u.eh_off, .ptr_size = 8 };
@@ -144,20 +144,21 @@ START_TEST(test_generated_valid_and_encoded)
 {
 	/* every shape the generator makes can run, and every encoding says its rows */
 	static struct hx_fz_gen g;
-	char why[256], msg[256];
+	struct ju_err why;
+	char msg[256];
 	uint64_t features = 0;
 	for (size_t a = 0; a < 2; a++) {
 		int plain = 0;
 		for (uint64_t i = 0; i < 400; i++) {
 			hx_fz_generate(&g, arches[a], 7, i, false);
 			plain += g.nops <= 1;
-			ck_assert_msg(!hx_fz_valid(&g, why, sizeof(why)), "%s case %llu: %s", arches[a]->facts->name,
-				      (unsigned long long)i, why);
+			ck_assert_msg(!hx_fz_valid(&g, why.msg, sizeof(why.msg)), "%s case %llu: %s", arches[a]->facts->name,
+				      (unsigned long long)i, why.msg);
 			ck_assert_msg(!check_gen(&g, msg, sizeof(msg)), "%s seed 7 case %llu: %s", arches[a]->facts->name,
 				      (unsigned long long)i, msg);
 			char *text = malloc(1 << 16);
 			uint64_t f;
-			ck_assert_msg(!hx_fz_case_text(&g, "t", "t", NULL, text, 1 << 16, &f, why, sizeof(why)), "%s", why);
+			ck_assert_msg(!hx_fz_case_text(&g, "t", "t", NULL, text, 1 << 16, &f, &why), "%s", why.msg);
 			features |= f;
 			free(text);
 		}
@@ -199,16 +200,16 @@ START_TEST(test_seeded)
 {
 	static struct hx_fz_gen g1, g2;
 	static char t1[1 << 16], t2[1 << 16];
-	char err[256];
+	struct ju_err err;
 	int differ = 0;
 	for (uint64_t i = 0; i < 50; i++) {
 		hx_fz_generate(&g1, &tr_arch_x86_64, 11, i, i % 2);
 		hx_fz_generate(&g2, &tr_arch_x86_64, 11, i, i % 2);
-		ck_assert(!hx_fz_case_text(&g1, "a", "b", NULL, t1, sizeof(t1), NULL, err, sizeof(err)));
-		ck_assert(!hx_fz_case_text(&g2, "a", "b", NULL, t2, sizeof(t2), NULL, err, sizeof(err)));
+		ck_assert(!hx_fz_case_text(&g1, "a", "b", NULL, t1, sizeof(t1), NULL, &err));
+		ck_assert(!hx_fz_case_text(&g2, "a", "b", NULL, t2, sizeof(t2), NULL, &err));
 		ck_assert_str_eq(t1, t2);
 		hx_fz_generate(&g2, &tr_arch_x86_64, 12, i, i % 2);
-		ck_assert(!hx_fz_case_text(&g2, "a", "b", NULL, t2, sizeof(t2), NULL, err, sizeof(err)));
+		ck_assert(!hx_fz_case_text(&g2, "a", "b", NULL, t2, sizeof(t2), NULL, &err));
 		differ += strcmp(t1, t2) != 0;
 	}
 	ck_assert_int_gt(differ, 45);
@@ -222,15 +223,15 @@ START_TEST(test_text_roundtrip)
 	static struct tr_op ops[HX_FZ_MAX_OPS];
 	static struct hx_case c;
 	static char text[1 << 16];
-	char err[512];
+	struct ju_err err;
 	for (size_t a = 0; a < 2; a++)
 		for (uint64_t i = 0; i < 60; i++) {
 			hx_fz_generate(&g, arches[a], 5, i, i % 3 == 0);
-			ck_assert_msg(!hx_fz_case_text(&g, "rt", "round trip", NULL, text, sizeof(text), NULL, err, sizeof(err)),
-				      "%s case %llu: %s", arches[a]->facts->name, (unsigned long long)i, err);
-			ck_assert_msg(!hx_case_parse(&c, "rt.case", text, strlen(text), err, sizeof(err)), "%s\n%s", err, text);
+			ck_assert_msg(!hx_fz_case_text(&g, "rt", "round trip", NULL, text, sizeof(text), NULL, &err),
+				      "%s case %llu: %s", arches[a]->facts->name, (unsigned long long)i, err.msg);
+			ck_assert_msg(!hx_case_parse(&c, "rt.case", text, strlen(text), err.msg, sizeof(err.msg)), "%s\n%s", err.msg, text);
 			size_t n;
-			ck_assert(!hx_fz_exec_ops(&g, ops, &n, err, sizeof(err)));
+			ck_assert(!hx_fz_exec_ops(&g, ops, &n, &err));
 			ck_assert_uint_eq(c.nops, n);
 			for (size_t k = 0; k < n; k++) {
 				ck_assert_int_eq(c.ops[k].kind, ops[k].kind);

@@ -17,7 +17,7 @@
 #define CODE1 0x7f1000ull
 #define CODE2 0x7f1080ull
 
-static char err[512];
+static struct ju_err err;
 static char base[64];   /* per tcase, made and removed by the parent (unchecked fixture) */
 static char dir[128];   /* per test, inside base */
 
@@ -26,11 +26,11 @@ static struct tr_func *emit_lines(const char *const *lines, size_t n)
 	struct tr_op ops[16];
 	for (size_t i = 0; i < n; i++) {
 		memset(&ops[i], 0, sizeof(ops[i]));
-		ck_assert_msg(tr_op_parse(lines[i], &ops[i], err, sizeof(err)) == 0, "%s", err);
+		ck_assert_msg(tr_op_parse(lines[i], &ops[i], &err) == 0, "%s", err.msg);
 	}
 	struct tr_func *f = calloc(1, sizeof(*f));
 	ck_assert_ptr_nonnull(f);
-	ck_assert_msg(tr_emit(&tr_arch_x86_64, ops, n, f, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_emit(&tr_arch_x86_64, ops, n, f, &err) == 0, "%s", err.msg);
 	return f;
 }
 
@@ -197,8 +197,8 @@ START_TEST(test_dump)
 	struct tr_unwind_opts uo;
 	tr_unwind_opts_default(&uo);
 	struct tr_unwind u1, u2;
-	ck_assert_msg(tr_unwind_build(f1, &uo, CODE1, &u1, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(tr_unwind_build(f2, &uo, CODE2, &u2, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_unwind_build(f1, &uo, CODE1, &u1, &err) == 0, "%s", err.msg);
+	ck_assert_msg(tr_unwind_build(f2, &uo, CODE2, &u2, &err) == 0, "%s", err.msg);
 
 	struct jdw w;
 	int rc = jdw_open(&w, dir, EM_X86_64);

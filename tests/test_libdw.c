@@ -29,8 +29,8 @@ static struct uw_result res;
 static void run(const struct uw_view *v, const struct uw_sample *s)
 {
 	void *st = NULL;
-	char err[256] = "";
-	ck_assert_msg(uw_libdw.open(v, &st, err, sizeof(err)) == 0, "%s", err);
+	struct ju_err err = { 0 };
+	ck_assert_msg(uw_libdw.open(v, &st, &err) == 0, "%s", err.msg);
 	uw_libdw.unwind(st, v, s, &res);
 	uw_libdw.close(st);
 }

@@ -140,13 +140,12 @@ static void uwt_rm_dir(const char *dir)
 
 static void uwt_view_build(struct uwt_view *w, const struct uwt_self *c, enum pv_profile prof)
 {
-	char err[600];
-	ck_assert_msg(uw_maps_parse(c->maps, c->maps_len, &w->maps, &w->nmaps, err, sizeof(err)) == 0,
-		      "%s", err);
+	struct ju_err err;
+	ck_assert_msg(uw_maps_parse(c->maps, c->maps_len, &w->maps, &w->nmaps, &err) == 0,
+		      "%s", err.msg);
 	ck_assert_msg(pv_build(&w->pv, prof, w->maps, w->nmaps, w->have_jd ? &w->jd : NULL, NULL,
-			       err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(uw_view_init(&w->v, uwt_arch(), w->maps, w->nmaps, w->have_jd ? &w->jd : NULL, err,
-				   sizeof(err)) == 0, "%s", err);
+			       &err) == 0, "%s", err.msg);
+	ck_assert_msg(uw_view_init(&w->v, uwt_arch(), w->maps, w->nmaps, w->have_jd ? &w->jd : NULL, &err) == 0, "%s", err.msg);
 	w->oracle = true;
 	w->v.pv = &w->pv;
 }
@@ -229,15 +228,15 @@ size_t uwt_tramp(struct uwt_tramp *t, struct uwt_self *c, const char *const *ops
 	static struct tr_func f;
 	static struct tr_unwind u;
 	struct tr_op o[32];
-	char err[600];
+	struct ju_err err;
 	memset(t, 0, sizeof(*t));
 	t->c = c;
 	ck_assert_uint_le(nops, 32);
 	for (size_t i = 0; i < nops; i++) {
 		memset(&o[i], 0, sizeof(o[i]));
-		ck_assert_msg(tr_op_parse(ops[i], &o[i], err, sizeof(err)) == 0, "%s", err);
+		ck_assert_msg(tr_op_parse(ops[i], &o[i], &err) == 0, "%s", err.msg);
 	}
-	ck_assert_msg(tr_emit(tr_arch_host(), o, nops, &f, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_emit(tr_arch_host(), o, nops, &f, &err) == 0, "%s", err.msg);
 	ck_assert_uint_lt(row, f.nrows);
 	t->row = row;
 	t->nrows = f.nrows;
@@ -249,7 +248,7 @@ size_t uwt_tramp(struct uwt_tramp *t, struct uwt_self *c, const char *const *ops
 	/* an address no map of this process covers */
 	struct uw_map *maps;
 	size_t nmaps;
-	ck_assert_msg(uw_maps_parse(c->maps, c->maps_len, &maps, &nmaps, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(uw_maps_parse(c->maps, c->maps_len, &maps, &nmaps, &err) == 0, "%s", err.msg);
 	uint64_t code = 0x10000000;
 	for (int k = 0; k < 64 && !uwt_free_at(maps, nmaps, code, 0x10000); k++)
 		code += 0x1000000;
@@ -261,7 +260,7 @@ size_t uwt_tramp(struct uwt_tramp *t, struct uwt_self *c, const char *const *ops
 	tr_unwind_opts_default(&uo);
 	if (opts)
 		uo = *opts;
-	ck_assert_msg(tr_unwind_build(&f, &uo, code, &u, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_unwind_build(&f, &uo, code, &u, &err) == 0, "%s", err.msg);
 	if (!dumpdir) {
 		snprintf(t->w.dumpdir, sizeof(t->w.dumpdir), "%s/XXXXXX", uwt_base[0] ? uwt_base : "/tmp");
 		ck_assert_ptr_nonnull(mkdtemp(t->w.dumpdir));
@@ -314,8 +313,8 @@ static void uwt_run(const struct uw_unwinder *u, const struct uw_view *v, const 
 		    struct uw_result *r)
 {
 	void *st = NULL;
-	char err[256] = "";
-	ck_assert_msg(!u->open || u->open(v, &st, err, sizeof(err)) == 0, "%s open: %s", u->name, err);
+	struct ju_err err = { 0 };
+	ck_assert_msg(!u->open || u->open(v, &st, &err) == 0, "%s open: %s", u->name, err.msg);
 	u->unwind(st, v, s, r);
 	if (u->close)
 		u->close(st);

@@ -372,12 +372,13 @@ START_TEST(jitted_elf_mach_zero)
 {
 	struct jd_load l = { .code_addr = ADDR, .vma = ADDR, .code_size = F11->code_size, .code_index = 3,
 			     .name = "tramp", .code = F11->code };
-	char dir[] = "/tmp/julint-XXXXXX", path[256], e2[512];
+	struct ju_err e2;
+	char dir[] = "/tmp/julint-XXXXXX", path[256];
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/jitted-1-3.so", dir);
 	const uint16_t machs[] = { 0, EM_X86_64, EM_AARCH64 };
 	for (size_t i = 0; i < 3; i++) {
-		ck_assert_msg(pv_write_jitted_elf(path, PV_CURRENT, &l, machs[i], e2, sizeof(e2)) == 0, "%s", e2);
+		ck_assert_msg(pv_write_jitted_elf(path, PV_CURRENT, &l, machs[i], &e2) == 0, "%s", e2.msg);
 		elf_version(EV_CURRENT);
 		int fd = open(path, O_RDONLY);
 		ck_assert_int_ge(fd, 0);
@@ -492,10 +493,11 @@ START_TEST(layout_matches_perfview)
 	ck_assert_uint_eq(ly.text_off, 0x80);
 	ck_assert_uint_eq(ly.eh_off, (0x80 + F11->code_size + 7) & ~7ull);
 	ck_assert_uint_eq(ly.hdr_off % 4, 0);
-	char dir[] = "/tmp/julint-XXXXXX", path[256], e2[512];
+	struct ju_err e2;
+	char dir[] = "/tmp/julint-XXXXXX", path[256];
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/jitted-1-3.so", dir);
-	ck_assert_msg(pv_write_jitted_elf(path, prof, &l, EM_X86_64, e2, sizeof(e2)) == 0, "%s", e2);
+	ck_assert_msg(pv_write_jitted_elf(path, prof, &l, EM_X86_64, &e2) == 0, "%s", e2.msg);
 	elf_version(EV_CURRENT);
 	int fd = open(path, O_RDONLY);
 	ck_assert_int_ge(fd, 0);

@@ -113,8 +113,8 @@ START_TEST(view_cuts_as_perf)
 	};
 	static const uint64_t none[] = { 0xffff, 0x10100, 0x20100, 0x30100, 0x40100, 0x52000 };
 	struct uw_view v;
-	char err[256];
-	ck_assert_int_eq(uw_view_init(&v, uw_arch_by_mach(EM_X86_64), &m, 1, &jd, err, sizeof(err)), 0);
+	struct ju_err err;
+	ck_assert_int_eq(uw_view_init(&v, uw_arch_by_mach(EM_X86_64), &m, 1, &jd, &err), 0);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		const struct uw_region *r = uw_view_find(&v, want[i].pc);
 		ck_assert_msg(r && !strcmp(r->name, want[i].name), "pc %#lx: %s, expected %s",
@@ -134,7 +134,7 @@ START_TEST(view_cuts_as_perf)
 	char dir[] = "/tmp/jitunwind-mapcut-XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	struct pv_view pv;
-	ck_assert_msg(pv_build(&pv, PV_CURRENT, &m, 1, &jd, dir, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(pv_build(&pv, PV_CURRENT, &m, 1, &jd, dir, &err) == 0, "%s", err.msg);
 	struct mt_tree t;
 	struct mt_snap s = { 0 };
 	mt_init(&t);

@@ -21,6 +21,7 @@
 #include "unwinders/uwarch.h"
 #include "harness/run/toperf.h"
 #include "unwinders/model/perfdata.h"
+#include "juerr.h"
 
 #define X86_MASK 0xff0fffull
 #define STACK 64
@@ -75,8 +76,8 @@ static void build(struct pd_writer *w, uint32_t attr_size)
 	pd_w_finished_round(w);
 	struct pd_features ft = { .arch = "x86_64", .osrelease = "6.1.0-test", .hostname = "h",
 				  .version = "jitunwind", .nr_cpus = 2, .cpuid = build_cpuid };
-	char err[256];
-	ck_assert_msg(pd_w_finish(w, &ft, NULL, err, sizeof(err)) == 0, "%s", err);
+	struct ju_err err;
+	ck_assert_msg(pd_w_finish(w, &ft, NULL, &err) == 0, "%s", err.msg);
 }
 
 static uint8_t *copy(const uint8_t *p, size_t n)
@@ -88,16 +89,16 @@ static uint8_t *copy(const uint8_t *p, size_t n)
 }
 
 /* parse and walk every event: 0, or the first error */
-static int read_all(const uint8_t *p, size_t n, char *err, size_t errlen, size_t *nev)
+static int read_all(const uint8_t *p, size_t n, struct ju_err *err, size_t *nev)
 {
 	uint8_t *c = copy(p, n);
 	struct pd_file f;
-	int rc = pd_parse_mem(&f, c, n, "t.data", err, errlen);
+	int rc = pd_parse_mem(&f, c, n, "t.data", err);
 	struct pd_iter it = { 0 };
 	struct pd_event ev;
 	*nev = 0;
 	if (!rc)
-		while ((rc = pd_next(&f, &it, &ev, err, errlen)) == 1)
+		while ((rc = pd_next(&f, &it, &ev, err)) == 1)
 			(*nev)++;
 	free(c);
 	return rc;
@@ -114,12 +115,12 @@ START_TEST(cpuid_feature)
 	build_cpuid = NULL;
 	uint8_t *c = copy(w.b.p, w.b.len);
 	struct pd_file f;
-	char err[256];
-	ck_assert_msg(pd_parse_mem(&f, c, w.b.len, "t.data", err, sizeof(err)) == 0, "%s", err);
+	struct ju_err err;
+	ck_assert_msg(pd_parse_mem(&f, c, w.b.len, "t.data", &err) == 0, "%s", err.msg);
 	const char *s;
-	ck_assert_int_eq(pd_feat_string(&f, PD_FEAT_CPUID, &s, err, sizeof(err)), 0);
+	ck_assert_int_eq(pd_feat_string(&f, PD_FEAT_CPUID, &s, &err), 0);
 	ck_assert_str_eq(s, "0x0-0x0-0x0");
-	ck_assert_int_eq(pd_feat_string(&f, PD_FEAT_ARCH, &s, err, sizeof(err)), 0);
+	ck_assert_int_eq(pd_feat_string(&f, PD_FEAT_ARCH, &s, &err), 0);
 	ck_assert_str_eq(s, "x86_64");
 	char tmp[64] = "/tmp/jutest-cpuid-XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(tmp));
@@ -195,17 +196,17 @@ START_TEST(big_dump_shrinks_as_the_kernel)
 			       .stack = big, .dyn_size = sizeof(big) };
 	pd_w_sample(&w, &s);
 	struct pd_features ft = { .arch = "x86_64", .osrelease = "r", .hostname = "h", .version = "v", .nr_cpus = 1 };
-	char err[256];
-	ck_assert_msg(pd_w_finish(&w, &ft, NULL, err, sizeof(err)) == 0, "%s", err);
+	struct ju_err err;
+	ck_assert_msg(pd_w_finish(&w, &ft, NULL, &err) == 0, "%s", err.msg);
 	/* header 8, ip, pid/tid, time, callchain nr (0 entries), abi + 20 registers */
 	uint64_t hs = 8 + 8 + 8 + 8 + 8 + 8 + 20 * 8 + 2 * 8;
 	uint64_t want = (65535 - hs - 8 + 7) & ~7ull;
 	uint8_t *c = copy(w.b.p, w.b.len);
 	struct pd_file f;
-	ck_assert_msg(pd_parse_mem(&f, c, w.b.len, "t.data", err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(pd_parse_mem(&f, c, w.b.len, "t.data", &err) == 0, "%s", err.msg);
 	struct pd_iter it = { 0 };
 	struct pd_event ev;
-	ck_assert_int_eq(pd_next(&f, &it, &ev, err, sizeof(err)), 1);
+	ck_assert_int_eq(pd_next(&f, &it, &ev, &err), 1);
 	ck_assert_uint_eq(ev.type, PD_REC_SAMPLE);
 	ck_assert_uint_eq(ev.sample.stack_size, want);
 	ck_assert_uint_eq(ev.sample.dyn_size, want);
@@ -246,36 +247,36 @@ START_TEST(round_trip)
 	build(&w, abi_sizes[_i]);
 	uint8_t *c = copy(w.b.p, w.b.len);
 	struct pd_file f;
-	char err[256];
-	ck_assert_msg(pd_parse_mem(&f, c, w.b.len, "t.data", err, sizeof(err)) == 0, "%s", err);
+	struct ju_err err;
+	ck_assert_msg(pd_parse_mem(&f, c, w.b.len, "t.data", &err) == 0, "%s", err.msg);
 	ck_assert_uint_eq(f.nattrs, 1);
 	ck_assert_uint_eq(f.attrs[0].size, abi_sizes[_i]);
 	ck_assert_uint_eq(f.attrs[0].sample_regs_user, X86_MASK);
 	ck_assert(pd_attr_flag(&f.attrs[0], PD_ATTR_USE_CLOCKID));
 	const char *s;
-	ck_assert_int_eq(pd_feat_string(&f, PD_FEAT_ARCH, &s, err, sizeof(err)), 0);
+	ck_assert_int_eq(pd_feat_string(&f, PD_FEAT_ARCH, &s, &err), 0);
 	ck_assert_str_eq(s, "x86_64");
-	ck_assert_int_eq(pd_feat_string(&f, PD_FEAT_OSRELEASE, &s, err, sizeof(err)), 0);
+	ck_assert_int_eq(pd_feat_string(&f, PD_FEAT_OSRELEASE, &s, &err), 0);
 	ck_assert_str_eq(s, "6.1.0-test");
-	ck_assert_int_eq(pd_feat_string(&f, PD_FEAT_CMDLINE, &s, err, sizeof(err)), -ENOENT);
-	ck_assert_int_eq(pd_feat_string(&f, PD_FEAT_CPUID, &s, err, sizeof(err)), -ENOENT);
+	ck_assert_int_eq(pd_feat_string(&f, PD_FEAT_CMDLINE, &s, &err), -ENOENT);
+	ck_assert_int_eq(pd_feat_string(&f, PD_FEAT_CPUID, &s, &err), -ENOENT);
 	struct pd_build_id b;
 	uint16_t misc;
-	ck_assert_int_eq(pd_feat_build_id(&f, 0, &b, &misc, err, sizeof(err)), 1);
+	ck_assert_int_eq(pd_feat_build_id(&f, 0, &b, &misc, &err), 1);
 	ck_assert_str_eq(b.path, "/usr/bin/thing");
 	ck_assert_uint_eq(b.size, 20);
 	ck_assert_mem_eq(b.id, bid, 20);
-	ck_assert_int_eq(pd_feat_build_id(&f, 1, &b, &misc, err, sizeof(err)), 0);
+	ck_assert_int_eq(pd_feat_build_id(&f, 1, &b, &misc, &err), 0);
 
 	struct pd_iter it = { 0 };
 	struct pd_event ev;
-	ck_assert_int_eq(pd_next(&f, &it, &ev, err, sizeof(err)), 1);
+	ck_assert_int_eq(pd_next(&f, &it, &ev, &err), 1);
 	ck_assert_uint_eq(ev.type, PD_REC_COMM);
 	ck_assert_str_eq(ev.comm, "jitunwind");
 	ck_assert_uint_eq(ev.pid, 100);
 	ck_assert_uint_eq(ev.tid, 101);
 	ck_assert_uint_eq(ev.time, 1000);
-	ck_assert_int_eq(pd_next(&f, &it, &ev, err, sizeof(err)), 1);
+	ck_assert_int_eq(pd_next(&f, &it, &ev, &err), 1);
 	ck_assert_uint_eq(ev.type, PD_REC_MMAP2);
 	ck_assert(!ev.mmap.has_build_id);
 	ck_assert_uint_eq(ev.mmap.start, 0x400000);
@@ -289,19 +290,19 @@ START_TEST(round_trip)
 	ck_assert_uint_eq(ev.mmap.flags, 2);
 	ck_assert_str_eq(ev.mmap.filename, "/usr/bin/thing");
 	ck_assert_uint_eq(ev.time, 1001);
-	ck_assert_int_eq(pd_next(&f, &it, &ev, err, sizeof(err)), 1);
+	ck_assert_int_eq(pd_next(&f, &it, &ev, &err), 1);
 	ck_assert(ev.mmap.has_build_id);
 	ck_assert_uint_eq(ev.mmap.build_id_size, 20);
 	ck_assert_mem_eq(ev.mmap.build_id, bid, 20);
 	ck_assert_str_eq(ev.mmap.filename, "/tmp/jit-100.dump");
 	for (int k = 0; k < 2; k++) {
-		ck_assert_int_eq(pd_next(&f, &it, &ev, err, sizeof(err)), 1);
+		ck_assert_int_eq(pd_next(&f, &it, &ev, &err), 1);
 		ck_assert_uint_eq(ev.type, PD_REC_SAMPLE);
 		check_built_sample(&ev.sample, k);
 	}
-	ck_assert_int_eq(pd_next(&f, &it, &ev, err, sizeof(err)), 1);
+	ck_assert_int_eq(pd_next(&f, &it, &ev, &err), 1);
 	ck_assert_uint_eq(ev.type, PD_REC_FINISHED_ROUND);
-	ck_assert_int_eq(pd_next(&f, &it, &ev, err, sizeof(err)), 0);
+	ck_assert_int_eq(pd_next(&f, &it, &ev, &err), 0);
 	free(c);
 	pd_writer_free(&w);
 }
@@ -389,16 +390,16 @@ START_TEST(malformed)
 			w.b.p[base + b->off + (size_t)i] = (uint8_t)(b->val >> (8 * i));
 	else
 		n = base + b->off;
-	char err[512] = "";
+	struct ju_err err = { 0 };
 	size_t nev;
-	int rc = read_all(w.b.p, n, err, sizeof(err), &nev);
+	int rc = read_all(w.b.p, n, &err, &nev);
 	ck_assert_msg(rc < 0, "%s: accepted (%zu events)", b->what, nev);
-	ck_assert_msg(strstr(err, "t.data: offset 0x"), "%s: '%s'", b->what, err);
-	ck_assert_msg(strstr(err, b->msg), "%s: '%s'", b->what, err);
+	ck_assert_msg(strstr(err.msg, "t.data: offset 0x"), "%s: '%s'", b->what, err.msg);
+	ck_assert_msg(strstr(err.msg, b->msg), "%s: '%s'", b->what, err.msg);
 	if (b->err_off >= 0) {
 		char want[64];
 		snprintf(want, sizeof(want), "offset 0x%zx:", base + (size_t)b->err_off);
-		ck_assert_msg(strstr(err, want), "%s: expected %s in '%s'", b->what, want, err);
+		ck_assert_msg(strstr(err.msg, want), "%s: expected %s in '%s'", b->what, want, err.msg);
 	}
 	pd_writer_free(&w);
 }
@@ -410,21 +411,21 @@ START_TEST(every_truncation_and_byte)
 {
 	struct pd_writer w;
 	build(&w, PD_ATTR_SIZE_VER7);
-	char err[512];
+	struct ju_err err;
 	size_t nev;
-	ck_assert_int_eq(read_all(w.b.p, w.b.len, err, sizeof(err), &nev), 0);
+	ck_assert_int_eq(read_all(w.b.p, w.b.len, &err, &nev), 0);
 	ck_assert_uint_eq(nev, 6);
 	for (size_t n = 0; n < w.b.len; n++) {
-		err[0] = 0;
-		ck_assert_msg(read_all(w.b.p, n, err, sizeof(err), &nev) < 0, "truncated to %zu bytes: accepted", n);
-		ck_assert_msg(strstr(err, "offset 0x"), "truncated to %zu: '%s'", n, err);
+		err.msg[0] = 0;
+		ck_assert_msg(read_all(w.b.p, n, &err, &nev) < 0, "truncated to %zu bytes: accepted", n);
+		ck_assert_msg(strstr(err.msg, "offset 0x"), "truncated to %zu: '%s'", n, err.msg);
 	}
 	for (size_t i = 0; i < w.b.len; i += 3) {
 		uint8_t keep = w.b.p[i];
 		w.b.p[i] ^= 0xff;
-		err[0] = 0;
-		if (read_all(w.b.p, w.b.len, err, sizeof(err), &nev) < 0)
-			ck_assert_msg(strstr(err, "offset 0x"), "byte %zu flipped: '%s'", i, err);
+		err.msg[0] = 0;
+		if (read_all(w.b.p, w.b.len, &err, &nev) < 0)
+			ck_assert_msg(strstr(err.msg, "offset 0x"), "byte %zu flipped: '%s'", i, err.msg);
 		w.b.p[i] = keep;
 	}
 	pd_writer_free(&w);
@@ -450,7 +451,8 @@ static int sh(const char *fmt, ...)
 static void perf_reads(const char *bin, const char *tmp, const char *c, const char *one, size_t want,
 		       size_t s_loads)
 {
-	char path[128], err[512];
+	struct ju_err err;
+	char path[128];
 	struct pd_file f;
 	struct pd_iter it;
 	struct pd_event ev;
@@ -466,10 +468,10 @@ static void perf_reads(const char *bin, const char *tmp, const char *c, const ch
 	ck_assert_int_eq(sh("HOME=%s perf --buildid-dir %s/bid inject -j -i %s/p.data -o %s/pj.data 2>%s/inj.err",
 			    tmp, tmp, tmp, tmp, tmp), 0);
 	snprintf(path, sizeof(path), "%s/pj.data", tmp);
-	ck_assert_msg(pd_open(&f, path, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(pd_open(&f, path, &err) == 0, "%s", err.msg);
 	size_t jitted = 0, ns = 0;
 	memset(&it, 0, sizeof(it));
-	while ((rc = pd_next(&f, &it, &ev, err, sizeof(err))) == 1) {
+	while ((rc = pd_next(&f, &it, &ev, &err)) == 1) {
 		if (ev.type == PD_REC_MMAP2 && strstr(ev.mmap.filename, "/jitted-"))
 			jitted++;
 		if (ev.type == PD_REC_SAMPLE) {
@@ -478,7 +480,7 @@ static void perf_reads(const char *bin, const char *tmp, const char *c, const ch
 			ns++;
 		}
 	}
-	ck_assert_msg(rc == 0, "%s", err);
+	ck_assert_msg(rc == 0, "%s", err.msg);
 	ck_assert_uint_eq(ns, want);
 	ck_assert_uint_ge(jitted, s_loads);
 	pd_close(&f);
@@ -514,10 +516,11 @@ START_TEST(record_perf_data)
 	ck_assert_int_eq(sh("%s record -o %s/s.bin --jitdump-dir %s --perf-data %s/p.data --stack-size 4096 "
 			    "%s/%s %s/nested-depth3.case >%s/log 2>&1",
 			    bin, tmp, tmp, tmp, c, one, c, tmp), 0);
-	char path[128], err[512];
+	struct ju_err err;
+	char path[128];
 	snprintf(path, sizeof(path), "%s/s.bin", tmp);
 	struct hx_samples s;
-	ck_assert_msg(hx_samples_read(&s, path, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(hx_samples_read(&s, path, err.msg, sizeof(err.msg)) == 0, "%s", err.msg);
 	size_t want = 0, s_loads = 0;
 	for (size_t g = 0; g < s.ngroups; g++) {
 		want += s.groups[g].nsamples;
@@ -525,14 +528,14 @@ START_TEST(record_perf_data)
 	}
 	snprintf(path, sizeof(path), "%s/p.data", tmp);
 	struct pd_file f;
-	ck_assert_msg(pd_open(&f, path, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(pd_open(&f, path, &err) == 0, "%s", err.msg);
 	ck_assert_uint_eq(f.attrs[0].sample_stack_user, 4096);
 	struct pd_iter it = { 0 };
 	struct pd_event ev;
 	size_t nsamples = 0, markers = 0, comms = 0;
 	uint64_t last = 0;
 	int rc;
-	while ((rc = pd_next(&f, &it, &ev, err, sizeof(err))) == 1) {
+	while ((rc = pd_next(&f, &it, &ev, &err)) == 1) {
 		if (ev.type == PD_REC_COMM)
 			comms++;
 		if (ev.type == PD_REC_MMAP2 && strstr(ev.mmap.filename, "/jit-") && strstr(ev.mmap.filename, ".dump")) {
@@ -548,7 +551,7 @@ START_TEST(record_perf_data)
 			nsamples++;
 		}
 	}
-	ck_assert_msg(rc == 0, "%s", err);
+	ck_assert_msg(rc == 0, "%s", err.msg);
 	ck_assert_uint_eq(nsamples, want);
 	ck_assert_uint_eq(markers, s.ngroups);
 	ck_assert_uint_eq(comms, s.ngroups);
@@ -582,29 +585,30 @@ START_TEST(fp_mode_writer)
 	const char *c = host_cases()->dir;
 	ck_assert_int_eq(sh("%s record -o %s/s.bin --jitdump-dir %s %s/nested-depth3.case >%s/log 2>&1",
 			    bin, tmp, tmp, c, tmp), 0);
-	char in[128], out[128], err[512];
+	struct ju_err err;
+	char in[128], out[128];
 	snprintf(in, sizeof(in), "%s/s.bin", tmp);
 	snprintf(out, sizeof(out), "%s/fp.data", tmp);
 	struct hx_toperf_opts o = { .callchain_fp = 1 };
-	int rc = hx_toperf_write(in, out, &o, err, sizeof(err));
+	int rc = hx_toperf_write(in, out, &o, err.msg, sizeof(err.msg));
 	if (host_facts()->dw_lr < 0) {
 		ck_assert_int_eq(rc, -1);
-		ck_assert_msg(strstr(err, "has no link register"), "%s", err);
+		ck_assert_msg(strstr(err.msg, "has no link register"), "%s", err.msg);
 		sh("rm -rf %s", tmp);
 		return;
 	}
-	ck_assert_msg(rc == 0, "%s", err);
+	ck_assert_msg(rc == 0, "%s", err.msg);
 	struct hx_samples s;
-	ck_assert_msg(hx_samples_read(&s, in, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(hx_samples_read(&s, in, err.msg, sizeof(err.msg)) == 0, "%s", err.msg);
 	struct pd_file f;
-	ck_assert_msg(pd_open(&f, out, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(pd_open(&f, out, &err) == 0, "%s", err.msg);
 	ck_assert_uint_eq(f.attrs[0].sample_type & PD_SAMPLE_STACK_USER, 0);
 	ck_assert_uint_eq(f.attrs[0].sample_regs_user, 1ull << uw_arch_host()->perf_lr);   /* arm64 30, riscv64 1 */
 	ck_assert(!pd_attr_flag(&f.attrs[0], PD_ATTR_EXCLUDE_CALLCHAIN_USER));
 	struct pd_iter it = { 0 };
 	struct pd_event ev;
 	size_t k = 0, callee = 0;
-	while ((rc = pd_next(&f, &it, &ev, err, sizeof(err))) == 1) {
+	while ((rc = pd_next(&f, &it, &ev, &err)) == 1) {
 		if (ev.type != PD_REC_SAMPLE)
 			continue;
 		const struct hx_sample *hs = &s.groups[0].samples[k++];
@@ -622,7 +626,7 @@ START_TEST(fp_mode_writer)
 			callee++;
 		}
 	}
-	ck_assert_msg(rc == 0, "%s", err);
+	ck_assert_msg(rc == 0, "%s", err.msg);
 	ck_assert_uint_eq(k, s.groups[0].nsamples);
 	ck_assert_uint_ge(callee, 1);
 	pd_close(&f);
@@ -633,7 +637,8 @@ END_TEST
 
 START_TEST(reads_perf_record)
 {
-	char tmp[64] = "/tmp/jutest-pdr-XXXXXX", path[128], err[512];
+	struct ju_err err;
+	char tmp[64] = "/tmp/jutest-pdr-XXXXXX", path[128];
 	ck_assert_ptr_nonnull(mkdtemp(tmp));
 	if (sh("command -v perf >/dev/null 2>&1") ||
 	    sh("HOME=%s perf record -q -k 1 -e cpu-clock -F 2000 --call-graph dwarf,1024 -o %s/r.data -- "
@@ -652,18 +657,18 @@ START_TEST(reads_perf_record)
 	pclose(p);
 	snprintf(path, sizeof(path), "%s/r.data", tmp);
 	struct pd_file f;
-	ck_assert_msg(pd_open(&f, path, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(pd_open(&f, path, &err) == 0, "%s", err.msg);
 	ck_assert(f.attrs[0].sample_type & PD_SAMPLE_STACK_USER);
 	struct pd_iter it = { 0 };
 	struct pd_event ev;
 	int rc, n = 0, stacks = 0;
-	while ((rc = pd_next(&f, &it, &ev, err, sizeof(err))) == 1)
+	while ((rc = pd_next(&f, &it, &ev, &err)) == 1)
 		if (ev.type == PD_REC_SAMPLE) {
 			n++;
 			stacks += ev.sample.stack_size == 1024;
 			ck_assert_uint_eq(ev.sample.mask, f.attrs[0].sample_regs_user);
 		}
-	ck_assert_msg(rc == 0, "%s", err);
+	ck_assert_msg(rc == 0, "%s", err.msg);
 	ck_assert_int_eq(n, want);
 	ck_assert_int_gt(stacks, 0);
 	pd_close(&f);

@@ -27,7 +27,7 @@
 
 #define CODE_BASE 0x7f1234560000ull
 
-static char err[1024];
+static struct ju_err err;
 
 static const char *const cpython_fp[] = { "push_fp", "set_fp", "call_target", "pop_fp", "ret" };
 /* 11 bytes on x86_64, 16 on arm64 + 4: .eh_frame then sits past a pad */
@@ -82,9 +82,9 @@ static void emit(struct tr_func *f, const char *const *lines, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		memset(&ops[i], 0, sizeof(ops[i]));
 		ops[i].line = (int)i + 1;
-		ck_assert_msg(tr_op_parse(lines[i], &ops[i], err, sizeof(err)) == 0, "%s: %s", lines[i], err);
+		ck_assert_msg(tr_op_parse(lines[i], &ops[i], &err) == 0, "%s: %s", lines[i], err.msg);
 	}
-	ck_assert_msg(tr_emit(tr_arch_host(), ops, n, f, err, sizeof(err)) == 0, "emit: %s", err);
+	ck_assert_msg(tr_emit(tr_arch_host(), ops, n, f, &err) == 0, "emit: %s", err.msg);
 }
 
 /* n loads of the code in lines at CODE_BASE + k * stride (stride 0: 0x1000),
@@ -107,7 +107,7 @@ static void fx_make(struct fx *x, const char *const *lines, size_t nlines, size_
 	x->n = n;
 	for (size_t k = 0; k < n; k++) {
 		x->addr[k] = CODE_BASE + k * (stride ? stride : 0x1000);
-		ck_assert_msg(tr_unwind_build(x->f, &o, x->addr[k], &x->u, err, sizeof(err)) == 0, "%s", err);
+		ck_assert_msg(tr_unwind_build(x->f, &o, x->addr[k], &x->u, &err) == 0, "%s", err.msg);
 		if (unwind)
 			ck_assert_int_eq(jdw_unwinding_info(&w, x->u.data, x->u.size, x->u.hdr_size,
 							    x->u.mapped_size), 0);
@@ -242,7 +242,7 @@ START_TEST(layout)
 	struct fx x;
 	fx_make(&x, codes[_i / 3].lines, codes[_i / 3].n, 1, 0, true);
 	struct pv_view pv;
-	ck_assert_msg(pv_build(&pv, p, NULL, 0, &x.jd, x.dir, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(pv_build(&pv, p, NULL, 0, &x.jd, x.dir, &err) == 0, "%s", err.msg);
 	const uint64_t csize = x.f->code_size, text = pv_text_addr(p);
 	const uint64_t ehsize = x.u.size - x.u.hdr_size;
 	ck_assert_uint_eq(text, p == PV_5X_0X40 ? 0x40 : 0x80);
@@ -317,7 +317,7 @@ START_TEST(no_unwind)
 	fx_make(&x, cpython_fp, 5, 1, 0, false);
 	ck_assert(!x.jd.loads[0].has_unwind);
 	struct pv_view pv;
-	ck_assert_msg(pv_build(&pv, PV_CURRENT, NULL, 0, &x.jd, x.dir, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(pv_build(&pv, PV_CURRENT, NULL, 0, &x.jd, x.dir, &err) == 0, "%s", err.msg);
 	ck_assert_uint_eq(pv.maps[0].end - pv.maps[0].start, x.f->code_size);
 	ck_assert(!pv.maps[0].dso->has_eh_frame && !pv.maps[0].dso->has_eh_frame_hdr);
 	struct relf r;
@@ -345,7 +345,7 @@ START_TEST(fde_range)
 	struct fx x;
 	fx_make(&x, codes[_i / 3].lines, codes[_i / 3].n, 1, 0, true);
 	struct pv_view pv;
-	ck_assert_msg(pv_build(&pv, p, NULL, 0, &x.jd, x.dir, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(pv_build(&pv, p, NULL, 0, &x.jd, x.dir, &err) == 0, "%s", err.msg);
 	const char *so = pv.maps[0].dso->path;
 	/* the JIT encoded its FDE against code | pad | eh_frame: in the ELF it must
 	 * cover .text's address range exactly */
@@ -403,7 +403,7 @@ START_TEST(libdw_cfi)
 	struct fx x;
 	fx_make(&x, codes[_i / 3].lines, codes[_i / 3].n, 1, 0, true);
 	struct pv_view pv;
-	ck_assert_msg(pv_build(&pv, p, NULL, 0, &x.jd, x.dir, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(pv_build(&pv, p, NULL, 0, &x.jd, x.dir, &err) == 0, "%s", err.msg);
 	elf_version(EV_CURRENT);
 	int fd = open(pv.maps[0].dso->path, O_RDONLY);
 	ck_assert_int_ge(fd, 0);
@@ -458,7 +458,7 @@ START_TEST(symbolize)
 	fx_make(&x, cpython_fp, 5, 1, 0, true);
 	for (size_t k = 0; k < 3; k++) {
 		struct pv_view pv;
-		ck_assert_msg(pv_build(&pv, profs[k], NULL, 0, &x.jd, NULL, err, sizeof(err)) == 0, "%s", err);
+		ck_assert_msg(pv_build(&pv, profs[k], NULL, 0, &x.jd, NULL, &err) == 0, "%s", err.msg);
 		for (size_t i = 0; i < x.f->nrows; i++) {
 			const char *s = pv_symbolize(&pv, x.addr[0] + x.f->rows[i].offset);
 			if (profs[k] == PV_5X_0X40)
@@ -500,7 +500,7 @@ START_TEST(symbolize_5x_long_code)
 		return;
 	}
 	struct pv_view pv;
-	ck_assert_msg(pv_build(&pv, PV_5X_0X40, NULL, 0, &x.jd, NULL, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(pv_build(&pv, PV_5X_0X40, NULL, 0, &x.jd, NULL, &err) == 0, "%s", err.msg);
 	ck_assert_str_eq(pv_symbolize(&pv, x.addr[0]), "tramp");
 	pv_fini(&pv);
 	fx_free(&x);
@@ -513,7 +513,7 @@ START_TEST(read_map_ip)
 	fx_make(&x, cpython_fp, 5, 1, 0, true);
 	for (size_t k = 0; k < 3; k++) {
 		struct pv_view pv;
-		ck_assert_msg(pv_build(&pv, profs[k], NULL, 0, &x.jd, NULL, err, sizeof(err)) == 0, "%s", err);
+		ck_assert_msg(pv_build(&pv, profs[k], NULL, 0, &x.jd, NULL, &err) == 0, "%s", err.msg);
 		uint8_t buf[256];
 		size_t cs = x.f->code_size;
 		ck_assert(pv_read(&pv, x.addr[0], buf, cs));
@@ -558,7 +558,7 @@ START_TEST(overlap_cuts_first)
 	struct fx x;
 	fx_make(&x, cpython_fp, 5, 2, 16, true);
 	struct pv_view pv;
-	ck_assert_msg(pv_build(&pv, PV_CURRENT, NULL, 0, &x.jd, x.dir, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(pv_build(&pv, PV_CURRENT, NULL, 0, &x.jd, x.dir, &err) == 0, "%s", err.msg);
 	uint64_t len = al8(x.f->code_size) + x.u.mapped_size;
 	ck_assert_uint_gt(len, 16);
 	ck_assert_uint_eq(pv.nmaps, 2);
@@ -586,7 +586,7 @@ START_TEST(repeated_code_index)
 	fx_make(&x, cpython_fp, 5, 2, 0, true);
 	x.jd.loads[1].code_index = x.jd.loads[0].code_index;
 	struct pv_view pv;
-	ck_assert_msg(pv_build(&pv, PV_CURRENT, NULL, 0, &x.jd, x.dir, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(pv_build(&pv, PV_CURRENT, NULL, 0, &x.jd, x.dir, &err) == 0, "%s", err.msg);
 	ck_assert_uint_eq(pv.ndsos, 1);
 	ck_assert_uint_eq(pv.nmaps, 2);
 	ck_assert_ptr_eq(pv.maps[0].dso, pv.maps[1].dso);
@@ -606,7 +606,7 @@ START_TEST(perf_name_next_to_dump)
 	fx_make(&x, cpython_fp, 5, 1, 0, true);
 	snprintf(x.jd.path, sizeof(x.jd.path), "/tmp/jit-%u.dump", (unsigned)x.jd.loads[0].pid);
 	struct pv_view pv;
-	ck_assert_msg(pv_build(&pv, PV_CURRENT, NULL, 0, &x.jd, x.dir, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(pv_build(&pv, PV_CURRENT, NULL, 0, &x.jd, x.dir, &err) == 0, "%s", err.msg);
 	char want[64];
 	snprintf(want, sizeof(want), "/tmp/jitted-%u-0.so", (unsigned)x.jd.loads[0].pid);
 	ck_assert_str_eq(pv.maps[0].dso->perf_name, want);
@@ -661,7 +661,7 @@ START_TEST(file_map_cuts)
 		maps[i].path = paths[cut[_i].in[i].file];
 	}
 	struct pv_view pv;
-	ck_assert_msg(pv_build(&pv, PV_CURRENT, maps, cut[_i].nin, NULL, NULL, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(pv_build(&pv, PV_CURRENT, maps, cut[_i].nin, NULL, NULL, &err) == 0, "%s", err.msg);
 	ck_assert_msg(pv.nmaps == cut[_i].nout, "%s: %zu maps", cut[_i].what, pv.nmaps);
 	for (size_t i = 0; i < pv.nmaps; i++) {
 		const struct pv_map *m = &pv.maps[i];
@@ -692,8 +692,7 @@ START_TEST(symbols_vaddr_ne_offset)
 	fx_make(&x, cpython_fp, 5, 1, 0, true);
 	char path[128];
 	snprintf(path, sizeof(path), "%s/moved.so", x.dir);
-	ck_assert_msg(pv_write_jitted_elf(path, PV_CURRENT, &x.jd.loads[0], tr_arch_host()->facts->elf_mach, err,
-					  sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(pv_write_jitted_elf(path, PV_CURRENT, &x.jd.loads[0], tr_arch_host()->facts->elf_mach, &err) == 0, "%s", err.msg);
 	/* move the segment, .text and the symbol up by 0x10000, keep the file layout */
 	const uint64_t delta = 0x10000;
 	elf_version(EV_CURRENT);
@@ -730,7 +729,7 @@ START_TEST(symbols_vaddr_ne_offset)
 	const uint64_t start = 0x555500000000ull;
 	struct uw_map m = { .start = start, .end = start + 0x1000, .pgoff = 0, .prot = "r-xp", .path = path };
 	struct pv_view pv;
-	ck_assert_msg(pv_build(&pv, PV_CURRENT, &m, 1, NULL, NULL, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(pv_build(&pv, PV_CURRENT, &m, 1, NULL, NULL, &err) == 0, "%s", err.msg);
 	ck_assert_uint_eq(pv.maps[0].dso->first_load_vaddr, 0x80 + delta);
 	ck_assert_uint_eq(pv.maps[0].dso->first_load_offset, 0x80);
 	ck_assert_uint_eq(pv.maps[0].dso->nsyms, 1);
@@ -775,9 +774,9 @@ START_TEST(self_symbols)
 	char *text = read_self_maps(&len);
 	struct uw_map *maps;
 	size_t n;
-	ck_assert_msg(uw_maps_parse(text, len, &maps, &n, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(uw_maps_parse(text, len, &maps, &n, &err) == 0, "%s", err.msg);
 	struct pv_view pv;
-	ck_assert_msg(pv_build(&pv, PV_CURRENT, maps, n, NULL, NULL, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(pv_build(&pv, PV_CURRENT, maps, n, NULL, NULL, &err) == 0, "%s", err.msg);
 	/* a PIE executable's .symtab */
 	uint64_t fn = (uint64_t)(uintptr_t)suite_perfview;
 	const char *s = pv_symbolize(&pv, fn);
@@ -847,7 +846,7 @@ START_TEST(build_id)
 			     .code = (const uint8_t *)vec[_i].code, .name = "f" };
 	char path[128], out[4096];
 	snprintf(path, sizeof(path), "%s/f.so", dir);
-	ck_assert_msg(pv_write_jitted_elf(path, PV_CURRENT, &l, EM_X86_64, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(pv_write_jitted_elf(path, PV_CURRENT, &l, EM_X86_64, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(pvt_run(out, sizeof(out), "readelf -nW '%s'", path), 0);
 	const char *b = strstr(out, "Build ID: ");
 	ck_assert_ptr_nonnull(b);
@@ -881,26 +880,25 @@ START_TEST(errors)
 	struct fx x;
 	fx_make(&x, cpython_fp, 5, 1, 0, true);
 	struct pv_view pv;
-	ck_assert_int_eq(pv_build(&pv, PV_CURRENT, NULL, 0, &x.jd, "/nonexistent/pvdir", err, sizeof(err)), -ENOENT);
-	ck_assert_msg(strstr(err, "/nonexistent/pvdir"), "%s", err);
-	ck_assert_int_eq(pv_build(&pv, (enum pv_profile)7, NULL, 0, &x.jd, NULL, err, sizeof(err)), -EINVAL);
-	ck_assert_ptr_nonnull(strstr(err, "profile"));
+	ck_assert_int_eq(pv_build(&pv, PV_CURRENT, NULL, 0, &x.jd, "/nonexistent/pvdir", &err), -ENOENT);
+	ck_assert_msg(strstr(err.msg, "/nonexistent/pvdir"), "%s", err.msg);
+	ck_assert_int_eq(pv_build(&pv, (enum pv_profile)7, NULL, 0, &x.jd, NULL, &err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "profile"));
 	/* a load perf's genelf cannot take: the message names the dump offset */
 	struct jd_load big = x.jd.loads[0];
 	big.code_size = 1ull << 32;
-	ck_assert_int_eq(pv_write_jitted_elf("/tmp/never-written.so", PV_CURRENT, &big, EM_X86_64, err,
-					     sizeof(err)), -ERANGE);
-	ck_assert_msg(strstr(err, "jitdump offset"), "%s", err);
+	ck_assert_int_eq(pv_write_jitted_elf("/tmp/never-written.so", PV_CURRENT, &big, EM_X86_64, &err), -ERANGE);
+	ck_assert_msg(strstr(err.msg, "jitdump offset"), "%s", err.msg);
 	ck_assert_int_ne(access("/tmp/never-written.so", F_OK), 0);
 	ck_assert_int_eq(pv_write_jitted_elf("/nonexistent/dir/f.so", PV_CURRENT, &x.jd.loads[0], EM_X86_64,
-					     err, sizeof(err)), -ENOENT);
-	ck_assert_msg(strstr(err, "cannot create"), "%s", err);
+					     &err), -ENOENT);
+	ck_assert_msg(strstr(err.msg, "cannot create"), "%s", err.msg);
 	/* a load whose mapping wraps the address space */
 	x.jd.loads[0].code_addr = UINT64_MAX - 4;
-	ck_assert_int_eq(pv_build(&pv, PV_CURRENT, NULL, 0, &x.jd, NULL, err, sizeof(err)), -EINVAL);
-	ck_assert_msg(strstr(err, "jitdump offset 0x") && strstr(err, "wraps"), "%s", err);
+	ck_assert_int_eq(pv_build(&pv, PV_CURRENT, NULL, 0, &x.jd, NULL, &err), -EINVAL);
+	ck_assert_msg(strstr(err.msg, "jitdump offset 0x") && strstr(err.msg, "wraps"), "%s", err.msg);
 	/* an empty view: no directory made */
-	ck_assert_int_eq(pv_build(&pv, PV_V61, NULL, 0, NULL, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(pv_build(&pv, PV_V61, NULL, 0, NULL, NULL, &err), 0);
 	ck_assert(!pv.private_dir && !pv.dir[0]);
 	ck_assert_ptr_null(pv_find(&pv, 0x1000));
 	ck_assert_ptr_null(pv_symbolize(&pv, 0x1000));

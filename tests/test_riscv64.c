@@ -34,9 +34,9 @@ static const char *const all_ops[] = {
 
 static void parse_op(const char *line, struct tr_op *op)
 {
-	char err[256];
+	struct ju_err err;
 	memset(op, 0, sizeof(*op));
-	ck_assert_msg(tr_op_parse(line, op, err, sizeof(err)) == 0, "%s: %s", line, err);
+	ck_assert_msg(tr_op_parse(line, op, &err) == 0, "%s: %s", line, err.msg);
 	if (op->reg_name[0]) {   /* as tr_emit resolves a name for the arch */
 		int r = RV->dwarf_reg(op->reg_name);
 		ck_assert_msg(r >= 0, "%s: not a riscv64 register", line);
@@ -115,11 +115,11 @@ START_TEST(words_match_objdump)
 	for (size_t i = 0; i < n; i++) {
 		struct tr_op op;
 		parse_op(all_ops[i], &op);
-		char err[160];
+		struct ju_err err;
 		struct tr_eff eff[TR_MAX_EFF];
 		int ne, len = RV->encode(&op, code + size, sizeof(code) - size, text[i], sizeof(text[i]), eff, &ne,
-					 err, sizeof(err));
-		ck_assert_msg(len > 0 && len % 4 == 0, "%s: %s", all_ops[i], err);
+					 &err);
+		ck_assert_msg(len > 0 && len % 4 == 0, "%s: %s", all_ops[i], err.msg);
 		size += (size_t)len;
 	}
 	char path[64];
@@ -191,27 +191,28 @@ START_TEST(bad_ops_named)
 {
 	struct tr_op op;
 	parse_op(bad_ops[_i][0], &op);
-	char err[160] = "", text[64];
+	struct ju_err err;
+	char text[64];
 	uint8_t code[16];
 	struct tr_eff eff[TR_MAX_EFF];
 	int ne;
-	ck_assert_int_lt(RV->encode(&op, code, sizeof(code), text, sizeof(text), eff, &ne, err, sizeof(err)), 0);
-	ck_assert_msg(strstr(err, bad_ops[_i][1]), "%s: '%s'", bad_ops[_i][0], err);
+	ck_assert_int_lt(RV->encode(&op, code, sizeof(code), text, sizeof(text), eff, &ne, &err), 0);
+	ck_assert_msg(strstr(err.msg, bad_ops[_i][1]), "%s: '%s'", bad_ops[_i][0], err.msg);
 }
 END_TEST
 
 static struct tr_func *emit(const char *const *lines, size_t n)
 {
 	static struct tr_op ops[32];
-	char err[256];
+	struct ju_err err;
 	ck_assert_uint_le(n, 32);
 	for (size_t i = 0; i < n; i++) {
 		memset(&ops[i], 0, sizeof(ops[i]));
-		ck_assert_msg(tr_op_parse(lines[i], &ops[i], err, sizeof(err)) == 0, "%s: %s", lines[i], err);
+		ck_assert_msg(tr_op_parse(lines[i], &ops[i], &err) == 0, "%s: %s", lines[i], err.msg);
 	}
 	struct tr_func *f = calloc(1, sizeof(*f));
 	ck_assert_ptr_nonnull(f);
-	ck_assert_msg(tr_emit(RV, ops, n, f, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(tr_emit(RV, ops, n, f, &err) == 0, "%s", err.msg);
 	return f;
 }
 
@@ -463,8 +464,8 @@ static void check_cfi(const char *what, const char *const *lines, size_t n)
 	struct tr_unwind_opts o;
 	tr_unwind_opts_default(&o);
 	static struct tr_unwind u;
-	char err[256];
-	ck_assert_msg(tr_unwind_build(f, &o, CODE, &u, err, sizeof(err)) == 0, "%s: %s", what, err);
+	struct ju_err err;
+	ck_assert_msg(tr_unwind_build(f, &o, CODE, &u, &err) == 0, "%s: %s", what, err.msg);
 	struct ehf_bases b = { .section = CODE + u.eh_off, .ptr_size = 8 };
 	struct ehf_table t;
 	struct ju_err ee;

@@ -2,6 +2,7 @@
  * and a byte offset, never a read outside the buffer (also run under ASan). */
 #include <check.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include "harness/capture/samples.h"
 
@@ -79,7 +80,7 @@ START_TEST(malformed)
 		n = bad[_i].cut;
 	else
 		memcpy(b + bad[_i].off, &bad[_i].val, (size_t)bad[_i].width);
-	ck_assert_msg(parse(b, n, err, sizeof(err)) == -1, "%s accepted", bad[_i].what);
+	ck_assert_msg(parse(b, n, err, sizeof(err)) == -EINVAL, "%s accepted", bad[_i].what);
 	ck_assert_msg(strstr(err, "x.samples: offset 0x"), "%s: '%s'", bad[_i].what, err);
 	ck_assert_msg(strstr(err, bad[_i].msg), "%s: '%s'", bad[_i].what, err);
 }
@@ -93,7 +94,7 @@ START_TEST(record_before_case)
 	uint32_t v = HX_SAMPLES_VERSION;
 	memcpy(b + 8, &v, 4);
 	size_t n = put_rec(b, 16, HX_REC_END, NULL, 0);
-	ck_assert_int_eq(parse(b, n, err, sizeof(err)), -1);
+	ck_assert_int_eq(parse(b, n, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "before the first CASE"));
 }
 END_TEST

@@ -90,9 +90,9 @@ static struct counts replay(const struct hx_samples *smp)
 	struct ju_err je;
 	struct uw_map *maps = NULL;
 	size_t nmaps = 0;
-	char err[512];
+	struct ju_err err;
 	ck_assert_msg(jd_open(&jd, g->dump_path, &je) == 0, "%s", je.msg);
-	ck_assert_msg(uw_maps_parse(g->maps, g->maps_len, &maps, &nmaps, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(uw_maps_parse(g->maps, g->maps_len, &maps, &nmaps, &err) == 0, "%s", err.msg);
 	struct hx_sess_cfg cfg = { .arch = uw_arch_by_mach((uint16_t)smp->elf_mach), .maps = maps, .nmaps = nmaps,
 				   .jd = &jd, .profile = PV_CURRENT, .dump_dir = dir,
 				   .uws = { &uw_fp, &uw_oracle }, .nuw = 2 };

@@ -73,24 +73,24 @@ START_TEST(perf_script_reads_the_samples)
 {
 	struct hx_samples s;
 	capture(&s);
-	char err[512];
+	struct ju_err err;
 	struct hx_toperf_opts o = { .attr_size = PD_ATTR_SIZE_VER7 };
-	ck_assert_msg(hx_toperf_write(samples, data, &o, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(hx_toperf_write(samples, data, &o, err.msg, sizeof(err.msg)) == 0, "%s", err.msg);
 	/* our own reader first: one SAMPLE record per captured sample */
 	struct pd_file f;
-	ck_assert_msg(pd_open(&f, data, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(pd_open(&f, data, &err) == 0, "%s", err.msg);
 	const struct uw_arch *arch = uw_arch_host();
 	struct pd_iter it = { 0 };
 	struct pd_event ev;
 	size_t k = 0;
 	int rc;
-	while ((rc = pd_next(&f, &it, &ev, err, sizeof(err))) == 1)
+	while ((rc = pd_next(&f, &it, &ev, &err)) == 1)
 		if (ev.type == PD_REC_SAMPLE) {
 			ck_assert_uint_lt(k, s.groups[0].nsamples);
 			ck_assert_uint_eq(ev.sample.ip, s.groups[0].samples[k].regs[arch->perf_ip]);
 			k++;
 		}
-	ck_assert_msg(rc == 0, "%s", err);
+	ck_assert_msg(rc == 0, "%s", err.msg);
 	ck_assert_uint_eq(k, s.groups[0].nsamples);
 	pd_close(&f);
 	if (system("perf --version >/dev/null 2>&1")) {

@@ -48,9 +48,10 @@ static bool same_file(const char *a, const char *b)
 START_TEST(maps_agree_with_dladdr)
 {
 	size_t len, n;
-	char *t = self_maps(&len), err[256];
+	struct ju_err err;
+	char *t = self_maps(&len);
 	struct uw_map *m;
-	ck_assert_msg(uw_maps_parse(t, len, &m, &n, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(uw_maps_parse(t, len, &m, &n, &err) == 0, "%s", err.msg);
 	Dl_info di;
 	uint64_t pc = (uint64_t)(uintptr_t)libc_fn(&di);
 	size_t hits = 0;
@@ -80,9 +81,9 @@ START_TEST(maps_bad_line_refused)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct uw_map *m = NULL;
 		size_t n = 0;
-		char err[256] = "";
-		int rc = uw_maps_parse(bad[i], strlen(bad[i]), &m, &n, err, sizeof(err));
-		ck_assert_msg(rc == -EINVAL && strstr(err, "line"), "case %zu: rc %d, '%s'", i, rc, err);
+		struct ju_err err = { 0 };
+		int rc = uw_maps_parse(bad[i], strlen(bad[i]), &m, &n, &err);
+		ck_assert_msg(rc == -EINVAL && strstr(err.msg, "line"), "case %zu: rc %d, '%s'", i, rc, err.msg);
 		uw_maps_free(m, n);
 	}
 }
@@ -93,11 +94,12 @@ END_TEST
 START_TEST(view_finds_libc)
 {
 	size_t len, n;
-	char *t = self_maps(&len), err[256];
+	struct ju_err err;
+	char *t = self_maps(&len);
 	struct uw_map *m;
-	ck_assert_msg(uw_maps_parse(t, len, &m, &n, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(uw_maps_parse(t, len, &m, &n, &err) == 0, "%s", err.msg);
 	struct uw_view v;
-	ck_assert_msg(uw_view_init(&v, uw_arch_host(), m, n, NULL, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(uw_view_init(&v, uw_arch_host(), m, n, NULL, &err) == 0, "%s", err.msg);
 	Dl_info di;
 	uint64_t pc = (uint64_t)(uintptr_t)libc_fn(&di);
 	const struct uw_region *r = uw_view_find(&v, pc);
@@ -126,13 +128,14 @@ START_TEST(jit_loads_as_perf_maps_them)
 {
 	int nloads = 0;
 	for (unsigned pid = 28006; pid <= 28013; pid++) {
-		char path[128], err[256];
+		struct ju_err err;
+		char path[128];
 		snprintf(path, sizeof(path), "tests/golden/perfview/jit-%u.dump", pid);
 		struct jd_file jd;
 		struct ju_err je;
 		ck_assert_msg(jd_open(&jd, path, &je) == 0, "%s: %s (run from the repository root)", path, je.msg);
 		struct uw_view v;
-		ck_assert_msg(uw_view_init(&v, uw_arch_host(), NULL, 0, &jd, err, sizeof(err)) == 0, "%s", err);
+		ck_assert_msg(uw_view_init(&v, uw_arch_host(), NULL, 0, &jd, &err) == 0, "%s", err.msg);
 		for (size_t i = 0; i < jd.nloads; i++) {
 			const struct jd_load *l = &jd.loads[i];
 			uint64_t want = l->has_unwind && l->mapped_size ? ((l->code_size + 7) & ~7ull) + l->mapped_size

@@ -31,10 +31,10 @@ static void put64(uint8_t *p, uint64_t v)
 
 static int parse(const char *line, struct tr_op *op)
 {
-	char err[256];
+	struct ju_err err;
 	memset(op, 0, sizeof(*op));
-	if (tr_op_parse(line, op, err, sizeof(err))) {
-		fprintf(stderr, "gen-big-dump: '%s': %s\n", line, err);
+	if (tr_op_parse(line, op, &err)) {
+		fprintf(stderr, "gen-big-dump: '%s': %s\n", line, err.msg);
 		return -1;
 	}
 	return 0;
@@ -119,7 +119,8 @@ int main(int argc, char **argv)
 		/* push_fp; set_fp; [save_reg]; alloc 16(i+1); nop x (i % 48); call_target; leave; ret */
 		struct tr_op ops[64];
 		size_t n = 0;
-		char line[64], err[256];
+		struct ju_err err;
+		char line[64];
 		int bad = parse("push_fp", &ops[n++]) || parse("set_fp", &ops[n++]);
 		if (v & 1)
 			bad |= parse("save_reg %rbx", &ops[n++]);
@@ -130,9 +131,9 @@ int main(int argc, char **argv)
 		bad |= parse("call_target", &ops[n++]) || parse("leave", &ops[n++]) || parse("ret", &ops[n++]);
 		if (bad)
 			return 2;
-		if (tr_emit(arch, ops, n, &fn, err, sizeof(err)) ||
-		    tr_unwind_build(&fn, &o, addr, &u, err, sizeof(err))) {
-			fprintf(stderr, "gen-big-dump: load %llu: %s\n", (unsigned long long)i, err);
+		if (tr_emit(arch, ops, n, &fn, &err) ||
+		    tr_unwind_build(&fn, &o, addr, &u, &err)) {
+			fprintf(stderr, "gen-big-dump: load %llu: %s\n", (unsigned long long)i, err.msg);
 			return 2;
 		}
 		size += write_load(f, &fn, &u, addr, i, &ts);

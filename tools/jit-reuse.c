@@ -59,32 +59,32 @@ __attribute__((noinline)) static void driver(uint8_t *x, double ms)
 
 /* ops (NULL-terminated) emitted into fn; the offset of its call, or -1 with
  * the message in err. */
-static long emit(const char *const *ops, char *err, size_t errlen)
+static long emit(const char *const *ops, struct ju_err *err)
 {
 	struct tr_op o[16];
 	size_t n = 0;
 	memset(o, 0, sizeof(o));
 	for (; ops[n] && n < 16; n++)
-		if (tr_op_parse(ops[n], &o[n], err, errlen))
+		if (tr_op_parse(ops[n], &o[n], err))
 			return -1;
-	if (tr_emit(tr_arch_host(), o, n, &fn, err, errlen))
+	if (tr_emit(tr_arch_host(), o, n, &fn, err))
 		return -1;
 	for (size_t i = 0; i < fn.nrows; i++)
 		if (fn.rows[i].is_call)
 			return (long)fn.rows[i].offset;
-	snprintf(err, errlen, "no call");
+	ju_errf(err, EINVAL, 0, "no call");
 	return -1;
 }
 
 /* Writes the generation in fn and its unwinding data at x and announces it. */
 static int load(const char *name, uint8_t *x)
 {
-	char err[512];
+	struct ju_err err;
 	struct tr_unwind_opts uo;
 	tr_unwind_opts_default(&uo);
 	uint64_t addr = (uint64_t)(uintptr_t)x;
-	if (tr_unwind_build(&fn, &uo, addr, &unw, err, sizeof(err)))
-		return fprintf(stderr, "jit-reuse: %s\n", err), -1;
+	if (tr_unwind_build(&fn, &uo, addr, &unw, &err))
+		return fprintf(stderr, "jit-reuse: %s\n", err.msg), -1;
 	static uint8_t img[8192];
 	memset(img, 0, sizeof(img));
 	memcpy(img, fn.code, fn.code_size);
@@ -128,17 +128,17 @@ int main(int argc, char **argv)
 	if (jdw_open(&dump, argv[1], tr_arch_host()->facts->elf_mach) || tr_arena_init(&arena, 65536) ||
 	    tr_arena_alloc(&arena, 8192, 64, &x))
 		return fprintf(stderr, "jit-reuse: cannot set up the dump or the arena\n"), 1;
-	char err[512];
-	long call_a = emit(gen_a, err, sizeof(err));
+	struct ju_err err;
+	long call_a = emit(gen_a, &err);
 	if (call_a < 0)
-		return fprintf(stderr, "jit-reuse: A: %s\n", err), 1;
+		return fprintf(stderr, "jit-reuse: A: %s\n", err.msg), 1;
 	if (!strcmp(argv[2], "reuse")) {
 		if (load("A", x))
 			return 1;
 		driver(x, ms);
 	}
 	size_t b = 0;
-	while (b < sizeof(gen_b) / sizeof(gen_b[0]) && emit(gen_b[b], err, sizeof(err)) != call_a)
+	while (b < sizeof(gen_b) / sizeof(gen_b[0]) && emit(gen_b[b], &err) != call_a)
 		b++;
 	if (b == sizeof(gen_b) / sizeof(gen_b[0]))
 		return fprintf(stderr, "jit-reuse: no form of B has its call at A's offset %ld\n", call_a), 1;

@@ -30,14 +30,14 @@ static void die(const char *m) { fprintf(stderr, "jitov: %s\n", m); exit(2); }
 static void build(const char *const *lines, size_t n, struct tr_func *f)
 {
 	struct tr_op ops[256];
-	char err[256];
+	struct ju_err err;
 	for (size_t i = 0; i < n; i++) {
 		memset(&ops[i], 0, sizeof(ops[i]));
-		if (tr_op_parse(lines[i], &ops[i], err, sizeof(err)))
-			die(err);
+		if (tr_op_parse(lines[i], &ops[i], &err))
+			die(err.msg);
 	}
-	if (tr_emit(&tr_arch_x86_64, ops, n, f, err, sizeof(err)))
-		die(err);
+	if (tr_emit(&tr_arch_x86_64, ops, n, f, &err))
+		die(err.msg);
 }
 
 /* emit f at addr: unwinding info, code load, the bytes */
@@ -45,10 +45,10 @@ static void load(struct jdw *w, struct tr_arena *a, const struct tr_func *f, uin
 {
 	struct tr_unwind_opts o;
 	struct tr_unwind u;
-	char err[256];
+	struct ju_err err;
 	tr_unwind_opts_default(&o);
-	if (tr_unwind_build(f, &o, (uint64_t)(uintptr_t)at, &u, err, sizeof(err)))
-		die(err);
+	if (tr_unwind_build(f, &o, (uint64_t)(uintptr_t)at, &u, &err))
+		die(err.msg);
 	if (jdw_unwinding_info(w, u.data, u.size, u.hdr_size, u.mapped_size) ||
 	    jdw_code_load(w, name, (uint64_t)(uintptr_t)at, f->code, f->code_size, NULL) ||
 	    tr_patch(a, at, f->code, f->code_size))

@@ -2,6 +2,7 @@
 #ifndef TR_ARCH_H
 #define TR_ARCH_H
 
+#include "juerr.h"
 #include "arches.h"
 #include "trampolines/op.h"
 
@@ -10,11 +11,11 @@ struct tr_arch {
 	unsigned code_align;     /* CIE code alignment factor */
 	int data_align;          /* CIE data alignment factor */
 	/* Encode one op into buf; writes the assembly text and the stack effects.
-	 * Returns the number of bytes, or -1 with a message in err. */
+	 * Returns the number of bytes, or -errno with err filled. */
 	int (*encode)(const struct tr_op *op, uint8_t *buf, size_t cap,
 		      char *text, size_t textcap,
 		      struct tr_eff eff[TR_MAX_EFF], int *neff,
-		      char *err, size_t errlen);
+		      struct ju_err *err);
 	/* Parse a register name as GNU as writes it in .cfi directives ("%rbp", "x29")
 	 * into its DWARF number; -1 if unknown. */
 	int (*dwarf_reg)(const char *name);
@@ -68,12 +69,12 @@ void tr_arch_names(char *buf, size_t len);
 /* The encoder driver of the arches with fixed 4-byte little-endian words
  * (trampolines/emit.c): a raw op copies its bytes and encodes its declared
  * effect only for the text and the effects; any other op is the words the
- * arch's hook writes to w (at most maxw; returns their count, or -1 with err).
- * Returns the bytes written, or -1 with err. */
+ * arch's hook writes to w (at most maxw; returns their count, or -errno with err filled).
+ * Returns the bytes written, or -errno with err filled. */
 typedef int tr_words_fn(enum tr_op_kind kind, int64_t n, uint32_t *w, char *text, size_t textcap,
-			struct tr_eff *eff, int *neff, char *err, size_t errlen);
+			struct tr_eff *eff, int *neff, struct ju_err *err);
 int tr_encode_words(const struct tr_op *op, uint8_t *buf, size_t cap, char *text, size_t textcap,
-		    struct tr_eff eff[TR_MAX_EFF], int *neff, char *err, size_t errlen,
+		    struct tr_eff eff[TR_MAX_EFF], int *neff, struct ju_err *err,
 		    tr_words_fn *words, int maxw);
 /* A raw op's text: "raw 90 90 (push_fp)" (etext: its declared effect's text). */
 void tr_raw_text(const struct tr_op *op, const char *etext, char *text, size_t textcap);

@@ -10,6 +10,7 @@
 
 #include "trampolines/buf.h"
 #include "trampolines/tramp.h"
+#include "juerr.h"
 
 /* Smallest advance form for delta code units. */
 static void cfa_advance(struct tr_buf *b, uint64_t delta)
@@ -149,7 +150,7 @@ static int factor(int64_t off, int data_align, int64_t *out)
 }
 
 int tr_cfi_derive(const struct tr_func *f, uint8_t *prog, size_t cap, size_t *len,
-		  char *err, size_t errlen)
+		  struct ju_err *err)
 {
 	const struct tr_arch *a = f->arch;
 	struct tr_buf b = { .p = prog, .cap = cap };
@@ -167,7 +168,7 @@ int tr_cfi_derive(const struct tr_func *f, uint8_t *prog, size_t cap, size_t *le
 		if (!cfa_reg_ch && !cfa_off_ch && !col_ch)
 			continue;
 		if ((r->offset - loc) % a->code_align) {
-			snprintf(err, errlen, "offset 0x%x is not a multiple of the code alignment %u",
+			ju_errf(err, EINVAL, 0, "offset 0x%x is not a multiple of the code alignment %u",
 				 r->offset, a->code_align);
 			return -EINVAL;
 		}
@@ -175,7 +176,7 @@ int tr_cfi_derive(const struct tr_func *f, uint8_t *prog, size_t cap, size_t *le
 		loc = r->offset;
 		int64_t fo = 0;
 		if (r->cfa_off < 0 && factor(r->cfa_off, a->data_align, &fo)) {
-			snprintf(err, errlen, "offset 0x%x: CFA offset %lld cannot be encoded",
+			ju_errf(err, EINVAL, 0, "offset 0x%x: CFA offset %lld cannot be encoded",
 				 r->offset, (long long)r->cfa_off);
 			return -ERANGE;
 		}
@@ -193,7 +194,7 @@ int tr_cfi_derive(const struct tr_func *f, uint8_t *prog, size_t cap, size_t *le
 				cfa_restore(&b, (unsigned)c);
 			} else if (now.kind == COL_OFFSET) {
 				if (factor(now.v, a->data_align, &fo)) {
-					snprintf(err, errlen, "offset 0x%x: register %d saved at CFA%+lld, not a multiple of %d",
+					ju_errf(err, EINVAL, 0, "offset 0x%x: register %d saved at CFA%+lld, not a multiple of %d",
 						 r->offset, c, (long long)now.v, a->data_align);
 					return -EINVAL;
 				}
@@ -209,7 +210,7 @@ int tr_cfi_derive(const struct tr_func *f, uint8_t *prog, size_t cap, size_t *le
 		prev = *r;
 	}
 	if (b.overflow) {
-		snprintf(err, errlen, "derived CFA program longer than %zu bytes", cap);
+		ju_errf(err, EINVAL, 0, "derived CFA program longer than %zu bytes", cap);
 		return -ENOSPC;
 	}
 	*len = b.len;
@@ -226,8 +227,7 @@ struct cfi_ctx {
 	struct tr_buf b;
 	int line;
 	const char *name;
-	char *err;
-	size_t errlen;
+	struct ju_err *err;
 	int cfa_reg;
 	int64_t cfa_off;
 	struct { int reg; int64_t off; } stack[CFI_STATE_MAX];
@@ -237,14 +237,14 @@ struct cfi_ctx {
 static int cfi_fail(struct cfi_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int cfi_fail(struct cfi_ctx *c, const char *fmt, ...)
 {
-	int n = c->line > 0 ? snprintf(c->err, c->errlen, "line %d: %s: ", c->line, c->name)
-			    : snprintf(c->err, c->errlen, "%s: ", c->name);
-	if (n >= 0 && (size_t)n < c->errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
+	va_list ap;
+	va_start(ap, fmt);
+	ju_verrf(c->err, EINVAL, 0, fmt, ap);
+	va_end(ap);
+	if (c->line > 0)
+		ju_err_prefix(c->err, "line %d: %s: ", c->line, c->name);
+	else
+		ju_err_prefix(c->err, "%s: ", c->name);
 	return -EINVAL;
 }
 
@@ -530,10 +530,10 @@ static int cfi_one(struct cfi_ctx *c, char *argstr)
 }
 
 int tr_cfi_compile(const struct tr_func *f, uint8_t *prog, size_t cap, size_t *len,
-		   char *err, size_t errlen)
+		   struct ju_err *err)
 {
 	struct cfi_ctx c = {
-		.a = f->arch, .b = { .p = prog, .cap = cap }, .err = err, .errlen = errlen,
+		.a = f->arch, .b = { .p = prog, .cap = cap }, .err = err,
 		.cfa_reg = f->arch->facts->dw_sp, .cfa_off = f->arch->facts->entry_cfa_off,
 	};
 	uint32_t loc = 0;
@@ -563,7 +563,7 @@ int tr_cfi_compile(const struct tr_func *f, uint8_t *prog, size_t cap, size_t *l
 			loc = at;
 	}
 	if (c.b.overflow) {
-		snprintf(err, errlen, "CFA program from directives longer than %zu bytes", cap);
+		ju_errf(err, EINVAL, 0, "CFA program from directives longer than %zu bytes", cap);
 		return -ENOSPC;
 	}
 	*len = c.b.len;

@@ -9,6 +9,7 @@
 
 #include "trampolines/buf.h"
 #include "trampolines/tramp.h"
+#include "juerr.h"
 
 void tr_unwind_opts_default(struct tr_unwind_opts *o)
 {
@@ -62,20 +63,20 @@ static bool fits(uint8_t enc, int64_t v)
 }
 
 /* Writes value with enc; `base` is what the application (pcrel, datarel) is
- * relative to.  -1 with a message if not representable. */
+ * relative to.  -errno with err filled if not representable. */
 static int put_encoded(struct tr_buf *b, uint8_t enc, uint64_t value, uint64_t base, bool apply,
-		       const char *what, char *err, size_t errlen)
+		       const char *what, struct ju_err *err)
 {
 	size_t n = enc_size(enc);
 	uint8_t app = enc & 0x70;
 	if (!n || (enc & DW_EH_PE_indirect) || (apply && app && app != DW_EH_PE_pcrel && app != DW_EH_PE_datarel)) {
-		snprintf(err, errlen, "%s: encoding 0x%02x not supported (use absptr, udata4/8, sdata4/8, "
+		ju_errf(err, EINVAL, 0, "%s: encoding 0x%02x not supported (use absptr, udata4/8, sdata4/8, "
 			 "pcrel|sdata4/8)", what, enc);
 		return -EINVAL;
 	}
 	int64_t v = (int64_t)(apply && app ? value - base : value);
 	if (!fits(enc, v)) {
-		snprintf(err, errlen, "%s: value 0x%llx does not fit encoding 0x%02x", what,
+		ju_errf(err, EINVAL, 0, "%s: value 0x%llx does not fit encoding 0x%02x", what,
 			 (unsigned long long)v, enc);
 		return -ERANGE;
 	}
@@ -89,7 +90,7 @@ static void pad_nops(struct tr_buf *b, size_t start)
 		tr_buf_u8(b, DW_CFA_nop);
 }
 
-static int check_aug(const char *aug, char *err, size_t errlen)
+static int check_aug(const char *aug, struct ju_err *err)
 {
 	if (!aug[0])
 		return 0;
@@ -100,13 +101,13 @@ static int check_aug(const char *aug, char *err, size_t errlen)
 			goto bad;
 	return 0;
 bad:
-	snprintf(err, errlen, "CIE augmentation '%s' not supported (\"\", or 'z' then any of P, L, R, S)", aug);
+	ju_errf(err, EINVAL, 0, "CIE augmentation '%s' not supported (\"\", or 'z' then any of P, L, R, S)", aug);
 	return -EINVAL;
 }
 
 /* Writes the CIE; returns its offset (always 0 here) via the cursor. */
 static int write_cie(struct tr_buf *b, const struct tr_arch *a, const struct tr_unwind_opts *o,
-		     char *err, size_t errlen)
+		     struct ju_err *err)
 {
 	size_t start = b->len;
 	tr_buf_le(b, 0, 4);                          /* length, patched below */
@@ -144,7 +145,7 @@ static int write_cie(struct tr_buf *b, const struct tr_arch *a, const struct tr_
 	uint8_t init[32];
 	size_t ilen;
 	if (tr_cfi_cie_init(a, init, sizeof(init), &ilen)) {
-		snprintf(err, errlen, "CIE initial instructions too long");
+		ju_errf(err, EINVAL, 0, "CIE initial instructions too long");
 		return -ENOSPC;
 	}
 	tr_buf_bytes(b, init, ilen);
@@ -154,16 +155,16 @@ static int write_cie(struct tr_buf *b, const struct tr_arch *a, const struct tr_
 }
 
 static int fde_program(const struct tr_func *f, const struct tr_unwind_opts *o,
-		       uint8_t *prog, size_t cap, size_t *len, char *err, size_t errlen)
+		       uint8_t *prog, size_t cap, size_t *len, struct ju_err *err)
 {
 	switch (o->cfi) {
 	case TR_CFI_DERIVED:
-		return tr_cfi_derive(f, prog, cap, len, err, errlen);
+		return tr_cfi_derive(f, prog, cap, len, err);
 	case TR_CFI_DIRECTIVES:
-		return tr_cfi_compile(f, prog, cap, len, err, errlen);
+		return tr_cfi_compile(f, prog, cap, len, err);
 	case TR_CFI_BYTES:
 		if (o->prog_len > cap || o->prog_len > sizeof(o->prog)) {
-			snprintf(err, errlen, "CFA program of %zu bytes too long", o->prog_len);
+			ju_errf(err, EINVAL, 0, "CFA program of %zu bytes too long", o->prog_len);
 			return -ENOSPC;
 		}
 		memcpy(prog, o->prog, o->prog_len);
@@ -176,16 +177,16 @@ static int fde_program(const struct tr_func *f, const struct tr_unwind_opts *o,
 }
 
 static int write_fde(struct tr_buf *b, uint64_t eh_addr, size_t cie_pos, const struct tr_func *f,
-		     const struct tr_unwind_opts *o, uint64_t code_addr, char *err, size_t errlen)
+		     const struct tr_unwind_opts *o, uint64_t code_addr, struct ju_err *err)
 {
 	/* Without 'R' the FDE's pc fields are absptr (LSB: the default encoding). */
 	uint8_t enc = strchr(o->cie_aug, 'R') ? o->fde_enc : DW_EH_PE_absptr;
 	size_t start = b->len;
 	tr_buf_le(b, 0, 4);                                    /* length, patched below */
 	tr_buf_le(b, b->len - cie_pos, 4);                     /* CIE pointer: this field - CIE */
-	int rc = put_encoded(b, enc, code_addr, eh_addr + b->len, true, "fde_enc pc_begin", err, errlen);
+	int rc = put_encoded(b, enc, code_addr, eh_addr + b->len, true, "fde_enc pc_begin", err);
 	if (!rc)
-		rc = put_encoded(b, enc & 0x0f, f->code_size, 0, false, "fde_enc pc_range", err, errlen);
+		rc = put_encoded(b, enc & 0x0f, f->code_size, 0, false, "fde_enc pc_range", err);
 	if (rc < 0)
 		return rc;
 	if (o->cie_aug[0] == 'z') {
@@ -193,7 +194,7 @@ static int write_fde(struct tr_buf *b, uint64_t eh_addr, size_t cie_pos, const s
 		if (strchr(o->cie_aug, 'L') && o->lsda_enc != DW_EH_PE_omit) {
 			lsda = enc_size(o->lsda_enc);
 			if (!lsda) {
-				snprintf(err, errlen, "lsda_enc 0x%02x not supported", o->lsda_enc);
+				ju_errf(err, EINVAL, 0, "lsda_enc 0x%02x not supported", o->lsda_enc);
 				return -EINVAL;
 			}
 		}
@@ -202,7 +203,7 @@ static int write_fde(struct tr_buf *b, uint64_t eh_addr, size_t cie_pos, const s
 	}
 	uint8_t prog[4096];
 	size_t plen;
-	rc = fde_program(f, o, prog, sizeof(prog), &plen, err, errlen);
+	rc = fde_program(f, o, prog, sizeof(prog), &plen, err);
 	if (rc < 0)
 		return rc;
 	tr_buf_bytes(b, prog, plen);
@@ -215,12 +216,12 @@ static int write_fde(struct tr_buf *b, uint64_t eh_addr, size_t cie_pos, const s
  * fde_count and the sorted {initial_loc, fde} table relative to its start. */
 static int write_hdr(struct tr_buf *b, uint64_t hdr_addr, uint64_t eh_addr, bool has_fde,
 		     uint64_t fde_addr, uint64_t code_addr, const struct tr_unwind_opts *o,
-		     char *err, size_t errlen)
+		     struct ju_err *err)
 {
 	uint8_t table_enc = o->hdr_table ? o->table_enc : DW_EH_PE_omit;
 	if (o->hdr_table && table_enc != (DW_EH_PE_datarel | DW_EH_PE_sdata4) &&
 	    table_enc != (DW_EH_PE_datarel | DW_EH_PE_sdata8)) {
-		snprintf(err, errlen, "table_enc 0x%02x not supported (datarel|sdata4 or datarel|sdata8)",
+		ju_errf(err, EINVAL, 0, "table_enc 0x%02x not supported (datarel|sdata4 or datarel|sdata8)",
 			 table_enc);
 		return -EINVAL;
 	}
@@ -229,16 +230,16 @@ static int write_hdr(struct tr_buf *b, uint64_t hdr_addr, uint64_t eh_addr, bool
 	tr_buf_u8(b, o->hdr_table ? DW_EH_PE_udata4 : DW_EH_PE_omit); /* fde_count_enc */
 	tr_buf_u8(b, table_enc);
 	int rc = put_encoded(b, DW_EH_PE_pcrel | DW_EH_PE_sdata4, eh_addr, hdr_addr + b->len, true,
-			     "eh_frame_ptr", err, errlen);
+			     "eh_frame_ptr", err);
 	if (rc < 0)
 		return rc;
 	if (!o->hdr_table)
 		return 0;
 	tr_buf_le(b, has_fde ? 1 : 0, 4);                      /* fde_count */
 	if (has_fde)
-		rc = put_encoded(b, table_enc, code_addr, hdr_addr, true, "table initial_loc", err, errlen);
+		rc = put_encoded(b, table_enc, code_addr, hdr_addr, true, "table initial_loc", err);
 	if (has_fde && !rc)
-		rc = put_encoded(b, table_enc, fde_addr, hdr_addr, true, "table fde", err, errlen);
+		rc = put_encoded(b, table_enc, fde_addr, hdr_addr, true, "table fde", err);
 	if (rc < 0)
 		return rc;
 	return 0;
@@ -255,19 +256,19 @@ static size_t hdr_size(const struct tr_unwind_opts *o, bool has_fde)
 }
 
 int tr_unwind_build(const struct tr_func *f, const struct tr_unwind_opts *o,
-		    uint64_t code_addr, struct tr_unwind *u, char *err, size_t errlen)
+		    uint64_t code_addr, struct tr_unwind *u, struct ju_err *err)
 {
 	memset(u, 0, sizeof(*u));
 	if (o->cie_version != 1 && o->cie_version != 3) {
-		snprintf(err, errlen, "CIE version %d not supported (1 or 3)", o->cie_version);
+		ju_errf(err, EINVAL, 0, "CIE version %d not supported (1 or 3)", o->cie_version);
 		return -EINVAL;
 	}
-	int rc = check_aug(o->cie_aug, err, errlen);
+	int rc = check_aug(o->cie_aug, err);
 	if (rc < 0)
 		return rc;
 	/* .eh_frame has no data base (datarel) nor text base worth encoding against. */
 	if ((o->fde_enc & 0x70) != DW_EH_PE_absptr && (o->fde_enc & 0x70) != DW_EH_PE_pcrel) {
-		snprintf(err, errlen, "fde_enc 0x%02x not supported (absolute or pcrel formats only)", o->fde_enc);
+		ju_errf(err, EINVAL, 0, "fde_enc 0x%02x not supported (absolute or pcrel formats only)", o->fde_enc);
 		return -EINVAL;
 	}
 	bool has_fde = o->cfi != TR_CFI_NONE;
@@ -287,18 +288,18 @@ int tr_unwind_build(const struct tr_func *f, const struct tr_unwind_opts *o,
 	struct tr_buf b = { .p = eh, .cap = sizeof(eh) };
 	uint64_t fde_addr = 0;
 	if (has_fde) {
-		rc = write_cie(&b, f->arch, o, err, errlen);
+		rc = write_cie(&b, f->arch, o, err);
 		if (rc < 0)
 			return rc;
 		fde_addr = eh_addr + b.len;
-		rc = write_fde(&b, eh_addr, 0, f, o, code_addr, err, errlen);
+		rc = write_fde(&b, eh_addr, 0, f, o, code_addr, err);
 		if (rc < 0)
 			return rc;
 	}
 	if (o->terminator)
 		tr_buf_le(&b, 0, 4);                           /* zero-length terminator (V8) */
 	if (b.overflow) {
-		snprintf(err, errlen, ".eh_frame longer than %zu bytes", sizeof(eh));
+		ju_errf(err, EINVAL, 0, ".eh_frame longer than %zu bytes", sizeof(eh));
 		return -ENOSPC;
 	}
 	u->eh_frame_size = b.len;
@@ -308,16 +309,16 @@ int tr_unwind_build(const struct tr_func *f, const struct tr_unwind_opts *o,
 	uint8_t hdr[64];
 	struct tr_buf hb = { .p = hdr, .cap = sizeof(hdr) };
 	int hrc = o->hdr == TR_HDR_NONE ? 0 :
-		  write_hdr(&hb, hdr_addr, eh_addr, has_fde, fde_addr, code_addr, o, err, errlen);
+		  write_hdr(&hb, hdr_addr, eh_addr, has_fde, fde_addr, code_addr, o, err);
 	if (hrc < 0)
 		return hrc;
 	if (hb.overflow || hb.len != u->hdr_size) {
-		snprintf(err, errlen, "internal: .eh_frame_hdr is %zu bytes, expected %zu", hb.len, u->hdr_size);
+		ju_errf(err, EINVAL, 0, "internal: .eh_frame_hdr is %zu bytes, expected %zu", hb.len, u->hdr_size);
 		return -ENOSPC;
 	}
 	u->size = u->eh_frame_size + u->hdr_size;
 	if (u->size > sizeof(u->data)) {
-		snprintf(err, errlen, "unwinding data of %zu bytes exceeds %zu", u->size, sizeof(u->data));
+		ju_errf(err, EINVAL, 0, "unwinding data of %zu bytes exceeds %zu", u->size, sizeof(u->data));
 		return -ENOSPC;
 	}
 	if (o->hdr == TR_HDR_BEFORE) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "trampolines/tramp.h"
+#include "juerr.h"
 
 /* Interpretation state; a row is a snapshot of it. */
 struct emit_state {
@@ -59,19 +60,26 @@ static void snapshot(const struct tr_arch *a, const struct emit_state *s, struct
 }
 
 /* "line 12: " or "op 3: " so a message finds its source. */
-static void where_err(char *err, size_t errlen, const struct tr_op *op, size_t idx,
-		      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static void where_err(char *err, size_t errlen, const struct tr_op *op, size_t idx,
+static void where_prefix(struct ju_err *err, const struct tr_op *op, size_t idx);
+static void where_err(struct ju_err *err, const struct tr_op *op, size_t idx,
+		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void where_err(struct ju_err *err, const struct tr_op *op, size_t idx,
 		      const char *fmt, ...)
 {
-	int n = op->line > 0 ? snprintf(err, errlen, "line %d: ", op->line)
-			     : snprintf(err, errlen, "op %zu: ", idx + 1);
-	if (n < 0 || (size_t)n >= errlen)
-		return;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+	ju_verrf(err, EINVAL, 0, fmt, ap);
 	va_end(ap);
+	where_prefix(err, op, idx);
+}
+
+/* The same "line 12: " before a message an encoder filled. */
+static void where_prefix(struct ju_err *err, const struct tr_op *op, size_t idx)
+{
+	if (op->line > 0)
+		ju_err_prefix(err, "line %d: ", op->line);
+	else
+		ju_err_prefix(err, "op %zu: ", idx + 1);
 }
 
 /* Applies one effect; returns NULL or what went wrong. */
@@ -176,7 +184,7 @@ static void text_part(const char *text, int i, char *out, size_t len)
  * fixed-width instructions whose effects say which instruction has them)
  * one per instruction, each snapshot before its own effects. 0 or -errno. */
 static int emit_rows(const struct tr_arch *arch, struct emit_state *s, struct tr_func *out, uint32_t len,
-		     const char *text, const struct tr_eff *eff, int neff, char *msg, size_t msglen)
+		     const char *text, const struct tr_eff *eff, int neff, struct ju_err *err)
 {
 	int nins = 1;
 	for (int k = 0; k < neff; k++)
@@ -184,12 +192,12 @@ static int emit_rows(const struct tr_arch *arch, struct emit_state *s, struct tr
 			nins = eff[k].insn + 1;
 	uint32_t w = len / (uint32_t)nins;             /* fixed width: every instruction as long */
 	if (nins > TR_ROW_SPLIT_MAX || w * (uint32_t)nins != len) {
-		snprintf(msg, msglen, "%s: %d instructions in %u bytes", text, nins, len);
+		ju_errf(err, EINVAL, 0, "%s: %d instructions in %u bytes", text, nins, len);
 		return -EINVAL;
 	}
 	for (int j = 0; j < nins; j++) {
 		if (out->nrows == TR_MAX_INSNS) {
-			snprintf(msg, msglen, "more than %d instructions", TR_MAX_INSNS);
+			ju_errf(err, EINVAL, 0, "more than %d instructions", TR_MAX_INSNS);
 			return -ERANGE;
 		}
 		struct tr_row *row = &out->rows[out->nrows];
@@ -206,12 +214,12 @@ static int emit_rows(const struct tr_arch *arch, struct emit_state *s, struct tr
 				continue;
 			const char *why = apply(arch, s, &eff[k]);
 			if (why) {
-				snprintf(msg, msglen, "%s: %s", row->insn, why);
+				ju_errf(err, EINVAL, 0, "%s: %s", row->insn, why);
 				return -EINVAL;
 			}
 			if (eff[k].kind == TR_EFF_CALL) {
 				if (out->ret_off >= 0) {
-					snprintf(msg, msglen, "a second call_target (one call per function: the truth has one return address)");
+					ju_errf(err, EINVAL, 0, "a second call_target (one call per function: the truth has one return address)");
 					return -EINVAL;
 				}
 				row->is_call = true;
@@ -226,7 +234,7 @@ static int emit_rows(const struct tr_arch *arch, struct emit_state *s, struct tr
 }
 
 int tr_emit(const struct tr_arch *arch, const struct tr_op *ops, size_t nops,
-	    struct tr_func *out, char *err, size_t errlen)
+	    struct tr_func *out, struct ju_err *err)
 {
 	out->arch = arch;
 	out->code_size = 0;
@@ -235,7 +243,7 @@ int tr_emit(const struct tr_arch *arch, const struct tr_op *ops, size_t nops,
 	out->ret_off = -1;
 	out->rel32_off = -1;
 	if (!arch || !arch->encode) {
-		snprintf(err, errlen, "no encoder for this arch");
+		ju_errf(err, EINVAL, 0, "no encoder for this arch");
 		return -EINVAL;
 	}
 	struct emit_state s;
@@ -244,7 +252,7 @@ int tr_emit(const struct tr_arch *arch, const struct tr_op *ops, size_t nops,
 		const struct tr_op *op = &ops[i];
 		if (op->kind == TR_OP_CFI) {
 			if (out->ncfi == TR_MAX_INSNS) {
-				where_err(err, errlen, op, i, "more than %d .cfi directives", TR_MAX_INSNS);
+				where_err(err, op, i, "more than %d .cfi directives", TR_MAX_INSNS);
 				return -ERANGE;
 			}
 			out->cfi[out->ncfi].offset = (uint32_t)out->code_size;
@@ -257,7 +265,7 @@ int tr_emit(const struct tr_arch *arch, const struct tr_op *ops, size_t nops,
 		if (o.reg_name[0]) {
 			int r = arch->dwarf_reg(o.reg_name);
 			if (r < 0) {
-				where_err(err, errlen, op, i, "'%s' is not an %s register", o.reg_name, arch->facts->name);
+				where_err(err, op, i, "'%s' is not an %s register", o.reg_name, arch->facts->name);
 				return -EINVAL;
 			}
 			if (o.kind == TR_OP_RAW)
@@ -267,16 +275,16 @@ int tr_emit(const struct tr_arch *arch, const struct tr_op *ops, size_t nops,
 		}
 		struct tr_eff eff[TR_MAX_EFF];
 		int neff = 0;
-		char msg[160], text[sizeof(out->rows[0].insn) * TR_ROW_SPLIT_MAX];
+		char text[sizeof(out->rows[0].insn) * TR_ROW_SPLIT_MAX];
 		int len = arch->encode(&o, out->code + out->code_size, TR_MAX_CODE - out->code_size,
-				       text, sizeof(text), eff, &neff, msg, sizeof(msg));
+				       text, sizeof(text), eff, &neff, err);
 		if (len < 0) {
-			where_err(err, errlen, op, i, "%s", msg);
+			where_prefix(err, op, i);
 			return len;
 		}
-		int rc = emit_rows(arch, &s, out, (uint32_t)len, text, eff, neff, msg, sizeof(msg));
+		int rc = emit_rows(arch, &s, out, (uint32_t)len, text, eff, neff, err);
 		if (rc) {
-			where_err(err, errlen, op, i, "%s", msg);
+			where_prefix(err, op, i);
 			return rc;
 		}
 		out->code_size += (size_t)len;
@@ -296,36 +304,36 @@ void tr_raw_text(const struct tr_op *op, const char *etext, char *text, size_t t
 #define TR_WORDS_MAX 4
 
 int tr_encode_words(const struct tr_op *op, uint8_t *buf, size_t cap, char *text, size_t textcap,
-		    struct tr_eff eff[TR_MAX_EFF], int *neff, char *err, size_t errlen,
+		    struct tr_eff eff[TR_MAX_EFF], int *neff, struct ju_err *err,
 		    tr_words_fn *words, int maxw)
 {
 	uint32_t w[TR_WORDS_MAX];
 	*neff = 0;
 	if (maxw < 1 || maxw > TR_WORDS_MAX) {
-		snprintf(err, errlen, "encoder: %d words per op, expected 1..%d", maxw, TR_WORDS_MAX);
+		ju_errf(err, EINVAL, 0, "encoder: %d words per op, expected 1..%d", maxw, TR_WORDS_MAX);
 		return -ERANGE;
 	}
 	if (op->kind == TR_OP_RAW) {
 		char etext[64] = "";
 		int rc = op->effect == TR_OP_NOP ? 0 :
-			 words(op->effect, op->effect_n, w, etext, sizeof(etext), eff, neff, err, errlen);
+			 words(op->effect, op->effect_n, w, etext, sizeof(etext), eff, neff, err);
 		if (rc < 0)
 			return rc;
 		for (int e = 0; e < *neff; e++)
 			eff[e].insn = 0;          /* the raw bytes are one row, whatever they hold */
 		if (op->raw_len > cap) {
-			snprintf(err, errlen, "raw: no room for %zu bytes", op->raw_len);
+			ju_errf(err, EINVAL, 0, "raw: no room for %zu bytes", op->raw_len);
 			return -ENOSPC;
 		}
 		memcpy(buf, op->raw, op->raw_len);
 		tr_raw_text(op, etext, text, textcap);
 		return (int)op->raw_len;
 	}
-	int k = words(op->kind, op->n, w, text, textcap, eff, neff, err, errlen);
+	int k = words(op->kind, op->n, w, text, textcap, eff, neff, err);
 	if (k < 0)
 		return k;
 	if (cap < 4 * (size_t)k) {
-		snprintf(err, errlen, "%s: no room for the instruction%s", tr_op_name(op->kind), k > 1 ? "s" : "");
+		ju_errf(err, EINVAL, 0, "%s: no room for the instruction%s", tr_op_name(op->kind), k > 1 ? "s" : "");
 		return -ENOSPC;
 	}
 	for (int i = 0; i < k; i++)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "trampolines/arch.h"
+#include "juerr.h"
 
 static const char *const op_names[TR_OP__COUNT] = {
 	[TR_OP_PUSH_FP] = "push_fp",
@@ -76,17 +77,17 @@ static void trim_copy(char *dst, size_t cap, const char *s, size_t n)
 	dst[n] = '\0';
 }
 
-static int parse_size(const char *arg, const char *what, int64_t *out, char *err, size_t errlen)
+static int parse_size(const char *arg, const char *what, int64_t *out, struct ju_err *err)
 {
 	if (!*arg) {
-		snprintf(err, errlen, "%s: missing size (decimal or 0x hex)", what);
+		ju_errf(err, EINVAL, 0, "%s: missing size (decimal or 0x hex)", what);
 		return -EINVAL;
 	}
 	char *end;
 	errno = 0;
 	long long v = strtoll(arg, &end, 0);
 	if (errno || *end || v < 0 || arg[0] == '-' || arg[0] == '+') {
-		snprintf(err, errlen, "%s: '%s' is not a size (decimal or 0x hex, >= 0)", what, arg);
+		ju_errf(err, EINVAL, 0, "%s: '%s' is not a size (decimal or 0x hex, >= 0)", what, arg);
 		return -EINVAL;
 	}
 	*out = v;
@@ -94,7 +95,7 @@ static int parse_size(const char *arg, const char *what, int64_t *out, char *err
 }
 
 /* Parses "word [arg]" (no raw, no .cfi) into kind/n/reg_name. */
-static int parse_simple(const char *word, const char *arg, struct tr_op *op, char *err, size_t errlen)
+static int parse_simple(const char *word, const char *arg, struct tr_op *op, struct ju_err *err)
 {
 	int k;
 	for (k = 0; k < TR_OP__COUNT; k++) {
@@ -104,7 +105,7 @@ static int parse_simple(const char *word, const char *arg, struct tr_op *op, cha
 			break;
 	}
 	if (k == TR_OP__COUNT) {
-		snprintf(err, errlen, "unknown op '%s' (expected %s)", word, op_list);
+		ju_errf(err, EINVAL, 0, "unknown op '%s' (expected %s)", word, op_list);
 		return -EINVAL;
 	}
 	op->kind = (enum tr_op_kind)k;
@@ -112,20 +113,20 @@ static int parse_simple(const char *word, const char *arg, struct tr_op *op, cha
 	switch (op->kind) {
 	case TR_OP_ALLOC:
 	case TR_OP_FREE:
-		return parse_size(arg, word, &op->n, err, errlen);
+		return parse_size(arg, word, &op->n, err);
 	case TR_OP_SAVE_REG:
 	case TR_OP_RESTORE_REG: {
 		if (!*arg) {
-			snprintf(err, errlen, "%s: missing register (e.g. %%rbx or x19)", word);
+			ju_errf(err, EINVAL, 0, "%s: missing register (e.g. %%rbx or x19)", word);
 			return -EINVAL;
 		}
 		int r = tr_reg_any(arg);
 		if (r < 0) {
-			snprintf(err, errlen, "%s: unknown register '%s'", word, arg);
+			ju_errf(err, EINVAL, 0, "%s: unknown register '%s'", word, arg);
 			return -EINVAL;
 		}
 		if (strlen(arg) >= sizeof(op->reg_name)) {
-			snprintf(err, errlen, "%s: register name '%s' too long", word, arg);
+			ju_errf(err, EINVAL, 0, "%s: register name '%s' too long", word, arg);
 			return -ENAMETOOLONG;
 		}
 		op->n = r;
@@ -136,14 +137,14 @@ static int parse_simple(const char *word, const char *arg, struct tr_op *op, cha
 		/* call_target rel32: a direct call (x86_64), its displacement set by
 		 * whoever places the code (the capture points it at a jump to the target) */
 		if (*arg && strcmp(arg, "rel32")) {
-			snprintf(err, errlen, "call_target: '%s': expected nothing or rel32", arg);
+			ju_errf(err, EINVAL, 0, "call_target: '%s': expected nothing or rel32", arg);
 			return -EINVAL;
 		}
 		op->n = *arg ? 1 : 0;
 		return 0;
 	default:
 		if (*arg) {
-			snprintf(err, errlen, "%s takes no argument (got '%s')", word, arg);
+			ju_errf(err, EINVAL, 0, "%s takes no argument (got '%s')", word, arg);
 			return -EINVAL;
 		}
 		return 0;
@@ -160,11 +161,11 @@ static int hexval(int c)
 	return -EINVAL;
 }
 
-static int parse_raw(const char *args, struct tr_op *op, char *err, size_t errlen)
+static int parse_raw(const char *args, struct tr_op *op, struct ju_err *err)
 {
 	const char *semi = strchr(args, ';');
 	if (!semi) {
-		snprintf(err, errlen, "raw: missing '; <effect>' (e.g. 'raw 55 ; push_fp', 'raw 90 ; none')");
+		ju_errf(err, EINVAL, 0, "raw: missing '; <effect>' (e.g. 'raw 55 ; push_fp', 'raw 90 ; none')");
 		return -EINVAL;
 	}
 	char bytes[256], eff[128];
@@ -176,21 +177,21 @@ static int parse_raw(const char *args, struct tr_op *op, char *err, size_t errle
 		if (h[0] == '0' && (h[1] == 'x' || h[1] == 'X'))
 			h += 2;
 		if (strlen(h) != 2 || hexval(h[0]) < 0 || hexval(h[1]) < 0) {
-			snprintf(err, errlen, "raw: '%s' is not a hex byte", tok);
+			ju_errf(err, EINVAL, 0, "raw: '%s' is not a hex byte", tok);
 			return -EINVAL;
 		}
 		if (op->raw_len == TR_RAW_MAX) {
-			snprintf(err, errlen, "raw: more than %d bytes", TR_RAW_MAX);
+			ju_errf(err, EINVAL, 0, "raw: more than %d bytes", TR_RAW_MAX);
 			return -ERANGE;
 		}
 		op->raw[op->raw_len++] = (uint8_t)(hexval(h[0]) << 4 | hexval(h[1]));
 	}
 	if (!op->raw_len) {
-		snprintf(err, errlen, "raw: no bytes before ';'");
+		ju_errf(err, EINVAL, 0, "raw: no bytes before ';'");
 		return -EINVAL;
 	}
 	if (!*eff) {
-		snprintf(err, errlen, "raw: missing effect after ';' (an op, or 'none')");
+		ju_errf(err, EINVAL, 0, "raw: missing effect after ';' (an op, or 'none')");
 		return -EINVAL;
 	}
 	if (!strcmp(eff, "none")) {
@@ -203,12 +204,12 @@ static int parse_raw(const char *args, struct tr_op *op, char *err, size_t errle
 	char word[32];
 	size_t wl = strcspn(eff, " \t");
 	trim_copy(word, sizeof(word), eff, wl);
-	char emsg[200];
+	struct ju_err sub;
 	if (!strcmp(word, "raw") || eff[0] == '.' ||
-	    parse_simple(word, skip_ws(eff + wl), &e, emsg, sizeof(emsg))) {
+	    parse_simple(word, skip_ws(eff + wl), &e, &sub)) {
 		if (!strcmp(word, "raw") || eff[0] == '.')
-			snprintf(emsg, sizeof(emsg), "'%s' cannot be an effect", word);
-		snprintf(err, errlen, "raw: effect: %s", emsg);
+			ju_errf(&sub, EINVAL, 0, "'%s' cannot be an effect", word);
+		ju_errf(err, EINVAL, 0, "raw: effect: %.199s", sub.msg);
 		return -EINVAL;
 	}
 	op->effect = e.kind;
@@ -217,7 +218,7 @@ static int parse_raw(const char *args, struct tr_op *op, char *err, size_t errle
 	return 0;
 }
 
-int tr_op_parse(const char *line, struct tr_op *op, char *err, size_t errlen)
+int tr_op_parse(const char *line, struct tr_op *op, struct ju_err *err)
 {
 	int keep_line = op->line;
 	memset(op, 0, sizeof(*op));
@@ -226,17 +227,17 @@ int tr_op_parse(const char *line, struct tr_op *op, char *err, size_t errlen)
 	char buf[256];
 	size_t n = strlen(line);
 	if (n >= sizeof(buf)) {
-		snprintf(err, errlen, "op line too long (%zu characters)", n);
+		ju_errf(err, EINVAL, 0, "op line too long (%zu characters)", n);
 		return -ERANGE;
 	}
 	trim_copy(buf, sizeof(buf), line, n);
 	if (!buf[0]) {
-		snprintf(err, errlen, "empty op line");
+		ju_errf(err, EINVAL, 0, "empty op line");
 		return -EINVAL;
 	}
 	if (!strncmp(buf, ".cfi_", 5)) {
 		if (strlen(buf) >= sizeof(op->cfi)) {
-			snprintf(err, errlen, "directive too long (max %d characters)", TR_CFI_TEXT_MAX - 1);
+			ju_errf(err, EINVAL, 0, "directive too long (max %d characters)", TR_CFI_TEXT_MAX - 1);
 			return -ERANGE;
 		}
 		op->kind = TR_OP_CFI;
@@ -249,7 +250,7 @@ int tr_op_parse(const char *line, struct tr_op *op, char *err, size_t errlen)
 	const char *arg = skip_ws(buf + wl);
 	if (!strcmp(word, "raw")) {
 		op->kind = TR_OP_RAW;
-		return parse_raw(arg, op, err, errlen);
+		return parse_raw(arg, op, err);
 	}
-	return parse_simple(word, arg, op, err, errlen);
+	return parse_simple(word, arg, op, err);
 }

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include "juerr.h"
 
 enum tr_op_kind {
 	TR_OP_PUSH_FP,     /* x86: push %rbp        arm64: stp x29,x30,[sp,#-16]! */
@@ -47,9 +48,9 @@ struct tr_op {
 };
 
 /* Parse one op line of a case file ("push_fp", "alloc 0x1000", "raw 55 ; push_fp",
- * ".cfi_offset %rbp, -16").  Returns 0, or -1 with a message in err.
+ * ".cfi_offset %rbp, -16").  Returns 0, or -errno with err filled.
  * op->line is kept as the caller set it (zero-initialise op, or set line after). */
-int tr_op_parse(const char *line, struct tr_op *op, char *err, size_t errlen);
+int tr_op_parse(const char *line, struct tr_op *op, struct ju_err *err);
 const char *tr_op_name(enum tr_op_kind k);
 /* DWARF number of a register name known to any arch ("%rbx", "rbx", "x19"), or -1. */
 int tr_reg_any(const char *name);

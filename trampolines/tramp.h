@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include "trampolines/arch.h"
+#include "juerr.h"
 
 #define TR_MAX_CODE 8192
 #define TR_MAX_INSNS 256
@@ -27,9 +28,9 @@ struct tr_func {
 	size_t ncfi;
 };
 
-/* Encode ops and derive the truth rows.  0, or -1 with a message. */
+/* Encode ops and derive the truth rows.  0, or -errno with err filled (juerr.h). */
 int tr_emit(const struct tr_arch *arch, const struct tr_op *ops, size_t nops,
-	    struct tr_func *out, char *err, size_t errlen);
+	    struct tr_func *out, struct ju_err *err);
 
 /* Unwinding-info options (the [unwind] section of a case). Encodings are
  * DW_EH_PE_* values. */
@@ -66,21 +67,21 @@ struct tr_unwind {
 };
 
 /* Build .eh_frame/.eh_frame_hdr for f placed at code_addr, its data at
- * code_addr + u->eh_off (ALIGN_8(code_size) unless eh_unaligned).  0, or -1 with a message. */
+ * code_addr + u->eh_off (ALIGN_8(code_size) unless eh_unaligned).  0, or -errno with err filled (juerr.h). */
 int tr_unwind_build(const struct tr_func *f, const struct tr_unwind_opts *o,
-		    uint64_t code_addr, struct tr_unwind *u, char *err, size_t errlen);
+		    uint64_t code_addr, struct tr_unwind *u, struct ju_err *err);
 
 /* Compile .cfi_* directives found among the ops (f->cfi) into an FDE CFA program. */
 int tr_cfi_compile(const struct tr_func *f, uint8_t *prog, size_t cap, size_t *len,
-		   char *err, size_t errlen);
+		   struct ju_err *err);
 /* The CIE's initial instructions: the arch's entry state (x86_64: def_cfa r7+8,
  * r16 at cfa-8; aarch64: def_cfa r31+0).  0 or -ENOSPC. */
 int tr_cfi_cie_init(const struct tr_arch *a, uint8_t *buf, size_t cap, size_t *len);
 /* An FDE program derived from f's truth rows: at each row whose state differs
  * from the previous one, the smallest advance, then def_cfa / def_cfa_register /
- * def_cfa_offset, then offset / restore per changed column.  0, or -1 with a message. */
+ * def_cfa_offset, then offset / restore per changed column.  0, or -errno with err filled (juerr.h). */
 int tr_cfi_derive(const struct tr_func *f, uint8_t *prog, size_t cap, size_t *len,
-		  char *err, size_t errlen);
+		  struct ju_err *err);
 
 /* Executable arena, W^X. Every change of bytes after tr_arena_init, including
  * installing code, goes through tr_patch. */

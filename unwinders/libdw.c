@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "juerr.h"
 
 #define DW_CACHE 1024   /* CFI coverage by pc, per view */
 
@@ -598,12 +599,12 @@ static int dw_begin(struct dw_state *st)
 	return 0;
 }
 
-static int dw_open(const struct uw_view *v, void **state, char *err, size_t errlen)
+static int dw_open(const struct uw_view *v, void **state, struct ju_err *err)
 {
 	struct dw_state *st = calloc(1, sizeof(*st));
 	*state = st;
 	if (!st) {
-		snprintf(err, errlen, "libdw: out of memory");
+		ju_errf(err, EINVAL, 0, "libdw: out of memory");
 		return -ENOMEM;
 	}
 	if (!v || !v->pv)
@@ -634,7 +635,7 @@ static int dw_open(const struct uw_view *v, void **state, char *err, size_t errl
 		st->dwfl = kd->dwfl;
 	}
 	if (!st->mod_of_map || !st->map_tried || !st->order || !kd || (!kd->dwfl && dw_begin(st))) {
-		snprintf(err, errlen, "libdw: dwfl_begin: %s", dwfl_errmsg(-1));
+		ju_errf(err, EINVAL, 0, "libdw: dwfl_begin: %s", dwfl_errmsg(-1));
 		dw_close(st);
 		*state = NULL;
 		return -ENOMEM;

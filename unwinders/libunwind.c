@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "juerr.h"
 
 /* libunwind-generic unwinds the arch it was built for, this build's (uw_arch_host).
  * Its register numbers are the DWARF numbers on every arch of the table (x86_64:
@@ -498,16 +499,16 @@ static void lu_close(void *state)
 	free(st);
 }
 
-static int lu_open(const struct uw_view *v, void **state, char *err, size_t errlen)
+static int lu_open(const struct uw_view *v, void **state, struct ju_err *err)
 {
 	*state = NULL;
 	if (!uw_arch_host()) {
-		snprintf(err, errlen, "libunwind: this build's arch is not in the arch table");
+		ju_errf(err, EINVAL, 0, "libunwind: this build's arch is not in the arch table");
 		return -ENOTSUP;
 	}
 	struct lu_state *st = calloc(1, sizeof(*st));
 	if (!st) {
-		snprintf(err, errlen, "libunwind: out of memory");
+		ju_errf(err, EINVAL, 0, "libunwind: out of memory");
 		return -ENOMEM;
 	}
 	st->target = uw_arch_host();
@@ -518,7 +519,7 @@ static int lu_open(const struct uw_view *v, void **state, char *err, size_t errl
 	st->arch_ok = !v->arch || v->arch->facts->elf_mach == st->target->facts->elf_mach;
 	st->as = unw_create_addr_space(&lu_accessors.acc, 0);
 	if (!st->as || lu_bases(st)) {
-		snprintf(err, errlen, "libunwind: cannot create the address space");
+		ju_errf(err, EINVAL, 0, "libunwind: cannot create the address space");
 		lu_close(st);
 		*state = NULL;
 		return -ENOMEM;

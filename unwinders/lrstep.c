@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "juerr.h"
 
 enum { LR_MAX_STACK = 2 };   /* unwind__get_entries(..., max_stack = 2) */
 
@@ -113,18 +114,20 @@ int uw_lrstep_unwind_with(const struct uw_unwinder *eng, void *est, const struct
 	return 0;
 }
 
-static int lr_open(const char *engine, const struct uw_view *v, void **state, char *err, size_t errlen)
+static int lr_open(const char *engine, const struct uw_view *v, void **state, struct ju_err *err)
 {
 	struct lr_state *st = calloc(1, sizeof(*st));
+	struct ju_err je;
 	if (!st) {
-		snprintf(err, errlen, "out of memory");
+		ju_errf(err, EINVAL, 0, "out of memory");
 		return -ENOMEM;
 	}
 	st->eng = uw_unwinder_by_name(engine);
 	if (!st->eng)
 		snprintf(st->why, sizeof(st->why), "%s is not in this build", engine);
-	else if (st->eng->open && st->eng->open(v, &st->est, st->why, sizeof(st->why))) {
+	else if (st->eng->open && st->eng->open(v, &st->est, &je)) {
 		/* every sample then says why: an error verdict, never FP alone */
+		snprintf(st->why, sizeof(st->why), "%s", je.msg);
 		st->eng = NULL;
 		st->est = NULL;
 	}
@@ -132,14 +135,14 @@ static int lr_open(const char *engine, const struct uw_view *v, void **state, ch
 	return 0;
 }
 
-static int lr_open_lu(const struct uw_view *v, void **state, char *err, size_t errlen)
+static int lr_open_lu(const struct uw_view *v, void **state, struct ju_err *err)
 {
-	return lr_open("libunwind", v, state, err, errlen);
+	return lr_open("libunwind", v, state, err);
 }
 
-static int lr_open_dw(const struct uw_view *v, void **state, char *err, size_t errlen)
+static int lr_open_dw(const struct uw_view *v, void **state, struct ju_err *err)
 {
-	return lr_open("libdw", v, state, err, errlen);
+	return lr_open("libdw", v, state, err);
 }
 
 static int lr_unwind(void *state, const struct uw_view *v, const struct uw_sample *s,

@@ -11,6 +11,7 @@
 #define UW_MAX_FRAMES 128      /* the kernel's default perf_event_max_stack is 127 */
 
 #include "unwinders/uwarch.h"
+#include "juerr.h"
 
 struct uw_sample {
 	const struct uw_arch *arch;
@@ -133,7 +134,7 @@ struct uw_unwinder {
 	bool kernel;                 /* reads a kernel sample's CALLCHAIN: the run takes kernel samples */
 	const char *expect_as;       /* a case without this unwinder's [expect] key: use this one's */
 	/* Build replay state once per view (map set); may be NULL. */
-	int (*open)(const struct uw_view *v, void **state, char *err, size_t errlen);
+	int (*open)(const struct uw_view *v, void **state, struct ju_err *err);
 	int (*unwind)(void *state, const struct uw_view *v, const struct uw_sample *s,
 		      struct uw_result *r);
 	void (*close)(void *state);

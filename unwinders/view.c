@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "juerr.h"
 
 #define UW_MAX_MAPS 65536
 
@@ -40,7 +41,7 @@ void uw_maps_free(struct uw_map *maps, size_t n)
 }
 
 int uw_maps_parse(const char *text, size_t len, struct uw_map **out, size_t *nout,
-		  char *err, size_t errlen)
+		  struct ju_err *err)
 {
 	size_t cap = 0, n = 0, lineno = 0;
 	int rc = -EINVAL;   /* malformed, unless the allocation failed */
@@ -55,12 +56,12 @@ int uw_maps_parse(const char *text, size_t len, struct uw_map **out, size_t *nou
 		if (ll == 0)
 			continue;
 		if (n >= UW_MAX_MAPS) {
-			snprintf(err, errlen, "maps line %zu: more than %d maps", lineno, UW_MAX_MAPS);
+			ju_errf(err, EINVAL, 0, "maps line %zu: more than %d maps", lineno, UW_MAX_MAPS);
 			goto fail;
 		}
 		char buf[4352];
 		if (ll >= sizeof(buf)) {
-			snprintf(err, errlen, "maps line %zu: longer than %zu bytes", lineno, sizeof(buf) - 1);
+			ju_errf(err, EINVAL, 0, "maps line %zu: longer than %zu bytes", lineno, sizeof(buf) - 1);
 			goto fail;
 		}
 		memcpy(buf, line, ll);
@@ -69,7 +70,7 @@ int uw_maps_parse(const char *text, size_t len, struct uw_map **out, size_t *nou
 		char prot[8];
 		int consumed = 0;
 		if (sscanf(buf, "%llx-%llx %4s %llx %*s %*s%n", &s, &e, prot, &off, &consumed) < 4 || e < s) {
-			snprintf(err, errlen, "maps line %zu: expected 'start-end prot offset dev inode [path]', got '%.60s'",
+			ju_errf(err, EINVAL, 0, "maps line %zu: expected 'start-end prot offset dev inode [path]', got '%.60s'",
 				 lineno, buf);
 			goto fail;
 		}
@@ -77,7 +78,7 @@ int uw_maps_parse(const char *text, size_t len, struct uw_map **out, size_t *nou
 			cap = cap ? cap * 2 : 64;
 			struct uw_map *m = realloc(maps, cap * sizeof(*m));
 			if (!m) {
-				snprintf(err, errlen, "out of memory");
+				ju_errf(err, EINVAL, 0, "out of memory");
 				rc = -ENOMEM;
 				goto fail;
 			}
@@ -340,7 +341,7 @@ static int view_layout(const struct uw_map *maps, size_t nmaps, const struct jd_
 
 int uw_view_init(struct uw_view *v, const struct uw_arch *arch,
 		 const struct uw_map *maps, size_t nmaps, const struct jd_file *jd,
-		 char *err, size_t errlen)
+		 struct ju_err *err)
 {
 	memset(v, 0, sizeof(*v));
 	v->arch = arch;
@@ -352,7 +353,7 @@ int uw_view_init(struct uw_view *v, const struct uw_arch *arch,
 	if (view_layout(maps, nmaps, jd, &s) ||
 	    !(v->regions = calloc(s.n + 1, sizeof(*v->regions)))) {
 		mt_snap_free(&s);
-		snprintf(err, errlen, "out of memory");
+		ju_errf(err, EINVAL, 0, "out of memory");
 		return -ENOMEM;
 	}
 	for (size_t k = 0; k < s.n; k++) {

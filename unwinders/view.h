@@ -9,6 +9,7 @@
 #include "unwinders/model/jitdump.h"
 #include "unwinders/model/perfview.h"
 #include "unwinders/model/files.h"
+#include "juerr.h"
 
 enum uw_region_kind { UW_REGION_JIT, UW_REGION_ELF };
 
@@ -41,13 +42,13 @@ struct uw_view {
 
 /* Parse "/proc/self/maps" text. 0, or -1 with a message. */
 int uw_maps_parse(const char *text, size_t len, struct uw_map **maps, size_t *n,
-		  char *err, size_t errlen);
+		  struct ju_err *err);
 void uw_maps_free(struct uw_map *maps, size_t n);
 
 /* 0, or a negative errno (-ENOMEM) with a message. */
 int uw_view_init(struct uw_view *v, const struct uw_arch *arch,
 		 const struct uw_map *maps, size_t nmaps, const struct jd_file *jd,
-		 char *err, size_t errlen);
+		 struct ju_err *err);
 void uw_view_fini(struct uw_view *v);
 struct uw_row_cache *uw_row_cache_new(void);
 void uw_row_cache_free(struct uw_row_cache *c);

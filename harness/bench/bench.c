@@ -99,23 +99,23 @@ struct bench {
 	double cap_wall;
 };
 
-/* Load the host arch's cases; 0, or -1 with a message printed. */
+/* Load the host arch's cases; 0, or -errno with a message printed. */
 static int bench_load(struct bench *b)
 {
 	char err[1024];
 	if (hx_case_glob(b->paths, b->npaths, &b->files, &b->nf, err, sizeof(err))) {
 		fprintf(stderr, "jitunwind bench: %s\n", err);
-		return -1;
+		return -EINVAL;
 	}
 	b->cases = calloc((size_t)b->nf + 1, sizeof(*b->cases));
 	b->batch = calloc((size_t)b->nf + 1, sizeof(*b->batch));
 	if (!b->cases || !b->batch)
-		return -1;
+		return -ENOMEM;
 	for (int i = 0; i < b->nf; i++) {
 		struct hx_case *c = &b->cases[b->nb];
 		if (hx_case_load(c, b->files[i], err, sizeof(err))) {
 			fprintf(stderr, "jitunwind bench: %s\n", err);
-			return -1;
+			return -EINVAL;
 		}
 		if (!b->host || strcmp(c->arch, b->host->facts->name)) {
 			hx_case_free(c);
@@ -127,7 +127,7 @@ static int bench_load(struct bench *b)
 	snprintf(b->dir, sizeof(b->dir), "/tmp/jitunwind-bench-XXXXXX");
 	if (!mkdtemp(b->dir) || hx_batch_dirs(b->batch, b->nb, b->dir, 0, err, sizeof(err))) {
 		fprintf(stderr, "jitunwind bench: %s\n", b->dir[0] ? err : "mkdtemp failed");
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -172,7 +172,7 @@ static int bench_capture(struct bench *b)
 		double t0 = wall(), c0 = cpu_all();
 		if (hx_capture_samples(b->batch, b->nb, &b->s, &st, err, sizeof(err))) {
 			fprintf(stderr, "jitunwind bench: %s\n", err);
-			return -1;
+			return -EINVAL;
 		}
 		double w = wall() - t0, cr = cpu_all() - c0;
 		if (!round || cr < c) {
@@ -292,19 +292,19 @@ static int bench_group(const struct hx_group *gr, uint32_t mach, const char *hos
 	size_t nmaps = 0, of[HX_SESS_MAX_UW];
 	struct hx_sess ss;
 	struct hx_replay_times tm = { 0 };
-	char err[512];
+	struct ju_err err;
 	const struct uw_arch *a = uw_arch_by_mach((uint16_t)mach);
 	if (!gr->dump_path || !a || jd_open(&jd, gr->dump_path, &je))
-		return -1;
-	if (uw_maps_parse(gr->maps, gr->maps_len, &maps, &nmaps, err, sizeof(err))) {
-		fprintf(stderr, "jitunwind bench: %s: %s\n", gr->case_path, err);
+		return -EINVAL;
+	if (uw_maps_parse(gr->maps, gr->maps_len, &maps, &nmaps, &err)) {
+		fprintf(stderr, "jitunwind bench: %s: %s\n", gr->case_path, err.msg);
 		jd_close(&jd);
-		return -1;
+		return -EINVAL;
 	}
 	if (bench_open(&ss, gr, a, maps, nmaps, &jd, host, t, of, &tm)) {
 		uw_maps_free(maps, nmaps);
 		jd_close(&jd);
-		return -1;
+		return -EINVAL;
 	}
 	struct uw_sample *us = bench_samples(gr, a);
 	size_t reps = gr->nsamples ? 1000 / gr->nsamples + 1 : 0;
@@ -445,7 +445,7 @@ static int run_child(const struct bench *b, const char *unwinders, double *w, do
 	double t0 = wall();
 	pid_t pid = fork();
 	if (pid < 0)
-		return -1;
+		return ju_errno();
 	if (pid == 0) {
 		int null = open("/dev/null", O_WRONLY);
 		if (null >= 0) {
@@ -566,12 +566,13 @@ static void bench_lint(const char *path)
 {
 	struct lint_opts o = { .profile = PV_CURRENT, .name = path, .max_per_rule = 20, .stack_size = 8192 };
 	struct lint_summary sum;
-	char err[512], m[64], note[128];
+	struct ju_err err;
+	char m[64], note[128];
 	double c0 = cpu(), t0 = wall();
-	int rc = lint_file(path, &o, lint_quiet, NULL, &sum, err, sizeof(err));
+	int rc = lint_file(path, &o, lint_quiet, NULL, &sum, &err);
 	double c = cpu() - c0, w = wall() - t0;
 	if (rc && sum.unreadable) {
-		printf("  lint: %s\n", err);
+		printf("  lint: %s\n", err.msg);
 		return;
 	}
 	double mbs = c > 0 ? (double)sum.bytes / c / 1e6 : 0;

@@ -489,15 +489,14 @@ __attribute__((noinline, format(printf, 1, 2))) static int fail(const char *fmt,
 /* Bytes one generated function occupies, its unwinding data and perf's
  * mapping of it included, so no two mappings overlap. */
 static int hx_slot(const struct tr_func *f, const struct tr_unwind_opts *uo, size_t *slot,
-		   char *err, size_t errlen)
+		   struct ju_err *err)
 {
-	if (tr_unwind_build(f, uo, 0x10000, &cap.unw_slot, err, errlen))
-		return -1;
+	int rc = tr_unwind_build(f, uo, 0x10000, &cap.unw_slot, err);   /* *slot unused when rc < 0 */
 	size_t sl = (cap.unw_slot.eh_off + cap.unw_slot.size + 15) & ~(size_t)15;
 	if (cap.unw_slot.eh_off + cap.unw_slot.mapped_size > sl)
 		sl = (cap.unw_slot.eh_off + cap.unw_slot.mapped_size + 15) & ~(size_t)15;
 	*slot = (sl + 63) & ~(size_t)63;
-	return 0;
+	return rc;
 }
 
 /* FUNC record: where each instruction of f (function `index` at addr) is
@@ -556,13 +555,14 @@ static int rel32_thunk(const struct tr_func *f, uint8_t *at, struct cap_image *i
 	struct tr_op op = { .kind = TR_OP_TAIL_JUMP };
 	struct tr_eff eff[TR_MAX_EFF];
 	uint8_t jmp[CAP_THUNK];
-	char text[64], err[256];
+	char text[64];
+	struct ju_err err;
 	int neff = 0;
-	int n = hx_cap_host.tr->encode(&op, jmp, sizeof(jmp), text, sizeof(text), eff, &neff, err, sizeof(err));
+	int n = hx_cap_host.tr->encode(&op, jmp, sizeof(jmp), text, sizeof(text), eff, &neff, &err);
 	uint8_t *thunk = cap.hx.arena.base + cap.hx.arena.size - CAP_THUNK;
 	int64_t d = (int64_t)(thunk - (at + f->rel32_off + 4));
 	if (n <= 0 || d != (int32_t)d || img_put(im, thunk, jmp, (size_t)n))
-		return fail("call_target rel32: no thunk for it in the arena (%s)", n <= 0 ? err : "out of reach");
+		return fail("call_target rel32: no thunk for it in the arena (%s)", n <= 0 ? err.msg : "out of reach");
 	uint32_t u = (uint32_t)(int32_t)d;
 	for (int i = 0; i < 4; i++)
 		code[f->rel32_off + i] = (uint8_t)(u >> (8 * i));
@@ -576,10 +576,10 @@ static int hx_install(const struct tr_func *f, const struct tr_unwind_opts *uo, 
 		      bool install_unwind, uint8_t *at, uint32_t index, const char *name,
 		      struct jdw *w, struct cap_image *im, int out_fd)
 {
-	char err[512];
+	struct ju_err err;
 	uint64_t addr = (uint64_t)(uintptr_t)at;
-	if (tr_unwind_build(f, uo, addr, &cap.unw_install, err, sizeof(err)))
-		return fail("%s", err);
+	if (tr_unwind_build(f, uo, addr, &cap.unw_install, &err))
+		return fail("%s", err.msg);
 	uint8_t *code = cap.codebuf;
 	if (rel32_thunk(f, at, im, code))
 		return -1;
@@ -638,12 +638,12 @@ static int hx_arm_all(const struct tr_func *f, uint8_t *at, uint32_t index, stru
  * need the emitted rows.  0, or -1 (message written). */
 __attribute__((noinline)) static int cap_emit(const struct hx_case *c)
 {
-	char err[512];
+	struct ju_err err;
 	const struct tr_arch *arch = tr_arch_by_name(c->arch);
 	if (!arch || arch != hx_cap_host.tr)
 		return fail("case arch %s cannot run on this host", c->arch);
-	if (tr_emit(arch, c->ops, c->nops, &cap.code, err, sizeof(err)))
-		return fail("%s", err);
+	if (tr_emit(arch, c->ops, c->nops, &cap.code, &err))
+		return fail("%s", err.msg);
 	cap.hx.call_row = -1;
 	for (size_t i = 0; i < cap.code.nrows; i++)
 		if (cap.code.rows[i].is_call)
@@ -653,8 +653,8 @@ __attribute__((noinline)) static int cap_emit(const struct hx_case *c)
 	if (cap.hx.call_row < 0 && c->in_callee)
 		return fail("%s", "in-callee needs a call_target in [code]");
 	if (c->has_leaf) {
-		if (tr_emit(arch, c->leaf_ops, c->nleaf, &cap.leaf_code, err, sizeof(err)))
-			return fail("[leaf]: %s", err);
+		if (tr_emit(arch, c->leaf_ops, c->nleaf, &cap.leaf_code, &err))
+			return fail("[leaf]: %s", err.msg);
 		if (cap.hx.call_row < 0)
 			return fail("%s", "a [leaf] needs a call_target in [code] to call it");
 	}
@@ -703,10 +703,10 @@ static int arena_check(size_t used)
 
 static int cap_arena(const struct hx_case *c, struct cap_layout *ly)
 {
-	char err[512];
+	struct ju_err err;
 	ly->leaf_slot = 0;
-	if (hx_slot(&cap.code, &c->unw, &ly->slot, err, sizeof(err)))
-		return fail("%s", err);
+	if (hx_slot(&cap.code, &c->unw, &ly->slot, &err))
+		return fail("%s", err.msg);
 	/* a case may pack trampolines closer than their mappings (stride-overlap);
 	 * their unwinding data then lives only in the jitdump, which is all perf reads */
 	ly->install_unwind = true;
@@ -720,8 +720,8 @@ static int cap_arena(const struct hx_case *c, struct cap_layout *ly)
 	ly->leaf_unw = c->unw;
 	if (ly->leaf_unw.cfi != TR_CFI_NONE)
 		ly->leaf_unw.cfi = TR_CFI_DERIVED;
-	if (c->has_leaf && hx_slot(&cap.leaf_code, &ly->leaf_unw, &ly->leaf_slot, err, sizeof(err)))
-		return fail("[leaf]: %s", err);
+	if (c->has_leaf && hx_slot(&cap.leaf_code, &ly->leaf_unw, &ly->leaf_slot, &err))
+		return fail("[leaf]: %s", err.msg);
 	size_t arena_size = ly->slot * (size_t)cap.hx.depth + ly->leaf_slot + 8192;   /* CAP_THUNK in the last */
 	uintptr_t place = arena_place();
 	if (arena_keep(place, arena_size))
@@ -875,10 +875,11 @@ __attribute__((noinline)) static void cap_reset(const struct hx_case *c, int out
 /* A generation's UNWINDING_INFO + CODE_LOAD (order as [unwind] order says). */
 static int gen_load(const struct hx_case *c, int gen, uint64_t addr)
 {
-	char err[512], name[32];
+	char name[32];
+	struct ju_err err;
 	snprintf(name, sizeof(name), "tramp@g%d", gen);   /* what perf prints for it */
-	if (tr_unwind_build(&cap.code, &c->unw, addr, &cap.unw_install, err, sizeof(err)))
-		return fail("%s", err);
+	if (tr_unwind_build(&cap.code, &c->unw, addr, &cap.unw_install, &err))
+		return fail("%s", err.msg);
 	struct tr_unwind *u = &cap.unw_install;
 	bool unw = c->unw.cfi != TR_CFI_NONE || u->size;
 	int rc = 0;
@@ -898,11 +899,11 @@ static int gen_load(const struct hx_case *c, int gen, uint64_t addr)
 __attribute__((noinline)) static int cap_gen(const struct hx_case *c, int gen, int out_fd)
 {
 	const struct hx_gen *g = &c->gens[gen - 2];
-	char err[512];
+	struct ju_err err;
 	size_t n;
 	const struct tr_op *ops = hx_case_gen_ops(c, gen, &n);
-	if (tr_emit(hx_cap_host.tr, ops, n, &cap.code, err, sizeof(err)))
-		return fail("[code %d]: %s", gen, err);
+	if (tr_emit(hx_cap_host.tr, ops, n, &cap.code, &err))
+		return fail("[code %d]: %s", gen, err.msg);
 	cap.hx.call_row = -1;
 	for (size_t i = 0; i < cap.code.nrows; i++)
 		if (cap.code.rows[i].is_call)

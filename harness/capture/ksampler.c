@@ -96,9 +96,10 @@ int hx_ksample_record(const struct pd_attr *a, const struct uw_arch *arch, const
 		      uint64_t off, pid_t child, const struct hx_spin_msg *m, uint8_t *out, size_t *outlen, char *err, size_t errlen)
 {
 	struct pd_sample ps;
-	int rc = pd_decode_sample(a, b, n, off, "kernel sample", &ps, err, errlen);
+	struct ju_err je;
+	int rc = pd_decode_sample(a, b, n, off, "kernel sample", &ps, &je);
 	if (rc)
-		return rc;
+		return snprintf(err, errlen, "%s", je.msg), rc;
 	if (ps.ip != m->pc || (pid_t)ps.pid != child)
 		return 0;                                   /* another point's, or another task's */
 	if (!ps.abi || ps.stack_size > KS_STACK)

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include "juerr.h"
 
 #define HX_MAX_SAMPLES_FILE (1ull << 34)
 
@@ -114,24 +115,20 @@ size_t hx_sample_encode(uint8_t *buf, const struct hx_sample *s,
 	return (size_t)(p - buf);
 }
 
-static int read_whole(const char *path, uint8_t **data, size_t *size, char *err, size_t errlen)
+static int read_whole(const char *path, uint8_t **data, size_t *size, struct ju_err *err)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-		return -1;
-	}
+	if (fd < 0)
+		return ju_errf(err, errno, 0, "%s: cannot open: %s", path, strerror(errno));
 	struct stat st;
 	if (fstat(fd, &st) < 0 || (uint64_t)st.st_size > HX_MAX_SAMPLES_FILE) {
-		snprintf(err, errlen, "%s: cannot stat or too large", path);
 		close(fd);
-		return -1;
+		return ju_errf(err, EFBIG, 0, "%s: cannot stat or too large", path);
 	}
 	uint8_t *buf = malloc((size_t)st.st_size + 1);
 	if (!buf) {
-		snprintf(err, errlen, "%s: out of memory", path);
 		close(fd);
-		return -1;
+		return ju_errf(err, ENOMEM, 0, "%s: out of memory", path);
 	}
 	size_t got = 0;
 	while (got < (size_t)st.st_size) {
@@ -152,9 +149,10 @@ int hx_copy_records(int dst, const char *src_path, char *err, size_t errlen)
 {
 	uint8_t *d;
 	size_t n;
-	if (read_whole(src_path, &d, &n, err, errlen))
-		return -1;
-	int rc = 0;
+	struct ju_err je;
+	int rc = read_whole(src_path, &d, &n, &je);
+	if (rc)
+		return snprintf(err, errlen, "%s", je.msg), rc;
 	if (n > 16) {
 		struct iovec iov = { d + 16, n - 16 };
 		rc = write_all(dst, &iov, 1);
@@ -162,19 +160,7 @@ int hx_copy_records(int dst, const char *src_path, char *err, size_t errlen)
 	free(d);
 	if (rc)
 		snprintf(err, errlen, "write: %s", strerror(-rc));
-	return rc ? -1 : 0;
-}
-
-static int sfail(char *err, size_t errlen, const char *path, uint64_t off, const char *fmt, ...)
-{
-	va_list ap;
-	int n = snprintf(err, errlen, "%s: offset 0x%llx: ", path, (unsigned long long)off);
-	if (n > 0 && (size_t)n < errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
+	return rc;
 }
 
 static uint32_t g32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
@@ -195,8 +181,7 @@ struct rec_ctx {
 	struct hx_samples *s;
 	const uint8_t *data;
 	const char *path;
-	char *err;
-	size_t errlen;
+	struct ju_err *err;
 	size_t off;
 	const uint8_t *p;
 	uint64_t len;
@@ -213,7 +198,7 @@ static int parse_case(struct rec_ctx *c)
 		c->gcap = c->gcap ? c->gcap * 2 : 16;
 		struct hx_group *ng = realloc(s->groups, c->gcap * sizeof(*ng));
 		if (!ng)
-			return sfail(c->err, c->errlen, c->path, c->off, "out of memory");
+			return ju_err_at(c->err, ENOMEM, c->path, c->off, "out of memory");
 		s->groups = ng;
 	}
 	struct hx_group *g = c->g = &s->groups[s->ngroups++];
@@ -221,7 +206,7 @@ static int parse_case(struct rec_ctx *c)
 	c->scap = 0;
 	const uint8_t *nul = memchr(p, 0, len);
 	if (!nul)
-		return sfail(c->err, c->errlen, c->path, c->off + 16, "CASE record: path is not NUL-terminated");
+		return ju_err_at(c->err, EINVAL, c->path, c->off + 16, "CASE record: path is not NUL-terminated");
 	g->case_path = dup_str(p, (size_t)(nul - p));
 	g->case_text = (const char *)nul + 1;
 	g->case_len = len - (size_t)(nul - p) - 1;
@@ -235,10 +220,10 @@ static int parse_func(struct rec_ctx *c)
 	uint64_t len = c->len;
 	size_t off = c->off;
 	if (len < 56)
-		return sfail(c->err, c->errlen, c->path, off + 16, "FUNC record of %llu bytes, expected at least 56",
+		return ju_err_at(c->err, EINVAL, c->path, off + 16, "FUNC record of %llu bytes, expected at least 56",
 			     (unsigned long long)len);
 	if (g->nfuncs >= HX_MAX_FUNCS)
-		return sfail(c->err, c->errlen, c->path, off, "more than %d FUNC records in a case", HX_MAX_FUNCS);
+		return ju_err_at(c->err, EINVAL, c->path, off, "more than %d FUNC records in a case", HX_MAX_FUNCS);
 	struct hx_func *f = &g->funcs[g->nfuncs];
 	f->index = g32(p);
 	f->nrows = g32(p + 4);
@@ -247,11 +232,11 @@ static int parse_func(struct rec_ctx *c)
 	memcpy(f->name, p + 24, 32);
 	f->name[31] = 0;
 	if (f->nrows > 4096 || (uint64_t)f->nrows * 56 != len - 56)
-		return sfail(c->err, c->errlen, c->path, off + 16, "FUNC record: %u rows do not match its length %llu",
+		return ju_err_at(c->err, EINVAL, c->path, off + 16, "FUNC record: %u rows do not match its length %llu",
 			     f->nrows, (unsigned long long)len);
 	f->rows = calloc(f->nrows ? f->nrows : 1, sizeof(*f->rows));
 	if (!f->rows)
-		return sfail(c->err, c->errlen, c->path, off, "out of memory");
+		return ju_err_at(c->err, ENOMEM, c->path, off, "out of memory");
 	for (uint32_t i = 0; i < f->nrows; i++) {
 		const uint8_t *r = p + 56 + (size_t)i * 56;
 		f->rows[i].offset = g32(r);
@@ -269,11 +254,11 @@ static int parse_gen(struct rec_ctx *c)
 {
 	struct hx_group *g = c->g;
 	if (c->len < 16)
-		return sfail(c->err, c->errlen, c->path, c->off + 16, "GEN record of %llu bytes, expected 16",
+		return ju_err_at(c->err, EINVAL, c->path, c->off + 16, "GEN record of %llu bytes, expected 16",
 			     (unsigned long long)c->len);
 	uint32_t gen = g32(c->p);
 	if (gen != g->ngens + 1 || gen > HX_GROUP_MAX_GENS)
-		return sfail(c->err, c->errlen, c->path, c->off + 16, "GEN record of generation %u, expected %u (at most %d)",
+		return ju_err_at(c->err, EINVAL, c->path, c->off + 16, "GEN record of generation %u, expected %u (at most %d)",
 			     gen, g->ngens + 1, HX_GROUP_MAX_GENS);
 	g->gen = g->ngens = gen;
 	g->gen_how[gen] = g32(c->p + 4);
@@ -289,7 +274,7 @@ static int parse_kernel_chain(struct rec_ctx *c, struct hx_sample *x, uint64_t n
 	uint64_t at = need + ((x->stack_size + 7) & ~7ull);
 	if (at > len || len - at < 8 || g64(p + at) > HX_MAX_CHAIN ||
 	    len - at - 8 < 8 * g64(p + at))
-		return sfail(c->err, c->errlen, c->path, c->off + 16, "kernel SAMPLE: its CALLCHAIN (at most %d frames) does not fit its length %llu",
+		return ju_err_at(c->err, EINVAL, c->path, c->off + 16, "kernel SAMPLE: its CALLCHAIN (at most %d frames) does not fit its length %llu",
 			     HX_MAX_CHAIN, (unsigned long long)len);
 	x->kernel = true;
 	x->nchain = (uint32_t)g64(p + at);
@@ -305,13 +290,13 @@ static int parse_sample(struct rec_ctx *c)
 	uint64_t len = c->len;
 	size_t off = c->off;
 	if (len < 56)
-		return sfail(c->err, c->errlen, c->path, off + 16, "SAMPLE record of %llu bytes, expected at least 56",
+		return ju_err_at(c->err, EINVAL, c->path, off + 16, "SAMPLE record of %llu bytes, expected at least 56",
 			     (unsigned long long)len);
 	if (g->nsamples == c->scap) {
 		c->scap = c->scap ? c->scap * 2 : 64;
 		struct hx_sample *ns = realloc(g->samples, c->scap * sizeof(*ns));
 		if (!ns)
-			return sfail(c->err, c->errlen, c->path, off, "out of memory");
+			return ju_err_at(c->err, ENOMEM, c->path, off, "out of memory");
 		g->samples = ns;
 	}
 	struct hx_sample *x = &g->samples[g->nsamples];
@@ -326,13 +311,13 @@ static int parse_sample(struct rec_ctx *c)
 	x->stack_addr = g64(p + 32);
 	x->stack_size = g64(p + 40);
 	if (nregs > 64 || nregs != (uint32_t)__builtin_popcountll(x->mask))
-		return sfail(c->err, c->errlen, c->path, off + 40, "SAMPLE: %u registers for mask 0x%llx", nregs,
+		return ju_err_at(c->err, EINVAL, c->path, off + 40, "SAMPLE: %u registers for mask 0x%llx", nregs,
 			     (unsigned long long)x->mask);
 	if (x->ntruth > HX_MAX_TRUTH)
-		return sfail(c->err, c->errlen, c->path, off + 44, "SAMPLE: %u truth frames, at most %d", x->ntruth, HX_MAX_TRUTH);
+		return ju_err_at(c->err, EINVAL, c->path, off + 44, "SAMPLE: %u truth frames, at most %d", x->ntruth, HX_MAX_TRUTH);
 	uint64_t need = 48 + 8ull * nregs + 8ull * x->ntruth + ((x->ntruth + 7) & ~7u);
 	if (need > len || x->stack_size > len - need)
-		return sfail(c->err, c->errlen, c->path, off + 16, "SAMPLE: %llu bytes of registers, truth and stack do not fit its length %llu",
+		return ju_err_at(c->err, EINVAL, c->path, off + 16, "SAMPLE: %llu bytes of registers, truth and stack do not fit its length %llu",
 			     (unsigned long long)(need + x->stack_size), (unsigned long long)len);
 	const uint8_t *q = p + 48;
 	int bit = 0;
@@ -348,14 +333,15 @@ static int parse_sample(struct rec_ctx *c)
 	memcpy(x->fpflag, q, x->ntruth);
 	for (uint32_t i = 0; i < x->ntruth; i++)
 		if (x->fpflag[i] > HX_FP_NOT_RA)
-			return sfail(c->err, c->errlen, c->path, (size_t)(q - c->data) + i,
+			return ju_err_at(c->err, EINVAL, c->path, (size_t)(q - c->data) + i,
 				     "SAMPLE: FP flag %u of truth frame %u, expected 0 (skipped), 1 (reported) or 2 "
 				     "(a record whose FP + 8 is not the return address)", x->fpflag[i], i);
 	q += (x->ntruth + 7) & ~7u;
 	x->stack = q;
 	if (g32(c->data + off + 4) & HX_REC_F_KERNEL) {
-		if (parse_kernel_chain(c, x, need))
-			return -1;
+		int rc = parse_kernel_chain(c, x, need);
+		if (rc)
+			return rc;
 	}
 	g->nsamples++;
 	return 0;
@@ -366,7 +352,7 @@ static int parse_crash(struct rec_ctx *c)
 	struct hx_group *g = c->g;
 	const uint8_t *p = c->p;
 	if (c->len < 32)
-		return sfail(c->err, c->errlen, c->path, c->off + 16, "CRASH record of %llu bytes, expected 32", (unsigned long long)c->len);
+		return ju_err_at(c->err, EINVAL, c->path, c->off + 16, "CRASH record of %llu bytes, expected 32", (unsigned long long)c->len);
 	g->crashed = true;
 	g->crash.signo = g32(p);
 	g->crash.func = g32(p + 4);
@@ -414,52 +400,63 @@ static int parse_record(struct rec_ctx *c, uint32_t type)
 	case HX_REC_GEN:
 		return parse_gen(c);
 	default:
-		return sfail(c->err, c->errlen, c->path, c->off, "unknown record type %u (expected 1..10)", type);
+		return ju_err_at(c->err, EINVAL, c->path, c->off, "unknown record type %u (expected 1..10)", type);
 	}
 }
 
-int hx_samples_parse(struct hx_samples *s, uint8_t *data, size_t size, const char *path,
-		     char *err, size_t errlen)
+static int samples_parse(struct hx_samples *s, uint8_t *data, size_t size, const char *path,
+			 struct ju_err *err)
 {
 	memset(s, 0, sizeof(*s));
 	s->data = data;
 	s->size = size;
 	if (size < 16 || memcmp(data, HX_SAMPLES_MAGIC, 8))
-		return sfail(err, errlen, path, 0, "not a jitunwind samples file (expected magic \"JUSAMPLE\")");
+		return ju_err_at(err, EINVAL, path, 0, "not a jitunwind samples file (expected magic \"JUSAMPLE\")");
 	if (g32(data + 8) != HX_SAMPLES_VERSION)
-		return sfail(err, errlen, path, 8, "samples format version %u, expected %u", g32(data + 8), HX_SAMPLES_VERSION);
+		return ju_err_at(err, EINVAL, path, 8, "samples format version %u, expected %u", g32(data + 8), HX_SAMPLES_VERSION);
 	s->elf_mach = g32(data + 12);
-	struct rec_ctx c = { .s = s, .data = data, .path = path, .err = err, .errlen = errlen };
+	struct rec_ctx c = { .s = s, .data = data, .path = path, .err = err };
 	size_t off = 16;
 	while (off < size) {
 		if (size - off < 16)
-			return sfail(err, errlen, path, off, "truncated record header (%zu bytes left, expected 16)", size - off);
+			return ju_err_at(err, EINVAL, path, off, "truncated record header (%zu bytes left, expected 16)", size - off);
 		uint32_t type = g32(data + off);
 		uint64_t len = g64(data + off + 8);
 		uint64_t room = size - off - 16;
 		if (len > room)
-			return sfail(err, errlen, path, off + 8, "record length %llu runs past the end (%llu bytes left)",
+			return ju_err_at(err, EINVAL, path, off + 8, "record length %llu runs past the end (%llu bytes left)",
 				     (unsigned long long)len, (unsigned long long)room);
 		if (type != HX_REC_CASE && !c.g)
-			return sfail(err, errlen, path, off, "record type %u before the first CASE record", type);
+			return ju_err_at(err, EINVAL, path, off, "record type %u before the first CASE record", type);
 		c.off = off;
 		c.p = data + off + 16;
 		c.len = len;
-		if (parse_record(&c, type))
-			return -1;
+		int rc = parse_record(&c, type);
+		if (rc)
+			return rc;
 		off += 16 + len + ((8 - len % 8) % 8);
 	}
 	return 0;
 }
 
+int hx_samples_parse(struct hx_samples *s, uint8_t *data, size_t size, const char *path,
+		     char *err, size_t errlen)
+{
+	struct ju_err je;
+	int rc = samples_parse(s, data, size, path, &je);
+	if (rc)
+		snprintf(err, errlen, "%s", je.msg);   /* the callers' buffer, until they take a ju_err */
+	return rc;
+}
+
 /* The file mapped (copy-on-write): a replay reads a few KB of each sample's
- * stack, so most of a large file is never paged in.  0, or -1 (the caller
+ * stack, so most of a large file is never paged in.  0, or -errno (the caller
  * reads it instead: an empty file cannot be mapped). */
 static int map_whole(const char *path, uint8_t **data, size_t *size)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
+		return ju_errno();
 	struct stat st;
 	void *m = MAP_FAILED;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
@@ -467,7 +464,7 @@ static int map_whole(const char *path, uint8_t **data, size_t *size)
 		m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (m == MAP_FAILED)
-		return -1;
+		return -ENODATA;
 	*data = m;
 	*size = (size_t)st.st_size;
 	return 0;
@@ -479,13 +476,14 @@ int hx_samples_read(struct hx_samples *s, const char *path, char *err, size_t er
 	size_t n;
 	memset(s, 0, sizeof(*s));
 	bool mapped = map_whole(path, &d, &n) == 0;
-	if (!mapped && read_whole(path, &d, &n, err, errlen))
-		return -1;
-	if (hx_samples_parse(s, d, n, path, err, errlen)) {
+	struct ju_err je;
+	int rc = mapped ? 0 : read_whole(path, &d, &n, &je);
+	if (!rc && (rc = samples_parse(s, d, n, path, &je))) {
 		s->mapped = mapped;
 		hx_samples_free(s);
-		return -1;
 	}
+	if (rc)
+		return snprintf(err, errlen, "%s", je.msg), rc;
 	s->mapped = mapped;
 	return 0;
 }

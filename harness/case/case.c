@@ -606,7 +606,7 @@ static int check_expects(const struct hx_case *c, char *err, size_t errlen)
 {
 	struct code_map m = { 0 };
 	const struct tr_arch *a = tr_arch_by_name(c->arch);
-	char eerr[256];
+	struct ju_err eerr;
 	int rc = 0;
 	m.tramp = calloc(1, sizeof(*m.tramp));
 	m.leaf = c->has_leaf ? calloc(1, sizeof(*m.leaf)) : NULL;
@@ -615,8 +615,8 @@ static int check_expects(const struct hx_case *c, char *err, size_t errlen)
 		goto out;
 	}
 	/* code the generator cannot encode is the capture's error to report */
-	bool code_ok = a && !tr_emit(a, c->ops, c->nops, m.tramp, eerr, sizeof(eerr)) &&
-		       (!m.leaf || !tr_emit(a, c->leaf_ops, c->nleaf, m.leaf, eerr, sizeof(eerr)));
+	bool code_ok = a && !tr_emit(a, c->ops, c->nops, m.tramp, &eerr) &&
+		       (!m.leaf || !tr_emit(a, c->leaf_ops, c->nleaf, m.leaf, &eerr));
 	for (int i = 0; i < c->nexpect && !rc; i++) {
 		const struct hx_expect *x = &c->expect[i];
 		const struct uw_unwinder *u = hx_case_column(x->uw);
@@ -821,9 +821,9 @@ static int parse_op(struct pstate *ps, const char *s, int line)
 	if (*n >= HX_MAX_OPS)
 		return PFAIL(ps, line, leaf ? "more than %d ops in [leaf]" : "more than %d ops", HX_MAX_OPS);
 	struct tr_op *op = leaf ? &c->leaf_ops[*n] : &c->ops[*n];
-	char operr[256];
-	if (tr_op_parse(s, op, operr, sizeof(operr)))
-		return PFAIL(ps, line, "%s", operr);
+	struct ju_err operr;
+	if (tr_op_parse(s, op, &operr))
+		return PFAIL(ps, line, "%s", operr.msg);
 	if (leaf && (op->kind == TR_OP_CALL_TARGET || op->kind == TR_OP_TAIL_JUMP ||
 		     (op->kind == TR_OP_RAW && (op->effect == TR_OP_CALL_TARGET || op->effect == TR_OP_TAIL_JUMP))))
 		return PFAIL(ps, line, "a [leaf] returns to the trampoline: %s is not allowed in it", tr_op_name(op->kind));

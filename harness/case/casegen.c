@@ -71,9 +71,9 @@ int hx_gen_line(struct hx_case *c, int gi, const char *s, int line, char *err, s
 		if (g->nops >= HX_GEN_MAX_OPS)
 			return gfail(err, errlen, c->path, line, "more than %d ops in [code %d]", HX_GEN_MAX_OPS, gi + 2);
 		struct tr_op *op = &g->ops[g->nops];
-		char operr[256];
-		if (tr_op_parse(s, op, operr, sizeof(operr)))
-			return gfail(err, errlen, c->path, line, "%s", operr);
+		struct ju_err operr;
+		if (tr_op_parse(s, op, &operr))
+			return gfail(err, errlen, c->path, line, "%s", operr.msg);
 		op->line = line;
 		g->nops++;
 		return 0;
@@ -221,14 +221,14 @@ int hx_gen_check(struct hx_case *c, char *err, size_t errlen)
 	struct tr_func *fs = calloc((size_t)c->ngens + 1, sizeof(*fs));
 	if (!fs)
 		return gfail(err, errlen, c->path, 0, "out of memory");
-	char eerr[256];
+	struct ju_err eerr;
 	int rc = 0;
 	long long at = 0;
 	/* code the generator cannot encode is the capture's error to report */
 	for (int gen = 1; gen <= c->ngens + 1 && !rc && a; gen++) {
 		size_t n;
 		const struct tr_op *ops = hx_case_gen_ops(c, gen, &n);
-		if (tr_emit(a, ops, n, &fs[gen - 1], eerr, sizeof(eerr)))
+		if (tr_emit(a, ops, n, &fs[gen - 1], &eerr))
 			goto out;
 		if (gen > 1)
 			rc = gen_fits(c, gen - 2, fs[0].code_size, fs[gen - 2].code_size, fs[gen - 1].code_size, &at,

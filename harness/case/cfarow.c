@@ -117,8 +117,8 @@ void hx_true_row_text(const struct hx_case *c, const char *where, int offset, co
 	size_t nops = leaf ? c->nleaf : c->nops;
 	const struct tr_op *ops = leaf ? c->leaf_ops : g ? hx_case_gen_ops(c, atoi(g + 2), &nops) : c->ops;
 	struct tr_func *f = calloc(1, sizeof(*f));
-	char err[256];
-	if (!f || tr_emit(ta, ops, nops, f, err, sizeof(err))) {
+	struct ju_err err;
+	if (!f || tr_emit(ta, ops, nops, f, &err)) {
 		snprintf(buf, n, "(the truth rows could not be rebuilt)");
 		free(f);
 		return;

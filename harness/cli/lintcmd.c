@@ -109,14 +109,14 @@ const struct cli_cmd cli_lint = {
 static int lint_one(const char *path, struct lint_cli *cl, bool first, struct lint_summary *sum)
 {
 	struct lint_out o = { stdout, path, cl->json, cl->by_offset, true, cl->min, NULL, 0, 0, false };
-	char err[4352] = "";
+	struct ju_err err = { 0 };
 	cl->opts.name = path;
 	if (cl->json) {
 		printf("%s\n    { \"file\": ", first ? "" : ",");
 		hx_jsonw_str(stdout, path, HX_JSONW_LATIN1);
 		fputs(", \"findings\": [", stdout);
 	}
-	int rc = lint_file(path, &cl->opts, hx_lint_on_finding, &o, sum, err, sizeof(err));
+	int rc = lint_file(path, &cl->opts, hx_lint_on_finding, &o, sum, &err);
 	hx_lint_flush(&o);
 	free(o.keep);
 	int ec = lint_exit_code(sum);
@@ -129,9 +129,9 @@ static int lint_one(const char *path, struct lint_cli *cl, bool first, struct li
 				 cl->opts.max_per_rule : sum->per_rule[r];
 	if (ec == 2) {
 		/* name the file and the offset, as the rest of the CLI does */
-		if (!err[0])
-			snprintf(err, sizeof(err), "%s: not a jitdump", path);
-		fprintf(stderr, "jitunwind lint: %s\n", err);
+		if (!err.msg[0])
+			snprintf(err.msg, sizeof(err.msg), "%s: not a jitdump", path);
+		fprintf(stderr, "jitunwind lint: %s\n", err.msg);
 	}
 	if (cl->json) {
 		printf("\n      ], \"readable\": %s, \"bytes\": %" PRIu64 ", \"records\": %" PRIu64 ", \"loads\": %" PRIu64

@@ -417,10 +417,11 @@ static int cmd_inject(int argc, char **argv)
 	int status = 0;
 	for (size_t i = 0; i < jd.nloads; i++) {
 		const struct jd_load *l = &jd.loads[i];
-		char path[4352], err[512];
+		struct ju_err err;
+		char path[4352];
 		snprintf(path, sizeof(path), "%s/jitted-%u-%llu.so", c.out, l->pid, (unsigned long long)l->code_index);
-		if (pv_write_jitted_elf(path, c.o.profile, l, (uint16_t)jd.elf_mach, err, sizeof(err))) {
-			fprintf(stderr, "jitunwind: %s: %s\n", path, err);
+		if (pv_write_jitted_elf(path, c.o.profile, l, (uint16_t)jd.elf_mach, &err)) {
+			fprintf(stderr, "jitunwind: %s: %s\n", path, err.msg);
 			status = 2;
 			break;
 		}

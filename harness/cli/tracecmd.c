@@ -205,9 +205,9 @@ static int cmd_trace(int argc, char **argv)
 	if (!c.pid && first == argc)
 		return cli_usage_error(&cli_trace, "no command after --");
 	c.argv = c.pid ? NULL : argv + first;
-	char why[1024];
-	if (c.nexpect && hx_trace_gate_parse(&c, why, sizeof(why))) {
-		fprintf(stderr, "jitunwind trace: %s\n", why);
+	struct ju_err why;
+	if (c.nexpect && hx_trace_gate_parse(&c, &why)) {
+		fprintf(stderr, "jitunwind trace: %s\n", why.msg);
 		return 2;
 	}
 	char so[PATH_MAX];

@@ -17,6 +17,7 @@
 #include "harness/outcome.h"
 #include "harness/case/case.h"
 #include "trampolines/tramp.h"
+#include "juerr.h"
 
 #define HX_FZ_MAX_OPS 48
 #define HX_FZ_TAPE_MAX 1024
@@ -118,29 +119,29 @@ struct hx_fz_prog {
 void hx_fz_generate(struct hx_fz_gen *g, const struct tr_arch *arch, uint64_t seed, uint64_t index,
 		    bool mutate);
 /* Can the ops run: balanced stack at every exit, registers restored from
- * their own slots, a call only where the ABI allows it.  0, or -1 with why. */
+ * their own slots, a call only where the ABI allows it.  0, or -EINVAL with why. */
 int hx_fz_valid(const struct hx_fz_gen *g, char *why, size_t len);
 /* The [code] ops: dead ops as raw bytes with no stack effect, the jump over
- * them as raw bytes.  0, or -1 with a message. */
-int hx_fz_exec_ops(const struct hx_fz_gen *g, struct tr_op *out, size_t *n, char *err, size_t errlen);
+ * them as raw bytes.  0, or -errno with err filled. */
+int hx_fz_exec_ops(const struct hx_fz_gen *g, struct tr_op *out, size_t *n, struct ju_err *err);
 /* The rows the CFI describes: the truth where code runs, the dead block's own
- * rows where it does not (their state flows from the jump).  0, or -1. */
+ * rows where it does not (their state flows from the jump).  0, or -errno. */
 int hx_fz_cfi_rows(const struct hx_fz_gen *g, const struct tr_func *truth, struct tr_row *rows,
-		   bool *dead, char *err, size_t errlen);
+		   bool *dead, struct ju_err *err);
 
 /* fuzzcfi_enc.c: the FDE's CFA program for those rows, choices from g->tape,
- * g->del left out, g->mut applied.  0, or -1 with a message. */
+ * g->del left out, g->mut applied.  0, or -errno with err filled. */
 int hx_fz_encode(struct hx_fz_gen *g, const struct tr_func *truth, struct hx_fz_prog *p,
-		 char *err, size_t errlen);
+		 struct ju_err *err);
 void hx_fz_mutate_pick(struct hx_fz_gen *g, struct hx_fz_rng *r, size_t ninsns);
 
 /* fuzzcfi_text.c: the case text of g (ops, unwinding options, the program as
  * bytes with its instructions in a comment), [expect] from expect_text (or a
- * placeholder).  0, or -1 with a message. */
+ * placeholder).  0, or -errno with err filled. */
 int hx_fz_case_text(struct hx_fz_gen *g, const char *name, const char *about, const char *expect_text,
-		    char *buf, size_t cap, uint64_t *features, char *err, size_t errlen);
+		    char *buf, size_t cap, uint64_t *features, struct ju_err *err);
 /* g's program; plain: without the minimizer's deletions and the mutation. */
-int hx_fz_program(struct hx_fz_gen *g, bool plain, struct hx_fz_prog *p, char *err, size_t errlen);
+int hx_fz_program(struct hx_fz_gen *g, bool plain, struct hx_fz_prog *p, struct ju_err *err);
 /* A DW_EH_PE_* encoding as a case file writes it ("pcrel|sdata4", "omit"). */
 const char *hx_fz_enc_name(uint8_t enc, char *buf, size_t len);
 /* The op as a [code] line (register names of g's arch). */

@@ -15,6 +15,7 @@
 
 #include "harness/fuzz/fuzzcfi.h"
 #include "trampolines/buf.h"
+#include "juerr.h"
 
 #define ENC_STATE_MAX 8
 #define ENC_PROG_MAX 320     /* a case line holds the hex of the program */
@@ -660,7 +661,7 @@ static ssize_t find_ref(const struct hx_fz_prog *p, struct hx_fz_ref r)
 	for (size_t i = 0; i < p->n; i++)
 		if (p->insn[i].ref.row == r.row && p->insn[i].ref.k == r.k)
 			return (ssize_t)i;
-	return -1;
+	return -ENOENT;
 }
 
 /* The instruction to corrupt: picked once, then found again by its row and
@@ -669,14 +670,14 @@ static ssize_t mutation_site(struct hx_fz_prog *p, struct hx_fz_mut *m)
 {
 	if (!m->placed) {
 		if (!p->n)
-			return -1;
+			return -ENOENT;
 		m->at = p->insn[m->pick % p->n].ref;
 		m->placed = true;
 	}
 	return find_ref(p, m->at);
 }
 
-/* 0, or -1 when the instruction to corrupt is gone */
+/* 0, or -ENOENT when the instruction to corrupt is gone */
 static int mutate(struct hx_fz_prog *p, struct hx_fz_mut *m)
 {
 	if (m->kind == HX_FZ_MUT_NONE)
@@ -690,7 +691,7 @@ static int mutate(struct hx_fz_prog *p, struct hx_fz_mut *m)
 		return 0;
 	}
 	if (at < 0)
-		return -1;
+		return -ENOENT;
 	size_t k = (size_t)at;
 	struct hx_fz_insn *in = &p->insn[k];
 	char t[64];
@@ -745,19 +746,18 @@ static int mutate(struct hx_fz_prog *p, struct hx_fz_mut *m)
 }
 
 int hx_fz_encode(struct hx_fz_gen *g, const struct tr_func *truth, struct hx_fz_prog *p,
-		 char *err, size_t errlen)
+		 struct ju_err *err)
 {
 	memset(p, 0, sizeof(*p));
 	struct enc *e = calloc(1, sizeof(*e));
 	if (!e) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
+		return ju_errf(err, ENOMEM, 0, "out of memory");
 	}
 	struct tr_row *rows = e->rows;
 	bool *dead = e->dead;
-	if (hx_fz_cfi_rows(g, truth, rows, dead, err, errlen)) {
+	if (hx_fz_cfi_rows(g, truth, rows, dead, err)) {
 		free(e);
-		return -1;
+		return -EINVAL;
 	}
 	e->a = g->arch;
 	e->t = &g->tape;
@@ -780,8 +780,7 @@ int hx_fz_encode(struct hx_fz_gen *g, const struct tr_func *truth, struct hx_fz_
 	bool overflow = e->overflow;
 	free(e);
 	if (overflow) {
-		snprintf(err, errlen, "CFA program: more than %d instructions", HX_FZ_MAX_INSNS);
-		return -1;
+		return ju_errf(err, EINVAL, 0, "CFA program: more than %d instructions", HX_FZ_MAX_INSNS);
 	}
 	for (size_t i = 0; i < g->ndel; i++) {
 		ssize_t k = find_ref(p, g->del[i]);
@@ -789,15 +788,13 @@ int hx_fz_encode(struct hx_fz_gen *g, const struct tr_func *truth, struct hx_fz_
 			drop_insn(p, (size_t)k);
 	}
 	if (mutate(p, &g->mut)) {
-		snprintf(err, errlen, "the instruction the mutation corrupts is gone");
-		return -1;
+		return ju_errf(err, EINVAL, 0, "the instruction the mutation corrupts is gone");
 	}
 	size_t total = 0;
 	for (size_t i = 0; i < p->n; i++)
 		total += p->insn[i].len;
 	if (total > ENC_PROG_MAX) {
-		snprintf(err, errlen, "CFA program of %zu bytes (at most %d in a case line)", total, ENC_PROG_MAX);
-		return -1;
+		return ju_errf(err, EINVAL, 0, "CFA program of %zu bytes (at most %d in a case line)", total, ENC_PROG_MAX);
 	}
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "harness/fuzz/fuzzcfi.h"
+#include "juerr.h"
 
 uint64_t hx_fz_next(struct hx_fz_rng *r)
 {
@@ -252,16 +253,16 @@ int hx_fz_valid(const struct hx_fz_gen *g, char *why, size_t len)
 		}
 		if (w) {
 			snprintf(why, len, "op %zu (%s): %s", i + 1, tr_op_name(op->kind), w);
-			return -1;
+			return -EINVAL;
 		}
 	}
 	if (!ended) {
 		snprintf(why, len, "the code does not end in ret");
-		return -1;
+		return -EINVAL;
 	}
 	if (g->depth > 1 && !live.called) {
 		snprintf(why, len, "depth %d without a call_target", g->depth);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -488,12 +489,12 @@ void hx_fz_generate(struct hx_fz_gen *g, const struct tr_arch *arch, uint64_t se
 /* ---- layout ---- */
 
 static int encoded(const struct tr_arch *a, const struct tr_op *op, uint8_t *buf, size_t cap,
-		   char *err, size_t errlen)
+		   struct ju_err *err)
 {
 	char text[48];
 	struct tr_eff eff[TR_MAX_EFF];
 	int neff;
-	return a->encode(op, buf, cap, text, sizeof(text), eff, &neff, err, errlen);
+	return a->encode(op, buf, cap, text, sizeof(text), eff, &neff, err);
 }
 
 static void raw_op(struct tr_op *o, const uint8_t *b, size_t n)
@@ -505,7 +506,7 @@ static void raw_op(struct tr_op *o, const uint8_t *b, size_t n)
 	o->raw_len = n;
 }
 
-int hx_fz_exec_ops(const struct hx_fz_gen *g, struct tr_op *out, size_t *n, char *err, size_t errlen)
+int hx_fz_exec_ops(const struct hx_fz_gen *g, struct tr_op *out, size_t *n, struct ju_err *err)
 {
 	*n = 0;
 	for (size_t i = 0; i < g->nops; i++) {
@@ -516,15 +517,15 @@ int hx_fz_exec_ops(const struct hx_fz_gen *g, struct tr_op *out, size_t *n, char
 			continue;
 		}
 		if (g->place[i] == HX_FZ_DEAD) {
-			if ((len = encoded(g->arch, &g->ops[i], b, sizeof(b), err, errlen)) < 0)
-				return -1;
+			if ((len = encoded(g->arch, &g->ops[i], b, sizeof(b), err)) < 0)
+				return -EINVAL;
 			raw_op(&out[(*n)++], b, (size_t)len);
 			continue;
 		}
 		size_t skip = 0;
 		for (size_t j = i + 1; j < g->nops && g->place[j] == HX_FZ_DEAD; j++) {
-			if ((len = encoded(g->arch, &g->ops[j], b, sizeof(b), err, errlen)) < 0)
-				return -1;
+			if ((len = encoded(g->arch, &g->ops[j], b, sizeof(b), err)) < 0)
+				return -EINVAL;
 			skip += (size_t)len;
 		}
 		raw_op(&out[(*n)++], b, g->arch->jump_over(skip, b));
@@ -534,23 +535,23 @@ int hx_fz_exec_ops(const struct hx_fz_gen *g, struct tr_op *out, size_t *n, char
 
 /* the rows of the dead ops up to last, from ops and f (work space) */
 static int dead_rows(const struct hx_fz_gen *g, const struct tr_func *truth, size_t last, struct tr_op *ops,
-		     struct tr_func *fp, struct tr_row *rows, bool *dead, char *err, size_t errlen)
+		     struct tr_func *fp, struct tr_row *rows, bool *dead, struct ju_err *err)
 {
 	size_t n = 0;
-	if (hx_fz_exec_ops(g, ops, &n, err, errlen))
-		return -1;
+	if (hx_fz_exec_ops(g, ops, &n, err))
+		return -EINVAL;
 	for (size_t i = 0; i <= last; i++)
 		if (g->place[i] == HX_FZ_DEAD)
 			ops[i] = g->ops[i];
-	if (tr_emit(g->arch, ops, last + 1, fp, err, errlen))
-		return -1;
+	int rc = tr_emit(g->arch, ops, last + 1, fp, err);
+	if (rc)
+		return rc;
 	for (size_t i = 0; i <= last && i < truth->nrows; i++) {
 		if (g->place[i] != HX_FZ_DEAD)
 			continue;
 		if (fp->rows[i].offset != truth->rows[i].offset) {
-			snprintf(err, errlen, "internal: dead op %zu at 0x%x, in the code at 0x%x", i,
+			ju_errf(err, EINVAL, 0, "internal: dead op %zu at 0x%x, in the code at 0x%x", i,
 				 fp->rows[i].offset, truth->rows[i].offset);
-			return -1;
 		}
 		rows[i] = fp->rows[i];
 		dead[i] = true;
@@ -559,7 +560,7 @@ static int dead_rows(const struct hx_fz_gen *g, const struct tr_func *truth, siz
 }
 
 int hx_fz_cfi_rows(const struct hx_fz_gen *g, const struct tr_func *truth, struct tr_row *rows,
-		   bool *dead, char *err, size_t errlen)
+		   bool *dead, struct ju_err *err)
 {
 	size_t last = 0;
 	bool any = false;
@@ -577,10 +578,9 @@ int hx_fz_cfi_rows(const struct hx_fz_gen *g, const struct tr_func *truth, struc
 	/* the skipped block's own rows: the prefix up to its end, dead ops real */
 	struct { struct tr_op ops[HX_FZ_MAX_OPS]; struct tr_func f; } *w = calloc(1, sizeof(*w));
 	if (!w) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
+		return ju_errf(err, ENOMEM, 0, "out of memory");
 	}
-	int rc = dead_rows(g, truth, last, w->ops, &w->f, rows, dead, err, errlen);
+	int rc = dead_rows(g, truth, last, w->ops, &w->f, rows, dead, err);
 	free(w);
 	return rc;
 }

@@ -5,6 +5,7 @@
 
 #include "harness/fuzz/fuzzcfi.h"
 #include "harness/run/runner.h"
+#include "juerr.h"
 
 #define FZ_MAX_SIG 8
 #define FZ_SIG_LEN 64
@@ -105,7 +106,7 @@ double fz_now(void);
 bool fz_past_deadline(const struct fz_ctx *x);
 void fz_clean_dir(const char *dir);
 int fz_run_text(struct fz_ctx *x, const char *text, const struct hx_opts *o, struct hx_case_res *res,
-		char *err, size_t errlen);
+		struct ju_err *err);
 void fz_classify(const struct fz_ctx *x, const struct hx_case_res *r, struct fz_class *k);
 char *fz_text_buf(struct fz_ctx *x);
 void fz_minimize(struct fz_ctx *x, struct hx_fz_gen *g, const char *sig, struct min_result *mr);

@@ -24,6 +24,7 @@
 #include "unwinders/view.h"
 
 #include "harness/fuzz/fuzzcfi_int.h"
+#include "juerr.h"
 
 double fz_now(void)
 {
@@ -54,18 +55,17 @@ void fz_clean_dir(const char *dir)
 
 /* One case, alone, through the batch capture (a child of its own, the
  * samples in memory) and the replay: the minimizer's and the final runs.
- * 0; -1 the case did not run (err); -2 the text is no valid case (a
+ * 0; -errno the case did not run (err); -2 the text is no valid case (a
  * fuzz-cfi bug).  The evaluation captures many cases per child (eval_chunk). */
 int fz_run_text(struct fz_ctx *x, const char *text, const struct hx_opts *o, struct hx_case_res *res,
-		char *err, size_t errlen)
+		struct ju_err *err)
 {
 	struct hx_case *c = calloc(1, sizeof(*c));
 	if (!c) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
+		return ju_errf(err, ENOMEM, 0, "out of memory");
 	}
-	int rc = -1;
-	if (hx_case_parse(c, "fuzz-cfi.case", text, strlen(text), err, errlen)) {
+	int rc = -EINVAL;
+	if (hx_case_parse(c, "fuzz-cfi.case", text, strlen(text), err->msg, sizeof(err->msg))) {
 		hx_case_free(c);
 		free(c);
 		return -2;
@@ -74,13 +74,13 @@ int fz_run_text(struct fz_ctx *x, const char *text, const struct hx_opts *o, str
 	struct hx_samples s;
 	/* a child of its own: its pid differs from the last run's */
 	uw_libdw_forget();
-	if (!hx_capture_samples(&one, 1, &s, NULL, err, errlen)) {
+	if (!hx_capture_samples(&one, 1, &s, NULL, err->msg, sizeof(err->msg))) {
 		struct hx_opts oo = *o;
 		oo.jitted_dir = x->dir;
 		oo.parsed = o->observe ? NULL : c;     /* parsed as the replay would */
 		if (s.ngroups != 1)
-			snprintf(err, errlen, "fuzz-cfi.case: %zu case groups captured", s.ngroups);
-		else if (!hx_replay_group(&s.groups[0], s.elf_mach, &oo, res, err, errlen))
+			ju_errf(err, EINVAL, 0, "fuzz-cfi.case: %zu case groups captured", s.ngroups);
+		else if (!hx_replay_group(&s.groups[0], s.elf_mach, &oo, res, err->msg, sizeof(err->msg)))
 			rc = 0;
 		hx_samples_free(&s);
 	}
@@ -265,16 +265,16 @@ char *fz_text_buf(struct fz_ctx *x)
 	return x->scr->text;
 }
 
-/* Runs g (a placeholder [expect]) through the fuzz unwinders. 0, or -1
+/* Runs g (a placeholder [expect]) through the fuzz unwinders. 0, or -errno
  * (it does not build or run; err says why), -2 (not a valid case). */
 static int run_gen(struct fz_ctx *x, struct hx_fz_gen *g, struct hx_case_res *res, struct fz_class *k,
-		   uint64_t *features, char *err, size_t errlen)
+		   uint64_t *features, struct ju_err *err)
 {
 	char *text = fz_text_buf(x);
 	memset(res, 0, sizeof(*res));
-	if (hx_fz_case_text(g, "fuzz-cfi", "a generated case", NULL, text, FZ_TEXT_MAX, features, err, errlen))
-		return -1;
-	int rc = fz_run_text(x, text, &x->fuzz_uw, res, err, errlen);
+	if (hx_fz_case_text(g, "fuzz-cfi", "a generated case", NULL, text, FZ_TEXT_MAX, features, err))
+		return -EINVAL;
+	int rc = fz_run_text(x, text, &x->fuzz_uw, res, err);
 	if (rc)
 		return rc;
 	fz_classify(x, res, k);
@@ -289,13 +289,14 @@ static bool sig_is_inconsistency(const char *sig)
 /* Does candidate g still show sig (and, generating, stay consistent elsewhere)? */
 static bool still_found(struct fz_ctx *x, struct hx_fz_gen *g, const char *sig, int *runs)
 {
-	char why[160], err[512];
+	struct ju_err err;
+	char why[160];
 	if (hx_fz_valid(g, why, sizeof(why)))
 		return false;
 	struct hx_case_res res;
 	struct fz_class k;
 	(*runs)++;
-	if (run_gen(x, g, &res, &k, NULL, err, sizeof(err))) {
+	if (run_gen(x, g, &res, &k, NULL, &err)) {
 		hx_case_res_free(&res);
 		return false;
 	}
@@ -496,9 +497,9 @@ static bool min_insns(struct min_state *m, struct hx_fz_gen *g)
 {
 	struct hx_fz_gen *c = &m->x->scr->insns;
 	struct hx_fz_prog *p = &m->x->scr->insns_prog;
-	char err[256];
+	struct ju_err err;
 	bool any = false;
-	if (hx_fz_program(g, true, p, err, sizeof(err)))
+	if (hx_fz_program(g, true, p, &err))
 		return false;
 	size_t all = p->n;
 	for (size_t block = all; block >= 1 && budget_left(m); block /= 2) {
@@ -527,9 +528,9 @@ void fz_minimize(struct fz_ctx *x, struct hx_fz_gen *g, const char *sig, struct 
 {
 	struct hx_fz_prog *p = &x->scr->min_prog;
 	struct min_state m = { x, sig, 0, x->o.min_runs };
-	char err[256];
+	struct ju_err err;
 	p->n = 0;
-	hx_fz_program(g, false, p, err, sizeof(err));
+	hx_fz_program(g, false, p, &err);
 	mr->ops0 = (uint32_t)g->nops;
 	mr->insns0 = (uint32_t)p->n;
 	g->tape.fresh = false;     /* past the tape's end: the plain choice */
@@ -550,7 +551,7 @@ void fz_minimize(struct fz_ctx *x, struct hx_fz_gen *g, const char *sig, struct 
 			break;
 	}
 	p->n = 0;
-	hx_fz_program(g, false, p, err, sizeof(err));
+	hx_fz_program(g, false, p, &err);
 	mr->ops1 = (uint32_t)g->nops;
 	mr->insns1 = (uint32_t)p->n;
 	mr->runs = (uint32_t)m.runs;
@@ -585,13 +586,13 @@ static int expect_line(const struct hx_case_res *r, const char *name, int depth,
 			while (k < nw && strcmp(words[k], w))
 				k++;
 			if (k == nw && nw == 8)
-				return -1;
+				return -EINVAL;
 			if (k == nw)
 				snprintf(words[nw++], sizeof(words[0]), "%s", w);
 			count[k]++;
 		}
 	if (!nw)
-		return -1;
+		return -EINVAL;
 	int def = 0;
 	for (int k = 1; k < nw; k++)
 		if (count[k] > count[def])
@@ -613,7 +614,7 @@ static int expect_line(const struct hx_case_res *r, const char *name, int depth,
 				if (strcmp(w, words[k]))
 					continue;
 				if (items == HX_MAX_ITEMS)
-					return -1;
+					return -EINVAL;
 				if (depth == 1 && sr->offset >= 0)
 					off += (size_t)snprintf(buf + off, len - off, "%s%d", items ? "," : "", sr->offset);
 				else
@@ -622,7 +623,7 @@ static int expect_line(const struct hx_case_res *r, const char *name, int depth,
 			}
 	}
 	if (off + 2 >= len || nw > HX_MAX_EXC)
-		return -1;
+		return -EINVAL;
 	snprintf(buf + off, len - off, "\n");
 	return 0;
 }
@@ -633,7 +634,7 @@ int fz_observed_expect(const struct fz_ctx *x, const struct hx_case_res *r, int 
 	buf[0] = 0;
 	for (int u = 0; u < x->final_uw.nuw; u++) {
 		if (expect_line(r, x->final_uw.unwinders[u], depth, buf + off, len - off))
-			return -1;
+			return -EINVAL;
 		off += strlen(buf + off);
 	}
 	return 0;
@@ -702,14 +703,14 @@ int fz_finalize(struct fz_ctx *x, struct hx_fz_gen *g, const char *sig, struct m
 {
 	char *expect = x->scr->expect, *about = x->scr->about, *wheres = x->scr->wheres, *name = x->scr->name;
 	struct hx_case_res res;
-	char err[512];
+	struct ju_err err;
 	memset(&res, 0, sizeof(res));
-	if (hx_fz_case_text(g, "fuzz-cfi", "a generated case", NULL, text, cap, NULL, err, sizeof(err)) ||
-	    fz_run_text(x, text, &x->final_uw, &res, err, sizeof(err))) {
+	if (hx_fz_case_text(g, "fuzz-cfi", "a generated case", NULL, text, cap, NULL, &err) ||
+	    fz_run_text(x, text, &x->final_uw, &res, &err)) {
 		hx_case_res_free(&res);
 		mr->status = 3;
-		snprintf(mr->note, sizeof(mr->note), "final run: %s", err);
-		return -1;
+		snprintf(mr->note, sizeof(mr->note), "final run: %s", err.msg);
+		return -EINVAL;
 	}
 	int rc = fz_observed_expect(x, &res, g->depth, expect, sizeof(x->scr->expect));
 	sig_wheres(x, &res, sig, wheres, sizeof(x->scr->wheres));
@@ -717,21 +718,21 @@ int fz_finalize(struct fz_ctx *x, struct hx_fz_gen *g, const char *sig, struct m
 	if (rc) {
 		mr->status = 3;
 		snprintf(mr->note, sizeof(mr->note), "the observed verdicts do not fit an [expect] section");
-		return -1;
+		return -EINVAL;
 	}
 	describe(x, g, sig, wheres[0] ? wheres : "no sample of the final run", mr, about, sizeof(x->scr->about));
 	fz_case_name(text, name, sizeof(x->scr->name));
-	if (hx_fz_case_text(g, name, about, expect, text, cap, NULL, err, sizeof(err))) {
+	if (hx_fz_case_text(g, name, about, expect, text, cap, NULL, &err)) {
 		mr->status = 3;
-		snprintf(mr->note, sizeof(mr->note), "%s", err);
-		return -1;
+		snprintf(mr->note, sizeof(mr->note), "%s", err.msg);
+		return -EINVAL;
 	}
 	memset(&res, 0, sizeof(res));
-	rc = fz_run_text(x, text, &x->final_uw, &res, err, sizeof(err));
+	rc = fz_run_text(x, text, &x->final_uw, &res, &err);
 	if (rc || !res.pass) {
 		mr->status = 2;
 		snprintf(mr->note, sizeof(mr->note), "a second run does not meet the observed [expect]%s%s",
-			 rc ? ": " : "", rc ? err : "");
+			 rc ? ": " : "", rc ? err.msg : "");
 	}
 	hx_case_res_free(&res);
 	return 0;

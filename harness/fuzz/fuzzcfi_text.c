@@ -10,6 +10,7 @@
 #include "harness/fuzz/fuzzcfi.h"
 #include "harness/run/session.h"
 #include "unwinders/unwind.h"
+#include "juerr.h"
 
 /* as GNU as writes it (the case parser's tr_reg_any reads it back) */
 static void reg_name(const struct tr_arch *a, int64_t r, char *buf, size_t len)
@@ -114,12 +115,13 @@ static void code_section(struct out *o, const struct hx_fz_gen *g, const struct 
 		char line[128];
 		hx_fz_op_line(g->arch, &ops[i], line, sizeof(line));
 		if (g->place[i] == HX_FZ_DEAD) {
-			char real[64], insn[48] = "", err[64];
+			struct ju_err err;
+			char real[64], insn[48] = "";
 			uint8_t b[TR_RAW_MAX];
 			struct tr_eff eff[TR_MAX_EFF];
 			int neff;
 			hx_fz_op_line(g->arch, &g->ops[i], real, sizeof(real));
-			g->arch->encode(&g->ops[i], b, sizeof(b), insn, sizeof(insn), eff, &neff, err, sizeof(err));
+			g->arch->encode(&g->ops[i], b, sizeof(b), insn, sizeof(insn), eff, &neff, &err);
 			o_printf(o, "%-24s # skipped exit: %s (%s)\n", line, real, insn);
 		} else if (g->place[i] == HX_FZ_JUMP) {
 			o_printf(o, "%-24s # jumps over the skipped exit to the landing pad\n", line);
@@ -173,15 +175,19 @@ struct text_work {
 };
 
 static int case_text(struct text_work *w, struct hx_fz_gen *g, const char *name, const char *about,
-		     const char *expect_text, char *buf, size_t cap, uint64_t *features, char *err, size_t errlen)
+		     const char *expect_text, char *buf, size_t cap, uint64_t *features, struct ju_err *err)
 {
 	struct tr_op *ops = w->ops;
 	struct tr_func *truth = &w->truth;
 	struct hx_fz_prog *prog = &w->prog;
 	size_t n;
-	if (hx_fz_exec_ops(g, ops, &n, err, errlen) || tr_emit(g->arch, ops, n, truth, err, errlen) ||
-	    hx_fz_encode(g, truth, prog, err, errlen))
-		return -1;
+	int rc = hx_fz_exec_ops(g, ops, &n, err);
+	if (!rc)
+		rc = tr_emit(g->arch, ops, n, truth, err);
+	if (!rc)
+		rc = hx_fz_encode(g, truth, prog, err);
+	if (rc)
+		return rc;
 	bool call = truth->ret_off >= 0;
 	struct out o = { .p = buf, .cap = cap };
 	o_printf(&o, "[case]\nname  = %s\narch  = %s\nabout = %s\n", name, g->arch->facts->name, about);
@@ -201,8 +207,7 @@ static int case_text(struct text_work *w, struct hx_fz_gen *g, const char *name,
 			o_printf(&o, "%s = %s\n", t, hx_column_by_name(t)->ref == UW_REF_TRUTH ? "consistent" : "ok");
 	}
 	if (o.overflow) {
-		snprintf(err, errlen, "case text longer than %zu bytes", cap);
-		return -1;
+		ju_errf(err, EINVAL, 0, "case text longer than %zu bytes", cap);
 	}
 	if (features)
 		*features = prog->features | case_features(g);
@@ -210,34 +215,31 @@ static int case_text(struct text_work *w, struct hx_fz_gen *g, const char *name,
 }
 
 int hx_fz_case_text(struct hx_fz_gen *g, const char *name, const char *about, const char *expect_text,
-		    char *buf, size_t cap, uint64_t *features, char *err, size_t errlen)
+		    char *buf, size_t cap, uint64_t *features, struct ju_err *err)
 {
 	struct text_work *w = calloc(1, sizeof(*w));
 	if (!w) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
+		return ju_errf(err, ENOMEM, 0, "out of memory");
 	}
-	int rc = case_text(w, g, name, about, expect_text, buf, cap, features, err, errlen);
+	int rc = case_text(w, g, name, about, expect_text, buf, cap, features, err);
 	free(w);
 	return rc;
 }
 
-int hx_fz_program(struct hx_fz_gen *g, bool plain, struct hx_fz_prog *p, char *err, size_t errlen)
+int hx_fz_program(struct hx_fz_gen *g, bool plain, struct hx_fz_prog *p, struct ju_err *err)
 {
 	struct text_work *w = calloc(1, sizeof(*w));
 	size_t n;
-	int rc = -1;
-	if (!w)
-		snprintf(err, errlen, "out of memory");
-	else if (hx_fz_exec_ops(g, w->ops, &n, err, errlen) || tr_emit(g->arch, w->ops, n, &w->truth, err, errlen))
-		rc = -1;
-	else if (!plain)
-		rc = hx_fz_encode(g, &w->truth, p, err, errlen);
-	else {
+	int rc = w ? hx_fz_exec_ops(g, w->ops, &n, err) : ju_errf(err, ENOMEM, 0, "out of memory");
+	if (!rc)
+		rc = tr_emit(g->arch, w->ops, n, &w->truth, err);
+	if (!rc && !plain)
+		rc = hx_fz_encode(g, &w->truth, p, err);
+	else if (!rc) {
 		w->copy = *g;
 		w->copy.ndel = 0;
 		w->copy.mut.kind = HX_FZ_MUT_NONE;
-		rc = hx_fz_encode(&w->copy, &w->truth, p, err, errlen);
+		rc = hx_fz_encode(&w->copy, &w->truth, p, err);
 	}
 	free(w);
 	return rc;

@@ -408,8 +408,9 @@ static int replay_one(struct rr *r, struct rr_view *fin, struct rr_view *tv, con
 {
 	struct pd_iter it = { rs->off };
 	struct pd_event ev;
-	if (pd_next(&r->pf, &it, &ev, r->err, sizeof(r->err)) != 1)
-		return -1;
+	struct ju_err je;
+	if (pd_next(&r->pf, &it, &ev, &je) != 1)
+		return snprintf(r->err, sizeof(r->err), "%s", je.msg), -1;
 	int rc = replay_sample(r, fin, tv, at, rs, res, &ev);
 	/* samples come in time order, close to file order: the pages behind
 	 * this one go (a later sample in them reads them back) */

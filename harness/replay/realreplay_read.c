@@ -506,10 +506,13 @@ static int own_vdso(struct rr *r)
 static int find_vdso(struct rr *r)
 {
 	struct pd_build_id b;
+	struct ju_err je;
 	uint16_t misc;
 	bool here = r->arch && r->arch == uw_arch_host();   /* --symfs too: 7.2.13 reads its own there */
 	for (size_t n = 0; n < 1u << 20; n++) {
-		int rc = pd_feat_build_id(&r->pf, n, &b, &misc, r->err, sizeof(r->err));
+		int rc = pd_feat_build_id(&r->pf, n, &b, &misc, &je);
+		if (rc < 0)
+			snprintf(r->err, sizeof(r->err), "%s", je.msg);
 		if (rc < 0 && rc != -ENOENT)
 			return -1;
 		if (rc <= 0) {
@@ -534,11 +537,12 @@ static int find_vdso(struct rr *r)
 
 int hx_rr_read_events(struct rr *r, const char *const *dumps, int ndumps)
 {
-	if (pd_open(&r->pf, r->path, r->err, sizeof(r->err)))
-		return -1;
+	struct ju_err je;
+	if (pd_open(&r->pf, r->path, &je))
+		return snprintf(r->err, sizeof(r->err), "%s", je.msg), -1;
 	const char *arch = NULL;
-	if (pd_feat_string(&r->pf, PD_FEAT_ARCH, &arch, r->err, sizeof(r->err)) == -EINVAL)
-		return -1;
+	if (pd_feat_string(&r->pf, PD_FEAT_ARCH, &arch, &je) == -EINVAL)
+		return snprintf(r->err, sizeof(r->err), "%s", je.msg), -1;
 	r->arch = arch ? uw_arch_by_name(arch) : NULL;   /* uname -m, or the table's other spelling of it */
 	if (!r->arch) {
 		snprintf(r->err, sizeof(r->err), "%s: HEADER_ARCH '%s': not an arch jitunwind knows", r->path,
@@ -555,7 +559,7 @@ int hx_rr_read_events(struct rr *r, const char *const *dumps, int ndumps)
 	struct pd_event ev;
 	int rc;
 	uint64_t done = 0;
-	while ((rc = pd_next(&r->pf, &it, &ev, r->err, sizeof(r->err))) == 1) {
+	while ((rc = pd_next(&r->pf, &it, &ev, &je)) == 1) {
 		if (on_event(r, &ev, dumps, ndumps))
 			return -1;
 		if (it.off - done > RR_RELEASE) {
@@ -564,7 +568,7 @@ int hx_rr_read_events(struct rr *r, const char *const *dumps, int ndumps)
 		}
 	}
 	if (rc < 0)
-		return -1;
+		return snprintf(r->err, sizeof(r->err), "%s", je.msg), -1;
 	if (find_vdso(r))
 		return -1;
 	if (find_rebased(r)) {

@@ -112,8 +112,11 @@ int hx_rl_open(struct hx_rl **out, struct rr *r, const char *ignore)
 				       .stack_size = r->stack_size ? r->stack_size : 8192, .dump_dir = r->dump_dir[i] };
 		struct lint_summary sum;
 		struct rl_dump *d = &l->d[l->nd++];
-		if (lint_file(r->dump_path[i], &o, on_finding, d, &sum, d->err, sizeof(d->err)))
+		struct ju_err je;
+		if (lint_file(r->dump_path[i], &o, on_finding, d, &sum, &je)) {
+			snprintf(d->err, sizeof(d->err), "%s", je.msg);
 			d->unreadable = true;
+		}
 		uint64_t total = sum.count[0] + sum.count[1] + sum.count[2];
 		if (d->n < total) {
 			snprintf(r->err, sizeof(r->err), "%s: out of memory keeping lint's findings", r->dump_path[i]);

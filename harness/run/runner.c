@@ -212,8 +212,8 @@ static int replay_load(struct replay *rp, uint32_t elf_mach, struct hx_case_res 
 		}
 		rp->have_jd = true;
 	}
-	if (g->maps && uw_maps_parse(g->maps, g->maps_len, &rp->maps, &rp->nmaps, err, errlen))
-		return -EINVAL;
+	if (g->maps && uw_maps_parse(g->maps, g->maps_len, &rp->maps, &rp->nmaps, &je))
+		return snprintf(err, errlen, "%s", je.msg), -EINVAL;
 	replay_configs(rp);
 	return 0;
 }

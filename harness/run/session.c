@@ -33,12 +33,16 @@ static void open_profile(struct hx_sess *s)
 	s->have_pv = false;
 	s->pv_err[0] = 0;
 	double t0 = now(s);
+	struct ju_err je;
+	je.msg[0] = 0;
 	if (!c->no_pv) {
 		if (pv_build_at(&s->pv, c->profile, c->maps, c->nmaps, c->jd, c->jitted_dir, c->dump_dir,
-				s->pv_err, sizeof(s->pv_err)) == 0) {
+				&je) == 0) {
 			s->have_pv = true;
 			s->view.pv = &s->pv;
-		} else if (!s->pv_err[0]) {
+		} else if (je.msg[0]) {
+			snprintf(s->pv_err, sizeof(s->pv_err), "%s", je.msg);
+		} else {
 			snprintf(s->pv_err, sizeof(s->pv_err), "perf's view could not be built");
 		}
 	}
@@ -55,8 +59,11 @@ static void open_profile(struct hx_sess *s)
 		struct hx_col_in in = { &s->view, c->capture, c->dump_sizes, c->ndump_sizes };
 		if (run_open)
 			rc = run_open(&in, &s->state[u], s->open_err[u], sizeof(s->open_err[u]));
-		else if (s->uws[u] && s->uws[u]->open)
-			rc = s->uws[u]->open(&s->view, &s->state[u], s->open_err[u], sizeof(s->open_err[u]));
+		else if (s->uws[u] && s->uws[u]->open) {
+			je.msg[0] = 0;
+			rc = s->uws[u]->open(&s->view, &s->state[u], &je);
+			snprintf(s->open_err[u], sizeof(s->open_err[u]), "%s", rc ? je.msg : "");
+		}
 		if (c->times)
 			c->times->open[u] += now(s) - t0;
 		s->skipped[u] = rc > 0;
@@ -100,7 +107,10 @@ int hx_sess_open(struct hx_sess *s, const struct hx_sess_cfg *cfg, struct hx_ses
 		return e->code;
 	}
 	double t0 = now(s);
-	int rc = uw_view_init(&s->view, cfg->arch, cfg->maps, cfg->nmaps, cfg->jd, e->msg, sizeof(e->msg));
+	struct ju_err je;
+	je.msg[0] = 0;
+	int rc = uw_view_init(&s->view, cfg->arch, cfg->maps, cfg->nmaps, cfg->jd, &je);
+	snprintf(e->msg, sizeof(e->msg), "%s", je.msg);
 	if (cfg->times)
 		cfg->times->load += now(s) - t0;
 	if (rc) {

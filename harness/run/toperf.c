@@ -353,7 +353,9 @@ static int write_groups(const struct hx_group *gs, size_t n, const struct uw_arc
 		struct pd_features ft;
 		struct utsname u;
 		features(&ft, &u, arch);
-		rc = pd_w_finish(&w, &ft, out, err, errlen);
+		struct ju_err je;
+		if ((rc = pd_w_finish(&w, &ft, out, &je)))
+			snprintf(err, errlen, "%s", je.msg);
 	}
 	pd_writer_free(&w);
 	return rc ? -1 : 0;

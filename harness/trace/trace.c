@@ -305,7 +305,7 @@ static int statm_now(struct tr_state *t, char *buf, size_t n)
 	}
 	ssize_t r = t->statm_fd < 0 ? -1 : pread(t->statm_fd, buf, n - 1, 0);
 	if (r <= 0)
-		return -1;
+		return -EIO;
 	buf[r] = 0;
 	return 0;
 }
@@ -575,6 +575,10 @@ static void sys_seen(struct tr_state *t, pid_t tid, bool sysstop)
 	t->maps_gen++;
 }
 
+/* on_stop: the signal to resume with (0 none), TR_KEEP_STOPPED (not an error:
+ * the thread stays stopped or was detached), or a -errno below it */
+#define TR_KEEP_STOPPED (-1)
+
 static int on_stop(struct tr_state *t, pid_t tid, int st, bool *done)
 {
 	int sig = WSTOPSIG(st), ev = st >> 16;
@@ -612,7 +616,7 @@ static int on_stop(struct tr_state *t, pid_t tid, int st, bool *done)
 			(int)t->pid);
 		t->res->end = HX_TRACE_EXEC;
 		*done = true;
-		return -1;
+		return TR_KEEP_STOPPED;
 	}
 	if (sig == SIGTRAP && ev == PTRACE_EVENT_EXIT)
 		return 0;
@@ -624,7 +628,7 @@ static int on_stop(struct tr_state *t, pid_t tid, int st, bool *done)
 			th->started = true;
 		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
 			ptrace(PTRACE_LISTEN, tid, NULL, NULL);
-			return -1;
+			return TR_KEEP_STOPPED;
 		}
 		return 0;
 	}
@@ -633,7 +637,7 @@ static int on_stop(struct tr_state *t, pid_t tid, int st, bool *done)
 	pid_t tg;
 	if (sig == SIGSTOP && ev == 0 && !tid_known(t, tid) && (tg = tgid_of(tid)) > 0 && tg != t->pid) {
 		fork_child(t, tid);
-		return -1;                          /* detached */
+		return TR_KEEP_STOPPED;          /* detached */
 	}
 	if (sig == SIGSTOP && ev == 0) {
 		struct tr_thread *th = tid_get(t, tid);   /* a new thread's first stop is ours */
@@ -721,12 +725,12 @@ static int loop(struct tr_state *t)
 			continue;
 		}
 		int sig = on_stop(t, tid, st, &done);
-		if (sig < -1 && t->attached) {
+		if (sig < TR_KEEP_STOPPED && t->attached) {
 			e = sig;                  /* an attached process is never killed */
 			end_detach(t, tid, st);
 			break;
 		}
-		if (sig < -1) {
+		if (sig < TR_KEEP_STOPPED) {
 			e = sig;
 			end_at_deadline(t);
 			t->res->end = HX_TRACE_SIGNALED;
@@ -738,7 +742,7 @@ static int loop(struct tr_state *t)
 			break;
 		}
 		tr_hw_place(t);
-		if (sig == -1)
+		if (sig == TR_KEEP_STOPPED)
 			continue;                 /* kept stopped (a group stop) */
 		ptrace(PTRACE_SYSCALL, tid, NULL, (void *)(long)(sig > 0 ? sig : 0));
 	}

@@ -181,9 +181,9 @@ struct ju_err;
 int hx_trace_jd_open(const struct hx_trace_result *res, struct jd_file *jd, struct ju_err *je);
 /* trace's own options (tracecmd.c): 0 taken (*i past its value), 1 not one
  * of them, -1 a bad value */
-/* --expect's lines into cfg->gate, read as a case's [expect]; 0, or -1 with
+/* --expect's lines into cfg->gate, read as a case's [expect]; 0, or -errno with
  * the message naming the --expect at fault in err */
-int hx_trace_gate_parse(struct hx_trace_cfg *cfg, char *err, size_t n);
+int hx_trace_gate_parse(struct hx_trace_cfg *cfg, struct ju_err *err);
 void hx_trace_gate_free(struct hx_trace_cfg *cfg);
 /* judge the samples through the session and write the reports (the
  * terminal matrix on stdout).  With --expect: 0 every judged sample met it

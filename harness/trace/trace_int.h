@@ -151,7 +151,7 @@ void tr_act_free(struct tr_state *t);
 /* load li was announced: live activations whose native chain went through
  * its code (unwound there before it was known) lose their truth */
 void tr_act_late(struct tr_state *t, size_t li);
-/* the load (index) that holds addr, -1 if none */
+/* the load (index) that holds addr, -ENOENT if none */
 long tr_load_at(const struct tr_state *t, uint64_t addr);
 
 #endif

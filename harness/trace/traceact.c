@@ -46,7 +46,7 @@ long tr_load_at(const struct tr_state *t, uint64_t addr)
 		if (addr >= l->addr && addr < l->addr + l->size)
 			return (long)i;
 	}
-	return -1;
+	return -ENOENT;
 }
 
 static void ra_unref(struct tr_state *t, uint64_t ra)

@@ -83,11 +83,11 @@ static const struct jd_load *jd_load_of(const struct wc *w, const struct hx_trac
 static int encode_line(const struct wc *w, const char *line, uint8_t *out, size_t cap)
 {
 	struct tr_op op = { 0 };
-	char err[256];
-	if (tr_op_parse(line, &op, err, sizeof(err)) || tr_emit(w->ta, &op, 1, w->f, err, sizeof(err)))
-		return -1;
+	struct ju_err err;
+	if (tr_op_parse(line, &op, &err) || tr_emit(w->ta, &op, 1, w->f, &err))
+		return -EINVAL;
 	if (w->f->code_size > cap)
-		return -1;
+		return -EINVAL;
 	memcpy(out, w->f->code, w->f->code_size);
 	return (int)w->f->code_size;
 }
@@ -117,7 +117,7 @@ static int effect_op(const struct wc *w, const struct uw_insn *x, char *op, size
 	int slot = (int)w->ta->fuzz.slot;
 	op[0] = 0;
 	if (other || store == -2)
-		return -1;
+		return -EINVAL;
 	if (sp_from_fp && fp_restore && sp == slot && !fp_from_sp)
 		snprintf(op, n, "leave");
 	else if (fp_from_sp && !sp && store < 0 && restore < 0)
@@ -133,7 +133,7 @@ static int effect_op(const struct wc *w, const struct uw_insn *x, char *op, size
 	else if (sp && store < 0 && restore < 0 && !fp_restore && !fp_from_sp && !sp_from_fp)
 		snprintf(op, n, "%s %" PRId64, sp < 0 ? "alloc" : "free", sp < 0 ? -sp : sp);
 	else if (sp || store >= 0 || restore >= 0 || fp_restore || fp_from_sp || sp_from_fp)
-		return -1;
+		return -EINVAL;
 	return 0;
 }
 
@@ -177,7 +177,7 @@ static int reg_call(struct wc *w, const cs_insn *in, const uint8_t *p, size_t le
 			 "as call_target does%s%s, or by a direct call; not through memory)", off, in->mnemonic,
 			 in->op_str, a->call_regs ? ", through a register the harness gives it in: " : "",
 			 a->call_regs ? a->call_regs : "");
-		return -1;
+		return -EINVAL;
 	}
 	char text[64];
 	int64_t at = written_before(w, p, off, reg, text, sizeof(text));
@@ -185,7 +185,7 @@ static int reg_call(struct wc *w, const cs_insn *in, const uint8_t *p, size_t le
 		snprintf(why, wn, "+0x%" PRIx64 " (%s %s): %s is written first, at +0x%" PRIx64 " (%s): a case's "
 			 "harness gives the target there only at entry", off, in->mnemonic, in->op_str,
 			 rel ? "the register the case's direct call jumps through" : "the call's register", at, text);
-		return -1;
+		return -EINVAL;
 	}
 	if (rel) {
 		snprintf(line, WC_LINE, "call_target rel32");
@@ -272,44 +272,44 @@ static int code_lines(struct wc *w, const struct hx_trace_load *l, const struct 
 	w->nlines = 0;
 	if (l->undecodable || !l->nbps) {
 		snprintf(why, wn, "its code could not be decoded to the end");
-		return -1;
+		return -EINVAL;
 	}
 	if (l->nbps > TR_MAX_INSNS) {
 		snprintf(why, wn, "%zu instructions: a case holds at most %d", l->nbps, TR_MAX_INSNS);
-		return -1;
+		return -EINVAL;
 	}
 	uint64_t end = l->decoded;
 	if (l->code_differs && l->first_diff < end) {
 		snprintf(why, wn, "its code in memory differs from the dump's at +0x%" PRIx64 ", inside an instruction",
 			 l->first_diff);
-		return -1;
+		return -EINVAL;
 	}
 	for (size_t b = 0; b < l->nbps; b++) {
 		uint64_t off = l->bps[b].addr - l->addr, next = b + 1 < l->nbps ? l->bps[b + 1].addr - l->addr : end;
 		if (next <= off || next > jl->code_size || next - off > TR_RAW_MAX) {
 			snprintf(why, wn, "+0x%" PRIx64 ": an instruction the case format cannot hold", off);
-			return -1;
+			return -EINVAL;
 		}
 		if (insn_line(w, jl->code + off, (size_t)(next - off), off, w->lines[w->nlines], why, wn))
-			return -1;
+			return -EINVAL;
 		w->nlines++;
 	}
 	struct tr_op *ops = calloc(w->nlines, sizeof(*ops));
-	char err[256] = "";
+	struct ju_err err = { 0 };
 	int rc = ops ? 0 : -1;
 	for (size_t i = 0; i < w->nlines && !rc; i++)
-		rc = tr_op_parse(w->lines[i], &ops[i], err, sizeof(err));
+		rc = tr_op_parse(w->lines[i], &ops[i], &err);
 	if (!rc)
-		rc = tr_emit(w->ta, ops, w->nlines, w->f, err, sizeof(err));
+		rc = tr_emit(w->ta, ops, w->nlines, w->f, &err);
 	free(ops);
 	if (rc) {
-		snprintf(why, wn, "the generator refused its ops: %s", err[0] ? err : "out of memory");
-		return -1;
+		snprintf(why, wn, "the generator refused its ops: %s", err.msg[0] ? err.msg : "out of memory");
+		return -EINVAL;
 	}
 	if (w->f->code_size != jl->code_size || !same_code(w->f, jl->code)) {
 		snprintf(why, wn, "the ops encode to %zu bytes that differ from the dump's %" PRIu64,
 			 w->f->code_size, jl->code_size);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -361,7 +361,7 @@ static int describe(enum pv_profile prof, uint64_t addr, uint64_t size, const ui
 	struct ju_err e;
 	if (hs > us || ehf_parse(&t, data, (size_t)(us - hs), &b, &e)) {
 		snprintf(why, wn, "its .eh_frame does not parse (.eh_frame+0x%" PRIx64 ": %s)", (uint64_t)e.offset, e.msg);
-		return -1;
+		return -EINVAL;
 	}
 	const struct ehf_fde *f = ehf_find_fde(&t, addr);
 	int rc = 0;
@@ -394,7 +394,7 @@ static int describe(enum pv_profile prof, uint64_t addr, uint64_t size, const ui
 	if (!rc && hs) {
 		if (ehf_parse_hdr(data + (us - hs), (size_t)hs, ly.rt_hdr, &h, &e)) {
 			snprintf(why, wn, "its .eh_frame_hdr does not parse (+0x%" PRIx64 ": %s)", (uint64_t)e.offset, e.msg);
-			return -1;
+			return -EINVAL;
 		}
 		d->hdr = true;
 		d->table = h.has_table;
@@ -449,7 +449,7 @@ static int unwind_lines(struct wc *w, const struct jd_load *jl, char *out, size_
 	struct unw_desc want, got;
 	if (describe(prof, jl->code_addr, jl->code_size, jl->unwind, jl->has_unwind ? jl->unwinding_size : 0,
 		     jl->eh_frame_hdr_size, jl->mapped_size, &want, why, wn))
-		return -1;
+		return -EINVAL;
 	struct tr_unwind_opts o;
 	tr_unwind_opts_default(&o);
 	if (!want.has) {
@@ -470,22 +470,22 @@ static int unwind_lines(struct wc *w, const struct jd_load *jl, char *out, size_
 	o.terminator = want.term;
 	const char *diff = "the generator refused it";
 	struct tr_unwind *u = calloc(1, sizeof(*u));
-	char err[256] = "";
+	struct ju_err err = { 0 };
 	for (int pass = 0; pass < 4 && u && diff; pass++) {
 		o.eh_unaligned = pass & 1;
 		o.mapped = pass < 2 ? -1 : (long long)want.mapped;
-		if (tr_unwind_build(w->f, &o, jl->code_addr, u, err, sizeof(err)))
+		if (tr_unwind_build(w->f, &o, jl->code_addr, u, &err))
 			continue;
 		if (describe(prof, jl->code_addr, w->f->code_size, u->data, u->size, u->hdr_size, u->mapped_size, &got,
-			     err, sizeof(err)))
+			     err.msg, sizeof(err.msg)))
 			continue;
 		diff = unw_diff(&got, &want);
 	}
 	free(u);
 	if (diff) {
 		snprintf(why, wn, "the case's unwinding info would differ from the dump's in %s%s%s", diff,
-			 err[0] ? ": " : "", err);
-		return -1;
+			 err.msg[0] ? ": " : "", err.msg);
+		return -EINVAL;
 	}
 	char fde[48], tab[48], prog[3 * TR_MAX_PROG + 1] = "";
 	enc_name(o.fde_enc, fde, sizeof(fde));
@@ -527,7 +527,7 @@ static int truth_in_reg(const struct wc *w, const struct tr_row *row, const stru
 			 s->truth[1]);
 	else
 		return 0;
-	return -1;
+	return -EINVAL;
 }
 
 /* at every sample of the case, the generator's row puts the return address
@@ -543,18 +543,18 @@ static int truth_check(const struct wc *w, const struct hx_case_res *cr, char *w
 				row = &w->f->rows[r];
 		if (!row) {
 			snprintf(why, wn, "+0x%x: no generator row there", sr->offset);
-			return -1;
+			return -EINVAL;
 		}
 		if (sr->truth_of) {
 			snprintf(why, wn, "+0x%x: a sample without a truth by execution (judged for agreement with %s)",
 				 sr->offset, sr->truth_of);
-			return -1;
+			return -EINVAL;
 		}
 		if (s->ncopy < 2)
 			continue;   /* no return address in the copy to compare (counted in the header) */
 		if (row->ra_where == TR_RA_IN_REG) {
 			if (truth_in_reg(w, row, s, sr->offset, why, wn))
-				return -1;
+				return -EINVAL;
 			continue;
 		}
 		int64_t at = row->sp_off + row->ra_off;
@@ -568,7 +568,7 @@ static int truth_check(const struct wc *w, const struct hx_case_res *cr, char *w
 				 sr->offset, at, v, s->truth[1]);
 		else
 			continue;
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -586,7 +586,7 @@ static int verdicts_check(const struct wc *w, const struct hx_case_res *cr, bool
 		if (n && n != cr->nsamples) {
 			snprintf(why, wn, "the %s column judged %zu of its %zu samples", w->rep->o->unwinders[u], n,
 				 cr->nsamples);
-			return -1;
+			return -EINVAL;
 		}
 	}
 	for (size_t i = 0; i < cr->nsamples; i++)
@@ -599,7 +599,7 @@ static int verdicts_check(const struct wc *w, const struct hx_case_res *cr, bool
 						  a->uw[u].consistent != b->uw[u].consistent)) {
 					snprintf(why, wn, "+0x%x: %s's verdicts differ between its samples (its callers "
 						 "differ; a case has one)", a->offset, w->rep->o->unwinders[u]);
-					return -1;
+					return -EINVAL;
 				}
 		}
 	return 0;
@@ -611,7 +611,7 @@ static int expect_block(const struct wc *w, const struct hx_case_res *cr, const 
 	char *blk = malloc(1 << 16);
 	if (!blk || hx_observe_block(cr, w->rep->o, blk, 1 << 16)) {
 		free(blk);
-		return -1;
+		return -EINVAL;
 	}
 	size_t len = 0;
 	out[0] = 0;
@@ -737,7 +737,7 @@ static int coverage(const struct hx_trace_load *l, char *why, size_t wn)
 	snprintf(list, sizeof(list), "%s", why);
 	snprintf(why, wn, "%zu of its %zu boundaries were never executed (%s%s): a case judges every one", miss,
 		 l->nbps, list, miss > 8 ? ",..." : "");
-	return -1;
+	return -EINVAL;
 }
 
 /* the case's text up to [sample] (no [expect]) */
@@ -775,7 +775,7 @@ static int run_here(const struct wc *w, const char *path, const char *text, stru
 	char err[1024] = "", dir[] = "/tmp/jitunwind-wc-XXXXXX";
 	if (hx_case_parse_ex(&c, path, text, strlen(text), HX_CASE_NO_EXPECT, err, sizeof(err))) {
 		snprintf(why, wn, "the written case does not parse: %s", err);
-		return -1;
+		return -EINVAL;
 	}
 	int rc = -1;
 	if (mkdtemp(dir)) {
@@ -810,7 +810,7 @@ static int expect_text(const struct wc *w, const struct hx_case_res *cr, const s
 	char *blk = malloc(1 << 16);
 	if (!blk || expect_block(w, here, judged, blk, 1 << 16)) {
 		free(blk);
-		return -1;
+		return -EINVAL;
 	}
 	char *body = strchr(blk, '\n');
 	fprintf(f, "%.*s", body ? (int)(body - blk + 1) : 0, blk);     /* "[expect]" */

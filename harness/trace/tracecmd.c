@@ -15,7 +15,7 @@
 #include <string.h>
 
 int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result *res, struct hx_report *rep,
-		   size_t *judged, struct hx_trace_agree *agree, char *err, size_t n);
+		   size_t *judged, struct hx_trace_agree *agree, struct ju_err *err);
 void hx_trace_judged_free(struct hx_report *rep);
 
 /* the default columns: run's on this arch that this machine can run and
@@ -43,8 +43,8 @@ static void defaults(char *buf, size_t n)
 	}
 }
 
-/* --unwinders LIST into o; 0 or -1 (err set) */
-static int pick(const struct hx_trace_cfg *c, struct hx_opts *o, char *buf, size_t n, char *err, size_t en)
+/* --unwinders LIST into o; 0 or -EINVAL (err set) */
+static int pick(const struct hx_trace_cfg *c, struct hx_opts *o, char *buf, size_t n, struct ju_err *err)
 {
 	if (c->unwinders)
 		snprintf(buf, n, "%s", c->unwinders);
@@ -52,19 +52,18 @@ static int pick(const struct hx_trace_cfg *c, struct hx_opts *o, char *buf, size
 		defaults(buf, n);
 	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		if (!hx_column_by_name(t) || o->nuw == HX_MAX_UW) {
-			snprintf(err, en, "--unwinders: '%s' is no unwinder of this build (or too many)", t);
-			return -1;
+			return ju_errf(err, EINVAL, 0, "--unwinders: '%s' is no unwinder of this build (or too many)", t);
 		}
 		o->unwinders[o->nuw++] = t;
 	}
 	return 0;
 }
 
-int hx_trace_gate_parse(struct hx_trace_cfg *cfg, char *err, size_t n)
+int hx_trace_gate_parse(struct hx_trace_cfg *cfg, struct ju_err *err)
 {
 	struct hx_case *g = calloc(1, sizeof(*g));
 	if (!g)
-		return snprintf(err, n, "out of memory"), -1;
+		return ju_errf(err, ENOMEM, 0, "out of memory");
 	snprintf(g->path, sizeof(g->path), "--expect");
 	char m[512];
 	for (int i = 0; i < cfg->nexpect; i++)
@@ -73,14 +72,12 @@ int hx_trace_gate_parse(struct hx_trace_cfg *cfg, char *err, size_t n)
 			const char *msg = m + strlen(g->path);
 			msg += strspn(msg, ":0123456789");
 			msg += strspn(msg, " ");
-			snprintf(err, n, "--expect '%s': %s", cfg->expect[i], msg);
 			free(g);
-			return -1;
+			return ju_errf(err, EINVAL, 0, "--expect '%s': %s", cfg->expect[i], msg);
 		}
 	if (hx_case_compile(g, m, sizeof(m))) {
-		snprintf(err, n, "%s", m);
 		free(g);
-		return -1;
+		return ju_errf(err, EINVAL, 0, "%s", m);
 	}
 	cfg->gate = g;
 	return 0;
@@ -150,19 +147,20 @@ static void agree_lines(const struct hx_trace_cfg *c, const struct hx_opts *o, c
 int hx_trace_judge_report(const struct hx_trace_cfg *c, const struct hx_trace_result *res)
 {
 	struct hx_opts o = { .profile = (enum pv_profile)c->profile, .profile_set = true };
-	char list[512], err[1024] = "";
+	struct ju_err err = { 0 };
+	char list[512];
 	if (c->perf_cmd)
 		hx_perfcol_set_cmd(c->perf_cmd);   /* the perf column's perf (default: perf on PATH) */
-	if (pick(c, &o, list, sizeof(list), err, sizeof(err))) {
-		fprintf(stderr, "jitunwind trace: %s\n", err);
+	if (pick(c, &o, list, sizeof(list), &err)) {
+		fprintf(stderr, "jitunwind trace: %s\n", err.msg);
 		return 2;
 	}
 	struct hx_report rep = { .arch = uw_arch_host()->facts->name, .o = &o };
 	size_t judged[HX_MAX_UW] = { 0 };
 	struct hx_trace_agree agree = { 0 };
-	int e = hx_trace_judge(c, res, &rep, judged, &agree, err, sizeof(err));
+	int e = hx_trace_judge(c, res, &rep, judged, &agree, &err);
 	if (e) {
-		fprintf(stderr, "jitunwind trace: judging: %s\n", err[0] ? err : strerror(-e));
+		fprintf(stderr, "jitunwind trace: judging: %s\n", err.msg[0] ? err.msg : strerror(-e));
 		hx_trace_judged_free(&rep);
 		return 2;
 	}

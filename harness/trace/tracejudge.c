@@ -156,13 +156,13 @@ static void tj_group(struct tj *j, size_t i)
 }
 
 /* the session over the maps of smp[i]'s moment (rebuilt when they changed) */
-static int tj_session(struct tj *j, size_t i, struct hx_report *rep, char *err, size_t n)
+static int tj_session(struct tj *j, size_t i, struct hx_report *rep, struct ju_err *err)
 {
 	const struct hx_trace_sample *s = &j->res->smp[i];
 	if (j->have_sess && j->maps_of && s->maps && !strcmp(j->maps_of, s->maps) && tj_loads(j, s) == j->nloads_of)
 		return 0;
 	tj_close(j);
-	if (!s->maps || uw_maps_parse(s->maps, strlen(s->maps), &j->maps, &j->nmaps, err, n))
+	if (!s->maps || uw_maps_parse(s->maps, strlen(s->maps), &j->maps, &j->nmaps, err))
 		return -EINVAL;
 	j->nloads_of = tj_loads(j, s);
 	j->jd_at = j->jd;
@@ -184,8 +184,7 @@ static int tj_session(struct tj *j, size_t i, struct hx_report *rep, char *err, 
 	c.nuw = rep->o->nuw;
 	struct hx_sess_err e;
 	if (hx_sess_open(&j->sess, &c, &e)) {
-		snprintf(err, n, "%s", e.msg);
-		return e.code;
+		return ju_errf(err, -e.code, 0, "%s", e.msg);
 	}
 	j->have_sess = true;
 	j->maps_of = s->maps;
@@ -275,7 +274,7 @@ static int chain_len(const struct uw_result *r)
 /* A sample without a truth by execution: real perf's chain (the session's
  * first real-profiler column that runs here) is what every other column is
  * judged against, for agreement, up to where perf's chain ends; that column
- * is the reference and carries no expectation.  Its index, or -1: none. */
+ * is the reference and carries no expectation.  Its index, or -ENOENT: none. */
 static int tj_agree_ref(struct tj *j, struct hx_sess_sample *in, struct hx_uw_res *out, uint64_t *ref)
 {
 	for (int u = 0; u < j->sess.cfg.nuw; u++) {
@@ -290,13 +289,13 @@ static int tj_agree_ref(struct tj *j, struct hx_sess_sample *in, struct hx_uw_re
 		const struct uw_result *r = &out[u].r;
 		int n = chain_len(r) < HX_TRACE_MAX_TRUTH ? chain_len(r) : HX_TRACE_MAX_TRUTH;
 		if (n <= 0)
-			return -1;
+			return -EINVAL;
 		memcpy(ref, r->addr, sizeof(uint64_t) * (size_t)n);
 		in->truth.addr = ref;
 		in->truth.n = n;
 		return u;
 	}
-	return -1;
+	return -ENOENT;
 }
 
 /* a sample without a truth: each pair of columns that ran here, their
@@ -421,7 +420,7 @@ static void gate_cases(const struct tj *j, const struct hx_report *rep, struct h
 
 /* every sample judged into one case per load; 0 or -errno (err set) */
 int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result *res, struct hx_report *rep,
-		   size_t *gate_judged, struct hx_trace_agree *agree, char *err, size_t n)
+		   size_t *gate_judged, struct hx_trace_agree *agree, struct ju_err *err)
 {
 	struct tj j = { .cfg = cfg, .res = res, .arch = uw_arch_host(), .dump_size = (int)cfg->stack_size,
 			.judged = gate_judged, .agree = agree };
@@ -435,8 +434,8 @@ int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result 
 	}
 	struct ju_err je;
 	if (hx_trace_jd_open(res, &j.jd, &je)) {
-		snprintf(err, n, "%s: offset 0x%" PRIx64 ": %s", res->jitdump, (uint64_t)je.offset, je.msg);
-		return -EINVAL;
+		return ju_errf(err, EINVAL, je.offset, "%s: offset 0x%" PRIx64 ": %s", res->jitdump,
+			       (uint64_t)je.offset, je.msg);
 	}
 	j.change_at = tj_changes(&j.jd);
 	char path[sizeof(j.dir)];
@@ -470,7 +469,7 @@ int hx_trace_judge(const struct hx_trace_cfg *cfg, const struct hx_trace_result 
 		const struct hx_trace_sample *s = &res->smp[i];
 		if (!judged(&j, s) || cix[s->load] == SIZE_MAX)
 			continue;          /* counted in the header: no truth to judge by */
-		if ((e = tj_session(&j, i, rep, err, n)))
+		if ((e = tj_session(&j, i, rep, err)))
 			break;
 		tj_sample(&j, s, &cases[cix[s->load]], rep->o->nuw);
 	}

@@ -19,19 +19,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(c, data, size);
 	static struct pd_file f;
-	char err[512];
-	if (pd_parse_mem(&f, c, size, "fuzz.data", err, sizeof(err)) == 0) {
+	struct ju_err err;
+	if (pd_parse_mem(&f, c, size, "fuzz.data", &err) == 0) {
 		const char *s;
-		pd_feat_string(&f, PD_FEAT_ARCH, &s, err, sizeof(err));
-		pd_feat_string(&f, PD_FEAT_OSRELEASE, &s, err, sizeof(err));
+		pd_feat_string(&f, PD_FEAT_ARCH, &s, &err);
+		pd_feat_string(&f, PD_FEAT_OSRELEASE, &s, &err);
 		struct pd_build_id b;
 		uint16_t misc;
-		for (size_t i = 0; i < 64 && pd_feat_build_id(&f, i, &b, &misc, err, sizeof(err)) == 1; i++)
+		for (size_t i = 0; i < 64 && pd_feat_build_id(&f, i, &b, &misc, &err) == 1; i++)
 			;
 		struct pd_iter it = { 0 };
 		struct pd_event ev;
 		volatile uint64_t sink = 0;
-		while (pd_next(&f, &it, &ev, err, sizeof(err)) == 1)
+		while (pd_next(&f, &it, &ev, &err) == 1)
 			for (uint64_t k = 0; k < ev.sample.nr; k++)
 				sink += pd_u64(ev.sample.ips + 8 * k);
 		(void)sink;

@@ -104,7 +104,10 @@ static int case_line(const char *sec, char *s, int line, char *err, size_t n)
 		}
 		memset(&ops[nops], 0, sizeof(ops[0]));
 		ops[nops].line = line;
-		return tr_op_parse(s, &ops[nops++], err, n);
+		struct ju_err je;
+		if (tr_op_parse(s, &ops[nops++], &je))
+			return snprintf(err, n, "%s", je.msg), -1;
+		return 0;
 	}
 	char *eq = strchr(s, '=');
 	if (!eq || (strcmp(sec, "unwind") && strcmp(sec, "sample")))
@@ -129,7 +132,8 @@ static int read_case(const char *path)
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return bad(path, 0, strerror(errno));
-	char buf[1024], sec[32] = "", err[512];
+	struct ju_err err;
+	char buf[1024], sec[32] = "";
 	int line = 0, rc = 0;
 	tr_unwind_opts_default(&uo);
 	while (!rc && fgets(buf, sizeof(buf), f) && line < 100000) {
@@ -143,12 +147,12 @@ static int read_case(const char *path)
 				rc = bad(path, line, "[leaf] is not built into this program");
 			continue;
 		}
-		if (case_line(sec, s, line, err, sizeof(err)))
-			rc = bad(path, line, err);
+		if (case_line(sec, s, line, err.msg, sizeof(err.msg)))
+			rc = bad(path, line, err.msg);
 	}
 	fclose(f);
-	if (!rc && tr_emit(tr_arch_host(), ops, nops, &fn, err, sizeof(err)))
-		rc = bad(path, 0, err);
+	if (!rc && tr_emit(tr_arch_host(), ops, nops, &fn, &err))
+		rc = bad(path, 0, err.msg);
 	if (!rc && fn.ret_off < 0)
 		rc = bad(path, 0, "[code] has no call_target");
 	if (!rc && fn.rel32_off >= 0)
@@ -159,8 +163,8 @@ static int read_case(const char *path)
 /* the derived FDE program with its first def_cfa_offset operand 8 more */
 static int plant(const struct tr_func *f, struct tr_unwind_opts *o)
 {
-	char err[256];
-	if (tr_cfi_derive(f, o->prog, sizeof(o->prog), &o->prog_len, err, sizeof(err)))
+	struct ju_err err;
+	if (tr_cfi_derive(f, o->prog, sizeof(o->prog), &o->prog_len, &err))
 		return -1;
 	o->cfi = TR_CFI_BYTES;
 	for (size_t i = 0; i + 1 < o->prog_len; i++) {
@@ -189,13 +193,14 @@ static int install(int k, bool planted)
 		return 1;
 	}
 	static struct tr_unwind u;
-	char err[512], name[32];
+	struct ju_err err;
+	char name[32];
 	uint8_t *at;
 	if (tr_arena_alloc(&arena, 4096, 64, &at))
 		return 1;
 	uint64_t addr = (uint64_t)(uintptr_t)at;
-	if (tr_unwind_build(&fn, &o, addr, &u, err, sizeof(err))) {
-		fprintf(stderr, "caseprog: %s\n", err);
+	if (tr_unwind_build(&fn, &o, addr, &u, &err)) {
+		fprintf(stderr, "caseprog: %s\n", err.msg);
 		return 1;
 	}
 	if (tr_patch(&arena, at, fn.code, fn.code_size) || tr_patch(&arena, at + u.eh_off, u.data, u.size))

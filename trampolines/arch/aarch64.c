@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "trampolines/arch.h"
+#include "juerr.h"
 
 enum { A64_FP = AF_aarch64_fp, A64_LR = AF_aarch64_lr, A64_SP = AF_aarch64_sp };
 
@@ -70,12 +71,12 @@ static int a64_addsub_imm(int64_t n, uint32_t *field)
 
 /* alloc/free: sub/add sp, sp, #n */
 static int a64_encode_sp(enum tr_op_kind kind, int64_t n, uint32_t *w, char *text, size_t textcap,
-			  struct tr_eff *eff, int *neff, char *err, size_t errlen)
+			  struct tr_eff *eff, int *neff, struct ju_err *err)
 {
 	bool alloc = kind == TR_OP_ALLOC;
 	uint32_t f;
 	if (a64_addsub_imm(n, &f)) {
-		snprintf(err, errlen, "%s: size %lld not encodable (0..4095, or a multiple of 4096 below 16M)",
+		ju_errf(err, EINVAL, 0, "%s: size %lld not encodable (0..4095, or a multiple of 4096 below 16M)",
 			 tr_op_name(kind), (long long)n);
 		return -ERANGE;
 	}
@@ -87,11 +88,11 @@ static int a64_encode_sp(enum tr_op_kind kind, int64_t n, uint32_t *w, char *tex
 
 /* save_reg/restore_reg: str/ldr xN with a 16-byte pre/post index */
 static int a64_encode_reg(enum tr_op_kind kind, int64_t n, uint32_t *w, char *text, size_t textcap,
-			   struct tr_eff *eff, int *neff, char *err, size_t errlen)
+			   struct tr_eff *eff, int *neff, struct ju_err *err)
 {
 	bool save = kind == TR_OP_SAVE_REG;
 	if (n < 0 || n > 30) {
-		snprintf(err, errlen, "%s: DWARF register %lld is not x0..x30",
+		ju_errf(err, EINVAL, 0, "%s: DWARF register %lld is not x0..x30",
 			 tr_op_name(kind), (long long)n);
 		return -EINVAL;
 	}
@@ -111,7 +112,7 @@ static int a64_encode_reg(enum tr_op_kind kind, int64_t n, uint32_t *w, char *te
 
 static int a64_encode_op(enum tr_op_kind kind, int64_t n, uint32_t *w,
 			 char *text, size_t textcap, struct tr_eff *eff, int *neff,
-			 char *err, size_t errlen)
+			 struct ju_err *err)
 {
 	switch (kind) {
 	case TR_OP_PUSH_FP:
@@ -128,13 +129,13 @@ static int a64_encode_op(enum tr_op_kind kind, int64_t n, uint32_t *w,
 		return 0;
 	case TR_OP_ALLOC:
 	case TR_OP_FREE:
-		return a64_encode_sp(kind, n, w, text, textcap, eff, neff, err, errlen);
+		return a64_encode_sp(kind, n, w, text, textcap, eff, neff, err);
 	case TR_OP_SAVE_REG:
 	case TR_OP_RESTORE_REG:
-		return a64_encode_reg(kind, n, w, text, textcap, eff, neff, err, errlen);
+		return a64_encode_reg(kind, n, w, text, textcap, eff, neff, err);
 	case TR_OP_CALL_TARGET:
 		if (n) {
-			snprintf(err, errlen, "call_target rel32: x86_64 only");
+			ju_errf(err, EINVAL, 0, "call_target rel32: x86_64 only");
 			return -EINVAL;
 		}
 		*w = A64_BLR_X3;
@@ -176,26 +177,26 @@ static int a64_encode_op(enum tr_op_kind kind, int64_t n, uint32_t *w,
 		return 0;
 	case TR_OP_LEAVE:
 	case TR_OP_ENDBR64:
-		snprintf(err, errlen, "%s: not an aarch64 instruction", tr_op_name(kind));
+		ju_errf(err, EINVAL, 0, "%s: not an aarch64 instruction", tr_op_name(kind));
 		return -EINVAL;
 	default:
-		snprintf(err, errlen, "%s: cannot be encoded here", tr_op_name(kind));
+		ju_errf(err, EINVAL, 0, "%s: cannot be encoded here", tr_op_name(kind));
 		return -EINVAL;
 	}
 }
 
 /* one word per op: tr_encode_words's hook */
 static int a64_words(enum tr_op_kind kind, int64_t n, uint32_t *w, char *text, size_t textcap,
-		     struct tr_eff *eff, int *neff, char *err, size_t errlen)
+		     struct tr_eff *eff, int *neff, struct ju_err *err)
 {
-	return a64_encode_op(kind, n, w, text, textcap, eff, neff, err, errlen) ? -1 : 1;
+	return a64_encode_op(kind, n, w, text, textcap, eff, neff, err) ? -1 : 1;
 }
 
 static int a64_encode(const struct tr_op *op, uint8_t *buf, size_t cap,
 		      char *text, size_t textcap, struct tr_eff eff[TR_MAX_EFF], int *neff,
-		      char *err, size_t errlen)
+		      struct ju_err *err)
 {
-	return tr_encode_words(op, buf, cap, text, textcap, eff, neff, err, errlen, a64_words, 1);
+	return tr_encode_words(op, buf, cap, text, textcap, eff, neff, err, a64_words, 1);
 }
 
 /* b .+4+skip */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "trampolines/arch.h"
+#include "juerr.h"
 
 enum { RV_SP = AF_riscv64_sp, RV_FP = AF_riscv64_fp, RV_RA = AF_riscv64_ra, RV_T0 = 5, RV_A3 = 13 };
 
@@ -83,10 +84,10 @@ static int rv_sp_adjust(bool alloc, int64_t n, uint32_t *w, char *text, size_t t
  * register in its upper half: `save_reg ra` is CPython's prologue
  * (addi sp,sp,-16; sd ra,8(sp)) */
 static int rv_save_restore(enum tr_op_kind kind, int64_t n, uint32_t *w, char *text, size_t textcap,
-			   struct tr_eff *eff, int *neff, char *err, size_t errlen)
+			   struct tr_eff *eff, int *neff, struct ju_err *err)
 {
 	if (n < 1 || n > 31 || n == RV_SP) {
-		snprintf(err, errlen, "%s: DWARF register %lld is not one of x1, x3..x31",
+		ju_errf(err, EINVAL, 0, "%s: DWARF register %lld is not one of x1, x3..x31",
 			 tr_op_name(kind), (long long)n);
 		return -EINVAL;
 	}
@@ -107,10 +108,10 @@ static int rv_save_restore(enum tr_op_kind kind, int64_t n, uint32_t *w, char *t
 	return 2;
 }
 
-/* The op's words into w (at most 3); their count, or -1 with a message. */
+/* The op's words into w (at most 3); their count, or -errno with err filled. */
 static int rv_encode_op(enum tr_op_kind kind, int64_t n, uint32_t *w,
 			char *text, size_t textcap, struct tr_eff *eff, int *neff,
-			char *err, size_t errlen)
+			struct ju_err *err)
 {
 	switch (kind) {
 	case TR_OP_PUSH_FP:
@@ -132,7 +133,7 @@ static int rv_encode_op(enum tr_op_kind kind, int64_t n, uint32_t *w,
 		bool alloc = kind == TR_OP_ALLOC;
 		int k = rv_sp_adjust(alloc, n, w, text, textcap);
 		if (k < 0) {
-			snprintf(err, errlen, "%s: size %lld not encodable (1..%d, or a multiple of 4096 below 2G)",
+			ju_errf(err, EINVAL, 0, "%s: size %lld not encodable (1..%d, or a multiple of 4096 below 2G)",
 				 tr_op_name(kind), (long long)n, alloc ? 2048 : 2047);
 			return -ERANGE;
 		}
@@ -141,10 +142,10 @@ static int rv_encode_op(enum tr_op_kind kind, int64_t n, uint32_t *w,
 	}
 	case TR_OP_SAVE_REG:
 	case TR_OP_RESTORE_REG:
-		return rv_save_restore(kind, n, w, text, textcap, eff, neff, err, errlen);
+		return rv_save_restore(kind, n, w, text, textcap, eff, neff, err);
 	case TR_OP_CALL_TARGET:
 		if (n) {
-			snprintf(err, errlen, "call_target rel32: x86_64 only");
+			ju_errf(err, EINVAL, 0, "call_target rel32: x86_64 only");
 			return -EINVAL;
 		}
 		w[0] = RV_JALR(RV_RA, RV_A3);
@@ -179,19 +180,19 @@ static int rv_encode_op(enum tr_op_kind kind, int64_t n, uint32_t *w,
 	case TR_OP_BTI:
 	case TR_OP_PACIASP:
 	case TR_OP_AUTIASP:
-		snprintf(err, errlen, "%s: not a riscv64 instruction", tr_op_name(kind));
+		ju_errf(err, EINVAL, 0, "%s: not a riscv64 instruction", tr_op_name(kind));
 		return -EINVAL;
 	default:
-		snprintf(err, errlen, "%s: cannot be encoded here", tr_op_name(kind));
+		ju_errf(err, EINVAL, 0, "%s: cannot be encoded here", tr_op_name(kind));
 		return -EINVAL;
 	}
 }
 
 static int rv_encode(const struct tr_op *op, uint8_t *buf, size_t cap,
 		     char *text, size_t textcap, struct tr_eff eff[TR_MAX_EFF], int *neff,
-		     char *err, size_t errlen)
+		     struct ju_err *err)
 {
-	return tr_encode_words(op, buf, cap, text, textcap, eff, neff, err, errlen, rv_encode_op, 3);
+	return tr_encode_words(op, buf, cap, text, textcap, eff, neff, err, rv_encode_op, 3);
 }
 
 /* jal x0, .+4+skip (J-type; skip below 1M) */

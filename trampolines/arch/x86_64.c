@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "trampolines/arch.h"
+#include "juerr.h"
 
 enum { X86_SP = AF_x86_64_sp, X86_FP = AF_x86_64_fp };
 
@@ -72,11 +73,11 @@ static int x86_dwarf_reg(const char *name)
 /* alloc / free N: sub / add $N,%rsp (imm8 when it fits) */
 static int x86_sp_adjust(enum tr_op_kind kind, int64_t n, struct x86_buf *b,
 			 char *text, size_t textcap, struct tr_eff *eff, int *neff,
-			 char *err, size_t errlen)
+			 struct ju_err *err)
 {
 	bool alloc = kind == TR_OP_ALLOC;
 	if (n < 0 || n > 0x7fffffff) {
-		snprintf(err, errlen, "%s: size %lld out of range (0..0x7fffffff)",
+		ju_errf(err, EINVAL, 0, "%s: size %lld out of range (0..0x7fffffff)",
 			 tr_op_name(kind), (long long)n);
 		return -ERANGE;
 	}
@@ -95,11 +96,11 @@ static int x86_sp_adjust(enum tr_op_kind kind, int64_t n, struct x86_buf *b,
 /* save_reg / restore_reg R: push / pop of DWARF register R */
 static int x86_push_pop(enum tr_op_kind kind, int64_t n, struct x86_buf *b,
 			char *text, size_t textcap, struct tr_eff *eff, int *neff,
-			char *err, size_t errlen)
+			struct ju_err *err)
 {
 	bool save = kind == TR_OP_SAVE_REG;
 	if (n < 0 || n > 15 || n == X86_SP) {
-		snprintf(err, errlen, "%s: DWARF register %lld cannot be %s on x86_64",
+		ju_errf(err, EINVAL, 0, "%s: DWARF register %lld cannot be %s on x86_64",
 			 tr_op_name(kind), (long long)n, save ? "pushed" : "popped");
 		return -EINVAL;
 	}
@@ -121,7 +122,7 @@ static int x86_push_pop(enum tr_op_kind kind, int64_t n, struct x86_buf *b,
 /* Encodes a non-RAW op. */
 static int x86_encode_op(enum tr_op_kind kind, int64_t n, struct x86_buf *b,
 			 char *text, size_t textcap, struct tr_eff *eff, int *neff,
-			 char *err, size_t errlen)
+			 struct ju_err *err)
 {
 	switch (kind) {
 	case TR_OP_PUSH_FP:
@@ -137,10 +138,10 @@ static int x86_encode_op(enum tr_op_kind kind, int64_t n, struct x86_buf *b,
 		return 0;
 	case TR_OP_ALLOC:
 	case TR_OP_FREE:
-		return x86_sp_adjust(kind, n, b, text, textcap, eff, neff, err, errlen);
+		return x86_sp_adjust(kind, n, b, text, textcap, eff, neff, err);
 	case TR_OP_SAVE_REG:
 	case TR_OP_RESTORE_REG:
-		return x86_push_pop(kind, n, b, text, textcap, eff, neff, err, errlen);
+		return x86_push_pop(kind, n, b, text, textcap, eff, neff, err);
 	case TR_OP_CALL_TARGET:
 		if (n) {
 			/* call rel32, the displacement 0 here: the capture points it at
@@ -189,17 +190,17 @@ static int x86_encode_op(enum tr_op_kind kind, int64_t n, struct x86_buf *b,
 	case TR_OP_BTI:
 	case TR_OP_PACIASP:
 	case TR_OP_AUTIASP:
-		snprintf(err, errlen, "%s: not an x86_64 instruction", tr_op_name(kind));
+		ju_errf(err, EINVAL, 0, "%s: not an x86_64 instruction", tr_op_name(kind));
 		return -EINVAL;
 	default:
-		snprintf(err, errlen, "%s: cannot be encoded here", tr_op_name(kind));
+		ju_errf(err, EINVAL, 0, "%s: cannot be encoded here", tr_op_name(kind));
 		return -EINVAL;
 	}
 }
 
 static int x86_encode(const struct tr_op *op, uint8_t *buf, size_t cap,
 		      char *text, size_t textcap, struct tr_eff eff[TR_MAX_EFF], int *neff,
-		      char *err, size_t errlen)
+		      struct ju_err *err)
 {
 	struct x86_buf b = { .p = buf, .cap = cap };
 	*neff = 0;
@@ -209,18 +210,18 @@ static int x86_encode(const struct tr_op *op, uint8_t *buf, size_t cap,
 		struct x86_buf sb = { .p = scratch, .cap = sizeof(scratch) };
 		char etext[48] = "";
 		int rc = op->effect == TR_OP_NOP ? 0 :
-			 x86_encode_op(op->effect, op->effect_n, &sb, etext, sizeof(etext), eff, neff, err, errlen);
+			 x86_encode_op(op->effect, op->effect_n, &sb, etext, sizeof(etext), eff, neff, err);
 		if (rc < 0)
 			return rc;
 		put(&b, op->raw, op->raw_len);
 		tr_raw_text(op, etext, text, textcap);
 	} else {
-		int rc = x86_encode_op(op->kind, op->n, &b, text, textcap, eff, neff, err, errlen);
+		int rc = x86_encode_op(op->kind, op->n, &b, text, textcap, eff, neff, err);
 		if (rc < 0)
 			return rc;
 	}
 	if (b.overflow) {
-		snprintf(err, errlen, "%s: no room for the instruction (%zu bytes left)",
+		ju_errf(err, EINVAL, 0, "%s: no room for the instruction (%zu bytes left)",
 			 tr_op_name(op->kind), cap);
 		return -ENOSPC;
 	}

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include "unwinders/model/perfview.h"
 #include "unwinders/model/jdwalk.h"
+#include "juerr.h"
 
 #define LINT_MAX_MAPS 65536
 #define LINT_MAX_INDEX 65536
@@ -181,7 +182,7 @@ int lint_mem(const uint8_t *data, size_t size, const struct lint_opts *o,
  * goes.  -1 with err when the file cannot be opened or mapped, or is not a
  * jitdump (then also reported through cb). */
 int lint_file(const char *path, const struct lint_opts *o, lint_report_fn cb, void *arg,
-	      struct lint_summary *sum, char *err, size_t errlen);
+	      struct lint_summary *sum, struct ju_err *err);
 
 /* 0 clean, 1 an error-level finding, 2 unreadable (the CLI's exit codes). */
 int lint_exit_code(const struct lint_summary *sum);

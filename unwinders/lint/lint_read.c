@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "juerr.h"
 
 #define RELEASE_CHUNK ((size_t)8 << 20)    /* lint_file drops mapped pages every 8 MiB */
 
@@ -88,19 +89,19 @@ int lint_mem(const uint8_t *data, size_t size, const struct lint_opts *o,
 }
 
 int lint_file(const char *path, const struct lint_opts *o, lint_report_fn cb, void *arg,
-	      struct lint_summary *sum, char *err, size_t errlen)
+	      struct lint_summary *sum, struct ju_err *err)
 {
 	memset(sum, 0, sizeof(*sum));
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
-		snprintf(err, errlen, "%s: offset 0x0: cannot open: %s", path, strerror(e));
+		ju_errf(err, EINVAL, 0, "%s: offset 0x0: cannot open: %s", path, strerror(e));
 		sum->unreadable = true;
 		return -e;
 	}
 	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: offset 0x0: not a regular file", path);
+		ju_errf(err, EINVAL, 0, "%s: offset 0x0: not a regular file", path);
 		close(fd);
 		sum->unreadable = true;
 		return -EINVAL;
@@ -112,7 +113,7 @@ int lint_file(const char *path, const struct lint_opts *o, lint_report_fn cb, vo
 		m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (m == MAP_FAILED) {
 			int e = errno;
-			snprintf(err, errlen, "%s: offset 0x0: cannot mmap: %s", path, strerror(e));
+			ju_errf(err, EINVAL, 0, "%s: offset 0x0: cannot mmap: %s", path, strerror(e));
 			close(fd);
 			sum->unreadable = true;
 			return -e;
@@ -125,10 +126,10 @@ int lint_file(const char *path, const struct lint_opts *o, lint_report_fn cb, vo
 	if (m)
 		munmap(m, size);
 	if (rc == -ENOMEM) {
-		snprintf(err, errlen, "%s: out of memory", path);
+		ju_errf(err, EINVAL, 0, "%s: out of memory", path);
 		return rc;
 	}
 	if (rc < 0)
-		snprintf(err, errlen, "%s: offset 0x%" PRIx64 ": %s", path, sum->fatal_offset, sum->fatal);
+		ju_errf(err, EINVAL, 0, "%s: offset 0x%" PRIx64 ": %s", path, sum->fatal_offset, sum->fatal);
 	return rc < 0 ? rc : 0;
 }

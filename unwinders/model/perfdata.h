@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "juerr.h"
 
 /* perf_event_attr.sample_type bits (perf_event.h enum perf_event_sample_format) */
 enum {
@@ -171,7 +172,7 @@ struct pd_features {
 /* Ends the data section, writes the feature sections and the file (path NULL:
  * the file stays in w->b). 0 or -errno. */
 int pd_w_finish(struct pd_writer *w, const struct pd_features *ft, const char *path,
-		char *err, size_t errlen);
+		struct ju_err *err);
 
 /* ---- reader ---- */
 
@@ -208,12 +209,12 @@ struct pd_iter { uint64_t off; };
 
 /* Memory-maps and validates header, attrs and feature table. 0, or -errno
  * with "PATH: offset 0x..: what was expected" in err. */
-int pd_open(struct pd_file *f, const char *path, char *err, size_t errlen);
+int pd_open(struct pd_file *f, const char *path, struct ju_err *err);
 int pd_parse_mem(struct pd_file *f, const uint8_t *data, size_t size, const char *path,
-		 char *err, size_t errlen);
+		 struct ju_err *err);
 void pd_close(struct pd_file *f);
 /* Next event of the data section: 1 an event, 0 the end, -errno (err names the offset). */
-int pd_next(const struct pd_file *f, struct pd_iter *it, struct pd_event *ev, char *err, size_t errlen);
+int pd_next(const struct pd_file *f, struct pd_iter *it, struct pd_event *ev, struct ju_err *err);
 /* One PERF_RECORD_SAMPLE body (the n bytes after its 8-byte header) as the
  * kernel lays it out for attr a's sample_type, sample_regs_user and
  * sample_stack_user (perf_event.h), for a reader that has a record but no
@@ -221,12 +222,12 @@ int pd_next(const struct pd_file *f, struct pd_iter *it, struct pd_event *ev, ch
  * names it (messages: "WHAT: offset 0x..: ...").  Every field is bounded by
  * n; s->ips and s->stack point into body.  0, or -EINVAL with err set. */
 int pd_decode_sample(const struct pd_attr *a, const uint8_t *body, size_t n, uint64_t off, const char *what,
-		     struct pd_sample *s, char *err, size_t errlen);
+		     struct pd_sample *s, struct ju_err *err);
 /* A perf_header_string feature (ARCH, OSRELEASE, ...): 0 and *s, or -ENOENT / -EINVAL. */
-int pd_feat_string(const struct pd_file *f, int feat, const char **s, char *err, size_t errlen);
+int pd_feat_string(const struct pd_file *f, int feat, const char **s, struct ju_err *err);
 /* The n-th HEADER_BUILD_ID entry: 1 found, 0 past the last, -errno. */
 int pd_feat_build_id(const struct pd_file *f, size_t n, struct pd_build_id *out, uint16_t *misc,
-		     char *err, size_t errlen);
+		     struct ju_err *err);
 static inline uint64_t pd_u64(const uint8_t *p)
 {
 	return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |

@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "juerr.h"
 
 /* ---- writer: cursor helpers ---- */
 
@@ -419,7 +420,7 @@ static int write_file(const char *path, const uint8_t *p, size_t n)
 }
 
 int pd_w_finish(struct pd_writer *w, const struct pd_features *ft, const char *path,
-		char *err, size_t errlen)
+		struct ju_err *err)
 {
 	struct pd_buf *b = &w->b;
 	size_t data_end = b->len;
@@ -445,13 +446,13 @@ int pd_w_finish(struct pd_writer *w, const struct pd_features *ft, const char *p
 		b_patch(b, word, cur | 1ull << (bits[i] % 64), 8);
 	}
 	if (b->err) {
-		snprintf(err, errlen, "%s: cannot build the perf.data: %s", path ? path : "perf.data", strerror(-b->err));
+		ju_errf(err, EINVAL, 0, "%s: cannot build the perf.data: %s", path ? path : "perf.data", strerror(-b->err));
 		return b->err;
 	}
 	if (!path)
 		return 0;                     /* the caller takes the bytes from w->b */
 	int rc = write_file(path, b->p, b->len);
 	if (rc)
-		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+		ju_errf(err, EINVAL, 0, "%s: %s", path, strerror(-rc));
 	return rc;
 }

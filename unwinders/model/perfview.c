@@ -42,6 +42,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "juerr.h"
 
 
 static const struct {
@@ -249,20 +250,20 @@ static size_t first_ending_after(const struct pv_view *pv, uint64_t addr)
 }
 
 /* Insert nm; earlier maps it overlaps keep what perf's cut leaves of them (mt_cut). */
-static int insert_map(struct pv_builder *b, const struct pv_map *nm, char *err, size_t errlen)
+static int insert_map(struct pv_builder *b, const struct pv_map *nm, struct ju_err *err)
 {
 	struct pv_view *pv = b->pv;
 	if (nm->end <= nm->start)
 		return 0;
 	if (pv->nmaps + 3 > PV_MAX_MAPS) {
-		snprintf(err, errlen, "more than %u maps", PV_MAX_MAPS);
+		ju_errf(err, EINVAL, 0, "more than %u maps", PV_MAX_MAPS);
 		return -ERANGE;
 	}
 	if (pv->nmaps + 3 > b->cap_maps) {
 		size_t nc = b->cap_maps ? b->cap_maps * 2 : 64;
 		struct pv_map *m = realloc(pv->maps, nc * sizeof(*m));
 		if (!m) {
-			snprintf(err, errlen, "out of memory");
+			ju_errf(err, EINVAL, 0, "out of memory");
 			return -ENOMEM;
 		}
 		pv->maps = m;
@@ -303,11 +304,11 @@ static int insert_map(struct pv_builder *b, const struct pv_map *nm, char *err, 
 }
 
 static struct pv_dso *new_dso(struct pv_builder *b, const char *path, bool jitted,
-			      char *err, size_t errlen)
+			      struct ju_err *err)
 {
 	struct pv_view *pv = b->pv;
 	if (pv->ndsos >= b->cap_dsos) {
-		snprintf(err, errlen, "internal: DSO table full");
+		ju_errf(err, EINVAL, 0, "internal: DSO table full");
 		errno = ENOSPC;
 		return NULL;
 	}
@@ -315,7 +316,7 @@ static struct pv_dso *new_dso(struct pv_builder *b, const char *path, bool jitte
 	memset(d, 0, sizeof(*d));
 	size_t n = strlen(path);
 	if (n >= sizeof(d->path)) {
-		snprintf(err, errlen, "path longer than %zu bytes: %.80s...", sizeof(d->path) - 1, path);
+		ju_errf(err, EINVAL, 0, "path longer than %zu bytes: %.80s...", sizeof(d->path) - 1, path);
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
@@ -351,14 +352,14 @@ static bool perf_keeps_pseudo_map(const struct uw_map *m)
 }
 
 static int add_file_maps(struct pv_builder *b, const struct uw_map *maps, size_t nmaps,
-			 char *err, size_t errlen)
+			 struct ju_err *err)
 {
 	int rc;
 	for (size_t i = 0; i < nmaps; i++) {
 		const struct uw_map *m = &maps[i];
 		if (perf_keeps_pseudo_map(m)) {
 			struct pv_map pm = { .start = m->start, .end = m->end, .pgoff = m->pgoff, .dso = NULL };
-			if ((rc = insert_map(b, &pm, err, errlen)))
+			if ((rc = insert_map(b, &pm, err)))
 				return rc;
 			continue;
 		}
@@ -366,18 +367,18 @@ static int add_file_maps(struct pv_builder *b, const struct uw_map *maps, size_t
 			continue;
 		struct pv_dso *d = find_file_dso(b->pv, m->path);
 		if (!d) {
-			d = new_dso(b, m->path, false, err, errlen);
+			d = new_dso(b, m->path, false, err);
 			if (!d)
 				return -errno;
 			if (!(d->perf_name = strdup(m->path))) {
-				snprintf(err, errlen, "out of memory");
+				ju_errf(err, EINVAL, 0, "out of memory");
 				return -ENOMEM;
 			}
-			if ((rc = pv_dso_load(d, true, err, errlen)))
+			if ((rc = pv_dso_load(d, true, err)))
 				return rc;
 		}
 		struct pv_map pm = { .start = m->start, .end = m->end, .pgoff = m->pgoff, .dso = d };
-		if ((rc = insert_map(b, &pm, err, errlen)))
+		if ((rc = insert_map(b, &pm, err)))
 			return rc;
 	}
 	return 0;
@@ -410,36 +411,36 @@ static char *perf_jitted_name(const struct jd_file *jd, const char *dump_dir,
 }
 
 static int add_jit_load(struct pv_builder *b, const struct jd_file *jd, const struct jd_load *l,
-			char *err, size_t errlen)
+			struct ju_err *err)
 {
 	struct pv_view *pv = b->pv;
 	int rc;
-	char path[sizeof(pv->dsos[0].path)], why[600];
+	char path[sizeof(pv->dsos[0].path)];
 	if (pv_jitted_path(path, sizeof(path), pv->dir, l)) {
-		snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": jitted file path too long", l->file_off);
+		ju_errf(err, EINVAL, 0, "jitdump offset 0x%" PRIx64 ": jitted file path too long", l->file_off);
 		return -ENAMETOOLONG;
 	}
 	struct pv_layout ly;
 	pv_layout_load(pv->profile, l, &ly);
 	uint64_t len = ly.map_len;
 	if (l->code_size > UINT64_MAX - 8 || len < l->code_size || l->code_addr > UINT64_MAX - len) {
-		snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": CODE_LOAD '%s' at 0x%" PRIx64
+		ju_errf(err, EINVAL, 0, "jitdump offset 0x%" PRIx64 ": CODE_LOAD '%s' at 0x%" PRIx64
 			 " + 0x%" PRIx64 " wraps around the address space", l->file_off,
 			 l->name ? l->name : "", l->code_addr, len);
 		return -EINVAL;
 	}
-	if ((rc = pv_write_jitted_elf(path, pv->profile, l, (uint16_t)jd->elf_mach, why, sizeof(why)))) {
-		snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": CODE_LOAD '%s': %s", l->file_off,
-			 l->name ? l->name : "", why);
+	if ((rc = pv_write_jitted_elf(path, pv->profile, l, (uint16_t)jd->elf_mach, err))) {
+		ju_err_prefix(err, "jitdump offset 0x%" PRIx64 ": CODE_LOAD '%s': ", l->file_off,
+			      l->name ? l->name : "");
 		return rc;
 	}
 	/* the same code_index again overwrites the file: perf's DSO of that
 	 * name then has the last load's bytes for every map of it */
 	struct pv_dso *d = find_jitted_dso(b, l);
 	bool fresh = !d;
-	if (!d && !(d = new_dso(b, path, true, why, sizeof(why)))) {
+	if (!d && !(d = new_dso(b, path, true, err))) {
 		rc = -errno;
-		snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": %s", l->file_off, why);
+		ju_err_prefix(err, "jitdump offset 0x%" PRIx64 ": ", l->file_off);
 		return rc;
 	}
 	d->load = l;
@@ -447,16 +448,16 @@ static int add_jit_load(struct pv_builder *b, const struct jd_file *jd, const st
 	if (slot)
 		*slot = (uint32_t)(d - pv->dsos) + 1;
 	if (!d->perf_name && !(d->perf_name = perf_jitted_name(jd, b->dump_dir, l, path))) {
-		snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": out of memory", l->file_off);
+		ju_errf(err, EINVAL, 0, "jitdump offset 0x%" PRIx64 ": out of memory", l->file_off);
 		return -ENOMEM;
 	}
-	if ((rc = pv_dso_load(d, false, why, sizeof(why)))) {
-		snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": %s", l->file_off, why);
+	if ((rc = pv_dso_load(d, false, err))) {
+		ju_err_prefix(err, "jitdump offset 0x%" PRIx64 ": ", l->file_off);
 		return rc;
 	}
 	struct pv_map pm = { .start = ly.map_start, .end = ly.map_start + len, .pgoff = ly.map_pgoff, .dso = d };
-	if ((rc = insert_map(b, &pm, why, sizeof(why)))) {
-		snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": %s", l->file_off, why);
+	if ((rc = insert_map(b, &pm, err))) {
+		ju_err_prefix(err, "jitdump offset 0x%" PRIx64 ": ", l->file_off);
 		return rc;
 	}
 	return 0;
@@ -467,7 +468,7 @@ static int add_jit_load(struct pv_builder *b, const struct jd_file *jd, const st
  * sized by the UNWINDING_INFO pending then (jd_move.mapped_size), over the
  * tree as any map; the old map stays.  A code_index no load wrote names a
  * file perf cannot open: a map without data. */
-static int add_jit_move(struct pv_builder *b, const struct jd_move *m, char *err, size_t errlen)
+static int add_jit_move(struct pv_builder *b, const struct jd_move *m, struct ju_err *err)
 {
 	if (getenv("JU_NO_PERF_MOVE"))   /* tests only: the negative control */
 		return 0;
@@ -475,63 +476,62 @@ static int add_jit_move(struct pv_builder *b, const struct jd_move *m, char *err
 	uint64_t start, len, pgoff;
 	pv_layout_move(b->pv->profile, m, &start, &len, &pgoff);
 	if (m->code_size > UINT64_MAX - 8 || len < m->code_size || start > UINT64_MAX - len) {
-		snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": CODE_MOVE to 0x%" PRIx64 " + 0x%" PRIx64
+		ju_errf(err, EINVAL, 0, "jitdump offset 0x%" PRIx64 ": CODE_MOVE to 0x%" PRIx64 " + 0x%" PRIx64
 			 " wraps around the address space", m->file_off, m->new_code_addr, len);
 		return -EINVAL;
 	}
 	struct pv_map pm = { .start = start, .end = start + len, .pgoff = pgoff, .dso = find_jitted_dso(b, &key) };
-	char why[600];
-	int rc = insert_map(b, &pm, why, sizeof(why));
+	int rc = insert_map(b, &pm, err);
 	if (rc)
-		snprintf(err, errlen, "jitdump offset 0x%" PRIx64 ": %s", m->file_off, why);
+		ju_err_prefix(err, "jitdump offset 0x%" PRIx64 ": ", m->file_off);
 	return rc;
 }
 
 /* The loads and moves in file order, as perf inject -j injects them. */
-static int add_jit_loads(struct pv_builder *b, const struct jd_file *jd, char *err, size_t errlen)
+static int add_jit_loads(struct pv_builder *b, const struct jd_file *jd, struct ju_err *err)
 {
 	int rc;
 	if (jd->elf_mach > UINT16_MAX) {
-		snprintf(err, errlen, "jitdump offset 0xc: elf_mach %u is not an ELF machine", jd->elf_mach);
+		ju_errf(err, EINVAL, 0, "jitdump offset 0xc: elf_mach %u is not an ELF machine", jd->elf_mach);
 		return -EINVAL;
 	}
 	size_t k = 0;
 	for (size_t i = 0; i <= jd->nloads; i++) {
 		for (; k < jd->nmoves && jd->moves[k].nloads_before <= i; k++)
-			if ((rc = add_jit_move(b, &jd->moves[k], err, errlen)))
+			if ((rc = add_jit_move(b, &jd->moves[k], err)))
 				return rc;
-		if (i < jd->nloads && (rc = add_jit_load(b, jd, &jd->loads[i], err, errlen)))
+		if (i < jd->nloads && (rc = add_jit_load(b, jd, &jd->loads[i], err)))
 			return rc;
 	}
 	return 0;
 }
 
 int pv_build(struct pv_view *pv, enum pv_profile prof, const struct uw_map *maps, size_t nmaps,
-	     const struct jd_file *jd, const char *outdir, char *err, size_t errlen)
+	     const struct jd_file *jd, const char *outdir, struct ju_err *err)
 {
-	return pv_build_at(pv, prof, maps, nmaps, jd, outdir, NULL, err, errlen);
+	return pv_build_at(pv, prof, maps, nmaps, jd, outdir, NULL, err);
 }
 
 int pv_build_at(struct pv_view *pv, enum pv_profile prof, const struct uw_map *maps, size_t nmaps,
 		const struct jd_file *jd, const char *outdir, const char *dump_dir,
-		char *err, size_t errlen)
+		struct ju_err *err)
 {
 	int rc;
 	memset(pv, 0, sizeof(*pv));
 	if (!pv_valid_profile(prof)) {
-		snprintf(err, errlen, "unknown perf profile %d", (int)prof);
+		ju_errf(err, EINVAL, 0, "unknown perf profile %d", (int)prof);
 		return -EINVAL;
 	}
 	pv->profile = prof;
 	if (outdir) {
 		struct stat st;
 		if (strlen(outdir) >= sizeof(pv->dir)) {
-			snprintf(err, errlen, "output directory name too long");
+			ju_errf(err, EINVAL, 0, "output directory name too long");
 			return -ENAMETOOLONG;
 		}
 		int serr = stat(outdir, &st) < 0 ? errno : 0;
 		if (serr || !S_ISDIR(st.st_mode)) {
-			snprintf(err, errlen, "%s: %s", outdir, serr ? strerror(serr) : "not a directory");
+			ju_errf(err, EINVAL, 0, "%s: %s", outdir, serr ? strerror(serr) : "not a directory");
 			return serr ? -serr : -ENOTDIR;
 		}
 		snprintf(pv->dir, sizeof(pv->dir), "%s", outdir);
@@ -540,7 +540,7 @@ int pv_build_at(struct pv_view *pv, enum pv_profile prof, const struct uw_map *m
 		snprintf(pv->dir, sizeof(pv->dir), "/tmp/jitunwind-pv-XXXXXX");
 		if (!mkdtemp(pv->dir)) {
 			int e = errno;
-			snprintf(err, errlen, "cannot create a directory under /tmp: %s", strerror(e));
+			ju_errf(err, EINVAL, 0, "cannot create a directory under /tmp: %s", strerror(e));
 			pv->dir[0] = 0;
 			return -e;
 		}
@@ -549,7 +549,7 @@ int pv_build_at(struct pv_view *pv, enum pv_profile prof, const struct uw_map *m
 	struct pv_builder b = { .pv = pv, .dump_dir = dump_dir };
 	size_t nl = jd ? jd->nloads : 0, nmv = jd ? jd->nmoves : 0;
 	if (nmaps > PV_MAX_MAPS || nl > PV_MAX_MAPS || nmv > PV_MAX_MAPS) {
-		snprintf(err, errlen, "too many maps (%zu) or loads (%zu)", nmaps, nl);
+		ju_errf(err, EINVAL, 0, "too many maps (%zu) or loads (%zu)", nmaps, nl);
 		rc = -ERANGE;
 		goto fail;
 	}
@@ -558,7 +558,7 @@ int pv_build_at(struct pv_view *pv, enum pv_profile prof, const struct uw_map *m
 	if (b.cap_dsos) {
 		pv->dsos = calloc(b.cap_dsos, sizeof(*pv->dsos));
 		if (!pv->dsos) {
-			snprintf(err, errlen, "out of memory for %zu DSOs", b.cap_dsos);
+			ju_errf(err, EINVAL, 0, "out of memory for %zu DSOs", b.cap_dsos);
 			rc = -ENOMEM;
 			goto fail;
 		}
@@ -568,9 +568,9 @@ int pv_build_at(struct pv_view *pv, enum pv_profile prof, const struct uw_map *m
 		;
 	b.jix = nl > 64 ? calloc(b.njix, sizeof(*b.jix)) : NULL;
 	/* perf sees the process's file maps first, then the MMAP2s it injects in load order */
-	if ((rc = add_file_maps(&b, maps, nmaps, err, errlen)))
+	if ((rc = add_file_maps(&b, maps, nmaps, err)))
 		goto fail;
-	if (jd && (rc = add_jit_loads(&b, jd, err, errlen)))
+	if (jd && (rc = add_jit_loads(&b, jd, err)))
 		goto fail;
 	free(b.jix);
 	return 0;

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include "unwinders/model/jitdump.h"
+#include "juerr.h"
 
 enum pv_profile {
 	PV_CURRENT,     /* upstream >= 6.8 and stable trees with its fixes (Debian 12's 6.1.192) */
@@ -118,13 +119,13 @@ struct uw_file; /* files.h */
  * (-EINVAL a load perf cannot place, -ERANGE too many maps or too large a
  * load, -ENOMEM, -EIO libelf, a system call's errno). */
 int pv_build(struct pv_view *pv, enum pv_profile prof, const struct uw_map *maps, size_t nmaps,
-	     const struct jd_file *jd, const char *outdir, char *err, size_t errlen);
+	     const struct jd_file *jd, const char *outdir, struct ju_err *err);
 /* The same, with perf taking the jitdump to live in dump_dir (perf names the
  * jitted .so files after it, and its libdw path keys on /tmp/jitted-):
  * CPython writes /tmp/jit-<pid>.dump wherever a harness keeps the file. */
 int pv_build_at(struct pv_view *pv, enum pv_profile prof, const struct uw_map *maps, size_t nmaps,
 		const struct jd_file *jd, const char *outdir, const char *dump_dir,
-		char *err, size_t errlen);
+		struct ju_err *err);
 void pv_fini(struct pv_view *pv);
 
 const struct pv_map *pv_find(const struct pv_view *pv, uint64_t addr);
@@ -184,6 +185,6 @@ void pv_layout_move(enum pv_profile prof, const struct jd_move *m, uint64_t *sta
 
 /* Write one jitted ELF exactly as `perf inject -j` would under prof. */
 int pv_write_jitted_elf(const char *path, enum pv_profile prof, const struct jd_load *l,
-			uint16_t elf_mach, char *err, size_t errlen);
+			uint16_t elf_mach, struct ju_err *err);
 
 #endif

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "juerr.h"
 
 /* ---- reading a DSO back, by section name as perf does ---- */
 
@@ -215,10 +216,10 @@ static int finish_syms(struct pv_dso *d, struct pv_rawsym *raw, size_t nraw)
 
 /* Fill the section fields and the symbols from d->image.  A file that is not
  * an ELF stays a DSO without them (perf keeps such maps too). */
-static int scan_dso(struct pv_dso *d, char *err, size_t errlen)
+static int scan_dso(struct pv_dso *d, struct ju_err *err)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE) {
-		snprintf(err, errlen, "libelf: %s", elf_errmsg(-1));
+		ju_errf(err, EINVAL, 0, "libelf: %s", elf_errmsg(-1));
 		return -EIO;
 	}
 	Elf *e = elf_memory((char *)(uintptr_t)d->image, d->size);
@@ -285,7 +286,7 @@ static int scan_dso(struct pv_dso *d, char *err, size_t errlen)
 	free(raw);
 	elf_end(e);
 	if (rc) {
-		snprintf(err, errlen, "%s: symbols: %s", d->path, strerror(-rc));
+		ju_errf(err, EINVAL, 0, "%s: symbols: %s", d->path, strerror(-rc));
 		return rc;
 	}
 	return 0;
@@ -322,7 +323,7 @@ static void scan_free(void *p)
 /* A file of the process maps, mapped once per run (files.h) and scanned once:
  * d gets the file's data and shares its symbols.  Gone, too large or not an
  * ELF (the jitdump marker, locale archives): a DSO without data, as in perf. */
-static int dso_load_mapped(struct pv_dso *d, char *err, size_t errlen)
+static int dso_load_mapped(struct pv_dso *d, struct ju_err *err)
 {
 	const struct uw_file *f;
 	if (uw_file_get(d->path, &f))
@@ -336,13 +337,13 @@ static int dso_load_mapped(struct pv_dso *d, char *err, size_t errlen)
 		struct pv_dso *n = calloc(1, sizeof(*n));
 		if (!n) {
 			uw_file_put(f);
-			snprintf(err, errlen, "%s: out of memory", d->path);
+			ju_errf(err, EINVAL, 0, "%s: out of memory", d->path);
 			return -ENOMEM;
 		}
 		snprintf(n->path, sizeof(n->path), "%s", d->path);
 		n->image = f->data;
 		n->size = f->size;
-		int rc = scan_dso(n, err, errlen);
+		int rc = scan_dso(n, err);
 		if (rc) {
 			scan_free(n);
 			uw_file_put(f);
@@ -351,7 +352,7 @@ static int dso_load_mapped(struct pv_dso *d, char *err, size_t errlen)
 		x = uw_file_set_derived(f, UW_FILE_PV_SCAN, 0, n, scan_free);
 		if (!x) {
 			uw_file_put(f);
-			snprintf(err, errlen, "%s: out of memory", d->path);
+			ju_errf(err, EINVAL, 0, "%s: out of memory", d->path);
 			return -ENOMEM;
 		}
 	}
@@ -373,17 +374,17 @@ static int dso_load_mapped(struct pv_dso *d, char *err, size_t errlen)
 /* Read the file behind d (again) and scan it.  mapped: a file of the process
  * maps (dso_load_mapped); else a jitted file this view wrote, read into memory
  * (it may be written again while this view lives). */
-int pv_dso_load(struct pv_dso *d, bool mapped, char *err, size_t errlen)
+int pv_dso_load(struct pv_dso *d, bool mapped, struct ju_err *err)
 {
 	pv_dso_clear(d);
 	if (mapped)
-		return dso_load_mapped(d, err, errlen);
+		return dso_load_mapped(d, err);
 	uint8_t *image = NULL;
 	int rc = read_file(d->path, &image, &d->size);
 	if (rc) {
-		snprintf(err, errlen, "%s: cannot read back: %s", d->path, strerror(-rc));
+		ju_errf(err, EINVAL, 0, "%s: cannot read back: %s", d->path, strerror(-rc));
 		return rc;
 	}
 	d->image = image;
-	return scan_dso(d, err, errlen);
+	return scan_dso(d, err);
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "juerr.h"
 
 /* ---- SHA-1 (FIPS 180-4), for the build-id note ---- */
 
@@ -121,28 +122,28 @@ struct pv_scn {
 };
 
 /* elf_update would fail half-written: say which step and why. */
-static int elf_fail(char *err, size_t errlen, const char *path, const char *what)
+static int elf_fail(struct ju_err *err, const char *path, const char *what)
 {
-	snprintf(err, errlen, "%s: %s: %s", path, what, elf_errmsg(-1));
+	ju_errf(err, EINVAL, 0, "%s: %s: %s", path, what, elf_errmsg(-1));
 	return -EIO;
 }
 
 /* What genelf would refuse or misread (its sizes are ints). */
-static int elf_check(const char *path, enum pv_profile prof, const struct jd_load *l, char *err, size_t errlen)
+static int elf_check(const char *path, enum pv_profile prof, const struct jd_load *l, struct ju_err *err)
 {
 	if (!pv_valid_profile(prof)) {
-		snprintf(err, errlen, "%s: unknown perf profile %d", path, (int)prof);
+		ju_errf(err, EINVAL, 0, "%s: unknown perf profile %d", path, (int)prof);
 		return -EINVAL;
 	}
 	/* genelf takes csize as an int */
 	if (l->code_size > INT_MAX || (l->code_size && !l->code)) {
-		snprintf(err, errlen, "%s: CODE_LOAD at jitdump offset 0x%" PRIx64 ": code_size 0x%" PRIx64
+		ju_errf(err, EINVAL, 0, "%s: CODE_LOAD at jitdump offset 0x%" PRIx64 ": code_size 0x%" PRIx64
 			 " is more than perf's genelf accepts", path, l->file_off, l->code_size);
 		return -ERANGE;
 	}
 	if (l->has_unwind && (l->eh_frame_hdr_size > l->unwinding_size ||
 			      l->unwinding_size > INT_MAX || (l->unwinding_size && !l->unwind))) {
-		snprintf(err, errlen, "%s: UNWINDING_INFO at jitdump offset 0x%" PRIx64
+		ju_errf(err, EINVAL, 0, "%s: UNWINDING_INFO at jitdump offset 0x%" PRIx64
 			 ": eh_frame_hdr_size 0x%" PRIx64 " / unwinding_size 0x%" PRIx64 " unusable",
 			 path, l->unwind_file_off, l->eh_frame_hdr_size, l->unwinding_size);
 		return -EINVAL;
@@ -239,7 +240,7 @@ static int elf_sections(struct pv_elf *x, const struct jd_load *l, const struct 
 	return 0;
 }
 
-static int elf_add_sections(Elf *e, const struct pv_elf *x, const char *path, char *err, size_t errlen)
+static int elf_add_sections(Elf *e, const struct pv_elf *x, const char *path, struct ju_err *err)
 {
 	for (size_t i = 0; i < x->ns; i++) {
 		const struct pv_scn *c = &x->scn[i];
@@ -247,7 +248,7 @@ static int elf_add_sections(Elf *e, const struct pv_elf *x, const char *path, ch
 		Elf_Data *d = s ? elf_newdata(s) : NULL;
 		Elf64_Shdr *sh = s ? elf64_getshdr(s) : NULL;
 		if (!d || !sh)
-			return elf_fail(err, errlen, path, "elf_newscn");
+			return elf_fail(err, path, "elf_newscn");
 		/* libelf only reads d_buf when writing */
 		d->d_buf = (void *)(uintptr_t)c->data;
 		d->d_size = (size_t)c->size;
@@ -271,12 +272,12 @@ static int elf_add_sections(Elf *e, const struct pv_elf *x, const char *path, ch
 
 /* Ehdr, the one PT_LOAD, the sections, written by libelf at our offsets. */
 static int elf_emit(Elf *e, const struct pv_elf *x, const struct pv_layout *ly, uint16_t elf_mach,
-		    const char *path, char *err, size_t errlen)
+		    const char *path, struct ju_err *err)
 {
 	elf_flagelf(e, ELF_C_SET, ELF_F_LAYOUT);
 	Elf64_Ehdr *eh = elf64_newehdr(e);
 	if (!eh)
-		return elf_fail(err, errlen, path, "elf64_newehdr");
+		return elf_fail(err, path, "elf64_newehdr");
 	eh->e_ident[EI_CLASS] = ELFCLASS64;
 	eh->e_ident[EI_DATA] = ELFDATA2LSB;
 	eh->e_type = ET_DYN;
@@ -289,7 +290,7 @@ static int elf_emit(Elf *e, const struct pv_elf *x, const struct pv_layout *ly, 
 	eh->e_shstrndx = (Elf64_Half)x->shstrndx;
 	Elf64_Phdr *ph = elf64_newphdr(e, 1);
 	if (!ph)
-		return elf_fail(err, errlen, path, "elf64_newphdr");
+		return elf_fail(err, path, "elf64_newphdr");
 	ph->p_type = PT_LOAD;
 	ph->p_flags = PF_R | PF_X;
 	ph->p_offset = ly->load_offset;
@@ -298,18 +299,18 @@ static int elf_emit(Elf *e, const struct pv_elf *x, const struct pv_layout *ly, 
 	ph->p_filesz = ly->load_size;
 	ph->p_memsz = ly->load_size;
 	ph->p_align = 8;
-	int rc = elf_add_sections(e, x, path, err, errlen);
+	int rc = elf_add_sections(e, x, path, err);
 	if (rc)
 		return rc;
 	if (elf_update(e, ELF_C_WRITE) < 0)
-		return elf_fail(err, errlen, path, "elf_update");
+		return elf_fail(err, path, "elf_update");
 	return 0;
 }
 
 int pv_write_jitted_elf(const char *path, enum pv_profile prof, const struct jd_load *l,
-			uint16_t elf_mach, char *err, size_t errlen)
+			uint16_t elf_mach, struct ju_err *err)
 {
-	int rc = elf_check(path, prof, l, err, errlen);
+	int rc = elf_check(path, prof, l, err);
 	if (rc)
 		return rc;
 	struct pv_layout ly;
@@ -317,31 +318,31 @@ int pv_write_jitted_elf(const char *path, enum pv_profile prof, const struct jd_
 	struct pv_elf x;
 	memset(&x, 0, sizeof(x));
 	if (elf_sections(&x, l, &ly)) {
-		snprintf(err, errlen, "%s: out of memory", path);
+		ju_errf(err, EINVAL, 0, "%s: out of memory", path);
 		return -ENOMEM;
 	}
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		free(x.strsym);
-		return elf_fail(err, errlen, path, "libelf initialisation");
+		return elf_fail(err, path, "libelf initialisation");
 	}
 	int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		int e = errno;
-		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(e));
+		ju_errf(err, EINVAL, 0, "%s: cannot create: %s", path, strerror(e));
 		free(x.strsym);
 		return -e;
 	}
 	rc = -EIO;
 	Elf *e = elf_begin(fd, ELF_C_WRITE, NULL);
 	if (!e)
-		elf_fail(err, errlen, path, "elf_begin");
+		elf_fail(err, path, "elf_begin");
 	else
-		rc = elf_emit(e, &x, &ly, elf_mach, path, err, errlen);
+		rc = elf_emit(e, &x, &ly, elf_mach, path, err);
 	if (e)
 		elf_end(e);
 	if (close(fd) < 0 && rc == 0) {
 		rc = -errno;
-		snprintf(err, errlen, "%s: close: %s", path, strerror(-rc));
+		ju_errf(err, EINVAL, 0, "%s: close: %s", path, strerror(-rc));
 	}
 	if (rc)
 		unlink(path);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "juerr.h"
 
 #define PV_MAX_FILE (1ull << 30)       /* larger mapped files are not read */
 #define PV_MAX_MAPS (1u << 22)
@@ -23,7 +24,7 @@ bool pv_valid_profile(enum pv_profile p);
 /* perfview_dso.c: load d's symbols and unwinding tables (mapped: a file of
  * the process, else a jitted file written by perfview_elf.c); 0 or a
  * negative errno with err */
-int pv_dso_load(struct pv_dso *d, bool mapped, char *err, size_t errlen);
+int pv_dso_load(struct pv_dso *d, bool mapped, struct ju_err *err);
 void pv_dso_clear(struct pv_dso *d);
 
 #endif

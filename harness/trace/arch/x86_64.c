@@ -58,7 +58,7 @@ static int x86_set_pc(pid_t tid, uint64_t pc)
 static int x86_entry_state(const struct hx_trace_sample *s, uint64_t *ra, uint64_t *dw, int *ndw)
 {
 	if (s->stack_len < 8)
-		return -1;
+		return -EINVAL;
 	memcpy(ra, s->stack, 8);
 	const uint64_t *g = s->regs;
 	static const int perf_of_dw[16] = { 0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23 };
