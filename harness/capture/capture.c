@@ -396,8 +396,7 @@ static void maps_each(bool (*f)(uint64_t s, uint64_t e, const char *line, void *
 		char *nl = strchr(l, '\n');
 		if (nl)
 			*nl = 0;
-		/* "start-end ..." by strtoull, not sscanf: once per line per case */
-		char *x, *y;
+		char *x, *y;   /* "start-end ...": strtoull, not sscanf (every line, every case) */
 		unsigned long long s = strtoull(l, &x, 16), e = x > l && *x == '-' ? strtoull(x + 1, &y, 16) : 0;
 		bool stop = x > l && *x == '-' && y > x + 1 && f(s, e, l, arg);
 		if (nl)
