@@ -368,7 +368,6 @@ __attribute__((noinline, no_sanitize_address)) static void hx_scrub_stack(void)
 
 /* The child's /proc/self/maps, read whole (one read per case: the MAPS
  * record; the stack's top and the arena's place come from the same text). */
-
 static int maps_read(void)
 {
 	int m = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
