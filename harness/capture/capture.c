@@ -368,7 +368,6 @@ __attribute__((noinline, no_sanitize_address)) static void hx_scrub_stack(void)
 
 /* The child's /proc/self/maps, read whole (one read per case: the MAPS
  * record; the stack's top and the arena's place come from the same text). */
-
 static int maps_read(void)
 {
 	int m = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
@@ -396,8 +395,9 @@ static void maps_each(bool (*f)(uint64_t s, uint64_t e, const char *line, void *
 		char *nl = strchr(l, '\n');
 		if (nl)
 			*nl = 0;
-		unsigned long long s, e;
-		bool stop = sscanf(l, "%llx-%llx", &s, &e) == 2 && f(s, e, l, arg);
+		char *x, *y;   /* "start-end ...": strtoull, not sscanf (every line, every case) */
+		unsigned long long s = strtoull(l, &x, 16), e = x > l && *x == '-' ? strtoull(x + 1, &y, 16) : 0;
+		bool stop = x > l && *x == '-' && y > x + 1 && f(s, e, l, arg);
 		if (nl)
 			*nl = '\n';
 		if (stop)
