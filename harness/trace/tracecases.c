@@ -913,9 +913,8 @@ static int wc_open(struct wc *w, FILE *out)
 		return -EINVAL;
 	}
 	w->dec = uw_decoder_for(w->jd.elf_mach);
-	const struct uw_arch *ua = uw_arch_host();   /* capstone's settings, the host's */
-	if (!w->ta || !w->dec || !ua || !ua->has_cs ||
-	    cs_open((cs_arch)ua->cs_arch, (cs_mode)ua->cs_mode, &w->cs) != CS_ERR_OK) {
+	const struct uw_arch *ua = uw_arch_host();   /* capstone's settings, the host's (trace runs there) */
+	if (!w->ta || !w->dec || !ua->has_cs || cs_open((cs_arch)ua->cs_arch, (cs_mode)ua->cs_mode, &w->cs)) {
 		fprintf(out, "write-cases: no encoder, decoder or capstone for this jitdump's arch (elf_mach %u)\n",
 			w->jd.elf_mach);
 		return -ENOSYS;
