@@ -47,8 +47,8 @@ endif
 # SP (the capture's fixed depth keeps it) and the address signed, so a change of the code's
 # layout can move it too: seed 2 did so for hybrid-pac-fp-cfi and -fp-none once the arch
 # facts moved to arches.h (lr-step ok, libunwind duplicate; seeds 3, 4, 5 all passed, goldens
-# unchanged), and seed 3 for hybrid-pac-nofp-cfi and -none once the layer folders, the riscv64
-# encoder and trace moved the code again (libunwind and libdw ok at +0x8..+0x14; seeds 2 and 4
+# unchanged), and seed 3 for hybrid-pac-nofp-cfi and -none once the layer folders, the third
+# arch's encoder and trace moved the code again (libunwind and libdw ok at +0x8..+0x14; seeds 2 and 4
 # to 10 pass).  Set for every ARCH: a native run does not read it.
 export QEMU_RAND_SEED := 5
 
@@ -100,8 +100,8 @@ ALL_LDFLAGS := $(LDFLAGS) $(SAN)
 #   replay realperf trace fuzz bench   the commands, siblings: replay of recordings,
 #                      perf-check and doctor, trace, fuzz-cfi, bench (each on report and below)
 #   cli                harness/cli: options and printing (on everything)
-# Capture's and trace's arch files (harness/{capture,trace}/arch/<arch>.c, capture's <arch>.h and stubs_<arch>.S) are
-# built only for that arch; the encoders and the decoders are plain code
+# The harness's arch files (harness/capture/arch/<arch>.c: capture's and trace's parts,
+# <arch>.h and stubs_<arch>.S) are built only for that arch; the encoders and the decoders are plain code
 # over bytes and always built (a dump of any arch is linted on any host).
 OTHER     := $(filter-out $(ARCH),$(ARCHES))
 HX_CMDS   := replay realperf trace fuzz bench
@@ -110,7 +110,7 @@ SRC_trampolines := $(wildcard trampolines/*.c trampolines/arch/*.c)
 SRC_model       := $(wildcard unwinders/model/*.c)
 SRC_unwinders   := $(wildcard unwinders/*.c unwinders/arch/*.c)
 SRC_lint        := $(wildcard unwinders/lint/*.c)
-ARCH_ONLY := $(foreach a,$(OTHER),harness/capture/arch/$(a).c harness/trace/arch/$(a).c)
+ARCH_ONLY := $(foreach a,$(OTHER),harness/capture/arch/$(a).c)
 $(foreach l,case capture run report $(HX_CMDS) cli,$(eval SRC_$(l) := \
   $(filter-out harness/cli/main.c $(ARCH_ONLY),$(wildcard harness/$(l)/*.c harness/$(l)/arch/*.c))))
 ASM_capture     := $(wildcard harness/capture/arch/*_$(ARCH).S)
@@ -506,14 +506,15 @@ cross-replay: deps $(BIN)
 	@env -u PKG_CONFIG_LIBDIR $(MAKE) --no-print-directory ARCH=$(HOSTARCH) $(NATIVE_MAKE) all
 	tools/cross-replay --arch $(ARCH) --runner "$(RUNNER)" --bin $(BIN) --native $(NATIVE_BIN)
 
-# Real perf of other generations against their emulation (tools/perf-gens): x86_64 the host's,
-# Debian 11's, 13's and sid's perf through tools/in-root; ARCH=aarch64 Debian 13's arm64 perf under
-# qemu (dwarf and fp + LR).  Not part of check: a root takes minutes to build the first time.
+# Real perf of other generations against their emulation (tools/perf-gens): the perfs the
+# arch's line of arches.def names (x86_64: the host's, Debian 11's, 13's and sid's through
+# tools/in-root; another arch's under qemu; aarch64 dwarf and fp + LR).  Not part of check: a
+# root takes minutes to build the first time.
 perf-gens: deps $(BIN)
 	tools/perf-gens --bin ./$(BIN) --arch $(ARCH) $(if $(RUNNER),--runner "$(RUNNER)")
 
 # make check per Debian suite x arch, each in a root built here (tools/rootfs: mmdebstrap,
-# podman or a chroot; arm64 and riscv64 cross-built in a root of this machine's arch, run under
+# podman or a chroot; the other arches cross-built in a root of this machine's arch, run under
 # qemu-user); not part of check (a minute or more per root).
 # MATRIX_ARGS: e.g. "--json m.json trixie-amd64 sid-amd64"
 matrix:

@@ -29,13 +29,19 @@ struct arch_facts {
 	bool ra_at_cfa;            /* at entry the return address is at CFA + ra_cfa_off, */
 	int64_t ra_cfa_off;        /* else in the link register dw_lr */
 	const char *reg_prefix;    /* GNU as writes registers with it ("%" on x86) */
+	uint64_t perf_mask;        /* perf's sample_regs_user: the registers a sample carries */
+	const uint8_t *bkpt;       /* the breakpoint instruction the capture and trace plant */
+	size_t bkpt_len;
+	unsigned bkpt_pc_off;      /* the pc at its trap is the breakpoint's address + this */
+	const char *mapsyms;       /* the psABI's mapping symbols' letters ("": none) */
+	bool mapsyms_exact;        /* ... followed by the end or '.' only */
 	const char *const *dw_names;   /* DWARF register n's name, n < ndw_names */
 	unsigned ndw_names;
 };
 
 /* ARCH_ID_<name>: an arch's index in arch_facts[] */
 enum arch_id {
-#define ARCH(n, deb, mach, qemu, trip, sp, fp, ra, pc, lr, cfa, raat, raoff, pfx) ARCH_ID_##n,
+#define ARCH(n, deb, mach, qemu, trip, sp, fp, ra, pc, lr, cfa, raat, raoff, pfx, pmask, bkpt, bkptoff, ld, msyms, msexact, pgens) ARCH_ID_##n,
 #define DWREGS(n, ...)
 #include "arches.def"
 #undef ARCH
@@ -44,7 +50,7 @@ enum arch_id {
 };
 
 /* AF_<name>_<fact>: the numbers as constants, for static initializers */
-#define ARCH(n, deb, mach, qemu, trip, sp, fp, ra, pc, lr, cfa, raat, raoff, pfx) \
+#define ARCH(n, deb, mach, qemu, trip, sp, fp, ra, pc, lr, cfa, raat, raoff, pfx, pmask, bkpt, bkptoff, ld, msyms, msexact, pgens) \
 	enum { AF_##n##_sp = sp, AF_##n##_fp = fp, AF_##n##_ra = ra, AF_##n##_pc = pc, AF_##n##_lr = lr, \
 	       AF_##n##_cfa = cfa, AF_##n##_ra_at_cfa = raat, AF_##n##_ra_cfa_off = raoff };
 #define DWREGS(n, ...) static const char *const af_##n##_dwnames[] = { __VA_ARGS__ };
@@ -53,10 +59,12 @@ enum arch_id {
 #undef DWREGS
 
 static const struct arch_facts arch_facts[ARCH_COUNT] = {
-#define ARCH(n, deb, mach, qm, trip, sp, fp, ra, pc, lr, cfa, raat, raoff, pfx) \
+#define ARCH(n, deb, mach, qm, trip, sp, fp, ra, pc, lr, cfa, raat, raoff, pfx, pmask, bk, bkoff, ld, msyms, msexact, pgens) \
 	[ARCH_ID_##n] = { .name = #n, .debian = #deb, .qemu = #qm, .triplet = #trip, .elf_mach = mach, \
 			  .dw_sp = sp, .dw_fp = fp, .dw_ra = ra, .dw_pc = pc, .dw_lr = lr, .entry_cfa_off = cfa, \
 			  .ra_at_cfa = raat, .ra_cfa_off = raoff, .reg_prefix = pfx, .dw_names = af_##n##_dwnames, \
+			  .perf_mask = pmask, .bkpt = (const uint8_t *)bk, .bkpt_len = sizeof(bk) - 1, \
+			  .bkpt_pc_off = bkoff, .mapsyms = msyms, .mapsyms_exact = msexact, \
 			  .ndw_names = sizeof(af_##n##_dwnames) / sizeof(af_##n##_dwnames[0]) },
 #define DWREGS(n, ...)
 #include "arches.def"
@@ -64,25 +72,16 @@ static const struct arch_facts arch_facts[ARCH_COUNT] = {
 #undef DWREGS
 };
 
-/* ELF mapping symbols of an arch's psABI ("$x", "$d.foo"), which perf's symbol
- * loader (dso__load_sym) drops: '$', one of the letters, then (exact) the end
- * or '.'.  arm64's rule is perf's oldest; riscv64's came in 2024 (perf 6.10),
- * so older perfs name riscv64 code "$x..." */
-static const struct { const char *arch, *letters; bool exact; } arch_mapsyms[] = {
-	{ "aarch64", "adtx", true }, { "riscv64", "dx", false },
-};
-
+/* Is name one of the ELF mapping symbols of the arch's psABI ("$x", "$d.foo"),
+ * which perf's symbol loader (dso__load_sym) drops (arches.def's rule). */
 static inline bool arch_mapping_symbol(uint16_t elf_mach, const char *name)
 {
-	for (size_t i = 0; i < sizeof(arch_mapsyms) / sizeof(arch_mapsyms[0]); i++) {
-		const struct arch_facts *f = NULL;
-		for (unsigned a = 0; a < ARCH_COUNT; a++)
-			if (!strcmp(arch_facts[a].name, arch_mapsyms[i].arch))
-				f = &arch_facts[a];
-		if (!f || f->elf_mach != elf_mach || name[0] != '$' || !name[1] ||
-		    !strchr(arch_mapsyms[i].letters, name[1]))
+	for (unsigned a = 0; a < ARCH_COUNT; a++) {
+		const struct arch_facts *f = &arch_facts[a];
+		if (f->elf_mach != elf_mach || !f->mapsyms[0] || name[0] != '$' || !name[1] ||
+		    !strchr(f->mapsyms, name[1]))
 			continue;
-		return !arch_mapsyms[i].exact || name[2] == 0 || name[2] == '.';
+		return !f->mapsyms_exact || name[2] == 0 || name[2] == '.';
 	}
 	return false;
 }

@@ -654,8 +654,8 @@ START_TEST(test_arch_lookup)
 	ck_assert_int_eq(tr_arch_aarch64.dwarf_reg("x31"), -ENOENT);
 	ck_assert_int_eq(tr_arch_aarch64.dwarf_reg("x05"), -ENOENT);
 	ck_assert_int_eq(tr_arch_aarch64.dwarf_reg("%rbp"), -ENOENT);
-	ck_assert_uint_eq(tr_arch_x86_64.bkpt_len, 1);
-	ck_assert_uint_eq(tr_arch_x86_64.bkpt[0], 0xcc);
+	ck_assert_uint_eq(tr_arch_x86_64.facts->bkpt_len, 1);
+	ck_assert_uint_eq(tr_arch_x86_64.facts->bkpt[0], 0xcc);
 }
 END_TEST
 

@@ -17,7 +17,7 @@ static void mk(struct uw_sample *s, uint16_t mach, uint64_t fp, uint64_t size)
 {
 	memset(s, 0, sizeof(*s));
 	s->arch = uw_arch_by_mach(mach);
-	s->mask = s->arch->sample_mask;
+	s->mask = s->arch->facts->perf_mask;
 	s->regs[s->arch->perf_ip] = 0x401000;
 	s->regs[s->arch->perf_sp] = BASE;
 	s->regs[s->arch->perf_fp] = fp;

@@ -53,7 +53,7 @@ static size_t build(uint64_t ip, uint32_t pid, uint64_t stack_size, uint64_t dyn
 	w64(&o, 0x7f0000006000ull);
 	w64(&o, PERF_SAMPLE_REGS_ABI_64);
 	for (int bit = 0; bit < 64; bit++)
-		if (arch->sample_mask >> bit & 1)
+		if (arch->facts->perf_mask >> bit & 1)
 			w64(&o, bit == arch->perf_sp ? SP : reg_value(bit));
 	*size_at = o;
 	w64(&o, stack_size);
@@ -71,7 +71,7 @@ static void setup(void)
 	memset(&attr, 0, sizeof(attr));
 	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN |
 			   PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-	attr.sample_regs_user = arch->sample_mask;
+	attr.sample_regs_user = arch->facts->perf_mask;
 	attr.sample_stack_user = 64;
 	memset(&msg, 0, sizeof(msg));
 	msg.pc = PC;
@@ -97,18 +97,18 @@ START_TEST(payload_layout)
 	size_t n = build(PC, (uint32_t)me, 64, 44, &nr_at, &size_at);
 	char err[256] = "";
 	ck_assert_int_eq(hx_ksample_record(&attr, arch, body, n, RING_OFF, me, &msg, out, &len, err, sizeof(err)), 1);
-	uint32_t nregs = (uint32_t)__builtin_popcountll(arch->sample_mask);
+	uint32_t nregs = (uint32_t)__builtin_popcountll(arch->facts->perf_mask);
 	ck_assert_uint_eq(at32(0), 2);
 	ck_assert_uint_eq(at32(4), 0x14);
 	ck_assert_uint_eq(at64(8), PERF_SAMPLE_REGS_ABI_64);
-	ck_assert_uint_eq(at64(16), arch->sample_mask);
+	ck_assert_uint_eq(at64(16), arch->facts->perf_mask);
 	ck_assert_uint_eq(at32(24), nregs);
 	ck_assert_uint_eq(at32(28), 3);
 	ck_assert_uint_eq(at64(32), SP);                      /* stack_addr: the sample's sp */
 	ck_assert_uint_eq(at64(40), 44);                      /* stack_size: dyn_size, not the 64 asked */
 	size_t o = 48;
 	for (int bit = 0; bit < 64; bit++)
-		if (arch->sample_mask >> bit & 1) {
+		if (arch->facts->perf_mask >> bit & 1) {
 			ck_assert_uint_eq(at64(o), bit == arch->perf_sp ? SP : reg_value(bit));
 			o += 8;
 		}

@@ -69,7 +69,7 @@ static struct uw_result run(uint64_t off, uint64_t sp, uint64_t bp)
 	struct ju_err err;
 	const struct uw_arch *a = uw_arch_by_mach(EM_X86_64);
 	ck_assert_int_eq(uw_view_init(&v, a, NULL, 0, &f, &err), 0);
-	struct uw_sample s = { .arch = a, .mask = a->sample_mask, .stack_addr = sp,
+	struct uw_sample s = { .arch = a, .mask = a->facts->perf_mask, .stack_addr = sp,
 			       .stack = stack + (sp - SP0), .stack_size = sizeof(stack) - (sp - SP0) };
 	s.regs[8] = CODE + off;
 	s.regs[7] = sp;
@@ -137,7 +137,7 @@ START_TEST(ra_outside_snapshot)
 	struct ju_err err;
 	const struct uw_arch *a = uw_arch_by_mach(EM_X86_64);
 	uw_view_init(&v, a, NULL, 0, &f, &err);
-	struct uw_sample s = { .arch = a, .mask = a->sample_mask, .stack_addr = SP0, .stack = stack, .stack_size = 8 };
+	struct uw_sample s = { .arch = a, .mask = a->facts->perf_mask, .stack_addr = SP0, .stack = stack, .stack_size = 8 };
 	s.regs[8] = CODE + 1;
 	s.regs[7] = SP0;
 	struct uw_result r;

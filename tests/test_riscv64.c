@@ -158,8 +158,8 @@ END_TEST
 START_TEST(bkpt_and_jump_over)
 {
 	uint8_t code[16];
-	ck_assert_uint_eq(RV->bkpt_len, 4);
-	memcpy(code, RV->bkpt, 4);
+	ck_assert_uint_eq(RV->facts->bkpt_len, 4);
+	memcpy(code, RV->facts->bkpt, 4);
 	ck_assert_uint_eq(RV->jump_over(8, code + 4), 4);
 	char path[64];
 	FILE *p = objdump(code, 8, path, sizeof(path));
@@ -549,7 +549,7 @@ static void walk(uint64_t pc, uint64_t ra, uint64_t s0, struct uw_result *r)
 	memset(&s, 0, sizeof(s));
 	s.arch = uw_arch_by_mach(EM_RISCV);
 	ck_assert_ptr_nonnull(s.arch);
-	s.mask = s.arch->sample_mask;
+	s.mask = s.arch->facts->perf_mask;
 	s.regs[s.arch->perf_ip] = pc;
 	s.regs[s.arch->perf_lr] = ra;
 	s.regs[s.arch->perf_sp] = BASE;

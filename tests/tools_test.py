@@ -12,11 +12,13 @@
 - tools/goldens: the frames past the anchor (the harness's callers) are one token, so moving
   or renaming harness code above the anchor changes no golden line, while a changed verdict,
   a changed or missing frame down to the anchor, or a chain that jumped over it does.
+- tools/arches: every arch's fields as the C compiler reads arches.def (arches.h's records,
+  compiled and printed here), one arch by its Debian name, bad usage exits 2.
 - tools/in-root and tools/rootfs: bad usage (a suite or arch they do not know, bullseye as a
   build root) exits 2 before anything is built; so does tools/bench-trace's.
 Every check names what it expected.  Exit 0 all passed, 1 a check failed.
 """
-import json, os, subprocess, sys, tempfile
+import json, os, shutil, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 failed = 0
@@ -89,8 +91,40 @@ def goldens_checks():
         check('goldens: %s changes the lines' % what, g.run_lines(case) != base, True)
 
 
+ARCHES_C = r'''
+#include "arches.h"
+int main(void)
+{
+	for (unsigned i = 0; i < ARCH_COUNT; i++)
+		printf("%s\t%s\t%s\t%s\n", arch_facts[i].name, arch_facts[i].debian, arch_facts[i].qemu,
+		       arch_facts[i].triplet);
+	return 0;
+}
+'''
+
+
+def check_arches(d):
+    """tools/arches against the C compiler's reading of arches.def (arches.h)"""
+    ta = os.path.join(ROOT, 'tools/arches')
+    src, exe = os.path.join(d, 'arches.c'), os.path.join(d, 'arches')
+    open(src, 'w').write(ARCHES_C)
+    cc = shutil.which('cc') or shutil.which('gcc')
+    if not cc or subprocess.run([cc, '-I', ROOT, '-o', exe, src]).returncode:
+        print('skip tools/arches against arches.h: no C compiler for this machine here')
+    else:
+        want = subprocess.run([exe], stdout=subprocess.PIPE, text=True).stdout
+        check('arches: name, debian, qemu, triplet as arches.h has them',
+              run([ta, 'name', 'debian', 'qemu', 'triplet'])[1], want)
+        first = want.splitlines()[0].split('\t')
+        check('arches: one arch by its Debian name', run([ta, '--of', first[1], 'name', 'triplet']),
+              (0, '%s\t%s\n' % (first[0], first[3])))
+    check('arches: an unknown arch is bad usage (exit 2)', run([ta, '--of', 'nosuch', 'name'])[0], 2)
+    check('arches: an unknown field is bad usage (exit 2)', run([ta, 'nosuch'])[0], 2)
+
+
 def main():
     d = tempfile.mkdtemp(prefix='ju-tools-test-')
+    check_arches(d)
     log = os.path.join(d, 'leg.log')
     open(log, 'w').write(LOG)
     ls = os.path.join(ROOT, 'tools/containers/leg-summary')

@@ -21,8 +21,9 @@
 typedef void (*tramp_fn)(void *, void *, void *, void (*)(void));
 
 static const char *const gen_a[] = { "push_fp", "set_fp", "call_target", "pop_fp", "ret", NULL };
-/* B: no frame record, its call at A's call offset; the first form this arch's
- * emitter takes with the call there (x86_64, aarch64, riscv64) */
+/* B: no frame record, its call at A's call offset; the first of these forms
+ * this arch's emitter takes with the call there (one per arch: each names its
+ * own registers) */
 static const char *const gen_b[][8] = {
 	{ "alloc 0x18", "call_target", "free 0x18", "ret", NULL },
 	{ "save_reg x30", "alloc 16", "call_target", "free 16", "restore_reg x30", "ret", NULL },

@@ -6,7 +6,7 @@
 #include "trampolines/arch.h"
 
 static const struct tr_arch *const all[] = {
-#define ARCH(n, deb, mach, qemu, trip, sp, fp, ra, pc, lr, cfa, raat, raoff, pfx) &tr_arch_##n,
+#define ARCH(n, deb, mach, qemu, trip, sp, fp, ra, pc, lr, cfa, raat, raoff, pfx, pmask, bkpt, bkptoff, ld, msyms, msexact, pgens) &tr_arch_##n,
 #define DWREGS(n, ...)
 #include "arches.def"
 #undef ARCH

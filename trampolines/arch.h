@@ -19,14 +19,11 @@ struct tr_arch {
 	/* Parse a register name as GNU as writes it in .cfi directives ("%rbp", "x29")
 	 * into its DWARF number; -1 if unknown. */
 	int (*dwarf_reg)(const char *name);
-	/* The breakpoint instruction the capture patches in (int3, brk #0). */
-	const uint8_t *bkpt;
-	size_t bkpt_len;
 	/* Code that jumps over the skip bytes after it, written to b (at most 8
 	 * bytes); its length. */
 	size_t (*jump_over)(size_t skip, uint8_t *b);
 	/* The frame record {caller's FP, return address} sits at FP + this
-	 * (0: x86_64, aarch64; riscv64's psABI record sits below s0: -16). */
+	 * (0 where it is at the FP; negative where the psABI puts it below). */
 	int64_t fp_rec_off;
 	/* What fuzz-cfi (harness/fuzzcfi_*.c) generates for the arch: */
 	struct tr_fuzz_facts {
@@ -48,7 +45,7 @@ struct tr_arch {
 };
 
 /* tr_arch_<name>: one per ARCH line of arches.def, in trampolines/<name>.c */
-#define ARCH(n, deb, mach, qemu, trip, sp, fp, ra, pc, lr, cfa, raat, raoff, pfx) \
+#define ARCH(n, deb, mach, qemu, trip, sp, fp, ra, pc, lr, cfa, raat, raoff, pfx, pmask, bkpt, bkptoff, ld, msyms, msexact, pgens) \
 	extern const struct tr_arch tr_arch_##n;
 #define DWREGS(n, ...)
 #include "arches.def"

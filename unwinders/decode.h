@@ -37,9 +37,10 @@ enum uw_eff_kind {
 	UW_EFF_LOAD,        /* register reg loaded from sp + n: the return address when that is
 			     * its slot (x86_64's `pop %r10` at the return address), else RESTORE */
 	UW_EFF_CLOBBER,     /* register reg overwritten (bl/blr write x30) */
-	UW_EFF_CONST,       /* register reg = n, known to the next instruction only (riscv64 lui t0) */
+	UW_EFF_CONST,       /* register reg = n, known to the next instruction only (lui t0) */
 	UW_EFF_SP_ADD_REG,  /* sp += n * reg, where the instruction before set reg (UW_EFF_CONST);
-			     * else sp is lost (riscv64: lui t0, N; sub sp, sp, t0) */
+			     * else sp is lost (a frame too big for an immediate: lui t0, N;
+			     * sub sp, sp, t0) */
 };
 
 struct uw_eff {
@@ -95,7 +96,7 @@ static inline const char *uw_decoder_reg(const struct arch_facts *f, unsigned r)
 	return r < f->ndw_names ? f->dw_names[r] : "r?";
 }
 /* uw_decoder_<name> in decode_<name>.c, for an arch that has one */
-#define ARCH(n, deb, mach, qemu, trip, sp, fp, ra, pc, lr, cfa, raat, raoff, pfx) \
+#define ARCH(n, deb, mach, qemu, trip, sp, fp, ra, pc, lr, cfa, raat, raoff, pfx, pmask, bkpt, bkptoff, ld, msyms, msexact, pgens) \
 	extern const struct uw_decoder uw_decoder_##n;
 #define DWREGS(n, ...)
 #include "arches.def"

@@ -8,8 +8,9 @@
 /* The kernel's walk, with the arch's record layout and stop rules
  * (uw_arch.fp): x86_64 stores every record's return address, zero too,
  * until a zero FP; arm64 also stops on a misaligned record and on one that
- * does not move up the stack, and strips PAC bits; riscv64 reads the record
- * below the FP and takes the first return address from the live ra. */
+ * does not move up the stack, and strips PAC bits; an arch may read the record
+ * below the FP (next_off < 0) and take the first return address from the live
+ * link register (first_ra_live).  Each arch's record says which. */
 static void fp_walk(const struct uw_sample *s, struct uw_result *r)
 {
 	const struct uw_fp_layout *L = &s->arch->fp;

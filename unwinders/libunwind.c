@@ -385,7 +385,7 @@ static void lu_load_at(const struct lu_state *st, uint64_t ip, struct lu_seen *o
  * rules flags the frame.  true: flagged. */
 /* The slot of ip in a process's seen table: ip's own, or the first free one
  * of LU_SEEN_PROBE from its hash (insert), else the hash's own (overwritten).
- * Not ip % LU_SEEN: arm64's and riscv64's pcs are 4-byte aligned and a chain's
+ * Not ip % LU_SEEN: a fixed-width arch's pcs are 4-byte aligned and a chain's
  * step pcs shared a slot there, losing the entry a later load's sample needs. */
 #define LU_SEEN_PROBE 8
 static struct lu_seen *lu_seen_slot(struct lu_proc *p, uint64_t ip, bool insert)

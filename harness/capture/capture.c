@@ -251,14 +251,14 @@ static void hx_on_crash(int sig, siginfo_t *si, void *ucv)
 static void hx_on_trap(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
-	uint64_t at = hx_cap_host.trap_addr(uc);
+	uint64_t at = hx_trap_addr(hx_cap_host.pc(uc));
 	for (int i = 0; i < cap.hx.nbp; i++) {
 		struct hx_bp *b = &cap.hx.bp[i];
 		if ((uint64_t)(uintptr_t)b->addr != at || !b->armed)
 			continue;
 		/* the pc the sample reports is the breakpoint's own address */
 		hx_cap_host.resume_at(uc, at);
-		int rc = tr_patch(&cap.hx.arena, b->addr, b->orig, hx_cap_host.tr->bkpt_len);
+		int rc = tr_patch(&cap.hx.arena, b->addr, b->orig, hx_cap_host.tr->facts->bkpt_len);
 		b->armed = 0;
 		if (rc) {
 			hx_write_error("tr_patch failed restoring a breakpoint");
@@ -271,7 +271,7 @@ static void hx_on_trap(int sig, siginfo_t *si, void *ucv)
 		hx_cap_host.skip_trap(uc);
 		/* the pc is after the trap, a jump to itself: the sample's pc; the
 		 * child goes on past it now, or when its spin point is released */
-		uint64_t out = (uint64_t)(uintptr_t)cap.hx.host->trap + hx_cap_host.tr->bkpt_len +
+		uint64_t out = (uint64_t)(uintptr_t)cap.hx.host->trap + hx_cap_host.tr->facts->bkpt_len +
 			       hx_cap_host.spin_len;
 		hx_sample(uc, HX_FUNC_CALLEE, 0, cap.hx.level, -1, NULL, out);
 		if (!hx_spin_enabled())
@@ -609,10 +609,10 @@ static int hx_arm_all(const struct tr_func *f, uint8_t *at, uint32_t index, stru
 	size_t base = (size_t)(at - cap.hx.arena.base);
 	for (size_t i = 0; i < f->nrows; i++) {
 		uint32_t off = f->rows[i].offset;
-		if (base + off + a->bkpt_len > im->size)
+		if (base + off + a->facts->bkpt_len > im->size)
 			return fail("%s", "a breakpoint past the end of the arena");
-		if (base + off + a->bkpt_len > im->used)
-			im->used = base + off + a->bkpt_len;
+		if (base + off + a->facts->bkpt_len > im->used)
+			im->used = base + off + a->facts->bkpt_len;
 	}
 	uint8_t *code = im->bytes + base;
 	for (size_t i = 0; i < f->nrows; i++) {
@@ -621,12 +621,12 @@ static int hx_arm_all(const struct tr_func *f, uint8_t *at, uint32_t index, stru
 		uint32_t off = f->rows[i].offset;
 		struct hx_bp *b = &cap.hx.bp[cap.hx.nbp++];
 		b->addr = at + off;
-		memcpy(b->orig, code + off, a->bkpt_len);
+		memcpy(b->orig, code + off, a->facts->bkpt_len);
 		b->func = index;
 		b->offset = off;
 		b->row = (int)i;
 		b->armed = 1;
-		memcpy(code + off, a->bkpt, a->bkpt_len);
+		memcpy(code + off, a->facts->bkpt, a->facts->bkpt_len);
 	}
 	return 0;
 }

@@ -37,6 +37,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <ucontext.h>
 #include "harness/case/case.h"
 #include "harness/capture/ksampler.h"
@@ -103,16 +104,54 @@ int hx_capture_one(const struct hx_case *c, const char *case_path, const char *d
  * CRASH records by the signal handler, which then _exit()s. */
 int hx_capture_case(const struct hx_case *c, const char *case_path, const char *dumpdir, int out_fd);
 
-/* The capture side's arch table: one entry, the host's (capture_<arch>.c;
- * ucontext layouts exist only for the arch the code runs on). */
+/* The harness's arch record: one, the host's, in harness/capture/arch/<arch>.c
+ * (ucontext and ptrace layouts exist only for the arch the code runs on).
+ * The facts both sides share (perf's register mask, the breakpoint's bytes,
+ * where the pc is at its trap) are arches.def's, through tr->facts; capstone's
+ * settings are the profiler side's record's (unwinders/uwarch.h). */
+struct cs_insn;
+/* The tracer's part (harness/trace/ uses it through hx_cap_host.trace). */
+struct hx_trace_arch {
+	bool supported;         /* false: no tracer for this arch in this build */
+	/* a return address follows a call: its mnemonic's start as capstone
+	 * writes it, and the longest such instruction */
+	const char *call_mnemonic;
+	unsigned call_max;
+	/* read the registers of tid by perf register id (regs[64] zeroed first)
+	 * and perf's register ABI; 0 or -errno */
+	int (*ptrace_regs)(pid_t tid, uint64_t *abi, uint64_t regs[64]);
+	int (*set_pc)(pid_t tid, uint64_t pc);
+	int (*get_pc)(pid_t tid, uint64_t *pc);
+	/* at a function's entry (regs, sp and the stack copy from sp taken
+	 * there): its return address, and the caller's state once it returns as
+	 * DWARF registers dw[0..*ndw-1] (pc = the return address); 0, or -EINVAL
+	 * if the stack copy lacks it */
+	int (*entry_state)(const uint64_t regs[64], uint64_t sp, const uint8_t *stack, size_t stack_len,
+			   uint64_t *ra, uint64_t *dw, int *ndw);
+	/* --write-cases: may the instruction (decoded with capstone's detail)
+	 * run as it is in a case's harness: no branch, no memory access but
+	 * lea's and nop's, sp, fp and pc not written (NULL: none may) */
+	bool (*inert)(const struct cs_insn *in);
+	/* --write-cases: the register (capstone's id) a call goes through when
+	 * a case's harness gives the target there at entry, 0 when it is not such
+	 * a call (NULL: none is) */
+	int (*call_reg)(const struct cs_insn *in);
+	/* does the instruction write any part of capstone register reg */
+	bool (*writes_reg)(const struct cs_insn *in, int reg);
+	const char *call_regs;  /* those registers, for messages */
+	bool (*call_rel)(const struct cs_insn *in);   /* a direct call (call rel32) */
+	int target_reg;         /* call_target's register (capstone's id): a direct call's thunk jumps through it */
+	unsigned hw_bp_len;     /* a hardware execute breakpoint's bp_len (0: the tracer uses none) */
+	/* do the bytes at a pc begin an instruction that enters the kernel
+	 * (stepped over, it makes no syscall stop); NULL: any may */
+	bool (*syscall_insn)(const uint8_t *code, size_t n);
+};
 struct hx_cap_arch {
-	const struct tr_arch *tr;  /* the JIT side's arch: name, breakpoint bytes */
+	const struct tr_arch *tr;  /* the JIT side's arch: name, facts (breakpoint, perf mask) */
 	/* ucontext -> perf's user register layout (abi, sample mask, by perf id) */
 	void (*regs)(const ucontext_t *uc, uint64_t *abi, uint64_t *mask, uint64_t regs[64]);
 	uint64_t (*pc)(const ucontext_t *uc);
 	uint64_t (*sp)(const ucontext_t *uc);
-	/* Address of the breakpoint instruction that trapped (x86_64: pc - 1). */
-	uint64_t (*trap_addr)(const ucontext_t *uc);
 	/* Resume at the breakpoint's address (restored bytes) */
 	void (*resume_at)(ucontext_t *uc, uint64_t addr);
 	/* After the callee's own trap instruction: where execution continues. */
@@ -123,8 +162,14 @@ struct hx_cap_arch {
 	/* Tests only (spin.c's negative control): flip a bit of a callee-saved
 	 * register, one no code at a spin point may see changed */
 	void (*tamper)(ucontext_t *uc);
+	struct hx_trace_arch trace;
 };
 extern const struct hx_cap_arch hx_cap_host;
+/* Address of the breakpoint instruction whose trap left the pc at pc (arches.def). */
+static inline uint64_t hx_trap_addr(uint64_t pc)
+{
+	return pc - hx_cap_host.tr->facts->bkpt_pc_off;
+}
 
 /* stubs_<arch>.S: hx_call(ctx, tramp, slot, target) stores its own return
  * address in *slot, then calls tramp(ctx, ..., target) with target as the

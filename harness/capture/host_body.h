@@ -30,7 +30,8 @@ __attribute__((noinline, noclone)) void HX_HOST_FN(target)(struct hx_ctx *ctx)
 	 * interpreter's state pointer from here to the end (the compiler saves
 	 * the caller's value and describes that in the CFI) */
 	volatile uint64_t state[2] = { HX_HOST_STATE0, HX_HOST_STATE1 };
-	/* where the arch's FP walk finds a record from the FP (riscv64: below it) */
+	/* where the arch's FP walk finds a record from the FP (its <arch>.h says
+	 * where the psABI puts it below the FP) */
 #ifndef HX_ARCH_STATE_FP_OFF
 #define HX_ARCH_STATE_FP_OFF 0
 #endif

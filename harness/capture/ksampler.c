@@ -57,7 +57,7 @@ static int ks_open(struct ks *k, pid_t child, uint32_t stack_user)
 	a.sample_period = k->cfg->period_ns;
 	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN |
 			PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-	a.sample_regs_user = k->arch->sample_mask;
+	a.sample_regs_user = k->arch->facts->perf_mask;
 	a.sample_stack_user = stack_user;
 	a.disabled = 1;
 	a.exclude_kernel = 1;

@@ -296,9 +296,9 @@ static void def_cfa_expression(struct enc *e, int reg, int64_t off)
 static void emit_cfa(struct enc *e, int reg, int64_t off)
 {
 	/* the planted lie: the fuzzer believes the CFI encodes the truth.  Every CFA
-	 * it writes is 8 too high, not just the first: on riscv64 the first change
-	 * (after addi sp) comes while ra is still live, where a wrong CFA alone
-	 * changes no chain */
+	 * it writes is 8 too high, not just the first: where the first change (an
+	 * sp adjustment) comes while the return address is still in the link
+	 * register, a wrong CFA alone changes no chain */
 	if (e->plant) {
 		off += 8;
 		e->planted = true;

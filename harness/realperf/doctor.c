@@ -392,7 +392,7 @@ static const struct dr_pitfall pitfalls[] = {
 	  "harness/run/perfrun.c hx_perf_workdir" },
 	{ "regs-by-name", regs_by_name,
 	  "perf 6.5-6.x (profile v6.12) finds sample registers by the arch's name, which it does not know as this "
-	  "arch's (riscv64): the stack pointer's lookup gives register 0, the pc, so the libdw path reads the stack "
+	  "arch's: the stack pointer's lookup gives register 0, the pc, so the libdw path reads the stack "
 	  "dump as if it began there: dwarf chains keep only the frames whose return address is in a register "
 	  "(the leaf's caller), none beyond; use perf >= 7 (its registers by ELF machine), or --call-graph fp with "
 	  "frame records in the JIT code",

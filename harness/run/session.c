@@ -178,8 +178,9 @@ static bool fp_faithful(const struct hx_sess_truth *t, const struct uw_result *r
 {
 	int np = 0;
 	bool ok = true;
-	/* riscv64's walk (first_ra_live): the first step stores the live ra, not
-	 * the ra slot of the first record it reads, and goes on from that record */
+	/* a walk with first_ra_live (unwinders/uwarch.h): the first step stores the
+	 * live ra, not the ra slot of the first record it reads, and goes on from
+	 * that record */
 	bool live = s->arch->fp.first_ra_live, unstored = false;
 	for (int f = 0; f < t->n; f++) {
 		if (f == 1 && live) {

@@ -322,7 +322,7 @@ static int write_groups(const struct hx_group *gs, size_t n, const struct uw_arc
 		.attr_size = o->attr_size ? o->attr_size : PD_ATTR_SIZE_VER7,
 		.sample_type = PD_SAMPLE_IP | PD_SAMPLE_TID | PD_SAMPLE_TIME | PD_SAMPLE_CALLCHAIN |
 			       PD_SAMPLE_REGS_USER | PD_SAMPLE_STACK_USER,
-		.regs_mask = arch->sample_mask,
+		.regs_mask = arch->facts->perf_mask,
 		.stack_size = o->stack_size ? o->stack_size : 8192,
 	};
 	if (o->callchain_fp) {

@@ -10,6 +10,7 @@
 #include "unwinders/uwarch.h"
 
 #include <dirent.h>
+#include <capstone/capstone.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <fcntl.h>
@@ -195,7 +196,7 @@ static void detach_one(struct tr_state *t, pid_t tid, int st)
 	uint64_t pc;
 	if (sig == SIGTRAP && ev == 0 && !ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) && si.si_code == SI_KERNEL &&
 	    !t->arch->get_pc(tid, &pc)) {
-		uint64_t at = t->arch->trap_addr(pc);
+		uint64_t at = hx_trap_addr(pc);
 		struct tr_site *k = tr_site_find(t, at);
 		if (k && !k->lost)          /* a lost site's trap is the JIT's own */
 			t->arch->set_pc(tid, at);
@@ -365,13 +366,26 @@ int tr_sample_commit(struct tr_state *t, struct hx_trace_sample *s)
 	return 0;
 }
 
+/* the registers of tid as perf's sample carries them (mask arches.def's) */
+static int sample_regs(struct tr_state *t, pid_t tid, struct hx_trace_sample *s)
+{
+	const struct uw_arch *ua = uw_arch_host();
+	int e = t->arch->ptrace_regs(tid, &s->abi, s->regs);
+	if (e)
+		return e;
+	s->mask = ua->facts->perf_mask;
+	s->pc = s->regs[ua->perf_ip];
+	s->sp = s->regs[ua->perf_sp];
+	return 0;
+}
+
 /* a sample exactly as perf would take it: registers, the stack from SP, the maps */
 static int take_sample(struct tr_state *t, pid_t tid, uint64_t addr)
 {
 	struct hx_trace_sample *s = tr_sample_new(t);
 	if (!s)
 		return -ENOMEM;
-	int e = t->arch->sample_regs(tid, s);
+	int e = sample_regs(t, tid, s);
 	if (e)
 		return e;
 	s->pc = addr;               /* where the thread stopped: the boundary */
@@ -447,7 +461,7 @@ static int step_replant(struct tr_state *t, pid_t tid, uint64_t addr)
 static int trap_regs(struct tr_state *t, pid_t tid, uint64_t at, struct hx_trace_sample *s, uint8_t *word)
 {
 	memset(s, 0, sizeof(*s));
-	int e = t->arch->sample_regs(tid, s);
+	int e = sample_regs(t, tid, s);
 	if (e)
 		return e;
 	s->pc = at;
@@ -488,7 +502,7 @@ static int on_trap(struct tr_state *t, pid_t tid)
 		return foreign_trap(t, tid, pc, -1, "its registers or siginfo unreadable");
 	if (si.si_code != SI_KERNEL)
 		return foreign_trap(t, tid, pc, si.si_code, "not a breakpoint instruction's (a kill, a step)");
-	uint64_t at = t->arch->trap_addr(pc);
+	uint64_t at = hx_trap_addr(pc);
 	struct hx_trace_load *l;
 	struct hx_trace_bp *b = tr_bp_find(t, at, &l);
 	struct tr_site *k = tr_site_find(t, at);
@@ -812,10 +826,16 @@ static int trace_all(struct tr_state *t)
 int hx_trace_run(const struct hx_trace_cfg *cfg, struct hx_trace_result *res)
 {
 	memset(res, 0, sizeof(*res));
-	struct tr_state t = { .cfg = cfg, .res = res, .arch = &hx_trace_host, .memfd = -1, .jdfd = -1, .statm_fd = -1 };
+	struct tr_state t = { .cfg = cfg, .res = res, .arch = &hx_cap_host.trace, .memfd = -1, .jdfd = -1, .statm_fd = -1 };
 	int e = check_cfg(cfg, res, t.arch);
 	if (e)
 		return e;
+	const struct uw_arch *ua = uw_arch_host();
+	t.bp = ua->facts->bkpt;
+	t.bp_len = ua->facts->bkpt_len;
+	t.cs_arch = ua->cs_arch;
+	t.cs_mode = ua->cs_mode;
+	t.cs_syntax = ua->cs_att ? CS_OPT_SYNTAX_ATT : 0;
 	/* an interrupt ends the trace as --time does (--pid: detached, never
 	 * killed; -- CMD: the process ended), and the report is still written */
 	struct sigaction old_int, old_term, sa = { .sa_handler = on_stop_req };   /* no SA_RESTART */

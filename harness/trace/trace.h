@@ -205,47 +205,4 @@ struct hx_report;
 int hx_trace_write_cases(const struct hx_trace_cfg *cfg, const struct hx_trace_result *res,
 			 const struct hx_report *rep, FILE *out);
 
-/* The arch's part (harness/trace/arch/<arch>.c, built only for its ARCH). */
-struct hx_trace_regs;
-struct cs_insn;
-struct hx_trace_arch {
-	bool supported;         /* false: no tracer for this arch in this build */
-	uint8_t bp[4];          /* the breakpoint instruction */
-	size_t bp_len;
-	int cs_arch, cs_mode;   /* capstone's names for the arch */
-	int cs_syntax;          /* capstone's CS_OPT_SYNTAX value (0: its default), as run writes insns */
-	/* a return address follows a call: its mnemonic's start as capstone
-	 * writes it, and the longest such instruction */
-	const char *call_mnemonic;
-	unsigned call_max;
-	/* the thread's pc after a trap at a breakpoint at addr */
-	uint64_t (*trap_addr)(uint64_t pc_after);
-	/* read the registers of tid in perf's layout; 0 or -errno */
-	int (*sample_regs)(pid_t tid, struct hx_trace_sample *s);
-	int (*set_pc)(pid_t tid, uint64_t pc);
-	int (*get_pc)(pid_t tid, uint64_t *pc);
-	/* at a function's entry (s taken there): its return address, and the
-	 * caller's state once it returns as DWARF registers dw[0..*ndw-1]
-	 * (pc = the return address); 0, or -1 if the stack copy lacks it */
-	int (*entry_state)(const struct hx_trace_sample *s, uint64_t *ra, uint64_t *dw, int *ndw);
-	/* --write-cases: may the instruction (decoded with capstone's detail)
-	 * run as it is in a case's harness: no branch, no memory access but
-	 * lea's and nop's, sp, fp and pc not written (NULL: none may) */
-	bool (*inert)(const struct cs_insn *in);
-	/* --write-cases: the register (capstone's id) a call goes through when
-	 * a case's harness gives the target there at entry, 0 when it is not such
-	 * a call (NULL: none is) */
-	int (*call_reg)(const struct cs_insn *in);
-	/* does the instruction write any part of capstone register reg */
-	bool (*writes_reg)(const struct cs_insn *in, int reg);
-	const char *call_regs;  /* those registers, for messages */
-	bool (*call_rel)(const struct cs_insn *in);   /* a direct call (call rel32) */
-	int target_reg;         /* call_target's register (capstone's id): a direct call's thunk jumps through it */
-	unsigned hw_bp_len;     /* a hardware execute breakpoint's bp_len (0: the tracer uses none) */
-	/* do the bytes at a pc begin an instruction that enters the kernel
-	 * (stepped over, it makes no syscall stop); NULL: any may */
-	bool (*syscall_insn)(const uint8_t *code, size_t n);
-};
-extern const struct hx_trace_arch hx_trace_host;
-
 #endif

@@ -3,6 +3,7 @@
 #ifndef HX_TRACE_INT_H
 #define HX_TRACE_INT_H
 
+#include "harness/capture/capture.h"
 #include "harness/trace/trace.h"
 
 /* One live activation of a JIT function (its entry breakpoint pushed it): the
@@ -53,7 +54,11 @@ struct tr_bpc {
 struct tr_state {
 	const struct hx_trace_cfg *cfg;
 	struct hx_trace_result *res;
-	const struct hx_trace_arch *arch;
+	const struct hx_trace_arch *arch;   /* hx_cap_host.trace */
+	const uint8_t *bp;      /* the breakpoint planted (arches.def, the host's) */
+	size_t bp_len;
+	int cs_arch, cs_mode;   /* capstone's settings for the host (unwinders/uwarch.h) */
+	int cs_syntax;          /* CS_OPT_SYNTAX's value (0: its default), as run writes insns */
 	pid_t pid;
 	int memfd;              /* /proc/PID/mem */
 	int jdfd;               /* the jitdump, -1 until found */

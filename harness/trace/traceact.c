@@ -242,7 +242,7 @@ static bool ra_after_call(struct tr_state *t, uint64_t ra)
 	tr_site_unplant(t, ra - max, buf, max);
 	csh cs = (csh)t->cs;
 	if (!cs) {
-		if (cs_open(t->arch->cs_arch, t->arch->cs_mode, &cs) != CS_ERR_OK)
+		if (cs_open(t->cs_arch, t->cs_mode, &cs) != CS_ERR_OK)
 			return false;
 		t->cs = (size_t)cs;
 	}
@@ -287,7 +287,7 @@ static int push_act(struct tr_state *t, struct tr_thread *th, size_t load, const
 	}
 	uint64_t dw[32], ra;
 	int ndw;
-	if (t->arch->entry_state(s, &ra, dw, &ndw))
+	if (t->arch->entry_state(s->regs, s->sp, s->stack, s->stack_len, &ra, dw, &ndw))
 		return 0;               /* no stack to read the return address from: no activation */
 	if (!ra_after_call(t, ra)) {
 		t->res->not_called++;

@@ -84,10 +84,10 @@ int tr_site_get(struct tr_state *t, uint64_t addr, struct tr_site **out)
 		return 0;
 	}
 	uint8_t live[sizeof(k->orig)];
-	size_t n = t->arch->bp_len;
+	size_t n = t->bp_len;
 	if (n > sizeof(live) || tr_mem_read(t, addr, live, n))
 		return -EIO;
-	if (!memcmp(live, t->arch->bp, n))
+	if (!memcmp(live, t->bp, n))
 		return -EEXIST;         /* a breakpoint not ours: its original is not known */
 	if (t->nsites == t->capsites) {
 		size_t nc = t->capsites ? t->capsites * 2 : 32;
@@ -132,10 +132,10 @@ static void site_patched(struct tr_state *t, struct tr_site *k, const uint8_t *l
 static int site_check(struct tr_state *t, struct tr_site *k, int *e)
 {
 	uint8_t live[sizeof(k->orig)];
-	size_t n = t->arch->bp_len;
+	size_t n = t->bp_len;
 	if ((*e = tr_mem_read(t, k->addr, live, n)))
 		return 0;
-	if (!memcmp(live, k->in_mem ? t->arch->bp : k->orig, n))
+	if (!memcmp(live, k->in_mem ? t->bp : k->orig, n))
 		return 0;
 	site_patched(t, k, live);
 	return 1;
@@ -149,7 +149,7 @@ int tr_site_sync(struct tr_state *t, struct tr_site *k)
 	int e = 0;
 	if (site_check(t, k, &e) || e)
 		return e;
-	e = tr_mem_write(t, k->addr, want ? t->arch->bp : k->orig, t->arch->bp_len);
+	e = tr_mem_write(t, k->addr, want ? t->bp : k->orig, t->bp_len);
 	if (!e)
 		k->in_mem = want;
 	return e;
@@ -162,7 +162,7 @@ int tr_site_lift(struct tr_state *t, struct tr_site *k)
 	int e = 0;
 	if (site_check(t, k, &e) || e)
 		return e;
-	e = tr_mem_write(t, k->addr, k->orig, t->arch->bp_len);
+	e = tr_mem_write(t, k->addr, k->orig, t->bp_len);
 	if (!e)
 		k->in_mem = false;
 	return e;
@@ -234,11 +234,11 @@ void tr_bp_remove_all(struct tr_state *t)
 void tr_site_unplant(struct tr_state *t, uint64_t addr, uint8_t *buf, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (buf[i] != t->arch->bp[0])
+		if (buf[i] != t->bp[0])
 			continue;
 		struct tr_site *k = tr_site_find(t, addr + i);
 		if (k && k->in_mem)
-			memcpy(buf + i, k->orig, n - i < t->arch->bp_len ? n - i : t->arch->bp_len);
+			memcpy(buf + i, k->orig, n - i < t->bp_len ? n - i : t->bp_len);
 	}
 }
 
@@ -249,8 +249,8 @@ int tr_sites_unplant_fd(struct tr_state *t, int memfd)
 		const struct tr_site *k = &t->sites[i];
 		if (!k->in_mem)
 			continue;
-		ssize_t w = pwrite(memfd, k->orig, t->arch->bp_len, (off_t)k->addr);
-		if (w != (ssize_t)t->arch->bp_len && !e)
+		ssize_t w = pwrite(memfd, k->orig, t->bp_len, (off_t)k->addr);
+		if (w != (ssize_t)t->bp_len && !e)
 			e = w < 0 ? -errno : -EIO;
 	}
 	return e;

@@ -152,7 +152,7 @@ static int64_t written_before(struct wc *w, const uint8_t *p, uint64_t off, int 
 	size_t n = off ? cs_disasm(w->cs, p - off, off, 0, 0, &pre) : 0;
 	int64_t at = -1;
 	for (size_t i = 0; i < n && at < 0; i++)
-		if (hx_trace_host.writes_reg(&pre[i], reg)) {
+		if (hx_cap_host.trace.writes_reg(&pre[i], reg)) {
 			at = (int64_t)pre[i].address;
 			snprintf(text, tn, "%s %s", pre[i].mnemonic, pre[i].op_str);
 		}
@@ -169,7 +169,7 @@ static int64_t written_before(struct wc *w, const uint8_t *p, uint64_t off, int 
 static int reg_call(struct wc *w, const cs_insn *in, const uint8_t *p, size_t len, uint64_t off, char *line,
 		    char *why, size_t wn)
 {
-	const struct hx_trace_arch *a = &hx_trace_host;
+	const struct hx_trace_arch *a = &hx_cap_host.trace;
 	bool rel = a->call_rel && a->call_rel(in) && len == 5;
 	int reg = rel ? a->target_reg : a->call_reg ? a->call_reg(in) : 0;
 	if (!reg) {
@@ -230,7 +230,7 @@ static int insn_line(struct wc *w, const uint8_t *p, size_t len, uint64_t off, c
 				 "code runs straight through, calls only its target and returns with a plain ret)", off, text);
 	} else if (effect_op(w, &x, op, sizeof(op))) {
 		snprintf(why, wn, "+0x%" PRIx64 " (%s): a stack effect no op of the case format has", off, text);
-	} else if (!op[0] && !(hx_trace_host.inert && hx_trace_host.inert(in))) {
+	} else if (!op[0] && !(hx_cap_host.trace.inert && hx_cap_host.trace.inert(in))) {
 		snprintf(why, wn, "+0x%" PRIx64 " (%s): it reads or writes memory the case's harness does not "
 			 "have (only stack ops, lea, nop and register arithmetic are run as they are)", off, text);
 	} else {
@@ -913,13 +913,14 @@ static int wc_open(struct wc *w, FILE *out)
 		return -EINVAL;
 	}
 	w->dec = uw_decoder_for(w->jd.elf_mach);
-	if (!w->ta || !w->dec || cs_open(hx_trace_host.cs_arch, hx_trace_host.cs_mode, &w->cs) != CS_ERR_OK) {
+	const struct uw_arch *ua = uw_arch_host();   /* capstone's settings, the host's (trace runs there) */
+	if (!w->ta || !w->dec || !ua->has_cs || cs_open((cs_arch)ua->cs_arch, (cs_mode)ua->cs_mode, &w->cs)) {
 		fprintf(out, "write-cases: no encoder, decoder or capstone for this jitdump's arch (elf_mach %u)\n",
 			w->jd.elf_mach);
 		return -ENOSYS;
 	}
 	cs_option(w->cs, CS_OPT_DETAIL, CS_OPT_ON);
-	cs_option(w->cs, CS_OPT_SYNTAX, (size_t)hx_trace_host.cs_syntax);
+	cs_option(w->cs, CS_OPT_SYNTAX, ua->cs_att ? CS_OPT_SYNTAX_ATT : CS_OPT_SYNTAX_DEFAULT);
 	return 0;
 }
 

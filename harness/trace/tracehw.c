@@ -236,7 +236,7 @@ int tr_hw_begin(struct tr_state *t)
 	a->sample_period = 1;
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |
 			 PERF_SAMPLE_STACK_USER;
-	a->sample_regs_user = uw_arch_host()->sample_mask;
+	a->sample_regs_user = uw_arch_host()->facts->perf_mask;
 	a->sample_stack_user = (uint32_t)((t->cfg->stack_size + 7) & ~(size_t)7);
 	a->exclude_kernel = 1;
 	a->exclude_hv = 1;

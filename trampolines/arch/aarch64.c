@@ -30,7 +30,6 @@ enum {
 	A64_AUTIASP = 0xd50323bf,        /* autiasp (hint #29) */
 };
 
-static const uint8_t a64_brk0[] = { 0x00, 0x00, 0x20, 0xd4 };  /* brk #0 */
 
 static void eff_add(struct tr_eff *eff, int *neff, enum tr_eff_kind k, int reg, int64_t n)
 {
@@ -224,8 +223,6 @@ const struct tr_arch tr_arch_aarch64 = {
 	.data_align = -8,
 	.encode = a64_encode,
 	.dwarf_reg = a64_dwarf_reg,
-	.bkpt = a64_brk0,
-	.bkpt_len = sizeof(a64_brk0),
 	.jump_over = a64_jump_over,
 	.fuzz = {
 		.slot = 16, .call_align = 0, .call_reg = 3 /* blr x3 */, .landing = TR_OP_BTI,

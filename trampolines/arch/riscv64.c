@@ -29,7 +29,6 @@ static uint32_t rv_s(int rs2, int rs1, int32_t imm)   /* sd rs2, imm(rs1) */
 #define RV_LD(rd, rs, imm) rv_i(0x03, rd, 3, rs, imm)
 #define RV_JALR(rd, rs) rv_i(0x67, rd, 0, rs, 0)
 
-static const uint8_t rv_ebreak[] = { 0x73, 0x00, 0x10, 0x00 };  /* ebreak (0x00100073) */
 
 /* insn: which of the op's instructions (words) has the effect: each gets a row */
 static void eff_add(struct tr_eff *eff, int *neff, int insn, enum tr_eff_kind k, int reg, int64_t n)
@@ -223,10 +222,8 @@ const struct tr_arch tr_arch_riscv64 = {
 	.data_align = -8,
 	.encode = rv_encode,
 	.dwarf_reg = rv_dwarf_reg,
-	.bkpt = rv_ebreak,
-	.bkpt_len = sizeof(rv_ebreak),
 	.jump_over = rv_jump_over,
-	.fp_rec_off = -16,
+	.fp_rec_off = -16,                /* the psABI's record sits below s0 */
 	/* no landing pad op in the case format (Zicfilp's lpad is not one): a nop
 	 * stands in; fuzz-cfi runs only in a riscv64 build (on another host
 	 * `fuzz-cfi --arch riscv64` skips, naming the missing build) */

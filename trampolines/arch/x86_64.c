@@ -27,7 +27,6 @@ static const uint8_t x86_leave[] = { 0xc9 };                      /* leave */
 static const uint8_t x86_ret[] = { 0xc3 };                        /* ret */
 static const uint8_t x86_nop[] = { 0x90 };                        /* nop */
 static const uint8_t x86_endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };   /* endbr64 */
-static const uint8_t x86_int3[] = { 0xcc };                       /* int3 */
 enum { X86_PUSH = 0x50, X86_POP = 0x58, X86_REX_B = 0x41 };        /* push/pop %reg, REX.B for r8-r15 */
 
 /* Sticky-error byte sink (sljit style): calls chain, one check at the end. */
@@ -253,8 +252,6 @@ const struct tr_arch tr_arch_x86_64 = {
 	.data_align = -8,
 	.encode = x86_encode,
 	.dwarf_reg = x86_dwarf_reg,
-	.bkpt = x86_int3,
-	.bkpt_len = sizeof(x86_int3),
 	.jump_over = x86_jump_over,
 	.fuzz = {
 		.slot = 8, .call_align = 16, .call_reg = 2 /* call *%rcx */, .landing = TR_OP_ENDBR64,

@@ -1,7 +1,9 @@
 /* aarch64 decoder for the code-vs-CFI check. */
+#include <capstone/capstone.h>
 #include <stdio.h>
 
 #include "unwinders/decode.h"
+#include "unwinders/uwarch.h"
 
 static uint32_t rd32(const uint8_t *p)
 {
@@ -134,4 +136,28 @@ static size_t a64_calls_zero(const uint8_t *code, size_t n, uint64_t addr, uint6
 const struct uw_decoder uw_decoder_aarch64 = {
 	UW_DECODER_FACTS(aarch64), .max_insn = 4, .decode = a64_decode, .reg_name = a64_reg,
 	.calls_zero = a64_calls_zero,
+};
+
+/* the profiler side's record of the arch (unwinders/uwarch.h) */
+const struct uw_arch uw_arch_aarch64 = {
+	.facts = &arch_facts[ARCH_ID_aarch64],
+	/* arch/arm64/include/uapi/asm/perf_regs.h */
+	.perf_reg_names = { "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11",
+			    "x12", "x13", "x14", "x15", "x16", "x17", "x18", "x19", "x20", "x21", "x22",
+			    "x23", "x24", "x25", "x26", "x27", "x28", "x29", "lr", "sp", "pc" },
+	.perf_sp = 31, .perf_ip = 32, .perf_fp = 29, .perf_lr = 30,
+	.ndw = 33,
+	.lu_regs = 97,
+	/* DWARF 0-30 x0-x30, 31 sp; 32 is used here for the pc (perf id 32) */
+	.perf_of_dw = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+			20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, -1, -1, -1, -1, -1,
+			-1, -1 },
+	.pac_mask = 0x0000ffffffffffffull,     /* libgcc authenticates; 48-bit user VA */
+	/* arch/arm64/kernel/perf_callchain.c: stop on misalignment, on a record
+	 * that does not move up the stack, PAC bits stripped from lr
+	 * (ptrauth_strip_insn_pac, 48-bit VA) */
+	.fp = { .next_off = 0, .ra_off = 8, .ra_mask = 0x0000ffffffffffffull, .align = 8, .monotonic = true },
+	.lu_ip_reads = 1,
+	.has_cs = true, .cs_arch = CS_ARCH_ARM64, .cs_mode = CS_MODE_ARM, .cs_att = false,
+	.decoder = &uw_decoder_aarch64,
 };

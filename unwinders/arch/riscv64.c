@@ -4,9 +4,11 @@
  * check as on the other arches.  A large frame's `lui t0, N; sub sp, sp, t0`
  * is a constant the interpreter keeps for one instruction (UW_EFF_CONST).  DWARF numbers are the x registers: sp 2,
  * s0 (the frame pointer) 8, ra 1. */
+#include <capstone/capstone.h>
 #include <stdio.h>
 
 #include "unwinders/decode.h"
+#include "unwinders/uwarch.h"
 
 enum { RV_RA = 1, RV_SP = 2, RV_T0 = 5, RV_S0 = 8 };
 
@@ -213,4 +215,52 @@ static const char *rv_reg(unsigned r)
  * jalr leaves CFA = sp + 0 with the return address in ra (the psABI) */
 const struct uw_decoder uw_decoder_riscv64 = {
 	UW_DECODER_FACTS(riscv64), .max_insn = 4, .decode = rv_decode, .reg_name = rv_reg,
+};
+
+/* the profiler side's record of the arch (unwinders/uwarch.h) */
+const struct uw_arch uw_arch_riscv64 = {
+	.facts = &arch_facts[ARCH_ID_riscv64],
+	/* arch/riscv/include/uapi/asm/perf_regs.h: pc in place of x0, then x1-x31 */
+	.perf_reg_names = { "pc", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0", "a1",
+			    "a2", "a3", "a4", "a5", "a6", "a7", "s2", "s3", "s4", "s5", "s6", "s7",
+			    "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6" },
+	.perf_sp = 2, .perf_ip = 0, .perf_fp = 8, .perf_lr = 1,
+	.ndw = 33,
+	/* libunwind's riscv DWARF_NUM_PRESERVED_REGS (x0-x31, f0-f31); no riscv64
+	 * libunwind on the build machine checks it yet */
+	.lu_regs = 64,
+	.lu_pc = 64,                           /* UNW_RISCV_PC */
+	/* DWARF 0 zero (no perf id: perf's 0 is the pc), 1-31 x1-x31 as perf numbers
+	 * them; 32 is used here for the pc, as on arm64 */
+	.perf_of_dw = { -1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+			20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 0, -1, -1, -1, -1, -1,
+			-1, -1 },
+	.pac_mask = ~0ull,
+	/* arch/riscv/kernel/stacktrace.c arch_stack_walk_user (perf_callchain.c's
+	 * user_backtrace before it): the record {fp, ra} below s0, the first
+	 * step's ra the live register, a zero ra ends the walk unstored, a record
+	 * address not a multiple of 8 ends it (0x3 in older kernels) */
+	.fp = { .next_off = -16, .ra_off = -8, .ra_mask = ~0ull, .align = 8, .monotonic = false,
+		.first_ra_live = true, .zero_ra_ends = true },
+	/* libunwind's riscv unw_step probes the instruction at ip once
+	 * (unw_is_signal_frame: li a7, __NR_rt_sigreturn; ecall) before its DWARF step */
+	.lu_ip_reads = 1,
+	/* capstone disassembles riscv from version 5 (Debian 13) */
+#if CS_API_MAJOR >= 5
+	/* RISCVC: compiled C is compressed (gcc's rv64gc); JIT code here is not */
+	.has_cs = true, .cs_arch = CS_ARCH_RISCV, .cs_mode = CS_MODE_RISCV64 | CS_MODE_RISCVC, .cs_att = false,
+#else
+	.has_cs = false,
+#endif
+	/* perf takes the machine's own /proc/cpuinfo ids where the file has no
+	 * HEADER_CPUID, and under qemu-user (which lists no mvendorid) perf 6.12
+	 * crashes on a NULL there; a file from riscv64 hardware carries
+	 * "mvendorid-marchid-mimpid", which perf reads only to pick its PMU event
+	 * tables: zeros here */
+	.perf_cpuid = "0x0-0x0-0x0",
+	.libdw_no_fp = true,                   /* elfutils' riscv backend has no unwind hook */
+	/* perf_env__arch() maps no name to "riscv64" (profile v6.12 was checked
+	 * here, on Debian 13's perf 6.12.117 under qemu-user) */
+	.perf_name_unknown = true,
+	.decoder = &uw_decoder_riscv64,
 };

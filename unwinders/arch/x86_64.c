@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "unwinders/decode.h"
+#include "unwinders/uwarch.h"
 
 
 static uint32_t rd32(const uint8_t *p)
@@ -760,4 +761,26 @@ static size_t x86_calls_zero(const uint8_t *code, size_t n, uint64_t addr, uint6
 const struct uw_decoder uw_decoder_x86_64 = {
 	UW_DECODER_FACTS(x86_64), .max_insn = 15, .decode = x86_decode, .reg_name = x86_dw_reg,
 	.calls_zero = x86_calls_zero,
+};
+
+/* the profiler side's record of the arch (unwinders/uwarch.h) */
+const struct uw_arch uw_arch_x86_64 = {
+	.facts = &arch_facts[ARCH_ID_x86_64],
+	/* arch/x86/include/uapi/asm/perf_regs.h */
+	.perf_reg_names = { "ax", "bx", "cx", "dx", "si", "di", "bp", "sp", "ip", "flags", "cs", "ss",
+			    "ds", "es", "fs", "gs", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15" },
+	.perf_sp = 7, .perf_ip = 8, .perf_fp = 6, .perf_lr = -1,
+	.ndw = 17,
+	.lu_regs = 17,
+	/* DWARF 0 rax 1 rdx 2 rcx 3 rbx 4 rsi 5 rdi 6 rbp 7 rsp 8-15 r8-r15 16 RA(=ip) */
+	.perf_of_dw = { 0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 8,
+			-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+			-1, -1, -1, -1, -1, -1, -1 },
+	.pac_mask = ~0ull,
+	/* arch/x86/events/core.c perf_callchain_user: no monotonicity check, a
+	 * zero return address is stored too, a zero FP ends the walk */
+	.fp = { .next_off = 0, .ra_off = 8, .ra_mask = ~0ull, .align = 0, .monotonic = false },
+	.lu_ip_reads = 0,
+	.has_cs = true, .cs_arch = CS_ARCH_X86, .cs_mode = CS_MODE_64, .cs_att = true,
+	.decoder = &uw_decoder_x86_64,
 };

@@ -405,7 +405,7 @@ static void fp_say(struct lint_ctx *c, const struct jdr_rec *r, const struct uw_
 }
 
 /* The arches where a sample's chain under -g is the kernel's walk alone:
- * not where the first return address is the live link register (riscv64),
+ * not where the first return address is the live link register (first_ra_live),
  * nor where perf adds the leaf's caller from it (arm64's get_leaf_frame_caller). */
 static bool fp_judged(const struct uw_arch *ua)
 {

@@ -20,9 +20,10 @@ enum pv_profile {
 			   file offset 0x80, PT_LOAD at 0x40/0x40, MMAP2 pgoff 0x40; libunwind's
 			   segbase from .eh_frame_hdr's file offset; libdw base start - pgoff */
 	PV_V612,        /* v6.5 up to perf's ELF-machine register rework (Debian 13's 6.12.117,
-			   checked on riscv64; sid's 7.2.13 has the rework): current's layout, but
-			   registers found by the arch's name (perf_arch_reg_sp(perf_env__arch())),
-			   which knows no "riscv64": the stack dump is read from register 0 */
+			   checked on the arch it names wrong; sid's 7.2.13 has the rework):
+			   current's layout, but registers found by the arch's name
+			   (perf_arch_reg_sp(perf_env__arch())), which knows no name of some arches
+			   (uw_arch.perf_name_unknown): the stack dump is read from register 0 */
 };
 /* every profile's name, in the table's order, for the options' help texts
  * (static initializers); a unit test holds it to the table (test_perfview.c) */
