@@ -184,7 +184,7 @@ START_TEST(leaf_parse_errors)
 	snprintf(text, sizeof(text), "[case]\nname=t\narch=aarch64\nabout=a\n[code]\npush_fp\nset_fp\n"
 		 "call_target\npop_fp\nret\n[expect]\nfp=ok\n%s", leaf_bad[_i].text);
 	struct hx_case c;
-	ck_assert_int_eq(hx_case_parse(&c, "t.case", text, strlen(text), err, sizeof(err)), -1);
+	ck_assert_int_eq(hx_case_parse(&c, "t.case", text, strlen(text), err, sizeof(err)), -EINVAL);
 	ck_assert_msg(strstr(err, leaf_bad[_i].msg), "%s", err);
 	hx_case_free(&c);
 }

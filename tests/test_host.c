@@ -203,7 +203,7 @@ START_TEST(host_key_parse)
 	char t[256];
 	snprintf(t, sizeof(t), "[case]\nname=t\narch=%s\nabout=a\n[code]\n" CODE
 		 "[sample]\nhost=fastest\n[expect]\nfp=ok\n", ARCH);
-	ck_assert_int_eq(hx_case_parse(&c, "t.case", t, strlen(t), err, sizeof(err)), -1);
+	ck_assert_int_eq(hx_case_parse(&c, "t.case", t, strlen(t), err, sizeof(err)), -EINVAL);
 	ck_assert_msg(strstr(err, "t.case:12: host: expected one of fp, nofp, nofp-leaf"), "%s", err);
 	hx_case_free(&c);
 }

@@ -57,7 +57,8 @@ static void capture(const char *name, struct hx_samples *s)
 	size_t n = fread(text, 1, sizeof(text) - 1, f);
 	fclose(f);
 	struct hx_case c;
-	ck_assert_msg(hx_case_parse_ex(&c, path, text, n, HX_CASE_NO_EXPECT, err, sizeof(err)) == 0, "%s", err);
+	struct ju_err je;
+	ck_assert_msg(hx_case_parse_ex(&c, path, text, n, HX_CASE_NO_EXPECT, &je) == 0, "%s", je.msg);
 	snprintf(out, sizeof(out), "%s/t.samples", dir);
 	ck_assert_msg(hx_capture_one(&c, path, dir, out, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_msg(hx_samples_read(s, out, err, sizeof(err)) == 0, "%s", err);

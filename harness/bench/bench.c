@@ -104,9 +104,9 @@ struct bench {
 /* Load the host arch's cases; 0, or -errno with a message printed. */
 static int bench_load(struct bench *b)
 {
-	char err[1024];
-	if (hx_case_glob(b->paths, b->npaths, &b->files, &b->nf, err, sizeof(err))) {
-		fprintf(stderr, "jitunwind bench: %s\n", err);
+	struct ju_err err;
+	if (hx_case_glob(b->paths, b->npaths, &b->files, &b->nf, &err)) {
+		fprintf(stderr, "jitunwind bench: %s\n", err.msg);
 		return -EINVAL;
 	}
 	b->cases = calloc((size_t)b->nf + 1, sizeof(*b->cases));
@@ -115,8 +115,8 @@ static int bench_load(struct bench *b)
 		return -ENOMEM;
 	for (int i = 0; i < b->nf; i++) {
 		struct hx_case *c = &b->cases[b->nb];
-		if (hx_case_load(c, b->files[i], err, sizeof(err))) {
-			fprintf(stderr, "jitunwind bench: %s\n", err);
+		if (hx_case_load(c, b->files[i], &err)) {
+			fprintf(stderr, "jitunwind bench: %s\n", err.msg);
 			return -EINVAL;
 		}
 		if (!b->host || strcmp(c->arch, b->host->facts->name)) {
@@ -127,8 +127,8 @@ static int bench_load(struct bench *b)
 		b->nb++;
 	}
 	snprintf(b->dir, sizeof(b->dir), "/tmp/jitunwind-bench-XXXXXX");
-	if (!mkdtemp(b->dir) || hx_batch_dirs(b->batch, b->nb, b->dir, 0, err, sizeof(err))) {
-		fprintf(stderr, "jitunwind bench: %s\n", b->dir[0] ? err : "mkdtemp failed");
+	if (!mkdtemp(b->dir) || hx_batch_dirs(b->batch, b->nb, b->dir, 0, err.msg, sizeof(err.msg))) {
+		fprintf(stderr, "jitunwind bench: %s\n", b->dir[0] ? err.msg : "mkdtemp failed");
 		return -EINVAL;
 	}
 	/* the capture again with its jitdumps on tmpfs, where there is one: the

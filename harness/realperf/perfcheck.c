@@ -45,13 +45,14 @@ static double pk_now(void)
 /* Every case must load (else -EINVAL before perf runs); another arch's is refused. */
 static int check_cases(const struct pk_opts *o, const char *arch)
 {
-	char def[64], err[1024], **paths = NULL;
+	char def[64], **paths = NULL;
+	struct ju_err err;
 	const char *defp[1] = { def };
 	snprintf(def, sizeof(def), "cases/%s", arch);
 	int n = 0, rc = 0;
 	if (hx_case_glob(o->npaths ? (const char *const *)o->paths : defp, o->npaths ? o->npaths : 1,
-			 &paths, &n, err, sizeof(err))) {
-		fprintf(stderr, "jitunwind perf-check: %s\n", err);
+			 &paths, &n, &err)) {
+		fprintf(stderr, "jitunwind perf-check: %s\n", err.msg);
 		rc = -EINVAL;
 	} else if (!n) {
 		fprintf(stderr, "jitunwind perf-check: no .case files found\n");
@@ -60,8 +61,8 @@ static int check_cases(const struct pk_opts *o, const char *arch)
 	struct hx_case *cs = calloc(n ? (size_t)n : 1, sizeof(*cs));
 	int loaded = 0;
 	for (int i = 0; i < n && cs && !rc; i++) {
-		if (hx_case_load(&cs[i], paths[i], err, sizeof(err))) {
-			fprintf(stderr, "jitunwind perf-check: %s\n", err);
+		if (hx_case_load(&cs[i], paths[i], &err)) {
+			fprintf(stderr, "jitunwind perf-check: %s\n", err.msg);
 			rc = -EINVAL;
 			break;
 		}
@@ -73,8 +74,8 @@ static int check_cases(const struct pk_opts *o, const char *arch)
 		}
 	}
 	/* two cases of one name would be one case in the report */
-	if (!rc && cs && hx_case_unique(cs, loaded, err, sizeof(err))) {
-		fprintf(stderr, "jitunwind perf-check: %s\n", err);
+	if (!rc && cs && hx_case_unique(cs, loaded, &err)) {
+		fprintf(stderr, "jitunwind perf-check: %s\n", err.msg);
 		rc = -EINVAL;
 	}
 	for (int i = 0; i < loaded; i++)

@@ -126,7 +126,10 @@ int hx_explain(FILE *out, const struct hx_opts *opts, const char *path, const ch
 	struct hx_opts o = *opts;
 	o.observe = true;    /* a case without [expect] can be explained */
 	struct hx_case *c = calloc(1, sizeof(*c));
-	if (!c || hx_case_load_ex(c, path, HX_CASE_NO_EXPECT, err, errlen)) {
+	struct ju_err je;
+	if (!c || hx_case_load_ex(c, path, HX_CASE_NO_EXPECT, &je)) {
+		if (c)
+			snprintf(err, errlen, "%s", je.msg);
 		free(c);
 		return -EINVAL;
 	}

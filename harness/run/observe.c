@@ -373,8 +373,8 @@ int hx_observe_run(FILE *out, const struct hx_case_res *res, size_t n, const str
 		fprintf(out, "%s\n", block);
 		/* the case again, for its truth rows (NULL when the file is gone: a replay) */
 		struct hx_case *c = calloc(1, sizeof(*c));
-		char cerr[256];
-		if (c && hx_case_load_ex(c, r->file, HX_CASE_NO_EXPECT, cerr, sizeof(cerr))) {
+		struct ju_err cerr;
+		if (c && hx_case_load_ex(c, r->file, HX_CASE_NO_EXPECT, &cerr)) {
 			hx_case_free(c);
 			free(c);
 			c = NULL;

@@ -188,9 +188,10 @@ static int replay_load(struct replay *rp, uint32_t elf_mach, struct hx_case_res 
 			snprintf(err, errlen, "out of memory");
 			return -ENOMEM;
 		}
+		struct ju_err je;
 		if (hx_case_parse_ex(rp->owned, res->file, g->case_text, g->case_len,
-				     rp->o->observe ? HX_CASE_NO_EXPECT : 0, err, errlen))
-			return -EINVAL;
+				     rp->o->observe ? HX_CASE_NO_EXPECT : 0, &je))
+			return snprintf(err, errlen, "%s", je.msg), -EINVAL;
 		rp->c = rp->owned;
 	}
 	snprintf(res->name, sizeof(res->name), "%s", rp->c->name);

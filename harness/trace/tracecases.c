@@ -773,8 +773,9 @@ static int run_here(const struct wc *w, const char *path, const char *text, stru
 {
 	struct hx_case c;
 	char err[1024] = "", dir[] = "/tmp/jitunwind-wc-XXXXXX";
-	if (hx_case_parse_ex(&c, path, text, strlen(text), HX_CASE_NO_EXPECT, err, sizeof(err))) {
-		snprintf(why, wn, "the written case does not parse: %s", err);
+	struct ju_err pe;
+	if (hx_case_parse_ex(&c, path, text, strlen(text), HX_CASE_NO_EXPECT, &pe)) {
+		snprintf(why, wn, "the written case does not parse: %s", pe.msg);
 		return -EINVAL;
 	}
 	int rc = -1;
