@@ -228,7 +228,8 @@ static void capture(const char *text, struct hx_samples *s)
 	char err[512], out[256];
 	ck_assert_msg(hx_case_parse(&c, "t.case", text, strlen(text), err, sizeof(err)) == 0, "%s", err);
 	snprintf(out, sizeof(out), "%s/t.samples", dir);
-	ck_assert_msg(hx_capture_one(&c, "t.case", dir, out, err, sizeof(err)) == 0, "%s", err);
+	struct ju_err je;
+	ck_assert_msg(hx_capture_one(&c, "t.case", dir, out, &je) == 0, "%s", je.msg);
 	ck_assert_msg(hx_samples_read(s, out, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_eq(s->ngroups, 1);
 	hx_case_free(&c);

@@ -47,7 +47,8 @@ static void capture_leaf(const char *host, struct hx_samples *s, const struct hx
 	struct hx_case c;
 	ck_assert_msg(hx_case_parse(&c, "t.case", text, strlen(text), err, sizeof(err)) == 0, "%s", err);
 	snprintf(out, sizeof(out), "%s/t.samples", dir);
-	ck_assert_msg(hx_capture_one(&c, "t.case", dir, out, err, sizeof(err)) == 0, "%s", err);
+	struct ju_err je;
+	ck_assert_msg(hx_capture_one(&c, "t.case", dir, out, &je) == 0, "%s", je.msg);
 	ck_assert_msg(hx_samples_read(s, out, err, sizeof(err)) == 0, "%s", err);
 	hx_case_free(&c);
 	ck_assert_uint_eq(s->ngroups, 1);

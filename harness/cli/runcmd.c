@@ -268,10 +268,10 @@ static int record_finish(struct common *c, const struct hx_runset *r)
 	printf("recorded %d case(s) into %s; jitdumps in %s\n", r->n, c->out, r->dir);
 	if (!c->perf_data)
 		return 0;
-	char err[1024];
+	struct ju_err err;
 	c->po.stack_size = (uint32_t)c->o.stack_size;
-	if (hx_toperf_write(c->out, c->perf_data, &c->po, err, sizeof(err))) {
-		fprintf(stderr, "jitunwind: %s\n", err);
+	if (hx_toperf_write(c->out, c->perf_data, &c->po, &err)) {
+		fprintf(stderr, "jitunwind: %s\n", err.msg);
 		return 2;
 	}
 	printf("wrote %s (perf inject -j -i %s -o OUT, then perf script)\n", c->perf_data, c->perf_data);

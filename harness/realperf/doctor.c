@@ -128,8 +128,9 @@ static int fact_perf(struct dr *d)
 		return d->perf_given ? -ENOENT : HX_CMD_CANNOT_RUN;
 	}
 	struct dr_fact *f = fact(d, "perf", "`@PERF@ version --build-options`");
-	if (hx_perf_workdir(d->dir, sizeof(d->dir), "doctor", why, sizeof(why))) {
-		snprintf(d->unusable, sizeof(d->unusable), "%s", why);
+	struct ju_err je;
+	if (hx_perf_workdir(d->dir, sizeof(d->dir), "doctor", &je)) {
+		snprintf(d->unusable, sizeof(d->unusable), "%s", je.msg);
 		return HX_CMD_CANNOT_RUN;
 	}
 	char out[128], said[600];

@@ -563,7 +563,6 @@ static int pk_setup(struct pk *k, const struct pk_opts *o, struct hx_cmd_outcome
 	const char *arch = tr_arch_host() ? tr_arch_host()->facts->name : "unknown";
 	if ((rc = check_cases(&k->o, arch)))
 		return rc;
-	char why[600];
 	if (hx_perf_probe(&k->perf, skip, sl) || probe_event(skip, sl)) {
 		out->kind = HX_CMD_CANNOT_RUN;
 		return 0;
@@ -576,8 +575,9 @@ static int pk_setup(struct pk *k, const struct pk_opts *o, struct hx_cmd_outcome
 	}
 	k->self[n] = 0;
 	k->profile = k->o.profile_set ? k->o.profile : k->perf->major < 6 ? PV_5X_0X40 : PV_CURRENT;
-	if (hx_perf_workdir(k->dir, sizeof(k->dir), "perfcheck", why, sizeof(why))) {
-		fprintf(stderr, "jitunwind perf-check: %s\n", why);
+	struct ju_err je;
+	if (hx_perf_workdir(k->dir, sizeof(k->dir), "perfcheck", &je)) {
+		fprintf(stderr, "jitunwind perf-check: %s\n", je.msg);
 		return -EIO;
 	}
 	return 0;

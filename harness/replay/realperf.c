@@ -290,8 +290,8 @@ static int work_dir(struct hx_rp *p, const struct rr *r)
 	snprintf(p->dir, sizeof(p->dir), "%.*s/.jitunwind-perf-XXXXXX", sl ? (int)(sl - r->path) : 1,
 		 sl ? r->path : ".");
 	if (!mkdtemp(p->dir)) {
-		char err[256];
-		return hx_perf_workdir(p->dir, sizeof(p->dir), "perf", err, sizeof(err));
+		struct ju_err err;
+		return hx_perf_workdir(p->dir, sizeof(p->dir), "perf", &err);
 	}
 	char home[PD_PATH_MAX + 8];
 	snprintf(home, sizeof(home), "%s/home", p->dir);

@@ -137,7 +137,7 @@ static int view_build(struct rr *r, struct rr_view *v, uint32_t pid, uint64_t t)
 				   .profile = r->prof, .jitted_dir = view_dir(r), .dump_dir = jd ? r->dump_dir[di] : NULL,
 				   .nuw = (int)r->nu };
 	memcpy(cfg.uws, r->uws, r->nu * sizeof(r->uws[0]));
-	struct hx_sess_err e;
+	struct ju_err e;
 	const char *file = r->path;
 	int rc = hx_sess_open(&v->sess, &cfg, &e);
 	if (rc == 0 && !v->sess.have_pv) {

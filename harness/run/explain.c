@@ -111,13 +111,17 @@ static int capture_replay(const struct hx_case *c, const char *path, const struc
 	snprintf(sp, sizeof(sp), "%s/explain.samples", dir);
 	struct hx_batch_case one = { c, path, dir };
 	struct hx_batch_run run = { .kcfg = &o->kcfg };
-	if (hx_capture_to_file(&one, 1, sp, &run, err, errlen) || hx_samples_read(s, sp, err, errlen))
-		return -1;
+	struct ju_err je;
+	int rc = hx_capture_to_file(&one, 1, sp, &run, &je);
+	if (rc)
+		return snprintf(err, errlen, "%s", je.msg), rc;
+	if (hx_samples_read(s, sp, err, errlen))
+		return -EINVAL;
 	if (s->ngroups != 1) {
 		snprintf(err, errlen, "%s: expected one case group, found %zu", sp, s->ngroups);
-		return -1;
+		return -EINVAL;
 	}
-	return hx_replay_group(&s->groups[0], s->elf_mach, o, res, err, errlen) ? -1 : 0;
+	return hx_replay_group(&s->groups[0], s->elf_mach, o, res, err, errlen) ? -EINVAL : 0;
 }
 
 int hx_explain(FILE *out, const struct hx_opts *opts, const char *path, const char *where, char *err,

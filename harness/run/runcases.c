@@ -153,10 +153,10 @@ static int capture_batch(struct hx_runset *r, struct ju_err *err)
 		br.progress = capture_progress;
 		br.progress_arg = r;
 	}
-	int rc = 0;
-	if (hx_batch_dirs(r->batch, r->nb, r->dir, br.per_child, msg, sizeof(msg)) ||
-	    hx_capture_to_file(r->batch, r->nb, r->record ? r->out : sp, &br, msg, sizeof(msg)) ||
-	    (!r->record && hx_samples_read(&r->s, sp, msg, sizeof(msg))))
+	int rc = hx_batch_dirs(r->batch, r->nb, r->dir, br.per_child, err);
+	if (!rc)
+		rc = hx_capture_to_file(r->batch, r->nb, r->record ? r->out : sp, &br, err);
+	if (!rc && !r->record && hx_samples_read(&r->s, sp, msg, sizeof(msg)))
 		rc = ju_errf(err, EINVAL, 0, "%s", msg);
 	if (!r->record)
 		unlink(sp);

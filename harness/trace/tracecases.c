@@ -782,7 +782,7 @@ static int run_here(const struct wc *w, const char *path, const char *text, stru
 	if (mkdtemp(dir)) {
 		struct hx_batch_case bc = { .c = &c, .path = path, .dumpdir = dir };
 		struct hx_samples s;
-		if (!hx_capture_samples(&bc, 1, &s, NULL, err, sizeof(err))) {
+		if (!hx_capture_samples(&bc, 1, &s, NULL, &pe)) {
 			struct hx_opts o = *w->rep->o;
 			o.observe = true;
 			o.parsed = &c;
@@ -791,6 +791,8 @@ static int run_here(const struct wc *w, const char *path, const char *text, stru
 			else if (!hx_replay_group(&s.groups[0], s.elf_mach, &o, out, err, sizeof(err)))
 				rc = 0;
 			hx_samples_free(&s);
+		} else {
+			snprintf(err, sizeof(err), "%s", pe.msg);
 		}
 		hx_dumpdir_remove(dir);
 	} else {
