@@ -114,7 +114,7 @@ static int probe_event(char *why, size_t wl)
 	snprintf(why, wl, "perf_event_open refused a cpu-clock event: %s%s", strerror(e),
 		 e == EACCES || e == EPERM ? " (kernel.perf_event_paranoid)" :
 		 e == ENOSYS ? " (no perf events here, e.g. under qemu-user)" : "");
-	return -1;
+	return -e;
 }
 
 /* perf record of `jitunwind record --spin-points` over the paths, one mode */
@@ -139,7 +139,7 @@ static int pk_record(struct pk *k, struct pk_run *r, const char *data, const cha
 	const char **args = calloc(nf + (size_t)r->npaths + 1, sizeof(*args));
 	if (!args) {
 		snprintf(r->why, sizeof(r->why), "out of memory");
-		return -1;
+		return -ENOMEM;
 	}
 	memcpy(args, fixed, sizeof(fixed));
 	for (int i = 0; i < r->npaths; i++)
@@ -174,13 +174,14 @@ static int pk_names(struct pk *k, struct pk_run *r, const char *jit)
 	char out[128];
 	snprintf(out, sizeof(out), "%s/%s%d.names.txt", k->dir, pk_mode_names[r->mode], r->attempt);
 	const char *scr[] = { "script", "-i", jit, "-F", "ip,sym,dso", "--no-inline", NULL };
-	if (hx_perf_run(k->dir, scr, NULL, out, r->why, sizeof(r->why)))
-		return -1;
+	int rc = hx_perf_run(k->dir, scr, NULL, out, r->why, sizeof(r->why));
+	if (rc)
+		return rc;
 	size_t n;
 	char *text = hx_slurp(out, &n);
 	if (!text) {
 		snprintf(r->why, sizeof(r->why), "%s: %s", out, strerror(errno));
-		return -1;
+		return ju_errno();
 	}
 	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		char sym[256], *d = strrchr(l, '(');
@@ -205,32 +206,33 @@ static int pk_perf(struct pk *k, struct pk_run *r)
 	snprintf(smp, sizeof(smp), "%s/%s%d.samples", k->dir, m, a);
 	snprintf(script, sizeof(script), "%s/%s%d.script.txt", k->dir, m, a);
 	snprintf(out, sizeof(out), "%s/%s%d.inject.txt", k->dir, m, a);
-	if (pk_record(k, r, data, smp))
-		return -1;
+	int rc = pk_record(k, r, data, smp);
+	if (rc)
+		return rc;
 	pk_lost(k, r);
 	const char *inj[] = { "inject", "-j", "-i", data, "-o", jit, NULL };
 	const char *scr[] = { "script", "-i", jit, "-F", "pid,time,ip,dso", "--ns", "--no-inline",
 			      "--show-mmap-events", NULL };
-	if (hx_perf_run(k->dir, inj, NULL, out, r->why, sizeof(r->why)) ||
-	    hx_perf_run(k->dir, scr, NULL, script, r->why, sizeof(r->why)) ||
-	    (k->o.names && pk_names(k, r, jit)))
-		return -1;
+	if ((rc = hx_perf_run(k->dir, inj, NULL, out, r->why, sizeof(r->why))) ||
+	    (rc = hx_perf_run(k->dir, scr, NULL, script, r->why, sizeof(r->why))) ||
+	    (k->o.names && (rc = pk_names(k, r, jit))))
+		return rc;
 	if (hx_samples_read(&r->smp, smp, err, sizeof(err))) {
 		snprintf(r->why, sizeof(r->why), "%s", err);
-		return -1;
+		return -EINVAL;
 	}
 	r->have_smp = true;
 	size_t n;
 	char *text = hx_slurp(script, &n);
 	if (!text) {
 		snprintf(r->why, sizeof(r->why), "%s: %s", script, strerror(errno));
-		return -1;
+		return ju_errno();
 	}
-	int rc = hx_ps_parse(&r->ps, text);
+	rc = hx_ps_parse(&r->ps, text);
 	free(text);
 	if (rc) {
 		snprintf(r->why, sizeof(r->why), "out of memory reading perf script's output");
-		return -1;
+		return -ENOMEM;
 	}
 	return 0;
 }
