@@ -283,9 +283,9 @@ static int run_report(struct common *c, struct hx_runset *r)
 {
 	if (!c->o.observe)
 		return finish(r->res, (size_t)r->n, c, r->t0, hx_host_arch());
-	char err[1024];
-	if (hx_observe_run(stdout, r->res, (size_t)r->n, &c->o, hx_host_arch(), c->write, err, sizeof(err))) {
-		fprintf(stderr, "jitunwind: %s\n", err);
+	struct ju_err err;
+	if (hx_observe_run(stdout, r->res, (size_t)r->n, &c->o, hx_host_arch(), c->write, &err)) {
+		fprintf(stderr, "jitunwind: %s\n", err.msg);
 		return 2;
 	}
 	return 0;

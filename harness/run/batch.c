@@ -90,7 +90,7 @@ static int child_wait(pid_t pid, const struct hx_case *c, int req[2], int out_fd
 		close(req[1]);
 		if (run->progress)
 			run->progress(run->progress_arg, sh->cur);
-		src = hx_ksample_serve(pid, stack_user(c), run_kcfg(run), req[0], out_fd, err->msg, sizeof(err->msg));
+		src = hx_ksample_serve(pid, stack_user(c), run_kcfg(run), req[0], out_fd, err);
 		close(req[0]);
 	}
 	child_reap(pid, st, run, sh);
