@@ -157,8 +157,7 @@ static int hx_truth(int k, int row, uint64_t pc, uint64_t *t, uint8_t *fl)
 	return n;
 }
 
-/* One SAMPLE payload into buf; its length.  m (if not NULL) gets the truth
- * for a spin point's message. */
+/* One SAMPLE payload into buf; its length.  m (if not NULL): the truth for a spin point's message. */
 static size_t hx_sample_build(const ucontext_t *uc, uint32_t func, uint32_t offset, int k, int row,
 			      uint8_t *buf, struct hx_spin_msg *m)
 {
@@ -467,9 +466,8 @@ static uintptr_t arena_place(void)
 /* The MAPS record (the maps perf is told of) and the stack's top from it. */
 __attribute__((noinline)) static int write_maps(int fd, uint64_t sp, uint64_t *stack_top)
 {
-	int rc = maps_read();
-	if (rc)
-		return rc;
+	if (maps_read())
+		return ju_errno();   /* open's */
 	struct stack_find f = { .sp = sp };
 	maps_each(stack_of, &f);
 	*stack_top = f.top;
@@ -500,8 +498,7 @@ static int hx_slot(const struct tr_func *f, const struct tr_unwind_opts *uo, siz
 	return rc;
 }
 
-/* FUNC record: where each instruction of f (function `index` at addr) is
- * and what it is. */
+/* FUNC record: where each instruction of f (function `index` at addr) is and what it is. */
 static void write_func(const struct tr_func *f, uint64_t addr, uint32_t index, const char *name,
 		       int out_fd)
 {
@@ -529,7 +526,7 @@ struct cap_image {
 	size_t size, used;
 };
 
-/* n bytes at arena address `at` into the image; -1 outside it. */
+/* n bytes at arena address `at` into the image; -ERANGE outside it. */
 static int img_put(struct cap_image *im, const uint8_t *at, const void *src, size_t n)
 {
 	size_t off = (size_t)(at - cap.hx.arena.base);
@@ -744,20 +741,19 @@ static int cap_arena(const struct hx_case *c, struct cap_layout *ly)
 	return 0;
 }
 
-/* Every level's trampoline, then the [leaf], installed with their jitdump
- * records. */
+/* Every level's trampoline, then the [leaf], installed with their jitdump records. */
 static int cap_install(const struct hx_case *c, const struct cap_layout *ly, struct jdw *w,
 		       struct cap_image *im, int out_fd)
 {
+	int rc;
 	for (int k = 1; k <= cap.hx.depth; k++) {
 		uint8_t *at;
 		if (tr_arena_alloc(&cap.hx.arena, ly->slot, c->stride ? 1 : 64, &at))
 			return fail("%s", "arena full");
 		char name[32];
 		snprintf(name, sizeof(name), k == 1 ? "tramp" : "tramp%d", k);
-		int rc = hx_install(&cap.code, &c->unw, c->unwind_after_load, ly->install_unwind, at,
-				    (uint32_t)(k - 1), name, w, im, out_fd);
-		if (rc)
+		if ((rc = hx_install(&cap.code, &c->unw, c->unwind_after_load, ly->install_unwind, at,
+				     (uint32_t)(k - 1), name, w, im, out_fd)))
 			return rc;
 		cap.hx.tramp[k] = at;
 		cap.hx.tramp_size[k] = cap.code.code_size;
@@ -767,9 +763,8 @@ static int cap_install(const struct hx_case *c, const struct cap_layout *ly, str
 		uint8_t *at;
 		if (tr_arena_alloc(&cap.hx.arena, ly->leaf_slot, 64, &at))
 			return fail("%s", "arena full");
-		int rc = hx_install(&cap.leaf_code, &ly->leaf_unw, c->unwind_after_load, true, at,
-				    (uint32_t)cap.hx.depth, "leaf", w, im, out_fd);
-		if (rc)
+		if ((rc = hx_install(&cap.leaf_code, &ly->leaf_unw, c->unwind_after_load, true, at,
+				     (uint32_t)cap.hx.depth, "leaf", w, im, out_fd)))
 			return rc;
 		cap.hx.leaf = at;
 		cap.hx.leaf_size = cap.leaf_code.code_size;

@@ -791,8 +791,6 @@ static int run_here(const struct wc *w, const char *path, const char *text, stru
 			else if (!hx_replay_group(&s.groups[0], s.elf_mach, &o, out, err, sizeof(err)))
 				rc = 0;
 			hx_samples_free(&s);
-		} else {
-			snprintf(err, sizeof(err), "%s", pe.msg);
 		}
 		hx_dumpdir_remove(dir);
 	} else {
@@ -800,7 +798,7 @@ static int run_here(const struct wc *w, const char *path, const char *text, stru
 	}
 	hx_case_free(&c);
 	if (rc)
-		snprintf(why, wn, "the written case could not be run here: %s", err);
+		snprintf(why, wn, "the written case could not be run here: %s", err[0] ? err : pe.msg);
 	return rc;
 }
 
