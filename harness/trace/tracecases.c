@@ -403,8 +403,7 @@ static int describe(enum pv_profile prof, uint64_t addr, uint64_t size, const ui
 	return rc;
 }
 
-/* the first field where the case's unwinding info reads otherwise than the
- * dump's, or NULL */
+/* the first field where the case's unwinding info reads otherwise than the dump's, or NULL */
 static const char *unw_diff(const struct unw_desc *a, const struct unw_desc *b)
 {
 #define D(c, what) if (c) return what
