@@ -616,7 +616,7 @@ START_TEST(dump_rows_match_oracle)
 			continue;
 		struct hx_case hc;
 		struct tr_func *truth = NULL;
-		ck_assert_msg(hx_case_load(&hc, cf, e2.msg, sizeof(e2.msg)) == 0, "%s", e2.msg);
+		ck_assert_msg(hx_case_load(&hc, cf, &e2) == 0, "%s", e2.msg);
 		if (hc.unw.cfi == TR_CFI_DERIVED && !hc.unw.eh_unaligned && host) {
 			truth = calloc(1, sizeof(*truth));
 			ck_assert_ptr_nonnull(truth);

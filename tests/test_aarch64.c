@@ -184,7 +184,7 @@ START_TEST(leaf_parse_errors)
 	snprintf(text, sizeof(text), "[case]\nname=t\narch=aarch64\nabout=a\n[code]\npush_fp\nset_fp\n"
 		 "call_target\npop_fp\nret\n[expect]\nfp=ok\n%s", leaf_bad[_i].text);
 	struct hx_case c;
-	ck_assert_int_eq(hx_case_parse(&c, "t.case", text, strlen(text), err, sizeof(err)), -1);
+	ck_assert_int_eq(hx_case_parse(&c, "t.case", text, strlen(text), err, sizeof(err)), -EINVAL);
 	ck_assert_msg(strstr(err, leaf_bad[_i].msg), "%s", err);
 	hx_case_free(&c);
 }
@@ -228,7 +228,8 @@ static void capture(const char *text, struct hx_samples *s)
 	char err[512], out[256];
 	ck_assert_msg(hx_case_parse(&c, "t.case", text, strlen(text), err, sizeof(err)) == 0, "%s", err);
 	snprintf(out, sizeof(out), "%s/t.samples", dir);
-	ck_assert_msg(hx_capture_one(&c, "t.case", dir, out, err, sizeof(err)) == 0, "%s", err);
+	struct ju_err je;
+	ck_assert_msg(hx_capture_one(&c, "t.case", dir, out, &je) == 0, "%s", je.msg);
 	ck_assert_msg(hx_samples_read(s, out, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_eq(s->ngroups, 1);
 	hx_case_free(&c);

@@ -69,11 +69,11 @@ static bool is_dir(const char *p)
 /* one child for the batch: a directory per case (they share a pid) */
 START_TEST(one_child_dirs_per_case)
 {
-	char err[512];
-	ck_assert_msg(hx_batch_dirs(b, NC, root, 0, err, sizeof(err)) == 0, "%s", err);
+	struct ju_err je;
+	ck_assert_msg(hx_batch_dirs(b, NC, root, 0, &je) == 0, "%s", je.msg);
 	struct hx_batch_run run = { 0 };
 	struct hx_samples s;
-	ck_assert_msg(hx_capture_samples(b, NC, &s, &run, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(hx_capture_samples(b, NC, &s, &run, &je) == 0, "%s", je.msg);
 	ck_assert_uint_eq(s.ngroups, NC);
 	ck_assert_uint_eq(run.children, 1);
 	ck_assert_uint_eq(run.ended, 0);
@@ -98,13 +98,13 @@ END_TEST
 /* a process per case: the root for all, one dump per pid */
 START_TEST(child_per_case_shares_root)
 {
-	char err[512];
-	ck_assert_msg(hx_batch_dirs(b, NC, root, 1, err, sizeof(err)) == 0, "%s", err);
+	struct ju_err je;
+	ck_assert_msg(hx_batch_dirs(b, NC, root, 1, &je) == 0, "%s", je.msg);
 	for (int i = 0; i < NC; i++)
 		ck_assert_str_eq(b[i].dumpdir, root);
 	struct hx_batch_run run = { .per_child = 1 };
 	struct hx_samples s;
-	ck_assert_msg(hx_capture_samples(b, NC, &s, &run, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(hx_capture_samples(b, NC, &s, &run, &je) == 0, "%s", je.msg);
 	ck_assert_uint_eq(run.children, NC);
 	unsigned pids[8];
 	ck_assert_int_eq(dump_pids(root, pids, 8), NC);
@@ -119,13 +119,14 @@ END_TEST
 /* a root that is a file: the directory it cannot make is named */
 START_TEST(bad_root_refused)
 {
-	char file[128], err[512] = "";
+	char file[128];
+	struct ju_err je;
 	snprintf(file, sizeof(file), "%s/plain", root);
 	FILE *f = fopen(file, "w");
 	ck_assert_ptr_nonnull(f);
 	fclose(f);
-	ck_assert_int_eq(hx_batch_dirs(b, NC, file, 0, err, sizeof(err)), -1);
-	ck_assert_msg(strstr(err, file), "%s", err);
+	ck_assert_int_eq(hx_batch_dirs(b, NC, file, 0, &je), -ENOTDIR);
+	ck_assert_msg(strstr(je.msg, file), "%s", je.msg);
 	for (int i = 0; i < NC; i++)
 		ck_assert_ptr_null(b[i].dumpdir);
 }

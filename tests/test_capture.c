@@ -32,7 +32,8 @@ __attribute__((unused)) static void capture(const char *text, struct hx_samples 
 	char err[512], out[256];
 	ck_assert_msg(hx_case_parse(&c, "t.case", text, strlen(text), err, sizeof(err)) == 0, "%s", err);
 	snprintf(out, sizeof(out), "%s/t.samples", dir);
-	ck_assert_msg(hx_capture_one(&c, "t.case", dir, out, err, sizeof(err)) == 0, "%s", err);
+	struct ju_err je;
+	ck_assert_msg(hx_capture_one(&c, "t.case", dir, out, &je) == 0, "%s", je.msg);
 	ck_assert_msg(hx_samples_read(s, out, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_eq(s->ngroups, 1);
 	hx_case_free(&c);
@@ -215,9 +216,9 @@ static void batch_add(struct batch *bt, const char *name, const char *code, cons
 
 static void batch_run(struct batch *bt)
 {
-	char err[512];
-	ck_assert_msg(hx_batch_dirs(bt->b, bt->n, dir, bt->st.per_child, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(hx_capture_samples(bt->b, bt->n, &bt->s, &bt->st, err, sizeof(err)) == 0, "%s", err);
+	struct ju_err je;
+	ck_assert_msg(hx_batch_dirs(bt->b, bt->n, dir, bt->st.per_child, &je) == 0, "%s", je.msg);
+	ck_assert_msg(hx_capture_samples(bt->b, bt->n, &bt->s, &bt->st, &je) == 0, "%s", je.msg);
 }
 
 static void batch_free(struct batch *bt)

@@ -131,9 +131,10 @@ static void capture_named(const char *name, struct hx_case *c, struct hx_samples
 {
 	char path[128], err[512], out[256];
 	snprintf(path, sizeof(path), "cases/%s/%s.case", tr_arch_host()->facts->name, name);
-	ck_assert_msg(hx_case_load(c, path, err, sizeof(err)) == 0, "%s", err);
+	struct ju_err je;
+	ck_assert_msg(hx_case_load(c, path, &je) == 0, "%s", je.msg);
 	snprintf(out, sizeof(out), "%s/t.samples", dir);
-	ck_assert_msg(hx_capture_one(c, path, dir, out, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(hx_capture_one(c, path, dir, out, &je) == 0, "%s", je.msg);
 	ck_assert_msg(hx_samples_read(s, out, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_eq(s->ngroups, 1);
 }

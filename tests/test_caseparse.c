@@ -91,7 +91,7 @@ START_TEST(parse_bad)
 	char err[512], prefix[64];
 	int rc = hx_case_parse(&c, "bad.case", bad[_i].text, strlen(bad[_i].text), err, sizeof(err));
 	hx_case_free(&c);
-	ck_assert_msg(rc == -1, "case %d parsed but should not", _i);
+	ck_assert_msg(rc == -EINVAL, "case %d parsed but should not", _i);
 	snprintf(prefix, sizeof(prefix), "bad.case:%d: ", bad[_i].line);
 	ck_assert_msg(!strncmp(err, prefix, strlen(prefix)), "case %d: '%s' does not start with '%s'", _i, err, prefix);
 	ck_assert_msg(strstr(err, bad[_i].want), "case %d: '%s' lacks '%s'", _i, err, bad[_i].want);
@@ -114,7 +114,7 @@ START_TEST(parse_optional)
 	ck_assert_ptr_null(hx_case_expect(&c, "libdw", "current", 8192, "tramp+0x0", 0));
 	hx_case_free(&c);
 	static const char *const bad_opt = EXP("?libdwarf = ok");
-	ck_assert_int_eq(hx_case_parse(&c, "opt.case", bad_opt, strlen(bad_opt), err, sizeof(err)), -1);
+	ck_assert_int_eq(hx_case_parse(&c, "opt.case", bad_opt, strlen(bad_opt), err, sizeof(err)), -EINVAL);
 	ck_assert_msg(strstr(err, "opt.case:14: no unwinder 'libdwarf'"), "%s", err);
 	hx_case_free(&c);
 }
@@ -136,7 +136,7 @@ START_TEST(parse_version_key)
 	ck_assert_str_eq(hx_case_expect(&c, "libdw", "current", 8192, "tramp+0x1", 1), "ok");
 	ck_assert_int_eq(hx_case_version_code("1.8.1"), 1008);
 	ck_assert_int_eq(hx_case_version_code("0.188"), 188);
-	ck_assert_int_eq(hx_case_version_code("x"), -1);
+	ck_assert_int_eq(hx_case_version_code("x"), -EINVAL);
 	hx_case_free(&c);
 }
 END_TEST
@@ -146,12 +146,12 @@ START_TEST(repo_cases_parse)
 	const char *dirs[] = { "cases/x86_64", "cases/aarch64" };
 	char **paths;
 	int n;
-	char err[512];
-	ck_assert_int_eq(hx_case_glob(dirs, 2, &paths, &n, err, sizeof(err)), 0);
+	struct ju_err err;
+	ck_assert_int_eq(hx_case_glob(dirs, 2, &paths, &n, &err), 0);
 	ck_assert_int_ge(n, 16);
 	for (int i = 0; i < n; i++) {
 		struct hx_case c;
-		ck_assert_msg(hx_case_load(&c, paths[i], err, sizeof(err)) == 0, "%s", err);
+		ck_assert_msg(hx_case_load(&c, paths[i], &err) == 0, "%s", err.msg);
 		hx_case_free(&c);
 		free(paths[i]);
 	}

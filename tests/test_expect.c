@@ -42,7 +42,7 @@ START_TEST(decimal_and_hex_offsets)
 	const char *text = EXP("fp = ok; skipped at tramp+0x10");
 	struct hx_case c;
 	char err[512];
-	ck_assert_int_eq(hx_case_parse(&c, "x.case", text, strlen(text), err, sizeof(err)), -1);
+	ck_assert_int_eq(hx_case_parse(&c, "x.case", text, strlen(text), err, sizeof(err)), -EINVAL);
 	ck_assert_msg(strstr(err, "offset 16 is past the code"), "%s", err);
 	hx_case_free(&c);
 }
@@ -72,7 +72,7 @@ START_TEST(ambiguous_offsets_refused)
 	struct hx_case c;
 	int rc = hx_case_parse(&c, "bad.case", text, strlen(text), err, sizeof(err));
 	hx_case_free(&c);
-	ck_assert_msg(rc == -1, "'%s' parsed", bad[_i].item);
+	ck_assert_msg(rc == -EINVAL, "'%s' parsed", bad[_i].item);
 	snprintf(prefix, sizeof(prefix), "bad.case:%d: ", XLINE);
 	ck_assert_msg(!strncmp(err, prefix, strlen(prefix)), "'%s' does not start with '%s'", err, prefix);
 	ck_assert_msg(strstr(err, bad[_i].want), "'%s' lacks '%s'", err, bad[_i].want);
@@ -134,14 +134,16 @@ START_TEST(glob_empty_dir)
 	char dir[] = "/tmp/jitunwind-glob-XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	const char *paths[] = { dir };
-	char **out, err[512];
+	char **out;
+	struct ju_err je;
+	const char *err = je.msg;
 	int n;
-	int rc = hx_case_glob(paths, 1, &out, &n, err, sizeof(err));
+	int rc = hx_case_glob(paths, 1, &out, &n, &je);
 	for (int i = 0; i < n; i++)
 		free(out[i]);
 	free(out);
 	rmdir(dir);
-	ck_assert_int_eq(rc, -1);
+	ck_assert_int_eq(rc, -ENOENT);
 	ck_assert_msg(strstr(err, dir) && strstr(err, "no .case files"), "%s", err);
 }
 END_TEST

@@ -47,7 +47,8 @@ static void capture_leaf(const char *host, struct hx_samples *s, const struct hx
 	struct hx_case c;
 	ck_assert_msg(hx_case_parse(&c, "t.case", text, strlen(text), err, sizeof(err)) == 0, "%s", err);
 	snprintf(out, sizeof(out), "%s/t.samples", dir);
-	ck_assert_msg(hx_capture_one(&c, "t.case", dir, out, err, sizeof(err)) == 0, "%s", err);
+	struct ju_err je;
+	ck_assert_msg(hx_capture_one(&c, "t.case", dir, out, &je) == 0, "%s", je.msg);
 	ck_assert_msg(hx_samples_read(s, out, err, sizeof(err)) == 0, "%s", err);
 	hx_case_free(&c);
 	ck_assert_uint_eq(s->ngroups, 1);
@@ -203,7 +204,7 @@ START_TEST(host_key_parse)
 	char t[256];
 	snprintf(t, sizeof(t), "[case]\nname=t\narch=%s\nabout=a\n[code]\n" CODE
 		 "[sample]\nhost=fastest\n[expect]\nfp=ok\n", ARCH);
-	ck_assert_int_eq(hx_case_parse(&c, "t.case", t, strlen(t), err, sizeof(err)), -1);
+	ck_assert_int_eq(hx_case_parse(&c, "t.case", t, strlen(t), err, sizeof(err)), -EINVAL);
 	ck_assert_msg(strstr(err, "t.case:12: host: expected one of fp, nofp, nofp-leaf"), "%s", err);
 	hx_case_free(&c);
 }

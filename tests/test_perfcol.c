@@ -159,7 +159,7 @@ START_TEST(case_layer_knows_the_columns)
 					 uw_unwinder_default_on(cols[i], arch_facts[a].name));
 	}
 	ck_assert_uint_eq(hx_case_ncolumns(), n);
-	ck_assert_int_eq(hx_case_column_index("perf2"), -1);
+	ck_assert_int_eq(hx_case_column_index("perf2"), -ENOENT);
 	ck_assert_ptr_null(hx_case_column("perf2"));
 	ck_assert_ptr_null(hx_case_column(""));
 	char want[256], got[256];

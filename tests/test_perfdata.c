@@ -590,9 +590,9 @@ START_TEST(fp_mode_writer)
 	snprintf(in, sizeof(in), "%s/s.bin", tmp);
 	snprintf(out, sizeof(out), "%s/fp.data", tmp);
 	struct hx_toperf_opts o = { .callchain_fp = 1 };
-	int rc = hx_toperf_write(in, out, &o, err.msg, sizeof(err.msg));
+	int rc = hx_toperf_write(in, out, &o, &err);
 	if (host_facts()->dw_lr < 0) {
-		ck_assert_int_eq(rc, -1);
+		ck_assert_int_eq(rc, -EINVAL);
 		ck_assert_msg(strstr(err.msg, "has no link register"), "%s", err.msg);
 		sh("rm -rf %s", tmp);
 		return;

@@ -174,11 +174,12 @@ START_TEST(perf_script_of_a_capture)
 		 "ret\n[sample]\nat=every-insn\ndepth=1\n[expect]\nfp=ok\n", host_facts()->name);
 	struct hx_case c;
 	ck_assert_msg(hx_case_parse(&c, "t.case", text, strlen(text), err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(hx_capture_one(&c, "t.case", dir, sp, err, sizeof(err)) == 0, "%s", err);
+	struct ju_err je;
+	ck_assert_msg(hx_capture_one(&c, "t.case", dir, sp, &je) == 0, "%s", je.msg);
 	struct hx_samples s;
 	ck_assert_msg(hx_samples_read(&s, sp, err, sizeof(err)) == 0, "%s", err);
 	struct hx_toperf_opts o = { .attr_size = PD_ATTR_SIZE_VER7 };
-	ck_assert_msg(hx_toperf_write(sp, data, &o, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(hx_toperf_write(sp, data, &o, &je) == 0, "%s", je.msg);
 	char cmd[512];
 	snprintf(cmd, sizeof(cmd), "perf script -i '%s' -F pid,time,ip,dso --ns --show-mmap-events >'%s' 2>/dev/null",
 		 data, out);

@@ -47,7 +47,8 @@ static void capture(struct hx_samples *s)
 	snprintf(out, sizeof(out), "%s/t.samples", dir);
 	struct hx_batch_case one = { &c, "t.case", dir };
 	struct hx_batch_run run = { .kcfg = &kcfg };
-	ck_assert_msg(hx_capture_to_file(&one, 1, out, &run, err, sizeof(err)) == 0, "%s", err);
+	struct ju_err je;
+	ck_assert_msg(hx_capture_to_file(&one, 1, out, &run, &je) == 0, "%s", je.msg);
 	ck_assert_msg(hx_samples_read(s, out, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_eq(s->ngroups, 1);
 	hx_case_free(&c);

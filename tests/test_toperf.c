@@ -46,7 +46,8 @@ static void capture(struct hx_samples *s)
 	snprintf(text, sizeof(text), fmt, host_facts()->name);
 	struct hx_case c;
 	ck_assert_msg(hx_case_parse(&c, "t.case", text, strlen(text), err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(hx_capture_one(&c, "t.case", dir, samples, err, sizeof(err)) == 0, "%s", err);
+	struct ju_err je;
+	ck_assert_msg(hx_capture_one(&c, "t.case", dir, samples, &je) == 0, "%s", je.msg);
 	ck_assert_msg(hx_samples_read(s, samples, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_eq(s->ngroups, 1);
 	ck_assert_uint_gt(s->groups[0].nsamples, 3);
@@ -75,7 +76,7 @@ START_TEST(perf_script_reads_the_samples)
 	capture(&s);
 	struct ju_err err;
 	struct hx_toperf_opts o = { .attr_size = PD_ATTR_SIZE_VER7 };
-	ck_assert_msg(hx_toperf_write(samples, data, &o, err.msg, sizeof(err.msg)) == 0, "%s", err.msg);
+	ck_assert_msg(hx_toperf_write(samples, data, &o, &err) == 0, "%s", err.msg);
 	/* our own reader first: one SAMPLE record per captured sample */
 	struct pd_file f;
 	ck_assert_msg(pd_open(&f, data, &err) == 0, "%s", err.msg);
@@ -134,9 +135,10 @@ START_TEST(damaged_samples_refused)
 	struct stat st;
 	ck_assert_int_eq(stat(samples, &st), 0);
 	ck_assert_int_eq(truncate(samples, st.st_size - 12), 0);
-	char err[512] = "";
+	struct ju_err je;
+	const char *err = je.msg;
 	struct hx_toperf_opts o = { .attr_size = PD_ATTR_SIZE_VER7 };
-	ck_assert_int_ne(hx_toperf_write(samples, data, &o, err, sizeof(err)), 0);
+	ck_assert_int_ne(hx_toperf_write(samples, data, &o, &je), 0);
 	ck_assert_msg(strstr(err, samples) && strstr(err, "offset 0x"), "%s", err);
 	ck_assert_int_ne(access(data, F_OK), 0);
 }

@@ -104,9 +104,9 @@ struct bench {
 /* Load the host arch's cases; 0, or -errno with a message printed. */
 static int bench_load(struct bench *b)
 {
-	char err[1024];
-	if (hx_case_glob(b->paths, b->npaths, &b->files, &b->nf, err, sizeof(err))) {
-		fprintf(stderr, "jitunwind bench: %s\n", err);
+	struct ju_err err;
+	if (hx_case_glob(b->paths, b->npaths, &b->files, &b->nf, &err)) {
+		fprintf(stderr, "jitunwind bench: %s\n", err.msg);
 		return -EINVAL;
 	}
 	b->cases = calloc((size_t)b->nf + 1, sizeof(*b->cases));
@@ -115,8 +115,8 @@ static int bench_load(struct bench *b)
 		return -ENOMEM;
 	for (int i = 0; i < b->nf; i++) {
 		struct hx_case *c = &b->cases[b->nb];
-		if (hx_case_load(c, b->files[i], err, sizeof(err))) {
-			fprintf(stderr, "jitunwind bench: %s\n", err);
+		if (hx_case_load(c, b->files[i], &err)) {
+			fprintf(stderr, "jitunwind bench: %s\n", err.msg);
 			return -EINVAL;
 		}
 		if (!b->host || strcmp(c->arch, b->host->facts->name)) {
@@ -127,8 +127,8 @@ static int bench_load(struct bench *b)
 		b->nb++;
 	}
 	snprintf(b->dir, sizeof(b->dir), "/tmp/jitunwind-bench-XXXXXX");
-	if (!mkdtemp(b->dir) || hx_batch_dirs(b->batch, b->nb, b->dir, 0, err, sizeof(err))) {
-		fprintf(stderr, "jitunwind bench: %s\n", b->dir[0] ? err : "mkdtemp failed");
+	if (!mkdtemp(b->dir) || hx_batch_dirs(b->batch, b->nb, b->dir, 0, &err)) {
+		fprintf(stderr, "jitunwind bench: %s\n", b->dir[0] ? err.msg : "mkdtemp failed");
 		return -EINVAL;
 	}
 	/* the capture again with its jitdumps on tmpfs, where there is one: the
@@ -141,7 +141,7 @@ static int bench_load(struct bench *b)
 	b->shm = calloc((size_t)b->nf + 1, sizeof(*b->shm));
 	for (size_t k = 0; b->shm && k < b->nb; k++)
 		b->shm[k] = (struct hx_batch_case){ .c = b->batch[k].c, .path = b->batch[k].path };
-	if (b->shm && hx_batch_dirs(b->shm, b->nb, b->shmdir, 0, err, sizeof(err))) {
+	if (b->shm && hx_batch_dirs(b->shm, b->nb, b->shmdir, 0, &err)) {
 		free(b->shm);
 		b->shm = NULL;
 	}
@@ -182,10 +182,10 @@ static double patch_us(bool direct)
 static inline __attribute__((always_inline)) int capture_once(const struct hx_batch_case *bc, size_t n, struct hx_samples *s, struct hx_batch_run *st,
 			double *c, double *w)
 {
-	char err[1024];
+	struct ju_err err;
 	double t0 = wall(), c0 = cpu_all();
-	if (hx_capture_samples(bc, n, s, st, err, sizeof(err))) {
-		fprintf(stderr, "jitunwind bench: %s\n", err);
+	if (hx_capture_samples(bc, n, s, st, &err)) {
+		fprintf(stderr, "jitunwind bench: %s\n", err.msg);
 		return -EINVAL;
 	}
 	*w = wall() - t0;
@@ -315,7 +315,7 @@ static int bench_open(struct hx_sess *ss, const struct hx_group *gr, const struc
 			of[cfg.nuw] = u;
 			cfg.uws[cfg.nuw++] = t->uws[u];
 		}
-	struct hx_sess_err e;
+	struct ju_err e;
 	int rc = hx_sess_open(ss, &cfg, &e);
 	if (rc == 0 && !ss->have_pv) {
 		snprintf(e.msg, sizeof(e.msg), "%s", ss->pv_err);
@@ -414,15 +414,16 @@ static void bench_perfdata(struct bench *b)
 {
 	const struct uw_arch *a = uw_arch_by_mach((uint16_t)b->s.elf_mach);
 	struct hx_toperf_opts o = { .stack_size = 8192 };
-	char out[128], err[256], m[64], note[160], x[32];
+	char out[128], m[64], note[160], x[32];
+	struct ju_err je;
 	if (!a || hx_toperf_abi("6.1", &o.attr_size))
 		return;
 	snprintf(out, sizeof(out), "%s/bench.data", b->dir);
 	size_t n = 0;
 	double bytes = 0, c0 = cpu(), w0 = wall();
 	for (size_t g = 0; g < b->s.ngroups; g++) {
-		if (hx_toperf_write_group(&b->s.groups[g], a, out, &o, err, sizeof(err))) {
-			printf("  perf.data write: %s\n", err);
+		if (hx_toperf_write_group(&b->s.groups[g], a, out, &o, &je)) {
+			printf("  perf.data write: %s\n", je.msg);
 			return;
 		}
 		struct stat st;
@@ -442,7 +443,7 @@ static void bench_perfdata(struct bench *b)
  * sampler (3 samples per point, one child per case); the time per point. */
 static void bench_kernel(struct bench *b)
 {
-	char err[1024];
+	struct ju_err je;
 	struct hx_kstats ks = { 0 };
 	struct hx_kcfg kcfg = HX_KCFG_INIT;
 	kcfg.nsamples = 3;
@@ -450,10 +451,10 @@ static void bench_kernel(struct bench *b)
 	struct hx_batch_run run = { .kcfg = &kcfg };
 	struct hx_samples s;
 	double t0 = wall();
-	int rc = hx_capture_samples(b->batch, b->nb, &s, &run, err, sizeof(err));
+	int rc = hx_capture_samples(b->batch, b->nb, &s, &run, &je);
 	double tk = wall() - t0;
 	if (rc) {
-		printf("  spin points: %s\n", err);
+		printf("  spin points: %s\n", je.msg);
 		return;
 	}
 	size_t nk = 0;

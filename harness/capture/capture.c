@@ -157,8 +157,7 @@ static int hx_truth(int k, int row, uint64_t pc, uint64_t *t, uint8_t *fl)
 	return n;
 }
 
-/* One SAMPLE payload into buf; its length.  m (if not NULL) gets the truth
- * for a spin point's message. */
+/* One SAMPLE payload into buf; its length.  m (if not NULL): the truth for a spin point's message. */
 static size_t hx_sample_build(const ucontext_t *uc, uint32_t func, uint32_t offset, int k, int row,
 			      uint8_t *buf, struct hx_spin_msg *m)
 {
@@ -372,7 +371,7 @@ static int maps_read(void)
 {
 	int m = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (m < 0)
-		return -1;
+		return ju_errno();
 	size_t n = 0;
 	for (;;) {
 		ssize_t r = read(m, cap.maps + n, sizeof(cap.maps) - 1 - n);
@@ -468,7 +467,7 @@ static uintptr_t arena_place(void)
 __attribute__((noinline)) static int write_maps(int fd, uint64_t sp, uint64_t *stack_top)
 {
 	if (maps_read())
-		return -1;
+		return ju_errno();   /* open's */
 	struct stack_find f = { .sp = sp };
 	maps_each(stack_of, &f);
 	*stack_top = f.top;
@@ -483,7 +482,7 @@ __attribute__((noinline, format(printf, 1, 2))) static int fail(const char *fmt,
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	hx_write_error(msg);
-	return -1;
+	return -EIO;   /* the capture failed: the ERROR record says why */
 }
 
 /* Bytes one generated function occupies, its unwinding data and perf's
@@ -499,8 +498,7 @@ static int hx_slot(const struct tr_func *f, const struct tr_unwind_opts *uo, siz
 	return rc;
 }
 
-/* FUNC record: where each instruction of f (function `index` at addr) is
- * and what it is. */
+/* FUNC record: where each instruction of f (function `index` at addr) is and what it is. */
 static void write_func(const struct tr_func *f, uint64_t addr, uint32_t index, const char *name,
 		       int out_fd)
 {
@@ -528,12 +526,12 @@ struct cap_image {
 	size_t size, used;
 };
 
-/* n bytes at arena address `at` into the image; -1 outside it. */
+/* n bytes at arena address `at` into the image; -ERANGE outside it. */
 static int img_put(struct cap_image *im, const uint8_t *at, const void *src, size_t n)
 {
 	size_t off = (size_t)(at - cap.hx.arena.base);
 	if (at < cap.hx.arena.base || off > im->size || n > im->size - off)
-		return -1;
+		return -ERANGE;
 	memcpy(im->bytes + off, src, n);
 	if (off + n > im->used)
 		im->used = off + n;
@@ -581,13 +579,14 @@ static int hx_install(const struct tr_func *f, const struct tr_unwind_opts *uo, 
 	if (tr_unwind_build(f, uo, addr, &cap.unw_install, &err))
 		return fail("%s", err.msg);
 	uint8_t *code = cap.codebuf;
-	if (rel32_thunk(f, at, im, code))
-		return -1;
+	int rc = rel32_thunk(f, at, im, code);
+	if (rc)
+		return rc;
 	if (img_put(im, at, code, f->code_size) ||
 	    (install_unwind && img_put(im, at + cap.unw_install.eh_off, cap.unw_install.data, cap.unw_install.size)))
 		return fail("%s", "code outside the arena");
 	bool unw = uo->cfi != TR_CFI_NONE || cap.unw_install.size;
-	int rc = 0;
+	rc = 0;
 	if (unw && !after_load)
 		rc = jdw_unwinding_info(w, cap.unw_install.data, cap.unw_install.size, cap.unw_install.hdr_size, cap.unw_install.mapped_size);
 	if (!rc)
@@ -742,20 +741,20 @@ static int cap_arena(const struct hx_case *c, struct cap_layout *ly)
 	return 0;
 }
 
-/* Every level's trampoline, then the [leaf], installed with their jitdump
- * records. */
+/* Every level's trampoline, then the [leaf], installed with their jitdump records. */
 static int cap_install(const struct hx_case *c, const struct cap_layout *ly, struct jdw *w,
 		       struct cap_image *im, int out_fd)
 {
+	int rc;
 	for (int k = 1; k <= cap.hx.depth; k++) {
 		uint8_t *at;
 		if (tr_arena_alloc(&cap.hx.arena, ly->slot, c->stride ? 1 : 64, &at))
 			return fail("%s", "arena full");
 		char name[32];
 		snprintf(name, sizeof(name), k == 1 ? "tramp" : "tramp%d", k);
-		if (hx_install(&cap.code, &c->unw, c->unwind_after_load, ly->install_unwind, at,
-			       (uint32_t)(k - 1), name, w, im, out_fd))
-			return -1;
+		if ((rc = hx_install(&cap.code, &c->unw, c->unwind_after_load, ly->install_unwind, at,
+				     (uint32_t)(k - 1), name, w, im, out_fd)))
+			return rc;
 		cap.hx.tramp[k] = at;
 		cap.hx.tramp_size[k] = cap.code.code_size;
 	}
@@ -764,9 +763,9 @@ static int cap_install(const struct hx_case *c, const struct cap_layout *ly, str
 		uint8_t *at;
 		if (tr_arena_alloc(&cap.hx.arena, ly->leaf_slot, 64, &at))
 			return fail("%s", "arena full");
-		if (hx_install(&cap.leaf_code, &ly->leaf_unw, c->unwind_after_load, true, at, (uint32_t)cap.hx.depth,
-			       "leaf", w, im, out_fd))
-			return -1;
+		if ((rc = hx_install(&cap.leaf_code, &ly->leaf_unw, c->unwind_after_load, true, at,
+				     (uint32_t)cap.hx.depth, "leaf", w, im, out_fd)))
+			return rc;
 		cap.hx.leaf = at;
 		cap.hx.leaf_size = cap.leaf_code.code_size;
 		cap.hx.target = at;
@@ -931,7 +930,7 @@ __attribute__((noinline)) static int cap_gen(const struct hx_case *c, int gen, i
 								cap.code.code_size, cap.jdw.next_index - 1)))
 		rc = fail("jitdump write: %s", strerror(-rc));
 	if (rc)
-		return -1;
+		return rc;
 	cap.hx.tramp[1] = at;
 	cap.hx.tramp_size[1] = cap.code.code_size;
 	cap.hx.in_callee = g->in_callee;
@@ -944,16 +943,17 @@ __attribute__((noinline)) static int cap_gen(const struct hx_case *c, int gen, i
 __attribute__((noinline)) static int cap_gens(const struct hx_case *c, int out_fd)
 {
 	for (int gen = 2; gen <= c->ngens + 1; gen++) {
-		if (cap_gen(c, gen, out_fd))
-			return -1;
+		int rc = cap_gen(c, gen, out_fd);
+		if (rc)
+			return rc;
 		alarm(10);
 		hx_scrub_stack();
 		hx_anchor(&cap.hx);
 		alarm(0);
 		if (cap.hx.truth_error)
 			return fail("truth mismatch in generation %d", gen);
-		if (c->gens[gen - 2].how == HX_GEN_LATE && gen_load(c, gen, (uint64_t)(uintptr_t)cap.hx.tramp[1]))
-			return -1;
+		if (c->gens[gen - 2].how == HX_GEN_LATE && (rc = gen_load(c, gen, (uint64_t)(uintptr_t)cap.hx.tramp[1])))
+			return rc;
 	}
 	int rc = jdw_close(&cap.jdw);
 	return rc ? fail("jitdump close: %s", strerror(-rc)) : 0;

@@ -28,7 +28,7 @@
  *             hx_replay_group(&s.groups[j], s.elf_mach, &opts, &res, ...);  // runner.h
  *             hx_samples_free(&s);
  *     }
- * hx_capture_* return -1 only when the harness itself fails (fork, pipe,
+ * hx_capture_* return a negative errno only when the harness itself fails (fork, pipe,
  * memory); what a case did is in its group. */
 #ifndef HX_CAPTURE_H
 #define HX_CAPTURE_H
@@ -66,38 +66,38 @@ struct hx_batch_run {
 	unsigned ended;               /* children a case ended early (crash, error, alarm) */
 };
 /* Capture cases[0..n) into out_fd (a samples file whose header the caller
- * wrote); run may be NULL (all in one child).  0, or -1 with err set when
+ * wrote); run may be NULL (all in one child).  0, or a negative errno with err set when
  * the harness failed. */
 /* Bytes to allocate in a capture child above its first case so that every
  * run has the same stack addresses where the arch needs it (0: none). */
 size_t hx_stack_pad(uint64_t frame);
 
 int hx_capture_batch(const struct hx_batch_case *cases, size_t n, int out_fd,
-		     struct hx_batch_run *run, char *err, size_t errlen);
+		     struct hx_batch_run *run, struct ju_err *err);
 /* The same into memory (a memfd), parsed into *out (hx_samples_free).
  * Where hx_capture_keeps_samples(), the memfd and its mapping are kept for
  * the next call while no struct hx_samples holds them (a batch's records
  * overwrite the last batch's pages: none allocated or mapped anew). */
 bool hx_capture_keeps_samples(void);
 int hx_capture_samples(const struct hx_batch_case *cases, size_t n, struct hx_samples *out,
-		       struct hx_batch_run *run, char *err, size_t errlen);
+		       struct hx_batch_run *run, struct ju_err *err);
 /* Jitdump directories for cases[0..n) (their c set): root itself when no
  * two of them share a child (one case, or per_child 1), else
- * root/<case name>, created.  0, or -1 with err set; hx_batch_dirs_free
+ * root/<case name>, created.  0, or a negative errno with err set; hx_batch_dirs_free
  * frees the names. */
 int hx_batch_dirs(struct hx_batch_case *cases, size_t n, const char *root, unsigned per_child,
-		  char *err, size_t errlen);
+		  struct ju_err *err);
 void hx_batch_dirs_free(struct hx_batch_case *cases, size_t n);
 /* Removes a directory the harness made for jitdumps: its files, the
  * per-case directories hx_batch_dirs made in it (one level), then itself.
- * 0, or -1 (errno set) when dir itself could not be removed. */
+ * 0, or -errno when dir itself could not be removed. */
 int hx_dumpdir_remove(const char *dir);
 /* The same into a new samples file (header included). */
 int hx_capture_to_file(const struct hx_batch_case *cases, size_t n, const char *out_path,
-		       struct hx_batch_run *run, char *err, size_t errlen);
+		       struct hx_batch_run *run, struct ju_err *err);
 /* One case into a new samples file. */
 int hx_capture_one(const struct hx_case *c, const char *case_path, const char *dumpdir,
-		   const char *out_path, char *err, size_t errlen);
+		   const char *out_path, struct ju_err *err);
 
 /* In the child: one case.  Returns 0 when the case ran to its end; on setup
  * errors writes an ERROR record and returns -1.  Crashes are written as

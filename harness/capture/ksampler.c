@@ -190,7 +190,7 @@ static int ks_point(struct ks *k, pid_t child, const struct hx_spin_msg *m, int 
 }
 
 int hx_ksample_serve(pid_t child, uint32_t stack_user, const struct hx_kcfg *cfg, int req_fd, int out_fd,
-		     char *err, size_t errlen)
+		     struct ju_err *err)
 {
 	static struct ks k;   /* the ring copy and output buffers: too big for a stack; one serve at a time */
 	memset(&k, 0, sizeof(k));
@@ -209,8 +209,7 @@ int hx_ksample_serve(pid_t child, uint32_t stack_user, const struct hx_kcfg *cfg
 		if (r <= 0)
 			break;
 		if (r != (ssize_t)sizeof(m)) {
-			snprintf(err, errlen, "spin point message of %zd bytes, expected %zu", r, sizeof(m));
-			rc = -EIO;
+			rc = ju_errf(err, EIO, 0, "spin point message of %zd bytes, expected %zu", r, sizeof(m));
 			break;
 		}
 		if (rc && !told) {

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "juerr.h"
 
 /* What the sampler spent (make bench): spin points served, time from
  * enabling the event to the last sample or the time limit. */
@@ -31,7 +32,7 @@ struct hx_kcfg {
  * user stack dump size asked for (perf's --call-graph dwarf,N).  0, or -errno with
  * err set for a failure of the harness itself (not for a refusal). */
 int hx_ksample_serve(pid_t child, uint32_t stack_user, const struct hx_kcfg *cfg, int req_fd, int out_fd,
-		     char *err, size_t errlen);
+		     struct ju_err *err);
 
 /* One PERF_RECORD_SAMPLE body of the sampler's event (b, n bytes after its
  * header; off: its position in the ring's stream, for messages), decoded by

@@ -19,18 +19,6 @@
 static const char *const verdicts[] = { "ok", "truncated", "skipped", "wrong", "duplicate",
 					"error", "consistent", "inconsistent", NULL };
 
-static int cfail(char *err, size_t errlen, const char *path, int line, const char *fmt, ...)
-{
-	va_list ap;
-	int n = snprintf(err, errlen, "%s:%d: ", path, line);
-	if (n < 0 || (size_t)n >= errlen)
-		return -1;
-	va_start(ap, fmt);
-	vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 static char *trim(char *s)
 {
 	while (isspace((unsigned char)*s))
@@ -64,7 +52,7 @@ static int parse_int(const char *s, long long *out)
 	errno = 0;
 	long long v = strtoll(s, &end, 0);
 	if (errno || end == s || *trim(end))
-		return -1;
+		return -EINVAL;
 	*out = v;
 	return 0;
 }
@@ -92,12 +80,12 @@ static int parse_enc(const char *s, uint8_t *out)
 			if (!strcmp(t, names[i].n))
 				break;
 		if (i == sizeof(names) / sizeof(names[0]))
-			return -1;
+			return -EINVAL;
 		v |= names[i].v;
 		parts++;
 	}
 	if (!parts)
-		return -1;
+		return -EINVAL;
 	*out = v;
 	return 0;
 }
@@ -113,9 +101,9 @@ static int parse_hex_bytes(const char *s, uint8_t *out, size_t cap, size_t *len)
 		if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
 			s += 2;
 		if (!isxdigit((unsigned char)s[0]) || !isxdigit((unsigned char)s[1]))
-			return -1;
+			return -EINVAL;
 		if (n >= cap)
-			return -2;
+			return -ERANGE;
 		char b[3] = { s[0], s[1], 0 };
 		out[n++] = (uint8_t)strtoul(b, NULL, 16);
 		s += 2;
@@ -125,38 +113,38 @@ static int parse_hex_bytes(const char *s, uint8_t *out, size_t cap, size_t *len)
 }
 
 /* An offset of an 'at' list, bare or after FUNCTION+: decimal ("7") or hex
- * with 0x ("0x7"), one number either way.  0, -1 not a number, -2 a leading
- * 0 (octal to strtoll, decimal to a reader: refused as ambiguous). */
+ * with 0x ("0x7"), one number either way.  0, -EINVAL not a number, -EDOM a
+ * leading 0 (octal to strtoll, decimal to a reader: refused as ambiguous). */
 static int parse_offset(const char *s, long long *out)
 {
 	bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
 	const char *d = hex ? s + 2 : s;
 	size_t n = strspn(d, hex ? "0123456789abcdefABCDEF" : "0123456789");
 	if (!n || d[n] || n > 8)
-		return -1;
+		return -EINVAL;
 	if (!hex && n > 1 && d[0] == '0')
-		return -2;
+		return -EDOM;
 	*out = strtoll(d, NULL, hex ? 16 : 10);
 	return 0;
 }
 
 #define OFFSET_FORMS "decimal (7) or 0x hex (0x7)"
 
-static int offset_fail(const char *t, int rc, const char *path, int line, char *err, size_t errlen)
+static int offset_fail(const char *t, int rc, const char *path, int line, struct ju_err *err)
 {
-	if (rc == -2)
-		return cfail(err, errlen, path, line,
-			     "'%s': a leading 0 is ambiguous (octal or decimal?): write the offset as " OFFSET_FORMS, t);
-	return cfail(err, errlen, path, line, "'%s': expected an offset, " OFFSET_FORMS, t);
+	if (rc == -EDOM)
+		return ju_err_line(err, EINVAL, path, line,
+			           "'%s': a leading 0 is ambiguous (octal or decimal?): write the offset as " OFFSET_FORMS, t);
+	return ju_err_line(err, EINVAL, path, line, "'%s': expected an offset, " OFFSET_FORMS, t);
 }
 
 /* "tramp2+0x3" / "tramp+7" / "leaf+0x4" / "callee" into w's function and offset */
-static int parse_where(char *t, struct hx_where *w, const char *path, int line, char *err, size_t errlen)
+static int parse_where(char *t, struct hx_where *w, const char *path, int line, struct ju_err *err)
 {
 	/* cut short it could lose its '+0xOFF' (found by fuzz/fuzz_case.c) */
 	if (strlen(t) >= sizeof(w->where))
-		return cfail(err, errlen, path, line, "'%.40s%s' is longer than %zu characters",
-			     t, strlen(t) > 40 ? "..." : "", sizeof(w->where) - 1);
+		return ju_err_line(err, EINVAL, path, line, "'%.40s%s' is longer than %zu characters",
+			           t, strlen(t) > 40 ? "..." : "", sizeof(w->where) - 1);
 	snprintf(w->where, sizeof(w->where), "%s", t);
 	w->inner = false;
 	if (!strcmp(t, "callee")) {
@@ -171,28 +159,28 @@ static int parse_where(char *t, struct hx_where *w, const char *path, int line, 
 	long long off;
 	int rc = parse_offset(plus + 1, &off);
 	if (rc)
-		return offset_fail(t, rc, path, line, err, errlen);
+		return offset_fail(t, rc, path, line, err);
 	if (off > 65535)
-		return cfail(err, errlen, path, line, "'%s': offset %lld out of range", t, off);
+		return ju_err_line(err, EINVAL, path, line, "'%s': offset %lld out of range", t, off);
 	w->offset = (int)off;
 	return 0;
 }
 
 /* "A-B": every offset from A to B */
 static int parse_range(char *t, char *dash, struct hx_exc *e, const char *path, int line,
-		       char *err, size_t errlen)
+		       struct ju_err *err)
 {
 	long long a, b;
 	*dash = 0;
 	int ra = parse_offset(trim(t), &a), rb = parse_offset(trim(dash + 1), &b);
-	if (ra == -2 || rb == -2)
-		return offset_fail(ra == -2 ? t : dash + 1, -2, path, line, err, errlen);
+	if (ra == -EDOM || rb == -EDOM)
+		return offset_fail(ra == -EDOM ? t : dash + 1, -EDOM, path, line, err);
 	if (ra || rb || b < a || b - a > HX_MAX_ITEMS)
-		return cfail(err, errlen, path, line, "bad offset range '%s-%s' (expected A-B, A <= B, each " OFFSET_FORMS ")",
-			     t, dash + 1);
+		return ju_err_line(err, EINVAL, path, line, "bad offset range '%s-%s' (expected A-B, A <= B, each " OFFSET_FORMS ")",
+			           t, dash + 1);
 	for (long long o = a; o <= b; o++) {
 		if (e->nitems >= HX_MAX_ITEMS)
-			return cfail(err, errlen, path, line, "more than %d items in an 'at' list", HX_MAX_ITEMS);
+			return ju_err_line(err, EINVAL, path, line, "more than %d items in an 'at' list", HX_MAX_ITEMS);
 		struct hx_where *w = &e->items[e->nitems++];
 		w->offset = (int)o;
 		w->fn = HX_FN_ANY;
@@ -205,42 +193,44 @@ static int parse_range(char *t, char *dash, struct hx_exc *e, const char *path, 
 
 /* "0,1,7" / "2-5" / "callee" / "tramp2+0x3" */
 static int parse_items(char *list, struct hx_exc *e, const char *path, int line,
-		       char *err, size_t errlen)
+		       struct ju_err *err)
 {
 	for (char *save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		t = trim(t);
 		int gen, first = e->nitems;
 		if (hx_gen_suffix(t, &gen))
-			return cfail(err, errlen, path, line, "'%s': expected a generation after '@g' (1..%d)", t, HX_MAX_GENS);
+			return ju_err_line(err, EINVAL, path, line, "'%s': expected a generation after '@g' (1..%d)", t, HX_MAX_GENS);
 		char *dash = strchr(t, '-');
 		if (dash && dash != t && !strchr(t, '+')) {
-			if (parse_range(t, dash, e, path, line, err, errlen))
-				return -1;
+			int prc = parse_range(t, dash, e, path, line, err);
+			if (prc)
+				return prc;
 			for (int k = first; k < e->nitems; k++)
 				e->items[k].gen = gen;
 			continue;
 		}
 		if (e->nitems >= HX_MAX_ITEMS)
-			return cfail(err, errlen, path, line, "more than %d items in an 'at' list", HX_MAX_ITEMS);
+			return ju_err_line(err, EINVAL, path, line, "more than %d items in an 'at' list", HX_MAX_ITEMS);
 		struct hx_where *w = &e->items[e->nitems];
 		long long a;
-		int rc = isdigit((unsigned char)t[0]) ? parse_offset(t, &a) : -1;
+		int rc = isdigit((unsigned char)t[0]) ? parse_offset(t, &a) : -EINVAL;
 		if (isdigit((unsigned char)t[0])) {
 			if (rc)
-				return offset_fail(t, rc, path, line, err, errlen);
+				return offset_fail(t, rc, path, line, err);
 			if (a > 65535)
-				return cfail(err, errlen, path, line, "offset %lld out of range", a);
+				return ju_err_line(err, EINVAL, path, line, "offset %lld out of range", a);
 			w->offset = (int)a;
 			w->fn = HX_FN_ANY;
 			w->where[0] = 0;
 			w->inner = false;
 		} else if (!strcmp(t, "callee") || (!strncmp(t, "tramp", 5) && strchr(t, '+')) ||
 			   (!strncmp(t, "leaf", 4) && strchr(t, '+'))) {
-			if (parse_where(t, w, path, line, err, errlen))
-				return -1;
+			int prc = parse_where(t, w, path, line, err);
+			if (prc)
+				return prc;
 		} else {
-			return cfail(err, errlen, path, line,
-				     "'%s' is not an offset, a range, 'callee' or 'trampN+0xOFF'", t);
+			return ju_err_line(err, EINVAL, path, line,
+				           "'%s' is not an offset, a range, 'callee' or 'trampN+0xOFF'", t);
 		}
 		w->gen = gen;
 		e->nitems++;
@@ -250,25 +240,25 @@ static int parse_items(char *list, struct hx_exc *e, const char *path, int line,
 
 #define KEY_FORMS "UNWINDER, UNWINDER@PROFILE, UNWINDER@SIZE or UNWINDER@PROFILE@SIZE, then optionally @VERSION+, '?' in front if optional"
 
-/* "1.8" -> 1008; -1 if not MAJOR.MINOR */
+/* "1.8" -> 1008; -EINVAL if not MAJOR.MINOR */
 static int version_code(const char *s, size_t n)
 {
 	unsigned maj, min;
 	int used = 0;
 	char buf[24];
 	if (!s || n >= sizeof(buf))
-		return -1;
+		return -EINVAL;
 	memcpy(buf, s, n);
 	buf[n] = 0;
 	if (sscanf(buf, "%3u.%3u%n", &maj, &min, &used) != 2 || (size_t)used != n)
-		return -1;
+		return -EINVAL;
 	return (int)(maj * 1000 + min);
 }
 
 int hx_case_version_code(const char *v)
 {
 	if (!v)
-		return -1;
+		return -EINVAL;
 	/* "1.6" or "0.188", and "1.8.1" compares as 1.8 */
 	const char *dot = strchr(v, '.');
 	const char *end = dot ? dot + 1 + strspn(dot + 1, "0123456789") : v;
@@ -277,7 +267,7 @@ int hx_case_version_code(const char *v)
 
 /* "@1.8+" at the end of a key: from that version of the unwinder's library on */
 static int parse_key_version(struct hx_case *c, struct hx_expect *x, char *buf, const char *key, int line,
-			     char *err, size_t errlen)
+			     struct ju_err *err)
 {
 	char *last = strrchr(buf, '@');
 	size_t n = last ? strlen(last + 1) : 0;
@@ -289,8 +279,8 @@ static int parse_key_version(struct hx_case *c, struct hx_expect *x, char *buf, 
 	x->by_perf = sscanf(last + 1, "perf%3u.%3u+%n", &maj, &min, &used) == 2 && (size_t)used == n;
 	int v = x->by_perf ? (int)(maj * 1000 + min) : version_code(last + 1, n - 1);
 	if (v < 0)
-		return cfail(err, errlen, c->path, line, "'%s': '%s' is no library version (expected MAJOR.MINOR+, e.g. 1.8+, or perfMAJOR.MINOR+)",
-			     key, last + 1);
+		return ju_err_line(err, EINVAL, c->path, line, "'%s': '%s' is no library version (expected MAJOR.MINOR+, e.g. 1.8+, or perfMAJOR.MINOR+)",
+			           key, last + 1);
 	*last = 0;
 	x->min_version = v;
 	return 0;
@@ -298,18 +288,19 @@ static int parse_key_version(struct hx_case *c, struct hx_expect *x, char *buf, 
 
 /* "?libdw@v6.1@8192": every part must name something that exists */
 static int parse_key(struct hx_case *c, struct hx_expect *x, const char *key, int line,
-		     char *err, size_t errlen)
+		     struct ju_err *err)
 {
 	x->optional = key[0] == '?';
 	key += x->optional;
 	if (strlen(key) >= sizeof(x->unwinder) || !key[0] || key[0] == '@' ||
 	    strspn(key, "abcdefghijklmnopqrstuvwxyz0123456789-.@x+") != strlen(key))
-		return cfail(err, errlen, c->path, line, "expectation key '%s': expected " KEY_FORMS, key);
+		return ju_err_line(err, EINVAL, c->path, line, "expectation key '%s': expected " KEY_FORMS, key);
 	snprintf(x->unwinder, sizeof(x->unwinder), "%s", key);
 	char buf[48];
 	snprintf(buf, sizeof(buf), "%s", key);
-	if (parse_key_version(c, x, buf, key, line, err, errlen))
-		return -1;
+	int prc = parse_key_version(c, x, buf, key, line, err);
+	if (prc)
+		return prc;
 	snprintf(x->base, sizeof(x->base), "%s", buf);
 	char *parts[4] = { buf };
 	int np = 1;
@@ -318,55 +309,56 @@ static int parse_key(struct hx_case *c, struct hx_expect *x, const char *key, in
 		parts[np++] = p + 1;
 	}
 	if (np > 3 || (np > 1 && !parts[np - 1][0]))
-		return cfail(err, errlen, c->path, line, "expectation key '%s': expected " KEY_FORMS, key);
+		return ju_err_line(err, EINVAL, c->path, line, "expectation key '%s': expected " KEY_FORMS, key);
 	char names[256];
 	if (!hx_case_column(parts[0])) {
 		hx_case_column_list(NULL, names, sizeof(names));
-		return cfail(err, errlen, c->path, line, "no unwinder '%s' (expected one of %s)", parts[0], names);
+		return ju_err_line(err, EINVAL, c->path, line, "no unwinder '%s' (expected one of %s)", parts[0], names);
 	}
 	snprintf(x->uw, sizeof(x->uw), "%s", parts[0]);
 	if (x->min_version && !x->by_perf && !hx_case_column(parts[0])->lib_version)
-		return cfail(err, errlen, c->path, line, "'%s': %s unwinds with no library a version could key", key, parts[0]);
+		return ju_err_line(err, EINVAL, c->path, line, "'%s': %s unwinds with no library a version could key", key, parts[0]);
 	x->profile = -1;
 	for (int i = 1; i < np; i++) {
 		long long v;
 		enum pv_profile pp;
 		if (!parse_int(parts[i], &v)) {
 			if (v < 8 || v > 65528 || v % 8)
-				return cfail(err, errlen, c->path, line,
-					     "'%s': invalid stack size %lld (perf's dump size is a multiple of 8 in 8..65528)", key, v);
+				return ju_err_line(err, EINVAL, c->path, line,
+					           "'%s': invalid stack size %lld (perf's dump size is a multiple of 8 in 8..65528)", key, v);
 			x->stack_size = (int)v;
 		} else if (i == 1 && np >= 2 && !pv_profile_parse(parts[i], &pp)) {
 			x->profile = (int)pp;
 		} else {
-			return cfail(err, errlen, c->path, line,
-				     "'%s': no perf profile '%s' (expected %s, then an optional stack size)",
-				     key, parts[i], pv_profile_choices());
+			return ju_err_line(err, EINVAL, c->path, line,
+				           "'%s': no perf profile '%s' (expected %s, then an optional stack size)",
+				           key, parts[i], pv_profile_choices());
 		}
 	}
 	if (np == 3 && (x->profile < 0 || !x->stack_size))
-		return cfail(err, errlen, c->path, line, "expectation key '%s': expected UNWINDER@PROFILE@SIZE", key);
+		return ju_err_line(err, EINVAL, c->path, line, "expectation key '%s': expected UNWINDER@PROFILE@SIZE", key);
 	return 0;
 }
 
 /* "ok; skipped at 0,1,7; wrong at callee" */
 static int parse_expect(struct hx_case *c, const char *key, char *val, int line,
-			char *err, size_t errlen)
+			struct ju_err *err)
 {
 	if (c->nexpect >= HX_MAX_EXPECT)
-		return cfail(err, errlen, c->path, line, "more than %d expectations", HX_MAX_EXPECT);
+		return ju_err_line(err, EINVAL, c->path, line, "more than %d expectations", HX_MAX_EXPECT);
 	struct hx_expect *x = &c->expect[c->nexpect];
 	/* the header only: an exception is cleared when it is used (20 KB of
 	 * them per expectation, mostly never) */
 	memset(x, 0, offsetof(struct hx_expect, exc));
 	x->nexc = 0;
 	x->line = 0;
-	if (parse_key(c, x, key, line, err, errlen))
-		return -1;
+	int prc = parse_key(c, x, key, line, err);
+	if (prc)
+		return prc;
 	for (int i = 0; i < c->nexpect; i++)
 		if (!strcmp(c->expect[i].unwinder, x->unwinder))
-			return cfail(err, errlen, c->path, line, "second expectation for '%s' (first on line %d)",
-				     x->unwinder, c->expect[i].line);
+			return ju_err_line(err, EINVAL, c->path, line, "second expectation for '%s' (first on line %d)",
+				           x->unwinder, c->expect[i].line);
 	x->line = line;
 	int part = 0;
 	for (char *save = NULL, *t = strtok_r(val, ";", &save); t; t = strtok_r(NULL, ";", &save), part++) {
@@ -374,36 +366,37 @@ static int parse_expect(struct hx_case *c, const char *key, char *val, int line,
 		char *at = strstr(t, " at ");
 		if (part == 0) {
 			if (at)
-				return cfail(err, errlen, c->path, line,
-					     "the first part of '%s' must be a plain verdict, then '; VERDICT at LIST'", key);
+				return ju_err_line(err, EINVAL, c->path, line,
+					           "the first part of '%s' must be a plain verdict, then '; VERDICT at LIST'", key);
 			if (!valid_verdict(t))
-				return cfail(err, errlen, c->path, line,
-					     "unknown verdict '%s' (expected ok, truncated, skipped, wrong, duplicate, error, consistent or inconsistent, optionally followed by 'fallback')", t);
+				return ju_err_line(err, EINVAL, c->path, line,
+					           "unknown verdict '%s' (expected ok, truncated, skipped, wrong, duplicate, error, consistent or inconsistent, optionally followed by 'fallback')", t);
 			snprintf(x->verdict, sizeof(x->verdict), "%s", t);
 			continue;
 		}
 		if (!at)
-			return cfail(err, errlen, c->path, line, "expected 'VERDICT at LIST', got '%s'", t);
+			return ju_err_line(err, EINVAL, c->path, line, "expected 'VERDICT at LIST', got '%s'", t);
 		if (x->nexc >= HX_MAX_EXC)
-			return cfail(err, errlen, c->path, line, "more than %d exceptions", HX_MAX_EXC);
+			return ju_err_line(err, EINVAL, c->path, line, "more than %d exceptions", HX_MAX_EXC);
 		*at = 0;
 		char *v = trim(t);
 		if (!valid_verdict(v))
-			return cfail(err, errlen, c->path, line, "unknown verdict '%s'", v);
+			return ju_err_line(err, EINVAL, c->path, line, "unknown verdict '%s'", v);
 		struct hx_exc *e = &x->exc[x->nexc++];
 		e->nitems = 0;
 		snprintf(e->verdict, sizeof(e->verdict), "%s", v);
-		if (parse_items(at + 4, e, c->path, line, err, errlen))
-			return -1;
+		prc = parse_items(at + 4, e, c->path, line, err);
+		if (prc)
+			return prc;
 	}
 	if (!x->verdict[0])
-		return cfail(err, errlen, c->path, line, "empty expectation for '%s'", key);
+		return ju_err_line(err, EINVAL, c->path, line, "empty expectation for '%s'", key);
 	c->nexpect++;
 	return 0;
 }
 
 static int parse_unwind(struct hx_case *c, const char *key, char *val, int line,
-			char *err, size_t errlen)
+			struct ju_err *err)
 {
 	struct tr_unwind_opts *o = &c->unw;
 	if (!strcmp(key, "cfi")) {
@@ -417,33 +410,33 @@ static int parse_unwind(struct hx_case *c, const char *key, char *val, int line,
 			o->cfi = TR_CFI_BYTES;
 			int rc = parse_hex_bytes(val + 6, o->prog, sizeof(o->prog), &o->prog_len);
 			if (rc)
-				return cfail(err, errlen, c->path, line, rc == -2 ? "CFA program longer than %zu bytes"
-					     : "cfi = bytes: expected hex bytes like '41 0e 10'", sizeof(o->prog));
+				return ju_err_line(err, EINVAL, c->path, line, rc == -ERANGE ? "CFA program longer than %zu bytes"
+					           : "cfi = bytes: expected hex bytes like '41 0e 10'", sizeof(o->prog));
 		} else
-			return cfail(err, errlen, c->path, line,
-				     "cfi: expected derived, directives, none or 'bytes <hex>', got '%s'", val);
+			return ju_err_line(err, EINVAL, c->path, line,
+				           "cfi: expected derived, directives, none or 'bytes <hex>', got '%s'", val);
 	} else if (!strcmp(key, "cie")) {
 		if (!strcmp(val, "none"))
 			o->cie_aug[0] = 0;
 		else if (strspn(val, "zRPLS") == strlen(val) && strlen(val) < sizeof(o->cie_aug) && val[0])
 			snprintf(o->cie_aug, sizeof(o->cie_aug), "%s", val);
 		else
-			return cfail(err, errlen, c->path, line, "cie: expected an augmentation like zR, zPLR, zLR, zRS or none");
+			return ju_err_line(err, EINVAL, c->path, line, "cie: expected an augmentation like zR, zPLR, zLR, zRS or none");
 	} else if (!strcmp(key, "cie_version")) {
 		long long v;
 		if (parse_int(val, &v) || (v != 1 && v != 3))
-			return cfail(err, errlen, c->path, line, "cie_version: expected 1 or 3");
+			return ju_err_line(err, EINVAL, c->path, line, "cie_version: expected 1 or 3");
 		o->cie_version = (int)v;
 	} else if (!strcmp(key, "fde_enc")) {
 		if (parse_enc(val, &o->fde_enc))
-			return cfail(err, errlen, c->path, line, "fde_enc: expected DW_EH_PE names like pcrel|sdata4, got '%s'", val);
+			return ju_err_line(err, EINVAL, c->path, line, "fde_enc: expected DW_EH_PE names like pcrel|sdata4, got '%s'", val);
 	} else if (!strcmp(key, "lsda_enc")) {
 		/* with 'L' in cie: every FDE's augmentation data then holds a null LSDA pointer of this encoding */
 		if (parse_enc(val, &o->lsda_enc) || (o->lsda_enc != DW_EH_PE_omit && (o->lsda_enc & 0x0f) == DW_EH_PE_uleb128))
-			return cfail(err, errlen, c->path, line, "lsda_enc: expected omit or a fixed-size encoding like udata4 or pcrel|sdata4, got '%s'", val);
+			return ju_err_line(err, EINVAL, c->path, line, "lsda_enc: expected omit or a fixed-size encoding like udata4 or pcrel|sdata4, got '%s'", val);
 	} else if (!strcmp(key, "table_enc")) {
 		if (parse_enc(val, &o->table_enc))
-			return cfail(err, errlen, c->path, line, "table_enc: expected names like datarel|sdata4 or omit");
+			return ju_err_line(err, EINVAL, c->path, line, "table_enc: expected names like datarel|sdata4 or omit");
 		o->hdr_table = o->table_enc != DW_EH_PE_omit;
 	} else if (!strcmp(key, "hdr")) {
 		if (!strcmp(val, "after"))
@@ -453,7 +446,7 @@ static int parse_unwind(struct hx_case *c, const char *key, char *val, int line,
 		else if (!strcmp(val, "none"))
 			o->hdr = TR_HDR_NONE;
 		else
-			return cfail(err, errlen, c->path, line, "hdr: expected after, before or none");
+			return ju_err_line(err, EINVAL, c->path, line, "hdr: expected after, before or none");
 	} else if (!strcmp(key, "mapped")) {
 		long long v;
 		if (!strcmp(val, "auto"))
@@ -461,22 +454,22 @@ static int parse_unwind(struct hx_case *c, const char *key, char *val, int line,
 		else if (!parse_int(val, &v) && v >= 0 && v < (1ll << 32))
 			o->mapped = v;
 		else
-			return cfail(err, errlen, c->path, line, "mapped: expected auto or a byte count");
+			return ju_err_line(err, EINVAL, c->path, line, "mapped: expected auto or a byte count");
 	} else if (!strcmp(key, "terminator")) {
 		if (strcmp(val, "yes") && strcmp(val, "no"))
-			return cfail(err, errlen, c->path, line, "terminator: expected yes or no");
+			return ju_err_line(err, EINVAL, c->path, line, "terminator: expected yes or no");
 		o->terminator = !strcmp(val, "yes");
 	} else if (!strcmp(key, "order")) {
 		if (strcmp(val, "before-load") && strcmp(val, "after-load"))
-			return cfail(err, errlen, c->path, line, "order: expected before-load (as perf needs) or after-load");
+			return ju_err_line(err, EINVAL, c->path, line, "order: expected before-load (as perf needs) or after-load");
 		c->unwind_after_load = !strcmp(val, "after-load");
 	} else if (!strcmp(key, "eh_frame")) {
 		if (strcmp(val, "aligned") && strcmp(val, "unaligned"))
-			return cfail(err, errlen, c->path, line, "eh_frame: expected aligned or unaligned");
+			return ju_err_line(err, EINVAL, c->path, line, "eh_frame: expected aligned or unaligned");
 		o->eh_unaligned = !strcmp(val, "unaligned");
 	} else {
-		return cfail(err, errlen, c->path, line,
-			     "unknown [unwind] key '%s' (expected cfi, cie, cie_version, fde_enc, lsda_enc, hdr, table_enc, mapped, terminator, eh_frame, order)", key);
+		return ju_err_line(err, EINVAL, c->path, line,
+			           "unknown [unwind] key '%s' (expected cfi, cie, cie_version, fde_enc, lsda_enc, hdr, table_enc, mapped, terminator, eh_frame, order)", key);
 	}
 	return 0;
 }
@@ -504,7 +497,7 @@ static void list_starts(const char *name, const struct tr_func *f, char *buf, si
 }
 
 static int bad_offset(const struct hx_case *c, const struct code_map *m, int line, const char *what,
-		      const struct tr_func *f, long long off, char *err, size_t errlen)
+		      const struct tr_func *f, long long off, struct ju_err *err)
 {
 	char t[512], l[512] = "";
 	list_starts("tramp", m->tramp, t, sizeof(t));
@@ -512,43 +505,43 @@ static int bad_offset(const struct hx_case *c, const struct code_map *m, int lin
 		list_starts("; leaf", m->leaf, l, sizeof(l));
 	bool past = f ? off >= (long long)f->code_size
 		      : off >= (long long)m->tramp->code_size && (!m->leaf || off >= (long long)m->leaf->code_size);
-	return cfail(err, errlen, c->path, line, "'%s': offset %lld is %s (instructions start at %s%s)", what, off,
-		     past ? "past the code" : "inside an instruction", t, l);
+	return ju_err_line(err, EINVAL, c->path, line, "'%s': offset %lld is %s (instructions start at %s%s)", what, off,
+		           past ? "past the code" : "inside an instruction", t, l);
 }
 
 /* One 'at' item: an offset of any generated function, 'callee', trampK+0xN or leaf+0xN. */
 static int check_item(const struct hx_case *c, const struct code_map *m, const struct hx_where *w,
-		      int line, char *err, size_t errlen)
+		      int line, struct ju_err *err)
 {
 	if (!w->where[0]) {
 		if (w->inner)
 			return 0;
 		if (!c->every_insn)
-			return cfail(err, errlen, c->path, line, "offset %d: the case samples no instruction (at = every-insn)", w->offset);
+			return ju_err_line(err, EINVAL, c->path, line, "offset %d: the case samples no instruction (at = every-insn)", w->offset);
 		if (!is_boundary(m->tramp, w->offset) && !is_boundary(m->leaf, w->offset)) {
 			char what[16];
 			snprintf(what, sizeof(what), "%d", w->offset);
-			return bad_offset(c, m, line, what, NULL, w->offset, err, errlen);
+			return bad_offset(c, m, line, what, NULL, w->offset, err);
 		}
 		return 0;
 	}
 	if (w->fn == HX_FN_CALLEE)
-		return c->in_callee ? 0 : cfail(err, errlen, c->path, line,
-						"'callee': the case does not sample the C target (at = in-callee)");
+		return c->in_callee ? 0 : ju_err_line(err, EINVAL, c->path, line,
+						      "'callee': the case does not sample the C target (at = in-callee)");
 	const struct tr_func *f = m->tramp;
 	if (w->fn == HX_FN_LEAF) {
 		if (!m->leaf)
-			return cfail(err, errlen, c->path, line, "'%s': the case has no [leaf]", w->where);
+			return ju_err_line(err, EINVAL, c->path, line, "'%s': the case has no [leaf]", w->where);
 		f = m->leaf;
 	} else if (w->fn < 0 || w->fn >= c->depth) {
-		return cfail(err, errlen, c->path, line, "'%s': no function '%.*s' (depth %d: tramp%s%s)", w->where,
-			     (int)strcspn(w->where, "+"), w->where, c->depth, c->depth > 1 ? " .. tramp" : "",
-			     c->depth > 1 ? "N" : "");
+		return ju_err_line(err, EINVAL, c->path, line, "'%s': no function '%.*s' (depth %d: tramp%s%s)", w->where,
+			           (int)strcspn(w->where, "+"), w->where, c->depth, c->depth > 1 ? " .. tramp" : "",
+			           c->depth > 1 ? "N" : "");
 	}
 	if (!c->every_insn)
-		return cfail(err, errlen, c->path, line, "'%s': the case samples no instruction (at = every-insn)", w->where);
+		return ju_err_line(err, EINVAL, c->path, line, "'%s': the case samples no instruction (at = every-insn)", w->where);
 	if (!is_boundary(f, w->offset))
-		return bad_offset(c, m, line, w->where, f, w->offset, err, errlen);
+		return bad_offset(c, m, line, w->where, f, w->offset, err);
 	return 0;
 }
 
@@ -563,46 +556,46 @@ static bool in_list(const int *v, int n, int dflt, int want)
 }
 
 static int check_verdict(const struct hx_case *c, const struct uw_unwinder *u, const char *v, int line,
-			 char *err, size_t errlen)
+			 struct ju_err *err)
 {
 	bool judged = !strcmp(v, "consistent") || !strcmp(v, "inconsistent");
 	if (judged && u->ref != UW_REF_TRUTH)
-		return cfail(err, errlen, c->path, line,
-			     "%s: '%s' judges the emitted info, which only the oracle does (expected ok, truncated, skipped, wrong, duplicate or error)",
-			     u->name, v);
+		return ju_err_line(err, EINVAL, c->path, line,
+			           "%s: '%s' judges the emitted info, which only the oracle does (expected ok, truncated, skipped, wrong, duplicate or error)",
+			           u->name, v);
 	return 0;
 }
 
 /* An expectation's key against the case's arch, profiles and sizes. */
-static int check_key(const struct hx_case *c, const struct hx_expect *x, char *err, size_t errlen)
+static int check_key(const struct hx_case *c, const struct hx_expect *x, struct ju_err *err)
 {
 	const struct uw_unwinder *u = hx_case_column(x->uw);
 	if (x->optional)
 		return 0;
 	if (u->probe)
-		return cfail(err, errlen, c->path, x->line,
-			     "%s runs only where this machine has it (real perf); write '?%s'", x->uw, x->unwinder);
+		return ju_err_line(err, EINVAL, c->path, x->line,
+			           "%s runs only where this machine has it (real perf); write '?%s'", x->uw, x->unwinder);
 	if (!uw_unwinder_default_on(u, c->arch)) {
 		char names[256];
 		hx_case_column_list(c->arch, names, sizeof(names));
-		return cfail(err, errlen, c->path, x->line,
-			     "%s does not run on %s by default (there: %s); write '?%s' to keep it for --unwinders",
-			     x->uw, c->arch, names, x->unwinder);
+		return ju_err_line(err, EINVAL, c->path, x->line,
+			           "%s does not run on %s by default (there: %s); write '?%s' to keep it for --unwinders",
+			           x->uw, c->arch, names, x->unwinder);
 	}
 	if (x->profile >= 0 && !in_list(c->profiles, c->nprofiles, PV_CURRENT, x->profile))
-		return cfail(err, errlen, c->path, x->line,
-			     "'%s': the case never replays under profile %s (add it to [sample] profiles, or write '?%s')",
-			     x->unwinder, pv_profile_name((enum pv_profile)x->profile), x->unwinder);
+		return ju_err_line(err, EINVAL, c->path, x->line,
+			           "'%s': the case never replays under profile %s (add it to [sample] profiles, or write '?%s')",
+			           x->unwinder, pv_profile_name((enum pv_profile)x->profile), x->unwinder);
 	if (x->stack_size && !in_list(c->stack_sizes, c->nstack_sizes, 8192, x->stack_size))
-		return cfail(err, errlen, c->path, x->line,
-			     "'%s': the case never replays with stack size %d (add it to [sample] stack_size, or write '?%s')",
-			     x->unwinder, x->stack_size, x->unwinder);
+		return ju_err_line(err, EINVAL, c->path, x->line,
+			           "'%s': the case never replays with stack size %d (add it to [sample] stack_size, or write '?%s')",
+			           x->unwinder, x->stack_size, x->unwinder);
 	return 0;
 }
 
 /* Every expectation names something this case runs: unwinder, profile,
  * size, verdict and every sample point. */
-static int check_expects(const struct hx_case *c, char *err, size_t errlen)
+static int check_expects(const struct hx_case *c, struct ju_err *err)
 {
 	struct code_map m = { 0 };
 	const struct tr_arch *a = tr_arch_by_name(c->arch);
@@ -611,7 +604,7 @@ static int check_expects(const struct hx_case *c, char *err, size_t errlen)
 	m.tramp = calloc(1, sizeof(*m.tramp));
 	m.leaf = c->has_leaf ? calloc(1, sizeof(*m.leaf)) : NULL;
 	if (!m.tramp || (c->has_leaf && !m.leaf)) {
-		rc = cfail(err, errlen, c->path, 0, "out of memory");
+		rc = ju_err_line(err, ENOMEM, c->path, 0, "out of memory");
 		goto out;
 	}
 	/* code the generator cannot encode is the capture's error to report */
@@ -620,14 +613,14 @@ static int check_expects(const struct hx_case *c, char *err, size_t errlen)
 	for (int i = 0; i < c->nexpect && !rc; i++) {
 		const struct hx_expect *x = &c->expect[i];
 		const struct uw_unwinder *u = hx_case_column(x->uw);
-		rc = check_key(c, x, err, errlen);
+		rc = check_key(c, x, err);
 		if (!rc)
-			rc = check_verdict(c, u, x->verdict, x->line, err, errlen);
+			rc = check_verdict(c, u, x->verdict, x->line, err);
 		for (int e = 0; e < x->nexc && !rc; e++) {
-			rc = check_verdict(c, u, x->exc[e].verdict, x->line, err, errlen);
+			rc = check_verdict(c, u, x->exc[e].verdict, x->line, err);
 			for (int k = 0; k < x->exc[e].nitems && !rc && code_ok; k++)
 				if (x->exc[e].items[k].gen < 2)   /* a later generation's: hx_gen_check */
-					rc = check_item(c, &m, &x->exc[e].items[k], x->line, err, errlen);
+					rc = check_item(c, &m, &x->exc[e].items[k], x->line, err);
 		}
 	}
 out:
@@ -647,8 +640,7 @@ struct pstate {
 	int gi;                  /* in S_GEN: the generation's index in c->gens */
 	bool have_at;
 	bool expect_optional;    /* run --observe: no [expect] yet */
-	char *err;
-	size_t errlen;
+	struct ju_err *err;
 };
 
 /* key = value in [case] and [sample]: adding a key is one table line */
@@ -657,7 +649,7 @@ struct key_parser {
 	int (*parse)(struct pstate *ps, char *val, int line);
 };
 
-#define PFAIL(ps, line, ...) cfail((ps)->err, (ps)->errlen, (ps)->c->path, line, __VA_ARGS__)
+#define PFAIL(ps, line, ...) ju_err_line((ps)->err, EINVAL, (ps)->c->path, line, __VA_ARGS__)
 
 static int case_name(struct pstate *ps, char *val, int line)
 {
@@ -789,7 +781,7 @@ static int parse_section(struct pstate *ps, const char *s, int line)
 {
 	static const char *const names[S_COUNT] = { "", "[case]", "[code]", "[unwind]", "[sample]", "[expect]",
 						    "[leaf]", "" };
-	int i, rc = hx_gen_section(ps->c, s, line, &ps->gi, ps->err, ps->errlen);
+	int i, rc = hx_gen_section(ps->c, s, line, &ps->gi, ps->err);
 	if (rc <= 0) {
 		ps->sec = S_GEN;
 		return rc;
@@ -844,7 +836,7 @@ static int parse_line(struct pstate *ps, char *s, int line)
 	if (ps->sec == S_CODE || ps->sec == S_LEAF)
 		return parse_op(ps, s, line);
 	if (ps->sec == S_GEN)
-		return hx_gen_line(ps->c, ps->gi, s, line, ps->err, ps->errlen);
+		return hx_gen_line(ps->c, ps->gi, s, line, ps->err);
 	char *eq = strchr(s, '=');
 	if (!eq)
 		return PFAIL(ps, line, "expected 'key = value', got '%s'", s);
@@ -856,22 +848,22 @@ static int parse_line(struct pstate *ps, char *s, int line)
 	case S_CASE:
 		return parse_key_table(ps, case_keys, "[case]", key, val, line);
 	case S_UNWIND:
-		return parse_unwind(ps->c, key, val, line, ps->err, ps->errlen);
+		return parse_unwind(ps->c, key, val, line, ps->err);
 	case S_SAMPLE:
 		return parse_key_table(ps, sample_keys, "[sample]", key, val, line);
 	case S_EXPECT:
-		return parse_expect(ps->c, key, val, line, ps->err, ps->errlen);
+		return parse_expect(ps->c, key, val, line, ps->err);
 	default:
 		return 0;
 	}
 }
 
-int hx_case_expect_line(struct hx_case *c, const char *text, int line, char *err, size_t errlen)
+int hx_case_expect_line(struct hx_case *c, const char *text, int line, struct ju_err *err)
 {
 	char buf[1024];
-	struct pstate ps = { .c = c, .sec = S_EXPECT, .err = err, .errlen = errlen };
+	struct pstate ps = { .c = c, .sec = S_EXPECT, .err = err };
 	if (strlen(text) >= sizeof(buf) || strchr(text, '['))
-		return cfail(err, errlen, c->path, line, "expected one [expect] line, under %zu characters", sizeof(buf) - 1);
+		return ju_err_line(err, EINVAL, c->path, line, "expected one [expect] line, under %zu characters", sizeof(buf) - 1);
 	snprintf(buf, sizeof(buf), "%s", text);
 	return parse_line(&ps, trim(buf), line);     /* an [expect] line, as in a case */
 }
@@ -917,9 +909,12 @@ static int check_case(struct pstate *ps, int line)
 		if (!any)
 			return PFAIL(ps, line, "cfi = directives but [code] has no .cfi_* lines");
 	}
-	if (check_expects(c, ps->err, ps->errlen) || hx_gen_check(c, ps->err, ps->errlen))
-		return -1;
-	return hx_case_compile(c, ps->err, ps->errlen);
+	int rc = check_expects(c, ps->err);
+	if (!rc)
+		rc = hx_gen_check(c, ps->err);
+	if (rc)
+		return rc;
+	return hx_case_compile(c, ps->err);
 }
 
 /* Zero a case but for its three big arrays (420 KB, mostly never used):
@@ -945,11 +940,15 @@ void hx_case_clear(struct hx_case *c)
 int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t len,
 		  char *err, size_t errlen)
 {
-	return hx_case_parse_ex(c, path, text, len, 0, err, errlen);
+	struct ju_err je;
+	int rc = hx_case_parse_ex(c, path, text, len, 0, &je);
+	if (rc)
+		snprintf(err, errlen, "%s", je.msg);
+	return rc;
 }
 
 int hx_case_parse_ex(struct hx_case *c, const char *path, const char *text, size_t len,
-		     unsigned flags, char *err, size_t errlen)
+		     unsigned flags, struct ju_err *err)
 {
 	hx_case_clear(c);
 	snprintf(c->path, sizeof(c->path), "%s", path);
@@ -957,13 +956,13 @@ int hx_case_parse_ex(struct hx_case *c, const char *path, const char *text, size
 	c->depth = 1;
 	c->text = malloc(len + 1);
 	if (!c->text)
-		return cfail(err, errlen, path, 0, "out of memory");
+		return ju_err_line(err, ENOMEM, path, 0, "out of memory");
 	memcpy(c->text, text, len);
 	c->text[len] = 0;
 	c->text_len = len;
 	if (memchr(text, 0, len))
-		return cfail(err, errlen, path, 1, "NUL byte in a case file");
-	struct pstate ps = { .c = c, .sec = S_NONE, .err = err, .errlen = errlen,
+		return ju_err_line(err, EINVAL, path, 1, "NUL byte in a case file");
+	struct pstate ps = { .c = c, .sec = S_NONE, .err = err,
 			     .expect_optional = flags & HX_CASE_NO_EXPECT };
 	int line = 0;
 	size_t pos = 0;
@@ -975,15 +974,16 @@ int hx_case_parse_ex(struct hx_case *c, const char *path, const char *text, size
 		line++;
 		char buf[1024];
 		if (ll >= sizeof(buf))
-			return cfail(err, errlen, path, line, "line longer than %zu bytes", sizeof(buf) - 1);
+			return ju_err_line(err, EINVAL, path, line, "line longer than %zu bytes", sizeof(buf) - 1);
 		memcpy(buf, ls, ll);
 		buf[ll] = 0;
 		char *hash = strchr(buf, '#');
 		if (hash)
 			*hash = 0;
 		char *s = trim(buf);
-		if (*s && parse_line(&ps, s, line))
-			return -1;
+		int rc = *s ? parse_line(&ps, s, line) : 0;
+		if (rc)
+			return rc;
 	}
 	return check_case(&ps, line);
 }

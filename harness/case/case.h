@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdbool.h>
+#include "juerr.h"
 #include "trampolines/tramp.h"
 
 #define HX_MAX_OPS 256
@@ -24,7 +25,7 @@
 /* The builds of the C around a trampoline a case selects ([sample] host); what
  * each is: harness/capture/host.h. */
 enum hx_host_kind { HX_HOST_FP, HX_HOST_NOFP, HX_HOST_NOFP_LEAF, HX_HOST_N };
-/* kind, or -1 when name is none of hx_host_names */
+/* kind, or -EINVAL when name is none of hx_host_names */
 int hx_host_parse(const char *name);
 extern const char hx_host_names[];
 
@@ -117,34 +118,35 @@ struct hx_case {
 	size_t text_len;
 };
 
-/* Parse a case from text (path is used in messages). 0, or -1 with
- * "path:line: message" in err. */
+/* Parse a case from text (path is used in messages). 0, or a negative errno
+ * with "path:line: message" in err (hx_case_parse: in err's buffer, for tests
+ * and fuzz; the rest of the harness calls hx_case_parse_ex). */
 int hx_case_parse(struct hx_case *c, const char *path, const char *text, size_t len,
 		  char *err, size_t errlen);
-int hx_case_load(struct hx_case *c, const char *path, char *err, size_t errlen);
+int hx_case_load(struct hx_case *c, const char *path, struct ju_err *err);
 /* HX_CASE_NO_EXPECT: a missing or empty [expect] is accepted (run --observe) */
 #define HX_CASE_NO_EXPECT 1u
 int hx_case_parse_ex(struct hx_case *c, const char *path, const char *text, size_t len,
-		     unsigned flags, char *err, size_t errlen);
-int hx_case_load_ex(struct hx_case *c, const char *path, unsigned flags, char *err, size_t errlen);
+		     unsigned flags, struct ju_err *err);
+int hx_case_load_ex(struct hx_case *c, const char *path, unsigned flags, struct ju_err *err);
 /* Zero c as the parser starts it (its big op and expect arrays are left). */
 void hx_case_clear(struct hx_case *c);
 /* Two cases of one run may not share a name (their samples files would
- * overwrite each other). 0, or -1 with both files named in err. */
-int hx_case_unique(const struct hx_case *cases, int n, char *err, size_t errlen);
+ * overwrite each other). 0, or -EEXIST with both files named in err. */
+int hx_case_unique(const struct hx_case *cases, int n, struct ju_err *err);
 void hx_case_free(struct hx_case *c);
 
-/* "1.8.1" -> 1008 (major * 1000 + minor), -1 if it is no version */
+/* "1.8.1" -> 1008 (major * 1000 + minor), -EINVAL if it is no version */
 int hx_case_version_code(const char *v);
 
 /* One [expect] line ("libdw = ok; truncated at 0xb") into c's expectations,
  * read as the case parser reads [expect] (c->path and line name it in
- * messages); 0, or -1 with "path:line: message" in err.  hx_case_compile
+ * messages); 0, or -EINVAL with "path:line: message" in err.  hx_case_compile
  * after the last. */
-int hx_case_expect_line(struct hx_case *c, const char *text, int line, char *err, size_t errlen);
+int hx_case_expect_line(struct hx_case *c, const char *text, int line, struct ju_err *err);
 /* Compile c's [expect] into its table (hx_case_parse does; after a change of
- * c->expect call it again).  0, or -1 with "path:line: message" in err. */
-int hx_case_compile(struct hx_case *c, char *err, size_t errlen);
+ * c->expect call it again).  0, or a negative errno with "path:line: message" in err. */
+int hx_case_compile(struct hx_case *c, struct ju_err *err);
 /* A sample point's function from its printed name ("tramp", "tramp2",
  * "leaf"; "callee" for the C target): HX_FN_*, or HX_FN_NONE. */
 int hx_case_fn_id(const char *name);
@@ -169,6 +171,6 @@ bool hx_case_has_expect(const struct hx_case *c, const char *unwinder, const cha
 
 /* Collect *.case files under each path (file or directory), sorted. */
 int hx_case_glob(const char *const *paths, int npaths, char ***out, int *n,
-		 char *err, size_t errlen);
+		 struct ju_err *err);
 
 #endif

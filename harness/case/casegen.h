@@ -15,14 +15,14 @@
 
 const char *hx_gen_how_name(int how);
 /* "[code N]": 0 (*gi its index in c->gens), 1 when s is no such header,
- * -1 with "path:line: message" in err. */
-int hx_gen_section(struct hx_case *c, const char *s, int line, int *gi, char *err, size_t errlen);
-/* A line of [code N] (comment stripped, trimmed): 0 or -1 (err). */
-int hx_gen_line(struct hx_case *c, int gi, const char *s, int line, char *err, size_t errlen);
+ * -EINVAL with "path:line: message" in err. */
+int hx_gen_section(struct hx_case *c, const char *s, int line, int *gi, struct ju_err *err);
+/* A line of [code N] (comment stripped, trimmed): 0 or -EINVAL (err). */
+int hx_gen_line(struct hx_case *c, int gi, const char *s, int line, struct ju_err *err);
 /* The whole case's generations once every line is read (after [expect]):
- * 0 or -1 (err names the line). */
-int hx_gen_check(struct hx_case *c, char *err, size_t errlen);
-/* An "at" item's "@gN" suffix cut off t into *gen (0: none); -1 if malformed. */
+ * 0 or a negative errno (err names the line). */
+int hx_gen_check(struct hx_case *c, struct ju_err *err);
+/* An "at" item's "@gN" suffix cut off t into *gen (0: none); -EINVAL if malformed. */
 int hx_gen_suffix(char *t, int *gen);
 
 #endif

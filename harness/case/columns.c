@@ -3,6 +3,7 @@
 #include "harness/case/columns.h"
 #include "harness/case/case.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,7 +14,7 @@ static int probed_by_run(char *why, size_t n)
 {
 	if (n)
 		snprintf(why, n, "real perf is probed by the run, not the case layer");
-	return -1;
+	return -ENODEV;
 }
 
 static const char *no_version(void)
@@ -52,7 +53,7 @@ int hx_case_column_index(const char *name)
 	for (size_t i = 0; i < NPERF; i++)
 		if (!strcmp(perf_columns[i]->name, name))
 			return (int)(n + i);
-	return -1;
+	return -ENOENT;
 }
 
 size_t hx_case_ncolumns(void)
@@ -72,5 +73,5 @@ int hx_host_parse(const char *name)
 	for (int k = 0; k < HX_HOST_N; k++)
 		if (!strcmp(name, names[k]))
 			return k;
-	return -1;
+	return -EINVAL;
 }

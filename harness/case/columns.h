@@ -34,7 +34,7 @@ const struct uw_unwinder *hx_case_column(const char *name);
  * runs by default on arch, as hx_column_list in the run's table. */
 void hx_case_column_list(const char *arch, char *buf, size_t len);
 /* its index in the run's column table (this side's unwinders in the
- * registry's order, then perf, perf-fp); -1 for none */
+ * registry's order, then perf, perf-fp); -ENOENT for none */
 int hx_case_column_index(const char *name);
 /* how many columns the table has */
 size_t hx_case_ncolumns(void);

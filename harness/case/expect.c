@@ -31,21 +31,20 @@ static int form_rank(const struct hx_expect *x)
 /* Each expectation into the slots of its column and of every profile its key
  * allows, most specific form first, then the highest version (a key without
  * one last): a lookup takes the first that fits its size and version. */
-int hx_case_compile(struct hx_case *c, char *err, size_t errlen)
+int hx_case_compile(struct hx_case *c, struct ju_err *err)
 {
 	size_t ncol = hx_case_ncolumns();
 	memset(c->nxtab, 0, sizeof(c->nxtab));
 	if (ncol > HX_MAX_COLS) {
-		snprintf(err, errlen, "%s: %zu columns, more than HX_MAX_COLS (%d)", c->path, ncol, HX_MAX_COLS);
-		return -1;
+		return ju_errf(err, ERANGE, 0, "%s: %zu columns, more than HX_MAX_COLS (%d)", c->path, ncol,
+			       HX_MAX_COLS);
 	}
 	for (int i = 0; i < c->nexpect; i++) {
 		const struct hx_expect *x = &c->expect[i];
 		int col = hx_case_column_index(x->uw);
 		if (col < 0 || x->profile >= HX_MAX_PROFILES) {
-			snprintf(err, errlen, "%s:%d: '%s' names no column or profile of this build", c->path, x->line,
-				 x->unwinder);
-			return -1;
+			return ju_err_line(err, EINVAL, c->path, x->line, "'%s' names no column or profile of this build",
+					   x->unwinder);
 		}
 		for (int p = 0; p < HX_MAX_PROFILES; p++) {
 			if (x->profile >= 0 && x->profile != p)

@@ -25,8 +25,9 @@ struct dump_cli {
 static int set_filter(void *s, const struct cli_opt *o, const char *arg, char *why, size_t wl)
 {
 	struct dump_cli *cl = s;
-	if (cli_set_u64(s, o, arg, why, wl))
-		return -1;
+	int rc = cli_set_u64(s, o, arg, why, wl);
+	if (rc)
+		return rc;
 	if (o->off == D_OFF(filter.at))
 		cl->filter.at_set = true;
 	else

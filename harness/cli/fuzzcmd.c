@@ -19,12 +19,12 @@ static int set_arches(void *s, const struct cli_opt *o, const char *arg, char *w
 		if (!a || strcmp(a->facts->name, t) || n == 4) {
 			tr_arch_names(names, sizeof(names));
 			snprintf(why, wl, "expected one of %s (at most 4), got '%s'", names, t);
-			return -1;
+			return -EINVAL;
 		}
 	}
 	if (!n || strlen(arg) >= sizeof(list)) {
 		snprintf(why, wl, "expected a list of arches, got '%s'", arg);
-		return -1;
+		return -EINVAL;
 	}
 	return cli_set_str(s, o, arg, why, wl);
 }
@@ -41,8 +41,9 @@ static int set_print(void *s, const struct cli_opt *o, const char *arg, char *wh
 	uint64_t v;
 	struct cli_opt u = *o;
 	u.off = 0;
-	if (cli_set_u64(&v, &u, arg, why, wl))
-		return -1;
+	int rc = cli_set_u64(&v, &u, arg, why, wl);
+	if (rc)
+		return rc;
 	((struct fz_opts *)s)->print_index = (long long)v;
 	return 0;
 }

@@ -198,7 +198,7 @@ static int number(const struct cli_opt *o, const char *arg, long long *v, char *
 	if (errno || end == arg || *end || x < o->lo || x > o->hi || (bytes && x % 8)) {
 		snprintf(why, wl, "expected %s in %lld..%lld, got '%s'", bytes ? "a multiple of 8 bytes" : "a number",
 			 o->lo, o->hi, arg);
-		return -1;
+		return -ERANGE;
 	}
 	*v = x;
 	return 0;
@@ -207,8 +207,9 @@ static int number(const struct cli_opt *o, const char *arg, long long *v, char *
 int cli_set_int(void *s, const struct cli_opt *o, const char *arg, char *why, size_t wl)
 {
 	long long v;
-	if (number(o, arg, &v, why, wl))
-		return -1;
+	int rc = number(o, arg, &v, why, wl);
+	if (rc)
+		return rc;
 	*FIELD(int, s, o) = (int)v;
 	return 0;
 }
@@ -224,7 +225,7 @@ int cli_set_u64(void *s, const struct cli_opt *o, const char *arg, char *why, si
 			snprintf(why, wl, "expected a number in %lld..%lld, got '%s'", o->lo, o->hi, arg);
 		else
 			snprintf(why, wl, "expected a number (0x... for hex), got '%s'", arg);
-		return -1;
+		return -ERANGE;
 	}
 	*FIELD(uint64_t, s, o) = x;
 	return 0;
@@ -236,7 +237,7 @@ int cli_set_double(void *s, const struct cli_opt *o, const char *arg, char *why,
 	double x = strtod(arg, &end);
 	if (end == arg || *end || x < (double)o->lo || x > (double)o->hi) {
 		snprintf(why, wl, "expected a number in %lld..%lld, got '%s'", o->lo, o->hi, arg);
-		return -1;
+		return -ERANGE;
 	}
 	*FIELD(double, s, o) = x;
 	return 0;
@@ -246,7 +247,7 @@ int cli_set_profile(void *s, const struct cli_opt *o, const char *arg, char *why
 {
 	if (pv_profile_parse(arg, FIELD(enum pv_profile, s, o))) {
 		snprintf(why, wl, "expected %s, got '%s'", pv_profile_choices(), arg);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

@@ -32,7 +32,7 @@ static int set_modes(void *s, const struct cli_opt *o, const char *arg, char *wh
 	if (strlen(arg) >= sizeof(buf) || !(k->mode_on[PK_DWARF] || k->mode_on[PK_FP]) ||
 	    strspn(arg, "dwarfp,") != strlen(arg) || strstr(arg, ",,")) {
 		snprintf(why, wl, "expected dwarf, fp or dwarf,fp, got '%s'", arg);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -47,7 +47,7 @@ static int set_emulation(void *s, const struct cli_opt *o, const char *arg, char
 {
 	if (!hx_column_by_name(arg)) {
 		snprintf(why, wl, "no such unwinder, got '%s'", arg);
-		return -1;
+		return -ENOENT;
 	}
 	return cli_set_str(s, o, arg, why, wl);
 }

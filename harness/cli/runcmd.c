@@ -268,10 +268,10 @@ static int record_finish(struct common *c, const struct hx_runset *r)
 	printf("recorded %d case(s) into %s; jitdumps in %s\n", r->n, c->out, r->dir);
 	if (!c->perf_data)
 		return 0;
-	char err[1024];
+	struct ju_err err;
 	c->po.stack_size = (uint32_t)c->o.stack_size;
-	if (hx_toperf_write(c->out, c->perf_data, &c->po, err, sizeof(err))) {
-		fprintf(stderr, "jitunwind: %s\n", err);
+	if (hx_toperf_write(c->out, c->perf_data, &c->po, &err)) {
+		fprintf(stderr, "jitunwind: %s\n", err.msg);
 		return 2;
 	}
 	printf("wrote %s (perf inject -j -i %s -o OUT, then perf script)\n", c->perf_data, c->perf_data);
@@ -283,9 +283,9 @@ static int run_report(struct common *c, struct hx_runset *r)
 {
 	if (!c->o.observe)
 		return finish(r->res, (size_t)r->n, c, r->t0, hx_host_arch());
-	char err[1024];
-	if (hx_observe_run(stdout, r->res, (size_t)r->n, &c->o, hx_host_arch(), c->write, err, sizeof(err))) {
-		fprintf(stderr, "jitunwind: %s\n", err);
+	struct ju_err err;
+	if (hx_observe_run(stdout, r->res, (size_t)r->n, &c->o, hx_host_arch(), c->write, &err)) {
+		fprintf(stderr, "jitunwind: %s\n", err.msg);
 		return 2;
 	}
 	return 0;

@@ -23,8 +23,9 @@ static int read_u64(const struct cli_opt *o, const char *arg, uint64_t *v, char 
 static int set_size(void *s, const struct cli_opt *o, const char *arg, char *why, size_t wl)
 {
 	uint64_t v;
-	if (read_u64(o, arg, &v, why, wl))
-		return -1;
+	int rc = read_u64(o, arg, &v, why, wl);
+	if (rc)
+		return rc;
 	*(size_t *)((char *)s + o->off) = (size_t)v;
 	return 0;
 }
@@ -32,8 +33,9 @@ static int set_size(void *s, const struct cli_opt *o, const char *arg, char *why
 static int set_hits(void *s, const struct cli_opt *o, const char *arg, char *why, size_t wl)
 {
 	uint64_t v;
-	if (read_u64(o, arg, &v, why, wl))
-		return -1;
+	int rc = read_u64(o, arg, &v, why, wl);
+	if (rc)
+		return rc;
 	*(unsigned *)((char *)s + o->off) = (unsigned)v;
 	return 0;
 }
@@ -44,8 +46,9 @@ static int set_profile(void *s, const struct cli_opt *o, const char *arg, char *
 	enum pv_profile p;
 	struct cli_opt u = *o;
 	u.off = 0;
-	if (cli_set_profile(&p, &u, arg, why, wl))
-		return -1;
+	int rc = cli_set_profile(&p, &u, arg, why, wl);
+	if (rc)
+		return rc;
 	*(int *)((char *)s + o->off) = (int)p;
 	return 0;
 }
@@ -53,19 +56,21 @@ static int set_profile(void *s, const struct cli_opt *o, const char *arg, char *
 static int set_pid(void *s, const struct cli_opt *o, const char *arg, char *why, size_t wl)
 {
 	uint64_t v;
-	if (read_u64(o, arg, &v, why, wl))
-		return -1;
+	int rc = read_u64(o, arg, &v, why, wl);
+	if (rc)
+		return rc;
 	*(int *)((char *)s + o->off) = (int)v;
 	return 0;
 }
 
 static int set_time(void *s, const struct cli_opt *o, const char *arg, char *why, size_t wl)
 {
-	if (cli_set_double(s, o, arg, why, wl))
-		return -1;
+	int rc = cli_set_double(s, o, arg, why, wl);
+	if (rc)
+		return rc;
 	if (*(double *)((char *)s + o->off) <= 0) {
 		snprintf(why, wl, "expected a number of seconds above 0, got '%s'", arg);
-		return -1;
+		return -ERANGE;
 	}
 	return 0;
 }
@@ -77,7 +82,7 @@ static int set_expect(void *s, const struct cli_opt *o, const char *arg, char *w
 	struct hx_trace_cfg *c = s;
 	if (c->nexpect == HX_TRACE_MAX_EXPECT) {
 		snprintf(why, wl, "more than %d --expect", HX_TRACE_MAX_EXPECT);
-		return -1;
+		return -E2BIG;
 	}
 	c->expect[c->nexpect++] = arg;
 	return 0;

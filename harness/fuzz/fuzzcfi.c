@@ -144,7 +144,10 @@ static void eval_chunk(struct fz_ctx *x, const uint64_t *idx, size_t n, FILE *ou
 	struct hx_samples s;
 	memset(&s, 0, sizeof(s));
 	double t0 = fz_now(), c0 = children_cpu();
-	int crc = nb ? hx_capture_samples(b, nb, &s, NULL, err, sizeof(err)) : 0;
+	struct ju_err ce;
+	int crc = nb ? hx_capture_samples(b, nb, &s, NULL, &ce) : 0;
+	if (crc)
+		snprintf(err, sizeof(err), "%s", ce.msg);
 	double tc = (fz_now() - t0) / (double)(nb ? nb : 1), cc = (children_cpu() - c0) / (double)(nb ? nb : 1);
 	size_t m = 0;
 	for (size_t j = 0; !crc && j < s.ngroups; j++) {

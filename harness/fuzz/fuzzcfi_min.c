@@ -74,7 +74,7 @@ int fz_run_text(struct fz_ctx *x, const char *text, const struct hx_opts *o, str
 	struct hx_samples s;
 	/* a child of its own: its pid differs from the last run's */
 	uw_libdw_forget();
-	if (!hx_capture_samples(&one, 1, &s, NULL, err->msg, sizeof(err->msg))) {
+	if (!hx_capture_samples(&one, 1, &s, NULL, err)) {
 		struct hx_opts oo = *o;
 		oo.jitted_dir = x->dir;
 		oo.parsed = o->observe ? NULL : c;     /* parsed as the replay would */

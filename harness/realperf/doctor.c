@@ -84,18 +84,20 @@ static struct dr_fact *fact(struct dr *d, const char *name, const char *how)
 	return f;
 }
 
-/* The first word of the perf command, found as execvp would: 0, or -1. */
+/* The first word of the perf command, found as execvp would: 0, or -EINVAL
+ * (empty), -errno of access(2), -ENOENT (not on PATH). */
 static int cmd_runnable(const char *cmd, char *why, size_t wl)
 {
 	char w[512];
 	if (sscanf(cmd, "%511s", w) != 1) {
 		snprintf(why, wl, "--perf '%s': an empty command", cmd);
-		return -1;
+		return -EINVAL;
 	}
 	if (strchr(w, '/')) {
 		if (access(w, X_OK)) {
-			snprintf(why, wl, "--perf '%s': %s: %s", cmd, w, strerror(errno));
-			return -1;
+			int e = errno;
+			snprintf(why, wl, "--perf '%s': %s: %s", cmd, w, strerror(e));
+			return -e;
 		}
 		return 0;
 	}
@@ -108,7 +110,7 @@ static int cmd_runnable(const char *cmd, char *why, size_t wl)
 			return 0;
 	}
 	snprintf(why, wl, "--perf '%s': %s not found on PATH", cmd, w);
-	return -1;
+	return -ENOENT;
 }
 
 static bool opt_on(const struct dr *d, const char *name)
@@ -128,8 +130,9 @@ static int fact_perf(struct dr *d)
 		return d->perf_given ? -ENOENT : HX_CMD_CANNOT_RUN;
 	}
 	struct dr_fact *f = fact(d, "perf", "`@PERF@ version --build-options`");
-	if (hx_perf_workdir(d->dir, sizeof(d->dir), "doctor", why, sizeof(why))) {
-		snprintf(d->unusable, sizeof(d->unusable), "%s", why);
+	struct ju_err je;
+	if (hx_perf_workdir(d->dir, sizeof(d->dir), "doctor", &je)) {
+		snprintf(d->unusable, sizeof(d->unusable), "%s", je.msg);
 		return HX_CMD_CANNOT_RUN;
 	}
 	char out[128], said[600];

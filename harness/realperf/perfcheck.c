@@ -45,13 +45,14 @@ static double pk_now(void)
 /* Every case must load (else -EINVAL before perf runs); another arch's is refused. */
 static int check_cases(const struct pk_opts *o, const char *arch)
 {
-	char def[64], err[1024], **paths = NULL;
+	char def[64], **paths = NULL;
+	struct ju_err err;
 	const char *defp[1] = { def };
 	snprintf(def, sizeof(def), "cases/%s", arch);
 	int n = 0, rc = 0;
 	if (hx_case_glob(o->npaths ? (const char *const *)o->paths : defp, o->npaths ? o->npaths : 1,
-			 &paths, &n, err, sizeof(err))) {
-		fprintf(stderr, "jitunwind perf-check: %s\n", err);
+			 &paths, &n, &err)) {
+		fprintf(stderr, "jitunwind perf-check: %s\n", err.msg);
 		rc = -EINVAL;
 	} else if (!n) {
 		fprintf(stderr, "jitunwind perf-check: no .case files found\n");
@@ -60,8 +61,8 @@ static int check_cases(const struct pk_opts *o, const char *arch)
 	struct hx_case *cs = calloc(n ? (size_t)n : 1, sizeof(*cs));
 	int loaded = 0;
 	for (int i = 0; i < n && cs && !rc; i++) {
-		if (hx_case_load(&cs[i], paths[i], err, sizeof(err))) {
-			fprintf(stderr, "jitunwind perf-check: %s\n", err);
+		if (hx_case_load(&cs[i], paths[i], &err)) {
+			fprintf(stderr, "jitunwind perf-check: %s\n", err.msg);
 			rc = -EINVAL;
 			break;
 		}
@@ -73,8 +74,8 @@ static int check_cases(const struct pk_opts *o, const char *arch)
 		}
 	}
 	/* two cases of one name would be one case in the report */
-	if (!rc && cs && hx_case_unique(cs, loaded, err, sizeof(err))) {
-		fprintf(stderr, "jitunwind perf-check: %s\n", err);
+	if (!rc && cs && hx_case_unique(cs, loaded, &err)) {
+		fprintf(stderr, "jitunwind perf-check: %s\n", err.msg);
 		rc = -EINVAL;
 	}
 	for (int i = 0; i < loaded; i++)
@@ -113,7 +114,7 @@ static int probe_event(char *why, size_t wl)
 	snprintf(why, wl, "perf_event_open refused a cpu-clock event: %s%s", strerror(e),
 		 e == EACCES || e == EPERM ? " (kernel.perf_event_paranoid)" :
 		 e == ENOSYS ? " (no perf events here, e.g. under qemu-user)" : "");
-	return -1;
+	return -e;
 }
 
 /* perf record of `jitunwind record --spin-points` over the paths, one mode */
@@ -138,7 +139,7 @@ static int pk_record(struct pk *k, struct pk_run *r, const char *data, const cha
 	const char **args = calloc(nf + (size_t)r->npaths + 1, sizeof(*args));
 	if (!args) {
 		snprintf(r->why, sizeof(r->why), "out of memory");
-		return -1;
+		return -ENOMEM;
 	}
 	memcpy(args, fixed, sizeof(fixed));
 	for (int i = 0; i < r->npaths; i++)
@@ -173,13 +174,14 @@ static int pk_names(struct pk *k, struct pk_run *r, const char *jit)
 	char out[128];
 	snprintf(out, sizeof(out), "%s/%s%d.names.txt", k->dir, pk_mode_names[r->mode], r->attempt);
 	const char *scr[] = { "script", "-i", jit, "-F", "ip,sym,dso", "--no-inline", NULL };
-	if (hx_perf_run(k->dir, scr, NULL, out, r->why, sizeof(r->why)))
-		return -1;
+	int rc = hx_perf_run(k->dir, scr, NULL, out, r->why, sizeof(r->why));
+	if (rc)
+		return rc;
 	size_t n;
 	char *text = hx_slurp(out, &n);
 	if (!text) {
 		snprintf(r->why, sizeof(r->why), "%s: %s", out, strerror(errno));
-		return -1;
+		return ju_errno();
 	}
 	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		char sym[256], *d = strrchr(l, '(');
@@ -204,32 +206,33 @@ static int pk_perf(struct pk *k, struct pk_run *r)
 	snprintf(smp, sizeof(smp), "%s/%s%d.samples", k->dir, m, a);
 	snprintf(script, sizeof(script), "%s/%s%d.script.txt", k->dir, m, a);
 	snprintf(out, sizeof(out), "%s/%s%d.inject.txt", k->dir, m, a);
-	if (pk_record(k, r, data, smp))
-		return -1;
+	int rc = pk_record(k, r, data, smp);
+	if (rc)
+		return rc;
 	pk_lost(k, r);
 	const char *inj[] = { "inject", "-j", "-i", data, "-o", jit, NULL };
 	const char *scr[] = { "script", "-i", jit, "-F", "pid,time,ip,dso", "--ns", "--no-inline",
 			      "--show-mmap-events", NULL };
-	if (hx_perf_run(k->dir, inj, NULL, out, r->why, sizeof(r->why)) ||
-	    hx_perf_run(k->dir, scr, NULL, script, r->why, sizeof(r->why)) ||
-	    (k->o.names && pk_names(k, r, jit)))
-		return -1;
+	if ((rc = hx_perf_run(k->dir, inj, NULL, out, r->why, sizeof(r->why))) ||
+	    (rc = hx_perf_run(k->dir, scr, NULL, script, r->why, sizeof(r->why))) ||
+	    (k->o.names && (rc = pk_names(k, r, jit))))
+		return rc;
 	if (hx_samples_read(&r->smp, smp, err, sizeof(err))) {
 		snprintf(r->why, sizeof(r->why), "%s", err);
-		return -1;
+		return -EINVAL;
 	}
 	r->have_smp = true;
 	size_t n;
 	char *text = hx_slurp(script, &n);
 	if (!text) {
 		snprintf(r->why, sizeof(r->why), "%s: %s", script, strerror(errno));
-		return -1;
+		return ju_errno();
 	}
-	int rc = hx_ps_parse(&r->ps, text);
+	rc = hx_ps_parse(&r->ps, text);
 	free(text);
 	if (rc) {
 		snprintf(r->why, sizeof(r->why), "out of memory reading perf script's output");
-		return -1;
+		return -ENOMEM;
 	}
 	return 0;
 }
@@ -562,7 +565,6 @@ static int pk_setup(struct pk *k, const struct pk_opts *o, struct hx_cmd_outcome
 	const char *arch = tr_arch_host() ? tr_arch_host()->facts->name : "unknown";
 	if ((rc = check_cases(&k->o, arch)))
 		return rc;
-	char why[600];
 	if (hx_perf_probe(&k->perf, skip, sl) || probe_event(skip, sl)) {
 		out->kind = HX_CMD_CANNOT_RUN;
 		return 0;
@@ -575,8 +577,9 @@ static int pk_setup(struct pk *k, const struct pk_opts *o, struct hx_cmd_outcome
 	}
 	k->self[n] = 0;
 	k->profile = k->o.profile_set ? k->o.profile : k->perf->major < 6 ? PV_5X_0X40 : PV_CURRENT;
-	if (hx_perf_workdir(k->dir, sizeof(k->dir), "perfcheck", why, sizeof(why))) {
-		fprintf(stderr, "jitunwind perf-check: %s\n", why);
+	struct ju_err je;
+	if (hx_perf_workdir(k->dir, sizeof(k->dir), "perfcheck", &je)) {
+		fprintf(stderr, "jitunwind perf-check: %s\n", je.msg);
 		return -EIO;
 	}
 	return 0;

@@ -114,7 +114,7 @@ static int grow(void **a, size_t *cap, size_t need, size_t sz)
 		c *= 2;
 	void *n = realloc(*a, c * sz);
 	if (!n)
-		return -1;
+		return -ENOMEM;
 	*a = n;
 	*cap = c;
 	return 0;
@@ -146,7 +146,7 @@ static int parse_frame(struct hx_rp *p, const char *line, const char *lend)
 		return 0;
 	uint32_t d = dso_id(p, o + 1, (size_t)(c - 1 - (o + 1)));
 	if (d == UINT32_MAX || grow((void **)&p->fr, &p->cfr, p->nfr + 1, sizeof(*p->fr)))
-		return -1;
+		return -ENOMEM;
 	p->fr[p->nfr++] = (struct rp_frame){ v, d };
 	s->n++;
 	return 0;
@@ -167,13 +167,13 @@ static int parse_script(struct hx_rp *p, const char *t, size_t len)
 		int off = 0;
 		if (line[0] != '\t' && sscanf(line, " %u/%u %llu.%llu:%n", &pid, &tid, &sec, &ns, &off) == 4) {
 			if (grow((void **)&p->smp, &p->csmp, p->nsmp + 1, sizeof(*p->smp)))
-				return -1;
+				return -ENOMEM;
 			p->smp[p->nsmp++] = (struct rp_smp){ .time = sec * 1000000000ull + ns, .pid = pid,
 							     .tid = tid, .first = p->nfr };
 			if (parse_frame(p, l + off, le))
-				return -1;
+				return -ENOMEM;   /* parse_frame fails only for memory */
 		} else if (p->nsmp && (line[0] == '\t' || line[0] == ' ') && parse_frame(p, l, le)) {
-			return -1;
+			return -ENOMEM;
 		}
 		l = nl ? nl + 1 : end;
 	}
@@ -202,7 +202,7 @@ static int jitted_names(struct hx_rp *p, const struct rr *r)
 	for (size_t d = 0; d < r->ndumps; d++)
 		n += r->jd[d].nloads + r->jd[d].nmoves;
 	if (!(p->jn = calloc(n ? n : 1, sizeof(*p->jn))))
-		return -1;
+		return -ENOMEM;
 	for (size_t d = 0; d < r->ndumps; d++)
 		for (size_t i = 0; i < r->jd[d].nloads; i++) {
 			char b[PD_PATH_MAX + 64];
@@ -211,7 +211,7 @@ static int jitted_names(struct hx_rp *p, const struct rr *r)
 			if (pv_jitted_path(b, sizeof(b), strcmp(dir, "/") ? dir : "", l))
 				continue;
 			if (!(p->jn[p->njn].name = strdup(b)))
-				return -1;
+				return -ENOMEM;
 			p->jn[p->njn].ts = r->clock_ok ? l->timestamp : 0;
 			p->jn[p->njn++].l = l;
 		}
@@ -225,7 +225,7 @@ static int jitted_names(struct hx_rp *p, const struct rr *r)
 			if (pv_jitted_path(b, sizeof(b), strcmp(dir, "/") ? dir : "", &key))
 				continue;
 			if (!(p->jn[p->njn].name = strdup(b)))
-				return -1;
+				return -ENOMEM;
 			p->jn[p->njn].ts = r->clock_ok ? m->timestamp : 0;
 			p->jn[p->njn++].m = m;
 		}
@@ -267,7 +267,7 @@ static int seed_vdso(const struct hx_rp *p, const struct rr *r)
 	snprintf(d[4], sizeof(d[4]), "%s/buildid/.build-id/%.2s", p->dir, id);
 	for (int i = 0; i < 5; i++)
 		if (mkdir(d[i], 0700) && errno != EEXIST)
-			return -1;
+			return ju_errno();
 	snprintf(f, sizeof(f), "%s/buildid/[vdso]/%s/vdso", p->dir, id);
 	size_t n = 0;
 	char *img = hx_slurp(r->vdso, &n);
@@ -277,7 +277,7 @@ static int seed_vdso(const struct hx_rp *p, const struct rr *r)
 		ok = false;
 	free(img);
 	if (!ok)
-		return -1;
+		return -EIO;
 	char target[64];
 	snprintf(target, sizeof(target), "../../[vdso]/%s", id);
 	snprintf(f, sizeof(f), "%s/%s", d[4], id + 2);
@@ -290,13 +290,13 @@ static int work_dir(struct hx_rp *p, const struct rr *r)
 	snprintf(p->dir, sizeof(p->dir), "%.*s/.jitunwind-perf-XXXXXX", sl ? (int)(sl - r->path) : 1,
 		 sl ? r->path : ".");
 	if (!mkdtemp(p->dir)) {
-		char err[256];
-		return hx_perf_workdir(p->dir, sizeof(p->dir), "perf", err, sizeof(err));
+		struct ju_err err;
+		return hx_perf_workdir(p->dir, sizeof(p->dir), "perf", &err);
 	}
 	char home[PD_PATH_MAX + 8];
 	snprintf(home, sizeof(home), "%s/home", p->dir);
 	if (mkdir(home, 0700))
-		return -1;
+		return ju_errno();
 	return r->vdso[0] && r->vdso_bid[0] ? seed_vdso(p, r) : 0;
 }
 
@@ -311,15 +311,16 @@ static int run_perf(struct hx_rp *p, struct rr *r)
 				 "the perf column: %s is not injected, and perf inject -j reads the dump at its "
 				 "recorded path %s, not under --symfs: inject it where it was recorded "
 				 "(perf inject -j) and replay the injected file", r->path, r->recorded[0]);
-			return -1;
+			return -EINVAL;
 		}
 		snprintf(data, sizeof(data), "%s/perf.jit.data", p->dir);
 		snprintf(out, sizeof(out), "%s/inject.txt", p->dir);
 		const char *inj[] = { "inject", "-j", "-i", r->path, "-o", data, NULL };
 		char why[700];
-		if (hx_perf_run(p->dir, inj, NULL, out, why, sizeof(why))) {
+		int prc = hx_perf_run(p->dir, inj, NULL, out, why, sizeof(why));
+		if (prc) {
 			snprintf(r->err, sizeof(r->err), "the perf column: %s", why);
-			return -1;
+			return prc;
 		}
 		p->injected_here = true;
 	}
@@ -332,9 +333,10 @@ static int run_perf(struct hx_rp *p, struct rr *r)
 	}
 	scr[n] = NULL;
 	char why[700];
-	if (hx_perf_run(p->dir, scr, NULL, out, why, sizeof(why))) {
+	int prc = hx_perf_run(p->dir, scr, NULL, out, why, sizeof(why));
+	if (prc) {
 		snprintf(r->err, sizeof(r->err), "the perf column: %s", why);
-		return -1;
+		return prc;
 	}
 	size_t len = 0;
 	char *t = map_file(out, &len);
@@ -344,7 +346,7 @@ static int run_perf(struct hx_rp *p, struct rr *r)
 	if (rc) {
 		snprintf(r->err, sizeof(r->err), "the perf column: out of memory, or more than %u DSO names in perf "
 			 "script's output", 1u << (RP_HASH_BITS - 1));
-		return -1;
+		return rc < 0 ? rc : -ENOMEM;
 	}
 	if (p->nsmp)
 		qsort(p->smp, p->nsmp, sizeof(*p->smp), cmp_rsmp);
@@ -359,7 +361,7 @@ int hx_rp_open(struct hx_rp **out, struct rr *r, const char *cmd)
 	if (!p || !(p->hash = calloc(1u << RP_HASH_BITS, sizeof(*p->hash)))) {
 		free(p);
 		snprintf(r->err, sizeof(r->err), "out of memory");
-		return -1;
+		return -ENOMEM;
 	}
 	struct utsname un;
 	if (!cmd && !uname(&un) && strcmp(un.machine, r->arch->facts->name)) {
@@ -378,7 +380,7 @@ int hx_rp_open(struct hx_rp **out, struct rr *r, const char *cmd)
 			return 0;
 		}
 		snprintf(r->err, sizeof(r->err), "--perf %s: %s", cmd, why);
-		return -1;
+		return -ENODEV;
 	}
 	snprintf(p->version, sizeof(p->version), "%s", b->version);
 	snprintf(p->emulation, sizeof(p->emulation), "%s", b->engine);
@@ -387,14 +389,16 @@ int hx_rp_open(struct hx_rp **out, struct rr *r, const char *cmd)
 	r->dwfl_per_sample = !pv_memory_of(b->major)->dw_per_process;
 	r->lu_per_sample = !pv_memory_of(b->major)->lu_per_process;
 	if (work_dir(p, r) || jitted_names(p, r)) {
-		snprintf(r->err, sizeof(r->err), "the perf column: %s", p->dir[0] ? strerror(errno) : "out of memory");
+		int rc = p->dir[0] ? ju_errno() : -ENOMEM;
+		snprintf(r->err, sizeof(r->err), "the perf column: %s", p->dir[0] ? strerror(-rc) : "out of memory");
 		hx_rp_free(p);
-		return -1;
+		return rc;
 	}
-	if (run_perf(p, r)) {
+	int rc = run_perf(p, r);
+	if (rc) {
 		hx_rp_free(p);
 		if (cmd)
-			return -1;
+			return rc;
 		/* perf found on PATH that cannot read this recording (one a newer
 		 * perf wrote: "incompatible file format"): a visible skip */
 		fprintf(stderr, "jitunwind: skip: %s\n", r->err);
@@ -418,7 +422,7 @@ static int index_snap(struct hx_rp *p, const struct mt_snap *at, uint32_t pid)
 	if (p->idx_of == at && p->idx_applied == at->applied && p->idx_n == at->n && p->idx_pid == pid)
 		return 0;
 	if (grow((void **)&p->idx, &p->idx_cap, at->n + 1, sizeof(*p->idx)))
-		return -1;
+		return -ENOMEM;
 	for (size_t i = 0; i < at->n; i++)
 		p->idx[i] = i;
 	if (at->n)
@@ -501,7 +505,7 @@ static int place_chain(struct hx_rp *p, const struct rr *r, const struct mt_snap
 {
 	memset(pc, 0, offsetof(struct uw_result, why));
 	if (index_snap(p, at, s->pid))
-		return -1;
+		return -ENOMEM;
 	bool ok = true;
 	for (uint32_t i = 0; i < s->n && pc->n < UW_MAX_FRAMES; i++) {
 		const struct rp_frame *f = &p->fr[s->first + i];
@@ -625,7 +629,7 @@ int hx_rp_sample(struct hx_rp *p, const struct rr *r, const struct rr_view *v, c
 	}
 	int rc = place_chain(p, r, at, s, ip, pc);
 	if (rc < 0)
-		return -1;
+		return rc;
 	if (rc == 0) {
 		p->unplaced++;
 		return 1;

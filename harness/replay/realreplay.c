@@ -137,7 +137,7 @@ static int view_build(struct rr *r, struct rr_view *v, uint32_t pid, uint64_t t)
 				   .profile = r->prof, .jitted_dir = view_dir(r), .dump_dir = jd ? r->dump_dir[di] : NULL,
 				   .nuw = (int)r->nu };
 	memcpy(cfg.uws, r->uws, r->nu * sizeof(r->uws[0]));
-	struct hx_sess_err e;
+	struct ju_err e;
 	const char *file = r->path;
 	int rc = hx_sess_open(&v->sess, &cfg, &e);
 	if (rc == 0 && !v->sess.have_pv) {
@@ -151,7 +151,7 @@ static int view_build(struct rr *r, struct rr_view *v, uint32_t pid, uint64_t t)
 		snprintf(r->err, sizeof(r->err), "%s: %s", file, e.msg);
 		uw_maps_free(v->maps, v->nmaps);
 		v->maps = NULL;
-		return -1;
+		return rc;
 	}
 	v->built = true;
 	v->pid = pid;
@@ -161,7 +161,7 @@ static int view_build(struct rr *r, struct rr_view *v, uint32_t pid, uint64_t t)
 	return 0;
 oom:
 	snprintf(r->err, sizeof(r->err), "out of memory");
-	return -1;
+	return -ENOMEM;
 }
 
 static void to_uw_sample(const struct rr *r, const struct pd_sample *p, struct uw_sample *s)
@@ -322,7 +322,7 @@ int hx_rr_column(const struct rr *r, const char *name)
 	for (size_t u = 0; u < r->nu; u++)
 		if (!strcmp(r->uws[u]->name, name))
 			return (int)u;
-	return -1;
+	return -ENOENT;
 }
 
 /* The first frame where the chains differ (a chain that ended differs
@@ -409,9 +409,10 @@ static int replay_one(struct rr *r, struct rr_view *fin, struct rr_view *tv, con
 	struct pd_iter it = { rs->off };
 	struct pd_event ev;
 	struct ju_err je;
-	if (pd_next(&r->pf, &it, &ev, &je) != 1)
-		return snprintf(r->err, sizeof(r->err), "%s", je.msg), -1;
-	int rc = replay_sample(r, fin, tv, at, rs, res, &ev);
+	int rc = pd_next(&r->pf, &it, &ev, &je);
+	if (rc != 1)
+		return snprintf(r->err, sizeof(r->err), "%s", je.msg), rc < 0 ? rc : -EINVAL;
+	rc = replay_sample(r, fin, tv, at, rs, res, &ev);
 	/* samples come in time order, close to file order: the pages behind
 	 * this one go (a later sample in them reads them back) */
 	if (rs->off > r->released + RR_RELEASE_STEP) {
@@ -576,7 +577,7 @@ static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, 
 	struct rr_key *k = key_of(r, jx.name, kpc - jx.start);
 	if (!k) {
 		snprintf(r->err, sizeof(r->err), "out of memory");
-		return -1;
+		return -ENOMEM;
 	}
 	if (!k->samples++)
 		key_first(r, cur, k, &jx, kpc == pc ? pc : kpc - 1, res, c0);
@@ -586,8 +587,9 @@ static int replay_sample(struct rr *r, struct rr_view *fin, struct rr_view *tv, 
 	note_earlier(r, k, res, c0);
 	if (pf)
 		k->out[r->nu + 1][hx_rr_classify(r, cur, &res[r->nu + 1])]++;
-	if (r->lint && regs && hx_rl_sample(r->lint, r, cur, &s, res) < 0)
-		return -1;
+	int lrc = r->lint && regs ? hx_rl_sample(r->lint, r, cur, &s, res) : 0;
+	if (lrc < 0)
+		return lrc;
 	char dd[sizeof(k->div_desc)];
 	int dv = c0 ? -1 : diverge(r, res, ncol, dd, sizeof(dd));
 	if (dv >= 0) {
@@ -676,7 +678,7 @@ static int pick_unwinders(struct rr *r, const char *list)
 	}
 	if (!r->nu) {
 		fprintf(stderr, "jitunwind: --unwinders %s: no unwinder of this build\n", list ? list : "");
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

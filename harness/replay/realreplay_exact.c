@@ -72,7 +72,7 @@ static int chg_index(struct rr_chg *c, struct rr_chg_ev *e, size_t ne)
 	c->lo = UINT64_MAX;
 	c->hi = 0;
 	if (!(c->bound = malloc((2 * ne + 1) * sizeof(*c->bound))))
-		return -1;
+		return -ENOMEM;
 	for (size_t i = 0; i < ne; i++) {
 		c->bound[c->nbound++] = e[i].start;
 		c->bound[c->nbound++] = e[i].end;
@@ -86,7 +86,7 @@ static int chg_index(struct rr_chg *c, struct rr_chg_ev *e, size_t ne)
 			c->bound[u++] = c->bound[i];
 	c->nbound = u;
 	if (!(c->first = calloc(u + 1, sizeof(*c->first))))
-		return -1;
+		return -ENOMEM;
 	qsort(e, ne, sizeof(*e), cmp_ev_time);   /* each segment's times come sorted */
 	paint(c, e, ne, false, NULL);
 	for (size_t k = 0; k < u; k++)
@@ -95,7 +95,7 @@ static int chg_index(struct rr_chg *c, struct rr_chg_ev *e, size_t ne)
 	c->times = malloc((c->first[u] + 1) * sizeof(*c->times));
 	if (!pos || !c->times) {
 		free(pos);
-		return -1;
+		return -ENOMEM;
 	}
 	memcpy(pos, c->first, (u + 1) * sizeof(*pos));
 	paint(c, e, ne, true, pos);

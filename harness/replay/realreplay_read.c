@@ -113,12 +113,12 @@ static int add_dump_as(struct rr *r, const char *recorded, bool found)
 			return 0;
 	if (r->ndumps == RR_MAX_DUMPS) {
 		snprintf(r->err, sizeof(r->err), "%s: more than %d jitdumps", recorded, RR_MAX_DUMPS);
-		return -1;
+		return -ERANGE;
 	}
 	size_t i = r->ndumps;
 	char *real = hx_rr_with_symfs(r, recorded);
 	struct ju_err je, tail;
-	int orc = real ? jd_open_whole_records(&r->jd[i], real, &je, &tail) : -1;
+	int orc = real ? jd_open_whole_records(&r->jd[i], real, &je, &tail) : ju_errf(&je, ENOMEM, 0, "out of memory");
 	if (orc) {
 		if (real && found && perf_refuses(&je) && r->nrefused < RR_MAX_DUMPS &&
 		    (r->refused[r->nrefused] = strdup(recorded))) {
@@ -135,7 +135,7 @@ static int add_dump_as(struct rr *r, const char *recorded, bool found)
 		snprintf(r->err, sizeof(r->err), "%s: offset 0x%" PRIx64 ": %s%s", real ? real : recorded,
 			 je.offset, je.msg, hint);
 		free(real);
-		return -1;
+		return orc;
 	}
 	if (tail.msg[0])
 		fprintf(stderr, "jitunwind: %s: offset 0x%" PRIx64 ": %s: judged up to the last whole record (%zu "
@@ -206,22 +206,22 @@ static int on_event(struct rr *r, const struct pd_event *ev, const char *const *
 			const char *sl = strrchr(m->filename, '/');
 			snprintf(dp, sizeof(dp), "%.*sjit-%u.dump", sl ? (int)(sl - m->filename + 1) : 0,
 				 m->filename, m->pid);
-			if (!ndumps && add_dump(r, dp))
-				return -1;
+			if (!ndumps && (rc = add_dump(r, dp)))
+				return rc;
 			return 0;
 		}
 		rc = mt_add_mmap(&r->mt, m->pid, m->start, m->len, m->pgoff, prot, m->filename, ev->time);
 		if (rc == -EINVAL) {
 			snprintf(r->err, sizeof(r->err), "%s: offset 0x%" PRIx64 ": mapping 0x%" PRIx64
 				 " + 0x%" PRIx64 " wraps around", r->path, ev->offset, m->start, m->len);
-			return -1;
+			return rc;
 		}
 		if (!rc)
 			rc = note_seq(r, false);
 		if (!rc)
 			rc = mt_add_mmap(&r->mtf, m->pid, m->start, m->len, m->pgoff, prot, m->filename, ev->time);
-		if (!rc && !ndumps && is_marker(m->filename) && add_dump(r, m->filename))
-			return -1;
+		if (!rc && !ndumps && is_marker(m->filename) && (rc = add_dump(r, m->filename)))
+			return rc;
 	} else if (ev->type == PD_REC_FORK) {
 		rc = mt_add_fork(&r->mt, ev->pid, ev->ppid, ev->time);
 		if (!rc)
@@ -247,7 +247,7 @@ static int on_event(struct rr *r, const struct pd_event *ev, const char *const *
 	}
 	if (rc) {
 		snprintf(r->err, sizeof(r->err), "%s: %s", r->path, strerror(-rc));
-		return -1;
+		return rc;
 	}
 	(void)dumps;
 	return 0;
@@ -268,7 +268,7 @@ static int add_loads(struct rr *r)
 				continue;     /* pv_build reports it with the dump offset */
 			if (rc || note_seq(r, true)) {
 				snprintf(r->err, sizeof(r->err), "out of memory");
-				return -1;
+				return -ENOMEM;
 			}
 		}
 	for (size_t d = 0; d < r->ndumps; d++)
@@ -287,7 +287,7 @@ static int add_loads(struct rr *r)
 				continue;
 			if (rc || note_seq(r, true)) {
 				snprintf(r->err, sizeof(r->err), "out of memory");
-				return -1;
+				return -ENOMEM;
 			}
 		}
 	return 0;
@@ -307,11 +307,11 @@ static int pmap_line(char *l, struct rr_pmap_sym *s)
 	errno = 0;
 	unsigned long long st = strtoull(l, &e, 16);
 	if (e == l || *e != ' ' || errno)
-		return -1;
+		return -EINVAL;
 	char *e2;
 	unsigned long long sz = strtoull(e + 1, &e2, 16);
 	if (e2 == e + 1 || *e2 != ' ' || errno || st + sz < st)
-		return -1;
+		return -EINVAL;
 	size_t n = strcspn(e2 + 1, "\n");
 	s->start = st;
 	s->end = st + sz;
@@ -349,7 +349,7 @@ static int load_pmap(struct rr *r, uint32_t pid)
 		if (pmap_line(buf, &pm->syms[pm->n])) {
 			snprintf(r->err, sizeof(r->err), "%s: line %zu: expected \"START SIZE NAME\" (hex)", path, line);
 			fclose(f);
-			return -1;
+			return -EINVAL;
 		}
 		pm->n++;
 	}
@@ -360,7 +360,7 @@ static int load_pmap(struct rr *r, uint32_t pid)
 oom:
 	fclose(f);
 	snprintf(r->err, sizeof(r->err), "out of memory");
-	return -1;
+	return -ENOMEM;
 }
 
 static int load_pmaps(struct rr *r)
@@ -371,8 +371,9 @@ static int load_pmaps(struct rr *r)
 			seen = r->pmaps[k].pid == r->smp[i].pid;
 		for (size_t k = 0; k < i && !seen; k++)
 			seen = r->smp[k].pid == r->smp[i].pid;   /* tried: no map */
-		if (!seen && r->npmaps < RR_MAX_DUMPS && load_pmap(r, r->smp[i].pid))
-			return -1;
+		int rc = !seen && r->npmaps < RR_MAX_DUMPS ? load_pmap(r, r->smp[i].pid) : 0;
+		if (rc)
+			return rc;
 	}
 	return 0;
 }
@@ -514,7 +515,7 @@ static int find_vdso(struct rr *r)
 		if (rc < 0)
 			snprintf(r->err, sizeof(r->err), "%s", je.msg);
 		if (rc < 0 && rc != -ENOENT)
-			return -1;
+			return rc;
 		if (rc <= 0) {
 			r->err[0] = 0;
 			return here ? own_vdso(r) : 0;
@@ -538,43 +539,46 @@ static int find_vdso(struct rr *r)
 int hx_rr_read_events(struct rr *r, const char *const *dumps, int ndumps)
 {
 	struct ju_err je;
-	if (pd_open(&r->pf, r->path, &je))
-		return snprintf(r->err, sizeof(r->err), "%s", je.msg), -1;
+	int rc = pd_open(&r->pf, r->path, &je);
+	if (rc)
+		return snprintf(r->err, sizeof(r->err), "%s", je.msg), rc;
 	const char *arch = NULL;
-	if (pd_feat_string(&r->pf, PD_FEAT_ARCH, &arch, &je) == -EINVAL)
-		return snprintf(r->err, sizeof(r->err), "%s", je.msg), -1;
+	if ((rc = pd_feat_string(&r->pf, PD_FEAT_ARCH, &arch, &je)) == -EINVAL)
+		return snprintf(r->err, sizeof(r->err), "%s", je.msg), rc;
 	r->arch = arch ? uw_arch_by_name(arch) : NULL;   /* uname -m, or the table's other spelling of it */
 	if (!r->arch) {
 		snprintf(r->err, sizeof(r->err), "%s: HEADER_ARCH '%s': not an arch jitunwind knows", r->path,
 			 arch ? arch : "(none)");
-		return -1;
+		return -EINVAL;
 	}
 	for (int i = 0; i < ndumps; i++)
-		if (add_dump_as(r, dumps[i], false))
-			return -1;
+		if ((rc = add_dump_as(r, dumps[i], false)))
+			return rc;
 	r->clock_ok = r->pf.nattrs && pd_attr_flag(&r->pf.attrs[0], PD_ATTR_USE_CLOCKID) &&
 		      r->pf.attrs[0].clockid == 1;   /* CLOCK_MONOTONIC, perf record -k 1 */
 	r->stack_size = r->pf.nattrs ? r->pf.attrs[0].sample_stack_user : 0;
 	struct pd_iter it = { 0 };
 	struct pd_event ev;
-	int rc;
 	uint64_t done = 0;
 	while ((rc = pd_next(&r->pf, &it, &ev, &je)) == 1) {
-		if (on_event(r, &ev, dumps, ndumps))
-			return -1;
+		int erc = on_event(r, &ev, dumps, ndumps);
+		if (erc)
+			return erc;
 		if (it.off - done > RR_RELEASE) {
 			hx_rr_release(r, done, it.off);
 			done = it.off;
 		}
 	}
 	if (rc < 0)
-		return snprintf(r->err, sizeof(r->err), "%s", je.msg), -1;
-	if (find_vdso(r))
-		return -1;
+		return snprintf(r->err, sizeof(r->err), "%s", je.msg), rc;
+	if ((rc = find_vdso(r)))
+		return rc;
 	if (find_rebased(r)) {
 		snprintf(r->err, sizeof(r->err), "out of memory");
-		return -1;
+		return -ENOMEM;
 	}
-	return add_loads(r) || load_pmaps(r) ? -1 : 0;
+	if ((rc = add_loads(r)))
+		return rc;
+	return load_pmaps(r);
 }
 

@@ -139,8 +139,9 @@ static int report_json(const struct rr *r, const struct rr_cols *cc)
 {
 	FILE *f = strcmp(r->json, "-") ? fopen(r->json, "w") : stdout;
 	if (!f) {
-		fprintf(stderr, "jitunwind: %s: %s\n", r->json, strerror(errno));
-		return -1;
+		int e = errno;
+		fprintf(stderr, "jitunwind: %s: %s\n", r->json, strerror(e));
+		return -e;
 	}
 	fprintf(f, "{\"file\":");
 	hx_jsonw_str(f, r->path, HX_JSONW_LATIN1);

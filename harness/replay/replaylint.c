@@ -91,7 +91,7 @@ int hx_rl_open(struct hx_rl **out, struct rr *r, const char *ignore)
 	*out = NULL;
 	if (!l) {
 		snprintf(r->err, sizeof(r->err), "out of memory");
-		return -1;
+		return -ENOMEM;
 	}
 	char buf[512];
 	snprintf(buf, sizeof(buf), "%s", ignore ? ignore : "");
@@ -100,7 +100,7 @@ int hx_rl_open(struct hx_rl **out, struct rr *r, const char *ignore)
 		if (!ru) {
 			snprintf(r->err, sizeof(r->err), "--lint-ignore %s: no such lint rule", t);
 			free(l);
-			return -1;
+			return -EINVAL;
 		}
 		l->ignored[ru - lint_rules] = true;
 	}
@@ -121,7 +121,7 @@ int hx_rl_open(struct hx_rl **out, struct rr *r, const char *ignore)
 		if (d->n < total) {
 			snprintf(r->err, sizeof(r->err), "%s: out of memory keeping lint's findings", r->dump_path[i]);
 			hx_rl_free(l);
-			return -1;
+			return -ENOMEM;
 		}
 	}
 	l->cs_ok = r->arch->has_cs && cs_open((cs_arch)r->arch->cs_arch, (cs_mode)r->arch->cs_mode, &l->cs) == CS_ERR_OK;

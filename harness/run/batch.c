@@ -7,6 +7,7 @@
 #include "harness/run/runner.h"
 #include "harness/capture/samples.h"
 #include "unwinders/model/files.h"
+#include "juerr.h"
 
 #include <alloca.h>
 #include <dirent.h>
@@ -80,20 +81,20 @@ static const struct hx_kcfg *run_kcfg(const struct hx_batch_run *run)
 }
 
 /* Parent side of one child: serve its spin points (kernel samples), wait.
- * 0, or -1 with err set. */
+ * 0, or a negative errno with err set. */
 static int child_wait(pid_t pid, const struct hx_case *c, int req[2], int out_fd, int *st,
-		      const struct hx_batch_run *run, const struct batch_shared *sh, char *err, size_t errlen)
+		      const struct hx_batch_run *run, const struct batch_shared *sh, struct ju_err *err)
 {
 	int src = 0;
 	if (req[0] >= 0) {
 		close(req[1]);
 		if (run->progress)
 			run->progress(run->progress_arg, sh->cur);
-		src = hx_ksample_serve(pid, stack_user(c), run_kcfg(run), req[0], out_fd, err, errlen);
+		src = hx_ksample_serve(pid, stack_user(c), run_kcfg(run), req[0], out_fd, err);
 		close(req[0]);
 	}
 	child_reap(pid, st, run, sh);
-	return src ? -1 : 0;
+	return src < 0 ? src : src ? -EIO : 0;
 }
 
 /* The child stays on the CPU it starts on: its breakpoints change code
@@ -112,23 +113,21 @@ static void stay_on_cpu(void)
 }
 
 /* fork, with the kernel sampler's request pipe when it is on.  The child
- * gets 0 and req[1]; -1 with err set on failure. */
-static pid_t child_fork(int req[2], const struct hx_kcfg *k, char *err, size_t errlen)
+ * gets 0 and req[1]; a negative errno with err set on failure. */
+static pid_t child_fork(int req[2], const struct hx_kcfg *k, struct ju_err *err)
 {
 	req[0] = req[1] = -1;
-	if (k->nsamples > 0 && pipe2(req, O_CLOEXEC)) {
-		snprintf(err, errlen, "pipe: %s", strerror(errno));
-		return -1;
-	}
+	if (k->nsamples > 0 && pipe2(req, O_CLOEXEC))
+		return ju_errf(err, errno, 0, "pipe: %s", strerror(errno));
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
-		snprintf(err, errlen, "fork: %s", strerror(errno));
+		int rc = ju_errf(err, errno, 0, "fork: %s", strerror(errno));
 		if (req[0] >= 0) {
 			close(req[0]);
 			close(req[1]);
 		}
-		return -1;
+		return rc;
 	}
 	if (pid == 0) {
 		uw_files_child();   /* the maps perf is told of hold only the case's */
@@ -148,17 +147,15 @@ static pid_t child_fork(int req[2], const struct hx_kcfg *k, char *err, size_t e
  * hx_capture_case's is sized on purpose, HX_ABOVE_ANCHOR in capture.c). */
 static inline __attribute__((always_inline)) int batch_run(const struct hx_batch_case *cases, size_t n,
 							   int out_fd, struct hx_batch_run *run,
-							   char *err, size_t errlen)
+							   struct ju_err *err)
 {
 	struct hx_batch_run none = { 0 };
 	if (!run)
 		run = &none;
 	run->children = run->ended = 0;
 	struct batch_shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (sh == MAP_FAILED) {
-		snprintf(err, errlen, "mmap: %s", strerror(errno));
-		return -1;
-	}
+	if (sh == MAP_FAILED)
+		return ju_errf(err, errno, 0, "mmap: %s", strerror(errno));
 	int rc = 0;
 	for (size_t next = 0; next < n && !rc;) {
 		/* the kernel sampler is opened per child, with the case's dump size */
@@ -167,9 +164,9 @@ static inline __attribute__((always_inline)) int batch_run(const struct hx_batch
 			end = next + run->per_child;
 		int req[2], st = 0;
 		sh->cur = next;
-		pid_t pid = child_fork(req, run_kcfg(run), err, errlen);
+		pid_t pid = child_fork(req, run_kcfg(run), err);
 		if (pid < 0) {
-			rc = -1;
+			rc = (int)pid;
 			break;
 		}
 		if (pid == 0) {
@@ -188,7 +185,7 @@ static inline __attribute__((always_inline)) int batch_run(const struct hx_batch
 			_exit(0);
 		}
 		run->children++;
-		rc = child_wait(pid, cases[next].c, req, out_fd, &st, run, sh, err, errlen);
+		rc = child_wait(pid, cases[next].c, req, out_fd, &st, run, sh, err);
 		if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
 			next = end;
 			continue;
@@ -202,25 +199,22 @@ static inline __attribute__((always_inline)) int batch_run(const struct hx_batch
 }
 
 int hx_capture_batch(const struct hx_batch_case *cases, size_t n, int out_fd,
-		     struct hx_batch_run *run, char *err, size_t errlen)
+		     struct hx_batch_run *run, struct ju_err *err)
 {
-	return batch_run(cases, n, out_fd, run, err, errlen);
+	return batch_run(cases, n, out_fd, run, err);
 }
 
-/* A memfd with the samples header. -1 with err set. */
-static int samples_memfd(char *err, size_t errlen)
+/* A memfd with the samples header; a negative errno with err set. */
+static int samples_memfd(struct ju_err *err)
 {
 	int fd = memfd_create("jitunwind-samples", MFD_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, errlen, "memfd_create: %s", strerror(errno));
-		return -1;
-	}
+	if (fd < 0)
+		return ju_errf(err, errno, 0, "memfd_create: %s", strerror(errno));
 	const struct tr_arch *host = tr_arch_host();
 	int rc = hx_samples_write_header(fd, host ? host->facts->elf_mach : 0);
 	if (rc) {
-		snprintf(err, errlen, "samples header: %s", strerror(-rc));
 		close(fd);
-		return -1;
+		return ju_errf(err, -rc, 0, "samples header: %s", strerror(-rc));
 	}
 	return fd;
 }
@@ -246,9 +240,11 @@ static void kept_release(void)
 	kept.busy = false;
 }
 
-/* The kept memfd, positioned for a batch's first record; -1 (err set) or
- * -2 (another struct hx_samples holds it: the caller makes its own). */
-static __attribute__((noinline)) int kept_memfd(char *err, size_t errlen)
+/* The kept memfd, positioned for a batch's first record; a negative errno
+ * (err set) or KEPT_BUSY (another struct hx_samples holds it: the caller
+ * makes its own). */
+#define KEPT_BUSY INT32_MIN
+static __attribute__((noinline)) int kept_memfd(struct ju_err *err)
 {
 	if (kept.pid != getpid()) {
 		if (kept.fd >= 0)
@@ -260,19 +256,21 @@ static __attribute__((noinline)) int kept_memfd(char *err, size_t errlen)
 		kept.pid = getpid();
 	}
 	if (kept.busy || !hx_capture_keeps_samples())
-		return -2;
-	if (kept.fd < 0 && (kept.fd = samples_memfd(err, errlen)) < 0)
-		return -1;
-	if (lseek(kept.fd, 16, SEEK_SET) != 16) {
-		snprintf(err, errlen, "seeking the samples memfd: %s", strerror(errno));
-		return -1;
+		return KEPT_BUSY;
+	if (kept.fd < 0) {
+		int fd = samples_memfd(err);
+		if (fd < 0)
+			return fd;
+		kept.fd = fd;
 	}
+	if (lseek(kept.fd, 16, SEEK_SET) != 16)
+		return ju_errf(err, errno, 0, "seeking the samples memfd: %s", strerror(errno));
 	return kept.fd;
 }
 
 /* The kept memfd's first size bytes, mapped (kept across calls) and parsed
- * into *out.  0, or -1 with err set. */
-static __attribute__((noinline)) int kept_parse(size_t size, struct hx_samples *out, char *err, size_t errlen)
+ * into *out.  0, or a negative errno with err set. */
+static __attribute__((noinline)) int kept_parse(size_t size, struct hx_samples *out, struct ju_err *err)
 {
 	if (size > kept.maplen) {
 		size_t len = ((size + size / 2) + 0xfffff) & ~(size_t)0xfffff;
@@ -281,42 +279,39 @@ static __attribute__((noinline)) int kept_parse(size_t size, struct hx_samples *
 		kept.map = NULL;
 		kept.maplen = 0;
 		void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, kept.fd, 0);
-		if (m == MAP_FAILED) {
-			snprintf(err, errlen, "mapping the samples: %s", strerror(errno));
-			return -1;
-		}
+		if (m == MAP_FAILED)
+			return ju_errf(err, errno, 0, "mapping the samples: %s", strerror(errno));
 		madvise(m, len, MADV_DONTFORK);   /* capture children list only their own maps */
 		kept.map = m;
 		kept.maplen = len;
 	}
 	/* the parser does not write into the records (the mapping is read-only) */
-	int rc = hx_samples_parse(out, kept.map, size, "(captured samples)", err, errlen);
+	int rc = hx_samples_parse(out, kept.map, size, "(captured samples)", err->msg, sizeof(err->msg));
 	kept.busy = true;
 	out->release = kept_release;
 	if (rc) {
 		hx_samples_free(out);
-		return -1;
+		return rc < 0 ? rc : -EINVAL;
 	}
 	return 0;
 }
 
 /* The memfd's samples, mapped (no copy) and parsed into *out; closes fd.
- * 0, or -1 with err set. */
-static int samples_parse_fd(int fd, struct hx_samples *out, char *err, size_t errlen)
+ * 0, or a negative errno with err set. */
+static int samples_parse_fd(int fd, struct hx_samples *out, struct ju_err *err)
 {
 	off_t size = lseek(fd, 0, SEEK_END);
 	void *data = size > 0 ? mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+	int e = errno;
 	close(fd);
-	if (data == MAP_FAILED) {
-		snprintf(err, errlen, "mapping the samples: %s", strerror(errno));
-		return -1;
-	}
+	if (data == MAP_FAILED)
+		return ju_errf(err, e, 0, "mapping the samples: %s", strerror(e));
 	madvise(data, (size_t)size, MADV_DONTFORK);   /* a later capture's child lists only its own maps */
-	int rc = hx_samples_parse(out, data, (size_t)size, "(captured samples)", err, errlen);
+	int rc = hx_samples_parse(out, data, (size_t)size, "(captured samples)", err->msg, sizeof(err->msg));
 	out->mapped = true;
 	if (rc) {
 		hx_samples_free(out);
-		return -1;
+		return rc < 0 ? rc : -EINVAL;
 	}
 	return 0;
 }
@@ -328,61 +323,56 @@ bool hx_capture_keeps_samples(void)
 }
 
 int hx_capture_samples(const struct hx_batch_case *cases, size_t n, struct hx_samples *out,
-		       struct hx_batch_run *run, char *err, size_t errlen)
+		       struct hx_batch_run *run, struct ju_err *err)
 {
 	memset(out, 0, sizeof(*out));
-	int fd = kept_memfd(err, errlen);
-	if (fd == -1)
-		return -1;
-	bool fresh = fd == -2;
-	if (fresh && (fd = samples_memfd(err, errlen)) < 0)
-		return -1;
-	if (batch_run(cases, n, fd, run, err, errlen)) {
+	int fd = kept_memfd(err);
+	bool fresh = fd == KEPT_BUSY;
+	if (fresh)
+		fd = samples_memfd(err);
+	if (fd < 0)
+		return fd;
+	int rc = batch_run(cases, n, fd, run, err);
+	if (rc) {
 		if (fresh)
 			close(fd);
-		return -1;
+		return rc;
 	}
 	if (fresh)
-		return samples_parse_fd(fd, out, err, errlen);
+		return samples_parse_fd(fd, out, err);
 	off_t size = lseek(fd, 0, SEEK_CUR);
-	if (size < 16) {
-		snprintf(err, errlen, "the samples memfd's offset: %s", strerror(errno));
-		return -1;
-	}
-	return kept_parse((size_t)size, out, err, errlen);
+	if (size < 16)
+		return ju_errf(err, errno, 0, "the samples memfd's offset: %s", strerror(errno));
+	return kept_parse((size_t)size, out, err);
 }
 
 int hx_capture_to_file(const struct hx_batch_case *cases, size_t n, const char *out_path,
-		       struct hx_batch_run *run, char *err, size_t errlen)
+		       struct hx_batch_run *run, struct ju_err *err)
 {
 	int fd = open(out_path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", out_path, strerror(errno));
-		return -1;
-	}
+	if (fd < 0)
+		return ju_errf(err, errno, 0, "%s: %s", out_path, strerror(errno));
 	const struct tr_arch *host = tr_arch_host();
-	if (hx_samples_write_header(fd, host ? host->facts->elf_mach : 0)) {
+	int rc = hx_samples_write_header(fd, host ? host->facts->elf_mach : 0);
+	if (rc) {
 		close(fd);
-		snprintf(err, errlen, "%s: write failed", out_path);
-		return -1;
+		return ju_errf(err, rc < 0 ? -rc : EIO, 0, "%s: write failed", out_path);
 	}
-	int rc = batch_run(cases, n, fd, run, err, errlen);
-	if (close(fd) && !rc) {
-		snprintf(err, errlen, "%s: %s", out_path, strerror(errno));
-		rc = -1;
-	}
+	rc = batch_run(cases, n, fd, run, err);
+	if (close(fd) && !rc)
+		rc = ju_errf(err, errno, 0, "%s: %s", out_path, strerror(errno));
 	return rc;
 }
 
 int hx_capture_one(const struct hx_case *c, const char *case_path, const char *dumpdir,
-		   const char *out_path, char *err, size_t errlen)
+		   const char *out_path, struct ju_err *err)
 {
 	struct hx_batch_case one = { .c = c, .path = case_path, .dumpdir = dumpdir };
-	return hx_capture_to_file(&one, 1, out_path, NULL, err, errlen);
+	return hx_capture_to_file(&one, 1, out_path, NULL, err);
 }
 
 int hx_batch_dirs(struct hx_batch_case *b, size_t n, const char *root, unsigned per_child,
-		  char *err, size_t errlen)
+		  struct ju_err *err)
 {
 	bool shared = n > 1 && per_child != 1;
 	for (size_t i = 0; i < n; i++)
@@ -394,14 +384,13 @@ int hx_batch_dirs(struct hx_batch_case *b, size_t n, const char *root, unsigned 
 		else
 			snprintf(d, sizeof(d), "%s/%s", root, b[i].c->name);
 		if (shared && mkdir(d, 0755) < 0 && errno != EEXIST) {
-			snprintf(err, errlen, "%s: %s", d, strerror(errno));
+			int rc = ju_errf(err, errno, 0, "%s: %s", d, strerror(errno));
 			hx_batch_dirs_free(b, n);
-			return -1;
+			return rc;
 		}
 		if (!(b[i].dumpdir = strdup(d))) {
-			snprintf(err, errlen, "out of memory");
 			hx_batch_dirs_free(b, n);
-			return -1;
+			return ju_errf(err, ENOMEM, 0, "out of memory");
 		}
 	}
 	return 0;
@@ -411,7 +400,7 @@ static int rm_files(const char *dir, int depth)
 {
 	DIR *d = opendir(dir);
 	if (!d)
-		return -1;
+		return ju_errno();
 	struct dirent *de;
 	char p[4352];
 	while ((de = readdir(d))) {
@@ -422,7 +411,7 @@ static int rm_files(const char *dir, int depth)
 			rm_files(p, depth - 1);
 	}
 	closedir(d);
-	return rmdir(dir);
+	return rmdir(dir) ? ju_errno() : 0;
 }
 
 int hx_dumpdir_remove(const char *dir)

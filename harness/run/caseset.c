@@ -15,47 +15,43 @@
 #include <string.h>
 #include <sys/stat.h>
 
-int hx_case_unique(const struct hx_case *cases, int n, char *err, size_t errlen)
+int hx_case_unique(const struct hx_case *cases, int n, struct ju_err *err)
 {
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < i; j++)
 			if (!strcmp(cases[i].name, cases[j].name)) {
-				snprintf(err, errlen, "%s and %s both name their case '%s' (names must differ within one run)",
-					 cases[j].path, cases[i].path, cases[i].name);
-				return -1;
+				return ju_errf(err, EEXIST, 0,
+					       "%s and %s both name their case '%s' (names must differ within one run)",
+					       cases[j].path, cases[i].path, cases[i].name);
 			}
 	return 0;
 }
 
-int hx_case_load(struct hx_case *c, const char *path, char *err, size_t errlen)
+int hx_case_load(struct hx_case *c, const char *path, struct ju_err *err)
 {
-	return hx_case_load_ex(c, path, 0, err, errlen);
+	return hx_case_load_ex(c, path, 0, err);
 }
 
 #define HX_CASE_MAX_BYTES (1 << 20)
 
-int hx_case_load_ex(struct hx_case *c, const char *path, unsigned flags, char *err, size_t errlen)
+int hx_case_load_ex(struct hx_case *c, const char *path, unsigned flags, struct ju_err *err)
 {
 	hx_case_clear(c);
 	FILE *f = fopen(path, "rb");
-	if (!f) {
-		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-		return -1;
-	}
+	if (!f)
+		return ju_errf(err, errno, 0, "%s: cannot open: %s", path, strerror(errno));
 	char *buf = malloc(HX_CASE_MAX_BYTES + 1);
 	if (!buf) {
 		fclose(f);
-		snprintf(err, errlen, "%s: out of memory", path);
-		return -1;
+		return ju_errf(err, ENOMEM, 0, "%s: out of memory", path);
 	}
 	size_t n = fread(buf, 1, HX_CASE_MAX_BYTES + 1, f);
 	fclose(f);
 	if (n > HX_CASE_MAX_BYTES) {
 		free(buf);
-		snprintf(err, errlen, "%s: larger than %d bytes", path, HX_CASE_MAX_BYTES);
-		return -1;
+		return ju_errf(err, EFBIG, 0, "%s: larger than %d bytes", path, HX_CASE_MAX_BYTES);
 	}
-	int rc = hx_case_parse_ex(c, path, buf, n, flags, err, errlen);
+	int rc = hx_case_parse_ex(c, path, buf, n, flags, err);
 	free(buf);
 	return rc;
 }
@@ -157,35 +153,33 @@ static int push_path(char ***out, int *n, int *cap, const char *p)
 		*cap = *cap ? *cap * 2 : 32;
 		char **q = realloc(*out, (size_t)*cap * sizeof(char *));
 		if (!q)
-			return -1;
+			return -ENOMEM;
 		*out = q;
 	}
-	(*out)[(*n)++] = strdup(p);
+	if (!((*out)[*n] = strdup(p)))
+		return -ENOMEM;
+	(*n)++;
 	return 0;
 }
 
 int hx_case_glob(const char *const *paths, int npaths, char ***out, int *n,
-		 char *err, size_t errlen)
+		 struct ju_err *err)
 {
 	int cap = 0;
 	*out = NULL;
 	*n = 0;
 	for (int i = 0; i < npaths; i++) {
 		struct stat st;
-		if (stat(paths[i], &st) < 0) {
-			snprintf(err, errlen, "%s: %s", paths[i], strerror(errno));
-			return -1;
-		}
+		if (stat(paths[i], &st) < 0)
+			return ju_errf(err, errno, 0, "%s: %s", paths[i], strerror(errno));
 		if (!S_ISDIR(st.st_mode)) {
 			if (push_path(out, n, &cap, paths[i]))
-				return -1;
+				return ju_errf(err, ENOMEM, 0, "%s: out of memory", paths[i]);
 			continue;
 		}
 		DIR *d = opendir(paths[i]);
-		if (!d) {
-			snprintf(err, errlen, "%s: %s", paths[i], strerror(errno));
-			return -1;
-		}
+		if (!d)
+			return ju_errf(err, errno, 0, "%s: %s", paths[i], strerror(errno));
 		int first = *n;
 		struct dirent *de;
 		while ((de = readdir(d))) {
@@ -196,14 +190,13 @@ int hx_case_glob(const char *const *paths, int npaths, char ***out, int *n,
 			snprintf(p, sizeof(p), "%s/%s", paths[i], de->d_name);
 			if (push_path(out, n, &cap, p)) {
 				closedir(d);
-				return -1;
+				return ju_errf(err, ENOMEM, 0, "%s: out of memory", p);
 			}
 		}
 		closedir(d);
 		if (*n == first) {
-			snprintf(err, errlen, "%s: no .case files in this directory (expected NAME.case files, or a "
-				 "case file's path)", paths[i]);
-			return -1;
+			return ju_errf(err, ENOENT, 0, "%s: no .case files in this directory (expected NAME.case "
+				       "files, or a case file's path)", paths[i]);
 		}
 		qsort(*out + first, (size_t)(*n - first), sizeof(char *), cmpstr);
 	}

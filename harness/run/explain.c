@@ -103,21 +103,22 @@ static int story(FILE *out, const struct hx_case *c, const struct hx_group *g, c
 	return shown;
 }
 
-/* capture + replay into res; 0, or -1 with err */
+/* capture + replay into res; 0, or a negative errno with err */
 static int capture_replay(const struct hx_case *c, const char *path, const struct hx_opts *o, const char *dir,
-			  struct hx_samples *s, struct hx_case_res *res, char *err, size_t errlen)
+			  struct hx_samples *s, struct hx_case_res *res, struct ju_err *err)
 {
 	char sp[4352];
 	snprintf(sp, sizeof(sp), "%s/explain.samples", dir);
 	struct hx_batch_case one = { c, path, dir };
 	struct hx_batch_run run = { .kcfg = &o->kcfg };
-	if (hx_capture_to_file(&one, 1, sp, &run, err, errlen) || hx_samples_read(s, sp, err, errlen))
-		return -1;
-	if (s->ngroups != 1) {
-		snprintf(err, errlen, "%s: expected one case group, found %zu", sp, s->ngroups);
-		return -1;
-	}
-	return hx_replay_group(&s->groups[0], s->elf_mach, o, res, err, errlen) ? -1 : 0;
+	int rc = hx_capture_to_file(&one, 1, sp, &run, err);
+	if (rc)
+		return rc;
+	if (hx_samples_read(s, sp, err->msg, sizeof(err->msg)))
+		return -EINVAL;
+	if (s->ngroups != 1)
+		return ju_errf(err, EINVAL, 0, "%s: expected one case group, found %zu", sp, s->ngroups);
+	return hx_replay_group(&s->groups[0], s->elf_mach, o, res, err->msg, sizeof(err->msg)) ? -EINVAL : 0;
 }
 
 int hx_explain(FILE *out, const struct hx_opts *opts, const char *path, const char *where, char *err,
@@ -126,7 +127,10 @@ int hx_explain(FILE *out, const struct hx_opts *opts, const char *path, const ch
 	struct hx_opts o = *opts;
 	o.observe = true;    /* a case without [expect] can be explained */
 	struct hx_case *c = calloc(1, sizeof(*c));
-	if (!c || hx_case_load_ex(c, path, HX_CASE_NO_EXPECT, err, errlen)) {
+	struct ju_err je;
+	if (!c || hx_case_load_ex(c, path, HX_CASE_NO_EXPECT, &je)) {
+		if (c)
+			snprintf(err, errlen, "%s", je.msg);
 		free(c);
 		return -EINVAL;
 	}
@@ -146,7 +150,9 @@ int hx_explain(FILE *out, const struct hx_opts *opts, const char *path, const ch
 	}
 	struct hx_samples s = { 0 };
 	struct hx_case_res res = { 0 };
-	int rc = capture_replay(c, path, &o, dir, &s, &res, err, errlen) ? -EINVAL : 0;
+	int rc = capture_replay(c, path, &o, dir, &s, &res, &je) ? -EINVAL : 0;
+	if (rc)
+		snprintf(err, errlen, "%s", je.msg);
 	if (!rc && !story(out, c, &s.groups[0], &res, where, uw_arch_by_name(c->arch))) {
 		size_t len = (size_t)snprintf(err, errlen, "%s: no sample at '%s' (sample points:", path, where);
 		for (size_t i = 0; i < res.nsamples && len < errlen; i++)

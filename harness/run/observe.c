@@ -315,43 +315,42 @@ static void rewrite(FILE *w, const char *text, size_t n, const char *block)
 		fprintf(w, "%s%s", n && text[n - 1] != '\n' ? "\n\n" : "\n", block);
 }
 
-int hx_observe_write(const char *path, const char *block, char *err, size_t errlen)
+int hx_observe_write(const char *path, const char *block, struct ju_err *err)
 {
 	FILE *f = fopen(path, "rb");
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -EIO;
-	}
+	if (!f)
+		return ju_errf(err, errno, 0, "%s: %s", path, strerror(errno));
 	enum { MAXB = 1 << 20 };
 	char *text = malloc(MAXB);
 	size_t n = text ? fread(text, 1, MAXB, f) : 0;
 	fclose(f);
 	if (!text || n == MAXB) {
-		snprintf(err, errlen, "%s: %s", path, text ? "too large to rewrite" : "out of memory");
+		int rc = ju_errf(err, text ? EFBIG : ENOMEM, 0, "%s: %s", path,
+				 text ? "too large to rewrite" : "out of memory");
 		free(text);
-		return -EFBIG;
+		return rc;
 	}
 	char tmp[1100];
 	snprintf(tmp, sizeof(tmp), "%s.observe-tmp", path);
 	FILE *w = fopen(tmp, "wb");
 	if (!w) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		int rc = ju_errf(err, errno, 0, "%s: %s", tmp, strerror(errno));
 		free(text);
-		return -EIO;
+		return rc;
 	}
 	rewrite(w, text, n, block);
 	free(text);
 	/* a new file, renamed over the case: never a half-written case */
 	if (fclose(w) || rename(tmp, path)) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		int rc = ju_errf(err, errno, 0, "%s: %s", path, strerror(errno));
 		unlink(tmp);
-		return -EIO;
+		return rc;
 	}
 	return 0;
 }
 
 int hx_observe_run(FILE *out, const struct hx_case_res *res, size_t n, const struct hx_opts *o,
-		   const char *arch, bool write, char *err, size_t errlen)
+		   const char *arch, bool write, struct ju_err *err)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct hx_case_res *r = &res[i];
@@ -366,15 +365,13 @@ int hx_observe_run(FILE *out, const struct hx_case_res *res, size_t n, const str
 			continue;
 		}
 		char block[8192];
-		if (hx_observe_block(r, o, block, sizeof(block))) {
-			snprintf(err, errlen, "%s: the [expect] block does not fit", r->file);
-			return -ENOSPC;
-		}
+		if (hx_observe_block(r, o, block, sizeof(block)))
+			return ju_errf(err, ENOSPC, 0, "%s: the [expect] block does not fit", r->file);
 		fprintf(out, "%s\n", block);
 		/* the case again, for its truth rows (NULL when the file is gone: a replay) */
 		struct hx_case *c = calloc(1, sizeof(*c));
-		char cerr[256];
-		if (c && hx_case_load_ex(c, r->file, HX_CASE_NO_EXPECT, cerr, sizeof(cerr))) {
+		struct ju_err cerr;
+		if (c && hx_case_load_ex(c, r->file, HX_CASE_NO_EXPECT, &cerr)) {
 			hx_case_free(c);
 			free(c);
 			c = NULL;
@@ -384,8 +381,9 @@ int hx_observe_run(FILE *out, const struct hx_case_res *res, size_t n, const str
 			hx_case_free(c);
 		free(c);
 		if (write) {
-			if (hx_observe_write(r->file, block, err, errlen))
-				return -EIO;
+			int rc = hx_observe_write(r->file, block, err);
+			if (rc)
+				return rc;
 			fprintf(out, "  written to %s\n", r->file);
 		}
 	}

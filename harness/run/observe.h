@@ -14,9 +14,9 @@ void hx_observe_words(FILE *out, const struct hx_case *c, const struct hx_case_r
 /* a column's verdict as [expect] spells it: "ok", "skipped fallback", "consistent" */
 void hx_expect_word(const struct hx_uw_res *r, char *w, size_t n);
 /* Replace the case file's [expect] section with block (comments kept). 0, or -errno with err */
-int hx_observe_write(const char *path, const char *block, char *err, size_t errlen);
+int hx_observe_write(const char *path, const char *block, struct ju_err *err);
 /* every case: the block, the words, and with write the file rewritten. 0, or -errno with err */
 int hx_observe_run(FILE *out, const struct hx_case_res *res, size_t n, const struct hx_opts *o,
-		   const char *arch, bool write, char *err, size_t errlen);
+		   const char *arch, bool write, struct ju_err *err);
 
 #endif

@@ -243,13 +243,11 @@ static void unlock_pid(struct pc_state *st)
  * code only under /tmp/jitted-.  The view took the dump to be in a directory
  * (--perf-dump-dir, default /tmp): the marker is put there, a symlink to the
  * dump, so real perf names the files as the emulation does. */
-static int place_dump(struct pc_state *st, const struct uw_view *v, char *err, size_t errlen)
+static int place_dump(struct pc_state *st, const struct uw_view *v, struct ju_err *err)
 {
 	char real[PATH_MAX];
-	if (!realpath(st->g->dump_path, real)) {
-		snprintf(err, errlen, "%s: %s", st->g->dump_path, strerror(errno));
-		return -1;
-	}
+	if (!realpath(st->g->dump_path, real))
+		return ju_errf(err, errno, 0, "%s: %s", st->g->dump_path, strerror(errno));
 	const char *pn = NULL;
 	for (size_t i = 0; v->pv && i < v->pv->ndsos && !pn; i++)
 		if (v->pv->dsos[i].jitted && v->pv->dsos[i].perf_name)
@@ -266,10 +264,11 @@ static int place_dump(struct pc_state *st, const struct uw_view *v, char *err, s
 	if (wn > 0 && (size_t)wn < sizeof(was) && (was[wn] = 0, !strcmp(was, real)))
 		return 0;             /* already there (another perf column, JU_PERF_KEEP) */
 	if (symlink(real, st->marker)) {
-		snprintf(err, errlen, "%s: %s (perf would read the jitdump there; remove it or use --perf-dump-dir)",
-			 st->marker, strerror(errno));
+		int rc = ju_errf(err, errno, 0,
+				 "%s: %s (perf would read the jitdump there; remove it or use --perf-dump-dir)",
+				 st->marker, strerror(errno));
 		st->marker[0] = 0;
-		return -1;
+		return rc;
 	}
 	st->linked = true;
 	return 0;
@@ -318,7 +317,7 @@ static void version_profile(const struct uw_arch *arch, const struct hx_perf_bui
 /* One dump size: write, inject, script, parse. */
 static void run_size(struct pc_state *st, const struct uw_arch *arch, struct pc_run *r)
 {
-	char data[96], jit[96], out[96], err[256];
+	char data[96], jit[96], out[96];
 	snprintf(data, sizeof(data), "%s/p.data", st->dir);
 	snprintf(jit, sizeof(jit), "%s/p.jit.data", st->dir);
 	snprintf(out, sizeof(out), "%s/script.txt", st->dir);
@@ -327,8 +326,9 @@ static void run_size(struct pc_state *st, const struct uw_arch *arch, struct pc_
 	struct hx_toperf_opts o = { .stack_size = st->fp ? 0 : (uint32_t)r->size,
 				    .attr_size = attr_size_of(b ? b->version : ""), .marker_path = st->marker,
 				    .callchain_fp = st->fp };
-	if (hx_toperf_write_group(st->g, arch, data, &o, err, sizeof(err))) {
-		snprintf(r->why, sizeof(r->why), "writing the perf.data: %s", err);
+	struct ju_err je;
+	if (hx_toperf_write_group(st->g, arch, data, &o, &je)) {
+		snprintf(r->why, sizeof(r->why), "writing the perf.data: %s", je.msg);
 		return;
 	}
 	const char *inj[] = { "inject", "-j", "-i", data, "-o", jit, NULL };
@@ -375,41 +375,40 @@ static void pc_close(void *state)
 	free(st);
 }
 
-static struct pc_state *pc_new(const struct hx_col_in *in, bool fp, char *err, size_t errlen)
+static int pc_new(const struct hx_col_in *in, bool fp, struct pc_state **out, struct ju_err *err)
 {
 	const struct uw_view *v = in->v;
 	struct pc_state *st = calloc(1, sizeof(*st));
-	if (!st) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
+	if (!st)
+		return ju_errf(err, ENOMEM, 0, "out of memory");
 	st->g = in->capture;
 	st->fp = fp;
 	st->lockfd = -1;
 	st->pid = v->jd ? v->jd->pid : 0;
-	if (hx_perf_workdir(st->dir, sizeof(st->dir), "perf", err, errlen) || place_dump(st, v, err, errlen)) {
+	int rc = hx_perf_workdir(st->dir, sizeof(st->dir), "perf", err);
+	if (!rc)
+		rc = place_dump(st, v, err);
+	if (rc) {
 		pc_close(st);
-		return NULL;
+		return rc;
 	}
-	return st;
+	*out = st;
+	return 0;
 }
 
-static int pc_open_mode(const struct hx_col_in *in, void **state, char *err, size_t errlen, bool fp)
+static int pc_open_mode(const struct hx_col_in *in, void **state, struct ju_err *err, bool fp)
 {
 	const struct uw_view *v = in->v;
 	const struct hx_group *g = in->capture;
 	char why[256];
-	if (probe(why, sizeof(why))) {
-		snprintf(err, errlen, "%s", why);
-		return -1;
-	}
-	if (!g) {
-		snprintf(err, errlen, "no capture to replay (the perf column needs the case's samples)");
-		return -1;
-	}
-	struct pc_state *st = pc_new(in, fp, err, errlen);
-	if (!st)
-		return -1;
+	if (probe(why, sizeof(why)))
+		return ju_errf(err, ENODEV, 0, "%s", why);
+	int rc;
+	if (!g)
+		return ju_errf(err, ENODATA, 0, "no capture to replay (the perf column needs the case's samples)");
+	struct pc_state *st = NULL;
+	if ((rc = pc_new(in, fp, &st, err)))
+		return rc;
 	/* fp mode copies no stack: one run answers every dump size */
 	for (int i = 0; i < in->ndump_sizes && i < PC_MAX_SIZES && !(fp && i); i++) {
 		struct pc_run *r = &st->runs[st->nruns++];
@@ -418,9 +417,8 @@ static int pc_open_mode(const struct hx_col_in *in, void **state, char *err, siz
 		r->chain = calloc(g->nsamples ? g->nsamples : 1, sizeof(*r->chain));
 		r->n = calloc(g->nsamples ? g->nsamples : 1, sizeof(*r->n));
 		if (!r->chain || !r->n) {
-			snprintf(err, errlen, "out of memory");
 			pc_close(st);
-			return -1;
+			return ju_errf(err, ENOMEM, 0, "out of memory");
 		}
 		run_size(st, v->arch, r);
 	}
@@ -433,7 +431,7 @@ static int pc_open_mode(const struct hx_col_in *in, void **state, char *err, siz
 		for (size_t k = 0; k < st->runs[i].nsamples && none; k++)
 			none = st->runs[i].n[k] == 0;
 	if (none && st->nruns && st->runs[0].why[0] && !hx_perf_cmd_given()) {
-		snprintf(err, errlen, "%s", st->runs[0].why);
+		ju_errf(err, 0, 0, "%s", st->runs[0].why);
 		pc_close(st);
 		return 1;
 	}
@@ -441,14 +439,14 @@ static int pc_open_mode(const struct hx_col_in *in, void **state, char *err, siz
 	return 0;
 }
 
-static int pc_open(const struct hx_col_in *in, void **state, char *err, size_t errlen)
+static int pc_open(const struct hx_col_in *in, void **state, struct ju_err *err)
 {
-	return pc_open_mode(in, state, err, errlen, false);
+	return pc_open_mode(in, state, err, false);
 }
 
-static int pc_open_fp(const struct hx_col_in *in, void **state, char *err, size_t errlen)
+static int pc_open_fp(const struct hx_col_in *in, void **state, struct ju_err *err)
 {
-	return pc_open_mode(in, state, err, errlen, true);
+	return pc_open_mode(in, state, err, true);
 }
 
 /* Whether the FDE covering pc in the process (the emitted CFI for JIT code)
@@ -523,7 +521,7 @@ static int pc_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 	r->why[0] = r->fallback_why[0] = 0;
 	if (!st) {
 		snprintf(r->why, sizeof(r->why), "perf did not run for this case");
-		return -1;
+		return -ENODATA;
 	}
 	size_t k = 0;
 	while (k < st->g->nsamples && st->g->samples[k].stack != s->stack)
@@ -535,11 +533,11 @@ static int pc_unwind(void *state, const struct uw_view *v, const struct uw_sampl
 	const struct pc_run *run = ri < 0 ? NULL : &st->runs[ri];
 	if (k == st->g->nsamples || !run) {
 		snprintf(r->why, sizeof(r->why), "not a sample of this case's perf.data");
-		return -1;
+		return -ENOENT;
 	}
 	if (run->n[k] == 0) {
 		snprintf(r->why, sizeof(r->why), "%s", run->why[0] ? run->why : "perf printed no chain for it");
-		return -1;
+		return -ENODATA;
 	}
 	if (st->fp)
 		fp_return_addresses(v, s, run->chain[k], run->n[k], r->addr);

@@ -63,14 +63,14 @@ static void perf_argv(char *buf, size_t len, char **argv, const char *const *ext
 }
 
 /* Run argv with stdout and stderr to files, HOME and env set; exit status,
- * PR_SIGNALED + the signal that killed it, or -1. */
+ * PR_SIGNALED + the signal that killed it, or -errno (fork, waitpid). */
 static int run(char *const *argv, const char *out, const char *errf, const char *home,
 	       const char *const *env)
 {
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0)
-		return -1;
+		return ju_errno();
 	if (pid == 0) {
 		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		int e = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -91,8 +91,8 @@ static int run(char *const *argv, const char *out, const char *errf, const char 
 	int st;
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? PR_SIGNALED + WTERMSIG(st) : -1;
+			return ju_errno();
+	return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? PR_SIGNALED + WTERMSIG(st) : -ECHILD;
 }
 
 char *hx_slurp(const char *path, size_t *n)
@@ -212,31 +212,27 @@ int hx_perf_probe(const struct hx_perf_build **b, char *why, size_t len)
 	return pr.ok;
 }
 
-int hx_perf_workdir(char *dir, size_t len, const char *tag, char *err, size_t errlen)
+int hx_perf_workdir(char *dir, size_t len, const char *tag, struct ju_err *err)
 {
 	const char *tmp = getenv("TMPDIR");
 	snprintf(dir, len, "%s/jitunwind-%s-XXXXXX", tmp && strlen(tmp) < 32 ? tmp : "/tmp", tag);
 	if (!mkdtemp(dir)) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		int rc = ju_errf(err, errno, 0, "%s: %s", dir, strerror(errno));
 		dir[0] = 0;
-		return -1;
+		return rc;
 	}
 	char home[4200];
 	snprintf(home, sizeof(home), "%s/home", dir);
-	if (mkdir(home, 0700) < 0) {
-		snprintf(err, errlen, "%s: %s", home, strerror(errno));
-		return -1;
-	}
+	if (mkdir(home, 0700) < 0)
+		return ju_errf(err, errno, 0, "%s: %s", home, strerror(errno));
 	/* perf 7 in a root without binutils aborts inject unless addr2line goes
 	 * through libdw; older perfs ignore the key */
 	char cfg[4300];
 	snprintf(cfg, sizeof(cfg), "%s/.perfconfig", home);
 	FILE *f = fopen(cfg, "w");
 	int bad = !f || fputs("[addr2line]\n\tstyle = libdw\n", f) < 0;
-	if ((f && fclose(f)) || bad) {
-		snprintf(err, errlen, "%s: %s", cfg, strerror(errno));
-		return -1;
-	}
+	if ((f && fclose(f)) || bad)
+		return ju_errf(err, errno, 0, "%s: %s", cfg, strerror(errno));
 	return 0;
 }
 
@@ -265,7 +261,7 @@ int hx_perf_run(const char *dir, const char *const *args, const char *const *env
 	for (; *args; args++) {
 		if (n >= PR_MAX_ARGS - 10) {
 			snprintf(why, wl, "perf %s: more than %d arguments", sub, PR_MAX_ARGS - 12);
-			return -1;
+			return -E2BIG;
 		}
 		extra[n++] = *args;
 	}
@@ -302,12 +298,14 @@ int hx_perf_run(const char *dir, const char *const *args, const char *const *env
 	char how[64];
 	if (rc >= PR_SIGNALED)
 		snprintf(how, sizeof(how), "killed by signal %d (%s)", rc - PR_SIGNALED, strsignal(rc - PR_SIGNALED));
+	else if (rc < 0)
+		snprintf(how, sizeof(how), "could not start: %s", strerror(-rc));
 	else
 		snprintf(how, sizeof(how), "exit %d", rc);
 	snprintf(why, wl, "perf %s: %s%s%s (ran '%s%s')%s%s", sub, how, e && e[0] ? ": " : "", e ? e : "", what,
 		 n > 6 ? " ..." : "", fix[0] ? "; " : "", fix);
 	free(all);
-	return -1;
+	return rc < 0 ? rc : -EIO;
 }
 
 void hx_perf_advice(const char *sub, const char *err, char *out, size_t len)

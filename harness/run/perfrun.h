@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "juerr.h"
 #include "unwinders/unwind.h"
 
 /* The perf command (default `perf` on PATH); may have arguments
@@ -35,14 +36,14 @@ void hx_perf_advice(const char *sub, const char *err, char *out, size_t len);
 
 /* A private directory for perf's files: DIR/home is its HOME, DIR/buildid its
  * --buildid-dir.  0, or -1 with err. */
-int hx_perf_workdir(char *dir, size_t len, const char *tag, char *err, size_t errlen);
+int hx_perf_workdir(char *dir, size_t len, const char *tag, struct ju_err *err);
 /* Removes it (JU_PERF_KEEP=1 keeps it). */
 void hx_perf_workdir_remove(const char *dir);
 
 /* perf ARGS... with the workdir's HOME and build-id cache; stdout to out,
  * stderr to dir/SUB.stderr (SUB: args[0]); env: "K=V" strings for the
  * process (NULL: none).
- * 0, or -1 with why: what ran (the command and its input), the exit status,
+ * 0, or a negative errno (-EIO: perf failed) with why: what ran (the command and its input), the exit status,
  * perf's first line on stderr, and what to do about it (hx_perf_advice). */
 int hx_perf_run(const char *dir, const char *const *args, const char *const *env, const char *out,
 		char *why, size_t wl);

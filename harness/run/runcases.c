@@ -67,7 +67,6 @@ static void free_loaded(struct hx_runset *r, int k)
 
 int hx_runset_load(struct hx_runset *r, const char *const *paths, int npaths, struct ju_err *err)
 {
-	char msg[1024];
 	char def[4200];
 	const char *defp[1];
 	r->t0 = hx_now();
@@ -77,10 +76,11 @@ int hx_runset_load(struct hx_runset *r, const char *const *paths, int npaths, st
 		paths = defp;
 		npaths = 1;
 	}
-	if (hx_case_glob(paths, npaths, &r->paths, &r->n, msg, sizeof(msg))) {
+	int rc = hx_case_glob(paths, npaths, &r->paths, &r->n, err);
+	if (rc) {
 		r->cases = NULL;
 		free_loaded(r, 0);
-		return ju_errf(err, EINVAL, 0, "%s", msg);
+		return rc;
 	}
 	r->cases = calloc(r->n ? (size_t)r->n : 1, sizeof(*r->cases));
 	if (!r->cases) {
@@ -88,14 +88,13 @@ int hx_runset_load(struct hx_runset *r, const char *const *paths, int npaths, st
 		return ju_errf(err, ENOMEM, 0, "out of memory");
 	}
 	for (int i = 0; i < r->n; i++)
-		if (hx_case_load_ex(&r->cases[i], r->paths[i], r->o->observe ? HX_CASE_NO_EXPECT : 0, msg,
-				    sizeof(msg))) {
+		if ((rc = hx_case_load_ex(&r->cases[i], r->paths[i], r->o->observe ? HX_CASE_NO_EXPECT : 0, err))) {
 			free_loaded(r, i + 1);
-			return ju_errf(err, EINVAL, 0, "%s", msg);
+			return rc;
 		}
-	if (hx_case_unique(r->cases, r->n, msg, sizeof(msg))) {
+	if ((rc = hx_case_unique(r->cases, r->n, err))) {
 		free_loaded(r, r->n);
-		return ju_errf(err, EINVAL, 0, "%s", msg);
+		return rc;
 	}
 	return 0;
 }
@@ -154,10 +153,10 @@ static int capture_batch(struct hx_runset *r, struct ju_err *err)
 		br.progress = capture_progress;
 		br.progress_arg = r;
 	}
-	int rc = 0;
-	if (hx_batch_dirs(r->batch, r->nb, r->dir, br.per_child, msg, sizeof(msg)) ||
-	    hx_capture_to_file(r->batch, r->nb, r->record ? r->out : sp, &br, msg, sizeof(msg)) ||
-	    (!r->record && hx_samples_read(&r->s, sp, msg, sizeof(msg))))
+	int rc = hx_batch_dirs(r->batch, r->nb, r->dir, br.per_child, err);
+	if (!rc)
+		rc = hx_capture_to_file(r->batch, r->nb, r->record ? r->out : sp, &br, err);
+	if (!rc && !r->record && hx_samples_read(&r->s, sp, msg, sizeof(msg)))
 		rc = ju_errf(err, EINVAL, 0, "%s", msg);
 	if (!r->record)
 		unlink(sp);

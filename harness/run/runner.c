@@ -188,9 +188,10 @@ static int replay_load(struct replay *rp, uint32_t elf_mach, struct hx_case_res 
 			snprintf(err, errlen, "out of memory");
 			return -ENOMEM;
 		}
+		struct ju_err je;
 		if (hx_case_parse_ex(rp->owned, res->file, g->case_text, g->case_len,
-				     rp->o->observe ? HX_CASE_NO_EXPECT : 0, err, errlen))
-			return -EINVAL;
+				     rp->o->observe ? HX_CASE_NO_EXPECT : 0, &je))
+			return snprintf(err, errlen, "%s", je.msg), -EINVAL;
 		rp->c = rp->owned;
 	}
 	snprintf(res->name, sizeof(res->name), "%s", rp->c->name);
@@ -226,7 +227,7 @@ static int col_index(const struct uw_unwinder *u)
 	for (size_t i = 0; u && i < n; i++)
 		if (all[i] == u)
 			return (int)i;
-	return -1;
+	return -ENOENT;
 }
 
 /* The expectation selected unwinder u is judged by: its own, else its
@@ -458,11 +459,12 @@ static void sess_cfg(const struct replay *rp, int pi, struct hx_sess_cfg *cfg)
 static int open_session(struct replay *rp, int pi, struct hx_case_res *res, char *err, size_t errlen)
 {
 	struct hx_sess_cfg cfg;
-	struct hx_sess_err e;
+	struct ju_err e;
 	sess_cfg(rp, pi, &cfg);
-	if (hx_sess_open(&rp->sess, &cfg, &e)) {
+	int rc = hx_sess_open(&rp->sess, &cfg, &e);
+	if (rc) {
 		snprintf(err, errlen, "%s: %s", res->file, e.msg);
-		return e.code;
+		return rc;
 	}
 	rp->have_sess = true;
 	return 0;

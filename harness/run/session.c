@@ -57,9 +57,11 @@ static void open_profile(struct hx_sess *s)
 		int rc = 0;
 		hx_col_open_fn run_open = s->uws[u] ? hx_column_opener(s->uws[u]) : NULL;
 		struct hx_col_in in = { &s->view, c->capture, c->dump_sizes, c->ndump_sizes };
-		if (run_open)
-			rc = run_open(&in, &s->state[u], s->open_err[u], sizeof(s->open_err[u]));
-		else if (s->uws[u] && s->uws[u]->open) {
+		if (run_open) {
+			je.msg[0] = 0;
+			rc = run_open(&in, &s->state[u], &je);
+			snprintf(s->open_err[u], sizeof(s->open_err[u]), "%s", rc ? je.msg : "");
+		} else if (s->uws[u] && s->uws[u]->open) {
 			je.msg[0] = 0;
 			rc = s->uws[u]->open(&s->view, &s->state[u], &je);
 			snprintf(s->open_err[u], sizeof(s->open_err[u]), "%s", rc ? je.msg : "");
@@ -95,28 +97,19 @@ static void close_profile(struct hx_sess *s)
 	s->view.pv = NULL;
 }
 
-int hx_sess_open(struct hx_sess *s, const struct hx_sess_cfg *cfg, struct hx_sess_err *e)
+int hx_sess_open(struct hx_sess *s, const struct hx_sess_cfg *cfg, struct ju_err *e)
 {
 	memset(s, 0, sizeof(*s));
 	s->cfg = *cfg;
-	e->code = 0;
-	e->msg[0] = 0;
-	if (!cfg->arch || cfg->nuw < 0 || cfg->nuw > HX_SESS_MAX_UW) {
-		e->code = -EINVAL;
-		snprintf(e->msg, sizeof(e->msg), "session: %s", cfg->arch ? "too many unwinders" : "no architecture");
-		return e->code;
-	}
+	memset(e, 0, sizeof(*e));
+	if (!cfg->arch || cfg->nuw < 0 || cfg->nuw > HX_SESS_MAX_UW)
+		return ju_errf(e, EINVAL, 0, "session: %s", cfg->arch ? "too many unwinders" : "no architecture");
 	double t0 = now(s);
-	struct ju_err je;
-	je.msg[0] = 0;
-	int rc = uw_view_init(&s->view, cfg->arch, cfg->maps, cfg->nmaps, cfg->jd, &je);
-	snprintf(e->msg, sizeof(e->msg), "%s", je.msg);
+	int rc = uw_view_init(&s->view, cfg->arch, cfg->maps, cfg->nmaps, cfg->jd, e);
 	if (cfg->times)
 		cfg->times->load += now(s) - t0;
-	if (rc) {
-		e->code = rc < -1 ? rc : -EINVAL;
-		return e->code;
-	}
+	if (rc)
+		return rc < -1 ? rc : -EINVAL;
 	s->have_view = true;
 	open_profile(s);
 	return 0;
@@ -334,7 +327,7 @@ int hx_sess_first_jit(const struct hx_sess *s, const struct uw_result *c, hx_jit
 	for (int i = 0; i < c->n; i++)
 		if (jit_at(ctx, c->addr[i] - (i ? 1 : 0), &named))
 			return i;
-	return -1;
+	return -ENOENT;
 }
 
 enum hx_outcome hx_sess_outcome(const struct hx_sess *s, const struct uw_result *c, hx_jit_at_fn jit_at,

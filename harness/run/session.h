@@ -31,12 +31,6 @@ struct hx_replay_times {
 	double total;                       /* the whole call (the rest: judging, symbols, expectations) */
 };
 
-/* A failure: the errno (negative, as returned) and what failed, naming the file. */
-struct hx_sess_err {
-	int code;
-	char msg[600];
-};
-
 struct hx_sess_cfg {
 	const struct uw_arch *arch;
 	const struct uw_map *maps;          /* the process's file maps (copied by the views) */
@@ -118,7 +112,7 @@ struct hx_sess_ref {
  * negative errno with e set (the process view could not be built).  A perf
  * view that cannot be built (pv_err) or an unwinder whose state cannot be
  * opened (open_err, uws[u] NULL) is not a failure of the session. */
-int hx_sess_open(struct hx_sess *s, const struct hx_sess_cfg *cfg, struct hx_sess_err *e);
+int hx_sess_open(struct hx_sess *s, const struct hx_sess_cfg *cfg, struct ju_err *e);
 /* Perf's view and the states again under another profile. */
 void hx_sess_reprofile(struct hx_sess *s, enum pv_profile p);
 void hx_sess_close(struct hx_sess *s);
@@ -151,7 +145,7 @@ const char *hx_outcome_name(enum hx_outcome o);
 /* Is a (a pc, or a return address minus one) JIT code, and does perf name
  * it (named)?  NULL to hx_sess_outcome: the jitted DSOs of perf's view. */
 typedef bool (*hx_jit_at_fn)(const void *ctx, uint64_t a, bool *named);
-/* The index of the chain's first frame in JIT code, -1 if none. */
+/* The index of the chain's first frame in JIT code, -ENOENT if none. */
 int hx_sess_first_jit(const struct hx_sess *s, const struct uw_result *c, hx_jit_at_fn jit_at, const void *ctx);
 enum hx_outcome hx_sess_outcome(const struct hx_sess *s, const struct uw_result *c, hx_jit_at_fn jit_at,
 				const void *ctx);
@@ -174,7 +168,7 @@ struct hx_col_in {
 /* A column's opener over the capture (perfcol.c), or NULL: a plain
  * unwinder, opened with its own open over the views.  0 opened, -1 failed,
  * 1 skipped for this capture (err says why: a visible skip, not a failure). */
-typedef int (*hx_col_open_fn)(const struct hx_col_in *in, void **state, char *err, size_t errlen);
+typedef int (*hx_col_open_fn)(const struct hx_col_in *in, void **state, struct ju_err *err);
 hx_col_open_fn hx_column_opener(const struct uw_unwinder *uw);
 
 /* where the chain reaches the truth's last frame (its length if never) */

@@ -54,7 +54,7 @@ static int parse_mline(const char *line, struct mline *m)
 	int n = 0;
 	memset(m, 0, sizeof(*m));
 	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &s, &e, m->perms, &off, &maj, &min, &ino, &n) != 7)
-		return -1;
+		return -EINVAL;
 	m->start = s;
 	m->end = e;
 	m->pgoff = off;
@@ -62,7 +62,7 @@ static int parse_mline(const char *line, struct mline *m)
 	m->min = min;
 	m->ino = ino;
 	snprintf(m->path, sizeof(m->path), "%s", line + n);
-	return s < e ? 0 : -1;
+	return s < e ? 0 : -EINVAL;
 }
 
 /* GNU build-id of an ELF file, through elfutils */
@@ -70,7 +70,7 @@ static int file_build_id(const char *path, uint8_t *id, uint8_t *size)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
+		return ju_errno();
 	elf_version(EV_CURRENT);
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	const void *bid = NULL;
@@ -82,7 +82,7 @@ static int file_build_id(const char *path, uint8_t *id, uint8_t *size)
 	if (e)
 		elf_end(e);
 	close(fd);
-	return n > 0 ? 0 : -1;
+	return n > 0 ? 0 : -ENODATA;
 }
 
 static bool is_arena(const struct hx_group *g, const struct mline *m)
@@ -198,7 +198,7 @@ static void marker_event(struct pd_writer *w, const struct hx_group *g, uint32_t
 }
 
 static int write_maps(struct pd_writer *w, const struct hx_group *g, uint32_t pid, uint64_t t0,
-		      const struct hx_toperf_opts *o, char *err, size_t errlen)
+		      const struct hx_toperf_opts *o, struct ju_err *err)
 {
 	const char *end = g->maps + g->maps_len;
 	/* in time order: mappings from before the dump, the marker, then the
@@ -215,10 +215,8 @@ static int write_maps(struct pd_writer *w, const struct hx_group *g, uint32_t pi
 			snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) - 1 ? n : sizeof(line) - 1), l);
 			l += n + 1;
 			struct mline m;
-			if (parse_mline(line, &m)) {
-				snprintf(err, errlen, "%s: MAPS record: cannot parse \"%s\"", g->case_path, line);
-				return -1;
-			}
+			if (parse_mline(line, &m))
+				return ju_errf(err, EINVAL, 0, "%s: MAPS record: cannot parse \"%s\"", g->case_path, line);
 			if (is_marker(&m, pid))
 				continue;     /* written above, once */
 			if (is_arena(g, &m) != (pass == 2))
@@ -258,30 +256,27 @@ static uint64_t sample_time(const struct hx_group *g, const struct hx_sample *s,
 }
 
 static int write_group(struct pd_writer *w, const struct hx_group *g, const struct uw_arch *arch,
-		       const struct hx_toperf_opts *o, char *err, size_t errlen)
+		       const struct hx_toperf_opts *o, struct ju_err *err)
 {
-	if (!g->dump_path || !g->maps) {
-		snprintf(err, errlen, "%s: the case has no %s record", g->case_path, g->dump_path ? "MAPS" : "DUMP");
-		return -1;
-	}
+	if (!g->dump_path || !g->maps)
+		return ju_errf(err, EINVAL, 0, "%s: the case has no %s record", g->case_path,
+			       g->dump_path ? "MAPS" : "DUMP");
 	struct jd_file jd;
-	struct ju_err je;
-	if (jd_open(&jd, g->dump_path, &je)) {
-		snprintf(err, errlen, "%s: offset 0x%llx: %s", g->dump_path, (unsigned long long)je.offset, je.msg);
-		return -1;
+	int rc = jd_open(&jd, g->dump_path, err);
+	if (rc) {
+		ju_err_prefix(err, "%s: offset 0x%llx: ", g->dump_path, (unsigned long long)err->offset);
+		return rc;
 	}
 	uint32_t pid = jd.pid;
 	uint64_t first, last;
 	dump_times(&jd, &first, &last);
 	jd_close(&jd);
-	if (first < 10000) {
-		snprintf(err, errlen, "%s: timestamps start at %llu: not CLOCK_MONOTONIC", g->dump_path,
-			 (unsigned long long)first);
-		return -1;
-	}
+	if (first < 10000)
+		return ju_errf(err, EINVAL, 0, "%s: timestamps start at %llu: not CLOCK_MONOTONIC", g->dump_path,
+			       (unsigned long long)first);
 	pd_w_comm(w, pid, pid, "jitunwind", first - 2000);
-	if (write_maps(w, g, pid, first, o, err, errlen))
-		return -1;
+	if ((rc = write_maps(w, g, pid, first, o, err)))
+		return rc;
 	uint32_t size = w->attr.sample_stack_user;
 	uint64_t ips[UW_MAX_FRAMES + 1];
 	for (size_t i = 0; i < g->nsamples; i++) {
@@ -316,7 +311,7 @@ static void features(struct pd_features *ft, struct utsname *u, const struct uw_
 
 /* Groups -> one perf.data at out. */
 static int write_groups(const struct hx_group *gs, size_t n, const struct uw_arch *arch, const char *out,
-			const struct hx_toperf_opts *o, char *err, size_t errlen)
+			const struct hx_toperf_opts *o, struct ju_err *err)
 {
 	struct pd_writer_opts wo = {
 		.attr_size = o->attr_size ? o->attr_size : PD_ATTR_SIZE_VER7,
@@ -328,11 +323,9 @@ static int write_groups(const struct hx_group *gs, size_t n, const struct uw_arc
 	if (o->callchain_fp) {
 		/* perf record --call-graph fp on arm64 (arch__add_leaf_frame_record_opts):
 		 * LR alone, so perf script can add the leaf's caller */
-		if (arch->perf_lr < 0) {
-			snprintf(err, errlen, "%s: fp mode with the LR record is arm64's; %s has no link register",
-				 out, arch->facts->name);
-			return -1;
-		}
+		if (arch->perf_lr < 0)
+			return ju_errf(err, EINVAL, 0, "%s: fp mode with the LR record is arm64's; %s has no link register",
+				       out, arch->facts->name);
 		wo.sample_type &= ~(uint64_t)PD_SAMPLE_STACK_USER;
 		wo.regs_mask = UINT64_C(1) << arch->perf_lr;
 		wo.stack_size = 0;
@@ -340,47 +333,44 @@ static int write_groups(const struct hx_group *gs, size_t n, const struct uw_arc
 	struct pd_writer w;
 	int rc = pd_writer_init(&w, &wo);
 	if (rc) {
-		snprintf(err, errlen, "%s: attr size %u, stack size %u: %s", out, wo.attr_size, wo.stack_size,
-			 strerror(-rc));
+		rc = ju_errf(err, -rc, 0, "%s: attr size %u, stack size %u: %s", out, wo.attr_size, wo.stack_size,
+			     strerror(-rc));
 		pd_writer_free(&w);
-		return -1;
+		return rc;
 	}
 	for (size_t i = 0; !rc && i < n; i++)
-		rc = write_group(&w, &gs[i], arch, o, err, errlen);
+		rc = write_group(&w, &gs[i], arch, o, err);
 	if (!rc) {
 		/* one round: perf sorts everything by time before it is processed */
 		pd_w_finished_round(&w);
 		struct pd_features ft;
 		struct utsname u;
 		features(&ft, &u, arch);
-		struct ju_err je;
-		if ((rc = pd_w_finish(&w, &ft, out, &je)))
-			snprintf(err, errlen, "%s", je.msg);
+		rc = pd_w_finish(&w, &ft, out, err);
 	}
 	pd_writer_free(&w);
-	return rc ? -1 : 0;
+	return rc;
 }
 
 int hx_toperf_write_group(const struct hx_group *g, const struct uw_arch *arch, const char *out,
-			  const struct hx_toperf_opts *o, char *err, size_t errlen)
+			  const struct hx_toperf_opts *o, struct ju_err *err)
 {
-	return write_groups(g, 1, arch, out, o, err, errlen);
+	return write_groups(g, 1, arch, out, o, err);
 }
 
 int hx_toperf_write(const char *samples_path, const char *out, const struct hx_toperf_opts *o,
-		    char *err, size_t errlen)
+		    struct ju_err *err)
 {
 	struct hx_samples s;
-	if (hx_samples_read(&s, samples_path, err, errlen))
-		return -1;
+	int rc = hx_samples_read(&s, samples_path, err->msg, sizeof(err->msg));
+	if (rc)
+		return rc < 0 ? rc : -EINVAL;
 	const struct uw_arch *arch = uw_arch_by_mach((uint16_t)s.elf_mach);
-	int rc;
-	if (!arch) {
-		snprintf(err, errlen, "%s: offset 0xc: ELF machine %u is not an arch jitunwind knows", samples_path, s.elf_mach);
-		rc = -1;
-	} else {
-		rc = write_groups(s.groups, s.ngroups, arch, out, o, err, errlen);
-	}
+	if (!arch)
+		rc = ju_err_at(err, EINVAL, samples_path, 0xc, "ELF machine %u is not an arch jitunwind knows",
+			       s.elf_mach);
+	else
+		rc = write_groups(s.groups, s.ngroups, arch, out, o, err);
 	hx_samples_free(&s);
 	return rc;
 }

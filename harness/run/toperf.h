@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "juerr.h"
 
 struct hx_toperf_opts {
 	uint32_t attr_size;          /* perf_event_attr size of the perf that reads it (perfdata.h) */
@@ -20,13 +21,13 @@ struct hx_toperf_opts {
 
 /* Parses "5.10", "6.1", "6.3" (the perf that will read the file) into an attr size. */
 int hx_toperf_abi(const char *s, uint32_t *attr_size);
-/* 0, or -1 with "FILE: offset ...: what" in err. */
+/* 0, or a negative errno with "FILE: offset ...: what" in err. */
 int hx_toperf_write(const char *samples_path, const char *out, const struct hx_toperf_opts *o,
-		    char *err, size_t errlen);
+		    struct ju_err *err);
 struct hx_group;
 struct uw_arch;
 /* One case's samples (a replay's group) as their own perf.data; same contract. */
 int hx_toperf_write_group(const struct hx_group *g, const struct uw_arch *arch, const char *out,
-			  const struct hx_toperf_opts *o, char *err, size_t errlen);
+			  const struct hx_toperf_opts *o, struct ju_err *err);
 
 #endif

@@ -403,8 +403,7 @@ static int describe(enum pv_profile prof, uint64_t addr, uint64_t size, const ui
 	return rc;
 }
 
-/* the first field where the case's unwinding info reads otherwise than the
- * dump's, or NULL */
+/* the first field where the case's unwinding info reads otherwise than the dump's, or NULL */
 static const char *unw_diff(const struct unw_desc *a, const struct unw_desc *b)
 {
 #define D(c, what) if (c) return what
@@ -773,15 +772,16 @@ static int run_here(const struct wc *w, const char *path, const char *text, stru
 {
 	struct hx_case c;
 	char err[1024] = "", dir[] = "/tmp/jitunwind-wc-XXXXXX";
-	if (hx_case_parse_ex(&c, path, text, strlen(text), HX_CASE_NO_EXPECT, err, sizeof(err))) {
-		snprintf(why, wn, "the written case does not parse: %s", err);
+	struct ju_err pe;
+	if (hx_case_parse_ex(&c, path, text, strlen(text), HX_CASE_NO_EXPECT, &pe)) {
+		snprintf(why, wn, "the written case does not parse: %s", pe.msg);
 		return -EINVAL;
 	}
 	int rc = -1;
 	if (mkdtemp(dir)) {
 		struct hx_batch_case bc = { .c = &c, .path = path, .dumpdir = dir };
 		struct hx_samples s;
-		if (!hx_capture_samples(&bc, 1, &s, NULL, err, sizeof(err))) {
+		if (!hx_capture_samples(&bc, 1, &s, NULL, &pe)) {
 			struct hx_opts o = *w->rep->o;
 			o.observe = true;
 			o.parsed = &c;
@@ -797,7 +797,7 @@ static int run_here(const struct wc *w, const char *path, const char *text, stru
 	}
 	hx_case_free(&c);
 	if (rc)
-		snprintf(why, wn, "the written case could not be run here: %s", err);
+		snprintf(why, wn, "the written case could not be run here: %s", err[0] ? err : pe.msg);
 	return rc;
 }
 

@@ -65,9 +65,10 @@ int hx_trace_gate_parse(struct hx_trace_cfg *cfg, struct ju_err *err)
 	if (!g)
 		return ju_errf(err, ENOMEM, 0, "out of memory");
 	snprintf(g->path, sizeof(g->path), "--expect");
-	char m[512];
+	struct ju_err je;
+	const char *m = je.msg;
 	for (int i = 0; i < cfg->nexpect; i++)
-		if (hx_case_expect_line(g, cfg->expect[i], i + 1, m, sizeof(m))) {
+		if (hx_case_expect_line(g, cfg->expect[i], i + 1, &je)) {
 			/* the parser's "--expect:N: " prefix: the line itself names it */
 			const char *msg = m + strlen(g->path);
 			msg += strspn(msg, ":0123456789");
@@ -75,7 +76,7 @@ int hx_trace_gate_parse(struct hx_trace_cfg *cfg, struct ju_err *err)
 			free(g);
 			return ju_errf(err, EINVAL, 0, "--expect '%s': %s", cfg->expect[i], msg);
 		}
-	if (hx_case_compile(g, m, sizeof(m))) {
+	if (hx_case_compile(g, &je)) {
 		free(g);
 		return ju_errf(err, EINVAL, 0, "%s", m);
 	}

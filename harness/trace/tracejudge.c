@@ -182,10 +182,9 @@ static int tj_session(struct tj *j, size_t i, struct hx_report *rep, struct ju_e
 		c.uws[u] = hx_column_by_name(rep->o->unwinders[u]);
 	}
 	c.nuw = rep->o->nuw;
-	struct hx_sess_err e;
-	if (hx_sess_open(&j->sess, &c, &e)) {
-		return ju_errf(err, -e.code, 0, "%s", e.msg);
-	}
+	int rc = hx_sess_open(&j->sess, &c, err);
+	if (rc)
+		return rc;
 	j->have_sess = true;
 	j->maps_of = s->maps;
 	/* a column its opener skipped or could not open here: said once, its
