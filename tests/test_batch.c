@@ -2,16 +2,21 @@
  * makes, and how many processes capture a batch, checked against the file
  * system (the directories, and the jit-<pid>.dump files each child leaves:
  * one pid per process, perf's naming) rather than the batch's own counts
- * alone; a directory that cannot be made is refused with its name. */
+ * alone; a directory that cannot be made is refused with its name.  The
+ * scratch root (harness/run/scratch.c) against the mount table. */
 #include <check.h>
+#include <errno.h>
+#include <stdbool.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "harness/capture/capture.h"
+#include "harness/run/scratch.h"
 #include "tests/hostarch.h"
 
 #define NC 3
@@ -132,6 +137,70 @@ START_TEST(bad_root_refused)
 }
 END_TEST
 
+/* /dev/shm's line in /proc/self/mountinfo: whether it is a tmpfs mounted
+ * without noexec (the file the kernel writes, not statvfs) */
+static bool shm_is_exec_tmpfs(void)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	ck_assert_ptr_nonnull(f);
+	char line[4096];
+	bool yes = false;
+	while (fgets(line, sizeof(line), f)) {
+		char mnt[512], opts[512], fstype[64];
+		/* id parent maj:min root mountpoint options [optional...] - fstype source superopts */
+		if (sscanf(line, "%*s %*s %*s %*s %511s %511s", mnt, opts) != 2 || strcmp(mnt, "/dev/shm"))
+			continue;
+		const char *dash = strstr(line, " - ");
+		yes = dash && sscanf(dash + 3, "%63s", fstype) == 1 && !strcmp(fstype, "tmpfs") &&
+		      !strstr(opts, "noexec");
+	}
+	fclose(f);
+	return yes;
+}
+
+/* $TMPDIR first; else /dev/shm where the mount table says tmpfs with exec
+ * (and it has room), else /tmp; the directory made there, named by tag */
+START_TEST(scratch_root_tmpdir_then_shm)
+{
+	const char *was = getenv("TMPDIR");
+	char keep[512] = "";
+	if (was)
+		snprintf(keep, sizeof(keep), "%s", was);
+	struct ju_err je;
+	char dir[256], want[128];
+	setenv("TMPDIR", root, 1);
+	ck_assert_str_eq(hx_scratch_root(), root);
+	ck_assert_msg(hx_scratch_mkdtemp(dir, sizeof(dir), "t", &je) == 0, "%s", je.msg);
+	snprintf(want, sizeof(want), "%s/jitunwind-t-", root);
+	ck_assert_msg(!strncmp(dir, want, strlen(want)), "%s", dir);
+	struct stat st;
+	ck_assert_int_eq(stat(dir, &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	ck_assert_int_eq(rmdir(dir), 0);
+	/* a TMPDIR that is not a directory: the mkdtemp's error names it */
+	char file[128];
+	snprintf(file, sizeof(file), "%s/plain", root);
+	FILE *f = fopen(file, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	setenv("TMPDIR", file, 1);
+	ck_assert_int_eq(hx_scratch_mkdtemp(dir, sizeof(dir), "t", &je), -ENOTDIR);
+	ck_assert_msg(strstr(je.msg, file), "%s", je.msg);
+	unlink(file);
+	unsetenv("TMPDIR");
+	struct statvfs fs;
+	bool room = !statvfs("/dev/shm", &fs) && (unsigned long long)fs.f_bavail * fs.f_frsize >= HX_SCRATCH_SHM_MIN;
+	const char *exp = shm_is_exec_tmpfs() && room && !access("/dev/shm", W_OK) ? "/dev/shm" : "/tmp";
+	ck_assert_str_eq(hx_scratch_root(), exp);
+	ck_assert_msg(hx_scratch_mkdtemp(dir, sizeof(dir), "t", &je) == 0, "%s", je.msg);
+	snprintf(want, sizeof(want), "%s/jitunwind-t-", exp);
+	ck_assert_msg(!strncmp(dir, want, strlen(want)), "%s", dir);
+	ck_assert_int_eq(rmdir(dir), 0);
+	if (keep[0])
+		setenv("TMPDIR", keep, 1);
+}
+END_TEST
+
 Suite *suite_batch(void);
 Suite *suite_batch(void)
 {
@@ -142,6 +211,7 @@ Suite *suite_batch(void)
 	tcase_add_test(tc, one_child_dirs_per_case);
 	tcase_add_test(tc, child_per_case_shares_root);
 	tcase_add_test(tc, bad_root_refused);
+	tcase_add_test(tc, scratch_root_tmpdir_then_shm);
 	suite_add_tcase(s, tc);
 	return s;
 }

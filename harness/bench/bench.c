@@ -25,6 +25,7 @@
 #include "harness/case/case.h"
 #include "harness/case/judge.h"
 #include "harness/capture/ksampler.h"
+#include "harness/run/scratch.h"
 #include "harness/run/runner.h"
 #include "harness/capture/samples.h"
 #include "harness/run/toperf.h"
@@ -93,9 +94,9 @@ struct bench {
 	struct hx_case *cases;
 	struct hx_batch_case *batch;
 	size_t nb;
-	char dir[64];
-	struct hx_batch_case *shm;   /* the same cases, their jitdumps in shmdir (tmpfs); NULL: none */
-	char shmdir[64];
+	char dir[256];               /* the jitdumps where run keeps them (hx_scratch_root) */
+	struct hx_batch_case *tmp;   /* the same cases, their jitdumps in tmpdir (/tmp); NULL: none */
+	char tmpdir[64];
 	struct hx_samples s;
 	size_t nsamples;
 	double cap_wall;
@@ -126,24 +127,26 @@ static int bench_load(struct bench *b)
 		b->batch[b->nb] = (struct hx_batch_case){ .c = c, .path = b->files[i] };
 		b->nb++;
 	}
-	snprintf(b->dir, sizeof(b->dir), "/tmp/jitunwind-bench-XXXXXX");
-	if (!mkdtemp(b->dir) || hx_batch_dirs(b->batch, b->nb, b->dir, 0, &err)) {
-		fprintf(stderr, "jitunwind bench: %s\n", b->dir[0] ? err.msg : "mkdtemp failed");
+	if (hx_scratch_mkdtemp(b->dir, sizeof(b->dir), "bench", &err) ||
+	    hx_batch_dirs(b->batch, b->nb, b->dir, 0, &err)) {
+		fprintf(stderr, "jitunwind bench: %s\n", err.msg);
 		return -EINVAL;
 	}
-	/* the capture again with its jitdumps on tmpfs, where there is one: the
-	 * capture's own cost, without the file system's inode allocation */
-	snprintf(b->shmdir, sizeof(b->shmdir), "/dev/shm/jitunwind-bench-XXXXXX");
-	if (!mkdtemp(b->shmdir)) {
-		b->shmdir[0] = 0;
+	/* where run keeps its jitdumps on tmpfs, the capture again with them in
+	 * /tmp: what the file system's inode allocation adds */
+	if (strcmp(hx_scratch_root(), "/dev/shm"))
+		return 0;
+	snprintf(b->tmpdir, sizeof(b->tmpdir), "/tmp/jitunwind-bench-XXXXXX");
+	if (!mkdtemp(b->tmpdir)) {
+		b->tmpdir[0] = 0;
 		return 0;
 	}
-	b->shm = calloc((size_t)b->nf + 1, sizeof(*b->shm));
-	for (size_t k = 0; b->shm && k < b->nb; k++)
-		b->shm[k] = (struct hx_batch_case){ .c = b->batch[k].c, .path = b->batch[k].path };
-	if (b->shm && hx_batch_dirs(b->shm, b->nb, b->shmdir, 0, &err)) {
-		free(b->shm);
-		b->shm = NULL;
+	b->tmp = calloc((size_t)b->nf + 1, sizeof(*b->tmp));
+	for (size_t k = 0; b->tmp && k < b->nb; k++)
+		b->tmp[k] = (struct hx_batch_case){ .c = b->batch[k].c, .path = b->batch[k].path };
+	if (b->tmp && hx_batch_dirs(b->tmp, b->nb, b->tmpdir, 0, &err)) {
+		free(b->tmp);
+		b->tmp = NULL;
 	}
 	return 0;
 }
@@ -193,13 +196,14 @@ static inline __attribute__((always_inline)) int capture_once(const struct hx_ba
 	return 0;
 }
 
-/* Capture every case in one batch: the amortized cost per sample, the
- * least CPU of three batches (the machine may be shared).  Where /dev/shm
- * is, each round first captures the same cases with their jitdumps there
- * (tmpfs): the capture's own cost.  In /tmp, creating a case's jitdump and
- * perf map is the file system's inode allocation, which on an ext4 without
- * a journal skips every inode deleted in the last minute, reading each:
- * other processes' deletions cost this one CPU (docs/speed.md). */
+/* Capture every case in one batch, its jitdumps where run keeps them
+ * (hx_scratch_root: tmpfs where there is one): the amortized cost per
+ * sample, the least CPU of three batches (the machine may be shared).  Where
+ * that is /dev/shm, each round first captures the same cases with their
+ * jitdumps in /tmp: there creating a case's jitdump and perf map is the file
+ * system's inode allocation, which on an ext4 without a journal skips every
+ * inode deleted in the last minutes, reading each: other processes'
+ * deletions cost this one CPU (docs/speed.md). */
 static int bench_capture(struct bench *b)
 {
 	char m[64], note[300];
@@ -209,7 +213,7 @@ static int bench_capture(struct bench *b)
 		struct hx_samples s2;
 		if (round)
 			hx_samples_free(&b->s);   /* first: each batch reuses the kept samples memfd */
-		if (b->shm && !capture_once(b->shm, b->nb, &s2, &st, &cr, &w)) {
+		if (b->tmp && !capture_once(b->tmp, b->nb, &s2, &st, &cr, &w)) {
 			hx_samples_free(&s2);
 			if (!cs || cr < cs)
 				cs = cr;
@@ -227,13 +231,15 @@ static int bench_capture(struct bench *b)
 	snprintf(m, sizeof(m), "%.1f us/sample", per);
 	snprintf(note, sizeof(note), "least CPU of 3 batches, %u child(ren) and parent, %zu cases, %zu samples: %.1f ms (%.1f ms wall)",
 		 st.children, b->nb, b->nsamples, c * 1e3, b->cap_wall * 1e3);
-	line("capture", m, "<= 50 us", per <= BENCH_CAPTURE_US, note);
-	double pers = b->nsamples ? cs * 1e6 / (double)b->nsamples : 0;
-	if (b->shm && pers > 0) {
-		snprintf(m, sizeof(m), "%.1f us/sample", pers);
-		snprintf(note, sizeof(note), "the same, jitdumps in /dev/shm: creating each case's jitdump and perf map in /tmp cost %.0f us per file here",
-			 b->nb ? (c - cs) * 1e6 / (double)(2 * b->nb) : 0.0);
-		line("capture (jitdumps on tmpfs)", m, "<= 50 us", pers <= BENCH_CAPTURE_US, note);
+	char name[48];
+	snprintf(name, sizeof(name), "capture (jitdumps in %.20s)", hx_scratch_root());
+	line(name, m, "<= 50 us", per <= BENCH_CAPTURE_US, note);
+	double pert = b->nsamples ? cs * 1e6 / (double)b->nsamples : 0;
+	if (b->tmp && pert > 0) {
+		snprintf(m, sizeof(m), "%.1f us/sample", pert);
+		snprintf(note, sizeof(note), "the same, jitdumps in /tmp: creating each case's jitdump and perf map there cost %.0f us more per file",
+			 b->nb ? (cs - c) * 1e6 / (double)(2 * b->nb) : 0.0);
+		line("capture (jitdumps in /tmp)", m, "<= 50 us", pert <= BENCH_CAPTURE_US, note);
 	}
 	if (per > BENCH_CAPTURE_US) {
 		double d = patch_us(true), mp = patch_us(false);
@@ -662,15 +668,15 @@ int hx_bench_run(const struct hx_bench_opts *o, struct hx_cmd_outcome *out)
 	printf("  peak RSS of the bench: %.1f MB\n", (double)ru.ru_maxrss / 1024.0);
 	hx_samples_free(&b.s);
 	hx_batch_dirs_free(b.batch, b.nb);
-	if (b.shm)
-		hx_batch_dirs_free(b.shm, b.nb);
-	free(b.shm);
+	if (b.tmp)
+		hx_batch_dirs_free(b.tmp, b.nb);
+	free(b.tmp);
 	for (size_t k = 0; k < b.nb; k++)
 		hx_case_free(&b.cases[k]);
 	free(b.cases);
 	free(b.batch);
 	char cmd[192];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'%s%s%s", b.dir, b.shmdir[0] ? " '" : "", b.shmdir, b.shmdir[0] ? "'" : "");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'%s%s%s", b.dir, b.tmpdir[0] ? " '" : "", b.tmpdir, b.tmpdir[0] ? "'" : "");
 	int rc = system(cmd);
 	for (int k = 0; k < b.nf; k++)
 		free(b.files[k]);

@@ -204,9 +204,9 @@ static int set_abi(void *s, const struct cli_opt *o, const char *arg, char *why,
 #define O_STACK { "stack-size", 0, "BYTES", "DWARF dump size (perf --call-graph dwarf,BYTES)", \
 		  .def_text = "the case's, else 8192", .set = cli_set_int, .off = C_OFF(o.stack_size), .lo = 8, .hi = 65528, \
 		  .example = "4096" }
-#define O_JITDUMP_DIR { "jitdump-dir", 0, "DIR", "write jit-<pid>.dump files there and keep them", \
-			.def_text = "a private directory, removed", .set = cli_set_str, .off = C_OFF(o.jitdump_dir), \
-			.example = "/tmp" }
+#define O_JITDUMP_DIR_DEF(dt) { "jitdump-dir", 0, "DIR", "write jit-<pid>.dump files there and keep them", \
+			.def_text = dt, .set = cli_set_str, .off = C_OFF(o.jitdump_dir), .example = "/tmp" }
+#define O_JITDUMP_DIR O_JITDUMP_DIR_DEF("a private directory in $TMPDIR, else /dev/shm (tmpfs), else /tmp; removed")
 #define O_PERF_DUMP_DIR { "perf-dump-dir", 0, "DIR", "the directory perf sees the jitdump in (as CPython;\n" \
 			  "perf >= 6.8 gives libdw jitted unwinding info only under /tmp/jitted-)", .def = "/tmp", \
 			  .set = cli_set_str, .off = C_OFF(o.perf_dump_dir) }
@@ -618,8 +618,8 @@ static const struct cli_opt record_opts[] = {
 	{ "perf-data", 0, "OUT", "also write the samples as a perf.data real perf reads", .set = cli_set_str,
 	  .off = C_OFF(perf_data), .example = "/dev/null" },
 	{ "perf-data-abi", 0, "V", "the perf that reads it: 5.10, 6.1 or 6.3", .def = "6.1", .set = set_abi },
-	O_UNWINDERS, O_PERF, O_JITDUMP_DIR, O_PROFILE, O_STACK, O_PERF_DUMP_DIR, O_SPIN, O_KSAMPLES,
-	{ 0 },
+	O_UNWINDERS, O_PERF, O_JITDUMP_DIR_DEF("a new /tmp/jitunwind-XXXXXX, kept"), O_PROFILE, O_STACK,
+	O_PERF_DUMP_DIR, O_SPIN, O_KSAMPLES, { 0 },
 };
 
 static const char *const record_forms[] = { "-o SAMPLES [OPTIONS] [PATH...]", NULL };

@@ -4,6 +4,7 @@
  * the true one (from the generator's truth rows), and each unwinder's chain
  * next to the true chain, with perf's symbols, its stop reason and the first
  * divergent frame. */
+#include "harness/run/scratch.h"
 #include "harness/run/explain.h"
 #include "harness/case/cfarow.h"
 #include "harness/capture/capture.h"
@@ -141,9 +142,9 @@ int hx_explain(FILE *out, const struct hx_opts *opts, const char *path, const ch
 		free(c);
 		return -ENOTSUP;
 	}
-	char dir[] = "/tmp/jitunwind-explain-XXXXXX";
-	if (!mkdtemp(dir)) {
-		snprintf(err, errlen, "mkdtemp: %s", strerror(errno));
+	char dir[256];
+	if (hx_scratch_mkdtemp(dir, sizeof(dir), "explain", &je)) {
+		snprintf(err, errlen, "%s", je.msg);
 		hx_case_free(c);
 		free(c);
 		return -EIO;

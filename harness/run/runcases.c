@@ -1,5 +1,6 @@
 /* The run and record pipeline (runcases.h). */
 #include "harness/run/runcases.h"
+#include "harness/run/scratch.h"
 #include "trampolines/tramp.h"
 
 #include <errno.h>
@@ -108,10 +109,16 @@ int hx_runset_dir(struct hx_runset *r, struct ju_err *err)
 			return ju_errf(err, errno, 0, "%s: %s", r->dir, strerror(errno));
 		return 0;
 	}
+	if (!r->record) {
+		/* removed at the end: scratch, on tmpfs where there is one (scratch.h) */
+		int rc = hx_scratch_mkdtemp(r->dir, sizeof(r->dir), "run", err);
+		r->private_dir = !rc;
+		return rc;
+	}
 	snprintf(r->dir, sizeof(r->dir), "/tmp/jitunwind-XXXXXX");
 	if (!mkdtemp(r->dir))
 		return ju_errf(err, errno, 0, "mkdtemp: %s", strerror(errno));
-	r->private_dir = !r->record;   /* record's dumps stay with its samples */
+	r->private_dir = false;        /* record's dumps stay with its samples */
 	return 0;
 }
 
