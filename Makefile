@@ -306,6 +306,15 @@ perf-skip-test: deps $(BIN)
 	else tests/perf_skip_test.py ./$(BIN) >$(BUILD)/perf-skip-test.txt || { cat $(BUILD)/perf-skip-test.txt; exit 1; }; \
 	  tail -n 1 $(BUILD)/perf-skip-test.txt; fi
 
+# a command ended by SIGINT, SIGTERM or SIGHUP leaves no scratch directory; SIGKILL's the
+# control (tests/scratch_signal_test.py: run waiting in a fake perf)
+.PHONY: scratch-signal-test
+check: scratch-signal-test
+scratch-signal-test: deps $(BIN)
+	@if [ -n "$(RUNNER)" ]; then echo "scratch-signal-test: skipped: its fake perf is this machine's script, the build runs under $(RUNNER)"; \
+	else tests/scratch_signal_test.py ./$(BIN) cases/$(ARCH)/big-frame.case >$(BUILD)/scratch-signal-test.txt || { cat $(BUILD)/scratch-signal-test.txt; exit 1; }; \
+	  tail -n 1 $(BUILD)/scratch-signal-test.txt; fi
+
 # jitunwind trace on a small real JIT (tests/trace/jitprog.c: a CPython-shaped trampoline and its
 # jitdump through the JIT-side writer, linked only against libju_trampolines); tests/trace/trace_test.py
 # skips visibly where ptrace is refused or the host arch has no tracer

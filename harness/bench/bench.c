@@ -141,6 +141,7 @@ static int bench_load(struct bench *b)
 		b->tmpdir[0] = 0;
 		return 0;
 	}
+	hx_scratch_register(b->tmpdir);
 	b->tmp = calloc((size_t)b->nf + 1, sizeof(*b->tmp));
 	for (size_t k = 0; b->tmp && k < b->nb; k++)
 		b->tmp[k] = (struct hx_batch_case){ .c = b->batch[k].c, .path = b->batch[k].path };
@@ -675,9 +676,7 @@ int hx_bench_run(const struct hx_bench_opts *o, struct hx_cmd_outcome *out)
 		hx_case_free(&b.cases[k]);
 	free(b.cases);
 	free(b.batch);
-	char cmd[192];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'%s%s%s", b.dir, b.tmpdir[0] ? " '" : "", b.tmpdir, b.tmpdir[0] ? "'" : "");
-	int rc = system(cmd);
+	int rc = hx_scratch_remove(b.dir) | hx_scratch_remove(b.tmpdir);
 	for (int k = 0; k < b.nf; k++)
 		free(b.files[k]);
 	free(b.files);

@@ -166,7 +166,7 @@ int hx_explain(FILE *out, const struct hx_opts *opts, const char *path, const ch
 	hx_case_res_free(&res);
 	if (s.data)
 		hx_samples_free(&s);
-	hx_dumpdir_remove(dir);
+	hx_scratch_remove(dir);
 	hx_case_free(c);
 	free(c);
 	return rc;

@@ -1,6 +1,7 @@
 /* Running the real perf tool and reading `perf script`'s output (perfrun.h).
  * perf always runs with a private HOME and --buildid-dir, so nothing of the
  * user's perf configuration or build-id cache takes part. */
+#include "harness/run/scratch.h"
 #include "harness/run/perfrun.h"
 
 #include <errno.h>
@@ -221,6 +222,8 @@ int hx_perf_workdir(char *dir, size_t len, const char *tag, struct ju_err *err)
 		dir[0] = 0;
 		return rc;
 	}
+	if (!getenv("JU_PERF_KEEP"))
+		hx_scratch_register(dir);    /* removed if a signal ends the command */
 	char home[4200];
 	snprintf(home, sizeof(home), "%s/home", dir);
 	if (mkdir(home, 0700) < 0)
@@ -245,6 +248,8 @@ void hx_perf_workdir_remove(const char *dir)
 {
 	if (dir && dir[0] && !getenv("JU_PERF_KEEP"))
 		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	if (dir && dir[0])
+		hx_scratch_forget(dir);
 }
 
 int hx_perf_run(const char *dir, const char *const *args, const char *const *env, const char *out,

@@ -212,7 +212,7 @@ int hx_runset_replay(struct hx_runset *r, double per_case, struct ju_err *err)
 void hx_runset_remove_dir(struct hx_runset *r)
 {
 	if (r->private_dir)
-		hx_dumpdir_remove(r->dir);
+		hx_scratch_remove(r->dir);
 	r->private_dir = false;
 }
 

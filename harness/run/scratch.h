@@ -16,8 +16,22 @@
 #define HX_SCRATCH_SHM_MIN (256u << 20)
 const char *hx_scratch_root(void);
 
-/* mkdtemp of ROOT/jitunwind-TAG-XXXXXX (ROOT: hx_scratch_root()).  0 with
- * dir set, or -errno with err. */
+/* mkdtemp of ROOT/jitunwind-TAG-XXXXXX (ROOT: hx_scratch_root()),
+ * registered (below).  0 with dir set, or -errno with err. */
 int hx_scratch_mkdtemp(char *dir, size_t len, const char *tag, struct ju_err *err);
+
+/* A scratch directory this process removes if SIGINT, SIGTERM, SIGHUP or
+ * SIGPIPE ends it (each caught only where its action is the default; the
+ * handler removes the registered directories, HX_SCRATCH_DEPTH levels of
+ * subdirectories deep, then dies of the signal as before).  Up to 8 at a time, paths under
+ * HX_SCRATCH_PATH bytes; a child forked later does not remove them. */
+#define HX_SCRATCH_PATH 256
+#define HX_SCRATCH_DEPTH 8
+void hx_scratch_register(const char *dir);
+/* Forgets it (the caller removed it, or keeps it on purpose). */
+void hx_scratch_forget(const char *dir);
+/* Removes the directory (as the handler would) and forgets it.  0, or
+ * -ENOTEMPTY when it is still there. */
+int hx_scratch_remove(const char *dir);
 
 #endif
