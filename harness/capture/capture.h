@@ -145,6 +145,14 @@ struct hx_trace_arch {
 	/* do the bytes at a pc begin an instruction that enters the kernel
 	 * (stepped over, it makes no syscall stop); NULL: any may */
 	bool (*syscall_insn)(const uint8_t *code, size_t n);
+	/* do the instruction code (n bytes readable; a breakpoint site's own,
+	 * the program's bytes) at pc for the stopped thread tid as the CPU would,
+	 * its registers and the memory it writes, pc then past it: the site's
+	 * breakpoint stays in memory while other threads run.  0 done;
+	 * -ENOTSUP an instruction it does not do, or its memory write refused
+	 * (the thread steps over it for real); another -errno the thread's
+	 * registers unusable.  NULL: none */
+	int (*step_emulate)(pid_t tid, uint64_t pc, const uint8_t *code, size_t n);
 };
 struct hx_cap_arch {
 	const struct tr_arch *tr;  /* the JIT side's arch: name, facts (breakpoint, perf mask) */

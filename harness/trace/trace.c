@@ -426,6 +426,30 @@ void tr_sample_cap(struct tr_state *t)
 	}
 }
 
+/* tid past the instruction at addr without its breakpoint lifted: the
+ * arch does the instruction (step_emulate).  Lifted for a real step, the
+ * byte is the program's while other threads run, and a thread that enters
+ * there meanwhile is not seen: an entry missed so leaves its samples
+ * without a truth.  0 done, -ENOTSUP not done here (no hook, another
+ * instruction, the bytes not ours), another -errno the thread's failure. */
+static int step_emulated(struct tr_state *t, pid_t tid, uint64_t addr)
+{
+	struct tr_site *k = tr_site_find(t, addr);
+	uint8_t c[16];
+	size_t n = sizeof(c);
+	if (!t->arch->step_emulate || !k || k->lost || !k->in_mem || getenv("JU_TRACE_STEP_LIFT"))
+		return -ENOTSUP;
+	while (n >= 4 && tr_mem_read(t, addr, c, n))
+		n /= 2;                 /* the code's page may end before 16 bytes */
+	if (n < 4 || n < t->bp_len || memcmp(c, t->bp, t->bp_len))
+		return -ENOTSUP;
+	memcpy(c, k->orig, t->bp_len);
+	int e = t->arch->step_emulate(tid, addr, c, n);
+	if (!e)
+		t->res->steps_emulated++;
+	return e;
+}
+
 /* step tid over the instruction at addr (its own byte back for the step),
  * then put the breakpoint back */
 static int step_replant(struct tr_state *t, pid_t tid, uint64_t addr)
@@ -532,11 +556,17 @@ static int on_trap(struct tr_state *t, pid_t tid)
 		if (!e)
 			tr_sample_cap(t);
 	}
-	if (e || (e = t->arch->set_pc(tid, at)))
+	if (e)
+		return e;
+	if (tr_bp_wanted(t, at) && (e = step_emulated(t, tid, at)) != -ENOTSUP)
+		return e;
+	if ((e = t->arch->set_pc(tid, at)))
 		return e;
 	tr_hw_resume_at(t, tid, at);   /* a hit there next is this execution's again */
-	if (tr_bp_wanted(t, at))
+	if (tr_bp_wanted(t, at)) {
+		t->res->steps_lifted++;
 		return step_replant(t, tid, at);
+	}
 	return tr_bp_sync(t, at);
 }
 

@@ -157,6 +157,10 @@ struct hx_trace_result {
 	unsigned hw_slots;
 	char hw_note[256];
 	uint64_t hw_samples, hw_dropped, hw_lost, hw_errors;
+	/* the steps over a breakpoint kept planted: the tracer did the
+	 * instruction (the int3 never left memory), or the thread single-stepped
+	 * it with the program's byte back (other threads ran past it meanwhile) */
+	uint64_t steps_emulated, steps_lifted;
 	struct hx_trace_sample *smp;   /* every sample, in order */
 	size_t nsmp, capsmp;
 	char why[512];          /* what failed, for a negative return */

@@ -79,6 +79,10 @@ void hx_trace_report(FILE *f, const struct hx_trace_result *r)
 		"entry\n", r->activations, r->native_fail);
 	fprintf(f, "  %" PRIu64 " entries by a jump ([sp] follows no call: no activation), %" PRIu64
 		" activations ended by a tail jump\n", r->not_called, r->tail_jumps);
+	if (r->steps_emulated || r->steps_lifted)
+		fprintf(f, "  steps over a kept breakpoint: %" PRIu64 " done by the tracer (the int3 stayed), %" PRIu64
+			" single steps with the byte lifted (a thread running past it then is not seen)\n",
+			r->steps_emulated, r->steps_lifted);
 	fprintf(f, "  %" PRIu64 " samples with truth unknown (no activation of their function: judged for "
 		"agreement with real perf's chain where its column runs)\n", r->unknown);
 	fprintf(f, "  %" PRIu64 " samples whose truth goes on past the stack copy (judged up to its end)\n", r->cut);

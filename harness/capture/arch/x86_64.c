@@ -6,6 +6,8 @@
 
 #include <capstone/capstone.h>
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/ucontext.h>
@@ -208,6 +210,57 @@ static bool x86_syscall_insn(const uint8_t *c, size_t n)
 	return n >= 2 && ((c[0] == 0x0f && (c[1] == 0x05 || c[1] == 0x34)) || (c[0] == 0xcd && c[1] == 0x80));
 }
 
+/* user_regs_struct's field for a push's register number (0-7: rax rcx rdx
+ * rbx rsp rbp rsi rdi; 8-15: r8-r15, with REX.B) */
+static uint64_t push_reg(const struct user_regs_struct *r, int n)
+{
+	const unsigned long long *f[16] = { &r->rax, &r->rcx, &r->rdx, &r->rbx, &r->rsp, &r->rbp, &r->rsi, &r->rdi,
+					    &r->r8, &r->r9, &r->r10, &r->r11, &r->r12, &r->r13, &r->r14, &r->r15 };
+	return (uint64_t)*f[n & 15];
+}
+
+/* What JIT entries begin with (the tracer plants an int3 there for the
+ * whole trace): push r64 (50+r, 41 50+r), endbr64 (f3 0f 1e fa), nop (90),
+ * mov %rsp,%rbp (48 89 e5 / 48 8b ec).  None reads or writes the flags; a
+ * push's stack write goes first (refused: the real step faults as the
+ * program would) */
+static int x86_step_emulate(pid_t tid, uint64_t pc, const uint8_t *c, size_t n)
+{
+	int push = -1;
+	size_t len;
+	bool mov_rbp = false;
+	if (n >= 1 && c[0] >= 0x50 && c[0] <= 0x57) {
+		push = c[0] - 0x50;
+		len = 1;
+	} else if (n >= 2 && c[0] == 0x41 && c[1] >= 0x50 && c[1] <= 0x57) {
+		push = 8 + c[1] - 0x50;
+		len = 2;
+	} else if (n >= 4 && c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa) {
+		len = 4;
+	} else if (n >= 1 && c[0] == 0x90) {
+		len = 1;
+	} else if (n >= 3 && c[0] == 0x48 && ((c[1] == 0x89 && c[2] == 0xe5) || (c[1] == 0x8b && c[2] == 0xec))) {
+		len = 3;
+		mov_rbp = true;
+	} else {
+		return -ENOTSUP;
+	}
+	struct user_regs_struct r;
+	int e = getregs(tid, &r);
+	if (e)
+		return e;
+	if (push >= 0) {
+		uint64_t v = push_reg(&r, push);
+		if (ptrace(PTRACE_POKEDATA, tid, (void *)(uintptr_t)(r.rsp - 8), (void *)(uintptr_t)v) < 0)
+			return -ENOTSUP;
+		r.rsp -= 8;
+	}
+	if (mov_rbp)
+		r.rbp = r.rsp;
+	r.rip = pc + len;
+	return ptrace(PTRACE_SETREGS, tid, NULL, &r) < 0 ? -errno : 0;
+}
+
 const struct hx_cap_arch hx_cap_host = {
 	.tr = &tr_arch_x86_64, .regs = x86_regs, .pc = x86_pc, .sp = x86_sp,
 	.resume_at = x86_resume_at, .skip_trap = x86_skip_trap,
@@ -219,5 +272,6 @@ const struct hx_cap_arch hx_cap_host = {
 		.writes_reg = x86_writes_reg, .call_rel = x86_call_rel, .target_reg = X86_REG_RCX,
 		.hw_bp_len = 8,          /* HW_BREAKPOINT_X takes sizeof(long) on x86 */
 		.syscall_insn = x86_syscall_insn, .call_regs = "rax, rcx, rdx, r8-r11",
+		.step_emulate = x86_step_emulate,
 	},
 };
