@@ -46,7 +46,8 @@ JAVA = """public class Fib {
     }
 }
 """
-FLAGS = ["-Xbatch", "-XX:-TieredCompilation"]
+# -XX:-UsePerfData: no jvmstat file, so no /tmp/hsperfdata_USER left behind (the JIT the same)
+FLAGS = ["-Xbatch", "-XX:-TieredCompilation", "-XX:-UsePerfData"]
 
 # JU_TRACE_HW=1: the boundaries past an entry sampled by hardware breakpoints (the same checks)
 HW = ["--hw-breakpoints"] if os.environ.get("JU_TRACE_HW") == "1" else []
@@ -177,11 +178,11 @@ def run(vm):
         print("SKIP trace-hotspot: tools/build-jvmti: %s" % b.stderr.strip()[-300:])
         return 77 if b.returncode == 77 else 1
     agent = b.stdout.strip()
-    ver = subprocess.run([java, "-version"], capture_output=True, text=True).stderr.split("\n")[0]
+    ver = subprocess.run([java, "-XX:-UsePerfData", "-version"], capture_output=True, text=True).stderr.split("\n")[0]
     d = vm.dir
     with open(os.path.join(d, "Fib.java"), "w") as f:
         f.write(JAVA)
-    subprocess.run([javac, "-d", d, os.path.join(d, "Fib.java")], check=True, timeout=300)
+    subprocess.run([javac, "-J-XX:-UsePerfData", "-d", d, os.path.join(d, "Fib.java")], check=True, timeout=300)
     bo = subprocess.run(["perf", "version", "--build-options"], capture_output=True, text=True).stdout \
         if shutil.which("perf") else ""
     engine = "libunwind" if re.search(r"^\s*libunwind:\s*\[\s*on", bo, re.M) else "libdw"
