@@ -10,7 +10,9 @@ it sleeps the check looks into $TMPDIR (the run's directory and the case's jitdu
 there: else the check proves nothing and fails), then sends the signal to `run` alone and
 checks that it died of that signal and that $TMPDIR is empty.  SIGINT, SIGTERM and SIGHUP.
 A control: the same with SIGKILL, which no process can handle, must leave the directory (else
-the empty $TMPDIR above shows nothing).  Exit 0 passed, 1 failed.
+the empty $TMPDIR above shows nothing); the next run in that $TMPDIR removes what the killed
+one left (its directories are named by its pid, which is gone: harness/run/pidtmp.c).
+Exit 0 passed, 1 failed.
 """
 import os, signal, subprocess, sys, tempfile, time
 
@@ -71,6 +73,12 @@ def one(sig):
         if sig == signal.SIGKILL:
             check(rc == -sig and after, "SIGKILL (the control): run died of it and its directory is left (%d entries)"
                   % len(after))
+            # its directories carry its pid, which is gone: the next run removes them (pidtmp.c)
+            with open(fake, "w") as f:
+                f.write(FAKE.replace(': >"%s/reached"\nexec sleep 60', "exit 1"))
+            subprocess.run([BIN, "run", "--unwinders", "fp,perf", "--perf", fake, CASE], env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+            check(not left(tmp), "SIGKILL: the next run removed the killed run's directories (%s)" % left(tmp)[:3])
         else:
             check(rc == -sig, "%s: run died of the signal (returncode %d)" % (signal.Signals(sig).name, rc))
             check(not after, "%s: nothing left in $TMPDIR (%s)" % (signal.Signals(sig).name, after[:3]))

@@ -152,7 +152,7 @@ struct pc_state {
 	const struct hx_group *g;
 	bool fp;                 /* perf-fp: --call-graph fp with arm64's LR record */
 	uint32_t pid;
-	char dir[64];
+	char dir[128];
 	/* where perf takes the jitdump to be (the view's dump dir: /tmp unless
 	 * --perf-dump-dir), its marker there, and whether that is our symlink */
 	char dump_dir[PATH_MAX];
