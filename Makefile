@@ -312,7 +312,7 @@ perf-skip-test: deps $(BIN)
 check: scratch-signal-test
 scratch-signal-test: deps $(BIN)
 	@if [ -n "$(RUNNER)" ]; then echo "scratch-signal-test: skipped: its fake perf is this machine's script, the build runs under $(RUNNER)"; \
-	else tests/scratch_signal_test.py ./$(BIN) cases/$(ARCH)/big-frame.case >$(BUILD)/scratch-signal-test.txt || { cat $(BUILD)/scratch-signal-test.txt; exit 1; }; \
+	else $(LEAKCHECK) tests/scratch_signal_test.py ./$(BIN) cases/$(ARCH)/big-frame.case >$(BUILD)/scratch-signal-test.txt || { cat $(BUILD)/scratch-signal-test.txt; exit 1; }; \
 	  tail -n 1 $(BUILD)/scratch-signal-test.txt; fi
 
 # jitunwind trace on a small real JIT (tests/trace/jitprog.c: a CPython-shaped trampoline and its

@@ -10,6 +10,7 @@
 #include "harness/case/columns.h"
 #include "harness/run/session.h"
 #include "harness/run/perfrun.h"
+#include "harness/run/scratch.h"
 #include "harness/capture/samples.h"
 #include "harness/run/toperf.h"
 #include "unwinders/model/jitdump.h"
@@ -289,6 +290,7 @@ static int place_dump(struct pc_state *st, const struct uw_view *v, struct ju_er
 		return rc;
 	}
 	st->linked = true;
+	hx_scratch_register(st->marker);   /* removed if a signal ends the command */
 	return 0;
 }
 
@@ -309,8 +311,10 @@ static void unplace_dump(struct pc_state *st)
 	}
 	if (d)
 		closedir(d);
-	if (st->linked)
+	if (st->linked) {
+		hx_scratch_forget(st->marker);
 		unlink(st->marker);
+	}
 	st->linked = false;
 	unlock_pid(st);
 }

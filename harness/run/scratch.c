@@ -72,8 +72,11 @@ static void rm_at(int fd, int depth)
 static void rm_dir(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		if (errno == ENOTDIR || errno == ELOOP)
+			unlink(dir);             /* a file or a link registered: itself */
 		return;
+	}
 	rm_at(fd, HX_SCRATCH_DEPTH);
 	close(fd);
 	rmdir(dir);

@@ -21,7 +21,7 @@ const char *hx_scratch_root(void);
  * registered (below).  0 with dir set, or -errno with err. */
 int hx_scratch_mkdtemp(char *dir, size_t len, const char *tag, struct ju_err *err);
 
-/* A scratch directory this process removes if SIGINT, SIGTERM, SIGHUP or
+/* A scratch directory (or a file or link: itself) this process removes if SIGINT, SIGTERM, SIGHUP or
  * SIGPIPE ends it (each caught only where its action is the default; the
  * handler removes the registered directories, HX_SCRATCH_DEPTH levels of
  * subdirectories deep, then dies of the signal as before).  Up to 8 at a time, paths under
