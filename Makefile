@@ -312,7 +312,7 @@ perf-skip-test: deps $(BIN)
 check: scratch-signal-test
 scratch-signal-test: deps $(BIN)
 	@if [ -n "$(RUNNER)" ]; then echo "scratch-signal-test: skipped: its fake perf is this machine's script, the build runs under $(RUNNER)"; \
-	else tests/scratch_signal_test.py ./$(BIN) cases/$(ARCH)/big-frame.case >$(BUILD)/scratch-signal-test.txt || { cat $(BUILD)/scratch-signal-test.txt; exit 1; }; \
+	else $(LEAKCHECK) tests/scratch_signal_test.py ./$(BIN) cases/$(ARCH)/big-frame.case >$(BUILD)/scratch-signal-test.txt || { cat $(BUILD)/scratch-signal-test.txt; exit 1; }; \
 	  tail -n 1 $(BUILD)/scratch-signal-test.txt; fi
 
 # jitunwind trace on a small real JIT (tests/trace/jitprog.c: a CPython-shaped trampoline and its
@@ -325,6 +325,9 @@ HAZARDPROG := $(BUILD)/tests/trace/hazardprog
 $(TRACEPROG) $(CASEPROG) $(HAZARDPROG): $(BUILD)/tests/trace/%: tests/trace/%.c $(call LAYER_LIB,trampolines)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(call LAYER_LIB,trampolines)
+# The trace tests run under tools/leakcheck: in a private /tmp and /dev/shm, anything a test or
+# the VMs it starts leave there fails it, named (docs/HACKING.md "Temporary files")
+LEAKCHECK := tools/leakcheck --quiet --
 .PHONY: trace-real
 # jitunwind trace on a real JIT of another Debian: sid's CPython 3.14 -X perf_jit run here on
 # its own loader and libraries (tools/in-root --only python3.14 sid: a root built once, a
@@ -332,14 +335,14 @@ $(TRACEPROG) $(CASEPROG) $(HAZARDPROG): $(BUILD)/tests/trace/%: tests/trace/%.c 
 # against objdump, the jitdump's own bytes, the case that reproduces the finding and lint.
 # Not in make check (it needs Debian's archive for the root); .ci/run runs it
 trace-real: deps $(BIN) $(FLUSH_SO)
-	tests/trace/real_test.py ./$(BIN); rc=$$?; \
+	$(LEAKCHECK) tests/trace/real_test.py ./$(BIN); rc=$$?; \
 	  if [ $$rc = 77 ]; then echo "trace-real: skipped (the reason above)"; elif [ $$rc != 0 ]; then exit $$rc; fi
 
 # V8 (this machine's node) at every instruction of its TurboFan fib: both return sequences
 # reached and judged as the trace found them, lint and the case agreeing (tests/trace/node_test.py;
 # in .ci/run, about 1.5 min; a visible skip without node)
 trace-node: deps $(BIN) $(FLUSH_SO)
-	tests/trace/node_test.py ./$(BIN); rc=$$?; \
+	$(LEAKCHECK) tests/trace/node_test.py ./$(BIN); rc=$$?; \
 	  if [ $$rc = 77 ]; then echo "trace-node: skipped (the reason above)"; elif [ $$rc != 0 ]; then exit $$rc; fi
 
 # HotSpot (this machine's OpenJDK) with perf's JVMTI agent built from Debian's linux-source
@@ -348,7 +351,7 @@ trace-node: deps $(BIN) $(FLUSH_SO)
 # untraced run (tests/trace/hotspot_test.py; about 1 min; JU_TRACE_LONG=1 a longer one;
 # a visible skip without java/javac)
 trace-hotspot: deps $(BIN) $(FLUSH_SO)
-	tests/trace/hotspot_test.py ./$(BIN); rc=$$?; \
+	$(LEAKCHECK) tests/trace/hotspot_test.py ./$(BIN); rc=$$?; \
 	  if [ $$rc = 77 ]; then echo "trace-hotspot: skipped (the reason above)"; elif [ $$rc != 0 ]; then exit $$rc; fi
 
 # CPython 3.13 (trixie) and 3.15 (sid) -X perf_jit, each on its root's loader (tools/in-root
@@ -356,20 +359,20 @@ trace-hotspot: deps $(BIN) $(FLUSH_SO)
 # columns not ok exactly where lint says JD057, 3.15's salted dump bytes counted once
 # (tests/trace/cpython_test.py; about 20 s with the roots built; a visible skip without them)
 trace-cpython: deps $(BIN) $(FLUSH_SO)
-	tests/trace/cpython_test.py ./$(BIN); rc=$$?; \
+	$(LEAKCHECK) tests/trace/cpython_test.py ./$(BIN); rc=$$?; \
 	  if [ $$rc = 77 ]; then echo "trace-cpython: skipped (the reason above)"; elif [ $$rc != 0 ]; then exit $$rc; fi
 
 # node 24: Debian sid's, on its root's loader in a mount namespace whose /usr/share is the
 # root's (tests/trace/node_test.py --sid; about 3 min; a visible skip without the root)
 trace-node24: deps $(BIN) $(FLUSH_SO)
-	tests/trace/node_test.py ./$(BIN) --sid; rc=$$?; \
+	$(LEAKCHECK) tests/trace/node_test.py ./$(BIN) --sid; rc=$$?; \
 	  if [ $$rc = 77 ]; then echo "trace-node24: skipped (the reason above)"; elif [ $$rc != 0 ]; then exit $$rc; fi
 
 # Erlang's BeamAsm (this machine's erl, +JPperf dump): traced to its exit (BeamAsm announces
 # data as loads: none of the tracer's bytes in them), fib:fib/1 sampled, the verdicts against
 # real perf (tests/trace/erlang_test.py; about 2.5 min; a visible skip without erl/erlc)
 trace-erlang: deps $(BIN) $(FLUSH_SO)
-	tests/trace/erlang_test.py ./$(BIN); rc=$$?; \
+	$(LEAKCHECK) tests/trace/erlang_test.py ./$(BIN); rc=$$?; \
 	  if [ $$rc = 77 ]; then echo "trace-erlang: skipped (the reason above)"; elif [ $$rc != 0 ]; then exit $$rc; fi
 
 .PHONY: trace-test trace-node trace-hotspot trace-cpython trace-node24 trace-erlang
@@ -377,14 +380,25 @@ check: trace-test
 trace-test: deps $(BIN) $(FLUSH_SO) $(TRACEPROG) $(CASEPROG) $(HAZARDPROG) $(JIT_REUSE)
 	rm -rf $(BUILD)/install-test && $(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(BUILD)/install-test \
 	  PREFIX=/usr >/dev/null
-	JU_INSTALLED=$(BUILD)/install-test/usr/bin/jitunwind JU_JIT_REUSE=$(JIT_REUSE) RUNNER="$(RUNNER)" tests/trace/trace_test.py ./$(BIN) $(TRACEPROG) $(CASEPROG) $(HAZARDPROG) >$(BUILD)/trace-test.txt; rc=$$?; \
+	JU_INSTALLED=$(BUILD)/install-test/usr/bin/jitunwind JU_JIT_REUSE=$(JIT_REUSE) RUNNER="$(RUNNER)" $(LEAKCHECK) tests/trace/trace_test.py ./$(BIN) $(TRACEPROG) $(CASEPROG) $(HAZARDPROG) >$(BUILD)/trace-test.txt; rc=$$?; \
 	  if [ $$rc = 77 ]; then cat $(BUILD)/trace-test.txt; echo "trace-test: skipped (the reason above)"; \
 	  elif [ $$rc != 0 ]; then cat $(BUILD)/trace-test.txt; exit $$rc; \
 	  else tail -n 1 $(BUILD)/trace-test.txt; fi
-	RUNNER="$(RUNNER)" tests/trace/hw_test.py ./$(BIN) $(TRACEPROG) $(CASEPROG) >$(BUILD)/hw-test.txt; rc=$$?; \
+	RUNNER="$(RUNNER)" $(LEAKCHECK) tests/trace/hw_test.py ./$(BIN) $(TRACEPROG) $(CASEPROG) >$(BUILD)/hw-test.txt; rc=$$?; \
 	  if [ $$rc = 77 ]; then cat $(BUILD)/hw-test.txt; echo "hw-test: skipped (the reason above)"; \
 	  elif [ $$rc != 0 ]; then cat $(BUILD)/hw-test.txt; exit $$rc; \
 	  else grep -h '^SKIP' $(BUILD)/hw-test.txt; tail -n 1 $(BUILD)/hw-test.txt; fi
+
+# No command leaves files in /tmp or /dev/shm (tests/leakcheck_test.py): tools/leakcheck on planted
+# leaks, then run with the perf column, record + replay, perf-check and trace under it; a
+# visible skip where no private /tmp can be made (no CAP_SYS_ADMIN) or perf is missing
+.PHONY: leak-test
+check: leak-test
+leak-test: deps $(BIN) $(TRACEPROG)
+	@RUNNER="$(RUNNER)" tests/leakcheck_test.py ./$(BIN) $(if $(RUNNER),,$(TRACEPROG)) >$(BUILD)/leak-test.txt; rc=$$?; \
+	  if [ $$rc = 77 ]; then cat $(BUILD)/leak-test.txt; echo "leak-test: skipped (the reason above)"; \
+	  elif [ $$rc != 0 ]; then cat $(BUILD)/leak-test.txt; exit $$rc; \
+	  else grep -h '^SKIP' $(BUILD)/leak-test.txt; tail -n 1 $(BUILD)/leak-test.txt; fi
 
 # The corpus of real producers (tests/corpus/run.py, docs/found-in-real-jits.md): lint and dump of
 # each committed trimmed dump against its goldens; with a recording in the corpus cache

@@ -106,7 +106,9 @@ def main():
               'skip: the perf column for' in err and 'incompatible file format' in err and '--perf' in err, err)
 
         data = os.path.join(tmp, 'rec.data')
-        rc, out, err = run(['record', '-o', os.path.join(tmp, 'rec.samples'), '--perf-data', data, case], tmp)
+        # the dumps beside the samples (without --jitdump-dir record keeps them in /tmp/jitunwind-*)
+        rc, out, err = run(['record', '-o', os.path.join(tmp, 'rec.samples'), '--jitdump-dir', tmp, '--perf-data', data,
+                            case], tmp)
         if rc != 0:
             check('record --perf-data for the replay check', False, 'exit %d: %s' % (rc, err))
         else:

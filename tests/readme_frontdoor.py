@@ -20,6 +20,11 @@ the trampoline cannot meet (`fp = ok`: the kernel's walk skips the caller at its
 Exit 0 pass, 1 a command did not do what the README says or a planted drift not caught,
 2 no marked block, 77 no perf or not an x86_64 host (the case is x86_64), with the reason."""
 import argparse, os, platform, re, shlex, shutil, subprocess, sys, tempfile
+from importlib.machinery import SourceFileLoader
+
+# a JIT's files in /tmp removed by its pid (jit-PID.dump, perf-PID.map, jitted-PID-N.so)
+vmfiles = SourceFileLoader("vmfiles", os.path.join(os.path.dirname(os.path.abspath(__file__)), "trace",
+                                                    "vmfiles.py")).load_module()
 
 MARK = "<!-- frontdoor: jitdump -->"
 CALLS, TRACE_CALLS = 300000, 3
@@ -82,6 +87,16 @@ def run_block(cmds, binary, caseprog, case, d):
                 % (d, caseprog, case, CALLS, d))
     os.chmod(myjit, 0o755)
     bad, pids = [], []
+    try:
+        run_cmds(cmds, binary, d, bad, pids)
+    finally:
+        for pid in set(pids):    # each run of myjit: its dump, map and perf inject's .so files
+            vmfiles.remove(int(pid))
+    return bad
+
+
+def run_cmds(cmds, binary, d, bad, pids):
+    """run the README's commands in d, in order; what went wrong into bad, myjit's pids into pids"""
     for cmd in cmds:
         pid = open(os.path.join(d, "myjit.pid")).read().strip() if os.path.exists(os.path.join(d, "myjit.pid")) else "0"
         argv = [binary if a == "jitunwind" else a.replace("<pid>", pid) for a in shlex.split(cmd)]
@@ -103,12 +118,6 @@ def run_block(cmds, binary, caseprog, case, d):
         elif not ok:
             bad.append("%s: exit %d: %s" % (cmd, rc, out.strip()[-600:]))
             break   # what follows needs what this one makes
-    for pid in set(pids):
-        for f in ["/tmp/jit-%s.dump" % pid] + [os.path.join("/tmp", x) for x in os.listdir("/tmp")
-                                               if x.startswith("jitted-%s-" % pid)]:
-            if os.path.exists(f):
-                os.unlink(f)
-    return bad
 
 
 def main():

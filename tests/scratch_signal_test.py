@@ -8,9 +8,12 @@ case there, then runs the perf column: its perf is a fake (a shell script) that 
 version probe as perf 6.1 does and, at the first inject, says so in a file and sleeps.  While
 it sleeps the check looks into $TMPDIR (the run's directory and the case's jitdump must be
 there: else the check proves nothing and fails), then sends the signal to `run` alone and
-checks that it died of that signal and that $TMPDIR is empty.  SIGINT, SIGTERM and SIGHUP.
+checks that it died of that signal, that $TMPDIR is empty and that the perf column's marker
+(/tmp/jit-PID.dump, a link to the dump) is gone.  SIGINT, SIGTERM and SIGHUP.
 A control: the same with SIGKILL, which no process can handle, must leave the directory (else
-the empty $TMPDIR above shows nothing).  Exit 0 passed, 1 failed.
+the empty $TMPDIR above shows nothing); the next run in that $TMPDIR removes what the killed
+one left (its directories are named by its pid, which is gone: harness/run/pidtmp.c).
+Exit 0 passed, 1 failed.
 """
 import os, signal, subprocess, sys, tempfile, time
 
@@ -68,12 +71,25 @@ def one(sig):
                 pass
             p.wait()
         after = left(tmp)
+        # the perf column's marker: /tmp/jit-PID.dump, a link to the case's dump (PID the capture's)
+        markers = [os.path.join("/tmp", os.path.basename(x)) for x in dumps]
+        marked = [m for m in markers if os.path.islink(m) and os.path.realpath(m) in map(os.path.realpath, dumps)]
         if sig == signal.SIGKILL:
+            check(marked, "SIGKILL: the perf column's marker is left in /tmp (%s)" % markers)
+            for m in marked:                       # this run's (its capture's pid, a link to its dump)
+                os.unlink(m)
             check(rc == -sig and after, "SIGKILL (the control): run died of it and its directory is left (%d entries)"
                   % len(after))
+            # its directories carry its pid, which is gone: the next run removes them (pidtmp.c)
+            with open(fake, "w") as f:
+                f.write(FAKE.replace(': >"%s/reached"\nexec sleep 60', "exit 1"))
+            subprocess.run([BIN, "run", "--unwinders", "fp,perf", "--perf", fake, CASE], env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+            check(not left(tmp), "SIGKILL: the next run removed the killed run's directories (%s)" % left(tmp)[:3])
         else:
             check(rc == -sig, "%s: run died of the signal (returncode %d)" % (signal.Signals(sig).name, rc))
             check(not after, "%s: nothing left in $TMPDIR (%s)" % (signal.Signals(sig).name, after[:3]))
+            check(markers and not marked, "%s: the perf column's marker %s removed" % (signal.Signals(sig).name, markers))
 
 
 for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL):

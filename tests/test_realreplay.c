@@ -92,8 +92,8 @@ static void record(void)
 	record_dumps(NULL);
 }
 
-/* Removes the jitdumps of the recording in tmp and the jitted .so files perf
- * inject wrote next to them (record_dumps with a directory of its own). */
+/* Removes the jitdumps of the recording in tmp, the perf maps the JIT side
+ * wrote and the jitted .so files perf inject wrote next to them (record_dumps with a directory of its own). */
 static void remove_dumps(void)
 {
 	char path[160], err[256];
@@ -106,7 +106,7 @@ static void remove_dumps(void)
 		int pid = 0;
 		if (!b || sscanf(b, "/jit-%d.dump", &pid) != 1 || pid <= 0)
 			continue;
-		sh("rm -f %s %.*s/jitted-%d-*.so", d, (int)(b - d), d, pid);
+		sh("rm -f %s %.*s/perf-%d.map %.*s/jitted-%d-*.so", d, (int)(b - d), d, pid, (int)(b - d), d, pid);
 	}
 	hx_samples_free(&s);
 }

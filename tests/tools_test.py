@@ -124,6 +124,13 @@ def check_arches(d):
 
 def main():
     d = tempfile.mkdtemp(prefix='ju-tools-test-')
+    try:
+        return checks(d)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def checks(d):
     check_arches(d)
     log = os.path.join(d, 'leg.log')
     open(log, 'w').write(LOG)

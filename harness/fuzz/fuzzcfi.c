@@ -23,6 +23,7 @@
 
 #include "harness/fuzz/fuzzcfi.h"
 #include "harness/run/runner.h"
+#include "harness/run/pidtmp.h"
 #include "harness/capture/samples.h"
 #include "unwinders/model/files.h"
 #include "unwinders/view.h"
@@ -766,8 +767,8 @@ static int delegate(const char *arch, int argc, char **argv, double secs)
  * files per case): $TMPDIR, else /dev/shm where it is a writable directory
  * mounted with exec (tmpfs: creating and removing files there costs a
  * fraction of a disk file system's; containers mount it noexec, and the
- * jitdump's marker mapping is PROT_EXEC, as perf needs it), else /tmp.
- * 0, or -1 (errno). */
+ * jitdump's marker mapping is PROT_EXEC, as perf needs it), else /tmp;
+ * jitunwind-fuzz-PID-XXXXXX there.  0, or -errno. */
 static int scratch_dir(char *dir, size_t len)
 {
 	const char *t = getenv("TMPDIR");
@@ -776,8 +777,12 @@ static int scratch_dir(char *dir, size_t len)
 		bool shm = !access("/dev/shm", W_OK | X_OK) && !statvfs("/dev/shm", &fs) && !(fs.f_flag & ST_NOEXEC);
 		t = shm ? "/dev/shm" : "/tmp";
 	}
-	snprintf(dir, len, "%s/jitunwind-fuzz-XXXXXX", t);
-	return mkdtemp(dir) ? 0 : -1;
+	/* named by this pid; a killed fuzz-cfi's directory is removed by the next */
+	hx_pidtmp_sweep(t, "jitunwind-fuzz");
+	int rc = hx_pidtmp_make(dir, len, t, "jitunwind-fuzz", true);
+	if (rc)
+		snprintf(dir, len, "%s/jitunwind-fuzz-%ld-XXXXXX", t, (long)getpid());   /* for the message */
+	return rc;
 }
 
 /* One arch here, in x (zeroed, its scratch allocated) */
@@ -789,8 +794,9 @@ static int run_ctx(struct fz_ctx *x, const struct fz_opts *o, const struct tr_ar
 	x->plant = plant && !strcmp(plant, "cfa");
 	set_unwinders(&x->fuzz_uw, x->fuzz_names, x->fuzz_copy, sizeof(x->fuzz_names), arch->facts->name, false);
 	set_unwinders(&x->final_uw, x->final_names, x->final_copy, sizeof(x->final_names), arch->facts->name, true);
-	if (scratch_dir(x->dir, sizeof(x->dir))) {
-		int e = errno;
+	int sd = scratch_dir(x->dir, sizeof(x->dir));
+	if (sd) {
+		int e = -sd;
 		fprintf(stderr, "jitunwind fuzz-cfi: mkdtemp %s: %s\n", x->dir, strerror(e));
 		return -e;
 	}

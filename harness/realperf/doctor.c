@@ -57,7 +57,7 @@ struct dr {
 	const struct hx_perf_build *b;
 	int major, minor;
 	char *opts;                 /* `perf version --build-options` output */
-	char dir[64];
+	char dir[128];
 	struct dr_fact facts[DR_MAX_FACTS];
 	int nfacts;
 	char unusable[700];         /* perf cannot work here: why */

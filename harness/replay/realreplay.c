@@ -8,6 +8,7 @@
  * realreplay_read.c, the report written by realreplay_report.c. */
 #include "harness/replay/realreplay.h"
 #include "harness/run/session.h"
+#include "harness/run/pidtmp.h"
 #include "harness/replay/realreplay_int.h"
 #include "harness/replay/realperf.h"
 #include "harness/replay/replaylint.h"
@@ -74,16 +75,16 @@ static void view_fini(struct rr *r, struct rr_view *v)
 }
 
 /* Where views write their jitted .so files: one directory in memory
- * (/dev/shm) for every view of the replay (a load's file is the same in
- * every view that has it), removed at the end; NULL: perf view's own. */
+ * (/dev/shm/jitunwind-rr-PID-XXXXXX) for every view of the replay (a load's
+ * file is the same in every view that has it), removed at the end; NULL:
+ * perf view's own.  A replay killed before its end (a timeout's SIGKILL)
+ * leaves its directory, up to 1.5 GB of memory: the next replay removes
+ * those whose pid is gone. */
 static const char *view_dir(struct rr *r)
 {
 	if (!r->pvdir[0] && !r->pvdir_failed) {
-		snprintf(r->pvdir, sizeof(r->pvdir), "/dev/shm/jitunwind-rr-XXXXXX");
-		if (!mkdtemp(r->pvdir)) {
-			r->pvdir[0] = 0;
-			r->pvdir_failed = true;
-		}
+		hx_pidtmp_sweep("/dev/shm", "jitunwind-rr");
+		r->pvdir_failed = hx_pidtmp_make(r->pvdir, sizeof(r->pvdir), "/dev/shm", "jitunwind-rr", true) < 0;
 	}
 	return r->pvdir[0] ? r->pvdir : NULL;
 }

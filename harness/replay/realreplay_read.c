@@ -5,6 +5,7 @@
  * anonymous code: one map tree over time and the samples to replay. */
 #include "harness/replay/realreplay.h"
 #include "harness/run/session.h"
+#include "harness/run/pidtmp.h"
 #include "harness/replay/realreplay_int.h"
 
 #include <errno.h>
@@ -482,12 +483,10 @@ static int own_vdso(struct rr *r)
 		fclose(m);
 	if (!lo || hi <= lo || hi - lo > 1u << 20)
 		return 0;                   /* none (qemu-user may give none): chains end at [vdso] */
-	snprintf(r->vdso, sizeof(r->vdso), "/dev/shm/jitunwind-vdso-XXXXXX");
-	int fd = mkstemp(r->vdso);
-	if (fd < 0) {
-		r->vdso[0] = 0;
+	hx_pidtmp_sweep("/dev/shm", "jitunwind-vdso");   /* a killed replay's */
+	int fd = hx_pidtmp_make(r->vdso, sizeof(r->vdso), "/dev/shm", "jitunwind-vdso", false);
+	if (fd < 0)
 		return 0;
-	}
 	bool ok = write(fd, (const void *)lo, hi - lo) == (ssize_t)(hi - lo);
 	if (close(fd) || !ok) {
 		unlink(r->vdso);

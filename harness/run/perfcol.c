@@ -10,6 +10,7 @@
 #include "harness/case/columns.h"
 #include "harness/run/session.h"
 #include "harness/run/perfrun.h"
+#include "harness/run/scratch.h"
 #include "harness/capture/samples.h"
 #include "harness/run/toperf.h"
 #include "unwinders/model/jitdump.h"
@@ -27,7 +28,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -150,7 +153,7 @@ struct pc_state {
 	const struct hx_group *g;
 	bool fp;                 /* perf-fp: --call-graph fp with arm64's LR record */
 	uint32_t pid;
-	char dir[64];
+	char dir[128];
 	/* where perf takes the jitdump to be (the view's dump dir: /tmp unless
 	 * --perf-dump-dir), its marker there, and whether that is our symlink */
 	char dump_dir[PATH_MAX];
@@ -220,21 +223,37 @@ static void inject_profile(struct pc_state *st, const struct timespec *t0)
 /* The marker jit-PID.dump and perf's jitted-PID-N.so files are named by the
  * capture's pid, which comes round again (pid_max): two jitunwind runs whose
  * captures had one pid would clobber each other's files in the dump dir.  A
- * lock per pid (modulo 64) there keeps them apart; where it cannot be made
- * (a dump dir we may not write), the run goes on without it. */
+ * lock per dump dir and pid keeps them apart: the name of an abstract unix
+ * socket (no file: the kernel frees it when the holder closes it or dies), so
+ * no lock file is left in /tmp; another run holding it is waited for.  Where
+ * no socket can be made, the run goes on without it. */
 static void lock_pid(struct pc_state *st)
 {
-	char p[PATH_MAX + 64];
-	snprintf(p, sizeof(p), "%s/.jitunwind-perf-%02u.lock", st->dump_dir, st->pid % 64);
-	st->lockfd = open(p, O_RDONLY | O_CREAT | O_CLOEXEC, 0666);
-	while (st->lockfd >= 0 && flock(st->lockfd, LOCK_EX) && errno == EINTR)
-		;
+	struct stat sb;
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	st->lockfd = -1;
+	if (stat(st->dump_dir, &sb))
+		return;
+	int n = snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, "jitunwind-perf-%llx-%llx-%u",
+			 (unsigned long long)sb.st_dev, (unsigned long long)sb.st_ino, st->pid);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+	while (bind(fd, (const struct sockaddr *)&a, len)) {
+		if (errno != EADDRINUSE) {
+			close(fd);
+			return;
+		}
+		nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000 * 1000 }, NULL);
+	}
+	st->lockfd = fd;
 }
 
 static void unlock_pid(struct pc_state *st)
 {
 	if (st->lockfd >= 0)
-		close(st->lockfd);           /* drops the flock */
+		close(st->lockfd);           /* frees the socket's name */
 	st->lockfd = -1;
 }
 
@@ -271,6 +290,7 @@ static int place_dump(struct pc_state *st, const struct uw_view *v, struct ju_er
 		return rc;
 	}
 	st->linked = true;
+	hx_scratch_register(st->marker);   /* removed if a signal ends the command */
 	return 0;
 }
 
@@ -291,8 +311,10 @@ static void unplace_dump(struct pc_state *st)
 	}
 	if (d)
 		closedir(d);
-	if (st->linked)
+	if (st->linked) {
+		hx_scratch_forget(st->marker);
 		unlink(st->marker);
+	}
 	st->linked = false;
 	unlock_pid(st);
 }

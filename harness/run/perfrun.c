@@ -2,6 +2,7 @@
  * perf always runs with a private HOME and --buildid-dir, so nothing of the
  * user's perf configuration or build-id cache takes part. */
 #include "harness/run/scratch.h"
+#include "harness/run/pidtmp.h"
 #include "harness/run/perfrun.h"
 
 #include <errno.h>
@@ -216,12 +217,13 @@ int hx_perf_probe(const struct hx_perf_build **b, char *why, size_t len)
 int hx_perf_workdir(char *dir, size_t len, const char *tag, struct ju_err *err)
 {
 	const char *tmp = getenv("TMPDIR");
-	snprintf(dir, len, "%s/jitunwind-%s-XXXXXX", tmp && strlen(tmp) < 32 ? tmp : "/tmp", tag);
-	if (!mkdtemp(dir)) {
-		int rc = ju_errf(err, errno, 0, "%s: %s", dir, strerror(errno));
-		dir[0] = 0;
-		return rc;
-	}
+	const char *root = tmp && strlen(tmp) < 32 ? tmp : "/tmp";
+	char pre[64];
+	snprintf(pre, sizeof(pre), "jitunwind-%s", tag);
+	hx_pidtmp_sweep(root, pre);          /* a SIGKILLed command's (a timeout's) */
+	int rc = hx_pidtmp_make(dir, len, root, pre, true);
+	if (rc)
+		return ju_errf(err, -rc, 0, "%s/%s-%ld-XXXXXX: %s", root, pre, (long)getpid(), strerror(-rc));
 	if (!getenv("JU_PERF_KEEP"))
 		hx_scratch_register(dir);    /* removed if a signal ends the command */
 	char home[4200];

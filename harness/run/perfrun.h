@@ -34,7 +34,8 @@ bool hx_perf_bad_cmd(void);
  * one sentence ("" when there is no advice). */
 void hx_perf_advice(const char *sub, const char *err, char *out, size_t len);
 
-/* A private directory for perf's files: DIR/home is its HOME, DIR/buildid its
+/* A private directory for perf's files, $TMPDIR (or /tmp)/jitunwind-TAG-PID-XXXXXX
+ * (a dead pid's of the tag removed first): DIR/home is its HOME, DIR/buildid its
  * --buildid-dir.  0, or -1 with err. */
 int hx_perf_workdir(char *dir, size_t len, const char *tag, struct ju_err *err);
 /* Removes it (JU_PERF_KEEP=1 keeps it). */

@@ -10,6 +10,7 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include "harness/run/scratch.h"
+#include "harness/run/pidtmp.h"
 
 const char *hx_scratch_root(void)
 {
@@ -71,8 +72,11 @@ static void rm_at(int fd, int depth)
 static void rm_dir(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		if (errno == ENOTDIR || errno == ELOOP)
+			unlink(dir);             /* a file or a link registered: itself */
 		return;
+	}
 	rm_at(fd, HX_SCRATCH_DEPTH);
 	close(fd);
 	rmdir(dir);
@@ -141,15 +145,12 @@ int hx_scratch_remove(const char *dir)
 int hx_scratch_mkdtemp(char *dir, size_t len, const char *tag, struct ju_err *err)
 {
 	const char *root = hx_scratch_root();
-	if ((size_t)snprintf(dir, len, "%s/jitunwind-%s-XXXXXX", root, tag) >= len) {
-		dir[0] = 0;
-		return ju_errf(err, ENAMETOOLONG, 0, "%s/jitunwind-%s-XXXXXX: name too long", root, tag);
-	}
-	if (!mkdtemp(dir)) {
-		int rc = ju_errf(err, errno, 0, "mkdtemp %s: %s", dir, strerror(errno));
-		dir[0] = 0;
-		return rc;
-	}
+	char pre[64];
+	snprintf(pre, sizeof(pre), "jitunwind-%s", tag);
+	hx_pidtmp_sweep(root, pre);          /* a SIGKILLed command's (a timeout's) */
+	int rc = hx_pidtmp_make(dir, len, root, pre, true);
+	if (rc)
+		return ju_errf(err, -rc, 0, "mkdtemp %s/%s-%ld-XXXXXX: %s", root, pre, (long)getpid(), strerror(-rc));
 	hx_scratch_register(dir);
 	return 0;
 }

@@ -16,11 +16,12 @@
 #define HX_SCRATCH_SHM_MIN (256u << 20)
 const char *hx_scratch_root(void);
 
-/* mkdtemp of ROOT/jitunwind-TAG-XXXXXX (ROOT: hx_scratch_root()),
+/* mkdtemp of ROOT/jitunwind-TAG-PID-XXXXXX (ROOT: hx_scratch_root(); a dead
+ * pid's of the tag removed first: harness/run/pidtmp.h),
  * registered (below).  0 with dir set, or -errno with err. */
 int hx_scratch_mkdtemp(char *dir, size_t len, const char *tag, struct ju_err *err);
 
-/* A scratch directory this process removes if SIGINT, SIGTERM, SIGHUP or
+/* A scratch directory (or a file or link: itself) this process removes if SIGINT, SIGTERM, SIGHUP or
  * SIGPIPE ends it (each caught only where its action is the default; the
  * handler removes the registered directories, HX_SCRATCH_DEPTH levels of
  * subdirectories deep, then dies of the signal as before).  Up to 8 at a time, paths under

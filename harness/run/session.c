@@ -36,7 +36,15 @@ static void open_profile(struct hx_sess *s)
 	struct ju_err je;
 	je.msg[0] = 0;
 	if (!c->no_pv) {
-		if (pv_build_at(&s->pv, c->profile, c->maps, c->nmaps, c->jd, c->jitted_dir, c->dump_dir,
+		/* the jitted .so files in a scratch directory (pid-named, removed if a
+		 * signal ends the command), not in perf view's own under /tmp */
+		const char *outdir = c->jitted_dir;
+		s->pvdir[0] = 0;
+		struct ju_err se;
+		if (!outdir && c->jd && (c->jd->nloads || c->jd->nmoves) &&
+		    !hx_scratch_mkdtemp(s->pvdir, sizeof(s->pvdir), "pv", &se))
+			outdir = s->pvdir;
+		if (pv_build_at(&s->pv, c->profile, c->maps, c->nmaps, c->jd, outdir, c->dump_dir,
 				&je) == 0) {
 			s->have_pv = true;
 			s->view.pv = &s->pv;
@@ -91,6 +99,9 @@ static void close_profile(struct hx_sess *s)
 	double t0 = now(s);
 	if (s->have_pv)
 		pv_fini(&s->pv);
+	if (s->pvdir[0])
+		hx_scratch_remove(s->pvdir);
+	s->pvdir[0] = 0;
 	if (c->times)
 		c->times->pv += now(s) - t0;
 	s->have_pv = false;

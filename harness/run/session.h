@@ -13,6 +13,7 @@
 #include "unwinders/unwind.h"
 #include "unwinders/view.h"
 #include "unwinders/model/perfview.h"
+#include "harness/run/scratch.h"
 
 #define HX_SESS_MAX_UW 8
 #define HX_SYM_LEN 40
@@ -62,6 +63,7 @@ struct hx_sess {
 	struct pv_view pv;
 	bool have_pv;
 	char pv_err[600];                   /* why there is no perf view ("" when there is one) */
+	char pvdir[HX_SCRATCH_PATH];        /* its jitted .so files without cfg.jitted_dir (scratch.h) */
 	const struct uw_unwinder *uws[HX_SESS_MAX_UW];   /* NULL: not available (open_err says why) */
 	void *state[HX_SESS_MAX_UW];
 	char open_err[HX_SESS_MAX_UW][512];

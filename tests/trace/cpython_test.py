@@ -25,15 +25,14 @@ Exit 0 passed, 1 failed, 77 cannot run here (no ptrace, no root can be built: th
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 from importlib.machinery import SourceFileLoader
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 real = SourceFileLoader("real_test", os.path.join(HERE, "real_test.py")).load_module()
+vmfiles = SourceFileLoader("vmfiles", os.path.join(HERE, "vmfiles.py")).load_module()
 SUITE = {"3.13": "trixie", "3.15": "sid"}
 fails = []
 checks = 0
@@ -96,7 +95,7 @@ def lint_offsets(binary, dump, rec_of):
     return found
 
 
-def one(binary, ver, d):
+def one(binary, ver, d, vm):
     script = os.path.join(d, "w.py")
     with open(script, "w") as f:
         f.write("def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n\nprint(fib(12))\n")
@@ -104,6 +103,7 @@ def one(binary, ver, d):
     cmd = [binary, "trace", "--json", js] + HW + ["--", os.path.join(ROOT, "tools", "in-root"), "--only",
            "python" + ver, SUITE[ver], "python" + ver, "-X", "perf_jit", script]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, cwd=d)
+    vm.trace_pid(p.stdout)                   # its /tmp/jit-PID.dump goes at the end
     said_sampling(p.stdout)
     if p.returncode == 77 or ("tools/in-root" in p.stderr or "tools/rootfs" in p.stderr) and \
             "exited with status 0" not in p.stdout:
@@ -176,24 +176,28 @@ def one(binary, ver, d):
 
 
 def main():
+    with vmfiles.Cleanup("ju-cpython-") as vm:
+        return run(vm)
+
+
+def run(vm):
     binary = os.path.abspath(sys.argv[1])
     vers = sys.argv[2:] or ["3.13", "3.15"]
     if os.environ.get("RUNNER"):
         print("SKIP trace-cpython: under a RUNNER (no ptrace)")
         return 77
-    d = tempfile.mkdtemp(prefix="ju-cpython-")
+    d = vm.dir
     said = []
     for v in vers:
         if v not in SUITE:
             print("cpython_test: no CPython %s here (%s)" % (v, ", ".join(SUITE)))
             return 2
-        line = one(binary, v, d)
+        line = one(binary, v, d, vm)
         if line:
             said.append(line)
             print(line) if line.startswith("SKIP") else None
     print("\n".join(x for x in said if not x.startswith("SKIP")))
     print("trace-cpython: %d checks, %d failed" % (checks, len(fails)))
-    shutil.rmtree(d, ignore_errors=True)
     if not checks:
         return 77
     return 1 if fails else 0

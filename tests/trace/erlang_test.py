@@ -29,6 +29,7 @@ from importlib.machinery import SourceFileLoader
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 real = SourceFileLoader("real_test", os.path.join(HERE, "real_test.py")).load_module()
+vmfiles = SourceFileLoader("vmfiles", os.path.join(HERE, "vmfiles.py")).load_module()
 fails = []
 checks = 0
 SRC = """-module(fib).
@@ -72,10 +73,12 @@ def erl_cmd(erl, d, n):
     return [erl, "-noshell", "+JPperf", "dump", "+S", "1", "-pa", d, "-run", "fib", "main", str(n)]
 
 
-def perf_second_frame(erl, d, cg):
+def perf_second_frame(erl, d, cg, vm):
+    """erl's /tmp/jit-PID.dump, perf-PID.map and perf inject's jitted-PID-N.so (15,000 files) go
+    with vm, by the pid the wrapper writes"""
     data, jdata = os.path.join(d, "p.data"), os.path.join(d, "pj.data")
     p = subprocess.run(["perf", "record", "-q", "-o", data, "-F", "4000", "-k", "1", "--call-graph", cg, "--"] +
-                       erl_cmd(erl, d, 32), capture_output=True, text=True, timeout=300, cwd=d)
+                       vm.wrap(erl_cmd(erl, d, 32)), capture_output=True, text=True, timeout=300, cwd=d)
     if p.returncode:
         return None, "perf record: rc %d %s" % (p.returncode, p.stderr.strip()[-200:])
     subprocess.run(["perf", "inject", "-j", "-i", data, "-o", jdata], capture_output=True, timeout=300)
@@ -93,6 +96,11 @@ def perf_second_frame(erl, d, cg):
 
 
 def main():
+    with vmfiles.Cleanup("ju-erlang-") as vm:
+        return run(vm)
+
+
+def run(vm):
     binary = os.path.abspath(sys.argv[1])
     erl, erlc = shutil.which("erl"), shutil.which("erlc")
     if os.environ.get("RUNNER") or platform.machine() != "x86_64" or not erl or not erlc:
@@ -100,13 +108,14 @@ def main():
                                          "no tracer for %s" % platform.machine() if platform.machine() != "x86_64"
                                          else "no erl/erlc on PATH (apt-get install erlang-base)"))
         return 77
-    d = tempfile.mkdtemp(prefix="ju-erlang-")
+    d = vm.dir
     with open(os.path.join(d, "fib.erl"), "w") as f:
         f.write(SRC)
     subprocess.run([erlc, "-o", d, os.path.join(d, "fib.erl")], check=True, timeout=300)
     js = os.path.join(d, "t.json")
     p = subprocess.run([binary, "trace", "--only", "fib:fib/1", "--time", "120", "--json", js] + HW + ["--"] +
                        erl_cmd(erl, d, 22), capture_output=True, text=True, timeout=600, cwd=d)
+    vm.trace_pid(p.stdout)
     said_sampling(p.stdout)
     if p.returncode == 77:
         print((p.stdout + p.stderr).strip()[-300:])
@@ -146,7 +155,7 @@ def main():
         if shutil.which("perf") else ""
     engine = "libunwind" if re.search(r"^\s*libunwind:\s*\[\s*on", bo, re.M) else "libdw"
     for cg, cols in ({"fp": ["fp"], "dwarf": ["perf", engine]} if bo else {}).items():
-        share, why = perf_second_frame(erl, d, cg)
+        share, why = perf_second_frame(erl, d, cg, vm)
         if share is None:
             print("SKIP trace-erlang: real perf --call-graph %s: %s" % (cg, why))
             continue
@@ -158,7 +167,6 @@ def main():
                          capture_output=True, text=True, timeout=120).stdout.strip()
     print("trace-erlang: %d checks, %d failed (OTP %s: fib:fib/1 %d samples, %d with a truth; ok share %s)"
           % (checks, len(fails), ver, len(ss), len(tr), ", ".join("%s %.0f%%" % (u, 100 * v) for u, v in sorted(ok.items()))))
-    shutil.rmtree(d, ignore_errors=True)
     return 1 if fails else 0
 
 

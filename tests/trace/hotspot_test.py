@@ -21,7 +21,6 @@ Checks, each against a source of its own:
     or libdw, from `perf version --build-options`) as `--call-graph dwarf`.
 Exit 0 passed, 1 failed, 77 cannot run here (no java/javac, no agent, no ptrace: the reason).
 """
-import glob
 import json
 import os
 import platform
@@ -29,12 +28,12 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from importlib.machinery import SourceFileLoader
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 real = SourceFileLoader("real_test", os.path.join(HERE, "real_test.py")).load_module()
+vmfiles = SourceFileLoader("vmfiles", os.path.join(HERE, "vmfiles.py")).load_module()
 fails = []
 checks = 0
 JAVA = """public class Fib {
@@ -47,7 +46,8 @@ JAVA = """public class Fib {
     }
 }
 """
-FLAGS = ["-Xbatch", "-XX:-TieredCompilation"]
+# -XX:-UsePerfData: no jvmstat file, so no /tmp/hsperfdata_USER left behind (the JIT the same)
+FLAGS = ["-Xbatch", "-XX:-TieredCompilation", "-XX:-UsePerfData"]
 
 # JU_TRACE_HW=1: the boundaries past an entry sampled by hardware breakpoints (the same checks)
 HW = ["--hw-breakpoints"] if os.environ.get("JU_TRACE_HW") == "1" else []
@@ -80,17 +80,14 @@ def perf_second_frame(java, agent, pfp, cg, d):
     """real perf on an untraced run: of the samples whose leaf is Fib.fib, the share whose
     next frame is Fib.fib too; or None with why"""
     data, jdata = os.path.join(d, "p.data"), os.path.join(d, "pj.data")
-    before = set(glob.glob(os.path.expanduser("~/.debug/jit/java-jit-*")))
     p = subprocess.run(["perf", "record", "-q", "-o", data, "-F", "2000", "-k", "1", "--call-graph", cg, "--",
                         java, "-agentpath:" + agent, pfp] + FLAGS + ["-cp", d, "Fib", "60", "30"],
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, timeout=300, env=agent_env(d))
     if p.returncode:
         return None, "perf record: rc %d %s" % (p.returncode, p.stderr.strip()[-200:])
     subprocess.run(["perf", "inject", "-j", "-i", data, "-o", jdata], capture_output=True, timeout=300)
     out = subprocess.run(["perf", "script", "-i", jdata, "-F", "ip,sym"], capture_output=True, text=True,
                          timeout=300).stdout
-    for x in set(glob.glob(os.path.expanduser("~/.debug/jit/java-jit-*"))) - before:
-        shutil.rmtree(x, ignore_errors=True)
     leaf = on = 0
     for b in out.strip().split("\n\n"):
         fr = [ln.split(None, 1) for ln in b.strip().split("\n") if ln.strip()]
@@ -102,20 +99,24 @@ def perf_second_frame(java, agent, pfp, cg, d):
     return on / leaf, "%d of %d samples in Fib.fib go on to Fib.fib" % (on, leaf)
 
 
+def agent_env(d):
+    """perf's JVMTI agent writes its jitdump (and perf inject its jitted .so files) under
+    $JITDUMPDIR/.debug/jit/java-jit-*, else under $HOME: the test's directory, removed with it"""
+    return dict(os.environ, JITDUMPDIR=d)
+
+
 def traced(binary, java, agent, pfp, d, rounds, n, long):
     js = os.path.join(d, "t%s.json" % pfp[4])
-    before = set(glob.glob(os.path.expanduser("~/.debug/jit/java-jit-*")))
     cmd = [binary, "trace", "--only", "*fib*", "--time", "60", "--hits", "20" if long else "3", "--json", js] + HW + [
            "--", java, "-agentpath:" + agent, pfp] + FLAGS + ["-cp", d, "Fib", str(rounds), str(n)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=d)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=d, env=agent_env(d))
     said_sampling(p.stdout)
-    made = set(glob.glob(os.path.expanduser("~/.debug/jit/java-jit-*"))) - before
-    return p, js, made
+    return p, js
 
 
 def judge_run(binary, java, agent, pfp, d, long, real_perf):
     rounds, n = (5, 22) if long else (3, 20)
-    p, js, made = traced(binary, java, agent, pfp, d, rounds, n, long)
+    p, js = traced(binary, java, agent, pfp, d, rounds, n, long)
     what = "HotSpot %s" % pfp
     if p.returncode == 77:
         return 77, (p.stdout + p.stderr).strip()[-300:]
@@ -154,13 +155,16 @@ def judge_run(binary, java, agent, pfp, d, long, real_perf):
                 check((ok[u] > 0.5) == (share > 0.5),
                       "%s: %s ok at %.0f%% of fib's samples; real perf --call-graph %s: %s"
                       % (what, u, 100 * ok[u], cg, why))
-    for x in made:
-        shutil.rmtree(x, ignore_errors=True)
     return 0, "%s: %d samples of fib, %d with a truth; ok share %s" % (
         what, len(ss), len(tr), ", ".join("%s %.0f%%" % (u, 100 * v) for u, v in sorted(ok.items())))
 
 
 def main():
+    with vmfiles.Cleanup("ju-hotspot-") as vm:
+        return run(vm)
+
+
+def run(vm):
     binary = os.path.abspath(sys.argv[1])
     long = os.environ.get("JU_TRACE_LONG") == "1"
     java, javac = shutil.which("java"), shutil.which("javac")
@@ -174,11 +178,11 @@ def main():
         print("SKIP trace-hotspot: tools/build-jvmti: %s" % b.stderr.strip()[-300:])
         return 77 if b.returncode == 77 else 1
     agent = b.stdout.strip()
-    ver = subprocess.run([java, "-version"], capture_output=True, text=True).stderr.split("\n")[0]
-    d = tempfile.mkdtemp(prefix="ju-hotspot-")
+    ver = subprocess.run([java, "-XX:-UsePerfData", "-version"], capture_output=True, text=True).stderr.split("\n")[0]
+    d = vm.dir
     with open(os.path.join(d, "Fib.java"), "w") as f:
         f.write(JAVA)
-    subprocess.run([javac, "-d", d, os.path.join(d, "Fib.java")], check=True, timeout=300)
+    subprocess.run([javac, "-J-XX:-UsePerfData", "-d", d, os.path.join(d, "Fib.java")], check=True, timeout=300)
     bo = subprocess.run(["perf", "version", "--build-options"], capture_output=True, text=True).stdout \
         if shutil.which("perf") else ""
     engine = "libunwind" if re.search(r"^\s*libunwind:\s*\[\s*on", bo, re.M) else "libdw"
@@ -194,7 +198,6 @@ def main():
         said.append(line)
     print("\n".join(said))
     print("trace-hotspot: %d checks, %d failed (%s, perf's JVMTI agent %s)" % (checks, len(fails), ver, agent))
-    shutil.rmtree(d, ignore_errors=True)
     return 1 if fails else 0
 
 

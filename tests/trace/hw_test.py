@@ -24,6 +24,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import trace_test as tt  # noqa: E402  (its check(), trace(), samples(), prog_out())
+vmfiles = tt.vmfiles
 
 COLS = "fp,libunwind,libdw,oracle"
 
@@ -69,9 +70,8 @@ def both(binary, d, name, args, cmd, threads=False):
         rc, so, se = tt.trace(binary, args + (["--hw-breakpoints"] if hw else []) + ["--json", js, "--"] + cmd,
                               timeout=300)
         m = re.search(r"trace: pid (\d+)", so)
-        for n in ("jit-%s.dump", "perf-%s.map"):
-            if m and os.path.exists("/tmp/" + n % m.group(1)):
-                os.unlink("/tmp/" + n % m.group(1))
+        if m:                                  # its dump and map in /tmp, by its pid
+            vmfiles.remove(int(m.group(1)))
         tt.check(rc == 0 and os.path.exists(js), "%s%s: traced (rc %d: %s)" % (name, " hw" if hw else "", rc,
                                                                                se.strip()[-300:]))
         out[hw] = (so, per_sample(js) if os.path.exists(js) else [])

@@ -42,6 +42,7 @@ from importlib.machinery import SourceFileLoader
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 real = SourceFileLoader("real_test", os.path.join(HERE, "real_test.py")).load_module()
+vmfiles = SourceFileLoader("vmfiles", os.path.join(HERE, "vmfiles.py")).load_module()
 fails = []
 checks = 0
 SCRIPT = """function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
@@ -115,6 +116,11 @@ def sid_node():
 
 
 def main():
+    with vmfiles.Cleanup("ju-node-") as vm:
+        return run(vm)
+
+
+def run(vm):
     binary = os.path.abspath(sys.argv[1])
     sid = sys.argv[2:] == ["--sid"]
     node = shutil.which("node")
@@ -131,7 +137,7 @@ def main():
     else:
         wrap = lambda args: [node] + args
         ver = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
-    d = tempfile.mkdtemp(prefix="ju-node-")
+    d = vm.dir
     with open(os.path.join(d, "fib.js"), "w") as f:
         f.write(SCRIPT)
     js = os.path.join(d, "t.json")
@@ -140,6 +146,7 @@ def main():
     p = subprocess.run([binary, "trace", "--only", "JS:*fib*", "--json", js] + hw + ["--"] + wrap(["--perf-prof",
                         "--perf-prof-unwinding-info", "--interpreted-frames-native-stack", "fib.js"]),
                        capture_output=True, text=True, timeout=1800, cwd=d)
+    vm.trace_pid(p.stdout)                 # a perf map or dump it wrote in /tmp goes at the end
     if p.returncode == 77:
         print((p.stdout + p.stderr).strip()[-400:])
         return 77
@@ -204,7 +211,6 @@ def main():
           % [model.get("tramp+0x%x" % o) for o in (0x1d, 0x1f, 0x23, 0x25)])
     print("trace-node: %d checks, %d failed (node %s, JS:*fib at 0x%x, its return sequences at %s; columns %s)"
           % (checks, len(fails), ver, addr, ", ".join("+0x%x" % o for o in seq), ",".join(sorted(cols))))
-    shutil.rmtree(d, ignore_errors=True)
     return 1 if fails else 0
 
 

@@ -24,6 +24,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+from importlib.machinery import SourceFileLoader
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CASE = os.path.join(ROOT, "cases", "x86_64", "cpython-3.14-perf-jit.case")
@@ -109,8 +110,15 @@ def case_cfi():
 
 
 def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    vmfiles = SourceFileLoader("vmfiles", os.path.join(here, "vmfiles.py")).load_module()
+    with vmfiles.Cleanup("ju-real-") as vm:
+        return run(vm)
+
+
+def run(vm):
     binary = os.path.abspath(sys.argv[1])
-    d = tempfile.mkdtemp(prefix="ju-real-")
+    d = vm.dir
     script = os.path.join(d, "w.py")
     with open(script, "w") as f:
         f.write("def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n\nprint(fib(12))\n")
@@ -121,6 +129,7 @@ def main():
            os.path.join(ROOT, "tools", "in-root"), "--only", "python3.14", "sid", "python3.14", "-X", "perf_jit",
            script]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, cwd=d)
+    vm.trace_pid(p.stdout)                 # its /tmp/jit-PID.dump goes at the end
     for line in p.stdout.splitlines():     # which path sampled
         if "sampling:" in line:
             print("  " + line.strip())
@@ -216,7 +225,6 @@ def main():
           "lint names the rule at +0xb (JD057)")
     print("trace-real: %d checks, %d failed (CPython 3.14: %d trampolines, %d lose rbp at the ret)" %
           (checks, len(fails), len(rows), len(lost)))
-    subprocess.run(["rm", "-rf", d])
     return 1 if fails else 0
 
 

@@ -31,6 +31,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from importlib.machinery import SourceFileLoader
+
+# a JIT's files in /tmp removed by its pid (jit-PID.dump, perf-PID.map, jitted-PID-N.so)
+vmfiles = SourceFileLoader("vmfiles", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                    "vmfiles.py")).load_module()
 
 BOUNDARIES = [0, 1, 4, 6, 7]
 fails = []
@@ -696,9 +701,8 @@ def trace_case(binary, cprog, case, d, extra=()):
     rc, so, se = trace(binary, ["--samples-text", st, "--json", js, "--", cprog, case, "/tmp", "2", out]
                        + list(extra))
     m = re.search(r"trace: pid (\d+)", so)
-    for n in ("jit-%s.dump", "perf-%s.map"):
-        if m and os.path.exists("/tmp/" + n % m.group(1)):
-            os.unlink("/tmp/" + n % m.group(1))
+    if m:                                  # its dump and map in /tmp, by its pid
+        vmfiles.remove(int(m.group(1)))
     check(rc in (0, 1) and m, "%s: traced (rc %d: %s)" % (case, rc, se.strip()[-300:]))
     if not m:
         return None
@@ -810,24 +814,16 @@ def real_perf_at(cprog, case, off, d):
     if not shutil.which("perf") or not shutil.which("setarch"):
         return None, "no perf or setarch on PATH"
     run = ["setarch", "-R", cprog, case, "/tmp", "1", os.path.join(d, "rp.txt"), "main"]
-    before = set(os.listdir("/tmp"))
-    try:
-        return perf_frames(run, off, d)
-    finally:
-        for n in set(os.listdir("/tmp")) - before:
-            if n.startswith(("jitted-", "jit-", "perf-")):
-                try:
-                    os.unlink(os.path.join("/tmp", n))
-                except FileNotFoundError:
-                    pass            # another perf's (perf-vdso.so-*), gone with it
+    with vmfiles.Cleanup("ju-trace-rp-") as vm:   # each run's dump, map, jitted .so files: by its pid
+        return perf_frames(run, off, d, vm)
 
 
-def perf_frames(run, off, d):
-    subprocess.run(run, capture_output=True, timeout=60)
+def perf_frames(run, off, d, vm):
+    subprocess.run(vm.wrap(run), capture_output=True, timeout=60)
     f = gen_facts(os.path.join(d, "rp.txt"))
     data, jdata = os.path.join(d, "rp.data"), os.path.join(d, "rp.jit.data")
     p = subprocess.run(["perf", "record", "-q", "-k", "1", "-o", data, "-e", "mem:0x%x:x" % (f["tramp"][1][1] + off),
-                        "--call-graph", "dwarf", "--"] + run, capture_output=True, text=True, timeout=120)
+                        "--call-graph", "dwarf", "--"] + vm.wrap(run), capture_output=True, text=True, timeout=120)
     hit = re.search(r"caseprog\s+(\d+)", subprocess.run(["perf", "script", "-i", data], capture_output=True,
                                                         text=True, timeout=60).stdout)
     if p.returncode or not hit:
@@ -882,9 +878,8 @@ def trace_tmp(binary, args):
     """trace with the dump in /tmp (perf's libdw path reads jitted .so files only there), its files removed"""
     rc, so, se = trace(binary, args, timeout=300)
     m = re.search(r"trace: pid (\d+)", so)
-    for n in ("jit-%s.dump", "perf-%s.map"):
-        if m and os.path.exists("/tmp/" + n % m.group(1)):
-            os.unlink("/tmp/" + n % m.group(1))
+    if m:                                  # its dump and map in /tmp, by its pid
+        vmfiles.remove(int(m.group(1)))
     return rc, so, se
 
 
@@ -969,8 +964,8 @@ def test_write_cases(binary, prog, cprog, d):
     rc, so, se = trace(binary, ["--json", js, "--write-cases", wc, "--", cprog, case, "/tmp", "1",
                                 os.path.join(d, "g.txt")], timeout=300)
     m = re.search(r"trace: pid (\d+)", so)
-    if m and os.path.exists("/tmp/jit-%s.dump" % m.group(1)):
-        os.unlink("/tmp/jit-%s.dump" % m.group(1))
+    if m:
+        vmfiles.remove(int(m.group(1)))
     files = sorted(os.listdir(wc)) if os.path.isdir(wc) else []
     check(rc == 0 and len(files) == 1, "write-cases: one case for the one function with a finding (rc %d, %s, %s)"
           % (rc, files, se.strip()[-200:]))
