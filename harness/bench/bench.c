@@ -24,6 +24,7 @@
 #include "harness/capture/capture.h"
 #include "harness/case/case.h"
 #include "harness/case/judge.h"
+#include "harness/case/say.h"
 #include "harness/capture/ksampler.h"
 #include "harness/run/scratch.h"
 #include "harness/run/runner.h"
@@ -107,7 +108,7 @@ static int bench_load(struct bench *b)
 {
 	struct ju_err err;
 	if (hx_case_glob(b->paths, b->npaths, &b->files, &b->nf, &err)) {
-		fprintf(stderr, "jitunwind bench: %s\n", err.msg);
+		ju_say(JU_SAY_ERROR, "jitunwind bench", "%s", err.msg);
 		return -EINVAL;
 	}
 	b->cases = calloc((size_t)b->nf + 1, sizeof(*b->cases));
@@ -117,7 +118,7 @@ static int bench_load(struct bench *b)
 	for (int i = 0; i < b->nf; i++) {
 		struct hx_case *c = &b->cases[b->nb];
 		if (hx_case_load(c, b->files[i], &err)) {
-			fprintf(stderr, "jitunwind bench: %s\n", err.msg);
+			ju_say(JU_SAY_ERROR, "jitunwind bench", "%s", err.msg);
 			return -EINVAL;
 		}
 		if (!b->host || strcmp(c->arch, b->host->facts->name)) {
@@ -129,7 +130,7 @@ static int bench_load(struct bench *b)
 	}
 	if (hx_scratch_mkdtemp(b->dir, sizeof(b->dir), "bench", &err) ||
 	    hx_batch_dirs(b->batch, b->nb, b->dir, 0, &err)) {
-		fprintf(stderr, "jitunwind bench: %s\n", err.msg);
+		ju_say(JU_SAY_ERROR, "jitunwind bench", "%s", err.msg);
 		return -EINVAL;
 	}
 	/* where run keeps its jitdumps on tmpfs, the capture again with them in
@@ -330,7 +331,7 @@ static int bench_open(struct hx_sess *ss, const struct hx_group *gr, const struc
 		rc = -EINVAL;
 	}
 	if (rc)
-		fprintf(stderr, "jitunwind bench: %s: %s\n", gr->case_path, e.msg);
+		ju_say(JU_SAY_ERROR, "jitunwind bench", "%s: %s", gr->case_path, e.msg);
 	/* the states' figure is their open alone (CPU); the unwinds are timed
 	 * by rounds here, without a clock read per unwind */
 	ss->cfg.times = NULL;
@@ -352,7 +353,7 @@ static int bench_group(const struct hx_group *gr, uint32_t mach, const char *hos
 	if (!gr->dump_path || !a || jd_open(&jd, gr->dump_path, &je))
 		return -EINVAL;
 	if (uw_maps_parse(gr->maps, gr->maps_len, &maps, &nmaps, &err)) {
-		fprintf(stderr, "jitunwind bench: %s: %s\n", gr->case_path, err.msg);
+		ju_say(JU_SAY_ERROR, "jitunwind bench", "%s: %s", gr->case_path, err.msg);
 		jd_close(&jd);
 		return -EINVAL;
 	}

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "harness/cli/opts.h"
+#include "harness/case/say.h"
 #include "harness/report/report.h"
 
 static void usage(FILE *f)
@@ -18,9 +19,19 @@ static void usage(FILE *f)
 	fprintf(f, "  --version   print the version and the JSON report's schema number\n");
 }
 
+/* The libraries' messages (harness/case/say.h): each on stderr as its own
+ * line, the progress line redrawn in place; the one place the CLI would
+ * filter or restyle them. */
+static void cli_say(void *ctx, enum ju_say_kind kind, const char *who, const char *text)
+{
+	(void)ctx;
+	ju_say_print(stderr, kind, who, text);
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	ju_say_sink(cli_say, NULL);
 	/* Large blocks (a case, a replay's state, perf's view) come and go once
 	 * per case: from a heap that keeps its pages rather than from fresh
 	 * mappings, whose page faults cost more than the work done in them. */

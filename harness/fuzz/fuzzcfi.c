@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "harness/fuzz/fuzzcfi.h"
+#include "harness/case/say.h"
 #include "harness/run/runner.h"
 #include "harness/run/pidtmp.h"
 #include "harness/capture/samples.h"
@@ -638,9 +639,9 @@ static int fuzz_arch(struct fz_ctx *x)
 	if (st)
 		st->min_cpu = children_cpu() - c0;
 	if (rc < 0)
-		fprintf(stderr, "jitunwind fuzz-cfi: a worker failed (fork, or it died)\n");
+		ju_say(JU_SAY_ERROR, "jitunwind fuzz-cfi", "a worker failed (fork, or it died)");
 	if (!st || !tasks) {
-		fprintf(stderr, "jitunwind fuzz-cfi: out of memory\n");
+		ju_say(JU_SAY_ERROR, "jitunwind fuzz-cfi", "out of memory");
 		rc = -ENOMEM;
 	} else {
 		summary(x, st, stdout);
@@ -677,7 +678,7 @@ static int print_case(struct fz_ctx *x, uint64_t index)
 	if (hx_fz_case_text(g, "fuzz-cfi", "a generated case", NULL, text, FZ_TEXT_MAX, NULL, &err) ||
 	    fz_run_text(x, text, &x->final_uw, &res, &err)) {
 		hx_case_res_free(&res);
-		fprintf(stderr, "jitunwind fuzz-cfi: case %llu: %s\n", (unsigned long long)index, err.msg);
+		ju_say(JU_SAY_ERROR, "jitunwind fuzz-cfi", "case %llu: %s", (unsigned long long)index, err.msg);
 		return HX_CMD_FINDINGS;
 	}
 	int rc = fz_observed_expect(x, &res, g->depth, expect, sizeof(x->scr->expect));
@@ -687,7 +688,7 @@ static int print_case(struct fz_ctx *x, uint64_t index)
 		 (unsigned long long)x->o.seed, (unsigned long long)index, x->o.mutate ? " --mutate" : "", libs);
 	fz_case_name(text, name, sizeof(x->scr->name));
 	if (rc || hx_fz_case_text(g, name, about, expect, text, FZ_TEXT_MAX, NULL, &err)) {
-		fprintf(stderr, "jitunwind fuzz-cfi: case %llu: %s\n", (unsigned long long)index,
+		ju_say(JU_SAY_ERROR, "jitunwind fuzz-cfi", "case %llu: %s", (unsigned long long)index,
 			rc ? "the observed verdicts do not fit an [expect] section" : err.msg);
 		return HX_CMD_FINDINGS;
 	}
@@ -751,7 +752,7 @@ static int delegate(const char *arch, int argc, char **argv, double secs)
 	pid_t pid = fork();
 	if (pid == 0) {
 		execvp(av[0], av);
-		fprintf(stderr, "jitunwind fuzz-cfi: cannot run %s: %s\n", av[0], strerror(errno));
+		ju_say(JU_SAY_ERROR, "jitunwind fuzz-cfi", "cannot run %s: %s", av[0], strerror(errno));
 		_exit(127); /* as a shell says a command cannot be run */
 	}
 	free(av);
@@ -797,13 +798,13 @@ static int run_ctx(struct fz_ctx *x, const struct fz_opts *o, const struct tr_ar
 	int sd = scratch_dir(x->dir, sizeof(x->dir));
 	if (sd) {
 		int e = -sd;
-		fprintf(stderr, "jitunwind fuzz-cfi: mkdtemp %s: %s\n", x->dir, strerror(e));
+		ju_say(JU_SAY_ERROR, "jitunwind fuzz-cfi", "mkdtemp %s: %s", x->dir, strerror(e));
 		return -e;
 	}
 	x->next_chunk = mmap(NULL, sizeof(*x->next_chunk), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (x->next_chunk == MAP_FAILED) {
 		int e = errno;
-		fprintf(stderr, "jitunwind fuzz-cfi: mmap: %s\n", strerror(e));
+		ju_say(JU_SAY_ERROR, "jitunwind fuzz-cfi", "mmap: %s", strerror(e));
 		rmdir(x->dir);
 		return -e;
 	}
@@ -822,7 +823,7 @@ static int run_here(struct fz_opts *o, const struct tr_arch *arch)
 {
 	struct fz_ctx *x = calloc(1, sizeof(*x));
 	if (!x || !(x->scr = calloc(1, sizeof(*x->scr)))) {
-		fprintf(stderr, "jitunwind fuzz-cfi: out of memory\n");
+		ju_say(JU_SAY_ERROR, "jitunwind fuzz-cfi", "out of memory");
 		free(x);
 		return -ENOMEM;
 	}
@@ -849,13 +850,13 @@ int hx_fuzzcfi_run(const struct fz_opts *opts, int argc, char **argv, struct hx_
 		if (!a || strcmp(a->facts->name, t)) {
 			char names[128];
 			tr_arch_names(names, sizeof(names));
-			fprintf(stderr, "jitunwind fuzz-cfi: --arch %s: expected one of %s\n", t, names);
+			ju_say(JU_SAY_ERROR, "jitunwind fuzz-cfi", "--arch %s: expected one of %s", t, names);
 			return -EINVAL;
 		}
 		arches[n++] = a->facts->name;
 	}
 	if (!n) {
-		fprintf(stderr, "jitunwind fuzz-cfi: no arch to fuzz\n");
+		ju_say(JU_SAY_ERROR, "jitunwind fuzz-cfi", "no arch to fuzz");
 		return -EINVAL;
 	}
 	/* every arch gets its share of the time; the worst outcome wins (a failure

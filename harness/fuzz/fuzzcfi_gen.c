@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "harness/fuzz/fuzzcfi.h"
+#include "harness/case/say.h"
 #include "juerr.h"
 
 uint64_t hx_fz_next(struct hx_fz_rng *r)
@@ -477,7 +478,7 @@ void hx_fz_generate(struct hx_fz_gen *g, const struct tr_arch *arch, uint64_t se
 	char why[128];
 	if (hx_fz_valid(g, why, sizeof(why))) {
 		if (getenv("JU_FUZZ_DEBUG"))
-			fprintf(stderr, "fuzz-cfi: %s case %llu: generated ops invalid (%s): the plainest case instead\n",
+			ju_say(JU_SAY_DEBUG, "fuzz-cfi", "%s case %llu: generated ops invalid (%s): the plainest case instead",
 				arch->facts->name, (unsigned long long)index, why);
 		/* the generator's own simulation failed to keep up: the simplest trampoline */
 		g->nops = 0;

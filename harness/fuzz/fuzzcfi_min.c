@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "harness/fuzz/fuzzcfi.h"
+#include "harness/case/say.h"
 #include "harness/run/runner.h"
 #include "harness/capture/samples.h"
 #include "unwinders/model/files.h"
@@ -304,7 +305,7 @@ static bool still_found(struct fz_ctx *x, struct hx_fz_gen *g, const char *sig, 
 		     (x->o.mutate || sig_is_inconsistency(sig) || !k.any_inconsistent);
 	hx_case_res_free(&res);
 	if (getenv("JU_FUZZ_DEBUG"))
-		fprintf(stderr, "fuzz-cfi: case %llu, run %d: %zu ops, %zu deletions: %s\n",
+		ju_say(JU_SAY_DEBUG, "fuzz-cfi", "case %llu, run %d: %zu ops, %zu deletions: %s",
 			(unsigned long long)g->index, *runs, g->nops, g->ndel, found ? "still found" : "gone");
 	return found;
 }

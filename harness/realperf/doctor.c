@@ -13,6 +13,7 @@
 #include "harness/run/perfcol.h"
 #include "harness/run/perfrun.h"
 #include "harness/case/jsonw.h"
+#include "harness/case/say.h"
 #include "trampolines/tramp.h"
 #include "unwinders/model/perfview.h"
 
@@ -691,7 +692,7 @@ int hx_doctor_run(const struct hx_doctor_opts *o, struct hx_cmd_outcome *out)
 	bool probe = o->probe;
 	int rc = gather(d);
 	if (rc < 0) {
-		fprintf(stderr, "jitunwind doctor: %s\n", d->unusable);
+		ju_say(JU_SAY_ERROR, "jitunwind doctor", "%s", d->unusable);
 	} else {
 		if (!rc && probe)
 			probe_run(d);
@@ -713,7 +714,7 @@ int hx_doctor_run(const struct hx_doctor_opts *o, struct hx_cmd_outcome *out)
 			       code);
 		int jr = d->json ? write_json(d, code) : 0;
 		if (jr) {
-			fprintf(stderr, "jitunwind doctor: cannot write %s: %s\n", d->json, strerror(-jr));
+			ju_say(JU_SAY_ERROR, "jitunwind doctor", "cannot write %s: %s", d->json, strerror(-jr));
 			rc = jr;
 		}
 	}

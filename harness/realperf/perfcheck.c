@@ -12,6 +12,7 @@
  * perf build's DWARF engine in dwarf mode, `fp` in fp mode). */
 #include "harness/realperf/perfcheck.h"
 #include "harness/case/case.h"
+#include "harness/case/say.h"
 #include "harness/case/jsonw.h"
 #include "harness/case/judge.h"
 #include "harness/run/perfrun.h"
@@ -52,30 +53,30 @@ static int check_cases(const struct pk_opts *o, const char *arch)
 	int n = 0, rc = 0;
 	if (hx_case_glob(o->npaths ? (const char *const *)o->paths : defp, o->npaths ? o->npaths : 1,
 			 &paths, &n, &err)) {
-		fprintf(stderr, "jitunwind perf-check: %s\n", err.msg);
+		ju_say(JU_SAY_ERROR, "jitunwind perf-check", "%s", err.msg);
 		rc = -EINVAL;
 	} else if (!n) {
-		fprintf(stderr, "jitunwind perf-check: no .case files found\n");
+		ju_say(JU_SAY_ERROR, "jitunwind perf-check", "no .case files found");
 		rc = -EINVAL;
 	}
 	struct hx_case *cs = calloc(n ? (size_t)n : 1, sizeof(*cs));
 	int loaded = 0;
 	for (int i = 0; i < n && cs && !rc; i++) {
 		if (hx_case_load(&cs[i], paths[i], &err)) {
-			fprintf(stderr, "jitunwind perf-check: %s\n", err.msg);
+			ju_say(JU_SAY_ERROR, "jitunwind perf-check", "%s", err.msg);
 			rc = -EINVAL;
 			break;
 		}
 		loaded++;
 		if (strcmp(cs[i].arch, arch)) {
-			fprintf(stderr, "jitunwind perf-check: %s: case arch %s cannot run on this %s host\n", paths[i],
+			ju_say(JU_SAY_ERROR, "jitunwind perf-check", "%s: case arch %s cannot run on this %s host", paths[i],
 				cs[i].arch, arch);
 			rc = -EINVAL;
 		}
 	}
 	/* two cases of one name would be one case in the report */
 	if (!rc && cs && hx_case_unique(cs, loaded, &err)) {
-		fprintf(stderr, "jitunwind perf-check: %s\n", err.msg);
+		ju_say(JU_SAY_ERROR, "jitunwind perf-check", "%s", err.msg);
 		rc = -EINVAL;
 	}
 	for (int i = 0; i < loaded; i++)
@@ -572,14 +573,14 @@ static int pk_setup(struct pk *k, const struct pk_opts *o, struct hx_cmd_outcome
 	ssize_t n = readlink("/proc/self/exe", k->self, sizeof(k->self) - 1);
 	if (n <= 0) {
 		int e = errno;
-		fprintf(stderr, "jitunwind perf-check: /proc/self/exe: %s\n", strerror(e));
+		ju_say(JU_SAY_ERROR, "jitunwind perf-check", "/proc/self/exe: %s", strerror(e));
 		return -e;
 	}
 	k->self[n] = 0;
 	k->profile = k->o.profile_set ? k->o.profile : k->perf->major < 6 ? PV_5X_0X40 : PV_CURRENT;
 	struct ju_err je;
 	if (hx_perf_workdir(k->dir, sizeof(k->dir), "perfcheck", &je)) {
-		fprintf(stderr, "jitunwind perf-check: %s\n", je.msg);
+		ju_say(JU_SAY_ERROR, "jitunwind perf-check", "%s", je.msg);
 		return -EIO;
 	}
 	return 0;
@@ -608,7 +609,7 @@ int hx_perfcheck_run(const struct pk_opts *o, struct hx_cmd_outcome *out)
 		struct pk_run *r = &k->runs[k->nruns++];
 		r->mode = (enum pk_mode)m;
 		if (pk_mode_run(k, r)) {
-			fprintf(stderr, "jitunwind perf-check: out of memory\n");
+			ju_say(JU_SAY_ERROR, "jitunwind perf-check", "out of memory");
 			pk_free(k);
 			return -ENOMEM;
 		}
@@ -618,7 +619,7 @@ int hx_perfcheck_run(const struct pk_opts *o, struct hx_cmd_outcome *out)
 	k->seconds = pk_now() - t0;
 	printf("\nperf-check: %s (%.1f s)\n", pass ? "pass" : "FAIL", k->seconds);
 	if (k->o.json && (rc = pk_write_json(k, k->o.json, pass))) {
-		fprintf(stderr, "jitunwind perf-check: cannot write %s: %s\n", k->o.json, strerror(-rc));
+		ju_say(JU_SAY_ERROR, "jitunwind perf-check", "cannot write %s: %s", k->o.json, strerror(-rc));
 		pk_free(k);
 		return rc;
 	}

@@ -11,6 +11,7 @@
 #include "harness/run/perfrun.h"
 #include "harness/replay/realreplay_int.h"
 #include "harness/case/jsonw.h"
+#include "harness/case/say.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -366,8 +367,8 @@ int hx_rp_open(struct hx_rp **out, struct rr *r, const char *cmd)
 	struct utsname un;
 	if (!cmd && !uname(&un) && strcmp(un.machine, r->arch->facts->name)) {
 		/* Debian's perf unwinds its own arch only (no cross-arch libunwind) */
-		fprintf(stderr, "jitunwind: skip: the perf column: the perf of this %s machine does not unwind a %s "
-			"recording (--perf CMD names one that does)\n", un.machine, r->arch->facts->name);
+		ju_say(JU_SAY_SKIP, "jitunwind", "skip: the perf column: the perf of this %s machine does not unwind a %s "
+			"recording (--perf CMD names one that does)", un.machine, r->arch->facts->name);
 		hx_rp_free(p);
 		return 0;
 	}
@@ -376,7 +377,7 @@ int hx_rp_open(struct hx_rp **out, struct rr *r, const char *cmd)
 	if (hx_perf_probe(&b, why, sizeof(why))) {
 		hx_rp_free(p);
 		if (!cmd) {
-			fprintf(stderr, "jitunwind: skip: the perf column: %s\n", why);
+			ju_say(JU_SAY_SKIP, "jitunwind", "skip: the perf column: %s", why);
 			return 0;
 		}
 		snprintf(r->err, sizeof(r->err), "--perf %s: %s", cmd, why);
@@ -401,7 +402,7 @@ int hx_rp_open(struct hx_rp **out, struct rr *r, const char *cmd)
 			return rc;
 		/* perf found on PATH that cannot read this recording (one a newer
 		 * perf wrote: "incompatible file format"): a visible skip */
-		fprintf(stderr, "jitunwind: skip: %s\n", r->err);
+		ju_say(JU_SAY_SKIP, "jitunwind", "skip: %s", r->err);
 		r->err[0] = 0;
 		return 0;
 	}

@@ -13,6 +13,7 @@
 #include "harness/replay/realperf.h"
 #include "harness/replay/replaylint.h"
 #include "harness/case/jsonw.h"
+#include "harness/case/say.h"
 #include "harness/case/cfarow.h"
 
 #include <errno.h>
@@ -671,14 +672,14 @@ static int pick_unwinders(struct rr *r, const char *list)
 		 * a recording has its own perf column (--perf) */
 		if (on && all[i]->ref == UW_REF_EMULATION) {
 			if (list)
-				fprintf(stderr, "jitunwind: replay: the perf column of a recording is --perf CMD\n");
+				ju_say(JU_SAY_WARNING, "jitunwind", "replay: the perf column of a recording is --perf CMD");
 			on = false;
 		}
 		if (on)
 			r->uws[r->nu++] = all[i];
 	}
 	if (!r->nu) {
-		fprintf(stderr, "jitunwind: --unwinders %s: no unwinder of this build\n", list ? list : "");
+		ju_say(JU_SAY_ERROR, "jitunwind", "--unwinders %s: no unwinder of this build", list ? list : "");
 		return -EINVAL;
 	}
 	return 0;
@@ -738,9 +739,9 @@ int hx_realreplay_run(const struct hx_rr_settings *set, struct hx_cmd_outcome *o
 	    (!set->no_perf && hx_rp_open(&r->perf, r, set->perf_cmd)) ||
 	    (set->lint && hx_rl_open(&r->lint, r, set->lint_ignore))) {
 		if (r->err[0])
-			fprintf(stderr, "jitunwind: %s\n", r->err);
+			ju_say(JU_SAY_ERROR, "jitunwind", "%s", r->err);
 	} else if (replay_all(r)) {
-		fprintf(stderr, "jitunwind: %s\n", r->err);
+		ju_say(JU_SAY_ERROR, "jitunwind", "%s", r->err);
 	} else {
 		status = hx_rr_report(r, set->stats, &t0, out);
 	}

@@ -7,6 +7,7 @@
 #include "harness/run/session.h"
 #include "harness/run/pidtmp.h"
 #include "harness/replay/realreplay_int.h"
+#include "harness/case/say.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -124,9 +125,9 @@ static int add_dump_as(struct rr *r, const char *recorded, bool found)
 		if (real && found && perf_refuses(&je) && r->nrefused < RR_MAX_DUMPS &&
 		    (r->refused[r->nrefused] = strdup(recorded))) {
 			r->nrefused++;
-			fprintf(stderr, "jitunwind: %s: offset 0x%" PRIx64 ": %s: perf inject -j refuses this dump, so "
+			ju_say(JU_SAY_WARNING, "jitunwind", "%s: offset 0x%" PRIx64 ": %s: perf inject -j refuses this dump, so "
 				"the recording is replayed without it, as perf sees it (its code: no symbols, no "
-				"unwinding info)\n", real, je.offset, je.msg);
+				"unwinding info)", real, je.offset, je.msg);
 			free(real);
 			return 0;
 		}
@@ -139,8 +140,8 @@ static int add_dump_as(struct rr *r, const char *recorded, bool found)
 		return orc;
 	}
 	if (tail.msg[0])
-		fprintf(stderr, "jitunwind: %s: offset 0x%" PRIx64 ": %s: judged up to the last whole record (%zu "
-			"records, %zu loads), as perf inject -j reads it; the %zu bytes from offset 0x%" PRIx64 " are not\n",
+		ju_say(JU_SAY_WARNING, "jitunwind", "%s: offset 0x%" PRIx64 ": %s: judged up to the last whole record (%zu "
+			"records, %zu loads), as perf inject -j reads it; the %zu bytes from offset 0x%" PRIx64 " are not",
 			real, tail.offset, tail.msg, r->jd[i].nrecs, r->jd[i].nloads,
 			r->jd[i].size - (size_t)whole_end(&r->jd[i]), whole_end(&r->jd[i]));
 	r->dump_path[i] = real;

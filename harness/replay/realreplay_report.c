@@ -6,6 +6,7 @@
 #include "harness/replay/realperf.h"
 #include "harness/replay/replaylint.h"
 #include "harness/case/jsonw.h"
+#include "harness/case/say.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -140,7 +141,7 @@ static int report_json(const struct rr *r, const struct rr_cols *cc)
 	FILE *f = strcmp(r->json, "-") ? fopen(r->json, "w") : stdout;
 	if (!f) {
 		int e = errno;
-		fprintf(stderr, "jitunwind: %s: %s\n", r->json, strerror(e));
+		ju_say(JU_SAY_ERROR, "jitunwind", "%s: %s", r->json, strerror(e));
 		return -e;
 	}
 	fprintf(f, "{\"file\":");
@@ -187,7 +188,7 @@ static int report_json(const struct rr *r, const struct rr_cols *cc)
 	if (f != stdout && fclose(f))
 		bad = 1;
 	if (bad)
-		fprintf(stderr, "jitunwind: %s: write error\n", r->json);
+		ju_say(JU_SAY_ERROR, "jitunwind", "%s: write error", r->json);
 	return bad ? -1 : 0;
 }
 
@@ -200,9 +201,9 @@ static void print_stats(const struct rr *r, const struct timespec *t0)
 	double wall = (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
 	double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
 		     ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
-	fprintf(stderr, "replay stats: %zu samples, %zu bytes, %.3f s wall (%.0f samples/s), %.3f s CPU, "
-		"peak RSS %ld KiB, %" PRIu64 " view(s)\n", r->nsmp, r->pf.size, wall, wall > 0 ? (double)r->nsmp / wall : 0.0,
-		cpu, ru.ru_maxrss, r->nviews);
+	ju_say(JU_SAY_STATS, NULL, "replay stats: %zu samples, %zu bytes, %.3f s wall (%.0f samples/s), %.3f s CPU, "
+	       "peak RSS %ld KiB, %" PRIu64 " view(s)", r->nsmp, r->pf.size, wall, wall > 0 ? (double)r->nsmp / wall : 0.0,
+	       cpu, ru.ru_maxrss, r->nviews);
 }
 
 /* The replayed keys reported: text, JSON, stats.  -EIO when the JSON cannot

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "harness/report/dump.h"
+#include "harness/case/say.h"
 #include "unwinders/uwarch.h"
 #include "unwinders/model/perfview.h"
 #include <stddef.h>
@@ -401,7 +402,7 @@ int hx_dump_mem_filtered(FILE *out, const char *name, const uint8_t *data, size_
 	struct lint_finding fin;
 	if (jdr_init(&it, data, size, &we)) {
 		lint_walk_error(&we, &fin);
-		fprintf(stderr, "jitunwind dump: %s: offset 0x%" PRIx64 ": %s\n", name, fin.offset, fin.msg);
+		ju_say(JU_SAY_ERROR, "jitunwind dump", "%s: offset 0x%" PRIx64 ": %s", name, fin.offset, fin.msg);
 		return 2;
 	}
 	const struct jdr_hdr *h = &it.hdr;

@@ -6,6 +6,7 @@
  * at the width; the report vocabulary for --help; the progress line. */
 #include "harness/report/report.h"
 #include "harness/version.h"
+#include "harness/case/say.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -489,7 +490,7 @@ void hx_version_print(FILE *f)
 	fprintf(f, "jitunwind %s (report schema %d)\n", HX_VERSION, HX_REPORT_SCHEMA);
 }
 
-/* "[3/27] name" on stderr, only on a tty and only once a second has passed */
+/* "[3/27] name", the sink's progress line: only when stderr is a tty, once a second has passed */
 void hx_progress(size_t i, size_t n, const char *name, double elapsed)
 {
 	static bool shown;
@@ -497,12 +498,12 @@ void hx_progress(size_t i, size_t n, const char *name, double elapsed)
 		return;
 	if (!name) {
 		if (shown)
-			fprintf(stderr, "\r\033[K");
+			ju_say(JU_SAY_PROGRESS, NULL, "%s", "");
 		shown = false;
 		return;
 	}
 	if (elapsed < 1.0)
 		return;
-	fprintf(stderr, "\r\033[K[%zu/%zu] %.60s", i + 1, n, name);
+	ju_say(JU_SAY_PROGRESS, NULL, "[%zu/%zu] %.60s", i + 1, n, name);
 	shown = true;
 }

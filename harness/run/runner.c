@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "harness/case/cfarow.h"
+#include "harness/case/say.h"
 #include "harness/run/perfrun.h"
 
 void hx_case_res_free(struct hx_case_res *r)
@@ -530,7 +531,7 @@ static int replay_profile(struct replay *rp, int pi, struct hx_case_res *res, ch
 		if (rp->sess.skipped[u]) {
 			/* a visible skip of the column for this case; its samples are not judged */
 			if (!rp->skip_said[u])
-				fprintf(stderr, "jitunwind: skip: the %s column for %s (%s): %s\n", o->unwinders[u],
+				ju_say(JU_SAY_SKIP, "jitunwind", "skip: the %s column for %s (%s): %s", o->unwinders[u],
 					rp->c->name, res->file, rp->sess.open_err[u]);
 			rp->skip_said[u] = true;
 		} else if (rp->sess.open_err[u][0]) {

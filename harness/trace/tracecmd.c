@@ -5,6 +5,7 @@
 #include "harness/run/perfcol.h"
 #include "harness/report/report.h"
 #include "harness/case/case.h"
+#include "harness/case/say.h"
 #include "harness/run/session.h"
 #include "unwinders/model/perfview.h"
 #include "unwinders/uwarch.h"
@@ -153,7 +154,7 @@ int hx_trace_judge_report(const struct hx_trace_cfg *c, const struct hx_trace_re
 	if (c->perf_cmd)
 		hx_perfcol_set_cmd(c->perf_cmd);   /* the perf column's perf (default: perf on PATH) */
 	if (pick(c, &o, list, sizeof(list), &err)) {
-		fprintf(stderr, "jitunwind trace: %s\n", err.msg);
+		ju_say(JU_SAY_ERROR, "jitunwind trace", "%s", err.msg);
 		return 2;
 	}
 	struct hx_report rep = { .arch = uw_arch_host()->facts->name, .o = &o };
@@ -161,7 +162,7 @@ int hx_trace_judge_report(const struct hx_trace_cfg *c, const struct hx_trace_re
 	struct hx_trace_agree agree = { 0 };
 	int e = hx_trace_judge(c, res, &rep, judged, &agree, &err);
 	if (e) {
-		fprintf(stderr, "jitunwind trace: judging: %s\n", err.msg[0] ? err.msg : strerror(-e));
+		ju_say(JU_SAY_ERROR, "jitunwind trace", "judging: %s", err.msg[0] ? err.msg : strerror(-e));
 		hx_trace_judged_free(&rep);
 		return 2;
 	}
@@ -173,7 +174,7 @@ int hx_trace_judge_report(const struct hx_trace_cfg *c, const struct hx_trace_re
 	int rc = wc ? 2 : 0;
 	for (size_t k = 0; k < 3; k++)
 		if (files[k].path && hx_report_write(hx_reporter_by_name(files[k].name), files[k].path, &rep)) {
-			fprintf(stderr, "jitunwind trace: cannot write %s\n", files[k].path);
+			ju_say(JU_SAY_ERROR, "jitunwind trace", "cannot write %s", files[k].path);
 			rc = 2;
 		}
 	if (!rc && c->gate)

@@ -13,6 +13,7 @@
 #include "harness/report/report.h"
 #include "harness/run/perfrun.h"
 #include "harness/case/cfarow.h"
+#include "harness/case/say.h"
 #include "harness/run/runner.h"
 #include "harness/run/session.h"
 #include "unwinders/model/jitdump.h"
@@ -191,8 +192,9 @@ static int tj_session(struct tj *j, size_t i, struct hx_report *rep, struct ju_e
 	 * samples not judged (skipped) or judged as errors (failed) */
 	for (int u = 0; u < c.nuw; u++)
 		if (j->sess.open_err[u][0] && !j->said[u]) {
-			fprintf(stderr, "jitunwind trace: %s: the %s column (samples from #%zu on): %s\n",
-				j->sess.skipped[u] ? "skip" : "error", c.names[u], i, j->sess.open_err[u]);
+			ju_say(j->sess.skipped[u] ? JU_SAY_SKIP : JU_SAY_WARNING, "jitunwind trace",
+			       "%s: the %s column (samples from #%zu on): %s", j->sess.skipped[u] ? "skip" : "error",
+			       c.names[u], i, j->sess.open_err[u]);
 			j->said[u] = true;
 		}
 	return 0;
