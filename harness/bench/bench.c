@@ -190,7 +190,7 @@ static inline __attribute__((always_inline)) int capture_once(const struct hx_ba
 	struct ju_err err;
 	double t0 = wall(), c0 = cpu_all();
 	if (hx_capture_samples(bc, n, s, st, &err)) {
-		fprintf(stderr, "jitunwind bench: %s\n", err.msg);
+		ju_say(JU_SAY_ERROR, "jitunwind bench", "%s", err.msg);
 		return -EINVAL;
 	}
 	*w = wall() - t0;
@@ -568,9 +568,10 @@ static void bench_run(const struct bench *b)
  * evaluation rate from its summary's first line, and where the time went. */
 static void bench_fuzz(void)
 {
-	char dir[] = "/tmp/jitunwind-bench-fuzz-XXXXXX", out[96], cmd[600], l1[1024] = "", l2[1024] = "";
-	if (!mkdtemp(dir)) {
-		printf("  fuzz-cfi: cannot create a directory under /tmp\n");
+	char dir[HX_SCRATCH_PATH], out[HX_SCRATCH_PATH + 16], cmd[1200], l1[1024] = "", l2[1024] = "";
+	struct ju_err se;
+	if (hx_scratch_mkdtemp(dir, sizeof(dir), "bench-fuzz", &se)) {
+		printf("  fuzz-cfi: cannot create its directory: %s\n", se.msg);
 		return;
 	}
 	char self[200];
@@ -587,10 +588,7 @@ static void bench_fuzz(void)
 			l2[0] = 0;
 		fclose(f);
 	}
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd)) {
-		/* a scratch directory left behind is no figure's business */
-	}
+	hx_scratch_remove(dir);    /* a scratch directory left behind is no figure's business */
 	double secs = 0, rate = 0, cpu_s = 0, per_cpu = 0;
 	unsigned long long n = 0;
 	const char *p = strstr(l1, "cases, ");

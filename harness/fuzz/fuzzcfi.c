@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -24,7 +23,7 @@
 #include "harness/fuzz/fuzzcfi.h"
 #include "harness/case/say.h"
 #include "harness/run/runner.h"
-#include "harness/run/pidtmp.h"
+#include "harness/run/scratch.h"
 #include "harness/capture/samples.h"
 #include "unwinders/model/files.h"
 #include "unwinders/view.h"
@@ -764,28 +763,6 @@ static int delegate(const char *arch, int argc, char **argv, double secs)
 	return ex == 0 ? HX_CMD_CLEAN : ex == 1 ? HX_CMD_FINDINGS : ex == 77 || ex == 127 ? HX_CMD_CANNOT_RUN : -ECHILD;
 }
 
-/* The scratch directory (jitdumps, perf maps, jitted .so files: several
- * files per case): $TMPDIR, else /dev/shm where it is a writable directory
- * mounted with exec (tmpfs: creating and removing files there costs a
- * fraction of a disk file system's; containers mount it noexec, and the
- * jitdump's marker mapping is PROT_EXEC, as perf needs it), else /tmp;
- * jitunwind-fuzz-PID-XXXXXX there.  0, or -errno. */
-static int scratch_dir(char *dir, size_t len)
-{
-	const char *t = getenv("TMPDIR");
-	struct statvfs fs;
-	if (!t || !t[0]) {
-		bool shm = !access("/dev/shm", W_OK | X_OK) && !statvfs("/dev/shm", &fs) && !(fs.f_flag & ST_NOEXEC);
-		t = shm ? "/dev/shm" : "/tmp";
-	}
-	/* named by this pid; a killed fuzz-cfi's directory is removed by the next */
-	hx_pidtmp_sweep(t, "jitunwind-fuzz");
-	int rc = hx_pidtmp_make(dir, len, t, "jitunwind-fuzz", true);
-	if (rc)
-		snprintf(dir, len, "%s/jitunwind-fuzz-%ld-XXXXXX", t, (long)getpid());   /* for the message */
-	return rc;
-}
-
 /* One arch here, in x (zeroed, its scratch allocated) */
 static int run_ctx(struct fz_ctx *x, const struct fz_opts *o, const struct tr_arch *arch)
 {
@@ -795,17 +772,20 @@ static int run_ctx(struct fz_ctx *x, const struct fz_opts *o, const struct tr_ar
 	x->plant = plant && !strcmp(plant, "cfa");
 	set_unwinders(&x->fuzz_uw, x->fuzz_names, x->fuzz_copy, sizeof(x->fuzz_names), arch->facts->name, false);
 	set_unwinders(&x->final_uw, x->final_names, x->final_copy, sizeof(x->final_names), arch->facts->name, true);
-	int sd = scratch_dir(x->dir, sizeof(x->dir));
+	/* jitdumps, perf maps, jitted .so files: several files per case, on
+	 * tmpfs where there is one, removed if a signal ends the run, a killed
+	 * run's by the next (harness/run/scratch.h) */
+	struct ju_err se;
+	int sd = hx_scratch_mkdtemp(x->dir, sizeof(x->dir), "fuzz", &se);
 	if (sd) {
-		int e = -sd;
-		ju_say(JU_SAY_ERROR, "jitunwind fuzz-cfi", "mkdtemp %s: %s", x->dir, strerror(e));
-		return -e;
+		ju_say(JU_SAY_ERROR, "jitunwind fuzz-cfi", "%s", se.msg);
+		return sd;
 	}
 	x->next_chunk = mmap(NULL, sizeof(*x->next_chunk), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (x->next_chunk == MAP_FAILED) {
 		int e = errno;
 		ju_say(JU_SAY_ERROR, "jitunwind fuzz-cfi", "mmap: %s", strerror(e));
-		rmdir(x->dir);
+		hx_scratch_remove(x->dir);
 		return -e;
 	}
 	x->t0 = fz_now();
@@ -815,7 +795,7 @@ static int run_ctx(struct fz_ctx *x, const struct fz_opts *o, const struct tr_ar
 	if (x->slots)
 		munmap(x->slots, FZ_CHUNK * sizeof(*x->slots));
 	fz_clean_dir(x->dir);
-	rmdir(x->dir);
+	hx_scratch_remove(x->dir);
 	return rc;
 }
 
