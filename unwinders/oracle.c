@@ -70,6 +70,27 @@ static const struct ehf_fde *or_fde(const struct uw_view *v, uint64_t pc, uint64
 	return fde;
 }
 
+/* lookup's slot in the view's cache: the one holding it, else the first
+ * empty one of its OR_PROBES (open addressing: a view's few lookup pcs -
+ * the samples' pcs and the return addresses above them - each keep their
+ * own row; a direct-mapped cache gave two of them one slot in about half
+ * the runs, by where ASLR put the code, and the rows were computed again
+ * at every sample), else the home slot (evicted).  NULL: no cache, or
+ * lookup 0 (the empty mark). */
+#define OR_PROBES 8
+static struct or_row *or_slot(struct uw_row_cache *c, uint64_t lookup)
+{
+	if (!c || !lookup)
+		return NULL;
+	size_t h = (size_t)((lookup * 0x9e3779b97f4a7c15ull) >> 57) % OR_CACHE;
+	for (size_t i = 0; i < OR_PROBES; i++) {
+		struct or_row *r = &c->slot[(h + i) % OR_CACHE];
+		if (r->pc == lookup || !r->pc)
+			return r;
+	}
+	return &c->slot[h];
+}
+
 /* The row at lookup: the view's cached one, else computed into *hdr and
  * rules (kept in the cache when it has at most OR_RULES rules).  Returns the
  * row's rules (n in (*hdr)->nrules), or NULL with res's stop and why set. */
@@ -77,8 +98,8 @@ static const struct or_rule *or_row_at(const struct uw_view *v, uint64_t pc, uin
 				       const struct or_row **hdr, struct or_row *tmp,
 				       struct or_rule big[EHF_NREGS], struct uw_result *res)
 {
-	struct or_row *slot = v->rows ? &v->rows->slot[(lookup ^ lookup >> 7) % OR_CACHE] : NULL;
-	if (slot && lookup && slot->pc == lookup) {
+	struct or_row *slot = or_slot(v->rows, lookup);
+	if (slot && slot->pc == lookup) {
 		*hdr = slot;
 		return slot->rules;
 	}
@@ -102,7 +123,7 @@ static const struct or_rule *or_row_at(const struct uw_view *v, uint64_t pc, uin
 	if (tmp->nrules > OR_RULES)
 		return big;
 	memcpy(tmp->rules, big, sizeof(big[0]) * (size_t)tmp->nrules);
-	if (slot && lookup)
+	if (slot)
 		*slot = *tmp;
 	return tmp->rules;
 }
