@@ -22,6 +22,7 @@
 #include "harness/run/toperf.h"
 #include "unwinders/model/perfdata.h"
 #include "juerr.h"
+#include "tests/sh.h"
 
 #define X86_MASK 0xff0fffull
 #define STACK 64
@@ -434,17 +435,6 @@ END_TEST
 
 /* ---- record --perf-data (the CLI) ---- */
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	int st = system(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
 
 /* Real perf reads what record --perf-data wrote (report -D), injects it, and the
  * reader reads perf's rewrite; a perf older than 6.3 refuses the 6.3 attr. */

@@ -16,21 +16,11 @@
 #include "unwinders/uwarch.h"
 
 #include "tests/hostarch.h"
+#include "tests/sh.h"
 
 #define RR_CASES (host_cases()->dir)
 #define RR_ONE (host_cases()->cpython)
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	int st = system(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
 
 static char *slurp(const char *path)
 {

@@ -19,6 +19,7 @@
 #include "harness/report/dump.h"
 
 #include "tests/hostarch.h"
+#include "tests/sh.h"
 
 #define MAX_SAID 16
 
@@ -95,17 +96,6 @@ static char *fd_end(int fd, int keep, const char *name)
 	return slurp(path);
 }
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	int st = system(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
 
 static const char *bin(void)
 {

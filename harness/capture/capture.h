@@ -88,10 +88,6 @@ int hx_capture_samples(const struct hx_batch_case *cases, size_t n, struct hx_sa
 int hx_batch_dirs(struct hx_batch_case *cases, size_t n, const char *root, unsigned per_child,
 		  struct ju_err *err);
 void hx_batch_dirs_free(struct hx_batch_case *cases, size_t n);
-/* Removes a directory the harness made for jitdumps: its files, the
- * per-case directories hx_batch_dirs made in it (one level), then itself.
- * 0, or -errno when dir itself could not be removed. */
-int hx_dumpdir_remove(const char *dir);
 /* The same into a new samples file (header included). */
 int hx_capture_to_file(const struct hx_batch_case *cases, size_t n, const char *out_path,
 		       struct hx_batch_run *run, struct ju_err *err);

@@ -9,6 +9,7 @@
 #include "harness/replay/realreplay.h"
 #include "harness/run/session.h"
 #include "harness/run/pidtmp.h"
+#include "harness/run/scratch.h"
 #include "harness/replay/realreplay_int.h"
 #include "harness/replay/realperf.h"
 #include "harness/replay/replaylint.h"
@@ -21,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <ftw.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/resource.h>
@@ -86,13 +86,10 @@ static const char *view_dir(struct rr *r)
 	if (!r->pvdir[0] && !r->pvdir_failed) {
 		hx_pidtmp_sweep("/dev/shm", "jitunwind-rr");
 		r->pvdir_failed = hx_pidtmp_make(r->pvdir, sizeof(r->pvdir), "/dev/shm", "jitunwind-rr", true) < 0;
+		if (!r->pvdir_failed)
+			hx_scratch_register(r->pvdir);   /* removed if a signal ends the replay */
 	}
 	return r->pvdir[0] ? r->pvdir : NULL;
-}
-
-static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(p);
 }
 
 /* perf's view of pid at time t: the file maps of the tree, then the loads
@@ -710,7 +707,7 @@ static void rr_free(struct rr *r)
 		free(r->pmaps[i].path);
 	}
 	if (r->pvdir[0])
-		nftw(r->pvdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		hx_scratch_remove(r->pvdir);
 	if (r->vdso_own)
 		unlink(r->vdso);
 	hx_rp_free(r->perf);

@@ -10,7 +10,6 @@
 #include "juerr.h"
 
 #include <alloca.h>
-#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <fcntl.h>
@@ -394,29 +393,6 @@ int hx_batch_dirs(struct hx_batch_case *b, size_t n, const char *root, unsigned 
 		}
 	}
 	return 0;
-}
-
-static int rm_files(const char *dir, int depth)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return ju_errno();
-	struct dirent *de;
-	char p[4352];
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
-		if (unlink(p) < 0 && errno == EISDIR && depth > 0)
-			rm_files(p, depth - 1);
-	}
-	closedir(d);
-	return rmdir(dir) ? ju_errno() : 0;
-}
-
-int hx_dumpdir_remove(const char *dir)
-{
-	return rm_files(dir, 1);
 }
 
 void hx_batch_dirs_free(struct hx_batch_case *b, size_t n)

@@ -7,7 +7,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,16 +240,11 @@ int hx_perf_workdir(char *dir, size_t len, const char *tag, struct ju_err *err)
 	return 0;
 }
 
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(p);
-}
-
 void hx_perf_workdir_remove(const char *dir)
 {
 	if (dir && dir[0] && !getenv("JU_PERF_KEEP"))
-		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	if (dir && dir[0])
+		hx_scratch_remove(dir);
+	else if (dir && dir[0])
 		hx_scratch_forget(dir);
 }
 

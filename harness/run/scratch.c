@@ -37,7 +37,7 @@ static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
  * round that removes nothing ends the loop. */
 static void rm_at(int fd, int depth)
 {
-	char buf[4096] __attribute__((aligned(8)));
+	char buf[1024] __attribute__((aligned(8)));   /* HX_SCRATCH_DEPTH of them on a signal's stack */
 	for (int round = 0; round < 100000; round++) {
 		long n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
 		if (n <= 0)

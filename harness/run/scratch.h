@@ -27,7 +27,7 @@ int hx_scratch_mkdtemp(char *dir, size_t len, const char *tag, struct ju_err *er
  * subdirectories deep, then dies of the signal as before).  Up to 8 at a time, paths under
  * HX_SCRATCH_PATH bytes; a child forked later does not remove them. */
 #define HX_SCRATCH_PATH 256
-#define HX_SCRATCH_DEPTH 8
+#define HX_SCRATCH_DEPTH 32          /* perf's build-id cache mirrors whole paths */
 void hx_scratch_register(const char *dir);
 /* Forgets it (the caller removed it, or keeps it on purpose). */
 void hx_scratch_forget(const char *dir);

@@ -437,7 +437,7 @@ static int step_emulated(struct tr_state *t, pid_t tid, uint64_t addr)
 	struct tr_site *k = tr_site_find(t, addr);
 	uint8_t c[16];
 	size_t n = sizeof(c);
-	if (!t->arch->step_emulate || !k || k->lost || !k->in_mem || getenv("JU_TRACE_STEP_LIFT"))
+	if (!t->arch->step_emulate || !k || k->lost || !k->in_mem || t->step_lift)
 		return -ENOTSUP;
 	while (n >= 4 && tr_mem_read(t, addr, c, n))
 		n /= 2;                 /* the code's page may end before 16 bytes */
@@ -863,6 +863,7 @@ int hx_trace_run(const struct hx_trace_cfg *cfg, struct hx_trace_result *res)
 	const struct uw_arch *ua = uw_arch_host();
 	t.bp = ua->facts->bkpt;
 	t.bp_len = ua->facts->bkpt_len;
+	t.step_lift = getenv("JU_TRACE_STEP_LIFT") != NULL;
 	t.cs_arch = ua->cs_arch;
 	t.cs_mode = ua->cs_mode;
 	t.cs_syntax = ua->cs_att ? CS_OPT_SYNTAX_ATT : 0;

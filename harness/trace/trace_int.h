@@ -57,6 +57,7 @@ struct tr_state {
 	const struct hx_trace_arch *arch;   /* hx_cap_host.trace */
 	const uint8_t *bp;      /* the breakpoint planted (arches.def, the host's) */
 	size_t bp_len;
+	bool step_lift;         /* JU_TRACE_STEP_LIFT=1: every step with the byte lifted (no step_emulate) */
 	int cs_arch, cs_mode;   /* capstone's settings for the host (unwinders/uwarch.h) */
 	int cs_syntax;          /* CS_OPT_SYNTAX's value (0: its default), as run writes insns */
 	pid_t pid;

@@ -25,6 +25,7 @@
  * Code beyond the format (a branch, a call other than call_target's, a
  * memory operand, `ret $n`) gets no case either: never a case whose truth
  * differs from the traced one. */
+#include "harness/run/scratch.h"
 #include "harness/trace/trace.h"
 #include "harness/report/report.h"
 #include "harness/capture/capture.h"
@@ -771,14 +772,14 @@ static int run_here(const struct wc *w, const char *path, const char *text, stru
 		    size_t wn)
 {
 	struct hx_case c;
-	char err[1024] = "", dir[] = "/tmp/jitunwind-wc-XXXXXX";
+	char err[1024] = "", dir[HX_SCRATCH_PATH];
 	struct ju_err pe;
 	if (hx_case_parse_ex(&c, path, text, strlen(text), HX_CASE_NO_EXPECT, &pe)) {
 		snprintf(why, wn, "the written case does not parse: %s", pe.msg);
 		return -EINVAL;
 	}
 	int rc = -1;
-	if (mkdtemp(dir)) {
+	if (!hx_scratch_mkdtemp(dir, sizeof(dir), "wc", &pe)) {
 		struct hx_batch_case bc = { .c = &c, .path = path, .dumpdir = dir };
 		struct hx_samples s;
 		if (!hx_capture_samples(&bc, 1, &s, NULL, &pe)) {
@@ -791,10 +792,8 @@ static int run_here(const struct wc *w, const char *path, const char *text, stru
 				rc = 0;
 			hx_samples_free(&s);
 		}
-		hx_dumpdir_remove(dir);
-	} else {
-		snprintf(err, sizeof(err), "mkdtemp: %s", strerror(errno));
-	}
+		hx_scratch_remove(dir);
+	}                               /* else pe says why */
 	hx_case_free(&c);
 	if (rc)
 		snprintf(why, wn, "the written case could not be run here: %s", err[0] ? err : pe.msg);
